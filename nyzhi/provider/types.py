@@ -1,0 +1,154 @@
+"""The provider-neutral conversation and stream vocabulary.
+
+Every wire adapter (OpenAI Chat Completions, OpenAI Responses, Anthropic Messages, Gemini,
+Ollama) translates between these types and its own JSON. The agent loop, sessions and front
+ends only ever see these, so adding a wire format never touches them.
+
+Stream events are what ``Provider.stream`` yields, in order: any number of text, thinking and
+tool-call events, then at most one ``Usage`` and exactly one ``Stop``. Retries happening inside
+a provider surface as ``Retry`` events so the caller can show them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any, Literal, Protocol, runtime_checkable
+
+import attrs
+
+Role = Literal["system", "user", "assistant", "tool"]
+
+
+@attrs.frozen
+class ToolCall:
+    """One call the model asked for. ``arguments`` is the raw JSON text the model produced."""
+
+    id: str
+    name: str
+    arguments: str
+
+
+@attrs.frozen
+class Message:
+    """One message of a thread.
+
+    ``thinking`` and ``thinking_signature`` carry an assistant's reasoning where the wire format
+    must echo it back (Anthropic signed thinking). A ``tool`` message answers ``tool_call_id``.
+    """
+
+    role: Role
+    content: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str | None = None
+    name: str | None = None  # tool name on tool results (Gemini needs it)
+    is_error: bool = False  # tool results only
+    thinking: str | None = None
+    thinking_signature: str | None = None
+
+
+@attrs.frozen
+class ToolSchema:
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+
+@attrs.frozen
+class ThinkingConfig:
+    enabled: bool = False
+    budget_tokens: int | None = None  # Anthropic / Gemini budget
+    effort: str | None = None  # OpenAI reasoning effort: low / medium / high
+
+
+@attrs.frozen
+class ChatRequest:
+    """Everything one model call needs. ``system`` is kept apart because wire formats differ
+    on where it goes."""
+
+    messages: tuple[Message, ...]
+    system: str = ""
+    tools: tuple[ToolSchema, ...] = ()
+    model: str | None = None  # None: the provider's configured model
+    max_tokens: int | None = None
+    temperature: float | None = None
+    thinking: ThinkingConfig | None = None
+    tool_choice: str | None = None  # None / "auto" / "none" / "required" / a tool name
+
+
+# ---- stream events -------------------------------------------------------------------
+
+
+@attrs.frozen
+class TextDelta:
+    text: str
+
+
+@attrs.frozen
+class ThinkingDelta:
+    text: str = ""
+    signature: str | None = None
+
+
+@attrs.frozen
+class ToolCallStart:
+    index: int
+    id: str
+    name: str
+
+
+@attrs.frozen
+class ToolCallDelta:
+    index: int
+    arguments_delta: str
+
+
+@attrs.frozen
+class ToolCallEnd:
+    index: int
+    id: str
+    name: str
+    arguments: str  # the complete raw JSON text
+
+
+@attrs.frozen
+class Usage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+
+
+StopReasonName = Literal["end_turn", "tool_use", "max_tokens", "stop_sequence", "error", "other"]
+
+
+@attrs.frozen
+class Stop:
+    reason: StopReasonName
+    raw: str | None = None  # the provider's own word for it
+
+
+@attrs.frozen
+class Retry:
+    """A retry the provider is about to make after ``delay`` seconds."""
+
+    attempt: int
+    max_attempts: int
+    delay: float
+    reason: str
+
+
+StreamEvent = TextDelta | ThinkingDelta | ToolCallStart | ToolCallDelta | ToolCallEnd | Usage | Stop | Retry
+
+
+@runtime_checkable
+class Provider(Protocol):
+    """A configured model service.
+
+    ``stream`` is an async generator; callers iterate it inside ``contextlib.aclosing`` so
+    that leaving early (or being cancelled) closes the HTTP stream at once.
+    """
+
+    name: str
+    model: str
+
+    def stream(self, request: ChatRequest) -> AsyncIterator[StreamEvent]: ...

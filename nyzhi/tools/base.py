@@ -1,0 +1,111 @@
+"""The tool model: what a tool declares, what it runs with, what it returns.
+
+Tools never talk to a screen or a model. A tool gets a ``ToolContext`` (where it is, what it
+may do, how to stream output, how to record file changes) and returns a ``ToolResult`` whose
+text the model reads. Errors the model should see are results with ``is_error=True``;
+exceptions are bugs (the executor turns them into error results too, but logs them).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any, ClassVar
+
+import attrs
+
+
+class Permission(enum.Enum):
+    """Whether a call may run without asking: reading never changes the world."""
+
+    READ_ONLY = "read_only"
+    NEEDS_APPROVAL = "needs_approval"
+
+
+class SandboxLevel(enum.Enum):
+    READ_ONLY = "read-only"
+    WORKSPACE_WRITE = "workspace-write"
+    FULL_ACCESS = "full-access"
+
+
+class TrustMode(enum.Enum):
+    OFF = "off"
+    LIMITED = "limited"
+    AUTOEDIT = "autoedit"
+    FULL = "full"
+
+
+@attrs.define
+class ToolResult:
+    output: str
+    is_error: bool = False
+    metadata: dict[str, Any] = attrs.field(factory=dict)
+
+
+OutputSink = Callable[[str], Awaitable[None]]
+
+
+async def _discard_output(_chunk: str) -> None:
+    return None
+
+
+@attrs.define
+class FileChange:
+    """One file change a tool made, enough to revert it (``before`` None: the file did not exist;
+    ``after`` None: the tool deleted it)."""
+
+    path: Path
+    before: bytes | None
+    after: bytes | None
+    tool: str
+
+
+@attrs.define
+class ChangeLog:
+    """Every file change made through tools in a session, in order, so ``/undo`` can revert."""
+
+    changes: list[FileChange] = attrs.field(factory=list)
+
+    def record(self, change: FileChange) -> None:
+        self.changes.append(change)
+
+
+@attrs.define
+class ToolContext:
+    """What a tool runs with. Built per call by the executor from the agent's settings."""
+
+    workspace_root: Path
+    cwd: Path
+    sandbox: Any = None  # nyzhi.tools.sandbox.SandboxPolicy
+    trust: Any = None  # nyzhi.tools.gates.TrustPolicy
+    executor: Any = None  # nyzhi.tools.executors.Executor (local by default)
+    agent_path: str = "/agents/main"
+    agent_name: str = "main"
+    session_id: str | None = None
+    output: OutputSink = _discard_output
+    changes: ChangeLog = attrs.field(factory=ChangeLog)
+    # Front-end question routing for ask_user: (question, options) -> answer, or None headless.
+    ask_user: Callable[[str, list[dict[str, str]], bool], Awaitable[str]] | None = None
+    state: dict[str, Any] = attrs.field(factory=dict)  # per-session tool state (todos, ...)
+    registry: Any = None  # the ToolRegistry, for tool_search
+    nodes: dict[str, Any] = attrs.field(factory=dict)  # name -> Executor, for the `node` argument
+
+
+class Tool:
+    """Base class of every tool. Subclasses set the class attributes and implement ``run``.
+
+    ``parameters`` is a JSON schema (an object schema). ``deferred`` tools only show their name
+    and first description line in the prompt until ``tool_search`` finds them.
+    """
+
+    name: ClassVar[str]
+    description: ClassVar[str]
+    parameters: ClassVar[dict[str, Any]] = {"type": "object", "properties": {}}
+    permission: ClassVar[Permission] = Permission.READ_ONLY
+    deferred: ClassVar[bool] = False
+    # Tools that write files: the "autoedit" trust mode approves exactly these.
+    writes_files: ClassVar[bool] = False
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        raise NotImplementedError

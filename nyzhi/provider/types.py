@@ -152,3 +152,21 @@ class Provider(Protocol):
     model: str
 
     def stream(self, request: ChatRequest) -> AsyncIterator[StreamEvent]: ...
+
+
+@runtime_checkable
+class KeySource(Protocol):
+    """Where a provider gets its API key, call by call.
+
+    ``nyzhi.auth`` implements this with several accounts per provider: after a 429 the provider
+    reports the limited key, the source cools it down (honouring Retry-After) and hands out the
+    next account. A plain string key is wrapped in a one-key source.
+    """
+
+    def current_key(self) -> str | None:
+        """The key to use for the next request, or None when no key is needed/known."""
+        ...
+
+    def report_rate_limited(self, key: str, retry_after: float | None) -> bool:
+        """Cool ``key`` down; return True when another key is usable right now."""
+        ...

@@ -1,0 +1,152 @@
+"""The mailbox: a bounded deque with a parked consumer, plus one-shot reply slots for asks.
+
+Why not a trio memory channel: every channel ``send``/``receive`` is a scheduler checkpoint
+(~4.4 µs here) and a channel pair costs ~1.9 KB. A deque filled without checkpoints and
+drained in batches costs ~0.4 µs per message. The consumer parks with
+``wait_task_rescheduled`` and a producer wakes it with ``reschedule``; no Event object is
+allocated per wait. Senders that must wait (``Overflow.WAIT``) park in a ``ParkingLot``
+created only the first time one is needed.
+
+Everything here is synchronous except the two parking calls, so no message is ever lost or
+duplicated by cancellation: an item is either in the deque or it is not.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Any
+
+import trio
+from trio.lowlevel import Abort, current_task, reschedule, wait_task_rescheduled
+
+from ._errors import MailboxFull
+from ._types import Overflow
+
+#: Returned by :meth:`Mailbox.pop` when empty (``None`` is a valid user message).
+EMPTY: Any = object()
+
+
+class AskSlot:
+    """A one-shot reply slot: the ask's message, the parked asker and, later, its answer.
+
+    ``task`` is the parked asker; it is cleared when the asker gives up (timeout or
+    cancellation), which tells the actor to skip the request or drop its late reply.
+    """
+
+    __slots__ = ("message", "task", "value", "error")
+
+    def __init__(self, message: object, task: trio.lowlevel.Task) -> None:
+        self.message = message
+        self.task: trio.lowlevel.Task | None = task
+        self.value: object = None
+        self.error: BaseException | None = None
+
+    @property
+    def abandoned(self) -> bool:
+        return self.task is None
+
+    def reply(self, value: object) -> None:
+        task = self.task
+        if task is not None:
+            self.task = None
+            self.value = value
+            reschedule(task)
+
+    def fail(self, error: BaseException) -> None:
+        task = self.task
+        if task is not None:
+            self.task = None
+            self.error = error
+            reschedule(task)
+
+    async def wait(self) -> None:
+        """Park until :meth:`reply`/:meth:`fail`. A checkpoint; cancellation abandons the slot."""
+
+        def abort(_: object) -> Abort:
+            self.task = None
+            return Abort.SUCCEEDED
+
+        await wait_task_rescheduled(abort)
+
+
+class Mailbox:
+    """Bounded FIFO of user messages with an explicit overflow policy.
+
+    Ordering guarantee: messages from one sender arrive in the order sent (trio is
+    single-threaded, so this is plain FIFO over the deque).
+    """
+
+    __slots__ = ("_items", "capacity", "overflow", "dropped", "_consumer", "_senders", "closed")
+
+    def __init__(self, capacity: int, overflow: Overflow) -> None:
+        if capacity < 1:
+            raise ValueError(f"mailbox_size must be >= 1, got {capacity}")
+        self._items: deque[Any] = deque()
+        self.capacity = capacity
+        self.overflow = overflow
+        self.dropped = 0
+        self._consumer: trio.lowlevel.Task | None = None
+        self._senders: trio.lowlevel.ParkingLot | None = None
+        self.closed = False
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    @property
+    def full(self) -> bool:
+        return len(self._items) >= self.capacity
+
+    # -- producer side -------------------------------------------------------------------
+    def push(self, item: object) -> None:
+        """Append unconditionally (callers checked capacity) and wake the consumer."""
+        self._items.append(item)
+        consumer = self._consumer
+        if consumer is not None:
+            self._consumer = None
+            reschedule(consumer)
+
+    async def wait_for_room(self) -> None:
+        """Park until a message is taken out (or the mailbox closes). A checkpoint."""
+        if self._senders is None:
+            self._senders = trio.lowlevel.ParkingLot()
+        await self._senders.park()
+
+    def raise_full(self, path: str) -> None:
+        raise MailboxFull(path, self.capacity)
+
+    # -- consumer side -------------------------------------------------------------------
+    def pop(self) -> Any:
+        items = self._items
+        if not items:
+            return EMPTY
+        item = items.popleft()
+        senders = self._senders
+        if senders is not None and senders:
+            senders.unpark()
+        return item
+
+    def wake(self) -> None:
+        """Wake the parked consumer (a stop request or a system message arrived)."""
+        consumer = self._consumer
+        if consumer is not None:
+            self._consumer = None
+            reschedule(consumer)
+
+    async def wait(self) -> None:
+        """Park the consumer until :meth:`push` or :meth:`wake`. A checkpoint."""
+        self._consumer = current_task()
+
+        def abort(_: object) -> Abort:
+            self._consumer = None
+            return Abort.SUCCEEDED
+
+        await wait_task_rescheduled(abort)
+
+    def close(self) -> list[Any]:
+        """Refuse further messages, wake waiting senders, and return what was still queued."""
+        self.closed = True
+        left = list(self._items)
+        self._items.clear()
+        if self._senders is not None:
+            self._senders.unpark_all()
+        return left

@@ -15,6 +15,7 @@ it, shielded, so no task outlives its actor.
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any
 
 import trio
@@ -23,6 +24,7 @@ from trio.lowlevel import current_task
 from ._errors import ActorDead, LinkedCrash, NameTaken, SystemClosed
 from ._events import ActorEvent, EventKind
 from ._mailbox import EMPTY, AskSlot, Mailbox
+from ._timer import cancel as cancel_timer
 from ._types import Outcome, Restart, Status, Supervision, Terminated
 
 if TYPE_CHECKING:
@@ -201,11 +203,15 @@ class Cell:
         """Request a stop, wait up to ``grace`` (default: the actor's own), then cancel."""
         if self.outcome is None:
             self.request_stop()
-            with trio.move_on_after(self.grace if grace is None else grace):
+            delay = self.grace if grace is None else grace
+            entry = None
+            if delay != math.inf:
+                entry = self.system._timer.call_after(delay, _grace_expired, self)
+            try:
                 await self.wait_done()
-            if self.outcome is None:
-                self.cancel_hard()
-                await self.wait_done()
+            finally:
+                if entry is not None:
+                    cancel_timer(entry)
         else:
             await trio.lowlevel.checkpoint()
         assert self.outcome is not None
@@ -266,6 +272,10 @@ class Cell:
                 failure = LinkedCrash(self.path)
                 failure.__cause__ = error
                 other.kill(failure)
+
+
+def _grace_expired(cell: Cell) -> None:
+    cell.cancel_hard()
 
 
 # -- spawning ---------------------------------------------------------------------------------
@@ -369,6 +379,12 @@ async def _await_resume(cell: Cell) -> Any:
     return hold.reason
 
 
+def _base_stopping() -> Any:
+    from ._actor import Actor
+
+    return Actor.stopping
+
+
 def _instantiate(cell: Cell) -> Actor:
     from ._actor import Actor, Context
 
@@ -418,19 +434,21 @@ async def _incarnation(cell: Cell, reason: Any) -> Outcome | None:
                 error = exc
     cell.in_loop = False
     cell.closing = True
-    stop_scope = cell.scope = trio.CancelScope()
-    if cell.hard:
-        stop_scope.cancel()
-    with stop_scope:
-        if cell.children:
-            await _stop_children(cell)
-        if inst is not None:
-            try:
-                await inst.stopping()
-            except Exception as exc:
-                if error is None:
-                    error = exc
     cell.scope = None
+    has_hook = inst is not None and type(inst).stopping is not _base_stopping()
+    if (cell.children or has_hook) and not cell.hard:
+        # Only pay for a second cancel scope when there is a stop sequence to bound.
+        with trio.CancelScope() as cell.scope:
+            if cell.children:
+                await _stop_children(cell)
+            if has_hook:
+                assert inst is not None
+                try:
+                    await inst.stopping()
+                except Exception as exc:
+                    if error is None:
+                        error = exc
+        cell.scope = None
     await _reap(cell)
     cell.instance = None
     if error is None and cell.kill_reason is not None:

@@ -19,7 +19,7 @@ from typing import Any
 import trio
 from trio.lowlevel import Abort, current_task, reschedule, wait_task_rescheduled
 
-from ._errors import MailboxFull
+from ._errors import AskTimeout, MailboxFull
 from ._types import Overflow
 
 #: Returned by :meth:`Mailbox.pop` when empty (``None`` is a valid user message).
@@ -33,13 +33,20 @@ class AskSlot:
     cancellation), which tells the actor to skip the request or drop its late reply.
     """
 
-    __slots__ = ("message", "task", "value", "error")
+    __slots__ = ("message", "task", "value", "error", "path", "timeout")
 
     def __init__(self, message: object, task: trio.lowlevel.Task) -> None:
         self.message = message
         self.task: trio.lowlevel.Task | None = task
         self.value: object = None
         self.error: BaseException | None = None
+        self.path = ""
+        self.timeout = 0.0
+
+    def expire(self) -> None:
+        """Called by the system timer when the ask's timeout passes."""
+        if self.task is not None:
+            self.fail(AskTimeout(self.path, self.message, self.timeout))
 
     @property
     def abandoned(self) -> bool:

@@ -9,6 +9,7 @@ from trio.lowlevel import checkpoint, checkpoint_if_cancelled, current_task
 
 from ._errors import ActorDead, ActorError, AskTimeout, MailboxFull
 from ._mailbox import AskSlot
+from ._timer import cancel as cancel_timer
 from ._types import Outcome, Overflow, Status
 
 if TYPE_CHECKING:
@@ -147,13 +148,24 @@ class ActorRef:
         slot = AskSlot(message, task)
         if timeout is None:
             await self._enqueue_and_wait(slot)
+        elif len(mailbox) < mailbox.capacity:
+            # Fast path: the system timer fails the slot on expiry (no CancelScope per ask).
+            slot.path = cell.path
+            slot.timeout = timeout
+            entry = cell.system._timer.call_after(timeout, AskSlot.expire, slot)
+            mailbox.push(slot)
+            try:
+                await slot.wait()
+            finally:
+                cancel_timer(entry)
         else:
             with trio.move_on_after(timeout) as scope:
                 await self._enqueue_and_wait(slot)
             if scope.cancelled_caught:
                 raise AskTimeout(cell.path, message, timeout)
-        if slot.error is not None:
-            raise slot.error
+        error = slot.error
+        if error is not None:
+            raise error
         return slot.value
 
     async def _enqueue_and_wait(self, slot: AskSlot) -> None:

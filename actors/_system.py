@@ -18,6 +18,7 @@ import trio
 from ._cell import Cell, spawn
 from ._events import DEFAULT_EVENT_BUFFER, EventHub, EventStream
 from ._ref import ActorRef
+from ._timer import Timer
 from ._types import (
     DEFAULT_MAX_RESTARTS,
     DEFAULT_WITHIN,
@@ -41,6 +42,8 @@ class ActorSystem:
         self._closing = False
         self._failures: list[BaseException] = []
         self._body_scope: trio.CancelScope | None = None
+        self._timer = Timer()
+        self._timer_scope = trio.CancelScope()
         root = self._root = Cell(self, None, "", "", None, (), Restart.PERMANENT, 0.0, None)
         root.status = Status.RUNNING
 
@@ -116,6 +119,10 @@ class ActorSystem:
             if root.children.get(child.name) is child:
                 del root.children[child.name]
 
+    async def _run_timer(self) -> None:
+        with self._timer_scope:
+            await self._timer.run()
+
     def _escaped(self, error: BaseException) -> None:
         """A failure reached the top of the tree: remember it and end the system."""
         if not any(error is e for e in self._failures):
@@ -148,6 +155,7 @@ async def open_system(
             system = ActorSystem(
                 name, nursery, Supervision(Strategy.ONE_FOR_ONE, max_restarts, within, backoff)
             )
+            nursery.start_soon(system._run_timer, name=f"actors timer ({name})")
             try:
                 with trio.CancelScope() as system._body_scope:
                     yield system
@@ -156,6 +164,7 @@ async def open_system(
                 with trio.CancelScope(shield=True):
                     await system.shutdown()
                 system.hub.close()
+                system._timer_scope.cancel()
     except BaseExceptionGroup as group:
         failures = system._failures if system is not None else []
         if len(group.exceptions) == 1 and not failures:

@@ -1,0 +1,322 @@
+"""Benchmarks for the ``actors`` library, each against a raw-trio baseline in the same run.
+
+    python -m benchmarks actors [--json] [--quick]
+    python -m benchmarks.actors_bench [--json] [--quick]
+
+Figures (targets from the issue):
+  ask round trip       vs raw "task + channel + Event reply" ask      ratio <= 1.3
+  tell throughput      vs raw ``await send`` / ``async for``         ratio >= 3
+  spawn+stop 10,000    vs spawn+join of 10,000 raw tasks             ratio <= 2
+  memory per idle actor (tracemalloc)                                 <= 6 KB
+Each timing is the best of several repeats (the machine is shared and noisy; the minimum
+is the least disturbed run). Nothing here is asserted in tests.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import math
+import sys
+import time
+import tracemalloc
+from collections.abc import Awaitable, Callable
+
+import trio
+import trio.testing
+
+import actors
+
+REPEATS = 5
+
+
+def _best(fn: Callable[[], Awaitable[float]], repeats: int) -> float:
+    best = math.inf
+    for _ in range(repeats):
+        gc.collect()
+        best = min(best, trio.run(fn))
+    return best
+
+
+# -- ask ----------------------------------------------------------------------------------------
+class _Slot:
+    __slots__ = ("event", "value")
+
+    def __init__(self) -> None:
+        self.event = trio.Event()
+        self.value: object = None
+
+
+def raw_ask(n: int) -> Callable[[], Awaitable[float]]:
+    async def run() -> float:
+        send, receive = trio.open_memory_channel[tuple[int, _Slot]](100)
+
+        async def server() -> None:
+            async for msg, slot in receive:
+                slot.value = msg
+                slot.event.set()
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(server)
+            t0 = time.perf_counter()
+            for i in range(n):
+                slot = _Slot()
+                await send.send((i, slot))
+                await slot.event.wait()
+                assert slot.value == i
+            elapsed = time.perf_counter() - t0
+            await send.aclose()
+        return elapsed / n
+
+    return run
+
+
+class Echo(actors.Actor):
+    async def receive(self, message: object) -> object:
+        return message
+
+
+def actor_ask(n: int, timeout: float | None) -> Callable[[], Awaitable[float]]:
+    async def run() -> float:
+        async with actors.open_system() as system:
+            ref = system.spawn(Echo)
+            await ref.wait_running()
+            t0 = time.perf_counter()
+            for i in range(n):
+                assert await ref.ask(i, timeout=timeout) == i
+            elapsed = time.perf_counter() - t0
+        return elapsed / n
+
+    return run
+
+
+# -- tell -------------------------------------------------------------------------------------
+def raw_tell(n: int) -> Callable[[], Awaitable[float]]:
+    async def run() -> float:
+        send, receive = trio.open_memory_channel[int](100)
+        done = trio.Event()
+
+        async def consumer() -> None:
+            count = 0
+            async for _ in receive:
+                count += 1
+                if count == n:
+                    done.set()
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(consumer)
+            await trio.testing.wait_all_tasks_blocked()
+            t0 = time.perf_counter()
+            for i in range(n):
+                await send.send(i)
+            await done.wait()
+            elapsed = time.perf_counter() - t0
+            await send.aclose()
+        return elapsed / n
+
+    return run
+
+
+class Counter(actors.Actor):
+    def __init__(self, n: int, done: trio.Event) -> None:
+        self.n, self.done, self.count = n, done, 0
+
+    async def receive(self, message: object) -> None:
+        self.count += 1
+        if self.count == self.n:
+            self.done.set()
+
+
+def actor_tell(n: int) -> Callable[[], Awaitable[float]]:
+    async def run() -> float:
+        done = trio.Event()
+        async with actors.open_system() as system:
+            ref = system.spawn(Counter, n, done)
+            await ref.wait_running()
+            t0 = time.perf_counter()
+            for i in range(n):
+                await ref.tell(i)
+            await done.wait()
+            elapsed = time.perf_counter() - t0
+        return elapsed / n
+
+    return run
+
+
+def actor_tell_nowait(n: int) -> Callable[[], Awaitable[float]]:
+    async def run() -> float:
+        done = trio.Event()
+        async with actors.open_system() as system:
+            ref = system.spawn(Counter, n, done, mailbox_size=n)
+            await ref.wait_running()
+            t0 = time.perf_counter()
+            for i in range(n):
+                ref.tell_nowait(i)
+            await done.wait()
+            elapsed = time.perf_counter() - t0
+        return elapsed / n
+
+    return run
+
+
+# -- spawn + stop ---------------------------------------------------------------------------------
+def raw_spawn(n: int) -> Callable[[], Awaitable[float]]:
+    async def run() -> float:
+        t0 = time.perf_counter()
+        sends = []
+        async with trio.open_nursery() as nursery:
+            for _ in range(n):
+                send, receive = trio.open_memory_channel[object](0)
+                sends.append(send)
+
+                async def task(receive: trio.MemoryReceiveChannel[object] = receive) -> None:
+                    async for _ in receive:
+                        pass
+
+                nursery.start_soon(task)
+            await trio.testing.wait_all_tasks_blocked()
+            for send in sends:
+                send.close()
+        return time.perf_counter() - t0
+
+    return run
+
+
+class Idle(actors.Actor):
+    async def receive(self, message: object) -> None:
+        pass
+
+
+def actor_spawn(n: int) -> Callable[[], Awaitable[float]]:
+    async def run() -> float:
+        t0 = time.perf_counter()
+        async with actors.open_system() as system:
+            for _ in range(n):
+                system.spawn(Idle)
+            await trio.testing.wait_all_tasks_blocked()
+        return time.perf_counter() - t0
+
+    return run
+
+
+# -- memory -------------------------------------------------------------------------------------
+def _memory(n: int, make: Callable[[trio.Nursery, actors.ActorSystem], None]) -> float:
+    result: list[float] = []
+
+    async def run() -> None:
+        async with actors.open_system() as system, trio.open_nursery() as nursery:
+            await trio.testing.wait_all_tasks_blocked()
+            gc.collect()
+            tracemalloc.start()
+            before = tracemalloc.get_traced_memory()[0]
+            for _ in range(n):
+                make(nursery, system)
+            await trio.testing.wait_all_tasks_blocked()
+            gc.collect()
+            after = tracemalloc.get_traced_memory()[0]
+            tracemalloc.stop()
+            result.append((after - before) / n)
+            nursery.cancel_scope.cancel()
+
+    trio.run(run)
+    return result[0]
+
+
+def raw_task_memory(n: int) -> float:
+    keep: list[object] = []
+
+    def make(nursery: trio.Nursery, system: actors.ActorSystem) -> None:
+        send, receive = trio.open_memory_channel[object](0)
+        keep.append(send)
+
+        async def task() -> None:
+            async for _ in receive:
+                pass
+
+        nursery.start_soon(task)
+
+    return _memory(n, make)
+
+
+def actor_memory(n: int) -> float:
+    def make(nursery: trio.Nursery, system: actors.ActorSystem) -> None:
+        system.spawn(Idle)
+
+    return _memory(n, make)
+
+
+# -- report -------------------------------------------------------------------------------------
+def measure(quick: bool = False) -> list[dict[str, object]]:
+    repeats = 2 if quick else REPEATS
+    n_ask = 2_000 if quick else 20_000
+    n_tell = 20_000 if quick else 200_000
+    n_spawn = 10_000
+    rows: list[dict[str, object]] = []
+
+    def row(name: str, unit: str, base: float, ours: float, target: str, ok: bool) -> None:
+        rows.append(
+            {
+                "figure": name,
+                "unit": unit,
+                "baseline": base,
+                "actors": ours,
+                "ratio": ours / base if name != "tell throughput" else base / ours,
+                "target": target,
+                "met": ok,
+            }
+        )
+
+    base = _best(raw_ask(n_ask), repeats)
+    ours = _best(actor_ask(n_ask, actors.DEFAULT_ASK_TIMEOUT), repeats)
+    row("ask round trip", "us/ask", base * 1e6, ours * 1e6, "<= 1.3x", ours / base <= 1.3)
+    ours_nt = _best(actor_ask(n_ask, None), repeats)
+    row("ask round trip (timeout=None)", "us/ask", base * 1e6, ours_nt * 1e6, "<= 1.3x",
+        ours_nt / base <= 1.3)  # fmt: skip
+
+    base = _best(raw_tell(n_tell), repeats)
+    ours = _best(actor_tell(n_tell), repeats)
+    row("tell throughput", "us/msg", base * 1e6, ours * 1e6, ">= 3x", base / ours >= 3)
+    ours_nw = _best(actor_tell_nowait(n_tell), repeats)
+    rows.append(
+        {
+            "figure": "tell_nowait throughput",
+            "unit": "us/msg",
+            "baseline": base * 1e6,
+            "actors": ours_nw * 1e6,
+            "ratio": base / ours_nw,
+            "target": ">= 3x",
+            "met": base / ours_nw >= 3,
+        }
+    )
+
+    base = _best(raw_spawn(n_spawn), repeats)
+    ours = _best(actor_spawn(n_spawn), repeats)
+    row("spawn+stop 10,000", "s", base, ours, "<= 2x", ours / base <= 2)
+
+    n_mem = 2_000 if quick else 10_000
+    base = raw_task_memory(n_mem)
+    ours = actor_memory(n_mem)
+    row("memory per idle actor", "bytes", base, ours, "<= 6144 B", ours <= 6144)
+    return rows
+
+
+def main(argv: list[str]) -> None:
+    rows = measure(quick="--quick" in argv)
+    if "--json" in argv:
+        print(json.dumps(rows, indent=2))
+        return
+    print(f"{'figure':32} {'baseline':>12} {'actors':>12} {'ratio':>7}  target    met")
+    for r in rows:
+        print(
+            f"{r['figure']:32} {r['baseline']:>10.2f}{'':2} {r['actors']:>10.2f}{'':2} "
+            f"{r['ratio']:>6.2f}x  {r['target']:9} {'yes' if r['met'] else 'NO'}   ({r['unit']})"
+        )
+    print(
+        "ratios: ask/spawn = actors / baseline (lower is better); "
+        "tell = baseline / actors (speed-up, higher is better); memory = raw task+channel "
+        "baseline vs actor, target absolute"
+    )
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

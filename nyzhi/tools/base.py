@@ -59,6 +59,12 @@ class FileChange:
     before: bytes | None
     after: bytes | None
     tool: str
+    # Changes made by one tool call share a batch id, so one ``/undo`` reverts the whole call
+    # (a move, a multi-file patch). "dir" changes are directories (create_dir, deleting an
+    # empty directory): ``before``/``after`` are then b"" for present and None for absent.
+    batch: int = 0
+    kind: str = "file"
+    mode: int | None = None  # permission bits of ``before``, restored on undo
 
 
 @attrs.define
@@ -67,8 +73,16 @@ class ChangeLog:
 
     changes: list[FileChange] = attrs.field(factory=list)
 
+    _next_batch: int = attrs.field(default=1, init=False, repr=False)
+
     def record(self, change: FileChange) -> None:
         self.changes.append(change)
+
+    def new_batch(self) -> int:
+        """A fresh batch id for the changes of one tool call."""
+        batch = self._next_batch
+        self._next_batch += 1
+        return batch
 
 
 @attrs.define
@@ -107,5 +121,25 @@ class Tool:
     # Tools that write files: the "autoedit" trust mode approves exactly these.
     writes_files: ClassVar[bool] = False
 
+    # Tools whose commands can run on a configured remote node take an optional ``node``
+    # argument; the registry adds it to the schema only when nodes are configured.
+    supports_node: ClassVar[bool] = False
+
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         raise NotImplementedError
+
+    def target_paths(self, args: dict[str, Any]) -> list[str]:
+        """The paths this call would touch, as given (unresolved), for deny rules and sandbox
+        gates. The default covers the conventional argument names; tools with other shapes
+        (multi_edit, apply_patch, git_commit) override it."""
+        return [
+            str(args[key])
+            for key in ("file_path", "path", "source", "destination")
+            if isinstance(args.get(key), str) and args[key]
+        ]
+
+    async def preview(self, args: dict[str, Any], ctx: ToolContext) -> str:
+        """What the call would change, for an approval request. File-writing tools return a
+        unified diff computed without writing; others return "" (the front end then shows
+        the arguments)."""
+        return ""

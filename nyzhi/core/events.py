@@ -1,0 +1,271 @@
+"""The one typed event vocabulary every front end consumes.
+
+The agent loop emits these; the console, ``nyz run`` (text, json, stream-json), the web
+console, session logs and ``nyz replay`` all read them. Keeping one module (and one JSON codec)
+means a live run and a replayed session go through the same code.
+
+Conventions:
+
+* every class has a class-level ``type`` equal to its stream-json name, and an ``agent`` field
+  holding the emitting agent's path (``/agents/main``, ``/agents/main/sub-1``) so team and
+  subagent output can be told apart in one stream;
+* ``tool_start`` / ``tool_output_delta`` / ``tool_done`` of one call share its ``call_id``
+  (the model's tool-call id), as do ``approval_request`` and the tool it asks about;
+* class names are the CamelCase of ``type``. Some collide with provider stream types
+  (``TextDelta``, ``Usage``, ``Retry``), so import the module: ``from nyzhi.core import events``.
+
+``to_json`` gives a plain dict with ``type`` first; ``from_json`` inverts it. Unknown types decode
+to ``GenericEvent`` (a newer log read by an older nyz still replays); a known type with a
+missing field raises ``EventDecodeError`` naming the type and the field.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import attrs
+
+MAIN_AGENT = "/agents/main"
+
+AGENT_STATUSES = ("pending_init", "running", "idle", "completed", "errored", "shutdown")
+
+
+class EventDecodeError(ValueError):
+    """A JSON object could not be turned into an event (which type, which field, why)."""
+
+
+@attrs.frozen
+class Event:
+    """Base of all events. ``agent`` is keyword-only so subclasses keep positional fields."""
+
+    type: ClassVar[str] = ""
+    # Deltas are high-volume and fully reconstructable from the consolidated events that
+    # follow them (tool_done, turn_complete); session logs skip them (see sessions.store).
+    is_delta: ClassVar[bool] = False
+
+    agent: str = attrs.field(default=MAIN_AGENT, kw_only=True)
+
+
+@attrs.frozen
+class SessionStart(Event):
+    type: ClassVar[str] = "session_start"
+    session_id: str
+    cwd: str = ""
+    provider: str = ""
+    model: str = ""
+
+
+@attrs.frozen
+class TurnStart(Event):
+    type: ClassVar[str] = "turn_start"
+    turn_id: str
+    prompt: str = ""
+
+
+@attrs.frozen
+class TextDelta(Event):
+    type: ClassVar[str] = "text_delta"
+    is_delta: ClassVar[bool] = True
+    text: str
+
+
+@attrs.frozen
+class ThinkingDelta(Event):
+    type: ClassVar[str] = "thinking_delta"
+    is_delta: ClassVar[bool] = True
+    text: str
+
+
+@attrs.frozen
+class ToolStart(Event):
+    """A tool call begins. ``arguments`` is the raw JSON text the model produced."""
+
+    type: ClassVar[str] = "tool_start"
+    call_id: str
+    name: str
+    arguments: str = ""
+
+
+@attrs.frozen
+class ToolOutputDelta(Event):
+    type: ClassVar[str] = "tool_output_delta"
+    is_delta: ClassVar[bool] = True
+    call_id: str
+    text: str
+
+
+@attrs.frozen
+class ToolDone(Event):
+    type: ClassVar[str] = "tool_done"
+    call_id: str
+    name: str
+    output: str = ""
+    is_error: bool = False
+    duration_ms: float = 0.0
+    metadata: dict[str, Any] = attrs.field(factory=dict)
+
+
+@attrs.frozen
+class ApprovalRequest(Event):
+    """A person must allow ``call_id``; the front end answers with ``request_id``."""
+
+    type: ClassVar[str] = "approval_request"
+    request_id: str
+    call_id: str
+    tool: str
+    summary: str = ""
+    preview: str = ""
+
+
+@attrs.frozen
+class Retry(Event):
+    type: ClassVar[str] = "retry"
+    attempt: int
+    max: int
+    wait_ms: int
+    reason: str = ""
+
+
+@attrs.frozen
+class Usage(Event):
+    """Token use of one model call plus the running totals of the session."""
+
+    type: ClassVar[str] = "usage"
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    cost_usd: float = 0.0
+    total_input_tokens: int = 0
+    total_output_tokens: int = 0
+    total_cost_usd: float = 0.0
+
+
+@attrs.frozen
+class Compaction(Event):
+    """Older history was summarised; the full history was saved to ``archived_path``."""
+
+    type: ClassVar[str] = "compaction"
+    before_tokens: int
+    after_tokens: int
+    summary: str = ""
+    archived_path: str | None = None
+
+
+def _check_status(_inst: Any, _attr: Any, value: str) -> None:
+    if value not in AGENT_STATUSES:
+        raise ValueError(f"agent status {value!r} is not one of {', '.join(AGENT_STATUSES)}")
+
+
+@attrs.frozen
+class AgentStatus(Event):
+    type: ClassVar[str] = "agent_status"
+    status: str = attrs.field(validator=_check_status)
+    detail: str = ""
+
+
+@attrs.frozen
+class TurnComplete(Event):
+    type: ClassVar[str] = "turn_complete"
+    turn_id: str
+    text: str = ""
+    steps: int = 0
+    stop_reason: str = "end_turn"
+
+
+@attrs.frozen
+class Error(Event):
+    type: ClassVar[str] = "error"
+    message: str
+    kind: str = "error"
+    retryable: bool = False
+
+
+@attrs.frozen
+class Result(Event):
+    """The last line of ``nyz run --output-format json|stream-json``."""
+
+    type: ClassVar[str] = "result"
+    result: str
+    session_id: str | None = None
+    usage: dict[str, Any] = attrs.field(factory=dict)
+    is_error: bool = False
+
+
+@attrs.frozen
+class GenericEvent:
+    """An event of a type this version does not know; kept verbatim so replay still works."""
+
+    type: str
+    agent: str = MAIN_AGENT
+    data: dict[str, Any] = attrs.field(factory=dict)
+    is_delta: ClassVar[bool] = False
+
+
+EVENT_CLASSES: tuple[type[Event], ...] = (
+    SessionStart,
+    TurnStart,
+    TextDelta,
+    ThinkingDelta,
+    ToolStart,
+    ToolOutputDelta,
+    ToolDone,
+    ApprovalRequest,
+    Retry,
+    Usage,
+    Compaction,
+    AgentStatus,
+    TurnComplete,
+    Error,
+    Result,
+)
+
+EVENT_TYPES: dict[str, type[Event]] = {cls.type: cls for cls in EVENT_CLASSES}
+
+AnyEvent = Event | GenericEvent
+
+
+def to_json(event: AnyEvent) -> dict[str, Any]:
+    """A JSON-ready dict: ``type`` first, then ``agent``, then the fields in declaration order."""
+    if isinstance(event, GenericEvent):
+        out: dict[str, Any] = {"type": event.type, "agent": event.agent}
+        out.update((k, v) for k, v in event.data.items() if k not in out)
+        return out
+    out = {"type": event.type}
+    for field in attrs.fields(type(event)):
+        value = getattr(event, field.name)
+        out[field.name] = dict(value) if isinstance(value, dict) else value
+    return out
+
+
+def from_json(data: dict[str, Any]) -> AnyEvent:
+    """Decode ``to_json`` output. Unknown ``type`` → ``GenericEvent``; extra keys are ignored.
+
+    Raises:
+        EventDecodeError: not an object, no ``type``, a required field missing, or a field
+            value the class rejects.
+    """
+    if not isinstance(data, dict):
+        raise EventDecodeError(f"an event must be a JSON object, got {type(data).__name__}")
+    type_name = data.get("type")
+    if not isinstance(type_name, str) or not type_name:
+        raise EventDecodeError(f"event has no 'type' string: {_short(data)}")
+    cls = EVENT_TYPES.get(type_name)
+    if cls is None:
+        rest = {k: v for k, v in data.items() if k not in ("type", "agent")}
+        return GenericEvent(type_name, str(data.get("agent", MAIN_AGENT)), rest)
+    kwargs: dict[str, Any] = {}
+    for field in attrs.fields(cls):
+        if field.name in data:
+            kwargs[field.name] = data[field.name]
+        elif field.default is attrs.NOTHING:
+            raise EventDecodeError(f"{type_name} event is missing field {field.name!r}")
+    try:
+        return cls(**kwargs)
+    except (TypeError, ValueError) as exc:
+        raise EventDecodeError(f"bad {type_name} event: {exc}") from exc
+
+
+def _short(data: Any, limit: int = 120) -> str:
+    text = repr(data)
+    return text if len(text) <= limit else text[: limit - 3] + "..."

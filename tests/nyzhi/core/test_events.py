@@ -1,0 +1,80 @@
+import json
+
+import pytest
+
+from nyzhi.core import events as ev
+
+SAMPLES = [
+    ev.SessionStart("s-1", cwd="/w", provider="openai", model="gpt"),
+    ev.TurnStart("t1", prompt="hi"),
+    ev.TextDelta("hel", agent="/agents/main/sub-1"),
+    ev.ThinkingDelta("hmm"),
+    ev.ToolStart("c1", "bash", '{"command": "ls"}'),
+    ev.ToolOutputDelta("c1", "a.txt\n"),
+    ev.ToolDone("c1", "bash", "a.txt\n", is_error=False, duration_ms=12.5, metadata={"exit": 0}),
+    ev.ApprovalRequest("r1", "c1", "bash", summary="run ls", preview="ls"),
+    ev.Retry(1, 3, 1000, "429"),
+    ev.Usage(10, 5, 2, 1, 0.01, 100, 50, 0.1),
+    ev.Compaction(9000, 1000, "summary", "/tmp/archive.jsonl"),
+    ev.AgentStatus("running", detail="turn t1"),
+    ev.TurnComplete("t1", "done", 3, "end_turn"),
+    ev.Error("boom", kind="provider", retryable=True),
+    ev.Result("done", session_id="s-1", usage={"input_tokens": 10}, is_error=False),
+]
+
+
+def test_every_event_type_has_a_sample():
+    assert {type(e) for e in SAMPLES} == set(ev.EVENT_CLASSES)
+    assert set(ev.EVENT_TYPES) == {
+        "session_start", "turn_start", "text_delta", "thinking_delta", "tool_start",
+        "tool_output_delta", "tool_done", "approval_request", "retry", "usage", "compaction",
+        "agent_status", "turn_complete", "error", "result",
+    }
+
+
+@pytest.mark.parametrize("event", SAMPLES, ids=lambda e: e.type)
+def test_round_trip_through_json_text(event):
+    data = ev.to_json(event)
+    assert list(data)[0] == "type" and data["type"] == event.type
+    assert list(data)[1] == "agent"
+    back = ev.from_json(json.loads(json.dumps(data)))
+    assert back == event
+    assert type(back) is type(event)
+
+
+def test_agent_path_is_kept():
+    data = ev.to_json(ev.TextDelta("x", agent="/agents/main/sub-1"))
+    assert data == {"type": "text_delta", "agent": "/agents/main/sub-1", "text": "x"}
+
+
+def test_deltas_are_marked():
+    assert {c.type for c in ev.EVENT_CLASSES if c.is_delta} == {
+        "text_delta", "thinking_delta", "tool_output_delta"}
+
+
+def test_unknown_type_becomes_generic_and_round_trips():
+    data = {"type": "future_thing", "agent": "/agents/x", "n": 1}
+    got = ev.from_json(data)
+    assert isinstance(got, ev.GenericEvent)
+    assert got.type == "future_thing" and got.data == {"n": 1}
+    assert ev.to_json(got) == data
+
+
+def test_missing_field_is_a_clear_error():
+    with pytest.raises(ev.EventDecodeError, match="tool_done event is missing field 'call_id'"):
+        ev.from_json({"type": "tool_done", "name": "bash"})
+
+
+@pytest.mark.parametrize("bad", [[], {"text": "x"}, {"type": 3}])
+def test_not_an_event(bad):
+    with pytest.raises(ev.EventDecodeError):
+        ev.from_json(bad)
+
+
+def test_bad_status_rejected():
+    with pytest.raises(ev.EventDecodeError, match="agent_status"):
+        ev.from_json({"type": "agent_status", "status": "dancing"})
+
+
+def test_extra_keys_ignored():
+    assert ev.from_json({"type": "text_delta", "text": "a", "extra": 1}) == ev.TextDelta("a")

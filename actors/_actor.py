@@ -30,7 +30,8 @@ class Actor:
       ``supervision``: how this actor supervises the children it spawns.
       ``crash_on_ask_error``: if False, an exception raised while handling an *ask* is only
       delivered to the asker and the actor keeps running (the default, True, also crashes
-      the actor, as an Erlang ``gen_server:call`` does).
+      the actor, as an Erlang ``gen_server:call`` does). ``UnhandledMessage`` from an ask
+      never crashes the actor: a request it does not understand is the asker's error.
     """
 
     supervision: ClassVar[Supervision] = Supervision()

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import trio
 from trio.lowlevel import current_task
 
-from ._errors import ActorDead, LinkedCrash, NameTaken, SystemClosed
+from ._errors import ActorDead, LinkedCrash, NameTaken, SystemClosed, UnhandledMessage
 from ._events import ActorEvent, EventKind
 from ._mailbox import EMPTY, AskSlot, Mailbox
 from ._timer import cancel as cancel_timer
@@ -358,6 +358,7 @@ def _requested_outcome(cell: Cell) -> Outcome:
 
 def _prepare_restart(cell: Cell, reason: Any) -> None:
     cell.restarts += 1
+    cell.stop_kind = None
     cell.kill_reason = None
     cell.hard = False
     cell.hold = None
@@ -453,6 +454,7 @@ async def _incarnation(cell: Cell, reason: Any) -> Outcome | None:
     cell.instance = None
     if error is None and cell.kill_reason is not None:
         error = cell.kill_reason
+    cell.kill_reason = None  # consumed: a later kill (e.g. during backoff) is a new one
     if cell.hold is not None:
         if error is not None:
             cell.emit(EventKind.CRASHED, error)
@@ -487,7 +489,8 @@ async def _loop(cell: Cell, inst: Actor) -> None:
                     value = await receive(item.message)
                 except Exception as exc:
                     item.fail(exc)
-                    if crash_on_ask_error:
+                    # An ask the actor does not understand is the asker's error, not a crash.
+                    if crash_on_ask_error and not isinstance(exc, UnhandledMessage):
                         raise
                 except BaseException:  # cancelled mid-request: the asker must not hang
                     item.fail(ActorDead(cell.path, None))

@@ -77,7 +77,7 @@ async def supervise_exit(cell: Cell, outcome: Outcome) -> Any:
         parent.sup = _SupState()
     state: _SupState = parent.sup
     async with state.lock:
-        if _parent_gone(parent) or cell.stop_kind is not None or cell.kill_reason is not None:
+        if _parent_gone(parent) or cell.stop_kind is Status.STOPPED or cell.kill_reason is not None:
             return _NO_RESTART
         policy = parent.supervision()
         now = trio.current_time()
@@ -92,12 +92,13 @@ async def supervise_exit(cell: Cell, outcome: Outcome) -> Any:
             parent.kill(failure)
             return _NO_RESTART
         stamps.append(now)
+        cell.status = Status.PENDING_INIT  # restarting (maybe after a backoff)
         held = await _stop_group(parent, cell, policy.strategy)
         if policy.backoff is not None:
             with trio.CancelScope() as cell.wait_scope:
                 await trio.sleep(policy.backoff.delay(len(stamps)))
             cell.wait_scope = None
-        if _parent_gone(parent) or cell.stop_kind is not None or cell.kill_reason is not None:
+        if _parent_gone(parent) or cell.stop_kind is Status.STOPPED or cell.kill_reason is not None:
             for sibling in held:
                 sibling.request_stop()
             return _NO_RESTART
@@ -194,4 +195,3 @@ class Supervisor(Actor):
         if isinstance(message, WhichChildren):
             return self.context.children
         return await super().receive(message)
-

@@ -18,6 +18,7 @@ from nyzhi import __version__
 # Each module adds its subcommands. Keep module-level imports in them light.
 COMMAND_MODULES: tuple[str, ...] = (
     "nyzhi.cli.cmd_chat",
+    "nyzhi.cli.cmd_run",
 )
 
 TRUST_MODES = ("off", "limited", "autoedit", "full")
@@ -33,18 +34,23 @@ def _trust(value: str) -> str:
     return value
 
 
-def add_global_flags(parser: argparse.ArgumentParser) -> None:
-    """Flags accepted before (and, for convenience, after) a subcommand."""
-    parser.add_argument("-p", "--provider", help="provider name (default: [provider] default)")
-    parser.add_argument("-m", "--model", help="model id for the provider")
+def add_global_flags(parser: argparse.ArgumentParser, *, suppress: bool = False) -> None:
+    """Flags accepted before a subcommand and, with ``suppress=True``, repeated after it.
+
+    A subparser's defaults would overwrite values parsed before the subcommand, so its copies
+    default to ``argparse.SUPPRESS`` (absent unless given).
+    """
+    d = {"default": argparse.SUPPRESS} if suppress else {}
+    parser.add_argument("-p", "--provider", help="provider name (default: [provider] default)", **d)
+    parser.add_argument("-m", "--model", help="model id for the provider", **d)
     parser.add_argument(
-        "-y", "--trust", type=_trust, help="trust mode: off, limited, autoedit or full"
+        "-y", "--trust", type=_trust, help="trust mode: off, limited, autoedit or full", **d
     )
     parser.add_argument(
         "-c", "--continue", dest="continue_", action="store_true",
-        help="resume the most recent session",
+        help="resume the most recent session", **d,
     )
-    parser.add_argument("-s", "--session", help="resume a session by id prefix or title")
+    parser.add_argument("-s", "--session", help="resume a session by id prefix or title", **d)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,83 @@
+"""``nyz run`` / ``nyz exec``: one headless turn, for scripts and CI.
+
+Output formats: ``text`` (final answer on stdout, progress on stderr), ``json`` (one result
+object at the end) and ``stream-json`` (one JSON event per line: ``session_start`` first,
+``result`` last). Exit codes: 0 success, 1 error (message on stderr), 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+SANDBOX_ALIASES = {
+    "readonly": "read-only",
+    "read-only": "read-only",
+    "workspace": "workspace-write",
+    "workspace-write": "workspace-write",
+    "full": "full-access",
+    "full-access": "full-access",
+    "danger-full-access": "full-access",
+}
+
+
+def _sandbox(value: str) -> str:
+    try:
+        return SANDBOX_ALIASES[value]
+    except KeyError:
+        raise argparse.ArgumentTypeError(
+            f"invalid sandbox {value!r}: expected read-only, workspace-write or full-access"
+        ) from None
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    from nyzhi.cli.main import add_global_flags
+
+    for name in ("run", "exec"):
+        p = sub.add_parser(
+            name,
+            help="run one prompt headless (stdin, if piped, goes before the prompt)"
+            if name == "run"
+            else "alias of run",
+        )
+        p.add_argument("prompt", nargs="*", help="the prompt")
+        add_global_flags(p, suppress=True)
+        p.add_argument("--sandbox", type=_sandbox, help="read-only, workspace-write or full-access")
+        p.add_argument("--max-steps", type=int, help="maximum tool-calling steps")
+        p.add_argument("--ephemeral", action="store_true", help="do not save the session")
+        p.add_argument(
+            "--output-format",
+            choices=("text", "json", "stream-json"),
+            default=None,
+            help="text (default), json, or stream-json",
+        )
+        p.add_argument("--format", dest="legacy_format", choices=("text", "json"), help=argparse.SUPPRESS)
+        p.add_argument("--json", dest="legacy_json", action="store_true", help=argparse.SUPPRESS)
+        p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+        p.add_argument("-o", "--output", help="also write the final answer to this file")
+        p.add_argument(
+            "--full-auto", "--full_auto", dest="full_auto", action="store_true",
+            help="trust full with the workspace-write sandbox",
+        )
+        p.set_defaults(handler=run_command)
+
+
+def run_command(args: argparse.Namespace) -> int:
+    prompt = " ".join(args.prompt or [])
+    if not sys.stdin.isatty():
+        piped = sys.stdin.read()
+        if piped.strip():
+            prompt = f"{piped.rstrip()}\n\n{prompt}" if prompt else piped
+    if not prompt.strip():
+        print("nyz run: no prompt given (pass it as an argument or pipe it on stdin)", file=sys.stderr)
+        return 1
+    fmt = args.output_format or ("json" if args.legacy_json else args.legacy_format) or "text"
+    if args.full_auto:
+        args.trust = "full"
+        args.sandbox = args.sandbox or "workspace-write"
+
+    import trio
+
+    from nyzhi.cli.headless import run_headless
+
+    return trio.run(run_headless, args, prompt, fmt)

@@ -1,0 +1,148 @@
+"""The agent actor: a mailbox of user input, cancel and close in front of a ``TurnLoop``.
+
+The actor's ``receive`` never runs a turn itself (it would then not hear ``Cancel`` until the
+turn ended). Input is queued and a background task owned by the actor runs the turns one at
+a time, each inside its own cancel scope; ``Cancel`` cancels the running turn's scope, the
+loop settles the thread (see ``nyzhi.core.turn``) and the agent is ready for the next input.
+The ``TurnLoop`` is created outside the actor and passed in, so a restarted agent keeps its
+thread.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Any
+
+import attrs
+import trio
+
+import actors
+from nyzhi.core import events as ev
+from nyzhi.core.turn import Emit, TurnLoop, TurnOutcome
+
+
+@attrs.frozen
+class UserInput:
+    text: str
+
+
+@attrs.frozen
+class Cancel:
+    """Cancel the running turn (if any); queued inputs are kept."""
+
+
+@attrs.frozen
+class Close:
+    """Finish: cancel the running turn, then stop the agent (and its subtree)."""
+
+
+@attrs.frozen
+class GetStatus:
+    pass
+
+
+@attrs.define(eq=False)
+class TurnHandle:
+    """Returned by an ``ask(UserInput(...))``: await ``wait()`` for the turn's outcome."""
+
+    text: str
+    done: trio.Event = attrs.field(factory=trio.Event)
+    outcome: TurnOutcome | None = None
+    error: BaseException | None = None
+    cancelled: bool = False
+
+    async def wait(self) -> TurnOutcome | None:
+        await self.done.wait()
+        return self.outcome
+
+
+class AgentActor(actors.Actor):
+    # A failing ask (bad message) is the asker's problem, not a reason to kill the agent.
+    crash_on_ask_error = False
+
+    def __init__(self, loop: TurnLoop, emit: Emit) -> None:
+        self.loop = loop
+        self.emit = emit
+        self.queue: deque[TurnHandle] = deque()
+        self.wake = trio.Event()
+        self.current: TurnHandle | None = None
+        self.scope: trio.CancelScope | None = None
+        self.status = "idle"
+
+    async def started(self) -> None:
+        self.context.start_soon(self._run_turns, name=f"{self.context.path}:turns")
+        await self._set_status("idle")
+
+    async def receive(self, message: Any) -> Any:
+        if isinstance(message, UserInput):
+            handle = TurnHandle(message.text)
+            self.queue.append(handle)
+            self.wake.set()
+            return handle
+        if isinstance(message, Cancel):
+            return self._cancel_current()
+        if isinstance(message, Close):
+            self._cancel_current()
+            for handle in self.queue:
+                handle.cancelled = True
+                handle.done.set()
+            self.queue.clear()
+            self.context.stop()
+            return None
+        if isinstance(message, GetStatus):
+            return self.status
+        return await super().receive(message)
+
+    def _cancel_current(self) -> bool:
+        if self.scope is not None:
+            self.scope.cancel()
+            return True
+        return False
+
+    async def stopping(self) -> None:
+        self._cancel_current()
+        await self._set_status("shutdown")
+
+    async def _set_status(self, status: str, detail: str = "") -> None:
+        self.status = status
+        await self.emit(ev.AgentStatus(agent=self.context.path, status=status, detail=detail))
+
+    async def _run_turns(self) -> None:
+        while True:
+            while not self.queue:
+                self.wake = trio.Event()
+                await self.wake.wait()
+            handle = self.queue.popleft()
+            self.current = handle
+            await self._set_status("running")
+            with trio.CancelScope() as scope:
+                self.scope = scope
+                try:
+                    handle.outcome = await self.loop.run(handle.text)
+                except Exception as exc:  # a failed turn is reported; the agent lives on
+                    handle.error = exc
+                    await self.emit(
+                        ev.Error(agent=self.context.path, message=_describe(exc), kind="turn")
+                    )
+                    await self.emit(
+                        ev.TurnComplete(
+                            agent=self.context.path, turn_id="", stop_reason="error"
+                        )
+                    )
+            self.scope = None
+            if scope.cancelled_caught:
+                handle.cancelled = True
+                await self.emit(
+                    ev.TurnComplete(
+                        agent=self.context.path, turn_id="", text="", steps=0,
+                        stop_reason="cancelled",
+                    )
+                )
+            self.current = None
+            handle.done.set()
+            await self._set_status("idle")
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc) or type(exc).__name__
+    return text if type(exc).__name__ in text else f"{type(exc).__name__}: {text}"

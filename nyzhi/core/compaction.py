@@ -1,0 +1,115 @@
+"""Auto-compaction: summarise older history with the model, keep the recent messages.
+
+The full history is saved first (JSONL, one message per line) so nothing is lost; the thread
+is then rebuilt as a summary message followed by the most recent messages. The cut never
+separates an assistant's tool calls from their results, so the thread stays valid for every
+wire format.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from pathlib import Path
+
+import attrs
+
+from nyzhi.provider.types import ChatRequest, Message, Provider, TextDelta
+
+SUMMARY_PROMPT = """Summarise the conversation so far so that work can continue from the summary alone.
+Use these sections: Primary request; Key decisions; Files touched; Errors and fixes;
+Current state; Pending tasks; Next step. Be specific (paths, names, commands); no preamble."""
+
+KEEP_RECENT_MESSAGES = 6
+
+
+@attrs.frozen
+class CompactionResult:
+    messages: list[Message]
+    summary: str
+    archived_path: Path | None
+    removed: int
+
+
+def cut_index(messages: list[Message], keep_recent: int = KEEP_RECENT_MESSAGES) -> int:
+    """Index where the kept tail starts: at least ``keep_recent`` messages from the end,
+    moved back so the tail starts on a user message or an assistant message (never on a
+    tool result, whose call would be cut off)."""
+    i = max(0, len(messages) - keep_recent)
+    while i > 0 and messages[i].role == "tool":
+        i -= 1
+    return i
+
+
+def message_to_json(m: Message) -> dict:
+    return attrs.asdict(m, recurse=True)
+
+
+def archive_history(messages: list[Message], directory: Path, stem: str) -> Path:
+    """Write the whole thread to ``directory/stem-N.jsonl`` (a new file each time), fsynced."""
+    directory.mkdir(parents=True, exist_ok=True)
+    n = 1
+    while (directory / f"{stem}-{n}.jsonl").exists():
+        n += 1
+    path = directory / f"{stem}-{n}.jsonl"
+    with open(path, "w", encoding="utf-8") as fh:
+        for m in messages:
+            fh.write(json.dumps(message_to_json(m), ensure_ascii=False) + "\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+    return path
+
+
+def render_for_summary(messages: list[Message]) -> str:
+    lines = []
+    for m in messages:
+        if m.role == "tool":
+            lines.append(f"[tool result {m.name or ''}]\n{m.content[:2000]}")
+        elif m.tool_calls:
+            calls = ", ".join(f"{c.name}({c.arguments[:200]})" for c in m.tool_calls)
+            lines.append(f"[{m.role}] {m.content}\n[calls] {calls}")
+        else:
+            lines.append(f"[{m.role}] {m.content}")
+    return "\n\n".join(lines)
+
+
+async def compact(
+    provider: Provider,
+    messages: list[Message],
+    *,
+    archive_dir: Path | None,
+    stem: str,
+    keep_recent: int = KEEP_RECENT_MESSAGES,
+    instructions: str = "",
+) -> CompactionResult | None:
+    """Summarise ``messages[:cut]`` with the model. Returns None when there is too little to
+    compact (everything would be kept)."""
+    cut = cut_index(messages, keep_recent)
+    if cut <= 1:
+        return None
+    archived = archive_history(messages, archive_dir, stem) if archive_dir else None
+    prompt = SUMMARY_PROMPT + (f"\nAlso: {instructions}" if instructions else "")
+    request = ChatRequest(
+        messages=(Message("user", render_for_summary(messages[:cut]) + "\n\n" + prompt),),
+        system="You write precise working summaries of coding sessions.",
+        temperature=0,
+    )
+    parts: list[str] = []
+    async with contextlib.aclosing(provider.stream(request)) as stream:
+        async for event in stream:
+            if isinstance(event, TextDelta):
+                parts.append(event.text)
+    summary = "".join(parts).strip() or "(no summary)"
+    head = Message(
+        "user",
+        f"[Conversation summary]\n{summary}\n\n[Working state restored after compaction]",
+    )
+    kept = messages[cut:]
+    # Most wire formats want user/assistant alternation: an ack keeps it when the tail
+    # starts with a user message.
+    if kept and kept[0].role == "user":
+        new = [head, Message("assistant", "Understood; continuing from the summary."), *kept]
+    else:
+        new = [head, *kept]
+    return CompactionResult(new, summary, archived, cut)

@@ -1,0 +1,50 @@
+"""Fan-out of runtime events to front ends.
+
+Every event goes to every subscriber, in order. A subscriber's buffer is bounded; when it is
+full, ``publish`` waits (backpressure), because front ends such as ``nyz run
+--output-format stream-json`` must not lose events. A subscriber that closes its receiving
+end is dropped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+import trio
+
+Listener = Callable[[Any], Awaitable[None]]
+
+
+class EventBus:
+    def __init__(self, buffer: int = 4096) -> None:
+        self._buffer = buffer
+        self._subscribers: list[trio.MemorySendChannel[Any]] = []
+        self._listeners: list[Listener] = []
+
+    def add_listener(self, listener: Listener) -> None:
+        """Call ``listener(event)`` inline for every event (sessions, hooks): it runs before
+        subscribers see the event, so keep it quick."""
+        self._listeners.append(listener)
+
+    async def publish(self, event: Any) -> None:
+        for listener in self._listeners:
+            await listener(event)
+        for send in list(self._subscribers):
+            try:
+                await send.send(event)
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                self._subscribers.remove(send)
+
+    @asynccontextmanager
+    async def subscribe(self) -> AsyncIterator[trio.MemoryReceiveChannel[Any]]:
+        send, receive = trio.open_memory_channel[Any](self._buffer)
+        self._subscribers.append(send)
+        try:
+            async with receive:
+                yield receive
+        finally:
+            if send in self._subscribers:
+                self._subscribers.remove(send)
+            send.close()

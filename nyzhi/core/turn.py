@@ -1,0 +1,314 @@
+"""The turn loop: one user input in, model steps and tool calls until the model answers.
+
+``TurnLoop`` owns an agent's thread (its list of messages) and knows nothing of screens,
+actors or processes: it talks to a ``Provider``, hands tool calls to a ``ToolStep`` (gates,
+hooks and execution live there) and reports everything through ``emit``. The agent actor
+(``nyzhi.core.agent``) runs it; tests can run it directly.
+
+Cancellation (Esc / Ctrl-C) may land anywhere. Whatever was in flight is settled under a
+shield before the ``Cancelled`` propagates: the partial assistant message is kept, every tool
+call the model made gets a result ("cancelled by user" for those that did not finish), so the
+thread stays valid for the provider and the next input can run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+import attrs
+import trio
+
+from nyzhi.core import events as ev
+from nyzhi.core.compaction import compact
+from nyzhi.core.context_window import estimate_tokens, micro_compact
+from nyzhi.provider import types as pt
+
+Emit = Callable[[Any], Awaitable[None]]
+CANCELLED_TEXT = "cancelled by user"
+
+
+class ToolStep(Protocol):
+    """Runs one model step's tool calls (gates, hooks, execution); returns one tool-result
+    message per call, in call order. On cancellation it must still fill ``results`` for
+    every call it started."""
+
+    async def __call__(
+        self, calls: Sequence[pt.ToolCall], results: dict[str, pt.Message]
+    ) -> None: ...
+
+
+@attrs.define
+class TurnSettings:
+    max_steps: int = 100
+    compaction_threshold: float = 0.85
+    context_window: int = 128_000
+    keep_recent: int = 6
+    compact_instructions: str = ""
+    archive_dir: Path | None = None
+
+
+@attrs.define
+class TurnOutcome:
+    text: str
+    steps: int
+    stop_reason: str
+    usage: pt.Usage
+    is_error: bool = False
+
+
+@attrs.define
+class UsageTotals:
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    cost_usd: float = 0.0
+
+    def add(self, u: pt.Usage, cost: float) -> None:
+        self.input_tokens += u.input_tokens
+        self.output_tokens += u.output_tokens
+        self.cache_read_tokens += u.cache_read_tokens
+        self.cache_write_tokens += u.cache_write_tokens
+        self.cost_usd += cost
+
+    def as_dict(self) -> dict[str, Any]:
+        return attrs.asdict(self)
+
+
+class TurnLoop:
+    def __init__(
+        self,
+        *,
+        agent_path: str,
+        provider: pt.Provider,
+        tool_schemas: Callable[[], Sequence[pt.ToolSchema]],
+        tool_step: ToolStep,
+        system_prompt: Callable[[], str],
+        emit: Emit,
+        settings: TurnSettings | None = None,
+        on_message: Callable[[pt.Message], Awaitable[None]] | None = None,
+        before_step: Callable[[], Awaitable[list[pt.Message]]] | None = None,
+        cost: Callable[[pt.Usage, str], float] | None = None,
+        session_stem: str = "session",
+    ) -> None:
+        self.agent_path = agent_path
+        self.provider = provider
+        self.tool_schemas = tool_schemas
+        self.tool_step = tool_step
+        self.system_prompt = system_prompt
+        self.emit = emit
+        self.settings = settings or TurnSettings()
+        self.on_message = on_message
+        self.before_step = before_step
+        self.cost = cost or (lambda _u, _m: 0.0)
+        self.session_stem = session_stem
+        self.messages: list[pt.Message] = []
+        self.totals = UsageTotals()
+
+    async def _append(self, message: pt.Message) -> None:
+        self.messages.append(message)
+        if self.on_message is not None:
+            await self.on_message(message)
+
+    async def run(self, prompt: str) -> TurnOutcome:
+        """Run one turn. Raises ``trio.Cancelled`` after settling the thread if cancelled."""
+        turn_id = uuid.uuid4().hex[:12]
+        await self.emit(ev.TurnStart(agent=self.agent_path, turn_id=turn_id, prompt=prompt))
+        await self._append(pt.Message("user", prompt))
+        turn_usage = pt.Usage()
+        final_text = ""
+        for step in range(1, self.settings.max_steps + 1):
+            if self.before_step is not None:
+                for injected in await self.before_step():
+                    await self._append(injected)
+            micro_compact(self.messages)
+            await self._maybe_compact()
+            text, calls, usage, stop = await self._model_step()
+            turn_usage = _add_usage(turn_usage, usage)
+            final_text = text
+            if not calls:
+                await self.emit(
+                    ev.TurnComplete(
+                        agent=self.agent_path, turn_id=turn_id, text=text, steps=step,
+                        stop_reason=stop,
+                    )
+                )
+                return TurnOutcome(text, step, stop, turn_usage)
+            await self._run_tools(calls)
+        message = f"Reached the maximum of {self.settings.max_steps} tool-calling steps"
+        await self.emit(ev.Error(agent=self.agent_path, message=message, kind="max_steps"))
+        await self.emit(
+            ev.TurnComplete(
+                agent=self.agent_path, turn_id=turn_id, text=final_text,
+                steps=self.settings.max_steps, stop_reason="max_steps",
+            )
+        )
+        return TurnOutcome(final_text, self.settings.max_steps, "max_steps", turn_usage, True)
+
+    # ---- one model call ---------------------------------------------------------------
+
+    async def _model_step(self) -> tuple[str, list[pt.ToolCall], pt.Usage, str]:
+        request = pt.ChatRequest(
+            messages=tuple(self.messages),
+            system=self.system_prompt(),
+            tools=tuple(self.tool_schemas()),
+        )
+        text: list[str] = []
+        thinking: list[str] = []
+        signature: str | None = None
+        calls: dict[int, pt.ToolCall] = {}
+        usage = pt.Usage()
+        stop = "end_turn"
+        settled = False
+
+        async def settle() -> None:
+            # Keep what the model said so far; give it the calls it made (results follow).
+            nonlocal settled
+            if settled:
+                return
+            settled = True
+            ordered = tuple(calls[i] for i in sorted(calls))
+            if text or ordered or thinking:
+                await self._append(
+                    pt.Message(
+                        "assistant", "".join(text), tool_calls=ordered,
+                        thinking="".join(thinking) or None, thinking_signature=signature,
+                    )
+                )
+
+        try:
+            async with contextlib.aclosing(self.provider.stream(request)) as stream:
+                async for event in stream:
+                    if isinstance(event, pt.TextDelta):
+                        text.append(event.text)
+                        await self.emit(ev.TextDelta(agent=self.agent_path, text=event.text))
+                    elif isinstance(event, pt.ThinkingDelta):
+                        if event.text:
+                            thinking.append(event.text)
+                            await self.emit(
+                                ev.ThinkingDelta(agent=self.agent_path, text=event.text)
+                            )
+                        if event.signature:
+                            signature = event.signature
+                    elif isinstance(event, pt.ToolCallEnd):
+                        calls[event.index] = pt.ToolCall(event.id, event.name, event.arguments)
+                    elif isinstance(event, pt.Usage):
+                        usage = _add_usage(usage, event)
+                    elif isinstance(event, pt.Stop):
+                        stop = event.reason
+                    elif isinstance(event, pt.Retry):
+                        await self.emit(
+                            ev.Retry(
+                                agent=self.agent_path, attempt=event.attempt,
+                                max=event.max_attempts, wait_ms=int(event.delay * 1000),
+                                reason=event.reason,
+                            )
+                        )
+        except trio.Cancelled:
+            with trio.CancelScope(shield=True):
+                await settle()
+                await self._cancel_calls(list(calls.values()))
+            raise
+        await settle()
+        if usage != pt.Usage():
+            cost = self.cost(usage, getattr(self.provider, "model", ""))
+            self.totals.add(usage, cost)
+            await self.emit(
+                ev.Usage(
+                    agent=self.agent_path,
+                    input_tokens=usage.input_tokens,
+                    output_tokens=usage.output_tokens,
+                    cache_read_tokens=usage.cache_read_tokens,
+                    cache_write_tokens=usage.cache_write_tokens,
+                    cost_usd=cost,
+                    total_input_tokens=self.totals.input_tokens,
+                    total_output_tokens=self.totals.output_tokens,
+                    total_cost_usd=self.totals.cost_usd,
+                )
+            )
+        return "".join(text), [calls[i] for i in sorted(calls)], usage, stop
+
+    # ---- tools ------------------------------------------------------------------------
+
+    async def _run_tools(self, calls: list[pt.ToolCall]) -> None:
+        results: dict[str, pt.Message] = {}
+        try:
+            await self.tool_step(calls, results)
+        except trio.Cancelled:
+            with trio.CancelScope(shield=True):
+                await self._flush_results(calls, results)
+            raise
+        await self._flush_results(calls, results)
+
+    async def _flush_results(self, calls: list[pt.ToolCall], results: dict[str, pt.Message]) -> None:
+        for call in calls:
+            msg = results.get(call.id) or pt.Message(
+                "tool", CANCELLED_TEXT, tool_call_id=call.id, name=call.name, is_error=True
+            )
+            await self._append(msg)
+
+    async def _cancel_calls(self, calls: list[pt.ToolCall]) -> None:
+        await self._flush_results(calls, {})
+
+    # ---- compaction -------------------------------------------------------------------
+
+    async def _maybe_compact(self, *, force: bool = False) -> None:
+        system = self.system_prompt()
+        before = estimate_tokens(self.messages, system)
+        limit = self.settings.compaction_threshold * self.settings.context_window
+        if not force and before <= limit:
+            return
+        result = await compact(
+            self.provider,
+            self.messages,
+            archive_dir=self.settings.archive_dir,
+            stem=self.session_stem,
+            keep_recent=self.settings.keep_recent,
+            instructions=self.settings.compact_instructions,
+        )
+        if result is None:
+            return
+        self.messages[:] = result.messages
+        after = estimate_tokens(self.messages, system)
+        await self.emit(
+            ev.Compaction(
+                agent=self.agent_path, before_tokens=before, after_tokens=after,
+                summary=result.summary,
+                archived_path=str(result.archived_path) if result.archived_path else None,
+            )
+        )
+
+    async def compact_now(self) -> None:
+        await self._maybe_compact(force=True)
+
+
+def _add_usage(a: pt.Usage, b: pt.Usage) -> pt.Usage:
+    return pt.Usage(
+        a.input_tokens + b.input_tokens,
+        a.output_tokens + b.output_tokens,
+        a.cache_read_tokens + b.cache_read_tokens,
+        a.cache_write_tokens + b.cache_write_tokens,
+    )
+
+
+def parse_arguments(raw: str) -> dict[str, Any] | str:
+    """The call's JSON arguments, or an error text the model sees."""
+    if not raw.strip():
+        return {}
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        return f"invalid JSON arguments ({exc.msg} at position {exc.pos}): {raw[:200]}"
+    if not isinstance(value, dict):
+        return f"tool arguments must be a JSON object, got {type(value).__name__}"
+    return value
+
+
+def monotonic_ms() -> float:
+    return time.monotonic() * 1000

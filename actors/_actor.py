@@ -187,7 +187,7 @@ class Context:
         cell = self._cell
         if cell.closing or cell.terminal or not cell.in_loop:
             raise SystemClosed(f"{cell.path} is stopping; it cannot start background work")
-        scope = trio.CancelScope()
+        scope = trio.CancelScope(shield=True)  # only the actor's end cancels it
         if cell.bg is None:
             cell.bg = set()
         cell.bg.add(scope)

@@ -11,6 +11,11 @@ drives shutdown: an incarnation ends by (1) leaving its message loop, (2) stoppi
 children in reverse start order, (3) running ``stopping()``, (4) cancelling its background
 tasks. A hard cancel (grace expired) cancels the whole subtree at once and then waits for
 it, shielded, so no task outlives its actor.
+
+Every scope an actor runs in is *shielded*: only this library cancels actors. A
+cancellation from outside the system (the block around ``open_system`` is cancelled) does
+not tear actors down mid-message; it cancels the block's body, and the system's shutdown
+then stops every actor in order, each within its grace.
 """
 
 from __future__ import annotations
@@ -372,7 +377,7 @@ async def _await_resume(cell: Cell) -> Any:
     assert hold is not None
     hold.stopped.set()
     if cell.stop_kind is None and cell.kill_reason is None:
-        with trio.CancelScope() as cell.wait_scope:
+        with trio.CancelScope(shield=True) as cell.wait_scope:
             await hold.resume.wait()
         cell.wait_scope = None
     if cell.stop_kind is not None or cell.kill_reason is not None or not hold.resume.is_set():
@@ -414,7 +419,7 @@ async def _incarnation(cell: Cell, reason: Any) -> Outcome | None:
     cell.closing = False
     inst: Actor | None = None
     error: BaseException | None = None
-    loop_scope = cell.scope = trio.CancelScope()
+    loop_scope = cell.scope = trio.CancelScope(shield=True)
     cell.in_loop = True
     if cell.hard or cell.kill_reason is not None:
         loop_scope.cancel()
@@ -439,7 +444,7 @@ async def _incarnation(cell: Cell, reason: Any) -> Outcome | None:
     has_hook = inst is not None and type(inst).stopping is not _base_stopping()
     if (cell.children or has_hook) and not cell.hard:
         # Only pay for a second cancel scope when there is a stop sequence to bound.
-        with trio.CancelScope() as cell.scope:
+        with trio.CancelScope(shield=True) as cell.scope:
             if cell.children:
                 await _stop_children(cell)
             if has_hook:

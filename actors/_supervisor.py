@@ -95,7 +95,7 @@ async def supervise_exit(cell: Cell, outcome: Outcome) -> Any:
         cell.status = Status.PENDING_INIT  # restarting (maybe after a backoff)
         held = await _stop_group(parent, cell, policy.strategy)
         if policy.backoff is not None:
-            with trio.CancelScope() as cell.wait_scope:
+            with trio.CancelScope(shield=True) as cell.wait_scope:
                 await trio.sleep(policy.backoff.delay(len(stamps)))
             cell.wait_scope = None
         if _parent_gone(parent) or cell.stop_kind is Status.STOPPED or cell.kill_reason is not None:

@@ -43,7 +43,7 @@ class ActorSystem:
         self._failures: list[BaseException] = []
         self._body_scope: trio.CancelScope | None = None
         self._timer = Timer()
-        self._timer_scope = trio.CancelScope()
+        self._timer_scope = trio.CancelScope(shield=True)  # grace timers outlive outer cancels
         root = self._root = Cell(self, None, "", "", None, (), Restart.PERMANENT, 0.0, None)
         root.status = Status.RUNNING
 

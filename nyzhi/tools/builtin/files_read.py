@@ -1,0 +1,273 @@
+"""Reading and browsing files: read, tail_file, list_dir, directory_tree, file_info.
+
+Line numbers use the original's ``"{n:6}|line"`` format so the model can cite and edit lines it
+has read; ``read`` and ``tail_file`` share it.
+"""
+
+from __future__ import annotations
+
+import collections
+import datetime as dt
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+import trio
+
+from nyzhi.tools.base import ToolContext, ToolResult
+from nyzhi.tools.builtin._common import (
+    BuiltinTool,
+    error,
+    human_size,
+    opt_int,
+    req_str,
+)
+from nyzhi.tools.paths import check_read, display, resolve_arg
+
+MAX_LINE_CHARS = 2000
+DEFAULT_READ_LIMIT = 2000
+BINARY_SNIFF_BYTES = 512
+MAX_LIST_ENTRIES = 1000
+MAX_TREE_ENTRIES = 2000
+TREE_EXCLUDES = frozenset({"node_modules", ".git", "target", "__pycache__", ".venv"})
+
+
+def numbered(n: int, line: str) -> str:
+    line = line.rstrip("\r")
+    if len(line) > MAX_LINE_CHARS:
+        line = f"{line[:MAX_LINE_CHARS]}… [line truncated, {len(line)} chars]"
+    return f"{n:6}|{line}"
+
+
+def is_binary(head: bytes) -> bool:
+    return b"\0" in head[:BINARY_SNIFF_BYTES]
+
+
+def _existing_file(ctx: ToolContext, raw: Any, arg: str) -> tuple[Path, Path]:
+    path = resolve_arg(ctx, raw, arg=arg)
+    real = check_read(ctx, path)
+    if not real.exists():
+        raise FileNotFoundError(2, "file not found", display(ctx, path))
+    if real.is_dir():
+        raise IsADirectoryError(21, "is a directory (use list_dir or directory_tree)", display(ctx, path))
+    return path, real
+
+
+def split_lines(text: str) -> list[str]:
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+class ReadTool(BuiltinTool):
+    name = "read"
+    description = (
+        "Read a text file with line numbers (format: '     N|line'). Use offset (1-based line) "
+        "and limit (default 2000 lines) to page through large files. Binary files are refused."
+    )
+    parameters = {
+        "type": "object",
+        "properties": {
+            "file_path": {"type": "string", "description": "File to read (relative to cwd or absolute)."},
+            "offset": {"type": "integer", "description": "First line to show, 1-based (default 1)."},
+            "limit": {"type": "integer", "description": "Maximum number of lines (default 2000)."},
+        },
+        "required": ["file_path"],
+    }
+
+    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        path, real = _existing_file(ctx, args.get("file_path"), "file_path")
+        offset = opt_int(args, "offset", 1, minimum=1)
+        limit = opt_int(args, "limit", DEFAULT_READ_LIMIT, minimum=1)
+        data = await trio.to_thread.run_sync(real.read_bytes)
+        shown = display(ctx, path)
+        if is_binary(data):
+            return error(f"{shown} looks like a binary file (NUL bytes near the start); read only shows text files.")
+        lines = split_lines(data.decode("utf-8", errors="replace"))
+        total = len(lines)
+        if total == 0:
+            return ToolResult(output=f"({shown} is empty)", metadata={"total_lines": 0})
+        if offset > total:
+            return error(f"offset {offset} is past the end of {shown} ({total} lines)")
+        end = min(total, offset - 1 + limit)
+        out = [numbered(i + 1, lines[i]) for i in range(offset - 1, end)]
+        if end < total:
+            out.append(f"... ({total - end} more lines; continue with offset={end + 1})")
+        return ToolResult(
+            output="\n".join(out),
+            metadata={"path": str(path), "total_lines": total, "first_line": offset, "last_line": end},
+        )
+
+
+def _tail(real: Path, count: int) -> tuple[collections.deque[tuple[int, bytes]], int] | None:
+    """The last ``count`` (line number, raw line) pairs and the line total; None if binary.
+    Streams the file so a huge log never sits in memory whole."""
+    with open(real, "rb") as fh:
+        if is_binary(fh.read(BINARY_SNIFF_BYTES)):
+            return None
+        fh.seek(0)
+        last: collections.deque[tuple[int, bytes]] = collections.deque(maxlen=count)
+        n = 0
+        for n, raw in enumerate(fh, start=1):  # noqa: B007 - n is the line count afterwards
+            last.append((n, raw))
+    return last, n
+
+
+class TailFileTool(BuiltinTool):
+    name = "tail_file"
+    description = "Show the last N lines of a file (default 50), with line numbers."
+    parameters = {
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": "File to read."},
+            "lines": {"type": "integer", "description": "How many lines from the end (default 50)."},
+        },
+        "required": ["path"],
+    }
+
+    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        path, real = _existing_file(ctx, args.get("path"), "path")
+        count = opt_int(args, "lines", 50, minimum=1, maximum=10000)
+        result = await trio.to_thread.run_sync(_tail, real, count)
+        if result is None:
+            return error(f"{display(ctx, path)} looks like a binary file; tail_file only shows text files.")
+        last, n = result
+        if not last:
+            return ToolResult(output=f"({display(ctx, path)} is empty)", metadata={"total_lines": 0})
+        out = [numbered(i, raw.decode("utf-8", "replace").rstrip("\n")) for i, raw in last]
+        return ToolResult(output="\n".join(out), metadata={"total_lines": n})
+
+
+def _existing_dir(ctx: ToolContext, raw: Any, arg: str) -> tuple[Path, Path]:
+    path = resolve_arg(ctx, raw if raw not in (None, "") else ".", arg=arg)
+    real = check_read(ctx, path)
+    if not real.exists():
+        raise FileNotFoundError(2, "no such directory", display(ctx, path))
+    if not real.is_dir():
+        raise NotADirectoryError(20, "not a directory (use read or file_info)", display(ctx, path))
+    return path, real
+
+
+class ListDirTool(BuiltinTool):
+    name = "list_dir"
+    description = "List a directory: '[DIR] name/' and '[FILE] name (size)' entries; hidden entries are omitted."
+    parameters = {
+        "type": "object",
+        "properties": {"path": {"type": "string", "description": "Directory (default: cwd)."}},
+        "required": ["path"],
+    }
+
+    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        path, real = _existing_dir(ctx, args.get("path"), "path")
+        dirs, files = [], []
+        with os.scandir(real) as it:
+            for entry in it:
+                if entry.name.startswith("."):
+                    continue
+                try:
+                    if entry.is_dir():
+                        dirs.append(f"[DIR]  {entry.name}/")
+                    else:
+                        size = entry.stat().st_size if entry.is_file() else 0
+                        files.append((entry.name, f"[FILE] {entry.name} ({human_size(size)})"))
+                except OSError:
+                    files.append((entry.name, f"[FILE] {entry.name} (unreadable)"))
+        lines = sorted(dirs) + [text for _, text in sorted(files)]
+        total = len(lines)
+        if not lines:
+            return ToolResult(output=f"({display(ctx, path)} is empty)")
+        if total > MAX_LIST_ENTRIES:
+            lines = lines[:MAX_LIST_ENTRIES] + [f"... ({total - MAX_LIST_ENTRIES} more entries)"]
+        return ToolResult(output="\n".join(lines), metadata={"entries": total})
+
+
+def _tree(real: Path, depth: int) -> tuple[list[str], bool]:
+    lines: list[str] = []
+    truncated = False
+
+    def walk(directory: Path, prefix: str, level: int) -> None:
+        nonlocal truncated
+        try:
+            entries = sorted(
+                (e for e in os.scandir(directory) if e.name not in TREE_EXCLUDES),
+                key=lambda e: (not e.is_dir(follow_symlinks=False), e.name),
+            )
+        except OSError as exc:
+            lines.append(f"{prefix}└── [unreadable: {exc.strerror}]")
+            return
+        for i, entry in enumerate(entries):
+            if len(lines) >= MAX_TREE_ENTRIES:
+                truncated = True
+                return
+            last = i == len(entries) - 1
+            is_dir = entry.is_dir(follow_symlinks=False)
+            lines.append(f"{prefix}{'└── ' if last else '├── '}{entry.name}{'/' if is_dir else ''}")
+            if is_dir and level < depth:
+                walk(Path(entry.path), prefix + ("    " if last else "│   "), level + 1)
+
+    walk(real, "", 1)
+    return lines, truncated
+
+
+class DirectoryTreeTool(BuiltinTool):
+    name = "directory_tree"
+    description = (
+        "Show a directory as a tree, to the given depth (default 3). Skips node_modules, .git, "
+        "target, __pycache__ and .venv."
+    )
+    parameters = {
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": "Root directory (default: cwd)."},
+            "depth": {"type": "integer", "description": "Levels to descend (default 3)."},
+        },
+        "required": ["path"],
+    }
+
+    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        path, real = _existing_dir(ctx, args.get("path"), "path")
+        depth = opt_int(args, "depth", 3, minimum=1, maximum=20)
+        lines, truncated = await trio.to_thread.run_sync(_tree, real, depth)
+        root = display(ctx, path)
+        out = [root if root.endswith("/") else root + "/"] + lines
+        if truncated:
+            out.append(f"... (truncated at {MAX_TREE_ENTRIES} entries; use a smaller depth or a subdirectory)")
+        return ToolResult(output="\n".join(out), metadata={"entries": len(lines), "truncated": truncated})
+
+
+class FileInfoTool(BuiltinTool):
+    name = "file_info"
+    description = "Show a path's type, size, permissions and modification time."
+    parameters = {
+        "type": "object",
+        "properties": {"path": {"type": "string", "description": "File or directory."}},
+        "required": ["path"],
+    }
+
+    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        path = resolve_arg(ctx, req_str(args, "path"), arg="path")
+        check_read(ctx, path)
+        st = os.lstat(path)
+        lines = [f"path: {display(ctx, path)}"]
+        if stat.S_ISLNK(st.st_mode):
+            lines.append(f"type: symlink -> {os.readlink(path)}")
+            try:
+                st = os.stat(path)
+            except OSError:
+                lines.append("target: missing")
+                return ToolResult(output="\n".join(lines))
+        kind = "directory" if stat.S_ISDIR(st.st_mode) else "file" if stat.S_ISREG(st.st_mode) else "other"
+        if not lines[-1].startswith("type:"):
+            lines.append(f"type: {kind}")
+        else:
+            lines.append(f"target type: {kind}")
+        lines.append(f"size: {st.st_size} bytes ({human_size(st.st_size)})")
+        lines.append(f"permissions: {stat.filemode(st.st_mode)} ({stat.S_IMODE(st.st_mode):o})")
+        mtime = dt.datetime.fromtimestamp(st.st_mtime).astimezone()
+        lines.append(f"modified: {mtime.isoformat(timespec='seconds')}")
+        return ToolResult(output="\n".join(lines), metadata={"size": st.st_size, "type": kind})
+
+
+TOOLS = (ReadTool, TailFileTool, ListDirTool, DirectoryTreeTool, FileInfoTool)

@@ -1,0 +1,396 @@
+"""Changing files: write, edit, multi_edit, delete_file, move_file, copy_file, create_dir.
+
+Each tool first *plans* (reads what it needs, computes every file's new bytes, validates) and
+only then commits the plan through ``nyzhi.tools.undo.commit``: one refusal or failed match
+means nothing was written, and the commit records the changes for ``/undo``. ``preview`` runs
+the same planning and shows the diff without writing, for approval requests.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from nyzhi.tools.base import Permission, ToolContext, ToolResult
+from nyzhi.tools.builtin._common import ArgError, BuiltinTool, opt_bool, req_str
+from nyzhi.tools.builtin._diff import (
+    PREVIEW_DIFF_LINES,
+    RESULT_DIFF_LINES,
+    decode,
+    encode,
+    unified,
+)
+from nyzhi.tools.paths import (
+    ToolPathError,
+    check_read,
+    display,
+    file_mode,
+    read_bytes_nofollow,
+    resolve_arg,
+)
+from nyzhi.tools.undo import Planned, commit
+
+
+@attrs.define
+class Step:
+    """One planned change with what the file held before (for diffs)."""
+
+    path: Path  # absolute, as the user named it
+    before: bytes | None
+    after: bytes | None
+    kind: str = "file"
+    mode: int | None = None
+    count: int = 1  # replacements made (edit)
+
+
+def read_existing(ctx: ToolContext, path: Path) -> bytes | None:
+    """Current bytes of a regular file, None if absent; errors for directories/specials."""
+    real = check_read(ctx, path)
+    if not os.path.lexists(real):
+        return None
+    if real.is_dir():
+        raise ArgError(f"{display(ctx, path)} is a directory, not a file")
+    if not real.is_file():
+        raise ArgError(f"{display(ctx, path)} is not a regular file")
+    return read_bytes_nofollow(real)
+
+
+def missing_parents(path: Path) -> list[Step]:
+    """Directory steps for the ancestors that do not exist yet, outermost first, so undo also
+    removes directories a write created."""
+    steps = []
+    parent = path.parent
+    while not parent.exists() and parent != parent.parent:
+        steps.append(Step(path=parent, before=None, after=b"", kind="dir"))
+        parent = parent.parent
+    return list(reversed(steps))
+
+
+def apply_steps(ctx: ToolContext, tool: str, steps: list[Step]) -> None:
+    commit(ctx, tool, [Planned(path=s.path, after=s.after, kind=s.kind, mode=s.mode) for s in steps])
+
+
+def diff_steps(ctx: ToolContext, steps: list[Step], max_lines: int) -> str:
+    parts = [
+        unified(display(ctx, s.path), s.before, s.after, max_lines=max_lines)
+        for s in steps
+        if s.kind == "file"
+    ]
+    return "\n".join(p for p in parts if p)
+
+
+def count_lines(data: bytes) -> int:
+    return len(decode(data).splitlines())
+
+
+class _PlanningTool(BuiltinTool):
+    permission = Permission.NEEDS_APPROVAL
+    writes_files = True
+
+    def plan(self, args: dict[str, Any], ctx: ToolContext) -> list[Step]:
+        raise NotImplementedError
+
+    def summary(self, ctx: ToolContext, steps: list[Step], args: dict[str, Any]) -> str:
+        raise NotImplementedError
+
+    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        steps = self.plan(args, ctx)
+        apply_steps(ctx, self.name, steps)
+        text = self.summary(ctx, steps, args)
+        diff = diff_steps(ctx, steps, RESULT_DIFF_LINES)
+        return ToolResult(
+            output=f"{text}\n{diff}" if diff else text,
+            metadata={"paths": [str(s.path) for s in steps if s.kind == "file"]},
+        )
+
+    async def preview(self, args: dict[str, Any], ctx: ToolContext) -> str:
+        try:
+            return diff_steps(ctx, self.plan(args, ctx), PREVIEW_DIFF_LINES)
+        except (ArgError, ToolPathError, OSError, ValueError) as exc:
+            return f"(no preview: {exc})"
+
+
+class WriteTool(_PlanningTool):
+    name = "write"
+    description = (
+        "Write a file with the given content, replacing it if it exists and creating parent "
+        "directories. Prefer edit for changing part of an existing file."
+    )
+    parameters = {
+        "type": "object",
+        "properties": {
+            "file_path": {"type": "string", "description": "File to write."},
+            "content": {"type": "string", "description": "The complete new content."},
+        },
+        "required": ["file_path", "content"],
+    }
+
+    def plan(self, args: dict[str, Any], ctx: ToolContext) -> list[Step]:
+        path = resolve_arg(ctx, args.get("file_path"))
+        content = req_str(args, "content", allow_empty=True)
+        before = read_existing(ctx, path)
+        return missing_parents(path) + [Step(path=path, before=before, after=encode(content))]
+
+    def summary(self, ctx: ToolContext, steps: list[Step], args: dict[str, Any]) -> str:
+        step = steps[-1]
+        verb = "Created" if step.before is None else "Wrote"
+        return f"{verb} {display(ctx, step.path)} ({count_lines(step.after or b'')} lines)"
+
+
+def replace_once(text: str, old: str, new: str, *, replace_all: bool, where: str) -> tuple[str, int]:
+    """``text`` with ``old`` replaced; ``old`` must occur exactly once unless ``replace_all``.
+    Files with CRLF line endings also match an ``old`` written with plain newlines."""
+    if not old:
+        raise ArgError(f"{where}: old_string must not be empty (use write to create a file)")
+    if old == new:
+        raise ArgError(f"{where}: old_string and new_string are identical; nothing would change")
+    count = text.count(old)
+    if count == 0 and "\r\n" in text and "\n" in old and "\r\n" not in old:
+        old, new = old.replace("\n", "\r\n"), new.replace("\n", "\r\n")
+        count = text.count(old)
+    if count == 0:
+        raise ArgError(
+            f"{where}: old_string not found. It must match the file exactly, including "
+            "whitespace and indentation; read the file and copy the text."
+        )
+    if count > 1 and not replace_all:
+        raise ArgError(
+            f"{where}: old_string matches {count} times; it must match exactly once. Include "
+            "more surrounding lines to make it unique, or set replace_all to true."
+        )
+    return text.replace(old, new), count
+
+
+class EditTool(_PlanningTool):
+    name = "edit"
+    description = (
+        "Replace old_string with new_string in a file. old_string must match the file exactly "
+        "(whitespace included) and occur exactly once, unless replace_all is true."
+    )
+    parameters = {
+        "type": "object",
+        "properties": {
+            "file_path": {"type": "string", "description": "File to edit."},
+            "old_string": {"type": "string", "description": "Exact text to replace."},
+            "new_string": {"type": "string", "description": "Replacement text."},
+            "replace_all": {"type": "boolean", "description": "Replace every occurrence (default false)."},
+        },
+        "required": ["file_path", "old_string", "new_string"],
+    }
+
+    def plan(self, args: dict[str, Any], ctx: ToolContext) -> list[Step]:
+        path = resolve_arg(ctx, args.get("file_path"))
+        old = req_str(args, "old_string", allow_empty=True)
+        new = req_str(args, "new_string", allow_empty=True)
+        replace_all = opt_bool(args, "replace_all", False)
+        before = read_existing(ctx, path)
+        shown = display(ctx, path)
+        if before is None:
+            raise ArgError(f"{shown}: file not found (use write to create it)")
+        text, count = replace_once(decode(before), old, new, replace_all=replace_all, where=shown)
+        return [Step(path=path, before=before, after=encode(text), count=count)]
+
+    def summary(self, ctx: ToolContext, steps: list[Step], args: dict[str, Any]) -> str:
+        n = steps[0].count
+        return f"Edited {display(ctx, steps[0].path)} ({n} replacement{'s' if n != 1 else ''})"
+
+
+class MultiEditTool(_PlanningTool):
+    name = "multi_edit"
+    description = (
+        "Apply exact string replacements across one or more files as one transaction: if any "
+        "replacement fails to match exactly once, no file is changed."
+    )
+    parameters = {
+        "type": "object",
+        "properties": {
+            "edits": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "file": {"type": "string"},
+                        "replacements": {
+                            "type": "array",
+                            "items": {
+                                "type": "object",
+                                "properties": {"old": {"type": "string"}, "new": {"type": "string"}},
+                                "required": ["old", "new"],
+                            },
+                        },
+                    },
+                    "required": ["file", "replacements"],
+                },
+            }
+        },
+        "required": ["edits"],
+    }
+
+    def target_paths(self, args: dict[str, Any]) -> list[str]:
+        edits = args.get("edits")
+        if not isinstance(edits, list):
+            return []
+        return [e["file"] for e in edits if isinstance(e, dict) and isinstance(e.get("file"), str)]
+
+    def plan(self, args: dict[str, Any], ctx: ToolContext) -> list[Step]:
+        edits = args.get("edits")
+        if not isinstance(edits, list) or not edits:
+            raise ArgError("'edits' must be a non-empty array of {file, replacements}")
+        steps: dict[Path, Step] = {}
+        texts: dict[Path, str] = {}
+        for i, edit in enumerate(edits, start=1):
+            if not isinstance(edit, dict) or not isinstance(edit.get("replacements"), list):
+                raise ArgError(f"edits[{i}] must be an object with 'file' and 'replacements'")
+            path = resolve_arg(ctx, edit.get("file"), arg=f"edits[{i}].file")
+            if path not in steps:
+                before = read_existing(ctx, path)
+                if before is None:
+                    raise ArgError(f"edits[{i}]: {display(ctx, path)}: file not found")
+                steps[path] = Step(path=path, before=before, after=before)
+                texts[path] = decode(before)
+            for j, rep in enumerate(edit["replacements"], start=1):
+                if not isinstance(rep, dict) or not isinstance(rep.get("old"), str) or not isinstance(rep.get("new"), str):
+                    raise ArgError(f"edits[{i}].replacements[{j}] must be an object with string 'old' and 'new'")
+                where = f"edits[{i}] ({display(ctx, path)}) replacement {j}"
+                texts[path], _ = replace_once(texts[path], rep["old"], rep["new"], replace_all=False, where=where)
+        for path, step in steps.items():
+            step.after = encode(texts[path])
+        return list(steps.values())
+
+    def summary(self, ctx: ToolContext, steps: list[Step], args: dict[str, Any]) -> str:
+        names = ", ".join(display(ctx, s.path) for s in steps)
+        return f"Edited {len(steps)} file{'s' if len(steps) != 1 else ''}: {names}"
+
+
+def _regular_source(ctx: ToolContext, raw: Any, arg: str) -> tuple[Path, bytes]:
+    path = resolve_arg(ctx, raw, arg=arg)
+    shown = display(ctx, path)
+    if os.path.islink(path):
+        raise ArgError(f"{shown} is a symlink; this tool only handles regular files")
+    if not os.path.lexists(path):
+        raise ArgError(f"{shown}: no such file")
+    if os.path.isdir(path):
+        raise ArgError(f"{shown} is a directory; this tool only handles files (use bash for directories)")
+    data = read_existing(ctx, path)
+    assert data is not None
+    return path, data
+
+
+def _free_destination(ctx: ToolContext, raw: Any) -> Path:
+    path = resolve_arg(ctx, raw, arg="destination")
+    if os.path.lexists(path):
+        raise ArgError(f"destination {display(ctx, path)} already exists; delete it first or pick another name")
+    return path
+
+
+class DeleteFileTool(_PlanningTool):
+    name = "delete_file"
+    description = "Delete a file or an empty directory (undoable)."
+    parameters = {
+        "type": "object",
+        "properties": {"path": {"type": "string", "description": "File or empty directory."}},
+        "required": ["path"],
+    }
+
+    def plan(self, args: dict[str, Any], ctx: ToolContext) -> list[Step]:
+        path = resolve_arg(ctx, args.get("path"), arg="path")
+        shown = display(ctx, path)
+        if os.path.isdir(path) and not os.path.islink(path):
+            if any(os.scandir(path)):
+                raise ArgError(f"{shown} is a directory that is not empty; delete_file removes files and empty directories only")
+            return [Step(path=path, before=b"", after=None, kind="dir")]
+        _, data = _regular_source(ctx, args.get("path"), "path")
+        return [Step(path=path, before=data, after=None, mode=file_mode(path))]
+
+    def summary(self, ctx: ToolContext, steps: list[Step], args: dict[str, Any]) -> str:
+        kind = "directory" if steps[0].kind == "dir" else "file"
+        return f"Deleted {kind} {display(ctx, steps[0].path)}"
+
+    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        steps = self.plan(args, ctx)
+        apply_steps(ctx, self.name, steps)
+        return ToolResult(output=self.summary(ctx, steps, args), metadata={"paths": [str(steps[0].path)]})
+
+
+class MoveFileTool(_PlanningTool):
+    name = "move_file"
+    description = "Move or rename a file. Fails if the destination exists; creates missing parent directories."
+    parameters = {
+        "type": "object",
+        "properties": {
+            "source": {"type": "string", "description": "File to move."},
+            "destination": {"type": "string", "description": "New path (must not exist)."},
+        },
+        "required": ["source", "destination"],
+    }
+
+    def plan(self, args: dict[str, Any], ctx: ToolContext) -> list[Step]:
+        src, data = _regular_source(ctx, args.get("source"), "source")
+        dst = _free_destination(ctx, args.get("destination"))
+        mode = file_mode(src)
+        # Destination first: a failure leaves the source untouched.
+        return missing_parents(dst) + [
+            Step(path=dst, before=None, after=data, mode=mode),
+            Step(path=src, before=data, after=None, mode=mode),
+        ]
+
+    def summary(self, ctx: ToolContext, steps: list[Step], args: dict[str, Any]) -> str:
+        return f"Moved {display(ctx, steps[-1].path)} -> {display(ctx, steps[-2].path)}"
+
+    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        steps = self.plan(args, ctx)
+        apply_steps(ctx, self.name, steps)
+        return ToolResult(output=self.summary(ctx, steps, args))
+
+
+class CopyFileTool(_PlanningTool):
+    name = "copy_file"
+    description = "Copy a file. Fails if the destination exists; creates missing parent directories."
+    parameters = MoveFileTool.parameters
+
+    def plan(self, args: dict[str, Any], ctx: ToolContext) -> list[Step]:
+        src, data = _regular_source(ctx, args.get("source"), "source")
+        dst = _free_destination(ctx, args.get("destination"))
+        return missing_parents(dst) + [Step(path=dst, before=None, after=data, mode=file_mode(src))]
+
+    def summary(self, ctx: ToolContext, steps: list[Step], args: dict[str, Any]) -> str:
+        return f"Copied {display(ctx, resolve_arg(ctx, args.get('source'), arg='source'))} -> {display(ctx, steps[-1].path)}"
+
+    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        steps = self.plan(args, ctx)
+        apply_steps(ctx, self.name, steps)
+        return ToolResult(output=self.summary(ctx, steps, args))
+
+
+class CreateDirTool(_PlanningTool):
+    name = "create_dir"
+    description = "Create a directory and any missing parents (like mkdir -p)."
+    parameters = {
+        "type": "object",
+        "properties": {"path": {"type": "string", "description": "Directory to create."}},
+        "required": ["path"],
+    }
+
+    def plan(self, args: dict[str, Any], ctx: ToolContext) -> list[Step]:
+        path = resolve_arg(ctx, args.get("path"), arg="path")
+        if os.path.lexists(path) and not os.path.isdir(path):
+            raise ArgError(f"{display(ctx, path)} already exists and is not a directory")
+        if os.path.isdir(path):
+            return []
+        return missing_parents(path) + [Step(path=path, before=None, after=b"", kind="dir")]
+
+    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        steps = self.plan(args, ctx)
+        shown = display(ctx, resolve_arg(ctx, args.get("path"), arg="path"))
+        if not steps:
+            return ToolResult(output=f"Directory {shown} already exists")
+        apply_steps(ctx, self.name, steps)
+        return ToolResult(output=f"Created directory {shown}")
+
+
+TOOLS = (
+    WriteTool, EditTool, MultiEditTool, DeleteFileTool, MoveFileTool, CopyFileTool, CreateDirTool,
+)

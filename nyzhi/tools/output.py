@@ -1,0 +1,83 @@
+"""Large tool outputs: written to a file, replaced by a pointer the model can follow.
+
+A 200 KB test log pasted into the thread would crowd out everything else the model knows, and
+truncating it outright loses the failure at the end. So, like the original, a result longer than
+a threshold (4000 characters) is saved under ``<workspace>/.nyzhi/context/tool-results/`` and the
+model gets a short pointer with the head and the tail; it can page through the file with ``read``
+(offset/limit) or ``tail_file``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import re
+import time
+from pathlib import Path
+
+from nyzhi.tools.base import ToolContext, ToolResult
+from nyzhi.tools.paths import atomic_write
+
+DEFAULT_THRESHOLD = 4000
+HEAD_LINES = 20
+TAIL_LINES = 20
+EXCERPT_CHARS = 1500  # per excerpt, so the pointer itself stays well under the threshold
+
+_counter = itertools.count(1)
+
+
+def results_dir(workspace_root: Path) -> Path:
+    return Path(workspace_root) / ".nyzhi" / "context" / "tool-results"
+
+
+def _excerpt(lines: list[str], *, from_end: bool) -> str:
+    text = "\n".join(lines)
+    if len(text) > EXCERPT_CHARS:
+        text = ("…" + text[-EXCERPT_CHARS:]) if from_end else (text[:EXCERPT_CHARS] + "…")
+    return text
+
+
+def cap_output(
+    result: ToolResult,
+    ctx: ToolContext,
+    tool_name: str,
+    *,
+    threshold: int = DEFAULT_THRESHOLD,
+) -> ToolResult:
+    """``result`` unchanged when short; otherwise a new result pointing at the saved full text.
+
+    The returned result keeps ``is_error`` and the metadata, plus ``full_output_path`` and
+    ``full_output_chars``. If the file cannot be written (read-only disk), the output is
+    truncated in place instead, keeping head and tail. Synchronous: one small local file write.
+    """
+    text = result.output
+    if len(text) <= threshold:
+        return result
+    lines = text.splitlines()
+    safe_tool = re.sub(r"[^A-Za-z0-9_.-]+", "_", tool_name)[:60] or "tool"
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.localtime())
+    name = f"{stamp}-{os.getpid()}-{next(_counter)}-{safe_tool}.txt"
+    path = results_dir(ctx.workspace_root) / name
+    head = _excerpt(lines[:HEAD_LINES], from_end=False)
+    tail = _excerpt(lines[-TAIL_LINES:], from_end=True) if len(lines) > HEAD_LINES else ""
+    metadata = dict(result.metadata)
+    try:
+        atomic_write(Path(os.path.realpath(path.parent)) / path.name, text.encode("utf-8", "replace"))
+    except OSError as exc:
+        body = (
+            f"[Output truncated: {len(lines)} lines, {len(text)} chars; could not save the full "
+            f"text ({exc.strerror or exc}).]\n--- first lines ---\n{head}"
+        )
+        if tail:
+            body += f"\n--- last lines ---\n{tail}"
+        metadata["truncated"] = True
+        return ToolResult(output=body, is_error=result.is_error, metadata=metadata)
+    body = (
+        f"[Output written to {path} ({len(lines)} lines, {len(text)} chars). "
+        f"Use read (with offset/limit) or tail_file to inspect.]\n--- first lines ---\n{head}"
+    )
+    if tail:
+        body += f"\n--- last lines ---\n{tail}"
+    metadata["full_output_path"] = str(path)
+    metadata["full_output_chars"] = len(text)
+    return ToolResult(output=body, is_error=result.is_error, metadata=metadata)

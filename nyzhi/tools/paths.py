@@ -1,0 +1,198 @@
+"""Path handling shared by the file tools: resolving arguments, the sandbox re-check, and
+symlink-safe writes.
+
+Why the care: the gate pipeline checks a call's paths before it runs, but a symlink swapped in
+between that check and the write (a rename racing the gate) could redirect the write outside the
+workspace. So every write re-resolves its target through the sandbox right before writing, then
+opens the resolved parent directory component by component with ``O_NOFOLLOW``; if any component
+became a symlink in the meantime the open fails instead of following it. The final rename happens
+relative to that directory descriptor, so what we checked is what we write.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+from nyzhi.tools.base import ToolContext
+
+
+class ToolPathError(Exception):
+    """A path argument the tool cannot use; its message is shown to the model."""
+
+
+def resolve_arg(ctx: ToolContext, raw: Any, *, arg: str = "file_path") -> Path:
+    """The absolute (not symlink-resolved) path for a path argument; relative to ``ctx.cwd``."""
+    if not isinstance(raw, str) or not raw.strip():
+        raise ToolPathError(f"'{arg}' must be a non-empty path string")
+    path = Path(os.path.expanduser(raw))
+    if not path.is_absolute():
+        path = Path(ctx.cwd) / path
+    return Path(os.path.normpath(path))
+
+
+def _violation(exc: BaseException) -> bool:
+    try:
+        from nyzhi.tools.sandbox import SandboxViolation
+    except ImportError:  # pragma: no cover - sandbox module always present once merged
+        return False
+    return isinstance(exc, SandboxViolation)
+
+
+def check_write(ctx: ToolContext, path: Path) -> Path:
+    """The fully resolved path to write, after the sandbox allowed it (``ToolPathError`` if not)."""
+    if ctx.sandbox is None:
+        return Path(os.path.realpath(path))
+    try:
+        return Path(ctx.sandbox.check_write(path))
+    except Exception as exc:
+        if _violation(exc):
+            raise ToolPathError(f"sandbox: {exc}") from exc
+        raise
+
+
+def check_read(ctx: ToolContext, path: Path) -> Path:
+    """The fully resolved path to read, after the sandbox allowed it."""
+    if ctx.sandbox is None or not hasattr(ctx.sandbox, "check_read"):
+        return Path(os.path.realpath(path))
+    try:
+        return Path(ctx.sandbox.check_read(path))
+    except Exception as exc:
+        if _violation(exc):
+            raise ToolPathError(f"sandbox: {exc}") from exc
+        raise
+
+
+def display(ctx: ToolContext, path: Path) -> str:
+    """A path as the model should see it: relative to cwd when inside it, else absolute."""
+    try:
+        rel = Path(path).relative_to(ctx.cwd)
+    except ValueError:
+        return str(path)
+    return str(rel) if str(rel) != "." else "."
+
+
+# --- symlink-safe directory handles ---------------------------------------------------------
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+
+
+def open_dir_nofollow(path: Path, *, create: bool = False) -> int:
+    """Open the directory ``path`` (absolute, already resolved) refusing symlinks at every
+    component. With ``create``, missing components are made. Returns a directory fd."""
+    path = Path(path)
+    if not path.is_absolute():
+        raise ToolPathError(f"internal: expected an absolute path, got {path}")
+    fd = os.open("/", _DIR_FLAGS)
+    try:
+        for part in path.parts[1:]:
+            try:
+                nfd = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            except FileNotFoundError:
+                if not create:
+                    raise
+                try:
+                    os.mkdir(part, 0o777, dir_fd=fd)
+                except FileExistsError:
+                    pass
+                nfd = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            except OSError as exc:
+                if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                    raise ToolPathError(
+                        f"{path}: a component changed into a symlink or non-directory while "
+                        "writing; refusing to follow it"
+                    ) from exc
+                raise
+            os.close(fd)
+            fd = nfd
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def atomic_write(target: Path, data: bytes, *, mode: int | None = None) -> None:
+    """Write ``data`` to the resolved ``target`` atomically (temp file in the same directory,
+    fsync, rename), creating parent directories, never following a symlink."""
+    target = Path(target)
+    dfd = open_dir_nofollow(target.parent, create=True)
+    try:
+        if mode is None:  # keep an existing file's mode; a new file gets 0o666 minus umask
+            try:
+                st = os.stat(target.name, dir_fd=dfd, follow_symlinks=False)
+                mode = stat.S_IMODE(st.st_mode)
+            except FileNotFoundError:
+                mode = None
+        tmp = f".{target.name}.nyzhi-{os.getpid()}-{id(data):x}.tmp"
+        fd = os.open(
+            tmp,
+            os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0),
+            0o666 if mode is None else 0o600,
+            dir_fd=dfd,
+        )
+        try:
+            try:
+                view = memoryview(data)
+                while view:
+                    written = os.write(fd, view)
+                    view = view[written:]
+                if mode is not None:
+                    os.fchmod(fd, mode)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            os.replace(tmp, target.name, src_dir_fd=dfd, dst_dir_fd=dfd)
+        except BaseException:
+            try:
+                os.unlink(tmp, dir_fd=dfd)
+            except OSError:
+                pass
+            raise
+        os.fsync(dfd)
+    finally:
+        os.close(dfd)
+
+
+def unlink_nofollow(target: Path) -> None:
+    """Remove the file (or symlink itself) at the resolved ``target``."""
+    dfd = open_dir_nofollow(Path(target).parent)
+    try:
+        os.unlink(Path(target).name, dir_fd=dfd)
+    finally:
+        os.close(dfd)
+
+
+def rmdir_nofollow(target: Path) -> None:
+    dfd = open_dir_nofollow(Path(target).parent)
+    try:
+        os.rmdir(Path(target).name, dir_fd=dfd)
+    finally:
+        os.close(dfd)
+
+
+def mkdir_nofollow(target: Path) -> None:
+    """``mkdir -p`` of the resolved ``target`` without following symlinks."""
+    os.close(open_dir_nofollow(Path(target), create=True))
+
+
+def read_bytes_nofollow(target: Path) -> bytes:
+    """Read the regular file at resolved ``target`` (refusing a symlink swapped in)."""
+    dfd = open_dir_nofollow(Path(target).parent)
+    try:
+        fd = os.open(
+            Path(target).name, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0), dir_fd=dfd
+        )
+    finally:
+        os.close(dfd)
+    with os.fdopen(fd, "rb") as fh:
+        return fh.read()
+
+
+def file_mode(path: Path) -> int | None:
+    try:
+        return stat.S_IMODE(os.lstat(path).st_mode)
+    except OSError:
+        return None

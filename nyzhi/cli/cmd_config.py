@@ -1,0 +1,128 @@
+"""``nyz config [show | get KEY | set KEY VALUE [--project|--local]]``.
+
+Module-level imports are stdlib only so ``nyz --help`` stays fast; the config package is
+imported inside the handlers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("config", help="show, get or set configuration values",
+                       description="Without an action: show the merged configuration.")
+    p.set_defaults(handler=run_show)
+    actions = p.add_subparsers(dest="config_action", metavar="ACTION")
+    show = actions.add_parser("show", help="print the merged config and where each value came from")
+    show.set_defaults(handler=run_show)
+    get = actions.add_parser("get", help="print one merged value (dotted key, e.g. agent.max_steps)")
+    get.add_argument("key")
+    get.set_defaults(handler=run_get)
+    put = actions.add_parser("set", help="set a value in one layer (default: the global file)")
+    put.add_argument("key")
+    put.add_argument("value", help="a TOML literal (42, true, [\"a\"]) or plain text")
+    where = put.add_mutually_exclusive_group()
+    where.add_argument("--global", dest="layer", action="store_const", const="global",
+                       help="the user file (default)")
+    where.add_argument("--project", dest="layer", action="store_const", const="project",
+                       help="<root>/.nyzhi/config.toml")
+    where.add_argument("--local", dest="layer", action="store_const", const="local",
+                       help="<root>/.nyzhi/config.local.toml (keep out of git)")
+    put.set_defaults(handler=run_set, layer="global")
+
+
+def _fail(exc: Exception) -> int:
+    print(f"nyz: {exc}", file=sys.stderr)
+    return 1
+
+
+def run_show(args: argparse.Namespace) -> int:
+    from nyzhi.config import ConfigError, load_config
+    from nyzhi.config.convert import dotted
+    from nyzhi.config.render import render
+
+    try:
+        loaded = load_config()
+    except ConfigError as exc:
+        return _fail(exc)
+    paths = {layer.name: layer.path for layer in loaded.candidates}
+
+    def source(path: tuple) -> str:
+        label = loaded.source_of(dotted(path))
+        if label == "default":
+            return "default"
+        return "from " + " + ".join(f"{name} ({paths[name]})" for name in label.split("+"))
+
+    existing = {layer.name for layer in loaded.layers}
+    print("# nyzhi configuration (merged: global < project < local)")
+    for layer in loaded.candidates:
+        state = "" if layer.name in existing else "  (not present)"
+        print(f"# {layer.name}: {layer.path}{state}")
+    print()
+    sys.stdout.write(render(loaded.config, (), source))
+    return 0
+
+
+def run_get(args: argparse.Namespace) -> int:
+    import attrs
+
+    from nyzhi.config import ConfigError, load_config
+    from nyzhi.config.edit import lookup, parse_key
+    from nyzhi.config.render import format_value, render
+
+    try:
+        parts = parse_key(args.key)
+        value = lookup(load_config().config, parts)
+    except ConfigError as exc:
+        return _fail(exc)
+    if value is None:
+        print(f"nyz: {args.key} is not set", file=sys.stderr)
+        return 1
+    if attrs.has(type(value)) or (isinstance(value, dict) and value) or (
+        isinstance(value, tuple) and value and attrs.has(type(value[0]))
+    ):
+        if isinstance(value, tuple):
+            for item in value:
+                sys.stdout.write(render(item, parts))
+        elif isinstance(value, dict) and not attrs.has(type(next(iter(value.values())))):
+            for k, v in value.items():
+                print(f"{k} = {format_value(v, (*parts, k))}")
+        else:
+            sys.stdout.write(render(value, parts))
+        return 0
+    if isinstance(value, str):
+        from nyzhi.config.secrets import is_secret_key, mask_secret
+
+        print(mask_secret(value) if is_secret_key(parts) else value)
+    else:
+        print(format_value(value, parts))
+    return 0
+
+
+def run_set(args: argparse.Namespace) -> int:
+    from nyzhi.config import ConfigError, detect_workspace, paths
+    from nyzhi.config.edit import parse_key, set_value
+    from nyzhi.config.secrets import is_secret_key
+
+    workspace = detect_workspace()
+    target = {
+        "global": paths.global_config_path(),
+        "project": workspace.project_config_path,
+        "local": workspace.local_config_path,
+    }[args.layer]
+    try:
+        parts = parse_key(args.key)
+        # Global and local files may hold keys: create them private. Project files are shared.
+        set_value(target, args.key, args.value,
+                  new_file_mode=0o644 if args.layer == "project" else 0o600)
+    except ConfigError as exc:
+        return _fail(exc)
+    secret = is_secret_key(parts)
+    shown = "(hidden)" if secret else args.value
+    print(f"set {args.key} = {shown} in {target}")
+    if secret and args.layer == "project":
+        print("warning: the project config is usually committed to git; prefer --local, "
+              "an environment variable or `nyz login` for secrets", file=sys.stderr)
+    return 0

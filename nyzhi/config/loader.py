@@ -1,0 +1,116 @@
+"""``load_config``: read the three layers, validate each, merge, structure.
+
+Each layer is validated on its own first, so an error names the exact file it is in. Then
+the raw dicts are merged (``merge.py``) and the result structured into a ``Config``. Loading
+reads files only; it never creates or modifies anything.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+
+import attrs
+
+from nyzhi.config import paths
+from nyzhi.config.convert import dotted, structure
+from nyzhi.config.errors import ConfigError, ConfigProblem
+from nyzhi.config.merge import merge_layers
+from nyzhi.config.schema import Config
+from nyzhi.config.workspace import Workspace, detect_workspace
+
+LAYER_NAMES = ("global", "project", "local")
+
+
+@attrs.frozen
+class Layer:
+    name: str  # "global" | "project" | "local"
+    path: Path
+
+
+@attrs.frozen
+class LoadedConfig:
+    config: Config
+    workspace: Workspace
+    sources: dict[str, str]  # dotted leaf key -> "global" | "project" | "local" | "a+b"
+    layers: tuple[Layer, ...]  # the layer files that existed, in merge order
+    candidates: tuple[Layer, ...]  # all three layer paths, existing or not
+
+    def source_of(self, key: str) -> str:
+        """The layer(s) that set ``key`` (or any key under it), else "default"."""
+        if key in self.sources:
+            return self.sources[key]
+        found: list[str] = []
+        for k, label in self.sources.items():
+            if k.startswith(key + ".") or k.startswith(key + "["):
+                for part in label.split("+"):
+                    if part not in found:
+                        found.append(part)
+        return "+".join(found) if found else "default"
+
+    def layer_path(self, name: str) -> Path:
+        return next(layer.path for layer in self.candidates if layer.name == name)
+
+
+def layer_paths(workspace: Workspace, env: Mapping[str, str] | None = None) -> tuple[Layer, ...]:
+    return (
+        Layer("global", paths.global_config_path(env)),
+        Layer("project", workspace.project_config_path),
+        Layer("local", workspace.local_config_path),
+    )
+
+
+def read_layer(path: Path) -> dict | None:
+    """The raw TOML of ``path``, or None when it does not exist; ConfigError if unparsable."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise ConfigError(ConfigProblem(path, "", "a readable file", exc.strerror or str(exc))) from None
+    try:
+        return tomllib.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ConfigError(ConfigProblem(path, "", "UTF-8 text", f"undecodable bytes ({exc.reason})")) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(ConfigProblem(path, "", "valid TOML", f"a syntax error: {exc}")) from None
+
+
+def validate_layer(raw: dict, path: Path | None) -> Config:
+    """Structure one layer alone (every key is optional), raising ConfigError naming ``path``."""
+    return structure(raw, path)
+
+
+def load_config(cwd: Path | None = None, *, env: Mapping[str, str] | None = None) -> LoadedConfig:
+    """Load the merged configuration for the workspace containing ``cwd``.
+
+    Raises ConfigError (naming file, key path, expected and found) on unreadable TOML,
+    unknown keys or wrong types in any layer.
+    """
+    workspace = detect_workspace(cwd, env)
+    candidates = layer_paths(workspace, env)
+    raws: list[tuple[str, dict]] = []
+    existing: list[Layer] = []
+    problems: list[ConfigProblem] = []
+    for layer in candidates:
+        raw = read_layer(layer.path)
+        if raw is None:
+            continue
+        existing.append(layer)
+        try:
+            validate_layer(raw, layer.path)
+        except ConfigError as exc:
+            problems.extend(exc.problems)
+        raws.append((layer.name, raw))
+    if problems:
+        raise ConfigError(problems)
+    merged, sources = merge_layers(raws)
+    config = structure(merged, None)
+    return LoadedConfig(
+        config=config,
+        workspace=workspace,
+        sources={dotted(k): v for k, v in sources.items()},
+        layers=tuple(existing),
+        candidates=candidates,
+    )

@@ -1,0 +1,77 @@
+"""Where nyzhi keeps user-level files.
+
+Every function reads HOME and the XDG_* variables *at call time* (nothing is cached at import),
+so a test isolates itself completely by pointing HOME / XDG_* at a temporary directory. Each
+function also takes an optional ``env`` mapping for callers that want to resolve paths for an
+environment other than ``os.environ``.
+
+Per the XDG base-directory spec a relative XDG_* value is invalid and ignored.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+APP = "nyzhi"
+
+
+def _env(env: Mapping[str, str] | None) -> Mapping[str, str]:
+    return os.environ if env is None else env
+
+
+def home_dir(env: Mapping[str, str] | None = None) -> Path:
+    """$HOME, falling back to the password database only when HOME is unset."""
+    home = _env(env).get("HOME")
+    return Path(home) if home else Path.home()
+
+
+def _xdg(var: str, default_rel: str, env: Mapping[str, str] | None) -> Path:
+    value = _env(env).get(var)
+    if value and os.path.isabs(value):
+        return Path(value) / APP
+    return home_dir(env) / default_rel / APP
+
+
+def config_dir(env: Mapping[str, str] | None = None) -> Path:
+    """$XDG_CONFIG_HOME/nyzhi, default ~/.config/nyzhi."""
+    return _xdg("XDG_CONFIG_HOME", ".config", env)
+
+
+def data_dir(env: Mapping[str, str] | None = None) -> Path:
+    """$XDG_DATA_HOME/nyzhi, default ~/.local/share/nyzhi (sessions, credentials, indexes)."""
+    return _xdg("XDG_DATA_HOME", ".local/share", env)
+
+
+def state_dir(env: Mapping[str, str] | None = None) -> Path:
+    """$XDG_STATE_HOME/nyzhi, default ~/.local/state/nyzhi (logs, history, update checks)."""
+    return _xdg("XDG_STATE_HOME", ".local/state", env)
+
+
+def cache_dir(env: Mapping[str, str] | None = None) -> Path:
+    """$XDG_CACHE_HOME/nyzhi, default ~/.cache/nyzhi (anything safe to delete)."""
+    return _xdg("XDG_CACHE_HOME", ".cache", env)
+
+
+def nyzhi_home(env: Mapping[str, str] | None = None) -> Path:
+    """~/.nyzhi (user memory, teams, tasks), overridable with $NYZHI_HOME."""
+    value = _env(env).get("NYZHI_HOME")
+    if value:
+        return Path(value)
+    return home_dir(env) / ".nyzhi"
+
+
+def global_config_path(env: Mapping[str, str] | None = None) -> Path:
+    """The global (user) config layer: config_dir()/config.toml."""
+    return config_dir(env) / "config.toml"
+
+
+def sessions_dir(env: Mapping[str, str] | None = None) -> Path:
+    """data_dir()/sessions."""
+    return data_dir(env) / "sessions"
+
+
+def auth_path(env: Mapping[str, str] | None = None) -> Path:
+    """data_dir()/auth.json: stored credentials (mode 0600, directory 0700)."""
+    return data_dir(env) / "auth.json"

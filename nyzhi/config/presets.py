@@ -1,0 +1,65 @@
+"""Built-in provider presets: what ``[provider.NAME]`` means when NAME is a known service.
+
+These live in the config layer (the bottom of the stack) because both ``nyzhi.auth`` (which
+environment variables hold a key) and ``nyzhi.provider`` (wire style, base URL) need them.
+A ``[provider.NAME]`` table overrides any field of a preset; any other NAME is a custom
+provider whose api_style defaults to "openai" and whose key is read from ``<NAME>_API_KEY``.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+API_STYLES = ("openai", "openai-responses", "anthropic", "gemini", "ollama", "llama-cpp")
+
+
+@attrs.frozen
+class ProviderPreset:
+    name: str
+    title: str
+    api_style: str
+    base_url: str | None
+    env_vars: tuple[str, ...]  # checked in order; the first one set wins
+    needs_key: bool = True  # False: a local server that works without a key
+
+
+BUILTIN_PROVIDERS: dict[str, ProviderPreset] = {
+    p.name: p
+    for p in (
+        ProviderPreset("openai", "OpenAI", "openai", "https://api.openai.com/v1",
+                       ("OPENAI_API_KEY",)),
+        ProviderPreset("anthropic", "Anthropic", "anthropic", "https://api.anthropic.com/v1",
+                       ("ANTHROPIC_API_KEY",)),
+        ProviderPreset("gemini", "Google Gemini", "gemini",
+                       "https://generativelanguage.googleapis.com/v1beta",
+                       ("GEMINI_API_KEY", "GOOGLE_API_KEY")),
+        ProviderPreset("openrouter", "OpenRouter", "openai", "https://openrouter.ai/api/v1",
+                       ("OPENROUTER_API_KEY",)),
+        ProviderPreset("groq", "Groq", "openai", "https://api.groq.com/openai/v1",
+                       ("GROQ_API_KEY",)),
+        ProviderPreset("together", "Together AI", "openai", "https://api.together.xyz/v1",
+                       ("TOGETHER_API_KEY",)),
+        ProviderPreset("deepseek", "DeepSeek", "openai", "https://api.deepseek.com/v1",
+                       ("DEEPSEEK_API_KEY",)),
+        ProviderPreset("ollama", "Ollama (local)", "ollama", "http://localhost:11434",
+                       ("OLLAMA_API_KEY",), needs_key=False),
+        ProviderPreset("local", "llama.cpp (offline default model)", "llama-cpp", None,
+                       (), needs_key=False),
+    )
+}
+
+
+def env_var_for(name: str) -> str:
+    """The conventional variable for a custom provider: ``my-corp`` -> ``MY_CORP_API_KEY``."""
+    cleaned = "".join(ch if ch.isalnum() else "_" for ch in name.upper())
+    return f"{cleaned}_API_KEY"
+
+
+def env_vars_for(name: str, override: str | None = None) -> tuple[str, ...]:
+    """Variables to check for ``name``: an explicit ``env_var`` replaces the defaults."""
+    if override:
+        return (override,)
+    preset = BUILTIN_PROVIDERS.get(name)
+    if preset is not None:
+        return preset.env_vars
+    return (env_var_for(name),)

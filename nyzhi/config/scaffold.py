@@ -1,0 +1,121 @@
+"""``nyz init``: create ``.nyzhi/`` in the workspace root, never overwriting anything.
+
+The config template is all comments. Lines starting with a single ``# `` are examples that
+are valid if uncommented (a test checks this); ``## `` lines are prose.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import attrs
+
+CONFIG_TEMPLATE = """\
+## Project configuration for nyzhi. Layers: global (~/.config/nyzhi/config.toml) <
+## this file < .nyzhi/config.local.toml (personal, keep out of git). See docs/config.md.
+## Uncomment what you need; `nyz config show` prints the merged result.
+
+## Which model service to use (any [provider.NAME] table; built-ins: openai, anthropic,
+## gemini, openrouter, groq, together, deepseek, ollama, local).
+# [provider]
+# default = "anthropic"
+
+# [provider.anthropic]
+# model = "claude-sonnet-4-5"
+
+## A custom OpenAI-compatible service; its key is read from MY_SERVICE_API_KEY.
+# [provider.my-service]
+# api_style = "openai"
+# base_url = "http://localhost:8000/v1"
+# model = "my-model"
+
+# [agent]
+# max_steps = 100
+# custom_instructions = "Prefer small, reviewed changes."
+
+## off | limited | autoedit | full
+# [agent.trust]
+# mode = "limited"
+# allow_tools = ["read", "grep", "glob"]
+# deny_paths = [".env", "secrets/**"]
+
+## read-only | workspace-write | full-access
+# [agent.sandbox]
+# level = "workspace-write"
+# network = true
+
+# [[agent.hooks]]
+# event = "after_edit"
+# command = "ruff format {file}"
+# pattern = "*.py"
+# timeout = 30
+
+# [[agent.commands]]
+# name = "review"
+# prompt = "Review $ARGUMENTS for bugs and missing tests."
+# description = "Review code"
+
+# [mcp.servers.files]
+# command = "npx"
+# args = ["-y", "@modelcontextprotocol/server-filesystem", "."]
+
+# [[nodes]]
+# name = "build-box"
+# host = "build.example.com"
+# user = "ci"
+"""
+
+RULES_TEMPLATE = """\
+# Project rules
+
+Instructions every nyzhi agent in this project follows. Keep them short and concrete:
+how to build and test, conventions to respect, things never to do.
+"""
+
+REVIEW_COMMAND = """\
+# Review code for issues
+Review $ARGUMENTS for bugs, unclear code and missing tests. Report findings by severity.
+"""
+
+GITIGNORE = """\
+# personal, machine-local files
+config.local.toml
+local.md
+"""
+
+FILES: tuple[tuple[str, str], ...] = (
+    (".nyzhi/config.toml", CONFIG_TEMPLATE),
+    (".nyzhi/rules.md", RULES_TEMPLATE),
+    (".nyzhi/commands/review.md", REVIEW_COMMAND),
+    (".nyzhi/.gitignore", GITIGNORE),
+)
+DIRS: tuple[str, ...] = (".nyzhi", ".nyzhi/agents", ".nyzhi/commands", ".nyzhi/skills",
+                         ".nyzhi/rules")
+
+
+@attrs.frozen
+class ScaffoldReport:
+    created: tuple[Path, ...]
+    skipped: tuple[Path, ...]  # already existed, left untouched
+
+
+def scaffold(root: Path) -> ScaffoldReport:
+    """Create the ``.nyzhi/`` skeleton under ``root``; existing paths are skipped."""
+    created: list[Path] = []
+    skipped: list[Path] = []
+    for rel in DIRS:
+        path = root / rel
+        if path.exists():
+            skipped.append(path)
+        else:
+            path.mkdir(parents=True)
+            created.append(path)
+    for rel, text in FILES:
+        path = root / rel
+        try:
+            with open(path, "x", encoding="utf-8") as fh:  # "x": never clobber
+                fh.write(text)
+            created.append(path)
+        except FileExistsError:
+            skipped.append(path)
+    return ScaffoldReport(tuple(created), tuple(skipped))

@@ -1,0 +1,223 @@
+"""The typed configuration tree (attrs classes, structured by cattrs in ``convert.py``).
+
+Every class is frozen: a loaded Config is shared by agents and tools and must not change
+under them. Runtime overrides (``--provider``, ``--model``, ``--trust``, ``--sandbox``) go
+through ``Config.with_overrides`` which returns a new tree.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import attrs
+
+from nyzhi.config.schema_agent import AgentConfig, SandboxLevel, TrustMode
+
+ApiStyle = Literal["openai", "openai-responses", "anthropic", "gemini", "ollama", "llama-cpp"]
+
+
+@attrs.frozen
+class DeviceFlowConfig:
+    """OAuth 2.0 device authorization grant (RFC 8628) endpoints for ``nyz login``."""
+
+    device_authorization_url: str
+    token_url: str
+    client_id: str
+    scope: str | None = None
+
+
+@attrs.frozen
+class ProviderEntry:
+    """One ``[provider.NAME]`` table. Unset fields fall back to the built-in preset."""
+
+    api_style: ApiStyle | None = None
+    base_url: str | None = None
+    model: str | None = None
+    api_key: str | None = None
+    env_var: str | None = None
+    max_tokens: int | None = None
+    temperature: float | None = None
+    headers: dict[str, str] = attrs.Factory(dict)
+    timeout: float | None = None  # seconds without data before a request is abandoned
+    oauth: DeviceFlowConfig | None = None
+    options: dict[str, Any] = attrs.Factory(dict)  # style-specific extras, passed through
+
+
+@attrs.frozen
+class ProviderSection:
+    """``[provider]``: ``default`` plus one table per provider (stored in ``entries``)."""
+
+    default: str | None = None  # None: the runtime picks (a provider with a key, else local)
+    entries: dict[str, ProviderEntry] = attrs.Factory(dict)
+
+    def get(self, name: str) -> ProviderEntry:
+        """The entry for ``name``, or an empty one (all preset defaults)."""
+        return self.entries.get(name) or ProviderEntry()
+
+
+@attrs.frozen
+class ModelsConfig:
+    max_tokens: int = 4096
+    temperature: float | None = None
+
+
+@attrs.frozen
+class TuiNotifyConfig:
+    bell: bool = True
+    desktop: bool = False
+    min_duration_ms: int = 5000
+
+
+@attrs.frozen
+class TuiConfig:
+    markdown: bool = True
+    streaming: bool = True
+    theme: str = "dark"
+    accent: str = "copper"
+    output_style: Literal["normal", "verbose", "minimal", "structured"] = "normal"
+    show_thinking: bool = True
+    colors: dict[str, str] = attrs.Factory(dict)
+    notify: TuiNotifyConfig = attrs.Factory(TuiNotifyConfig)
+
+
+@attrs.frozen
+class McpStdioServer:
+    command: str
+    args: tuple[str, ...] = ()
+    env: dict[str, str] = attrs.Factory(dict)
+    cwd: str | None = None
+
+
+@attrs.frozen
+class McpHttpServer:
+    url: str
+    headers: dict[str, str] = attrs.Factory(dict)
+
+
+McpServer = McpStdioServer | McpHttpServer
+
+
+@attrs.frozen
+class McpConfig:
+    servers: dict[str, McpServer] = attrs.Factory(dict)
+
+
+@attrs.frozen
+class NodeConfig:
+    """One ``[[nodes]]`` entry: an SSH host tools can run commands on (key auth only)."""
+
+    name: str
+    host: str
+    user: str | None = None
+    port: int = 22
+    identity_file: str | None = None
+    cwd: str | None = None
+
+
+@attrs.frozen
+class ShellSandboxConfig:
+    """Legacy nyzhi 3.x keys, accepted and ignored: the sandbox is ``[agent.sandbox]``."""
+
+    enabled: bool = False
+    allow_network: tuple[str, ...] = ()
+    allow_read: tuple[str, ...] = ()
+    allow_write: tuple[str, ...] = ()
+    block_dotfiles: bool = True
+
+
+@attrs.frozen
+class ShellConfig:
+    path: str | None = None
+    env: dict[str, str] = attrs.Factory(dict)
+    startup_commands: tuple[str, ...] = ()
+    sandbox: ShellSandboxConfig = attrs.Factory(ShellSandboxConfig)
+
+
+@attrs.frozen
+class BrowserConfig:
+    enabled: bool = False
+    executable_path: str | None = None
+    headless: bool = True
+
+
+@attrs.frozen
+class MemoryConfig:
+    auto_memory: bool = True
+
+
+@attrs.frozen
+class UpdateConfig:
+    enabled: bool = True
+    check_interval_hours: int = 4
+    release_url: str = "https://get.nyzhi.com"
+
+
+@attrs.frozen
+class IndexConfig:
+    enabled: bool = True
+    embedding: str = "auto"
+    embedding_model: str = ""
+    auto_context: bool = True
+    auto_context_chunks: int = 5
+    exclude: tuple[str, ...] = ()
+
+
+@attrs.frozen
+class ExternalNotifyConfig:
+    webhook_url: str | None = None
+    telegram_bot_token: str | None = None
+    telegram_chat_id: str | None = None
+    discord_webhook_url: str | None = None
+    slack_webhook_url: str | None = None
+
+
+@attrs.frozen
+class Config:
+    provider: ProviderSection = attrs.Factory(ProviderSection)
+    models: ModelsConfig = attrs.Factory(ModelsConfig)
+    tui: TuiConfig = attrs.Factory(TuiConfig)
+    agent: AgentConfig = attrs.Factory(AgentConfig)
+    mcp: McpConfig = attrs.Factory(McpConfig)
+    nodes: tuple[NodeConfig, ...] = ()
+    shell: ShellConfig = attrs.Factory(ShellConfig)
+    browser: BrowserConfig = attrs.Factory(BrowserConfig)
+    memory: MemoryConfig = attrs.Factory(MemoryConfig)
+    update: UpdateConfig = attrs.Factory(UpdateConfig)
+    index: IndexConfig = attrs.Factory(IndexConfig)
+    external_notify: ExternalNotifyConfig = attrs.Factory(ExternalNotifyConfig)
+
+    def with_overrides(
+        self,
+        *,
+        provider: str | None = None,
+        model: str | None = None,
+        trust: TrustMode | None = None,
+        sandbox: SandboxLevel | None = None,
+        max_steps: int | None = None,
+    ) -> Config:
+        """A copy with command-line overrides applied (None leaves a value alone).
+
+        ``model`` applies to ``provider`` if given, else to ``[provider] default``; with
+        neither there is nothing to attach it to, so it raises ValueError (the runtime picks
+        a provider first, then calls this again with it).
+        """
+        cfg = self
+        if provider is not None:
+            cfg = attrs.evolve(cfg, provider=attrs.evolve(cfg.provider, default=provider))
+        if model is not None:
+            target = provider or cfg.provider.default
+            if target is None:
+                raise ValueError("--model needs a provider: pass --provider or set [provider] default")
+            entries = dict(cfg.provider.entries)
+            entries[target] = attrs.evolve(cfg.provider.get(target), model=model)
+            cfg = attrs.evolve(cfg, provider=attrs.evolve(cfg.provider, entries=entries))
+        agent = cfg.agent
+        if trust is not None:
+            agent = attrs.evolve(agent, trust=attrs.evolve(agent.trust, mode=trust))
+        if sandbox is not None:
+            agent = attrs.evolve(agent, sandbox=attrs.evolve(agent.sandbox, level=sandbox))
+        if max_steps is not None:
+            agent = attrs.evolve(agent, max_steps=max_steps)
+        if agent is not cfg.agent:
+            cfg = attrs.evolve(cfg, agent=agent)
+        return cfg

@@ -1,0 +1,153 @@
+"""The ``[agent]`` section of the config schema (see docs/config.md for every key).
+
+Keys follow nyzhi 3.x so existing configs keep working; additions for this implementation
+(``agent.sandbox``, ``hooks.timeout``/``matcher``, ``trust.deny_commands``) are documented.
+Collections are tuples so a loaded Config can be shared between agents without copying.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import attrs
+
+TrustMode = Literal["off", "limited", "autoedit", "full"]
+SandboxLevel = Literal["read-only", "workspace-write", "full-access"]
+HookEvent = Literal[
+    "session_start", "session_end", "user_prompt_submit", "pre_tool_use", "post_tool_use",
+    "post_tool_use_failure", "permission_request", "notification", "after_edit", "after_turn",
+    "subagent_start", "subagent_stop", "subagent_end", "compact_context", "worktree_create",
+    "worktree_remove", "config_change", "teammate_idle", "task_completed",
+]
+
+
+@attrs.frozen
+class TrustConfig:
+    mode: TrustMode = "off"
+    allow_tools: tuple[str, ...] = ()
+    allow_paths: tuple[str, ...] = ()
+    deny_tools: tuple[str, ...] = ()
+    deny_paths: tuple[str, ...] = ()
+    deny_commands: tuple[str, ...] = ()  # added: command patterns refused for bash
+    auto_approve: tuple[str, ...] = ()
+    always_ask: tuple[str, ...] = ()
+    remember_approvals: bool = False
+
+
+@attrs.frozen
+class RetryConfig:
+    max_retries: int = 3
+    initial_backoff_ms: int = 1000
+    max_backoff_ms: int = 30000
+
+
+@attrs.frozen
+class RoutingConfig:
+    enabled: bool = False
+    low_keywords: tuple[str, ...] = ()
+    high_keywords: tuple[str, ...] = ()
+
+
+@attrs.frozen
+class VerifyCheck:
+    kind: Literal["build", "test", "lint", "custom"]
+    command: str
+
+
+@attrs.frozen
+class VerifyConfig:
+    checks: tuple[VerifyCheck, ...] = ()
+
+
+@attrs.frozen
+class RoleConfig:
+    description: str | None = None
+    config_file: str | None = None
+    system_prompt: str | None = None
+    model: str | None = None
+    max_steps: int | None = None
+    read_only: bool = False
+    allowed_tools: tuple[str, ...] | None = None
+    disallowed_tools: tuple[str, ...] = ()
+
+
+@attrs.frozen
+class AgentsConfig:
+    max_threads: int = 4
+    max_depth: int = 2
+    roles: dict[str, RoleConfig] = attrs.Factory(dict)
+
+
+@attrs.frozen
+class SharingConfig:
+    enabled: bool = False
+    pages_project: str | None = None
+    domain: str | None = None
+    redact_patterns: tuple[str, ...] = ()
+
+
+@attrs.frozen
+class VoiceConfig:
+    enabled: bool = False
+    api_key_env: str | None = None
+    model: str | None = None
+
+
+@attrs.frozen
+class HookConfig:
+    """One ``[[agent.hooks]]`` entry. ``pattern`` (nyzhi 3.x) and ``matcher`` (Claude Code
+    style) both filter on paths / tool names; a hook matches when either is absent or matches."""
+
+    event: HookEvent
+    command: str | None = None
+    hook_type: Literal["command", "prompt", "agent"] = "command"
+    prompt: str | None = None
+    instructions: str | None = None
+    tools: tuple[str, ...] = ()
+    model: str | None = None
+    pattern: str | None = None
+    matcher: str | None = None
+    tool_name: str | None = None
+    block: bool = False
+    timeout: float = 30.0  # seconds
+
+
+@attrs.frozen
+class CommandConfig:
+    name: str
+    prompt: str
+    description: str | None = None
+
+
+@attrs.frozen
+class SandboxConfig:
+    """Added (nyzhi 3.x had an unwired ``[shell.sandbox]``): the enforced sandbox."""
+
+    level: SandboxLevel = "workspace-write"
+    writable_roots: tuple[str, ...] = ()
+    network: bool = True  # False: bash runs with the network unshared
+    fallback: Literal["refuse", "unsandboxed"] = "refuse"  # when bwrap is missing
+
+
+@attrs.frozen
+class AgentConfig:
+    max_steps: int = 100
+    max_tokens: int | None = None  # None: the model's max output
+    custom_instructions: str | None = None
+    auto_compact_threshold: float = 0.85
+    compact_instructions: str | None = None
+    enforce_todos: bool = False
+    auto_simplify: bool = False
+    auto_commit: bool = False
+    model_profile: str | None = None
+    subagent_model: str | None = None
+    trust: TrustConfig = attrs.Factory(TrustConfig)
+    retry: RetryConfig = attrs.Factory(RetryConfig)
+    routing: RoutingConfig = attrs.Factory(RoutingConfig)
+    verify: VerifyConfig = attrs.Factory(VerifyConfig)
+    agents: AgentsConfig = attrs.Factory(AgentsConfig)
+    sharing: SharingConfig = attrs.Factory(SharingConfig)
+    voice: VoiceConfig = attrs.Factory(VoiceConfig)
+    sandbox: SandboxConfig = attrs.Factory(SandboxConfig)
+    hooks: tuple[HookConfig, ...] = ()
+    commands: tuple[CommandConfig, ...] = ()

@@ -1,0 +1,262 @@
+"""Running one model step's tool calls: gates, ordering, streaming, cancellation.
+
+Ordering: the calls are cut into runs of consecutive read-only calls and single mutating calls.
+A run of read-only calls executes concurrently; mutating calls execute one at a time; runs
+execute in the order the model gave. So "read a, read b" overlap, while "read a, edit a, read a"
+still reads the old content first and the new content last (batching all reads ahead of all
+writes, as the original did, would reorder that).
+
+Every call gets exactly one ``ToolCallOutcome``, in the original order, including calls that
+failed to parse, named an unknown tool, were refused by a gate, raised, or were cancelled: the
+conversation needs one tool result per tool call to stay valid.
+
+Cancellation: if the caller's cancel scope fires, running tools are cancelled (their processes
+killed by the executors), and ``execute_calls`` fills ``into`` (a list the caller passes) with
+the full outcome list — finished calls keep their results, the rest get an error result
+"cancelled by user" — emits ``ToolCallFinished`` for those (shielded, bounded), then re-raises.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import attrs
+import trio
+
+from nyzhi.tools.base import Permission, Tool, ToolContext, ToolResult
+from nyzhi.tools.gates import ROLE_FENCE, GateDecision, Gates
+
+log = logging.getLogger(__name__)
+
+CANCELLED_TEXT = "cancelled by user"
+
+
+@attrs.frozen
+class ToolCallRequest:
+    """One call from the model. ``error`` is set (and ``arguments`` None) when they did not parse."""
+
+    id: str
+    name: str
+    arguments: dict[str, Any] | None = None
+    error: str | None = None
+
+    @classmethod
+    def from_raw(cls, id: str, name: str, raw: str | dict[str, Any] | None) -> ToolCallRequest:
+        """Parse the model's raw JSON argument text (empty text means no arguments)."""
+        if isinstance(raw, dict):
+            return cls(id, name, raw)
+        if raw is None or not raw.strip():
+            return cls(id, name, {})
+        try:
+            value = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            return cls(id, name, None, f"arguments are not valid JSON ({exc}): {raw[:200]!r}")
+        if not isinstance(value, dict):
+            return cls(
+                id, name, None, f"arguments must be a JSON object, got {type(value).__name__}"
+            )
+        return cls(id, name, value)
+
+
+@attrs.frozen
+class ToolCallOutcome:
+    call_id: str
+    name: str
+    result: ToolResult
+    decision: GateDecision | None  # None: never reached the gates (parse error, unknown tool)
+    duration: float  # seconds, wall clock
+    cancelled: bool = False
+
+
+@attrs.frozen
+class ToolCallStarted:
+    call_id: str
+    name: str
+    arguments: dict[str, Any] | None
+
+
+@attrs.frozen
+class ToolOutputDelta:
+    call_id: str
+    name: str
+    text: str
+
+
+@attrs.frozen
+class ToolCallFinished:
+    outcome: ToolCallOutcome
+
+
+ToolEvent = ToolCallStarted | ToolOutputDelta | ToolCallFinished
+EventSink = Callable[[ToolEvent], Awaitable[None]]
+Capper = Callable[[ToolResult, Tool, ToolContext], Awaitable[ToolResult] | ToolResult]
+
+
+def _lookup(registry: Any, name: str) -> Tool | None:
+    try:
+        tool = registry.get(name)
+    except (KeyError, LookupError):
+        return None
+    if isinstance(tool, type):
+        tool = tool()
+    return tool
+
+
+async def _default_cap(result: ToolResult, tool: Tool, ctx: ToolContext) -> ToolResult:
+    """Large outputs: delegate to ``nyzhi.tools.output.cap_output`` when it exists."""
+    try:
+        from nyzhi.tools.output import cap_output  # the registry engineer's module
+    except ImportError:
+        return result
+    value = cap_output(result, tool=tool, ctx=ctx)  # CAP CALL SITE: keep in sync with output.py
+    if hasattr(value, "__await__"):
+        value = await value
+    return value
+
+
+async def execute_calls(
+    calls: list[ToolCallRequest],
+    *,
+    registry: Any,
+    gates: Gates,
+    ctx: ToolContext | None = None,
+    ctx_factory: Callable[[ToolCallRequest], ToolContext] | None = None,
+    on_event: EventSink | None = None,
+    into: list[ToolCallOutcome] | None = None,
+    cap: Capper | None = _default_cap,
+) -> list[ToolCallOutcome]:
+    """Gate and run ``calls``; return one outcome per call in the given order.
+
+    Give either ``ctx`` (copied per call with its own output sink) or ``ctx_factory``.
+    ``registry.get(name)`` returns the tool (None or KeyError: unknown); a registry's
+    ``is_allowed(name)`` is honoured as part of the role fence. ``into`` receives the outcomes
+    too, and is the only way to get them when the call is cancelled (see the module docstring).
+    """
+    if (ctx is None) == (ctx_factory is None):
+        raise TypeError("execute_calls needs exactly one of ctx or ctx_factory")
+    outcomes: list[ToolCallOutcome | None] = [None] * len(calls)
+    started: dict[int, float] = {}
+
+    async def emit(event: ToolEvent) -> None:
+        if on_event is not None:
+            await on_event(event)
+
+    async def run_one(index: int) -> None:
+        call = calls[index]
+        started[index] = time.perf_counter()
+        await emit(ToolCallStarted(call.id, call.name, call.arguments))
+        result, decision = await _gate_and_run(call, index)
+        outcome = ToolCallOutcome(
+            call.id, call.name, result, decision, time.perf_counter() - started[index]
+        )
+        outcomes[index] = outcome
+        await emit(ToolCallFinished(outcome))
+
+    async def _gate_and_run(
+        call: ToolCallRequest, index: int
+    ) -> tuple[ToolResult, GateDecision | None]:
+        if call.error is not None:
+            return ToolResult(f"Invalid arguments for `{call.name}`: {call.error}", True), None
+        tool = _lookup(registry, call.name)
+        if tool is None:
+            return ToolResult(f"Unknown tool `{call.name}`.", is_error=True), None
+        base = ctx_factory(call) if ctx_factory is not None else ctx
+        assert base is not None
+
+        async def sink(text: str) -> None:
+            await emit(ToolOutputDelta(call.id, call.name, text))
+
+        call_ctx = attrs.evolve(base, output=sink)
+        args = call.arguments or {}
+        decision: GateDecision | None = None
+        try:
+            is_allowed = getattr(registry, "is_allowed", None)
+            if callable(is_allowed) and not is_allowed(call.name):
+                decision = GateDecision(
+                    False, ROLE_FENCE, f"tool `{call.name}` is not available for this agent role"
+                )
+            else:
+                decision = await gates.check(tool, args, call_ctx, call_id=call.id)
+            if not decision.allowed:
+                return decision.to_result(), decision
+            result = await tool.run(args, call_ctx)
+        except Exception as exc:
+            log.exception("tool %s (call %s) raised", call.name, call.id)
+            return ToolResult(
+                f"Tool `{call.name}` failed: {type(exc).__name__}: {exc}", is_error=True
+            ), decision
+        if cap is not None:
+            try:
+                capped = cap(result, tool, call_ctx)
+                result = await capped if hasattr(capped, "__await__") else capped
+            except Exception:
+                log.exception("capping the output of %s failed; returning it whole", call.name)
+        return result, decision
+
+    try:
+        for segment in _segments(calls, registry):
+            if len(segment) == 1:
+                await run_one(segment[0])
+            else:
+                async with trio.open_nursery() as nursery:
+                    for index in segment:
+                        nursery.start_soon(run_one, index)
+    except BaseException:
+        final = _fill_cancelled(calls, outcomes, started)
+        if into is not None:
+            into[:] = final
+        with trio.CancelScope(shield=True), trio.move_on_after(1.0):
+            for outcome in final:
+                if outcome.cancelled:
+                    await emit(ToolCallFinished(outcome))
+        raise
+    final = [o for o in outcomes if o is not None]
+    if into is not None:
+        into[:] = final
+    return final
+
+
+def _segments(calls: list[ToolCallRequest], registry: Any) -> list[list[int]]:
+    """Consecutive read-only calls grouped; each mutating call alone; order kept."""
+    segments: list[list[int]] = []
+    run: list[int] = []
+    for index, call in enumerate(calls):
+        tool = _lookup(registry, call.name) if call.error is None else None
+        # Unparseable calls and unknown tools only produce an error: they cannot mutate.
+        if tool is None or tool.permission is Permission.READ_ONLY:
+            run.append(index)
+            continue
+        if run:
+            segments.append(run)
+            run = []
+        segments.append([index])
+    if run:
+        segments.append(run)
+    return segments
+
+
+def _fill_cancelled(
+    calls: list[ToolCallRequest],
+    outcomes: list[ToolCallOutcome | None],
+    started: dict[int, float],
+) -> list[ToolCallOutcome]:
+    now = time.perf_counter()
+    final = []
+    for index, call in enumerate(calls):
+        outcome = outcomes[index]
+        if outcome is None:
+            text = CANCELLED_TEXT if index in started else f"not run: {CANCELLED_TEXT}"
+            outcome = ToolCallOutcome(
+                call.id,
+                call.name,
+                ToolResult(text, is_error=True, metadata={"cancelled": True}),
+                None,
+                now - started.get(index, now),
+                cancelled=True,
+            )
+        final.append(outcome)
+    return final

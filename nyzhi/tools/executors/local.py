@@ -1,0 +1,51 @@
+"""Commands on this machine: ``bash -c`` (``sh`` without bash), confined by bwrap when asked."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import attrs
+
+from nyzhi.tools.executors.base import DEFAULT_OUTPUT_CAP, ExecResult, OutputCallback
+from nyzhi.tools.executors.process import run_process
+
+
+@attrs.define
+class LocalExecutor:
+    """Runs commands locally in their own process group (see ``process.run_process``).
+
+    With a ``SandboxPolicy`` at read-only or workspace-write the command runs inside bubblewrap;
+    if bwrap is missing the policy either raises ``SandboxUnavailable`` (nothing runs) or, when
+    configured to fall back, runs it unsandboxed with a warning in the output and the result.
+    """
+
+    remote: bool = attrs.field(default=False, init=False)
+
+    async def run(
+        self,
+        command: str,
+        *,
+        cwd: Path | str,
+        env: dict[str, str] | None = None,
+        timeout: float | None = None,  # noqa: ASYNC109 (the command's limit, part of the protocol)
+        on_output: OutputCallback | None = None,
+        sandbox: object | None = None,
+        output_cap: int = DEFAULT_OUTPUT_CAP,
+        mutating: bool | None = None,
+    ) -> ExecResult:
+        from nyzhi.tools.sandbox import SandboxPolicy, WrappedCommand, _shell
+
+        if isinstance(sandbox, SandboxPolicy):
+            wrapped = sandbox.wrap(command, cwd)
+        else:
+            wrapped = WrappedCommand([_shell(), "-c", command], sandboxed=False)
+        return await run_process(
+            wrapped.argv,
+            cwd=cwd,
+            env=env,
+            timeout=timeout,
+            on_output=on_output,
+            output_cap=output_cap,
+            note=wrapped.note,
+            sandboxed=wrapped.sandboxed,
+        )

@@ -1,0 +1,160 @@
+"""Run one child process in its own session and guarantee that nothing outlives the call.
+
+Shared by the local and SSH executors. The child starts with ``start_new_session=True``, so it and
+everything it spawns (unless they call setsid themselves) share one process group whose id is the
+child's pid. Timeout, cancellation and normal exit all end with that group terminated: SIGTERM,
+a short grace, then SIGKILL. Background jobs (``sleep 1000 &``) therefore do not survive a bash
+call; a tool call is not a way to start daemons.
+"""
+
+from __future__ import annotations
+
+import codecs
+import math
+import os
+import signal
+import subprocess
+from collections.abc import Sequence
+from pathlib import Path
+
+import trio
+
+from nyzhi.tools.executors.base import CappedOutput, ExecResult, OutputCallback
+
+TERM_GRACE = 2.0  # seconds between SIGTERM and SIGKILL
+DRAIN_GRACE = 1.0  # seconds to wait for the pipe to close once the group is dead
+
+
+def live_group_members(pgid: int) -> list[int]:
+    """Pids in process group ``pgid`` that are not zombies (read from /proc)."""
+    members = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", "rb") as fh:
+                stat = fh.read()
+        except OSError:
+            continue
+        # comm may contain spaces and parentheses: fields after the last ')' are fixed.
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        if len(fields) > 2 and fields[0] != b"Z" and int(fields[2]) == pgid:
+            members.append(int(entry.name))
+    return members
+
+
+def _signal_group(pgid: int, sig: int) -> bool:
+    try:
+        os.killpg(pgid, sig)
+        return True
+    except (ProcessLookupError, PermissionError):
+        return False
+
+
+async def terminate_group(pgid: int, proc: trio.Process, grace: float = TERM_GRACE) -> None:
+    """SIGTERM the whole group, wait up to ``grace`` for it to empty, then SIGKILL it.
+
+    Safe to call when the group is already gone. Waits for the direct child, so it is reaped.
+    """
+    if _signal_group(pgid, signal.SIGTERM):
+        with trio.move_on_after(grace):
+            await proc.wait()
+            while live_group_members(pgid):  # noqa: ASYNC110 (no event exists for "group empty")
+                await trio.sleep(0.02)
+        _signal_group(pgid, signal.SIGKILL)
+    if proc.returncode is None:
+        proc.kill()
+    await proc.wait()
+
+
+async def run_process(
+    argv: Sequence[str],
+    *,
+    cwd: Path | str | None,
+    env: dict[str, str] | None,
+    timeout: float | None,  # noqa: ASYNC109 (the command's limit, part of the protocol)
+    on_output: OutputCallback | None,
+    output_cap: int,
+    note: str = "",
+    sandboxed: bool = False,
+    keep_stdin_open: bool = False,
+) -> ExecResult:
+    """Run ``argv`` with stdout+stderr merged and streamed; see the module docstring for lifetime.
+
+    ``keep_stdin_open`` gives the child a pipe we never write to (the SSH executor's remote
+    watchdog notices the connection closing through it); otherwise stdin is /dev/null.
+    ``note`` is emitted first through ``on_output`` and kept at the top of the output.
+    """
+    buf = CappedOutput(output_cap)
+    if note:
+        buf.add(note + "\n")
+        if on_output is not None:
+            await on_output(note + "\n")
+    full_env = None if env is None else {**os.environ, **env}
+    proc = await trio.lowlevel.open_process(
+        list(argv),
+        stdin=subprocess.PIPE if keep_stdin_open else subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        cwd=cwd,
+        env=full_env,
+        start_new_session=True,
+    )
+    pgid = proc.pid
+    drained = trio.Event()
+
+    async def pump() -> None:
+        decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        assert proc.stdout is not None
+        try:
+            while data := await proc.stdout.receive_some(65536):
+                text = decoder.decode(data)
+                if text:
+                    buf.add(text)
+                    if on_output is not None:
+                        await on_output(text)
+            rest = decoder.decode(b"", final=True)
+            if rest:
+                buf.add(rest)
+                if on_output is not None:
+                    await on_output(rest)
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            pass
+        finally:
+            drained.set()
+
+    timed_out = False
+    try:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(pump)
+            with trio.move_on_after(math.inf if timeout is None else timeout) as scope:
+                await proc.wait()
+            timed_out = scope.cancelled_caught
+            # Exit or timeout: sweep the group (background jobs hold the pipe open otherwise).
+            await terminate_group(pgid, proc)
+            with trio.move_on_after(DRAIN_GRACE):
+                await drained.wait()
+            nursery.cancel_scope.cancel()
+    finally:
+        with trio.CancelScope(shield=True):
+            if proc.returncode is None or live_group_members(pgid):
+                await terminate_group(pgid, proc)
+            for stream in (proc.stdin, proc.stdout):
+                if stream is not None:
+                    await stream.aclose()
+    code = proc.returncode if proc.returncode is not None else -signal.SIGKILL
+    if timed_out:
+        text = f"[timed out after {timeout:g} s; process group killed]"
+        buf.add("\n" + text + "\n")
+        if on_output is not None:
+            with trio.CancelScope(shield=True):
+                await on_output("\n" + text + "\n")
+    return ExecResult(
+        exit_code=code,
+        output=buf.text(),
+        timed_out=timed_out,
+        truncated=buf.truncated,
+        cancelled=(code < 0 and not timed_out),
+        note=note,
+        sandboxed=sandboxed,
+    )

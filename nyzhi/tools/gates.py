@@ -1,0 +1,425 @@
+"""Permission gates: the one place that decides whether a tool call may run.
+
+Every call, read-only or not, passes the gates in this order; the first gate that refuses decides
+the outcome, so a call failing several gates reports the earliest:
+
+1. ``role_fence``  the agent's allowed / disallowed tool names (and the registry's fence);
+2. ``plan_mode``   only read-only tools while planning;
+3. ``sandbox``     write targets must resolve inside the writable roots; the read-only sandbox
+                   refuses mutating tools, except command tools that confine themselves with
+                   bwrap (``runs_sandboxed``), which are refused here only if bwrap is missing;
+4. ``deny_rules``  ``deny_tools``, ``deny_paths`` (against resolved targets and command text),
+                   ``deny_commands`` (plus ``DEFAULT_DENY_COMMANDS``);
+5. ``trust``       auto-approval by trust mode; read-only tools never need approval; a tool
+                   approved "always" earlier in the session is approved here too;
+6. ``approval``    ask the front end through the injected approver.
+
+Tools tell the gates what they touch through optional methods: ``target_paths(args)`` (files they
+read or write), ``target_commands(args, ctx)`` (shell command strings, for deny rules and the
+approval summary), ``preview(args, ctx)`` (a unified diff for the approval prompt) and the class
+attribute ``runs_sandboxed``.
+"""
+
+from __future__ import annotations
+
+import enum
+import fnmatch
+import inspect
+import json
+import os
+import re
+from collections.abc import Awaitable, Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from nyzhi.tools.base import Permission, SandboxLevel, Tool, ToolContext, ToolResult, TrustMode
+
+ROLE_FENCE = "role_fence"
+PLAN_MODE = "plan_mode"
+SANDBOX = "sandbox"
+DENY_RULES = "deny_rules"
+TRUST = "trust"
+APPROVAL = "approval"
+GATE_ORDER = (ROLE_FENCE, PLAN_MODE, SANDBOX, DENY_RULES, TRUST, APPROVAL)
+
+# Regexes (searched in the whole command) for commands that are never what a coding task needs
+# and are catastrophic when wrong. They are a seat belt, not a security boundary: the sandbox is.
+DEFAULT_DENY_COMMANDS: tuple[str, ...] = (
+    r"re:\brm\s+(-\S+\s+)*(/|/\*|~|~/|\$HOME/?|\*)(\s|$|[;&|])",  # rm -rf / ~ $HOME *
+    r"re:--no-preserve-root",
+    r"re:\b(curl|wget)\b[^|;&]*\|\s*(sudo\s+)?(ba|da|z|k)?sh\b",  # curl ... | sh
+    r"re:\bmkfs(\.\w+)?\b",
+    r"re::\(\)\s*\{\s*:\s*\|\s*:\s*&\s*\}\s*;\s*:",  # the classic fork bomb
+    r"re:\bdd\b[^;&|]*\bof=/dev/(sd|hd|vd|xvd|nvme|mmcblk)",
+    r"re:>\s*/dev/(sd|hd|vd|xvd|nvme|mmcblk)",
+    r"re:\bchmod\s+(-\S+\s+)*[0-7]{3,4}\s+/(\s|$)",
+    r"re:(^|[;&|]\s*)(sudo\s+)?(shutdown|reboot|poweroff|halt)\b",
+)
+
+
+def _lower_set(names: Iterable[str]) -> frozenset[str]:
+    return frozenset(n.lower() for n in names)
+
+
+@attrs.frozen
+class TrustPolicy:
+    """The ``[agent.trust]`` settings: what runs without asking and what never runs.
+
+    ``deny_commands`` entries are globs matched against each simple command of a shell line
+    (split at ``;``, ``&&``, ``||``, ``|``, newlines), or regexes searched in the whole line when
+    prefixed with ``re:``. ``default_deny_commands`` adds ``DEFAULT_DENY_COMMANDS``.
+    ``always_ask`` tools are never auto-approved, by trust mode or by session memory.
+    """
+
+    mode: TrustMode = TrustMode.OFF
+    allow_tools: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    allow_paths: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    deny_tools: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    deny_paths: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    deny_commands: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    always_ask: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    default_deny_commands: bool = True
+
+    @classmethod
+    def from_config(cls, table: dict[str, Any]) -> TrustPolicy:
+        """Build from an ``[agent.trust]`` mapping (unknown keys ignored; mode by name)."""
+        mode = table.get("mode", "off")
+        try:
+            mode = mode if isinstance(mode, TrustMode) else TrustMode(str(mode).lower())
+        except ValueError:
+            choices = ", ".join(m.value for m in TrustMode)
+            raise ValueError(f"agent.trust.mode: expected one of {choices}, got {mode!r}") from None
+        keys = (
+            "allow_tools",
+            "allow_paths",
+            "deny_tools",
+            "deny_paths",
+            "deny_commands",
+            "always_ask",
+        )
+        kwargs = {k: tuple(table.get(k) or ()) for k in keys}
+        return cls(
+            mode=mode, default_deny_commands=table.get("default_deny_commands", True), **kwargs
+        )
+
+
+class ApprovalKind(enum.Enum):
+    APPROVE = "approve"
+    APPROVE_ALWAYS = "approve_always"  # approve, and stop asking for this tool this session
+    DENY = "deny"
+
+
+@attrs.frozen
+class ApprovalDecision:
+    kind: ApprovalKind
+    reason: str = ""
+
+    @classmethod
+    def approve(cls) -> ApprovalDecision:
+        return cls(ApprovalKind.APPROVE)
+
+    @classmethod
+    def always(cls) -> ApprovalDecision:
+        return cls(ApprovalKind.APPROVE_ALWAYS)
+
+    @classmethod
+    def deny(cls, reason: str = "") -> ApprovalDecision:
+        return cls(ApprovalKind.DENY, reason)
+
+
+@attrs.frozen
+class ApprovalRequest:
+    """What a front end shows when asking: the call, a one-line summary and maybe a diff."""
+
+    call_id: str
+    tool_name: str
+    args_summary: str
+    preview: str | None
+    agent_path: str
+    arguments: dict[str, Any] = attrs.field(factory=dict)
+
+
+Approver = Callable[[ApprovalRequest], Awaitable[ApprovalDecision]]
+
+
+@attrs.define
+class ApprovalMemory:
+    """Tool names the user approved "always for this session" (the runtime keeps one per session)."""
+
+    tools: set[str] = attrs.field(factory=set)
+
+    def remember(self, tool_name: str) -> None:
+        self.tools.add(tool_name)
+
+    def __contains__(self, tool_name: object) -> bool:
+        return tool_name in self.tools
+
+    def clear(self) -> None:
+        self.tools.clear()
+
+
+@attrs.frozen
+class GateDecision:
+    """The gates' verdict for one call.
+
+    ``gate`` is the gate that decided (the refusing one, or the one that approved: ``trust`` for
+    read-only tools, trust modes and session memory, ``approval`` for the user). ``approved_by``
+    says how an allowed call was allowed: "read_only", "trust", "session", "user".
+    """
+
+    allowed: bool
+    gate: str
+    reason: str
+    approved_by: str | None = None
+    paths: tuple[Path, ...] = ()
+    commands: tuple[str, ...] = ()
+
+    def to_result(self) -> ToolResult:
+        """The error the model sees for a refused call."""
+        return ToolResult(
+            f"Permission denied ({self.gate.replace('_', ' ')}): {self.reason}",
+            is_error=True,
+            metadata={"gate": self.gate, "denied": True},
+        )
+
+
+def _deny(gate: str, reason: str, paths=(), commands=()) -> GateDecision:
+    return GateDecision(False, gate, reason, paths=tuple(paths), commands=tuple(commands))
+
+
+def target_paths(tool: Tool, args: dict[str, Any], ctx: ToolContext) -> list[Path]:
+    """Real paths the call touches (via the tool's ``target_paths``), resolved against its cwd."""
+    fn = getattr(tool, "target_paths", None)
+    raw = list(fn(args) or ()) if callable(fn) else []
+    base = Path(ctx.cwd)
+    return [Path(os.path.realpath(base / os.path.expanduser(os.fspath(p)))) for p in raw]
+
+
+def target_commands(tool: Tool, args: dict[str, Any], ctx: ToolContext) -> list[str]:
+    fn = getattr(tool, "target_commands", None)
+    return [str(c) for c in (fn(args, ctx) or ())] if callable(fn) else []
+
+
+def _split_commands(line: str) -> list[str]:
+    return [s.strip() for s in re.split(r"\|\||&&|[|;&\n]", line) if s.strip()]
+
+
+def command_denied(command: str, patterns: Iterable[str]) -> str | None:
+    """The first pattern that blocks ``command``, or None."""
+    flat = " ".join(command.split())
+    for pattern in patterns:
+        if pattern.startswith("re:"):
+            if re.search(pattern[3:], flat):
+                return pattern
+        elif any(fnmatch.fnmatchcase(seg, pattern) for seg in _split_commands(flat)):
+            return pattern
+    return None
+
+
+def path_denied(path: Path, patterns: Iterable[str], workspace: Path) -> str | None:
+    """The first ``deny_paths`` pattern matching ``path``: a directory/file prefix (relative ones
+    from the workspace), a glob (``*.env``, ``secrets/*``) on the name or the whole path, or a
+    plain substring of the path."""
+    text = str(path)
+    for pattern in patterns:
+        if any(ch in pattern for ch in "*?["):
+            if fnmatch.fnmatchcase(path.name, pattern) or fnmatch.fnmatchcase(text, pattern):
+                return pattern
+            rel = os.path.relpath(text, workspace)
+            if fnmatch.fnmatchcase(rel, pattern):
+                return pattern
+            continue
+        prefix = Path(os.path.realpath(workspace / os.path.expanduser(pattern)))
+        if path == prefix or path.is_relative_to(prefix) or pattern in text:
+            return pattern
+    return None
+
+
+def summarize_args(tool: Tool, args: dict[str, Any], paths: list[Path], commands: list[str]) -> str:
+    if commands:
+        return "\n".join(commands)
+    text = json.dumps(args, ensure_ascii=False, default=str)
+    if len(text) > 500:
+        text = text[:500] + "…"
+    if paths:
+        return ", ".join(str(p) for p in paths) + f"  {text}"
+    return text
+
+
+async def _preview(tool: Tool, args: dict[str, Any], ctx: ToolContext) -> str | None:
+    fn = getattr(tool, "preview", None)
+    if not callable(fn):
+        return None
+    try:
+        value = fn(args, ctx)
+        if inspect.isawaitable(value):
+            value = await value
+    except Exception:  # a preview is a courtesy; asking without it beats not asking
+        return None
+    return value or None
+
+
+@attrs.define
+class Gates:
+    """The gate pipeline for one agent (its role fence, plan mode, trust, approver, memory).
+
+    ``fence`` is an extra predicate (e.g. the registry's ``is_allowed``). ``approver`` None means
+    headless: calls that need approval are refused with a hint about ``--trust``.
+    """
+
+    trust: TrustPolicy = attrs.field(factory=TrustPolicy)
+    allowed_tools: frozenset[str] | None = None
+    disallowed_tools: frozenset[str] = frozenset()
+    plan_mode: bool = False
+    approver: Approver | None = None
+    memory: ApprovalMemory = attrs.field(factory=ApprovalMemory)
+    fence: Callable[[str], bool] | None = None
+
+    async def check(
+        self, tool: Tool, args: dict[str, Any], ctx: ToolContext, *, call_id: str = ""
+    ) -> GateDecision:
+        name = tool.name
+        read_only = tool.permission is Permission.READ_ONLY
+        # 1. role fence
+        if (
+            (self.allowed_tools is not None and name not in self.allowed_tools)
+            or name in self.disallowed_tools
+            or (self.fence is not None and not self.fence(name))
+        ):
+            return _deny(ROLE_FENCE, f"tool `{name}` is not available for this agent role")
+        # 2. plan mode
+        if self.plan_mode and not read_only:
+            return _deny(
+                PLAN_MODE,
+                f"`{name}` changes things and is blocked in plan mode: only read-only tools run "
+                "while planning (switch to act mode to run it)",
+            )
+        try:
+            paths = target_paths(tool, args, ctx)
+            commands = target_commands(tool, args, ctx)
+        except Exception as exc:  # bad arguments: we cannot tell what the call touches
+            return _deny(SANDBOX, f"cannot determine what `{name}` would touch: {exc}")
+        # 3. sandbox
+        refusal = self._sandbox(tool, paths, ctx)
+        if refusal:
+            return _deny(SANDBOX, refusal, paths, commands)
+        # 4. deny rules
+        refusal = self._deny_rules(name, paths, commands, ctx)
+        if refusal:
+            return _deny(DENY_RULES, refusal, paths, commands)
+        # 5. trust-mode auto-approval
+        ok = GateDecision(True, TRUST, "", paths=tuple(paths), commands=tuple(commands))
+        if read_only:
+            return attrs.evolve(ok, reason="read-only tool", approved_by="read_only")
+        always_ask = name.lower() in _lower_set(self.trust.always_ask)
+        if not always_ask:
+            if name in self.memory:
+                return attrs.evolve(
+                    ok, reason="approved always for this session", approved_by="session"
+                )
+            why = self._auto_approval(tool, paths, ctx)
+            if why:
+                return attrs.evolve(ok, reason=why, approved_by="trust")
+        # 6. ask
+        return await self._ask(tool, args, ctx, call_id, paths, commands, always_ask)
+
+    def _sandbox(self, tool: Tool, paths: list[Path], ctx: ToolContext) -> str | None:
+        from nyzhi.tools.sandbox import SandboxError, SandboxPolicy
+
+        policy = ctx.sandbox
+        if not isinstance(policy, SandboxPolicy) or tool.permission is Permission.READ_ONLY:
+            return None
+        if getattr(tool, "runs_sandboxed", False):
+            try:  # bwrap confines it at run time; refuse now if that cannot happen
+                policy.wrap("true", ctx.cwd)
+            except SandboxError as exc:
+                return str(exc)
+            return None
+        if policy.level is SandboxLevel.READ_ONLY:
+            return f"the read-only sandbox blocks `{tool.name}`, which can change files or state"
+        for path in paths:
+            try:
+                policy.check_write(path)
+            except SandboxError as exc:
+                return str(exc)
+        return None
+
+    def _deny_rules(
+        self, name: str, paths: list[Path], commands: list[str], ctx: ToolContext
+    ) -> str | None:
+        trust = self.trust
+        denied = _lower_set(trust.deny_tools)
+        if "*" in denied or name.lower() in denied:
+            return f"tool `{name}` is denied by agent.trust.deny_tools"
+        ws = Path(os.path.realpath(ctx.workspace_root))
+        for path in paths:
+            hit = path_denied(path, trust.deny_paths, ws)
+            if hit:
+                return f"path {path} matches agent.trust.deny_paths pattern {hit!r}"
+        patterns = list(trust.deny_commands)
+        if trust.default_deny_commands:
+            patterns += DEFAULT_DENY_COMMANDS
+        for command in commands:
+            plain = [p for p in trust.deny_paths if not any(ch in p for ch in "*?[")]
+            for p in plain:
+                if p in command:
+                    return f"command mentions {p!r}, denied by agent.trust.deny_paths"
+            hit = command_denied(command, patterns)
+            if hit:
+                source = (
+                    "built-in dangerous-command list"
+                    if hit in DEFAULT_DENY_COMMANDS
+                    else ("agent.trust.deny_commands")
+                )
+                return f"command {command!r} matches {hit!r} ({source})"
+        return None
+
+    def _auto_approval(self, tool: Tool, paths: list[Path], ctx: ToolContext) -> str | None:
+        trust = self.trust
+        allowed = _lower_set(trust.allow_tools)
+        tool_ok = not allowed or tool.name.lower() in allowed
+        if trust.mode is TrustMode.FULL:
+            return "trust mode full"
+        if trust.mode is TrustMode.AUTOEDIT:
+            return "trust mode autoedit (file edit)" if tool.writes_files and tool_ok else None
+        if trust.mode is TrustMode.LIMITED and tool_ok:
+            if trust.allow_paths and paths:
+                ws = Path(ctx.workspace_root)
+                roots = [
+                    Path(os.path.realpath(ws / os.path.expanduser(p))) for p in trust.allow_paths
+                ]
+                if not all(any(p == r or p.is_relative_to(r) for r in roots) for p in paths):
+                    return None
+            return "trust mode limited"
+        return None
+
+    async def _ask(self, tool, args, ctx, call_id, paths, commands, always_ask) -> GateDecision:
+        name = tool.name
+        if self.approver is None:
+            return _deny(
+                APPROVAL,
+                f"`{name}` needs approval and nobody can approve it in this headless run. Re-run "
+                "with --trust (-y), or set agent.trust.mode (limited/autoedit/full) or "
+                "agent.trust.allow_tools in the config.",
+                paths,
+                commands,
+            )
+        request = ApprovalRequest(
+            call_id=call_id,
+            tool_name=name,
+            args_summary=summarize_args(tool, args, paths, commands),
+            preview=await _preview(tool, args, ctx),
+            agent_path=ctx.agent_path,
+            arguments=dict(args),
+        )
+        decision = await self.approver(request)
+        if decision.kind is ApprovalKind.DENY:
+            why = f": {decision.reason}" if decision.reason else ""
+            return _deny(APPROVAL, f"the user denied `{name}`{why}", paths, commands)
+        if decision.kind is ApprovalKind.APPROVE_ALWAYS and not always_ask:
+            self.memory.remember(name)
+        return GateDecision(
+            True, APPROVAL, "approved by the user", "user", tuple(paths), tuple(commands)
+        )

@@ -1,0 +1,248 @@
+"""The sandbox: where tools may write, and how shell commands are confined.
+
+Two mechanisms, one policy:
+
+* **Path gates** (``SandboxPolicy.check_write``) for tools that write files themselves. A path is
+  resolved to its real location first (symlinks anywhere in it, ``..``, absolute paths; for a
+  path that does not exist yet, the nearest existing ancestor) and only then compared with the
+  allowed roots, because the string a model writes says nothing about where bytes will land.
+* **bubblewrap** (``SandboxPolicy.wrap``) for shell commands, which can write anywhere a path
+  gate never sees. Under ``read-only`` and ``workspace-write`` the command runs inside ``bwrap``
+  with the root file system mounted read-only and only the allowed roots bound writable.
+
+A check and the write that follows it are two system calls: a directory swapped for a symlink in
+between defeats any check. Write tools therefore re-check right before writing and open the file
+with ``open_for_write``, which walks the path with ``O_NOFOLLOW`` so a swapped component fails.
+
+Error tree::
+
+    SandboxError
+    ├── SandboxViolation     a path or operation the policy refuses
+    └── SandboxUnavailable   bwrap is needed but missing (and fallback is "refuse")
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Literal
+
+import attrs
+
+from nyzhi.tools.base import SandboxLevel
+
+BWRAP_INSTALL_HINT = (
+    "Install bubblewrap (Debian/Ubuntu: `apt-get install bubblewrap`, Fedora: `dnf install "
+    "bubblewrap`), or set the sandbox level to full-access, or allow an unsandboxed fallback."
+)
+
+
+class SandboxError(Exception):
+    """Base of sandbox errors; the message is written for the model and the user."""
+
+
+class SandboxViolation(SandboxError):
+    """The policy refuses this write (the message names the path, its real path and the roots)."""
+
+
+class SandboxUnavailable(SandboxError):
+    """The sandbox needs bubblewrap and it is not installed; nothing was run."""
+
+
+@attrs.frozen
+class WrappedCommand:
+    """What to execute for a shell command, and whether it is actually confined.
+
+    ``note`` is non-empty when the command runs unsandboxed by fallback: callers must show it
+    to the user and put it in result metadata (never run unsandboxed silently).
+    """
+
+    argv: list[str]
+    sandboxed: bool
+    note: str = ""
+
+
+def _shell() -> str:
+    return shutil.which("bash") or "/bin/sh"
+
+
+def _real(path: Path) -> Path:
+    """The real path of ``path``, following every symlink; a missing tail is kept lexically.
+
+    ``os.path.realpath`` resolves the existing prefix (including a dangling final symlink, whose
+    target is where a write would land) and appends the missing components.
+    """
+    return Path(os.path.realpath(path))
+
+
+def _is_under(path: Path, root: Path) -> bool:
+    return path == root or path.is_relative_to(root)
+
+
+@attrs.frozen
+class SandboxPolicy:
+    """Where writes may go. ``writable_roots`` add to the workspace root under workspace-write.
+
+    ``network`` only affects bubblewrap-confined commands (``--unshare-net``); ``allow_temp``
+    makes the system temp directory writable (tools and compilers need scratch space).
+    ``bwrap_path`` None finds ``bwrap`` on PATH; a path that does not exist means "missing".
+    """
+
+    level: SandboxLevel
+    workspace_root: Path = attrs.field(converter=Path)
+    writable_roots: tuple[Path, ...] = attrs.field(
+        default=(), converter=lambda roots: tuple(Path(r) for r in roots)
+    )
+    network: bool = True
+    allow_temp: bool = True
+    bwrap_fallback: Literal["refuse", "unsandboxed"] = "refuse"
+    bwrap_path: str | None = None
+
+    # -- path gates ----------------------------------------------------------------------------
+
+    def allowed_roots(self) -> list[Path]:
+        """The real directories writes may land in (empty for read-only, unused for full)."""
+        if self.level is SandboxLevel.READ_ONLY:
+            return []
+        roots = [_real(self.workspace_root)]
+        roots += [_real(r) for r in self.writable_roots]
+        if self.allow_temp:
+            roots.append(_real(Path(tempfile.gettempdir())))
+        return roots
+
+    def resolve(self, path: str | os.PathLike[str], base: Path | None = None) -> Path:
+        """The real absolute path, relative paths taken from ``base`` (default the workspace)."""
+        p = Path(os.path.expanduser(os.fspath(path)))
+        if not p.is_absolute():
+            p = (base or self.workspace_root) / p
+        return _real(p)
+
+    def check_write(self, path: str | os.PathLike[str], base: Path | None = None) -> Path:
+        """Return the real path a write to ``path`` would touch, or raise ``SandboxViolation``.
+
+        Call it again right before writing (the file system can change after a gate ran).
+        """
+        try:
+            real = self.resolve(path, base)
+        except (OSError, RuntimeError) as exc:  # symlink loops, unreadable components
+            raise SandboxViolation(f"cannot resolve {os.fspath(path)!r} safely: {exc}") from exc
+        if self.level is SandboxLevel.FULL_ACCESS:
+            return real
+        if self.level is SandboxLevel.READ_ONLY:
+            raise SandboxViolation(
+                f"write to {os.fspath(path)!r} refused: the sandbox is read-only "
+                "(no file may be written; ask the user to switch to workspace-write)"
+            )
+        roots = self.allowed_roots()
+        if any(_is_under(real, root) for root in roots):
+            return real
+        shown = ", ".join(str(r) for r in roots)
+        where = "" if str(real) == os.fspath(path) else f" (resolves to {real})"
+        raise SandboxViolation(
+            f"write to {os.fspath(path)!r}{where} refused: outside the writable roots [{shown}] "
+            "of the workspace-write sandbox"
+        )
+
+    def check_read(self, path: str | os.PathLike[str], base: Path | None = None) -> Path:
+        """The real path to read. Reads are not confined (the levels only restrict writes)."""
+        try:
+            return self.resolve(path, base)
+        except (OSError, RuntimeError) as exc:
+            raise SandboxViolation(f"cannot resolve {os.fspath(path)!r} safely: {exc}") from exc
+
+    # -- bubblewrap ----------------------------------------------------------------------------
+
+    def find_bwrap(self) -> str | None:
+        if self.bwrap_path is not None:
+            return self.bwrap_path if os.access(self.bwrap_path, os.X_OK) else None
+        return shutil.which("bwrap")
+
+    def wrap(self, command: str | list[str], cwd: str | os.PathLike[str]) -> WrappedCommand:
+        """The argv that runs ``command`` (a shell string or an argv) in ``cwd`` under the policy.
+
+        Raises ``SandboxUnavailable`` when confinement is needed, bwrap is missing and the
+        fallback is "refuse".
+        """
+        argv = [_shell(), "-c", command] if isinstance(command, str) else list(command)
+        if self.level is SandboxLevel.FULL_ACCESS:
+            return WrappedCommand(argv, sandboxed=False)
+        bwrap = self.find_bwrap()
+        if bwrap is None:
+            if self.bwrap_fallback == "unsandboxed":
+                return WrappedCommand(
+                    argv,
+                    sandboxed=False,
+                    note=(
+                        f"WARNING: bubblewrap (bwrap) is not installed, so this command ran "
+                        f"WITHOUT the {self.level.value} sandbox (configured fallback "
+                        f"'unsandboxed'). {BWRAP_INSTALL_HINT}"
+                    ),
+                )
+            raise SandboxUnavailable(
+                f"refusing to run the command: the {self.level.value} sandbox needs bubblewrap "
+                f"(bwrap), which is not installed. {BWRAP_INSTALL_HINT}"
+            )
+        return WrappedCommand([bwrap, *self._bwrap_args(Path(cwd)), "--", *argv], sandboxed=True)
+
+    def wrap_command(self, command: str | list[str], cwd: str | os.PathLike[str]) -> list[str]:
+        """``wrap(...).argv``: the command line only."""
+        return self.wrap(command, cwd).argv
+
+    def _bwrap_args(self, cwd: Path) -> list[str]:
+        """bwrap options. Later mounts shadow earlier ones, so the order below matters.
+
+        * ``--unshare-pid`` + ``--die-with-parent``: the command is PID 1's child in its own PID
+          namespace; when bwrap dies (we kill its process group on timeout or cancel) the kernel
+          kills everything in the namespace, background grandchildren included.
+        * No ``--new-session``: the executor already starts bwrap in a new session without a
+          controlling terminal (so TIOCSTI injection is moot), and a second setsid inside would
+          only hide the command from our process-group kill.
+        """
+        ws = _real(self.workspace_root)
+        tmp = _real(Path(tempfile.gettempdir()))
+        cwd = _real(cwd)
+        args = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+        args += ["--unshare-pid", "--die-with-parent"]
+        if not self.network:
+            args.append("--unshare-net")
+        if self.level is SandboxLevel.WORKSPACE_WRITE:
+            if self.allow_temp and tmp.is_dir():
+                args += ["--bind", str(tmp), str(tmp)]
+            for root in [ws, *(_real(r) for r in self.writable_roots)]:
+                if root.is_dir():
+                    args += ["--bind", str(root), str(root)]
+        else:  # read-only: at most a private scratch temp dir that vanishes with the command
+            if self.allow_temp and tmp.is_dir():
+                args += ["--tmpfs", str(tmp)]
+                # The tmpfs hides whatever lived under the temp dir: show the workspace and the
+                # cwd again (read-only) when they live there.
+                for keep in (ws, cwd):
+                    if keep.is_dir() and _is_under(keep, tmp) and keep != tmp:
+                        args += ["--ro-bind", str(keep), str(keep)]
+        args += ["--chdir", str(cwd)]
+        return args
+
+
+def open_for_write(path: Path, flags: int = os.O_WRONLY | os.O_CREAT | os.O_TRUNC) -> int:
+    """Open ``path`` (an absolute, already-checked real path) without following any symlink.
+
+    Walks from ``/`` one component at a time with ``O_NOFOLLOW | O_DIRECTORY`` and opens the
+    final component with ``O_NOFOLLOW``, so a directory swapped for a symlink after
+    ``check_write`` makes the open fail (``OSError`` ELOOP/ENOTDIR) instead of writing outside.
+    Returns a file descriptor; the caller closes it.
+    """
+    if not path.is_absolute():
+        raise ValueError(f"open_for_write needs an absolute path, got {path}")
+    parts = path.parts[1:]
+    dir_flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+    fd = os.open("/", dir_flags)
+    try:
+        for part in parts[:-1]:
+            nxt = os.open(part, dir_flags, dir_fd=fd)
+            os.close(fd)
+            fd = nxt
+        return os.open(parts[-1], flags | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644, dir_fd=fd)
+    finally:
+        os.close(fd)

@@ -1,0 +1,39 @@
+"""Turning a model's raw tool-argument text into a dict, without ever raising.
+
+Models do produce broken JSON (truncated at max_tokens, trailing commas, prose). The stream
+passes the raw text through untouched in ``ToolCallEnd.arguments``; the agent loop calls
+``parse_tool_arguments`` and, on a ``ToolArgumentError``, sends the model a tool error it
+can correct instead of crashing the turn.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import attrs
+
+
+@attrs.frozen
+class ToolArgumentError:
+    """Why a tool call's arguments could not be used; ``str()`` is meant for the model."""
+
+    raw: str
+    message: str
+
+    def __str__(self) -> str:
+        shown = self.raw if len(self.raw) <= 200 else self.raw[:200] + "…"
+        return f"invalid tool arguments: {self.message}. Arguments received: {shown!r}"
+
+
+def parse_tool_arguments(raw: str | None) -> dict[str, Any] | ToolArgumentError:
+    """The arguments as a dict; empty text means no arguments (``{}``)."""
+    if raw is None or not raw.strip():
+        return {}
+    try:
+        value = json.loads(raw)
+    except ValueError as exc:
+        return ToolArgumentError(raw, f"not valid JSON ({exc})")
+    if not isinstance(value, dict):
+        return ToolArgumentError(raw, f"expected a JSON object, got {type(value).__name__}")
+    return value

@@ -1,0 +1,202 @@
+"""The one streaming loop every wire format shares: HTTP, retries, errors, cancellation.
+
+Retry rules (bounded by ``spec.retry``):
+
+* retried: 429, 408, 5xx, connection errors and timeouts, ``error`` events the adapter marks
+  retryable (overloaded), and streams that end before the model's stop;
+* on 429 the key is reported to the ``KeySource``; when it has another usable key the retry
+  happens at once with it, otherwise we wait Retry-After (seconds or an HTTP date) or the
+  exponential backoff;
+* every retry is first yielded as a ``Retry`` event, then slept with ``trio.sleep`` (so tests
+  on a MockClock are instant);
+* **only while nothing has been yielded for the attempt.** Once a delta reached the caller,
+  restarting would duplicate text and tool calls on the screen and in the history, so a
+  failure after that raises ``StreamInterrupted`` instead and the caller decides (the agent
+  loop can drop the partial turn and ask again).
+
+Cancellation: the HTTP response is opened with ``async with client.stream(...)`` inside the
+generator, so a cancel, or the caller leaving its ``aclosing`` block, closes the connection
+at once (httpx cannot reuse a half-read connection and drops it).
+"""
+
+from __future__ import annotations
+
+import email.utils
+import random
+import time
+from collections.abc import AsyncIterator
+
+import httpx
+import trio
+
+from nyzhi.provider.errors import (
+    ProviderConnectionError,
+    ProviderError,
+    RateLimitError,
+    StreamInterrupted,
+    http_error,
+)
+from nyzhi.provider.framing import LineParser, SSEParser
+from nyzhi.provider.spec import ProviderSpec
+from nyzhi.provider.types import ChatRequest, Retry, StreamEvent, Usage
+from nyzhi.provider.wire import WireAdapter
+
+MAX_ERROR_BODY = 64 * 1024
+
+
+def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
+    """Seconds to wait from a Retry-After header: delta-seconds or an HTTP date."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when is None:
+        return None
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
+
+
+def make_client(spec: ProviderSpec) -> httpx.AsyncClient:
+    timeout = httpx.Timeout(
+        connect=spec.connect_timeout_s, read=spec.read_timeout_s, write=60.0, pool=60.0
+    )
+    return httpx.AsyncClient(timeout=timeout, follow_redirects=False)
+
+
+class HttpProvider:
+    """A ``Provider`` speaking one wire format over HTTP. Use as ``async with`` or ``aclose()``
+    it when it owns its client (``build_provider`` without ``client=``)."""
+
+    def __init__(
+        self,
+        spec: ProviderSpec,
+        adapter: WireAdapter,
+        client: httpx.AsyncClient | None = None,
+        *,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.spec = spec
+        self.name = spec.name
+        self.model = spec.model
+        self.adapter = adapter
+        self._owns_client = client is None
+        self._client = client if client is not None else make_client(spec)
+        self._rng = rng or random.Random()
+
+    async def aclose(self) -> None:
+        if self._owns_client:
+            await self._client.aclose()
+
+    async def __aenter__(self) -> HttpProvider:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    def __repr__(self) -> str:
+        return f"<HttpProvider {self.name} {self.spec.api_style} model={self.model!r}>"
+
+    async def stream(self, request: ChatRequest) -> AsyncIterator[StreamEvent]:
+        model = request.model or self.model
+        policy = self.spec.retry
+        max_attempts = policy.max_retries + 1
+        attempt = 1
+        while True:
+            key = self.spec.key.current_key()
+            call = self.adapter.build(self.spec, request, key)
+            produced = False
+            failure: ProviderError | None = None
+            try:
+                async with self._client.stream(
+                    call.method, call.url, headers=call.headers, json=call.json
+                ) as response:
+                    if response.status_code >= 400:
+                        raise await self._http_error(response, model)
+                    decoder = self.adapter.decoder()
+                    parser = SSEParser() if self.adapter.framing == "sse" else LineParser()
+                    async for chunk in response.aiter_bytes():
+                        for name, data in parser.feed(chunk):
+                            for event in decoder.feed(name, data):
+                                if not isinstance(event, Usage):
+                                    produced = True
+                                yield event
+                    for name, data in parser.close():
+                        for event in decoder.feed(name, data):
+                            produced = True
+                            yield event
+                    for event in decoder.finish():
+                        yield event
+                    return
+            except httpx.TransportError as exc:
+                failure = ProviderConnectionError(
+                    f"connection to {self.spec.base_url} failed ({type(exc).__name__}: {exc})",
+                    provider=self.name,
+                    model=model,
+                )
+                failure.__cause__ = exc
+            except ProviderError as exc:
+                exc.provider = exc.provider or self.name
+                exc.model = exc.model or model
+                exc.args = (exc._render(),)
+                failure = exc
+            assert failure is not None
+            if not failure.retryable:
+                raise failure
+            if produced:
+                raise StreamInterrupted(
+                    f"the stream broke after output was shown ({failure.detail}); not retried "
+                    "to avoid duplicate output",
+                    provider=self.name,
+                    model=model,
+                    status=failure.status,
+                    provider_message=failure.provider_message,
+                ) from failure
+            delay, reason = self._plan_retry(failure, key, attempt)
+            if attempt >= max_attempts:
+                failure.detail = f"{failure.detail} (gave up after {attempt} attempts)"
+                failure.args = (failure._render(),)
+                raise failure
+            attempt += 1
+            yield Retry(attempt=attempt, max_attempts=max_attempts, delay=delay, reason=reason)
+            await trio.sleep(delay)
+
+    def _plan_retry(self, failure: ProviderError, key: str | None, attempt: int) -> tuple[float, str]:
+        """Delay and a human reason for the next attempt; raises when waiting is pointless."""
+        policy = self.spec.retry
+        reason = str(failure)
+        if isinstance(failure, RateLimitError):
+            if key is not None and self.spec.key.report_rate_limited(key, failure.retry_after):
+                return 0.0, f"{reason}; switching to the next API key"
+            if failure.retry_after is not None:
+                if failure.retry_after > policy.max_retry_after_s:
+                    failure.detail = (
+                        f"rate limited; the provider asks to wait {failure.retry_after:.0f} s, "
+                        f"longer than the {policy.max_retry_after_s:.0f} s we are allowed to wait"
+                    )
+                    failure.args = (failure._render(),)
+                    raise failure
+                return failure.retry_after, reason
+        return policy.backoff(attempt, self._rng.random()), reason
+
+    async def _http_error(self, response: httpx.Response, model: str) -> ProviderError:
+        body = b""
+        try:
+            async for chunk in response.aiter_bytes():
+                body += chunk
+                if len(body) >= MAX_ERROR_BODY:
+                    break
+        except httpx.TransportError:
+            pass  # the status is what matters; a half-read body still names the problem
+        return http_error(
+            response.status_code,
+            body,
+            provider=self.name,
+            model=model,
+            retry_after=parse_retry_after(response.headers.get("retry-after")),
+        )

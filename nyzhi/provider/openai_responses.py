@@ -1,0 +1,148 @@
+"""OpenAI Responses API (``POST /responses``) over SSE.
+
+Request: ``input`` items (messages, ``function_call`` and ``function_call_output`` items),
+``instructions`` for the system prompt, ``store: false`` (we keep the history ourselves),
+``reasoning: {effort, summary: "auto"}`` when thinking (summaries are what the API streams).
+
+Stream (typed by the ``type`` field, which the SSE ``event:`` line repeats):
+``response.output_text.delta`` → text; ``response.reasoning_summary_text.delta`` and
+``response.reasoning_text.delta`` → thinking; ``response.output_item.added`` with a
+``function_call`` item → tool start (keyed by item id), ``response.function_call_arguments.delta``
+→ argument delta, ``response.output_item.done`` → tool end with the final arguments;
+``response.completed`` / ``response.incomplete`` → usage and stop; ``response.failed`` and
+``error`` → an error. Anything else is skipped.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from nyzhi.provider.errors import ProviderStreamError
+from nyzhi.provider.spec import ProviderSpec
+from nyzhi.provider.types import ChatRequest, Message, StreamEvent, TextDelta, ThinkingDelta
+from nyzhi.provider.wire import DecoderBase, HttpCall, effective
+
+_RETRYABLE_CODES = {"server_error", "rate_limit_exceeded", "overloaded", "internal_error"}
+
+
+def encode_input(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for m in messages:
+        if m.role == "tool":
+            out.append({"type": "function_call_output", "call_id": m.tool_call_id or "", "output": m.content})
+        elif m.role == "assistant":
+            if m.content:
+                out.append({"role": "assistant", "content": m.content})
+            for c in m.tool_calls:
+                out.append(
+                    {"type": "function_call", "call_id": c.id, "name": c.name, "arguments": c.arguments or "{}"}
+                )
+        else:
+            out.append({"role": m.role, "content": m.content})
+    return out
+
+
+class OpenAIResponsesAdapter:
+    framing = "sse"
+
+    def build(self, spec: ProviderSpec, request: ChatRequest, key: str | None) -> HttpCall:
+        model, max_tokens, temperature, thinking = effective(spec, request)
+        body: dict[str, Any] = {
+            "model": model,
+            "input": encode_input(request.messages),
+            "stream": True,
+            "store": False,
+        }
+        if request.system:
+            body["instructions"] = request.system
+        if request.tools:
+            body["tools"] = [
+                {"type": "function", "name": t.name, "description": t.description, "parameters": t.parameters}
+                for t in request.tools
+            ]
+        if request.tool_choice in ("auto", "none", "required"):
+            body["tool_choice"] = request.tool_choice
+        elif request.tool_choice:
+            body["tool_choice"] = {"type": "function", "name": request.tool_choice}
+        if max_tokens is not None:
+            body["max_output_tokens"] = max_tokens
+        if thinking is not None:
+            body["reasoning"] = {"effort": thinking.effort or "high", "summary": "auto"}
+        elif temperature is not None:
+            body["temperature"] = temperature
+        headers = {"content-type": "application/json", "accept": "text/event-stream", **spec.headers}
+        if key:
+            headers["authorization"] = f"Bearer {key}"
+        return HttpCall("POST", f"{spec.base_url}/responses", headers, body)
+
+    def decoder(self) -> ResponsesDecoder:
+        return ResponsesDecoder()
+
+
+class ResponsesDecoder(DecoderBase):
+    def feed(self, event: str, data: str) -> list[StreamEvent]:
+        ev = self.load(data)
+        if not isinstance(ev, dict) or self.done:
+            return []
+        kind = ev.get("type") or event
+        if kind == "response.output_text.delta":
+            text = ev.get("delta")
+            return [TextDelta(text)] if isinstance(text, str) and text else []
+        if kind in ("response.reasoning_summary_text.delta", "response.reasoning_text.delta"):
+            text = ev.get("delta")
+            return [ThinkingDelta(text)] if isinstance(text, str) and text else []
+        if kind == "response.output_item.added":
+            item = ev.get("item") or {}
+            if item.get("type") == "function_call":
+                key = item.get("id") or ev.get("output_index")
+                call_id = item.get("call_id") or item.get("id") or f"call_{self.tools.count}"
+                return [self.tools.start(key, call_id, item.get("name") or "")]
+            return []
+        if kind == "response.function_call_arguments.delta":
+            key = ev.get("item_id", ev.get("output_index"))
+            delta = self.tools.delta(key, ev.get("delta") or "")
+            return [delta] if delta is not None else []
+        if kind == "response.output_item.done":
+            item = ev.get("item") or {}
+            if item.get("type") == "function_call":
+                key = item.get("id") or ev.get("output_index")
+                end = self.tools.end(key, item.get("arguments"))
+                return [end] if end is not None else []
+            return []
+        if kind in ("response.completed", "response.incomplete", "response.done"):
+            return self._complete(ev.get("response") or {})
+        if kind == "response.failed":
+            err = (ev.get("response") or {}).get("error") or {}
+            raise self._error(err)
+        if kind == "error":
+            raise self._error(ev.get("error") if isinstance(ev.get("error"), dict) else ev)
+        return []
+
+    def _complete(self, response: dict[str, Any]) -> list[StreamEvent]:
+        usage = response.get("usage")
+        if isinstance(usage, dict):
+            cached = (usage.get("input_tokens_details") or {}).get("cached_tokens") or 0
+            self.input_tokens = (usage.get("input_tokens") or 0) - cached
+            self.cache_read = cached
+            self.output_tokens = usage.get("output_tokens") or 0
+            self.saw_usage = True
+        status = response.get("status")
+        if status == "incomplete":
+            reason = (response.get("incomplete_details") or {}).get("reason")
+            self.set_stop("max_tokens" if reason == "max_output_tokens" else "other", reason)
+        else:
+            self.set_stop("end_turn", status)
+        return self.trailer()
+
+    def _error(self, err: dict[str, Any]) -> ProviderStreamError:
+        code = str(err.get("code") or err.get("type") or "")
+        message = err.get("message") or "the response failed"
+        return ProviderStreamError(
+            f"error in stream: {code + ': ' if code else ''}{message}",
+            retryable=code in _RETRYABLE_CODES,
+        )
+
+    def finish(self) -> list[StreamEvent]:
+        if self.done:
+            return []
+        raise self.ended_early()

@@ -1,0 +1,165 @@
+"""What a provider is configured with, and the built-in presets.
+
+``ProviderSpec`` takes plain values only (no config or auth objects), so the runtime maps
+``[provider.NAME]`` config plus a key source from ``nyzhi.auth`` onto it, and tests build one
+by hand. A plain string key (or None) is wrapped in ``StaticKey``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import attrs
+
+from nyzhi.provider.types import KeySource, ThinkingConfig
+
+ApiStyle = Literal["openai", "openai-responses", "anthropic", "gemini", "ollama", "llama-cpp"]
+API_STYLES: tuple[str, ...] = (
+    "openai",
+    "openai-responses",
+    "anthropic",
+    "gemini",
+    "ollama",
+    "llama-cpp",
+)
+
+
+@attrs.define
+class StaticKey:
+    """A one-key ``KeySource``: a 429 on it can only be waited out."""
+
+    key: str | None = attrs.field(default=None, repr=False)
+
+    def current_key(self) -> str | None:
+        return self.key
+
+    def report_rate_limited(self, key: str, retry_after: float | None) -> bool:
+        return False
+
+
+def _as_key_source(value: KeySource | str | None) -> KeySource:
+    if value is None or isinstance(value, str):
+        return StaticKey(value or None)
+    if not isinstance(value, KeySource):
+        raise TypeError(f"key must be a str, None or a KeySource, not {type(value).__name__}")
+    return value
+
+
+@attrs.frozen
+class RetryPolicy:
+    """Bounds of the retry loop (maps from ``[agent.retry]``).
+
+    A retry waits ``initial_backoff_ms * 2**(n-1)`` capped at ``max_backoff_ms``, shortened by
+    up to ``jitter`` (a fraction, 0..1) at random so that many clients do not retry in step.
+    A Retry-After from the server is honoured exactly, unless it is longer than
+    ``max_retry_after_s``: then we give up at once with a ``RateLimitError`` that says how long
+    the provider asked for, rather than hang the user for an hour.
+    """
+
+    max_retries: int = attrs.field(default=3, validator=attrs.validators.ge(0))
+    initial_backoff_ms: int = 1000
+    max_backoff_ms: int = 30_000
+    jitter: float = attrs.field(default=0.2, validator=[attrs.validators.ge(0), attrs.validators.le(1)])
+    max_retry_after_s: float = 120.0
+
+    def backoff(self, retry_number: int, rand: float) -> float:
+        """Seconds to wait before retry number ``retry_number`` (1-based); ``rand`` in [0, 1)."""
+        base = min(self.max_backoff_ms, self.initial_backoff_ms * 2 ** (retry_number - 1)) / 1000
+        return base * (1 - self.jitter * rand)
+
+
+@attrs.define
+class ProviderSpec:
+    """One configured model service.
+
+    ``max_tokens``/``temperature``/``thinking`` are defaults a ``ChatRequest`` may override.
+    Timeouts bound connecting and the silence between two received chunks (not the whole
+    answer, which can legitimately stream for minutes).
+    """
+
+    name: str
+    api_style: str = attrs.field(validator=attrs.validators.in_(API_STYLES))
+    base_url: str = attrs.field(converter=lambda s: s.rstrip("/"))
+    model: str
+    key: KeySource = attrs.field(default=None, converter=_as_key_source, repr=False)
+    headers: dict[str, str] = attrs.field(factory=dict)
+    max_tokens: int | None = None
+    temperature: float | None = None
+    thinking: ThinkingConfig | None = None
+    retry: RetryPolicy = attrs.field(factory=RetryPolicy)
+    connect_timeout_s: float | None = 15.0
+    read_timeout_s: float | None = 300.0
+
+
+@attrs.frozen
+class Preset:
+    name: str
+    api_style: str
+    base_url: str
+    env_var: str | None
+    default_model: str
+    headers: dict[str, str] = attrs.field(factory=dict)
+    key_required: bool = True
+
+
+PRESETS: dict[str, Preset] = {
+    p.name: p
+    for p in (
+        Preset("openai", "openai", "https://api.openai.com/v1", "OPENAI_API_KEY", "gpt-4.1"),
+        Preset(
+            "anthropic", "anthropic", "https://api.anthropic.com/v1", "ANTHROPIC_API_KEY",
+            "claude-sonnet-4-5",
+        ),
+        Preset(
+            "gemini", "gemini", "https://generativelanguage.googleapis.com/v1beta",
+            "GEMINI_API_KEY", "gemini-2.5-flash",
+        ),
+        Preset(
+            "ollama", "ollama", "http://localhost:11434", "OLLAMA_API_KEY", "llama3.1",
+            key_required=False,
+        ),
+        Preset(
+            "openrouter", "openai", "https://openrouter.ai/api/v1", "OPENROUTER_API_KEY",
+            "anthropic/claude-sonnet-4.5",
+            headers={"HTTP-Referer": "https://github.com/nyzhi", "X-Title": "nyzhi"},
+        ),
+        Preset(
+            "groq", "openai", "https://api.groq.com/openai/v1", "GROQ_API_KEY",
+            "llama-3.3-70b-versatile",
+        ),
+        Preset(
+            "together", "openai", "https://api.together.xyz/v1", "TOGETHER_API_KEY",
+            "meta-llama/Llama-3.3-70B-Instruct-Turbo",
+        ),
+        Preset("deepseek", "openai", "https://api.deepseek.com/v1", "DEEPSEEK_API_KEY", "deepseek-chat"),
+        # The offline default: llama.cpp's OpenAI-compatible server on loopback; the runtime
+        # fills in the real port when it starts the server.
+        Preset(
+            "llama-cpp", "llama-cpp", "http://127.0.0.1:8080/v1", None, "smollm2-135m-instruct",
+            key_required=False,
+        ),
+    )
+}
+
+
+def preset(name: str) -> Preset:
+    try:
+        return PRESETS[name]
+    except KeyError:
+        known = ", ".join(sorted(PRESETS))
+        raise KeyError(f"unknown provider preset {name!r}; built-in presets: {known}") from None
+
+
+def spec_from_preset(name: str, *, key: KeySource | str | None = None, **overrides: Any) -> ProviderSpec:
+    """A ``ProviderSpec`` for a built-in preset; ``overrides`` replace any field."""
+    p = preset(name)
+    fields: dict[str, Any] = {
+        "name": p.name,
+        "api_style": p.api_style,
+        "base_url": p.base_url,
+        "model": p.default_model,
+        "headers": dict(p.headers),
+        "key": key,
+    }
+    fields.update(overrides)
+    return ProviderSpec(**fields)

@@ -1,0 +1,365 @@
+"""A scripted fake LLM server: real HTTP/1.1 on 127.0.0.1, under trio, in all five wire formats.
+
+Tests and benchmarks talk to it with the real providers over real sockets::
+
+    async with open_fake_llm(None, script=[reply("Hello!"), rate_limited(2), server_error()]) as srv:
+        spec = ProviderSpec(name="t", api_style="anthropic", base_url=srv.url_for("anthropic"), model="m")
+        ...
+        assert srv.requests[0].json["system"][0]["cache_control"] == {"type": "ephemeral"}
+
+Each request takes the next item of the script (a ``Reply`` or a ``Fault``) and renders it in
+the wire format of the path it came in on. ``script`` may instead be a callable (dynamic
+mode) receiving the ``FakeRequest`` and returning a ``Reply``/``Fault`` (or an awaitable of
+one). An exhausted script answers 500 "fake LLM: script exhausted", which fails loudly.
+
+Every request is recorded (``server.requests``) with its path, lower-cased headers and parsed
+JSON body. Each response is sent with ``Connection: close`` so the server can watch the
+socket while it streams: a client that goes away mid-answer sets ``request.disconnected``.
+Delays are ``trio.sleep`` calls, so they are virtual under a MockClock.
+
+Depends only on trio, h11, the stdlib and attrs.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import re
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import asynccontextmanager
+from typing import Any, Literal
+
+import attrs
+import h11
+import trio
+
+from nyzhi.testing.fake_llm_wire import RENDERERS, WIRE_STYLES, error_body
+
+__all__ = [
+    "FakeLLMServer", "FakeRequest", "FakeToolCall", "FakeUsage", "Fault", "Reply", "WIRE_STYLES",
+    "garbage", "hang", "http_error", "open_fake_llm", "rate_limited", "reply", "server_error",
+    "tool_call", "truncated",
+]
+
+
+@attrs.frozen
+class FakeUsage:
+    input_tokens: int = 12
+    output_tokens: int = 7
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+
+
+@attrs.frozen
+class FakeToolCall:
+    """``arguments``: a dict (sent as JSON), or a str sent verbatim (to script broken JSON)."""
+
+    name: str
+    arguments: dict[str, Any] | str = attrs.field(factory=dict)
+    id: str | None = None
+
+
+@attrs.frozen
+class Reply:
+    """One scripted model answer. ``chunk_size`` characters per text/thinking delta;
+    ``delay`` seconds before every frame; ``stop`` overrides the stop reason (by default
+    ``tool_use`` when there are tool calls, else ``end_turn``); ``unknown_events`` mixes
+    event types and fields no client knows into the stream."""
+
+    text: str = ""
+    thinking: str = ""
+    tool_calls: tuple[FakeToolCall, ...] = attrs.field(default=(), converter=tuple)
+    usage: FakeUsage = attrs.field(factory=FakeUsage)
+    chunk_size: int = 4
+    delay: float = 0.0
+    stop: Literal["end_turn", "tool_use", "max_tokens"] | None = None
+    signature: str = "sig-fake-0"
+    unknown_events: bool = False
+
+
+FaultKind = Literal["status", "truncate", "garbage", "hang"]
+
+
+@attrs.frozen
+class Fault:
+    """A scripted failure.
+
+    * ``status``: an HTTP error with the provider-shaped JSON error body (and Retry-After);
+    * ``truncate``: the reply's first ``after_frames`` frames, then the socket is closed
+      mid-body (the client sees an incomplete chunked message);
+    * ``garbage``: a 200 stream whose body is ``data`` (bytes no parser can use);
+    * ``hang``: nothing at all (or, with ``reply``, headers plus ``after_frames`` frames), then
+      silence until the client goes away.
+    """
+
+    kind: FaultKind
+    status: int = 500
+    message: str = ""
+    error_type: str | None = None
+    retry_after: str | None = None
+    reply: Reply | None = None
+    after_frames: int = 0
+    data: bytes = b""
+
+
+ScriptItem = Reply | Fault
+DynamicScript = Callable[["FakeRequest"], "ScriptItem | Awaitable[ScriptItem]"]
+
+
+def reply(text: str = "", **kw: Any) -> Reply:
+    return Reply(text=text, **kw)
+
+
+def tool_call(name: str, arguments: dict[str, Any] | str | None = None, id: str | None = None) -> FakeToolCall:
+    return FakeToolCall(name, {} if arguments is None else arguments, id)
+
+
+def rate_limited(retry_after: float | str | None = 1, message: str = "rate limit exceeded, slow down") -> Fault:
+    ra = None if retry_after is None else (retry_after if isinstance(retry_after, str) else f"{retry_after:g}")
+    return Fault("status", status=429, message=message, retry_after=ra)
+
+
+def server_error(status: int = 500, message: str = "internal server error") -> Fault:
+    return Fault("status", status=status, message=message)
+
+
+def http_error(status: int, message: str, error_type: str | None = None) -> Fault:
+    return Fault("status", status=status, message=message, error_type=error_type)
+
+
+def truncated(reply: Reply | None = None, after_frames: int = 2) -> Fault:
+    return Fault("truncate", reply=reply or Reply(text="this answer will be cut short"), after_frames=after_frames)
+
+
+def garbage(data: bytes = b"\x00\xff\xfe garbage {{{ not json\n\nnonsense: ???\n\n\x89PNG\r\n") -> Fault:
+    return Fault("garbage", data=data)
+
+
+def hang(reply: Reply | None = None, after_frames: int = 0) -> Fault:
+    return Fault("hang", reply=reply, after_frames=after_frames)
+
+
+@attrs.define(eq=False)
+class FakeRequest:
+    method: str
+    path: str
+    query: str
+    headers: dict[str, str]
+    body: bytes
+    json: Any
+    wire: str | None  # which wire format the path belongs to (None: model listing, unknown)
+    model: str | None
+    disconnected: trio.Event = attrs.field(factory=trio.Event)
+    completed: bool = False  # the whole response was sent
+
+
+_GEMINI_PATH = re.compile(r"^/v1beta/models/([^/:]+):streamGenerateContent$")
+_PATHS = {
+    "/v1/chat/completions": "openai",
+    "/v1/responses": "openai-responses",
+    "/v1/messages": "anthropic",
+    "/api/chat": "ollama",
+}
+
+
+class FakeLLMServer:
+    def __init__(self, script: Sequence[ScriptItem] | DynamicScript, models: Sequence[str]) -> None:
+        self._dynamic: DynamicScript | None = script if callable(script) else None
+        self.script: list[ScriptItem] = [] if callable(script) else list(script)
+        self.models = list(models)
+        self.requests: list[FakeRequest] = []
+        self.port = 0
+        self._changed = trio.Event()
+        self._cancel = trio.CancelScope()
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def url_for(self, api_style: str) -> str:
+        """The ``base_url`` a provider of ``api_style`` should use against this server."""
+        if api_style in ("openai", "openai-responses", "anthropic", "llama-cpp"):
+            return f"{self.base_url}/v1"
+        if api_style == "gemini":
+            return f"{self.base_url}/v1beta"
+        if api_style == "ollama":
+            return self.base_url
+        raise ValueError(f"unknown api_style {api_style!r}")
+
+    def push(self, *items: ScriptItem) -> None:
+        self.script.extend(items)
+
+    async def wait_for_requests(self, n: int) -> FakeRequest:
+        """Until at least ``n`` requests arrived; returns the n-th."""
+        while len(self.requests) < n:
+            await self._changed.wait()
+        return self.requests[n - 1]
+
+    def close(self) -> None:
+        self._cancel.cancel()
+
+    async def _serve(self, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
+        with self._cancel:
+            listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
+            self.port = listeners[0].socket.getsockname()[1]
+            task_status.started()
+            await trio.serve_listeners(self._connection, listeners)
+
+    async def _connection(self, stream: trio.SocketStream) -> None:
+        conn = h11.Connection(h11.SERVER)
+        try:
+            request = await self._read_request(conn, stream)
+            if request is None:
+                return
+            self.requests.append(request)
+            self._changed.set()
+            self._changed = trio.Event()
+            await self._respond(conn, stream, request)
+        except (trio.BrokenResourceError, trio.ClosedResourceError, h11.RemoteProtocolError):
+            pass
+        finally:
+            await trio.aclose_forcefully(stream)
+
+    async def _read_request(self, conn: h11.Connection, stream: trio.SocketStream) -> FakeRequest | None:
+        head: h11.Request | None = None
+        body = bytearray()
+        while True:
+            event = conn.next_event()
+            if event is h11.NEED_DATA:
+                conn.receive_data(await stream.receive_some(65536))
+            elif isinstance(event, h11.Request):
+                head = event
+            elif isinstance(event, h11.Data):
+                body += event.data
+            elif isinstance(event, h11.EndOfMessage):
+                break
+            else:  # ConnectionClosed before a full request
+                return None
+        assert head is not None
+        target = head.target.decode()
+        path, _, query = target.partition("?")
+        headers = {k.decode().lower(): v.decode() for k, v in head.headers}
+        try:
+            parsed = json.loads(body) if body else None
+        except ValueError:
+            parsed = None
+        wire = _PATHS.get(path)
+        model = parsed.get("model") if isinstance(parsed, dict) else None
+        m = _GEMINI_PATH.match(path)
+        if m:
+            wire, model = "gemini", m.group(1)
+        return FakeRequest(head.method.decode(), path, query, headers, bytes(body), parsed, wire, model)
+
+    async def _next_item(self, request: FakeRequest) -> ScriptItem:
+        if self._dynamic is not None:
+            item = self._dynamic(request)
+            return await item if inspect.isawaitable(item) else item  # type: ignore[return-value]
+        if not self.script:
+            return Fault("status", status=500, message="fake LLM: script exhausted")
+        return self.script.pop(0)
+
+    async def _respond(self, conn: h11.Connection, stream: trio.SocketStream, req: FakeRequest) -> None:
+        if req.method == "GET":
+            await self._send_json(conn, stream, req, 200, self._listing(req.path))
+            return
+        if req.wire is None:
+            body = error_body(None, 404, f"fake LLM: no route for {req.method} {req.path}", "not_found")
+            await self._send_json(conn, stream, req, 404, body)
+            return
+        item = await self._next_item(req)
+        if isinstance(item, Fault) and item.kind == "status":
+            extra = [("retry-after", item.retry_after)] if item.retry_after is not None else []
+            body = error_body(req.wire, item.status, item.message or f"HTTP {item.status}", item.error_type)
+            await self._send_json(conn, stream, req, item.status, body, extra)
+            return
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(self._watch_disconnect, stream, req, nursery.cancel_scope)
+            await self._stream_item(conn, stream, req, item)
+            nursery.cancel_scope.cancel()
+
+    async def _stream_item(self, conn: h11.Connection, stream: trio.SocketStream, req: FakeRequest, item: ScriptItem) -> None:
+        rep = item if isinstance(item, Reply) else item.reply
+        frames: list[bytes] = []
+        if rep is not None:
+            frames = RENDERERS[req.wire](rep, req.model or "fake-model", req.json)  # type: ignore[index]
+        delay = rep.delay if rep is not None else 0.0
+        limit = len(frames)
+        if isinstance(item, Fault):
+            if item.kind == "hang" and item.reply is None:
+                await trio.sleep_forever()
+            limit = item.after_frames
+        ctype = "application/x-ndjson" if req.wire == "ollama" else "text/event-stream"
+        await self._send(conn, stream, h11.Response(status_code=200, headers=[
+            ("content-type", ctype), ("connection", "close"), ("cache-control", "no-cache")]))
+        if isinstance(item, Fault) and item.kind == "garbage":
+            await self._send(conn, stream, h11.Data(data=item.data))
+        else:
+            for frame in frames[:limit]:
+                if delay:
+                    await trio.sleep(delay)
+                await self._send(conn, stream, h11.Data(data=frame))
+        if isinstance(item, Fault) and item.kind == "hang":
+            await trio.sleep_forever()
+        if isinstance(item, Fault) and item.kind == "truncate":
+            return  # closed without the final chunk: an incomplete body
+        await self._send(conn, stream, h11.EndOfMessage())
+        req.completed = True
+
+    async def _watch_disconnect(self, stream: trio.SocketStream, req: FakeRequest, scope: trio.CancelScope) -> None:
+        try:
+            while await stream.receive_some(4096):
+                pass  # nothing more is expected from the client; EOF or reset means it left
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            pass
+        if not req.completed:
+            req.disconnected.set()
+            scope.cancel()
+
+    async def _send(self, conn: h11.Connection, stream: trio.SocketStream, event: Any) -> None:
+        data = conn.send(event)
+        if data:
+            await stream.send_all(data)
+
+    async def _send_json(self, conn: h11.Connection, stream: trio.SocketStream, req: FakeRequest,
+                         status: int, body: bytes | Any, extra: list[tuple[str, str]] | None = None) -> None:
+        data = body if isinstance(body, bytes) else json.dumps(body).encode()
+        headers = [("content-type", "application/json"), ("content-length", str(len(data))),
+                   ("connection", "close"), *(extra or [])]
+        await self._send(conn, stream, h11.Response(status_code=status, headers=headers))
+        await self._send(conn, stream, h11.Data(data=data))
+        await self._send(conn, stream, h11.EndOfMessage())
+        req.completed = True
+
+    def _listing(self, path: str) -> Any:
+        if path == "/api/tags":
+            return {"models": [{"name": m, "model": m, "size": 0, "details": {"family": "fake"}} for m in self.models]}
+        if path.startswith("/v1beta/models"):
+            return {"models": [{"name": f"models/{m}", "inputTokenLimit": 32768, "outputTokenLimit": 4096}
+                               for m in self.models]}
+        return {"object": "list", "data": [{"id": m, "object": "model", "created": 0, "owned_by": "fake"}
+                                           for m in self.models]}
+
+
+@asynccontextmanager
+async def open_fake_llm(
+    nursery: trio.Nursery | None = None,
+    *,
+    script: Sequence[ScriptItem] | DynamicScript = (),
+    models: Sequence[str] = ("fake-model-1", "fake-model-2"),
+) -> AsyncIterator[FakeLLMServer]:
+    """Start a server on a free loopback port; stopped (connections cut) on exit. Pass a
+    nursery to run it there, or None to get a private one."""
+    server = FakeLLMServer(script, models)
+    if nursery is not None:
+        await nursery.start(server._serve)
+        try:
+            yield server
+        finally:
+            server.close()
+        return
+    async with trio.open_nursery() as own:
+        await own.start(server._serve)
+        try:
+            yield server
+        finally:
+            server.close()

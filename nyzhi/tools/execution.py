@@ -112,10 +112,7 @@ async def _default_cap(result: ToolResult, tool: Tool, ctx: ToolContext) -> Tool
         from nyzhi.tools.output import cap_output  # the registry engineer's module
     except ImportError:
         return result
-    value = cap_output(result, tool=tool, ctx=ctx)  # CAP CALL SITE: keep in sync with output.py
-    if hasattr(value, "__await__"):
-        value = await value
-    return value
+    return cap_output(result, ctx, tool.name)
 
 
 async def execute_calls(

@@ -11,8 +11,9 @@ Two mechanisms, one policy:
   with the root file system mounted read-only and only the allowed roots bound writable.
 
 A check and the write that follows it are two system calls: a directory swapped for a symlink in
-between defeats any check. Write tools therefore re-check right before writing and open the file
-with ``open_for_write``, which walks the path with ``O_NOFOLLOW`` so a swapped component fails.
+between defeats any check. Write tools therefore call ``check_write`` again right before writing
+and write through ``nyzhi.tools.paths.atomic_write``, which walks the path with ``O_NOFOLLOW`` so a
+component swapped for a symlink makes the write fail.
 
 Error tree::
 
@@ -224,25 +225,3 @@ class SandboxPolicy:
         args += ["--chdir", str(cwd)]
         return args
 
-
-def open_for_write(path: Path, flags: int = os.O_WRONLY | os.O_CREAT | os.O_TRUNC) -> int:
-    """Open ``path`` (an absolute, already-checked real path) without following any symlink.
-
-    Walks from ``/`` one component at a time with ``O_NOFOLLOW | O_DIRECTORY`` and opens the
-    final component with ``O_NOFOLLOW``, so a directory swapped for a symlink after
-    ``check_write`` makes the open fail (``OSError`` ELOOP/ENOTDIR) instead of writing outside.
-    Returns a file descriptor; the caller closes it.
-    """
-    if not path.is_absolute():
-        raise ValueError(f"open_for_write needs an absolute path, got {path}")
-    parts = path.parts[1:]
-    dir_flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-    fd = os.open("/", dir_flags)
-    try:
-        for part in parts[:-1]:
-            nxt = os.open(part, dir_flags, dir_fd=fd)
-            os.close(fd)
-            fd = nxt
-        return os.open(parts[-1], flags | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644, dir_fd=fd)
-    finally:
-        os.close(fd)

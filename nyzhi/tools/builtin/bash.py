@@ -1,0 +1,150 @@
+"""``bash``: run a shell command through the agent's executor, under the sandbox.
+
+The timeout default (30 s) follows the original; the maximum is raised from 120 s to 600 s,
+because real builds and test suites routinely take a few minutes and a killed build teaches the
+model nothing. Output streams to the front end as it arrives, is capped at 100 KiB (head and tail
+kept), and the exit code is in the metadata. A non-zero exit is an error result so the model
+notices failures without parsing text.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, ClassVar
+
+from nyzhi.tools.base import Permission, Tool, ToolContext, ToolResult
+
+DEFAULT_TIMEOUT = 30
+MAX_TIMEOUT = 600
+OUTPUT_CAP = 100 * 1024
+
+
+class ArgumentError(Exception):
+    pass
+
+
+def pick_executor(ctx: ToolContext, node: Any) -> Any:
+    """``ctx.nodes[node]`` when a node is named, else the context's executor, else local."""
+    if node not in (None, ""):
+        if not isinstance(node, str):
+            raise ArgumentError("'node' must be a string naming a configured node")
+        if not ctx.nodes:
+            raise ArgumentError(f"node {node!r} requested but no nodes are configured")
+        if node not in ctx.nodes:
+            names = ", ".join(sorted(ctx.nodes))
+            raise ArgumentError(f"unknown node {node!r}; configured nodes: {names}")
+        return ctx.nodes[node]
+    if ctx.executor is not None:
+        return ctx.executor
+    from nyzhi.tools.executors import LocalExecutor
+
+    return LocalExecutor()
+
+
+def executor_cwd(ctx: ToolContext, executor: Any) -> Path | str:
+    """Local executors run in ``ctx.cwd``; remote ones get the cwd relative to the workspace
+    (a node's own directory mirrors the workspace root)."""
+    if not getattr(executor, "remote", False):
+        return ctx.cwd
+    try:
+        rel = Path(ctx.cwd).resolve().relative_to(Path(ctx.workspace_root).resolve())
+    except ValueError:
+        return "."
+    return str(rel) if str(rel) else "."
+
+
+def parse_timeout(args: dict[str, Any], default: float = DEFAULT_TIMEOUT) -> float:
+    value = args.get("timeout")
+    if value is None:
+        return default
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            raise ArgumentError(f"'timeout' must be a number of seconds, got {value!r}") from None
+    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+        raise ArgumentError(f"'timeout' must be a positive number of seconds, got {value!r}")
+    return float(min(value, MAX_TIMEOUT))
+
+
+async def run_command(
+    command: str, ctx: ToolContext, *, limit: float, node: Any = None, header: str = ""
+) -> tuple[Any, dict[str, Any]]:
+    """Run with a ``limit`` in seconds through the chosen executor; returns (ExecResult, metadata). Raises ``ArgumentError``,
+    ``SandboxError`` or ``ExecutorError`` (callers turn them into error results)."""
+    executor = pick_executor(ctx, node)
+    if header:
+        await ctx.output(header)
+    res = await executor.run(
+        command,
+        cwd=executor_cwd(ctx, executor),
+        timeout=limit,
+        on_output=ctx.output,
+        sandbox=ctx.sandbox,
+        output_cap=OUTPUT_CAP,
+    )
+    meta: dict[str, Any] = {
+        "exit_code": res.exit_code,
+        "timed_out": res.timed_out,
+        "truncated": res.truncated,
+        "sandboxed": res.sandboxed,
+    }
+    if node:
+        meta["node"] = node
+    if res.note:
+        meta["sandbox_note"] = res.note
+    return res, meta
+
+
+class BashTool(Tool):
+    name = "bash"
+    description = (
+        "Run a shell command (bash -c) in the working directory and return its combined "
+        "stdout/stderr and exit code. Output is streamed and capped at 100 KiB (head and tail "
+        f"kept). Default timeout {DEFAULT_TIMEOUT} s, maximum {MAX_TIMEOUT} s; on timeout the "
+        "whole process group is killed. Background processes do not outlive the command. "
+        "Under the read-only or workspace-write sandbox it runs inside bubblewrap."
+    )
+    parameters: ClassVar[dict[str, Any]] = {
+        "type": "object",
+        "properties": {
+            "command": {"type": "string", "description": "The shell command to run."},
+            "timeout": {
+                "type": "number",
+                "description": f"Seconds before the command is killed (default {DEFAULT_TIMEOUT}, "
+                f"max {MAX_TIMEOUT}).",
+            },
+            "node": {
+                "type": "string",
+                "description": "Run on this configured node instead of locally (only when nodes "
+                "are configured).",
+            },
+        },
+        "required": ["command"],
+    }
+    permission = Permission.NEEDS_APPROVAL
+    runs_sandboxed: ClassVar[bool] = True
+
+    def target_commands(self, args: dict[str, Any], ctx: ToolContext) -> list[str]:
+        command = args.get("command")
+        return [command] if isinstance(command, str) else []
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        from nyzhi.tools.executors import ExecutorError
+        from nyzhi.tools.sandbox import SandboxError
+
+        command = args.get("command")
+        if not isinstance(command, str) or not command.strip():
+            return ToolResult("'command' is required and must be a non-empty string", True)
+        try:
+            timeout = parse_timeout(args)
+            res, meta = await run_command(command, ctx, limit=timeout, node=args.get("node"))
+        except (ArgumentError, SandboxError, ExecutorError) as exc:
+            return ToolResult(str(exc), is_error=True, metadata={"exit_code": None})
+        text = res.output if res.output.strip() else "(no output)"
+        if not res.timed_out and res.exit_code != 0:  # the executor already notes a timeout
+            text = f"{text.rstrip()}\n[exit code {res.exit_code}]"
+        return ToolResult(text, is_error=res.exit_code != 0 or res.timed_out, metadata=meta)
+
+
+TOOLS = (BashTool,)

@@ -58,6 +58,9 @@ class _ProbeActor(Actor):
         return reply(message) if callable(reply) else reply
 
 
+_ProbeActor.__name__ = _ProbeActor.__qualname__ = "Probe"  # default names: probe-1, ...
+
+
 class Probe:
     """A recording actor. ``Probe(system_or_context, name=...)`` spawns it; send to
     ``probe.ref``; ``await probe.expect(...)`` to check what arrived.

@@ -74,6 +74,8 @@ def test_library_imports_only_trio_attrs_and_stdlib():
 
 
 def test_import_does_not_load_nyzhi():
-    code = "import sys, actors, actors.testing; print(any(m.startswith('nyzhi') for m in sys.modules))"
+    code = (
+        "import sys, actors, actors.testing; print(any(m.startswith('nyzhi') for m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

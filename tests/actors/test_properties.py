@@ -109,13 +109,21 @@ steps = st.lists(
 )
 def test_random_failures_match_the_otp_model(types, strategy, max_restarts, within, ops):
     names = [f"c{i}" for i in range(len(types))]
-    model = Model(strategy, max_restarts, within, [ModelChild(n, t) for n, t in zip(names, types)])
+    model = Model(
+        strategy,
+        max_restarts,
+        within,
+        [ModelChild(n, t) for n, t in zip(names, types, strict=True)],
+    )
     clock = trio.testing.MockClock()
 
     async def scenario() -> None:
         log: list[str] = []
         before = live_tasks()
-        specs = [actors.ChildSpec(Child, (log,), name=n, restart=t) for n, t in zip(names, types)]
+        specs = [
+            actors.ChildSpec(Child, (log,), name=n, restart=t)
+            for n, t in zip(names, types, strict=True)
+        ]
         sup_factory = functools.partial(actors.Supervisor, specs, strategy, max_restarts, within)
         refs: dict[str, actors.ActorRef] = {}
         raised: BaseException | None = None

@@ -24,7 +24,11 @@ async def test_paths_names_and_lookup():
         agents = system.spawn(Echo, name="agents")
         main = await agents.ask(("spawn", "main"))
         sub = await main.ask(("spawn", "sub-1"))
-        assert (agents.path, main.path, sub.path) == ("/agents", "/agents/main", "/agents/main/sub-1")
+        assert (agents.path, main.path, sub.path) == (
+            "/agents",
+            "/agents/main",
+            "/agents/main/sub-1",
+        )
         assert sub.name == "sub-1"
         assert sub.parent is main and main.parent is agents and agents.parent is None
         assert system.lookup("/agents/main/sub-1") is sub

@@ -19,6 +19,7 @@ from nyzhi import __version__
 COMMAND_MODULES: tuple[str, ...] = (
     "nyzhi.cli.cmd_chat",
     "nyzhi.cli.cmd_run",
+    "nyzhi.cli.cmd_config", "nyzhi.cli.cmd_init", "nyzhi.cli.cmd_auth",
 )
 
 TRUST_MODES = ("off", "limited", "autoedit", "full")

@@ -119,7 +119,7 @@ class Context:
 
         The child is stopped before this actor's ``stopping()`` runs, and when this actor
         restarts. Raises ``SystemClosed`` if this actor is already stopping."""
-        from ._cell import spawn
+        from ._lifecycle import spawn
 
         return spawn(self._cell, factory, args, name, mailbox_size, overflow, restart, grace)
 
@@ -182,7 +182,7 @@ class Context:
         It is cancelled when the incarnation ends (after ``stopping()``), and if it raises,
         the actor crashes with that exception. Raises ``SystemClosed`` once the actor is
         stopping."""
-        from ._cell import run_background
+        from ._lifecycle import run_background
 
         cell = self._cell
         if cell.closing or cell.terminal or not cell.in_loop:

@@ -15,8 +15,9 @@ from typing import Any
 
 import trio
 
-from ._cell import Cell, spawn
+from ._cell import Cell
 from ._events import DEFAULT_EVENT_BUFFER, EventHub, EventStream
+from ._lifecycle import spawn
 from ._ref import ActorRef
 from ._timer import Timer
 from ._types import (

@@ -203,3 +203,51 @@ async def test_a_server_that_cannot_start_is_a_clear_error_not_a_restart_loop(
             assert "not-a-model.gguf" in str(info.value)  # the log tail names the file
             (ref,) = system.children
             assert ref.status is actors.Status.RUNNING and ref.restarts == 0
+
+
+_REPO = Path(__file__).resolve().parents[2]
+_OWNER = """\
+import functools, sys, trio
+from pathlib import Path
+from nyzhi.provider.llama_server import run_llama_server
+
+async def main():
+    async with trio.open_nursery() as nursery:
+        spawned = functools.partial(print, "PID", flush=True)
+        run = functools.partial(run_llama_server, Path(sys.argv[1]), on_spawn=spawned)
+        await nursery.start(run)
+        print("READY", flush=True)
+
+trio.run(main)
+"""
+
+
+async def test_server_dies_with_its_owner_even_when_the_owner_is_sigkilled() -> None:
+    """No cleanup code runs on SIGKILL: the lifeline pipe must take the server down."""
+    import subprocess
+    import sys
+
+    model = find_default_model()
+    owner = await trio.lowlevel.open_process(
+        [sys.executable, "-c", _OWNER, str(model)],
+        stdout=subprocess.PIPE,
+        cwd=_REPO,
+    )
+    try:
+        with trio.fail_after(_BOUND):
+            output = b""
+            while b"READY" not in output:
+                chunk = await owner.stdout.receive_some()
+                assert chunk, f"owner exited early: {output!r}"
+                output += chunk
+        pid = int(output.split(b"PID", 1)[1].split()[0])
+        pidfd = os.pidfd_open(pid)  # readable once the process has exited (child or not)
+        try:
+            owner.send_signal(signal.SIGKILL)
+            with trio.fail_after(_BOUND):
+                await trio.lowlevel.wait_readable(pidfd)
+        finally:
+            os.close(pidfd)
+    finally:
+        owner.kill()
+        await owner.wait()

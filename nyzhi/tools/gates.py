@@ -221,7 +221,7 @@ def command_denied(command: str, patterns: Iterable[str]) -> str | None:
 def path_denied(path: Path, patterns: Iterable[str], workspace: Path) -> str | None:
     """The first ``deny_paths`` pattern matching ``path``: a directory/file prefix (relative ones
     from the workspace), a glob (``*.env``, ``secrets/*``) on the name or the whole path, or a
-    plain substring of the path."""
+    plain substring of the (workspace-relative, when inside) path."""
     text = str(path)
     for pattern in patterns:
         if any(ch in pattern for ch in "*?["):
@@ -232,7 +232,10 @@ def path_denied(path: Path, patterns: Iterable[str], workspace: Path) -> str | N
                 return pattern
             continue
         prefix = Path(os.path.realpath(workspace / os.path.expanduser(pattern)))
-        if path == prefix or path.is_relative_to(prefix) or pattern in text:
+        # Substrings are looked for in the workspace-relative path when inside the workspace,
+        # so the directories above the workspace cannot match by accident.
+        shown = os.path.relpath(text, workspace) if path.is_relative_to(workspace) else text
+        if path == prefix or path.is_relative_to(prefix) or pattern in shown:
             return pattern
     return None
 

@@ -222,8 +222,8 @@ async def _await_ready(
         for _ in range(attempts):
             if proc.returncode is not None:
                 raise LocalModelStartError(
-                    f"the local llama.cpp server exited with status {proc.returncode} before "
-                    f"it was ready; last lines of its output:\n{await log.final_tail()}"
+                    f"the local llama.cpp server {_describe_exit(proc.returncode)} before it "
+                    f"was ready; last lines of its output:\n{await log.final_tail()}"
                 )
             try:
                 response = await client.get(f"{base_url}/models")
@@ -238,6 +238,16 @@ async def _await_ready(
         f"the local llama.cpp server at {base_url} did not answer within {limit:.0f} s; "
         f"last lines of its output:\n{log.tail()}"
     )
+
+
+def _describe_exit(status: int | None) -> str:
+    """``exited with status 1`` / ``was killed by SIGKILL`` (trio reports signals as -N)."""
+    if status is not None and status < 0:
+        try:
+            return f"was killed by {signal.Signals(-status).name}"
+        except ValueError:
+            return f"was killed by signal {-status}"
+    return f"exited with status {status}"
 
 
 def _signal_group(pgid: int, sig: int) -> None:
@@ -335,8 +345,8 @@ async def run_llama_server(
                 task_status.started(base_url)
                 status = await proc.wait()
                 failure = LocalModelCrashed(
-                    f"the local llama.cpp server (pid {proc.pid}, {base_url}) exited with "
-                    f"status {status}; last lines of its output:\n{await log.final_tail()}"
+                    f"the local llama.cpp server (pid {proc.pid}, {base_url}) "
+                    f"{_describe_exit(status)}; last lines of its output:\n{await log.final_tail()}"
                 )
             nursery.cancel_scope.cancel()
         raise failure

@@ -198,7 +198,7 @@ async def test_a_server_that_cannot_start_is_a_clear_error_not_a_restart_loop(
     config = LocalModelConfig(model=bogus, startup_timeout=_BOUND)
     with trio.fail_after(_BOUND):
         async with actors.open_system("local-model-broken") as system:
-            with pytest.raises(LocalModelStartError, match="exited with status") as info:
+            with pytest.raises(LocalModelStartError, match="exited with status 1") as info:
                 await ensure_local_model(system, config=config)
             assert "not-a-model.gguf" in str(info.value)  # the log tail names the file
             (ref,) = system.children

@@ -23,8 +23,10 @@ def format_value(value: Any, path: tuple = ()) -> str:
     if isinstance(value, tuple):
         value = list(value)
     if isinstance(value, dict):
-        value = {k: mask_secret(v) if is_secret_key((k,)) and isinstance(v, str) else v
-                 for k, v in value.items()}
+        table = tomlkit.inline_table()
+        table.update({k: mask_secret(v) if is_secret_key((k,)) and isinstance(v, str) else v
+                      for k, v in value.items()})
+        return table.as_string()
     return tomlkit.item(value).as_string()
 
 
@@ -85,7 +87,8 @@ def _render(obj: Any, path: tuple, source: SourceFn | None, out: list[str], head
     for _, p, value in leaves:
         name = _key(p[-1])
         if value is None:
-            out.append(_line(f"# {name} = (unset)", src(p)))
+            comment = src(p)
+            out.append(_line(f"# {name} = (unset)", None if comment == "default" else comment))
         else:
             out.append(_line(f"{name} = {format_value(value, p)}", src(p)))
     for kind, p, value in nested:

@@ -1,0 +1,28 @@
+"""Finding test processes by a unique marker in their command line."""
+
+import os
+import uuid
+
+
+def marker_seconds() -> str:
+    """A unique `sleep` argument, so each test can find exactly its own processes."""
+    return f"{900000 + uuid.uuid4().int % 99999}"
+
+
+def alive_with(marker: str) -> list[int]:
+    """Pids (not zombies) whose command line contains ``marker``, excluding this process."""
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{name}/cmdline", "rb") as fh:
+                cmd = fh.read().replace(b"\0", b" ").decode(errors="replace")
+            with open(f"/proc/{name}/stat", "rb") as fh:
+                stat = fh.read()
+        except OSError:
+            continue
+        state = stat[stat.rfind(b")") + 2 :].split()[0]
+        if marker in cmd and state != b"Z":
+            found.append(int(name))
+    return found

@@ -272,3 +272,49 @@ async def test_spec_and_options_are_exclusive():
     async with actors.open_system() as system:
         with pytest.raises(TypeError, match="ChildSpec"):
             system.spawn(ChildSpec(Worker, ([],)), name="x")
+
+
+class BusyParent(actors.Actor):
+    """Spawns a permanent child, then sits in a long receive (like a model stream)."""
+
+    def __init__(self, log: list, release: trio.Event) -> None:
+        self.log, self.release = log, release
+
+    async def started(self) -> None:
+        self.context.spawn(Worker, self.log, name="mcp", restart=Restart.PERMANENT)
+
+    async def receive(self, message: object) -> object:
+        await self.release.wait()
+        return message
+
+
+async def test_busy_parent_does_not_delay_child_restarts():
+    log: list = []
+    release = trio.Event()
+    async with actors.open_system() as system:
+        parent = system.spawn(BusyParent, log, release, name="agent")
+        await parent.wait_running()
+        parent.tell_nowait("stream")
+        await trio.testing.wait_all_tasks_blocked()
+        child = system.lookup("/agent/mcp")
+        child.tell_nowait("crash")
+        await trio.testing.wait_all_tasks_blocked()
+        assert child.restarts == 1  # restarted while the parent is still busy
+        assert child.status is actors.Status.RUNNING
+        release.set()
+
+
+async def test_wait_running_raises_if_the_actor_dies_first():
+    class FailsToStart(actors.Actor):
+        async def started(self) -> None:
+            raise OSError("no such device")
+
+    async with actors.open_system() as system:
+        sup = system.spawn(actors.Supervisor, name="sup")
+        spec = ChildSpec(FailsToStart, name="f", restart=Restart.TEMPORARY)
+        ref = await sup.ask(actors.StartChild(spec))
+        with pytest.raises(actors.ActorDead):
+            await ref.wait_running()
+        outcome = await ref.join()
+        assert not outcome.ok and outcome.status.terminal
+        assert isinstance(outcome.exception, OSError)

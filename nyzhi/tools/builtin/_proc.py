@@ -1,0 +1,90 @@
+"""Running a helper program (rg, git) as a real subprocess from a tool.
+
+The process gets its own session (process group) so that cancelling the tool, a timeout, or
+stopping early once enough output arrived kills the program *and* anything it started; nothing
+outlives the call. stdout and stderr are kept apart because the tools parse stdout.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import attrs
+import trio
+
+STDERR_CAP = 64 * 1024
+
+
+@attrs.frozen
+class ProcResult:
+    returncode: int
+    stdout: bytes
+    stderr: bytes
+    stopped_early: bool = False  # we killed it after max_lines / max_bytes of stdout
+
+    @property
+    def err_text(self) -> str:
+        return self.stderr.decode("utf-8", "replace").strip()
+
+
+def _kill_group(proc: trio.Process) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+async def run_argv(
+    argv: Sequence[str],
+    *,
+    cwd: Path | str,
+    env: Mapping[str, str] | None = None,
+    max_lines: int | None = None,
+    max_bytes: int = 64 * 1024 * 1024,
+) -> ProcResult:
+    """Run ``argv`` to completion (or until ``max_lines`` lines of stdout arrived, then kill it).
+
+    Raises ``FileNotFoundError`` if the program is missing. For a time limit, wrap the call in
+    ``trio.fail_after``: on cancellation or any error the process group is killed first.
+    """
+    full_env = None if env is None else {**os.environ, **env}
+    proc = await trio.lowlevel.open_process(
+        list(argv), cwd=str(cwd), env=full_env, stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+    )
+    out = bytearray()
+    err = bytearray()
+    stopped = False
+    try:
+        async with trio.open_nursery() as nursery:
+
+            async def read_stderr() -> None:
+                assert proc.stderr is not None
+                async for chunk in proc.stderr:
+                    if len(err) < STDERR_CAP:
+                        err.extend(chunk)
+
+            nursery.start_soon(read_stderr)
+            assert proc.stdout is not None
+            lines = 0
+            async for chunk in proc.stdout:
+                out.extend(chunk)
+                lines += chunk.count(b"\n")
+                if (max_lines is not None and lines >= max_lines) or len(out) >= max_bytes:
+                    stopped = True
+                    _kill_group(proc)
+                    break
+            await proc.wait()
+    finally:
+        if proc.returncode is None:
+            _kill_group(proc)
+        with trio.CancelScope(shield=True):
+            await proc.wait()
+            for stream in (proc.stdout, proc.stderr):
+                if stream is not None:
+                    await stream.aclose()
+    return ProcResult(proc.returncode, bytes(out), bytes(err), stopped)

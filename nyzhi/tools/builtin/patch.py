@@ -1,0 +1,259 @@
+"""apply_patch: apply a unified diff (one or many files, creations and deletions) atomically.
+
+Models write patches with wrong line counts, drifted line numbers and stray blank lines, so the
+parser ignores the hunk header counts (it reads lines until the next header) and the applier
+uses the header's start line only as a hint: it looks for the hunk's exact context nearest to
+it, then again ignoring trailing whitespace. Every hunk of every file must apply before
+anything is written; the write itself goes through the undo transaction, which rolls back.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from nyzhi.tools.base import ToolContext
+from nyzhi.tools.builtin._common import ArgError, req_str
+from nyzhi.tools.builtin._diff import decode, encode
+from nyzhi.tools.builtin.files_write import Step, _PlanningTool, missing_parents, read_existing
+from nyzhi.tools.paths import display, resolve_arg
+
+_HUNK_RE = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+
+
+class PatchError(ArgError):
+    """The patch is malformed or does not apply; nothing was written."""
+
+
+@attrs.define
+class Hunk:
+    header: str
+    old_start: int
+    old: list[str] = attrs.field(factory=list)
+    new: list[str] = attrs.field(factory=list)
+    old_no_eol: bool = False
+    new_no_eol: bool = False
+
+
+@attrs.define
+class FilePatch:
+    old_path: str | None = None  # None: /dev/null (a new file)
+    new_path: str | None = None  # None: /dev/null (a deletion)
+    hunks: list[Hunk] = attrs.field(factory=list)
+    git_new: bool = False
+    git_deleted: bool = False
+
+
+def _clean_path(raw: str) -> str | None:
+    path = raw.split("\t")[0].strip()
+    if path.startswith('"') and path.endswith('"'):
+        path = path[1:-1]
+    return None if path == "/dev/null" else path
+
+
+def _strip_prefixes(fp: FilePatch) -> None:
+    """Drop git's a/ and b/ prefixes when the patch uses that convention."""
+    sides = [p for p in (fp.old_path, fp.new_path) if p is not None]
+    old_ok = fp.old_path is None or fp.old_path.startswith("a/")
+    new_ok = fp.new_path is None or fp.new_path.startswith("b/")
+    if sides and old_ok and new_ok:
+        fp.old_path = fp.old_path[2:] if fp.old_path else None
+        fp.new_path = fp.new_path[2:] if fp.new_path else None
+
+
+def parse_patch(text: str) -> list[FilePatch]:
+    """The file patches in ``text``; ``PatchError`` if there are none or a hunk has no file."""
+    lines = text.replace("\r\n", "\n").split("\n")
+    files: list[FilePatch] = []
+    current: FilePatch | None = None
+    hunk: Hunk | None = None
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        nxt = lines[i + 1] if i + 1 < len(lines) else ""
+        if line.startswith("diff --git "):
+            current, hunk = FilePatch(), None
+            files.append(current)
+            m = re.match(r"diff --git (\S+) (\S+)$", line)
+            if m:
+                current.old_path, current.new_path = m.group(1), m.group(2)
+        elif line.startswith("--- ") and nxt.startswith("+++ "):
+            if current is None or current.hunks or hunk is not None:
+                current = FilePatch()
+                files.append(current)
+            hunk = None
+            current.old_path, current.new_path = _clean_path(line[4:]), _clean_path(nxt[4:])
+            i += 1
+        elif line.startswith("new file mode") and current is not None:
+            current.git_new = True
+        elif line.startswith("deleted file mode") and current is not None:
+            current.git_deleted = True
+        elif line.startswith("@@"):
+            m = _HUNK_RE.match(line)
+            if m is None:
+                raise PatchError(f"line {i + 1}: malformed hunk header {line!r}")
+            if current is None:
+                raise PatchError(f"line {i + 1}: hunk before any '--- a/file' / '+++ b/file' header")
+            hunk = Hunk(header=line, old_start=int(m.group(1)))
+            current.hunks.append(hunk)
+        elif hunk is not None and (line[:1] in (" ", "-", "+") or line == ""):
+            if line == "":
+                line = " "  # a blank context line whose leading space was lost
+            if line[0] in (" ", "-"):
+                hunk.old.append(line[1:])
+            if line[0] in (" ", "+"):
+                hunk.new.append(line[1:])
+        elif hunk is not None and line.startswith("\\"):
+            prev = lines[i - 1][:1] if i else " "
+            if prev in (" ", "-"):
+                hunk.old_no_eol = True
+            if prev in (" ", "+"):
+                hunk.new_no_eol = True
+        else:
+            hunk = None  # git extended headers, index lines, prose between files
+        i += 1
+    for fp in files:
+        for h in fp.hunks:  # trailing blank lines at the end of a patch are not context
+            while h.old and h.new and h.old[-1] == h.new[-1] == "" and not (h.old_no_eol or h.new_no_eol):
+                h.old.pop()
+                h.new.pop()
+        _strip_prefixes(fp)
+        if fp.git_new:
+            fp.old_path = None
+        if fp.git_deleted:
+            fp.new_path = None
+    files = [f for f in files if f.hunks or f.git_new or f.git_deleted or f.old_path != f.new_path]
+    if not files:
+        raise PatchError("no file changes found: expected a unified diff with '--- a/file', '+++ b/file' and '@@' hunks")
+    return files
+
+
+def _find(lines: list[str], needle: list[str], hint: int, lo: int) -> int | None:
+    """Index where ``needle`` occurs in ``lines`` at or after ``lo``, nearest to ``hint``."""
+    if not needle:
+        return max(lo, min(hint, len(lines)))
+    for norm in (lambda s: s, lambda s: s.rstrip()):
+        target = [norm(s) for s in needle]
+        candidates = range(lo, len(lines) - len(needle) + 1)
+        best = None
+        for start in sorted(candidates, key=lambda s: (abs(s - hint), s)):
+            if [norm(s) for s in lines[start : start + len(needle)]] == target:
+                best = start
+                break
+        if best is not None:
+            return best
+    return None
+
+
+def apply_hunks(text: str, hunks: list[Hunk], label: str) -> str:
+    """``text`` with ``hunks`` applied in order, or ``PatchError`` naming the failing hunk."""
+    lines = text.split("\n")
+    eol = True
+    if lines and lines[-1] == "":
+        lines.pop()
+    elif text:
+        eol = False
+    lo = 0
+    for n, h in enumerate(hunks, start=1):
+        hint = max(0, h.old_start - 1) if h.old else h.old_start
+        at = _find(lines, h.old, hint, lo)
+        if at is None:
+            raise PatchError(
+                f"{label}: hunk {n} ({h.header}) does not apply: its context/removed lines were not "
+                f"found (looked from line {lo + 1}). Re-read the file and regenerate the patch."
+            )
+        lines[at : at + len(h.old)] = h.new
+        lo = at + len(h.new)
+        if lo == len(lines):
+            if h.new_no_eol:
+                eol = False
+            elif h.old_no_eol:
+                eol = True
+    if not lines:
+        return ""
+    return "\n".join(lines) + ("\n" if eol else "")
+
+
+class ApplyPatchTool(_PlanningTool):
+    name = "apply_patch"
+    description = (
+        "Apply a unified diff (as produced by `git diff` or `diff -u`) to one or more files, "
+        "including new files (--- /dev/null) and deletions (+++ /dev/null). Atomic: if any hunk "
+        "fails, no file is changed."
+    )
+    parameters = {
+        "type": "object",
+        "properties": {"patch": {"type": "string", "description": "The unified diff text."}},
+        "required": ["patch"],
+    }
+
+    def target_paths(self, args: dict[str, Any]) -> list[str]:
+        try:
+            files = parse_patch(args.get("patch") or "")
+        except PatchError:
+            return []
+        out: list[str] = []
+        for fp in files:
+            out += [p for p in (fp.old_path, fp.new_path) if p and p not in out]
+        return out
+
+    def plan(self, args: dict[str, Any], ctx: ToolContext) -> list[Step]:
+        files = parse_patch(req_str(args, "patch"))
+        steps: list[Step] = []
+        seen: dict[Path, Step] = {}
+        for fp in files:
+            old = resolve_arg(ctx, fp.old_path, arg="patch path") if fp.old_path else None
+            new = resolve_arg(ctx, fp.new_path, arg="patch path") if fp.new_path else None
+            label = display(ctx, new or old)  # type: ignore[arg-type]
+            if old is None:
+                assert new is not None
+                if new in seen or read_existing(ctx, new) is not None:
+                    raise PatchError(f"{label}: the patch creates this file but it already exists")
+                text = apply_hunks("", fp.hunks, label)
+                steps += [s for s in missing_parents(new) if s.path not in seen]
+                seen[new] = Step(path=new, before=None, after=encode(text))
+                steps.append(seen[new])
+                continue
+            if old in seen:
+                step = seen[old]
+                if step.after is None:
+                    raise PatchError(f"{label}: patched after being deleted in the same patch")
+                before_text = decode(step.after)
+            else:
+                before = read_existing(ctx, old)
+                if before is None:
+                    raise PatchError(f"{display(ctx, old)}: file not found (the patch modifies it)")
+                step = Step(path=old, before=before, after=before)
+                seen[old] = step
+                steps.append(step)
+                before_text = decode(before)
+            text = apply_hunks(before_text, fp.hunks, label)
+            if new is None:
+                if text.strip() and fp.hunks:
+                    raise PatchError(f"{label}: deletion patch does not remove the whole file")
+                step.after = None
+            elif new != old:
+                if new in seen or read_existing(ctx, new) is not None:
+                    raise PatchError(f"{display(ctx, new)}: rename target already exists")
+                step.after = None
+                steps += [s for s in missing_parents(new) if s.path not in seen]
+                seen[new] = Step(path=new, before=None, after=encode(text))
+                steps.append(seen[new])
+            else:
+                step.after = encode(text)
+        return steps
+
+    def summary(self, ctx: ToolContext, steps: list[Step], args: dict[str, Any]) -> str:
+        parts = []
+        for s in steps:
+            if s.kind != "file":
+                continue
+            verb = "created" if s.before is None else "deleted" if s.after is None else "modified"
+            parts.append(f"{verb} {display(ctx, s.path)}")
+        return "Applied patch: " + ", ".join(parts)
+
+
+TOOLS = (ApplyPatchTool,)

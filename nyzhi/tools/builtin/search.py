@@ -1,0 +1,295 @@
+"""Searching the tree: grep, glob, fuzzy_find.
+
+ripgrep is used when it is on PATH (it is an order of magnitude faster than any Python walk);
+otherwise a pure-Python walker that honours .gitignore gives the same answers. Both engines skip
+``.git`` and ignored files; grep, like the original, also skips hidden entries, ``node_modules``
+and ``target``. Set ``NYZHI_SEARCH_ENGINE=python`` to force the walker.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+import trio
+
+from nyzhi.tools.base import ToolContext, ToolResult
+from nyzhi.tools.builtin._common import ArgError, BuiltinTool, error, opt_int, opt_str, req_str
+from nyzhi.tools.builtin._ignore import compile_glob, compile_include, walk_files
+from nyzhi.tools.builtin._proc import run_argv
+from nyzhi.tools.paths import check_read, display, resolve_arg
+
+MAX_GREP_MATCHES = 500
+MAX_GREP_LINE = 500
+MAX_GLOB_RESULTS = 1000
+GREP_SKIP_DIRS = frozenset({"node_modules", "target"})
+_GLOB_CHARS = re.compile(r"[*?\[{]")
+
+
+def find_rg() -> str | None:
+    """The rg binary to use, or None for the Python engine."""
+    if os.environ.get("NYZHI_SEARCH_ENGINE", "").lower() == "python":
+        return None
+    return shutil.which("rg")
+
+
+def _root(ctx: ToolContext, raw: Any) -> tuple[Path, str]:
+    path = resolve_arg(ctx, raw if raw not in (None, "") else ".", arg="path")
+    check_read(ctx, path)
+    if not path.exists():
+        raise ArgError(f"path {display(ctx, path)} does not exist")
+    return path, display(ctx, path)
+
+
+def _clip(line: str) -> str:
+    return line if len(line) <= MAX_GREP_LINE else line[:MAX_GREP_LINE] + "…"
+
+
+# --- grep --------------------------------------------------------------------------------------
+
+
+async def grep_rg(rg: str, pattern: str, root: Path, shown: str, include: str | None, cwd: Path) -> tuple[list[str], bool]:
+    argv = [
+        rg, "--no-heading", "--with-filename", "--line-number", "--color=never",
+        "--no-require-git", "--no-messages", "--max-columns=2000", "--max-columns-preview",
+        "--glob=!node_modules/", "--glob=!target/",
+    ]
+    if include:
+        argv.append(f"--glob={include}")
+    argv += ["--regexp", pattern, "--", shown]
+    res = await run_argv(argv, cwd=cwd, max_lines=MAX_GREP_MATCHES + 1)
+    if res.returncode == 2 and not res.stdout and not res.stopped_early:
+        raise ArgError(f"grep failed: {res.err_text or 'rg exited with status 2'}")
+    lines = res.stdout.decode("utf-8", "replace").split("\n")
+    lines = [ln[2:] if ln.startswith("./") else ln for ln in lines if ln]
+    truncated = len(lines) > MAX_GREP_MATCHES
+    lines = lines[:MAX_GREP_MATCHES]
+    # Group by file in path order (rg searches files in parallel); lines within a file stay in order.
+    order: dict[str, list[str]] = {}
+    for ln in lines:
+        order.setdefault(ln.split(":", 1)[0], []).append(_clip(ln))
+    return [ln for key in sorted(order) for ln in order[key]], truncated
+
+
+def grep_python(pattern: str, root: Path, include: str | None, cwd: Path) -> tuple[list[str], bool]:
+    """The fallback engine: whole-file regex search, so only matching lines cost Python time."""
+    try:
+        rx = re.compile(pattern, re.MULTILINE)
+    except re.error as exc:
+        raise ArgError(f"invalid regex {pattern!r}: {exc}") from exc
+    inc = compile_include(include) if include else None
+    files = [str(root)] if root.is_file() else walk_files(root, skip_dirs=GREP_SKIP_DIRS)
+    out: list[str] = []
+    for path in files:
+        if inc is not None and root.is_dir() and not inc.match(os.path.relpath(path, root)):
+            continue
+        try:
+            with open(path, "rb") as fh:
+                head = fh.read(8192)
+                if b"\0" in head:
+                    continue  # binary, like rg's default
+                data = head + fh.read()
+        except OSError:
+            continue
+        text = data.decode("utf-8", "replace")
+        shown = display_rel(cwd, path)
+        last_line = -1
+        for m in rx.finditer(text):
+            start = text.rfind("\n", 0, m.start()) + 1
+            line_no = text.count("\n", 0, start) + 1
+            if line_no == last_line:
+                continue
+            last_line = line_no
+            end = text.find("\n", m.start())
+            line = text[start : end if end != -1 else len(text)].rstrip("\r")
+            out.append(_clip(f"{shown}:{line_no}:{line}"))
+            if len(out) > MAX_GREP_MATCHES:
+                return out[:MAX_GREP_MATCHES], True
+            if m.end() == m.start() and end == -1:
+                break
+    return out, False
+
+
+def display_rel(cwd: Path, path: str) -> str:
+    rel = os.path.relpath(path, cwd)
+    return path if rel.startswith("..") else rel
+
+
+class GrepTool(BuiltinTool):
+    name = "grep"
+    description = (
+        "Search file contents with a regular expression; prints 'path:line:text'. Honours "
+        ".gitignore and skips hidden files, node_modules and target. Use include to filter "
+        "file names (e.g. '*.py' or '*.{ts,tsx}'). At most 500 matches."
+    )
+    parameters = {
+        "type": "object",
+        "properties": {
+            "pattern": {"type": "string", "description": "Regular expression to search for."},
+            "path": {"type": "string", "description": "File or directory to search (default: cwd)."},
+            "include": {"type": "string", "description": "Glob for file names to search, e.g. '*.rs'."},
+        },
+        "required": ["pattern"],
+    }
+
+    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        pattern = req_str(args, "pattern")
+        include = opt_str(args, "include")
+        root, shown = _root(ctx, args.get("path"))
+        rg = find_rg()
+        if rg is not None:
+            lines, truncated = await grep_rg(rg, pattern, root, shown, include, Path(ctx.cwd))
+        else:
+            lines, truncated = await trio.to_thread.run_sync(
+                grep_python, pattern, root, include, Path(ctx.cwd), abandon_on_cancel=True
+            )
+        meta = {"matches": len(lines), "truncated": truncated, "engine": "rg" if rg else "python"}
+        if not lines:
+            where = f" in {shown}" + (f" (files matching {include})" if include else "")
+            return ToolResult(output=f"No matches for /{pattern}/{where}", metadata=meta)
+        text = "\n".join(lines)
+        if truncated:
+            text += f"\n... (stopped at {MAX_GREP_MATCHES} matches; narrow the pattern, path or include)"
+        return ToolResult(output=text, metadata=meta)
+
+
+# --- listing files (glob, fuzzy_find) ----------------------------------------------------------
+
+
+async def list_files(root: Path, *, hidden: bool, prefilter: str | None = None) -> list[str]:
+    """Paths relative to ``root`` of its non-ignored files (skipping ``.git``), sorted."""
+    rg = find_rg()
+    if rg is None:
+
+        def walk() -> list[str]:
+            cut = len(str(root).rstrip("/")) + 1
+            return [p[cut:] for p in walk_files(root, hidden=hidden)]
+
+        return await trio.to_thread.run_sync(walk, abandon_on_cancel=True)
+    argv = [rg, "--files", "--no-require-git", "--no-messages", "--glob=!.git"]
+    if hidden:
+        argv.append("--hidden")
+    if prefilter and not prefilter.startswith("!"):
+        argv.append(f"--glob={prefilter}")
+    res = await run_argv([*argv, "--", "."], cwd=root)
+    if res.returncode == 2 and not res.stdout:
+        raise ArgError(f"listing files failed: {res.err_text}")
+    return sorted(
+        p[2:] if p.startswith("./") else p
+        for p in res.stdout.decode("utf-8", "surrogateescape").split("\n") if p
+    )
+
+
+def split_glob(pattern: str) -> tuple[str, str]:
+    """Leading literal directories of a glob and the rest: 'src/**/*.py' -> ('src', '**/*.py')."""
+    parts = pattern.split("/")
+    literal: list[str] = []
+    while len(parts) > 1 and not _GLOB_CHARS.search(parts[0]):
+        literal.append(parts.pop(0))
+    base = "/".join(literal)
+    if pattern.startswith("/") and not base:
+        base = "/"
+    return base, "/".join(parts)
+
+
+class GlobTool(BuiltinTool):
+    name = "glob"
+    description = (
+        "Find files by glob pattern relative to path: '*' stays within a directory, '**' spans "
+        "directories (e.g. '**/*.py', 'src/**/test_*.ts', '*.{js,ts}'). Honours .gitignore, "
+        "skips .git. At most 1000 results, sorted."
+    )
+    parameters = {
+        "type": "object",
+        "properties": {
+            "pattern": {"type": "string", "description": "Glob pattern."},
+            "path": {"type": "string", "description": "Directory to search from (default: cwd)."},
+        },
+        "required": ["pattern"],
+    }
+
+    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        pattern = req_str(args, "pattern")
+        root, _ = _root(ctx, args.get("path"))
+        if not root.is_dir():
+            return error(f"path {display(ctx, root)} is not a directory")
+        base, rest = split_glob(pattern)
+        if base:
+            root = root / base
+        if not root.is_dir():
+            return ToolResult(output=f"No files match {pattern}", metadata={"count": 0})
+        rx = compile_glob(rest)
+        files = await list_files(root, hidden=True, prefilter=rest)
+        matched = [p for p in files if rx.match(p)]
+        total = len(matched)
+        if not matched:
+            return ToolResult(output=f"No files match {pattern}", metadata={"count": 0})
+        shown = [display_rel(Path(ctx.cwd), f"{root}/{p}") for p in matched[:MAX_GLOB_RESULTS]]
+        text = "\n".join(shown)
+        if total > MAX_GLOB_RESULTS:
+            text += f"\n... ({total - MAX_GLOB_RESULTS} more files; use a narrower pattern)"
+        return ToolResult(output=text, metadata={"count": total, "truncated": total > MAX_GLOB_RESULTS})
+
+
+def fuzzy_score(query: str, path: str) -> float | None:
+    """Higher is better; None if ``query``'s characters do not appear in order in ``path``."""
+    q, p = query.lower(), path.lower()
+    base_start = p.rfind("/") + 1
+    score = 0.0
+    pos = -1
+    prev = -2
+    for ch in q:
+        pos = p.find(ch, pos + 1)
+        if pos == -1:
+            return None
+        if pos == prev + 1:
+            score += 5
+        if pos == 0 or p[pos - 1] in "/_-. ":
+            score += 8
+        if pos >= base_start:
+            score += 2
+        prev = pos
+    name = p[base_start:]
+    if q in name:
+        score += 25 + (15 if name.startswith(q) else 0)
+    elif q in p:
+        score += 10
+    return score - len(p) / 20
+
+
+class FuzzyFindTool(BuiltinTool):
+    name = "fuzzy_find"
+    description = "Find files whose path fuzzily matches a query (characters in order, e.g. 'usrctl' -> user_controller.py)."
+    parameters = {
+        "type": "object",
+        "properties": {
+            "query": {"type": "string", "description": "Approximate file name or path."},
+            "max_results": {"type": "integer", "description": "How many results (default 20)."},
+        },
+        "required": ["query"],
+    }
+
+    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        query = req_str(args, "query").strip().replace(" ", "")
+        if not query:
+            raise ArgError("'query' must contain non-space characters")
+        limit = opt_int(args, "max_results", 20, minimum=1, maximum=200)
+        root = Path(ctx.cwd)
+        files = await list_files(root, hidden=False)
+        rx = re.compile(".*?".join(re.escape(c) for c in query), re.IGNORECASE)
+        scored = []
+        for rel in files:
+            if rx.search(rel):
+                s = fuzzy_score(query, rel)
+                if s is not None:
+                    scored.append((-s, rel))
+        scored.sort()
+        if not scored:
+            return ToolResult(output=f"No files match '{query}'", metadata={"count": 0})
+        return ToolResult(output="\n".join(rel for _, rel in scored[:limit]), metadata={"count": len(scored)})
+
+
+TOOLS = (GrepTool, GlobTool, FuzzyFindTool)

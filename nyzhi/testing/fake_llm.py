@@ -259,10 +259,10 @@ class FakeLLMServer:
         return self.script.pop(0)
 
     async def _respond(self, conn: h11.Connection, stream: trio.SocketStream, req: FakeRequest) -> None:
-        if req.method == "GET":
+        if req.method == "GET" and req.path in ("/v1/models", "/api/tags", "/v1beta/models"):
             await self._send_json(conn, stream, req, 200, self._listing(req.path))
             return
-        if req.wire is None:
+        if req.wire is None or req.method != "POST":
             body = error_body(None, 404, f"fake LLM: no route for {req.method} {req.path}", "not_found")
             await self._send_json(conn, stream, req, 404, body)
             return

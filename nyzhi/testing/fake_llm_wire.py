@@ -229,7 +229,8 @@ def render_ollama(reply: Reply, model: str, request: Any) -> list[bytes]:
         frames.append(b'{"mystery": 1}\n')
     frames += [line({"content": p}) for p in _chunks(reply.text, reply.chunk_size)]
     if reply.tool_calls:
-        calls = [{"function": {"name": c.name, "arguments": c.arguments}} for c in reply.tool_calls]
+        calls = [{**({"id": c.id} if c.id else {}), "function": {"index": i, "name": c.name, "arguments": c.arguments}}
+                 for i, c in enumerate(reply.tool_calls)]
         frames.append(line({"tool_calls": calls}))
     reason = "length" if reply.stop == "max_tokens" else "stop"
     frames.append(line({}, done=True, done_reason=reason, total_duration=1000,

@@ -1,0 +1,256 @@
+"""Git tools: git_status, git_diff, git_log, git_show, git_branch, git_commit, git_checkout.
+
+They run the real ``git`` binary. With ``ctx.executor`` set (or a ``node`` argument naming a
+configured node) the command goes through that executor, so it runs where the agent works (a
+remote node, a monitored executor that refuses mutating commands); otherwise it runs locally as a
+subprocess in ``ctx.cwd``. Arguments that could be read as options (a ref starting with '-') are
+refused: the model must never be able to smuggle flags into git.
+"""
+
+from __future__ import annotations
+
+import shlex
+from typing import Any
+
+from nyzhi.tools.base import Permission, ToolContext, ToolResult
+from nyzhi.tools.builtin._common import (
+    ArgError,
+    BuiltinTool,
+    error,
+    opt_bool,
+    opt_int,
+    opt_str,
+    req_str,
+)
+from nyzhi.tools.builtin._proc import run_argv
+
+GIT_ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_PAGER": "cat", "PAGER": "cat", "LC_ALL": "C"}
+GIT_TIMEOUT = 60.0
+
+
+class GitTool(BuiltinTool):
+    supports_node = True
+
+    async def git(self, ctx: ToolContext, args: dict[str, Any], *git_args: str) -> tuple[int, str]:
+        """Run ``git <git_args>``; (exit code, output). Local runs return stdout+stderr."""
+        argv = ["git", "--no-pager", "-c", "color.ui=false", *git_args]
+        executor = ctx.executor
+        node = opt_str(args, "node")
+        if node is not None:
+            if node not in ctx.nodes:
+                known = ", ".join(sorted(ctx.nodes)) or "none configured"
+                raise ArgError(f"unknown node {node!r} (known nodes: {known})")
+            executor = ctx.nodes[node]
+        if executor is not None:
+            res = await executor.run(shlex.join(argv), cwd=ctx.cwd, env=GIT_ENV, timeout=GIT_TIMEOUT)
+            if getattr(res, "timed_out", False):
+                raise ArgError(f"git {git_args[0]} timed out after {GIT_TIMEOUT:.0f}s")
+            return res.exit_code, res.output
+        try:
+            res = await run_argv(argv, cwd=ctx.cwd, env=GIT_ENV)
+        except FileNotFoundError as exc:
+            raise ArgError("git is not installed (not found on PATH)") from exc
+        out = res.stdout.decode("utf-8", "replace")
+        if res.returncode != 0:
+            out = (out + "\n" + res.err_text).strip()
+        return res.returncode, out
+
+    async def checked(self, ctx: ToolContext, args: dict[str, Any], *git_args: str) -> str:
+        code, out = await self.git(ctx, args, *git_args)
+        if code != 0:
+            raise ArgError(f"git {git_args[0]} failed (exit {code}): {out.strip() or 'no output'}")
+        return out
+
+
+def no_option(value: str, what: str) -> str:
+    if value.startswith("-"):
+        raise ArgError(f"{what} must not start with '-': {value!r}")
+    return value
+
+
+def _format_status(porcelain: str) -> str:
+    branch = "(unknown)"
+    staged, unstaged, untracked, conflicts = [], [], [], []
+    for line in porcelain.splitlines():
+        if line.startswith("## "):
+            branch = line[3:]
+            continue
+        if len(line) < 4:
+            continue
+        x, y, path = line[0], line[1], line[3:]
+        if x == "?" and y == "?":
+            untracked.append(path)
+        elif "U" in (x, y) or (x == y == "A") or (x == y == "D"):
+            conflicts.append(f"{x}{y} {path}")
+        else:
+            if x not in (" ", "?"):
+                staged.append(f"{x} {path}")
+            if y not in (" ", "?"):
+                unstaged.append(f"{y} {path}")
+    out = [f"Branch: {branch}"]
+    for title, items in (("Staged", staged), ("Unstaged", unstaged), ("Untracked", untracked), ("Conflicts", conflicts)):
+        if items:
+            out.append(f"{title} ({len(items)}):")
+            out += [f"  {item}" for item in items]
+    if len(out) == 1:
+        out.append("Working tree clean")
+    return "\n".join(out)
+
+
+class GitStatusTool(GitTool):
+    name = "git_status"
+    description = "Show the current branch and staged, unstaged and untracked files."
+    parameters = {"type": "object", "properties": {}}
+
+    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        out = await self.checked(ctx, args, "status", "--porcelain=v1", "--branch", "--untracked-files=all")
+        return ToolResult(output=_format_status(out))
+
+
+class GitDiffTool(GitTool):
+    name = "git_diff"
+    description = "Show unstaged changes (or staged ones with staged=true), optionally for one path."
+    parameters = {
+        "type": "object",
+        "properties": {
+            "staged": {"type": "boolean", "description": "Diff the index against HEAD (default false)."},
+            "path": {"type": "string", "description": "Limit to this path."},
+        },
+    }
+
+    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        git_args = ["diff"]
+        if opt_bool(args, "staged", False):
+            git_args.append("--cached")
+        path = opt_str(args, "path")
+        if path:
+            git_args += ["--", path]
+        out = await self.checked(ctx, args, *git_args)
+        if not out.strip():
+            return ToolResult(output="No staged changes." if "--cached" in git_args else "No unstaged changes.")
+        return ToolResult(output=out.rstrip("\n"))
+
+
+class GitLogTool(GitTool):
+    name = "git_log"
+    description = "Show recent commits (hash, date, author, subject); count default 20, max 100."
+    parameters = {
+        "type": "object",
+        "properties": {
+            "count": {"type": "integer", "description": "Number of commits (default 20, max 100)."},
+            "path": {"type": "string", "description": "Only commits touching this path."},
+            "author": {"type": "string", "description": "Only commits by this author (substring)."},
+        },
+    }
+
+    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        count = opt_int(args, "count", 20, minimum=1, maximum=100)
+        git_args = ["log", f"-n{count}", "--date=short", "--pretty=format:%h %ad %an: %s"]
+        author = opt_str(args, "author")
+        if author:
+            git_args.append(f"--author={author}")
+        path = opt_str(args, "path")
+        if path:
+            git_args += ["--", path]
+        code, out = await self.git(ctx, args, *git_args)
+        if code != 0:
+            if "does not have any commits" in out:
+                return ToolResult(output="No commits yet.")
+            return error(f"git log failed (exit {code}): {out.strip()}")
+        return ToolResult(output=out.strip() or "No matching commits.")
+
+
+class GitShowTool(GitTool):
+    name = "git_show"
+    description = "Show a commit (message, stats and patch) or another object by ref."
+    parameters = {
+        "type": "object",
+        "properties": {"ref": {"type": "string", "description": "Commit, tag, or 'REF:path'."}},
+        "required": ["ref"],
+    }
+
+    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        ref = no_option(req_str(args, "ref"), "ref")
+        out = await self.checked(ctx, args, "show", "--stat", "--patch", ref, "--")
+        return ToolResult(output=out.rstrip("\n"))
+
+
+class GitBranchTool(GitTool):
+    name = "git_branch"
+    description = "List branches (all=true, the default, includes remote branches); '*' marks the current one."
+    parameters = {
+        "type": "object",
+        "properties": {"all": {"type": "boolean", "description": "Include remote branches (default true)."}},
+    }
+
+    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        git_args = ["branch", "--list"]
+        if opt_bool(args, "all", True):
+            git_args.append("--all")
+        out = await self.checked(ctx, args, *git_args)
+        return ToolResult(output=out.rstrip("\n") or "No branches yet (no commits).")
+
+
+class GitCommitTool(GitTool):
+    name = "git_commit"
+    description = "Stage and commit. With paths, stages only those; otherwise stages everything (git add -A). Returns the new commit hash."
+    permission = Permission.NEEDS_APPROVAL
+    parameters = {
+        "type": "object",
+        "properties": {
+            "message": {"type": "string", "description": "Commit message."},
+            "paths": {"type": "array", "items": {"type": "string"}, "description": "Paths to stage (default: all changes)."},
+        },
+        "required": ["message"],
+    }
+
+    def target_paths(self, args: dict[str, Any]) -> list[str]:
+        paths = args.get("paths")
+        return [p for p in paths if isinstance(p, str)] if isinstance(paths, list) else []
+
+    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        message = req_str(args, "message")
+        if not message.strip():
+            raise ArgError("'message' must not be blank")
+        paths = args.get("paths")
+        if paths is not None and (not isinstance(paths, list) or not all(isinstance(p, str) and p for p in paths)):
+            raise ArgError("'paths' must be an array of non-empty path strings")
+        if paths:
+            await self.checked(ctx, args, "add", "--", *paths)
+        else:
+            await self.checked(ctx, args, "add", "-A")
+        code, out = await self.git(ctx, args, "commit", "-m", message)
+        if code != 0:
+            if "nothing to commit" in out or "no changes added" in out:
+                return error("Nothing to commit: no changes are staged.")
+            return error(f"git commit failed (exit {code}): {out.strip()}")
+        commit_hash = (await self.checked(ctx, args, "rev-parse", "HEAD")).strip()
+        summary = next((ln.strip() for ln in out.splitlines() if ln.strip()), "")
+        return ToolResult(output=f"Committed {commit_hash}\n{summary}", metadata={"hash": commit_hash})
+
+
+class GitCheckoutTool(GitTool):
+    name = "git_checkout"
+    description = "Switch to a branch, or create it from the current HEAD with create=true."
+    permission = Permission.NEEDS_APPROVAL
+    parameters = {
+        "type": "object",
+        "properties": {
+            "branch": {"type": "string", "description": "Branch to switch to."},
+            "create": {"type": "boolean", "description": "Create the branch first (default false)."},
+        },
+        "required": ["branch"],
+    }
+
+    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        branch = no_option(req_str(args, "branch"), "branch")
+        if opt_bool(args, "create", False):
+            await self.checked(ctx, args, "checkout", "-b", branch)
+            return ToolResult(output=f"Created and switched to branch {branch}")
+        await self.checked(ctx, args, "checkout", branch, "--")
+        return ToolResult(output=f"Switched to branch {branch}")
+
+
+TOOLS = (
+    GitStatusTool, GitDiffTool, GitLogTool, GitShowTool, GitBranchTool, GitCommitTool, GitCheckoutTool,
+)

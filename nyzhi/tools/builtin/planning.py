@@ -1,0 +1,163 @@
+"""Planning and thinking: todowrite, todoread, think.
+
+Todos live in ``ctx.state["todos"]`` (per session) and, when the session has an id, in
+``<workspace>/.nyzhi/todos/<session>.json`` written atomically, so a resumed session (or a
+crash) keeps its plan. Writes merge by id: the model can update one item without resending all.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from nyzhi.tools.base import ToolContext, ToolResult
+from nyzhi.tools.builtin._common import ArgError, BuiltinTool, req_str
+from nyzhi.tools.paths import atomic_write
+
+STATUSES = ("pending", "in_progress", "completed", "cancelled")
+_MARK = {"pending": "[ ]", "in_progress": "[~]", "completed": "[x]", "cancelled": "[-]"}
+
+
+def todos_path(ctx: ToolContext) -> Path | None:
+    if not ctx.session_id:
+        return None
+    safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", ctx.session_id)
+    return Path(ctx.workspace_root) / ".nyzhi" / "todos" / f"{safe}.json"
+
+
+def load_todos(ctx: ToolContext) -> list[dict[str, Any]]:
+    """The session's todos: from state, else from the session's file, else empty."""
+    todos = ctx.state.get("todos")
+    if todos is not None:
+        return todos
+    path = todos_path(ctx)
+    todos = []
+    if path is not None and path.exists():
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            todos = [t for t in data.get("todos", []) if isinstance(t, dict) and "id" in t]
+        except (OSError, ValueError):
+            todos = []
+    ctx.state["todos"] = todos
+    return todos
+
+
+def render(todos: list[dict[str, Any]]) -> str:
+    if not todos:
+        return "No todos."
+    lines = []
+    for t in todos:
+        line = f"{_MARK.get(t['status'], '[?]')} {t['id']}: {t['content']}"
+        if t.get("blocked_by"):
+            line += f" (blocked by {', '.join(t['blocked_by'])})"
+        lines.append(line)
+    done = sum(t["status"] == "completed" for t in todos)
+    lines.append(f"({done}/{len(todos)} completed)")
+    return "\n".join(lines)
+
+
+def _str_list(value: Any, where: str) -> list[str]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise ArgError(f"{where} must be an array of ids")
+    return [str(v) for v in value]
+
+
+class TodoWriteTool(BuiltinTool):
+    name = "todowrite"
+    description = (
+        "Create or update the session's todo list. Items are merged by id; status is one of "
+        "pending, in_progress, completed, cancelled."
+    )
+    parameters = {
+        "type": "object",
+        "properties": {
+            "todos": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "id": {"type": "string"},
+                        "content": {"type": "string"},
+                        "status": {"type": "string", "enum": list(STATUSES)},
+                        "blocked_by": {"type": "array", "items": {"type": "string"}},
+                        "blocks": {"type": "array", "items": {"type": "string"}},
+                    },
+                    "required": ["id", "content", "status"],
+                },
+            }
+        },
+        "required": ["todos"],
+    }
+
+    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        items = args.get("todos")
+        if not isinstance(items, list):
+            raise ArgError("'todos' is required and must be an array of {id, content, status}")
+        updates = []
+        for i, item in enumerate(items, start=1):
+            if not isinstance(item, dict):
+                raise ArgError(f"todos[{i}] must be an object")
+            tid = item.get("id")
+            if not isinstance(tid, str | int) or str(tid) == "":
+                raise ArgError(f"todos[{i}]: 'id' is required")
+            status = item.get("status")
+            if status not in STATUSES:
+                raise ArgError(f"todos[{i}]: status must be one of {', '.join(STATUSES)}, got {status!r}")
+            content = req_str(item, "content") if "content" in item else None
+            updates.append({
+                "id": str(tid), "content": content, "status": status,
+                "blocked_by": _str_list(item.get("blocked_by"), f"todos[{i}].blocked_by"),
+                "blocks": _str_list(item.get("blocks"), f"todos[{i}].blocks"),
+            })
+        todos = load_todos(ctx)
+        by_id = {t["id"]: t for t in todos}
+        for up in updates:
+            existing = by_id.get(up["id"])
+            if existing is None:
+                if up["content"] is None:
+                    raise ArgError(f"todo {up['id']!r} is new, so 'content' is required")
+                todos.append(up)
+                by_id[up["id"]] = up
+            else:
+                existing["status"] = up["status"]
+                if up["content"] is not None:
+                    existing["content"] = up["content"]
+                if "blocked_by" in up and up["blocked_by"]:
+                    existing["blocked_by"] = up["blocked_by"]
+                if up["blocks"]:
+                    existing["blocks"] = up["blocks"]
+        path = todos_path(ctx)
+        if path is not None:
+            payload = json.dumps({"session": ctx.session_id, "todos": todos}, indent=2) + "\n"
+            atomic_write(path, payload.encode("utf-8"))
+        return ToolResult(output=render(todos), metadata={"todos": [dict(t) for t in todos]})
+
+
+class TodoReadTool(BuiltinTool):
+    name = "todoread"
+    description = "Show the session's todo list."
+    parameters = {"type": "object", "properties": {}}
+
+    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        todos = load_todos(ctx)
+        return ToolResult(output=render(todos), metadata={"todos": [dict(t) for t in todos]})
+
+
+class ThinkTool(BuiltinTool):
+    name = "think"
+    description = "Think out loud: record reasoning without taking any action. No side effects."
+    parameters = {
+        "type": "object",
+        "properties": {"thought": {"type": "string", "description": "Your reasoning."}},
+        "required": ["thought"],
+    }
+
+    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        return ToolResult(output=req_str(args, "thought"))
+
+
+TOOLS = (TodoWriteTool, TodoReadTool, ThinkTool)

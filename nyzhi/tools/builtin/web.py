@@ -1,0 +1,151 @@
+"""web_fetch: GET a URL and return readable text.
+
+HTML becomes text with the standard library's parser: scripts, styles and other non-content
+elements are dropped, block elements become line breaks so headings, paragraphs and list items
+stay apart, and whitespace is collapsed. The download is capped (a huge page cannot exhaust
+memory) and the text is cut at ``max_length`` characters.
+"""
+
+from __future__ import annotations
+
+import html.parser
+import re
+from typing import Any
+
+from nyzhi.tools.base import Permission, ToolContext, ToolResult
+from nyzhi.tools.builtin._common import ArgError, BuiltinTool, error, opt_int, req_str
+
+DEFAULT_MAX_LENGTH = 50_000
+MAX_DOWNLOAD_BYTES = 5 * 1024 * 1024
+TIMEOUT_S = 30.0
+USER_AGENT = "nyzhi-web-fetch/0.1"
+
+_SKIP = {"script", "style", "noscript", "template", "svg", "head", "iframe"}
+_BLOCK = {
+    "p", "div", "section", "article", "header", "footer", "nav", "aside", "main", "br", "hr",
+    "h1", "h2", "h3", "h4", "h5", "h6", "li", "ul", "ol", "table", "tr", "pre", "blockquote",
+    "title", "dd", "dt", "dl", "form", "figure", "figcaption",
+}
+_VOID = {"br", "hr", "img", "input", "meta", "link", "area", "base", "col", "embed", "source", "wbr"}
+
+
+class _TextExtractor(html.parser.HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.parts: list[str] = []
+        self.skip_depth = 0
+        self.pre_depth = 0
+        self.title = ""
+        self._in_title = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "title":
+            self._in_title = True
+        if tag in _SKIP and tag not in _VOID:
+            self.skip_depth += 1
+        if tag == "pre":
+            self.pre_depth += 1
+        if tag in _BLOCK:
+            self.parts.append("\n")
+        if tag == "li":
+            self.parts.append("- ")
+        if tag in ("td", "th"):
+            self.parts.append(" | ")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "title":
+            self._in_title = False
+        if tag in _SKIP and self.skip_depth:
+            self.skip_depth -= 1
+        if tag == "pre" and self.pre_depth:
+            self.pre_depth -= 1
+        if tag in _BLOCK:
+            self.parts.append("\n")
+
+    def handle_data(self, data: str) -> None:
+        if self._in_title:
+            self.title += data
+        if self.skip_depth:
+            return
+        if self.pre_depth:
+            self.parts.append(data)
+        else:
+            self.parts.append(re.sub(r"\s+", " ", data))
+
+
+def html_to_text(markup: str) -> tuple[str, str]:
+    """(title, text) of an HTML document."""
+    parser = _TextExtractor()
+    parser.feed(markup)
+    parser.close()
+    text = "".join(parser.parts)
+    lines = [ln.strip() if not ln.startswith("    ") else ln.rstrip() for ln in text.split("\n")]
+    text = re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
+    return parser.title.strip(), text
+
+
+class WebFetchTool(BuiltinTool):
+    name = "web_fetch"
+    description = "Fetch a URL (http/https GET) and return its text; HTML is converted to plain text. Output is capped at max_length characters (default 50000)."
+    permission = Permission.NEEDS_APPROVAL
+    parameters = {
+        "type": "object",
+        "properties": {
+            "url": {"type": "string", "description": "http:// or https:// URL."},
+            "max_length": {"type": "integer", "description": "Maximum characters returned (default 50000)."},
+        },
+        "required": ["url"],
+    }
+
+    def target_paths(self, args: dict[str, Any]) -> list[str]:
+        return []
+
+    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        import httpx  # heavy-ish; only when fetching
+
+        url = req_str(args, "url").strip()
+        if not re.match(r"^https?://", url, re.IGNORECASE):
+            raise ArgError(f"url must start with http:// or https://, got {url!r}")
+        max_length = opt_int(args, "max_length", DEFAULT_MAX_LENGTH, minimum=1)
+        try:
+            async with httpx.AsyncClient(
+                follow_redirects=True, timeout=TIMEOUT_S, headers={"User-Agent": USER_AGENT}
+            ) as client, client.stream("GET", url) as resp:
+                body = bytearray()
+                capped = False
+                async for chunk in resp.aiter_bytes():
+                    body.extend(chunk)
+                    if len(body) > MAX_DOWNLOAD_BYTES:
+                        capped = True
+                        del body[MAX_DOWNLOAD_BYTES:]
+                        break
+                status, ctype = resp.status_code, resp.headers.get("content-type", "")
+                encoding = resp.charset_encoding or "utf-8"
+                final_url = str(resp.url)
+        except httpx.HTTPError as exc:
+            return error(f"web_fetch {url} failed: {type(exc).__name__}: {exc}")
+        meta: dict[str, Any] = {"status": status, "content_type": ctype, "url": final_url}
+        mime = ctype.split(";")[0].strip().lower()
+        textual = mime.startswith("text/") or mime in ("application/json", "application/xml", "application/xhtml+xml", "application/javascript", "") or mime.endswith("+json") or mime.endswith("+xml")
+        if not textual:
+            return error(f"{final_url} returned {mime} ({len(body)} bytes), which is not text", **meta)
+        try:
+            text = bytes(body).decode(encoding, "replace")
+        except LookupError:
+            text = bytes(body).decode("utf-8", "replace")
+        title = ""
+        if "html" in mime or (not mime and "<html" in text[:1000].lower()):
+            title, text = html_to_text(text)
+        total = len(text)
+        if total > max_length:
+            text = text[:max_length] + f"\n... (truncated: {total - max_length} more characters; raise max_length to see more)"
+        header = f"URL: {final_url}\nStatus: {status}" + (f"\nTitle: {title}" if title else "")
+        if capped:
+            header += f"\n(download stopped at {MAX_DOWNLOAD_BYTES} bytes)"
+        result = ToolResult(output=f"{header}\n\n{text}", metadata=meta)
+        if status >= 400:
+            result.is_error = True
+        return result
+
+
+TOOLS = (WebFetchTool,)

@@ -33,12 +33,12 @@ import attrs
 import h11
 import trio
 
-from nyzhi.testing.fake_llm_wire import RENDERERS, WIRE_STYLES, error_body
+from nyzhi.testing.fake_llm_wire import RENDERERS, WIRE_STYLES, error_body, stream_error_frame
 
 __all__ = [
     "FakeLLMServer", "FakeRequest", "FakeToolCall", "FakeUsage", "Fault", "Reply", "WIRE_STYLES",
     "garbage", "hang", "http_error", "open_fake_llm", "rate_limited", "reply", "server_error",
-    "tool_call", "truncated",
+    "stream_error", "tool_call", "truncated",
 ]
 
 
@@ -77,7 +77,7 @@ class Reply:
     unknown_events: bool = False
 
 
-FaultKind = Literal["status", "truncate", "garbage", "hang"]
+FaultKind = Literal["status", "truncate", "garbage", "hang", "stream_error"]
 
 
 @attrs.frozen
@@ -89,7 +89,9 @@ class Fault:
       mid-body (the client sees an incomplete chunked message);
     * ``garbage``: a 200 stream whose body is ``data`` (bytes no parser can use);
     * ``hang``: nothing at all (or, with ``reply``, headers plus ``after_frames`` frames), then
-      silence until the client goes away.
+      silence until the client goes away;
+    * ``stream_error``: a 200 stream with ``after_frames`` frames of ``reply`` (if any), then
+      the provider's in-stream error event (``error_type``, ``message``), then the end.
     """
 
     kind: FaultKind
@@ -139,6 +141,11 @@ def hang(reply: Reply | None = None, after_frames: int = 0) -> Fault:
     return Fault("hang", reply=reply, after_frames=after_frames)
 
 
+def stream_error(message: str = "Overloaded", error_type: str = "overloaded_error",
+                 reply: Reply | None = None, after_frames: int = 0) -> Fault:
+    return Fault("stream_error", message=message, error_type=error_type, reply=reply, after_frames=after_frames)
+
+
 @attrs.define(eq=False)
 class FakeRequest:
     method: str
@@ -151,6 +158,85 @@ class FakeRequest:
     model: str | None
     disconnected: trio.Event = attrs.field(factory=trio.Event)
     completed: bool = False  # the whole response was sent
+
+    def transcript(self) -> list[tuple[str, str]]:
+        """The conversation sent, flattened to (role, text) whatever the wire format, for
+        dynamic scripts. Roles: system, user, assistant, tool (a result), tool_call (a name)."""
+        return _transcript(self.wire, self.json if isinstance(self.json, dict) else {})
+
+    def last_user_text(self) -> str:
+        return next((text for role, text in reversed(self.transcript()) if role == "user"), "")
+
+    def tool_results(self) -> list[str]:
+        """Tool results after the last user text (what the model is answering now)."""
+        out: list[str] = []
+        for role, text in reversed(self.transcript()):
+            if role == "user":
+                break
+            if role == "tool":
+                out.append(text)
+        return out[::-1]
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
+    return "" if content is None else json.dumps(content)
+
+
+def _transcript(wire: str | None, body: dict[str, Any]) -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    if wire == "anthropic":
+        system = body.get("system")
+        if system:
+            out.append(("system", _text(system)))
+        for msg in body.get("messages") or ():
+            blocks = msg.get("content")
+            for b in blocks if isinstance(blocks, list) else [{"type": "text", "text": blocks}]:
+                kind = b.get("type")
+                if kind == "text":
+                    out.append((msg.get("role", "user"), b.get("text", "")))
+                elif kind == "tool_result":
+                    out.append(("tool", _text(b.get("content"))))
+                elif kind == "tool_use":
+                    out.append(("tool_call", b.get("name", "")))
+    elif wire == "gemini":
+        system = (body.get("systemInstruction") or {}).get("parts")
+        if system:
+            out.append(("system", _text(system)))
+        for content in body.get("contents") or ():
+            role = "assistant" if content.get("role") == "model" else "user"
+            for part in content.get("parts") or ():
+                if "text" in part:
+                    out.append((role, part["text"]))
+                elif "functionResponse" in part:
+                    resp = part["functionResponse"].get("response") or {}
+                    out.append(("tool", _text(resp.get("result", resp.get("error", resp)))))
+                elif "functionCall" in part:
+                    out.append(("tool_call", part["functionCall"].get("name", "")))
+    elif wire == "openai-responses":
+        if body.get("instructions"):
+            out.append(("system", body["instructions"]))
+        for item in body.get("input") or ():
+            kind = item.get("type")
+            if kind == "function_call_output":
+                out.append(("tool", _text(item.get("output"))))
+            elif kind == "function_call":
+                out.append(("tool_call", item.get("name", "")))
+            elif "role" in item:
+                out.append((item["role"], _text(item.get("content"))))
+    else:  # openai chat and ollama
+        for msg in body.get("messages") or ():
+            role = msg.get("role", "user")
+            if msg.get("content"):
+                out.append((role, _text(msg["content"])))
+            elif role == "tool":
+                out.append(("tool", ""))
+            for call in msg.get("tool_calls") or ():
+                out.append(("tool_call", (call.get("function") or {}).get("name", "")))
+    return out
 
 
 _GEMINI_PATH = re.compile(r"^/v1beta/models/([^/:]+):streamGenerateContent$")
@@ -298,6 +384,9 @@ class FakeLLMServer:
                 if delay:
                     await trio.sleep(delay)
                 await self._send(conn, stream, h11.Data(data=frame))
+        if isinstance(item, Fault) and item.kind == "stream_error":
+            frame = stream_error_frame(req.wire or "openai", item.message, item.error_type or "error")
+            await self._send(conn, stream, h11.Data(data=frame))
         if isinstance(item, Fault) and item.kind == "hang":
             await trio.sleep_forever()
         if isinstance(item, Fault) and item.kind == "truncate":

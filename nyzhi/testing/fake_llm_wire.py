@@ -263,3 +263,16 @@ def error_body(wire: str | None, status: int, message: str, error_type: str | No
     else:
         body = {"error": {"message": message, "type": kind, "param": None, "code": None}}
     return json.dumps(body).encode()
+
+
+def stream_error_frame(wire: str, message: str, error_type: str) -> bytes:
+    """An error reported inside a 200 stream, the way each provider does it."""
+    if wire == "anthropic":
+        return _sse({"type": "error", "error": {"type": error_type, "message": message}}, "error")
+    if wire == "openai-responses":
+        return _sse({"type": "error", "code": error_type, "message": message, "param": None}, "error")
+    if wire == "gemini":
+        return _sse({"error": {"code": 503, "message": message, "status": error_type}})
+    if wire == "ollama":
+        return json.dumps({"error": message}).encode() + b"\n"
+    return _sse({"error": {"message": message, "type": error_type, "code": error_type}})

@@ -242,3 +242,22 @@ async def test_cancel_during_backoff_sleep_is_prompt(autojump_clock: object) -> 
             with trio.move_on_after(5) as scope:
                 await _consume(provider)
         assert scope.cancelled_caught and len(server.requests) == 1
+
+
+async def test_in_stream_error_events(style: str, autojump_clock: object) -> None:
+    from nyzhi.provider import ProviderStreamError
+    from nyzhi.testing.fake_llm import stream_error
+
+    retryable_type = {"anthropic": "overloaded_error", "gemini": "UNAVAILABLE",
+                      "openai-responses": "server_error"}.get(style)
+    if retryable_type is not None:  # an overloaded event before any output is retried
+        script = [stream_error("Overloaded", retryable_type), reply("ok now")]
+        async with open_fake_llm(None, script=script) as server:
+            events = await collect(make_spec(server, style))
+        assert text_of(events) == "ok now" and len(retries(events)) == 1
+    script = [stream_error("your prompt is bad", "invalid_request_error"), reply("never")]
+    async with open_fake_llm(None, script=script) as server:
+        with pytest.raises(ProviderStreamError, match="your prompt is bad") as info:
+            await collect(make_spec(server, style))
+        assert len(server.requests) == 1
+    assert "fake-model-1" in str(info.value)

@@ -33,7 +33,13 @@ import attrs
 import h11
 import trio
 
-from nyzhi.testing.fake_llm_wire import RENDERERS, WIRE_STYLES, error_body, stream_error_frame
+from nyzhi.testing.fake_llm_wire import (
+    RENDERERS,
+    WIRE_STYLES,
+    error_body,
+    stream_error_frame,
+    transcript,
+)
 
 __all__ = [
     "FakeLLMServer", "FakeRequest", "FakeToolCall", "FakeUsage", "Fault", "Reply", "WIRE_STYLES",
@@ -162,7 +168,7 @@ class FakeRequest:
     def transcript(self) -> list[tuple[str, str]]:
         """The conversation sent, flattened to (role, text) whatever the wire format, for
         dynamic scripts. Roles: system, user, assistant, tool (a result), tool_call (a name)."""
-        return _transcript(self.wire, self.json if isinstance(self.json, dict) else {})
+        return transcript(self.wire, self.json if isinstance(self.json, dict) else {})
 
     def last_user_text(self) -> str:
         return next((text for role, text in reversed(self.transcript()) if role == "user"), "")
@@ -176,67 +182,6 @@ class FakeRequest:
             if role == "tool":
                 out.append(text)
         return out[::-1]
-
-
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
-    return "" if content is None else json.dumps(content)
-
-
-def _transcript(wire: str | None, body: dict[str, Any]) -> list[tuple[str, str]]:
-    out: list[tuple[str, str]] = []
-    if wire == "anthropic":
-        system = body.get("system")
-        if system:
-            out.append(("system", _text(system)))
-        for msg in body.get("messages") or ():
-            blocks = msg.get("content")
-            for b in blocks if isinstance(blocks, list) else [{"type": "text", "text": blocks}]:
-                kind = b.get("type")
-                if kind == "text":
-                    out.append((msg.get("role", "user"), b.get("text", "")))
-                elif kind == "tool_result":
-                    out.append(("tool", _text(b.get("content"))))
-                elif kind == "tool_use":
-                    out.append(("tool_call", b.get("name", "")))
-    elif wire == "gemini":
-        system = (body.get("systemInstruction") or {}).get("parts")
-        if system:
-            out.append(("system", _text(system)))
-        for content in body.get("contents") or ():
-            role = "assistant" if content.get("role") == "model" else "user"
-            for part in content.get("parts") or ():
-                if "text" in part:
-                    out.append((role, part["text"]))
-                elif "functionResponse" in part:
-                    resp = part["functionResponse"].get("response") or {}
-                    out.append(("tool", _text(resp.get("result", resp.get("error", resp)))))
-                elif "functionCall" in part:
-                    out.append(("tool_call", part["functionCall"].get("name", "")))
-    elif wire == "openai-responses":
-        if body.get("instructions"):
-            out.append(("system", body["instructions"]))
-        for item in body.get("input") or ():
-            kind = item.get("type")
-            if kind == "function_call_output":
-                out.append(("tool", _text(item.get("output"))))
-            elif kind == "function_call":
-                out.append(("tool_call", item.get("name", "")))
-            elif "role" in item:
-                out.append((item["role"], _text(item.get("content"))))
-    else:  # openai chat and ollama
-        for msg in body.get("messages") or ():
-            role = msg.get("role", "user")
-            if msg.get("content"):
-                out.append((role, _text(msg["content"])))
-            elif role == "tool":
-                out.append(("tool", ""))
-            for call in msg.get("tool_calls") or ():
-                out.append(("tool_call", (call.get("function") or {}).get("name", "")))
-    return out
 
 
 _GEMINI_PATH = re.compile(r"^/v1beta/models/([^/:]+):streamGenerateContent$")

@@ -276,3 +276,65 @@ def stream_error_frame(wire: str, message: str, error_type: str) -> bytes:
     if wire == "ollama":
         return json.dumps({"error": message}).encode() + b"\n"
     return _sse({"error": {"message": message, "type": error_type, "code": error_type}})
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
+    return "" if content is None else json.dumps(content)
+
+
+def transcript(wire: str | None, body: dict[str, Any]) -> list[tuple[str, str]]:
+    """A request body of any wire format flattened to (role, text) pairs (see FakeRequest)."""
+    out: list[tuple[str, str]] = []
+    if wire == "anthropic":
+        system = body.get("system")
+        if system:
+            out.append(("system", _text(system)))
+        for msg in body.get("messages") or ():
+            blocks = msg.get("content")
+            for b in blocks if isinstance(blocks, list) else [{"type": "text", "text": blocks}]:
+                kind = b.get("type")
+                if kind == "text":
+                    out.append((msg.get("role", "user"), b.get("text", "")))
+                elif kind == "tool_result":
+                    out.append(("tool", _text(b.get("content"))))
+                elif kind == "tool_use":
+                    out.append(("tool_call", b.get("name", "")))
+    elif wire == "gemini":
+        system = (body.get("systemInstruction") or {}).get("parts")
+        if system:
+            out.append(("system", _text(system)))
+        for content in body.get("contents") or ():
+            role = "assistant" if content.get("role") == "model" else "user"
+            for part in content.get("parts") or ():
+                if "text" in part:
+                    out.append((role, part["text"]))
+                elif "functionResponse" in part:
+                    resp = part["functionResponse"].get("response") or {}
+                    out.append(("tool", _text(resp.get("result", resp.get("error", resp)))))
+                elif "functionCall" in part:
+                    out.append(("tool_call", part["functionCall"].get("name", "")))
+    elif wire == "openai-responses":
+        if body.get("instructions"):
+            out.append(("system", body["instructions"]))
+        for item in body.get("input") or ():
+            kind = item.get("type")
+            if kind == "function_call_output":
+                out.append(("tool", _text(item.get("output"))))
+            elif kind == "function_call":
+                out.append(("tool_call", item.get("name", "")))
+            elif "role" in item:
+                out.append((item["role"], _text(item.get("content"))))
+    else:  # openai chat and ollama
+        for msg in body.get("messages") or ():
+            role = msg.get("role", "user")
+            if msg.get("content"):
+                out.append((role, _text(msg["content"])))
+            elif role == "tool":
+                out.append(("tool", ""))
+            for call in msg.get("tool_calls") or ():
+                out.append(("tool_call", (call.get("function") or {}).get("name", "")))
+    return out

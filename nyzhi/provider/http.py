@@ -12,7 +12,8 @@ Retry rules (bounded by ``spec.retry``):
 * **only while nothing has been yielded for the attempt.** Once a delta reached the caller,
   restarting would duplicate text and tool calls on the screen and in the history, so a
   failure after that raises ``StreamInterrupted`` instead and the caller decides (the agent
-  loop can drop the partial turn and ask again).
+  loop can drop the partial turn and ask again). The exception: a connection lost after the
+  model's own stop (only OpenAI's ``[DONE]`` missing) completes normally.
 
 Cancellation: the HTTP response is opened with ``async with client.stream(...)`` inside the
 generator, so a cancel, or the caller leaving its ``aclosing`` block, closes the connection
@@ -39,7 +40,7 @@ from nyzhi.provider.errors import (
 from nyzhi.provider.framing import LineParser, SSEParser
 from nyzhi.provider.spec import ProviderSpec
 from nyzhi.provider.types import ChatRequest, Retry, StreamEvent, Usage
-from nyzhi.provider.wire import WireAdapter
+from nyzhi.provider.wire import Decoder, WireAdapter
 
 MAX_ERROR_BODY = 64 * 1024
 
@@ -60,6 +61,15 @@ def parse_retry_after(value: str | None, now: float | None = None) -> float | No
     if when is None:
         return None
     return max(0.0, when.timestamp() - (time.time() if now is None else now))
+
+
+def _finished_tail(decoder: Decoder | None) -> list[StreamEvent] | None:
+    if decoder is None or decoder.done or not getattr(decoder, "finished", False):
+        return None
+    try:
+        return decoder.finish()
+    except ProviderError:
+        return None
 
 
 def make_client(spec: ProviderSpec) -> httpx.AsyncClient:
@@ -111,6 +121,7 @@ class HttpProvider:
             key = self.spec.key.current_key()
             call = self.adapter.build(self.spec, request, key)
             produced = False
+            decoder: Decoder | None = None
             failure: ProviderError | None = None
             try:
                 async with self._client.stream(
@@ -128,12 +139,20 @@ class HttpProvider:
                                 yield event
                     for name, data in parser.close():
                         for event in decoder.feed(name, data):
-                            produced = True
+                            if not isinstance(event, Usage):
+                                produced = True
                             yield event
                     for event in decoder.finish():
                         yield event
                     return
             except httpx.TransportError as exc:
+                tail = _finished_tail(decoder)
+                if tail is not None:
+                    # The model had already stopped (OpenAI finish_reason, Gemini finishReason);
+                    # only the trailer ([DONE]) was lost. The answer is complete: do not fail it.
+                    for event in tail:
+                        yield event
+                    return
                 failure = ProviderConnectionError(
                     f"connection to {self.spec.base_url} failed ({type(exc).__name__}: {exc})",
                     provider=self.name,

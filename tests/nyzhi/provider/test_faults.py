@@ -261,3 +261,14 @@ async def test_in_stream_error_events(style: str, autojump_clock: object) -> Non
             await collect(make_spec(server, style))
         assert len(server.requests) == 1
     assert "fake-model-1" in str(info.value)
+
+
+async def test_connection_lost_after_the_model_stopped_is_not_an_error() -> None:
+    """OpenAI: finish_reason and usage arrived, only [DONE] was lost: the answer stands."""
+    rep = reply("complete answer")
+    frames = RENDERERS["openai"](rep, "m", {"stream_options": {"include_usage": True}})
+    async with open_fake_llm(None, script=[truncated(rep, after_frames=len(frames) - 1)]) as server:
+        events = await collect(make_spec(server, "openai"))
+        assert len(server.requests) == 1
+    assert text_of(events) == "complete answer" and events[-1].reason == "end_turn"
+    assert events[-2].output_tokens == 7  # type: ignore[attr-defined]

@@ -224,4 +224,3 @@ class SandboxPolicy:
                         args += ["--ro-bind", str(keep), str(keep)]
         args += ["--chdir", str(cwd)]
         return args
-

@@ -35,8 +35,8 @@ else
 fi
 p=$!
 ( while read -r _; do :; done
-  kill -TERM -- -$p 2>/dev/null || kill -TERM $p 2>/dev/null
-  sleep 2; kill -KILL -- -$p 2>/dev/null ) <&3 >/dev/null 2>&1 &
+  kill -TERM -$p 2>/dev/null || kill -TERM $p 2>/dev/null
+  sleep 2; kill -KILL -$p 2>/dev/null ) <&3 >/dev/null 2>&1 &
 w=$!
 exec 3<&-
 wait $p; rc=$?
@@ -65,14 +65,9 @@ class SshExecutor:
     remote: bool = attrs.field(default=True, init=False)
 
     def ssh_argv(self, remote_command: str) -> list[str]:
-        argv = [
-            self.ssh_path,
-            "-T",
-            "-o",
-            "BatchMode=yes",
-            "-o",
-            "StrictHostKeyChecking=accept-new",
-        ]
+        argv = [self.ssh_path, "-T", "-o", "BatchMode=yes"]
+        argv += ["-o", "StrictHostKeyChecking=accept-new"]
+        argv += ["-o", "LogLevel=ERROR"]  # no "Permanently added ..." chatter in the output
         argv += ["-o", f"ConnectTimeout={self.connect_timeout}", "-o", "ServerAliveInterval=15"]
         if self.known_hosts is not None:
             argv += ["-o", f"UserKnownHostsFile={self.known_hosts}"]

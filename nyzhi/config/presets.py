@@ -43,7 +43,7 @@ BUILTIN_PROVIDERS: dict[str, ProviderPreset] = {
                        ("DEEPSEEK_API_KEY",)),
         ProviderPreset("ollama", "Ollama (local)", "ollama", "http://localhost:11434",
                        ("OLLAMA_API_KEY",), needs_key=False),
-        ProviderPreset("local", "llama.cpp (offline default model)", "llama-cpp", None,
+        ProviderPreset("llama-cpp", "llama.cpp (offline default model)", "llama-cpp", None,
                        (), needs_key=False),
     )
 }

@@ -16,7 +16,7 @@ CONFIG_TEMPLATE = """\
 ## Uncomment what you need; `nyz config show` prints the merged result.
 
 ## Which model service to use (any [provider.NAME] table; built-ins: openai, anthropic,
-## gemini, openrouter, groq, together, deepseek, ollama, local).
+## gemini, openrouter, groq, together, deepseek, ollama, llama-cpp).
 # [provider]
 # default = "anthropic"
 

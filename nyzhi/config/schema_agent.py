@@ -105,11 +105,22 @@ class HookConfig:
     instructions: str | None = None
     tools: tuple[str, ...] = ()
     model: str | None = None
-    pattern: str | None = None
-    matcher: str | None = None
+    pattern: str | None = None  # comma list of path globs / substrings (nyzhi 3.x)
+    paths: tuple[str, ...] = ()  # the same as a list
+    matcher: str | None = None  # regex on the tool name (Claude Code)
+    tool_pattern: str | None = None  # the same, by its descriptive name
     tool_name: str | None = None
     block: bool = False
     timeout: float = 30.0  # seconds
+
+    def as_table(self) -> dict:
+        """The keys set to non-default values, as in the TOML table (what
+        ``nyzhi.core.hooks.hooks_from_config`` takes)."""
+        return {
+            f.name: list(v) if isinstance(v, tuple) else v
+            for f in attrs.fields(type(self))
+            if (v := getattr(self, f.name)) != f.default or f.name == "event"
+        }
 
 
 @attrs.frozen

@@ -184,3 +184,11 @@ def test_with_overrides(env):
     other = cfg.with_overrides(provider="groq", model="llama")
     assert other.provider.default == "groq"
     assert other.provider.entries["groq"].model == "llama"
+
+
+def test_hook_as_table_gives_only_keys_that_were_set(env):
+    env.write(env.global_config, "[[agent.hooks]]\nevent = 'after_edit'\ncommand = 'fmt {file}'\n"
+                                 "paths = ['*.py']\ntimeout = 5\n")
+    (hook,) = load_config().config.agent.hooks
+    assert hook.as_table() == {"event": "after_edit", "command": "fmt {file}", "paths": ["*.py"],
+                               "timeout": 5.0}

@@ -64,9 +64,23 @@ def _strip_prefixes(fp: FilePatch) -> None:
         fp.new_path = fp.new_path[2:] if fp.new_path else None
 
 
+def _more_hunk(lines: list[str], i: int) -> bool:
+    """Whether the blank line ``i`` sits inside a hunk (more hunk lines follow), so it is a
+    context line that lost its leading space rather than a separator."""
+    for nxt in lines[i + 1 :]:
+        if nxt == "":
+            continue
+        if nxt.startswith(("--- ", "+++ ", "@@", "diff ")):
+            return False
+        return nxt[:1] in (" ", "-", "+", "\\")
+    return False
+
+
 def parse_patch(text: str) -> list[FilePatch]:
     """The file patches in ``text``; ``PatchError`` if there are none or a hunk has no file."""
     lines = text.replace("\r\n", "\n").split("\n")
+    while lines and lines[-1] == "":
+        lines.pop()
     files: list[FilePatch] = []
     current: FilePatch | None = None
     hunk: Hunk | None = None
@@ -99,7 +113,7 @@ def parse_patch(text: str) -> list[FilePatch]:
                 raise PatchError(f"line {i + 1}: hunk before any '--- a/file' / '+++ b/file' header")
             hunk = Hunk(header=line, old_start=int(m.group(1)))
             current.hunks.append(hunk)
-        elif hunk is not None and (line[:1] in (" ", "-", "+") or line == ""):
+        elif hunk is not None and (line[:1] in (" ", "-", "+") or (line == "" and _more_hunk(lines, i))):
             if line == "":
                 line = " "  # a blank context line whose leading space was lost
             if line[0] in (" ", "-"):
@@ -116,10 +130,6 @@ def parse_patch(text: str) -> list[FilePatch]:
             hunk = None  # git extended headers, index lines, prose between files
         i += 1
     for fp in files:
-        for h in fp.hunks:  # trailing blank lines at the end of a patch are not context
-            while h.old and h.new and h.old[-1] == h.new[-1] == "" and not (h.old_no_eol or h.new_no_eol):
-                h.old.pop()
-                h.new.pop()
         _strip_prefixes(fp)
         if fp.git_new:
             fp.old_path = None
@@ -197,7 +207,9 @@ class ApplyPatchTool(_PlanningTool):
             return []
         out: list[str] = []
         for fp in files:
-            out += [p for p in (fp.old_path, fp.new_path) if p and p not in out]
+            for p in (fp.old_path, fp.new_path):
+                if p and p not in out:
+                    out.append(p)
         return out
 
     def plan(self, args: dict[str, Any], ctx: ToolContext) -> list[Step]:

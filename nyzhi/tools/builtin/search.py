@@ -219,7 +219,7 @@ class GlobTool(BuiltinTool):
         base, rest = split_glob(pattern)
         if base:
             root = root / base
-        if not root.is_dir():
+        if not root.is_dir() or ".git" in base.split("/"):
             return ToolResult(output=f"No files match {pattern}", metadata={"count": 0})
         rx = compile_glob(rest)
         files = await list_files(root, hidden=True, prefilter=rest)

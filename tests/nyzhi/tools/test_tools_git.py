@@ -1,0 +1,147 @@
+"""Git tools against real repositories in tmp_path."""
+
+from pathlib import Path
+
+import pytest
+from _toolctx import git, git_env, make_ctx
+
+from nyzhi.tools.base import Permission
+from nyzhi.tools.builtin.git import (
+    GitBranchTool,
+    GitCheckoutTool,
+    GitCommitTool,
+    GitDiffTool,
+    GitLogTool,
+    GitShowTool,
+    GitStatusTool,
+)
+from nyzhi.tools.registry import ToolRegistry
+
+
+@pytest.fixture
+def repo(tmp_path: Path, monkeypatch) -> Path:
+    git_env(monkeypatch, tmp_path)
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    (root / "a.txt").write_text("one\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "first commit")
+    return root
+
+
+async def test_status_groups_changes(repo: Path) -> None:
+    (repo / "a.txt").write_text("two\n")
+    (repo / "new.txt").write_text("n\n")
+    (repo / "staged.txt").write_text("s\n")
+    git(repo, "add", "staged.txt")
+    res = await GitStatusTool().run({}, make_ctx(repo))
+    assert res.output.splitlines() == [
+        "Branch: main",
+        "Staged (1):", "  A staged.txt",
+        "Unstaged (1):", "  M a.txt",
+        "Untracked (1):", "  new.txt",
+    ]
+
+
+async def test_status_clean(repo: Path) -> None:
+    res = await GitStatusTool().run({}, make_ctx(repo))
+    assert res.output == "Branch: main\nWorking tree clean"
+
+
+async def test_diff_unstaged_staged_and_path(repo: Path) -> None:
+    ctx = make_ctx(repo)
+    assert (await GitDiffTool().run({}, ctx)).output == "No unstaged changes."
+    (repo / "a.txt").write_text("two\n")
+    res = await GitDiffTool().run({"path": "a.txt"}, ctx)
+    assert "-one" in res.output and "+two" in res.output
+    assert (await GitDiffTool().run({"staged": True}, ctx)).output == "No staged changes."
+    git(repo, "add", "a.txt")
+    assert "+two" in (await GitDiffTool().run({"staged": True}, ctx)).output
+
+
+async def test_commit_all_returns_hash_then_log_and_show(repo: Path) -> None:
+    ctx = make_ctx(repo)
+    (repo / "b.txt").write_text("b\n")
+    res = await GitCommitTool().run({"message": "add b"}, ctx)
+    assert not res.is_error, res.output
+    head = git(repo, "rev-parse", "HEAD").strip()
+    assert res.metadata["hash"] == head and res.output.startswith(f"Committed {head}")
+    log = await GitLogTool().run({"count": 1}, ctx)
+    assert log.output.endswith("Test Author: add b") and len(log.output.splitlines()) == 1
+    log = await GitLogTool().run({"path": "a.txt"}, ctx)
+    assert log.output.endswith("first commit") and len(log.output.splitlines()) == 1
+    assert (await GitLogTool().run({"author": "Nobody"}, ctx)).output == "No matching commits."
+    show = await GitShowTool().run({"ref": "HEAD"}, ctx)
+    assert "add b" in show.output and "+b" in show.output
+
+
+async def test_commit_only_given_paths_and_nothing_to_commit(repo: Path) -> None:
+    ctx = make_ctx(repo)
+    (repo / "x.txt").write_text("x\n")
+    (repo / "y.txt").write_text("y\n")
+    res = await GitCommitTool().run({"message": "only x", "paths": ["x.txt"]}, ctx)
+    assert not res.is_error
+    assert git(repo, "status", "--porcelain").strip() == "?? y.txt"
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "y")
+    res = await GitCommitTool().run({"message": "empty"}, ctx)
+    assert res.is_error and res.output == "Nothing to commit: no changes are staged."
+
+
+async def test_branch_and_checkout(repo: Path) -> None:
+    ctx = make_ctx(repo)
+    res = await GitCheckoutTool().run({"branch": "feature", "create": True}, ctx)
+    assert res.output == "Created and switched to branch feature"
+    assert git(repo, "branch", "--show-current").strip() == "feature"
+    res = await GitBranchTool().run({}, ctx)
+    assert res.output.splitlines() == ["* feature", "  main"]
+    assert (await GitCheckoutTool().run({"branch": "main"}, ctx)).output == "Switched to branch main"
+    res = await GitCheckoutTool().run({"branch": "nope"}, ctx)
+    assert res.is_error and res.output == "git checkout failed (exit 128): fatal: invalid reference: nope"
+
+
+async def test_option_injection_refused(repo: Path) -> None:
+    ctx = make_ctx(repo)
+    res = await GitCheckoutTool().run({"branch": "--orphan=x"}, ctx)
+    assert res.is_error and res.output == "branch must not start with '-': '--orphan=x'"
+    res = await GitShowTool().run({"ref": "--output=/tmp/x"}, ctx)
+    assert res.is_error
+
+
+async def test_not_a_repository_is_a_clear_error(tmp_path: Path) -> None:
+    res = await GitStatusTool().run({}, make_ctx(tmp_path))
+    assert res.is_error and "not a git repository" in res.output
+
+
+async def test_executor_and_node_routing(repo: Path) -> None:
+    calls = []
+
+    class FakeResult:
+        exit_code, output, timed_out, truncated = 0, "## main\n", False, False
+
+    class Recorder:
+        def __init__(self, tag: str) -> None:
+            self.tag = tag
+
+        async def run(self, command, *, cwd, env=None, timeout=None, on_output=None):
+            calls.append((self.tag, command, str(cwd)))
+            return FakeResult()
+
+    ctx = make_ctx(repo, executor=Recorder("local"), nodes={"gpu": Recorder("gpu")})
+    await GitStatusTool().run({}, ctx)
+    await GitStatusTool().run({"node": "gpu"}, ctx)
+    assert calls[0][0] == "local" and calls[1][0] == "gpu"
+    assert calls[0][1].startswith("git --no-pager -c color.ui=false status")
+    res = await GitStatusTool().run({"node": "mars"}, ctx)
+    assert res.is_error and res.output == "unknown node 'mars' (known nodes: gpu)"
+
+
+async def test_permissions_and_node_schema() -> None:
+    assert GitCommitTool.permission is Permission.NEEDS_APPROVAL
+    assert GitCheckoutTool.permission is Permission.NEEDS_APPROVAL
+    assert GitStatusTool.permission is Permission.READ_ONLY
+    reg = ToolRegistry()
+    reg.register(GitStatusTool())
+    assert "node" not in reg.schemas()[0]["parameters"]["properties"]
+    assert reg.schemas(nodes=["b", "a"])[0]["parameters"]["properties"]["node"]["enum"] == ["a", "b"]

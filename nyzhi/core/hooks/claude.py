@@ -1,0 +1,124 @@
+"""Claude Code hooks from ``<workspace>/.claude/settings.json`` (and ``settings.local.json``).
+
+Event mapping (Claude → nyzhi):
+
+====================  ==================  ==========================================
+Claude Code           nyzhi               notes
+====================  ==================  ==========================================
+PreToolUse            pre_tool_use        matcher → tool pattern (Claude tool names
+                                          such as ``Write`` also match ours)
+PostToolUse           post_tool_use       matcher → tool pattern
+UserPromptSubmit      user_prompt_submit
+SessionStart          session_start       matcher (startup/resume/...) ignored
+SessionEnd            session_end
+Stop                  after_turn          "decision: block" (keep going) is not
+                                          supported; the hook just runs
+SubagentStart         subagent_start
+SubagentStop          subagent_stop
+====================  ==================  ==========================================
+
+Skipped with a note: Notification, PreCompact, PermissionRequest, PostToolUseFailure and any
+other event, and hooks whose ``type`` is not ``"command"`` (prompt hooks need a model).
+Payloads carry Claude's ``hook_event_name``; nyzhi's tool argument names can differ from
+Claude's (``path`` vs ``file_path``), so scripts reading ``tool_input`` may need adjusting.
+A missing file is fine; an unreadable or malformed one is reported as a note, never fatal:
+it is another tool's config.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from nyzhi.core.hooks.spec import HookConfigError, HookSpec
+
+CLAUDE_EVENTS = {
+    "PreToolUse": "pre_tool_use",
+    "PostToolUse": "post_tool_use",
+    "UserPromptSubmit": "user_prompt_submit",
+    "SessionStart": "session_start",
+    "SessionEnd": "session_end",
+    "Stop": "after_turn",
+    "SubagentStart": "subagent_start",
+    "SubagentStop": "subagent_stop",
+}
+CLAUDE_DEFAULT_TIMEOUT = 60.0
+SETTINGS_FILES = ("settings.json", "settings.local.json")
+_TOOL_MATCHED = frozenset({"PreToolUse", "PostToolUse"})
+
+
+def load_claude_hooks(workspace_root: str | Path) -> tuple[list[HookSpec], list[str]]:
+    """(specs, notes) from the workspace's Claude Code settings files, in file order."""
+    specs: list[HookSpec] = []
+    notes: list[str] = []
+    for name in SETTINGS_FILES:
+        path = Path(workspace_root) / ".claude" / name
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            notes.append(f"{path}: cannot read ({exc.strerror}); its hooks are ignored")
+            continue
+        try:
+            data = json.loads(text)
+        except ValueError as exc:
+            notes.append(f"{path}: not valid JSON ({exc}); its hooks are ignored")
+            continue
+        hooks = data.get("hooks") if isinstance(data, dict) else None
+        if hooks is None:
+            continue
+        if not isinstance(hooks, dict):
+            notes.append(f"{path}: \"hooks\" should be an object; ignored")
+            continue
+        got, more = claude_hooks_from_settings(hooks, source=str(path))
+        specs += got
+        notes += more
+    return specs, notes
+
+
+def claude_hooks_from_settings(hooks: dict[str, Any], *, source: str) -> tuple[list[HookSpec], list[str]]:
+    specs: list[HookSpec] = []
+    notes: list[str] = []
+    for claude_event, groups in hooks.items():
+        ours = CLAUDE_EVENTS.get(claude_event)
+        if ours is None:
+            notes.append(f"{source}: {claude_event} hooks have no nyzhi equivalent; skipped")
+            continue
+        if not isinstance(groups, list):
+            notes.append(f"{source}: hooks.{claude_event} should be a list; skipped")
+            continue
+        for gi, group in enumerate(groups):
+            at = f"{source}: hooks.{claude_event}[{gi}]"
+            if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
+                notes.append(f"{at}: expected {{\"matcher\", \"hooks\": [...]}}; skipped")
+                continue
+            matcher = group.get("matcher") or None
+            if matcher is not None and not isinstance(matcher, str):
+                notes.append(f"{at}.matcher: expected a string; skipped")
+                continue
+            if claude_event not in _TOOL_MATCHED:
+                matcher = None
+            for hi, hook in enumerate(group["hooks"]):
+                where = f"{at}.hooks[{hi}]"
+                if not isinstance(hook, dict) or hook.get("type", "command") != "command":
+                    kind = hook.get("type") if isinstance(hook, dict) else hook
+                    notes.append(f"{where}: {kind!r} hooks are not supported; skipped")
+                    continue
+                command = hook.get("command")
+                timeout = hook.get("timeout", CLAUDE_DEFAULT_TIMEOUT)
+                if not isinstance(command, str) or not command.strip():
+                    notes.append(f"{where}: no command; skipped")
+                    continue
+                if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
+                    notes.append(f"{where}.timeout: expected positive seconds; using 60")
+                    timeout = CLAUDE_DEFAULT_TIMEOUT
+                try:
+                    specs.append(HookSpec(
+                        ours, command, tool_pattern=matcher, timeout=float(timeout),
+                        source=source, claude_event=claude_event,
+                    ))
+                except HookConfigError as exc:
+                    notes.append(f"{where}: {exc}; skipped")
+    return specs, notes

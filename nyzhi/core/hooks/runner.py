@@ -1,0 +1,339 @@
+"""Running hooks: real ``sh -c`` subprocesses fed the event's JSON payload.
+
+Order: the matching hooks of an event run **one after another, in configured order**
+(``[[agent.hooks]]`` first, then Claude settings), so a later hook sees what an earlier one
+did (a formatter then a linter on ``after_edit``), and a blocking hook stops the rest: once
+a pre_tool_use hook has said no, later ones must not run side effects for a call that will
+not happen.
+
+A hook's process gets:
+
+* stdin: the payload as JSON plus ``hook_event_name`` (Claude's name for Claude hooks),
+  ``session_id`` and ``cwd`` (caller keys win);
+* env: the runner's environment plus ``NYZHI_HOOK_EVENT``, ``NYZHI_TOOL_NAME``,
+  ``NYZHI_FILE_PATH`` (first file), ``NYZHI_FILE_PATHS`` (newline separated),
+  ``NYZHI_SESSION_ID``, ``NYZHI_CWD``, ``NYZHI_AGENT`` and ``CLAUDE_PROJECT_DIR``;
+* ``{file}`` in the command replaced by the shell-quoted first file path.
+
+It runs in its own process group. On timeout or cancellation the whole group is killed
+(SIGKILL) and reaped; after a normal exit any leftover background children in the group are
+killed too, so hooks never leave orphans (detach with ``setsid`` if you really mean to).
+
+Results:
+
+* exit 0: stdout may be a JSON decision: ``{"decision": "block"|"approve", "reason"}``,
+  ``{"continue": false, "stopReason"}``, or Claude's ``{"hookSpecificOutput":
+  {"permissionDecision": "deny"|"allow", "permissionDecisionReason", "additionalContext"}}``.
+  Plain stdout of user_prompt_submit and session_start hooks is context for the model.
+* exit 2: on pre_tool_use / user_prompt_submit it blocks, with stderr as the reason the model
+  reads; on other events stderr becomes feedback for the model (``HookOutcome.message``).
+* any other exit, a timeout or a failure to start: a warning in the outcome, never an
+  exception, unless the hook has ``block = true`` and the event can block (fail closed).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import signal
+import subprocess
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import attrs
+import trio
+
+from nyzhi.core.hooks.spec import HOOK_EVENTS, HookSpec
+
+BLOCKING_EVENTS = frozenset({"pre_tool_use", "user_prompt_submit"})
+CONTEXT_EVENTS = frozenset({"user_prompt_submit", "session_start"})
+OUTPUT_LIMIT = 1 << 20  # bytes kept per stream; the rest is drained and dropped
+_PATH_KEYS = ("file_path", "path", "notebook_path")
+
+
+@attrs.frozen
+class HookResult:
+    """What one hook process did. ``exit_code`` is None when it timed out or never started."""
+
+    spec: HookSpec
+    exit_code: int | None
+    stdout: str = ""
+    stderr: str = ""
+    timed_out: bool = False
+    duration_ms: float = 0.0
+    error: str | None = None
+
+
+@attrs.frozen
+class HookOutcome:
+    """The combined verdict of an event's hooks.
+
+    ``blocked``: the action must not happen (pre_tool_use, user_prompt_submit only);
+    ``message``: for the model: the block reason, or feedback from a non-blocking hook;
+    ``context``: text to add to the model's context (prompt/session hooks);
+    ``approved``: a pre_tool_use hook explicitly allowed the call (skip asking a person);
+    ``warnings``: failed hooks and hook notices, for the user, never fatal.
+    """
+
+    blocked: bool = False
+    message: str = ""
+    context: str = ""
+    approved: bool = False
+    warnings: tuple[str, ...] = ()
+    results: tuple[HookResult, ...] = ()
+
+
+def payload_paths(payload: Mapping[str, Any]) -> list[str]:
+    """File paths an event concerns: ``file_path(s)`` in the payload or in ``tool_input``."""
+    paths: list[str] = []
+    sources = [payload]
+    if isinstance(payload.get("tool_input"), Mapping):
+        sources.append(payload["tool_input"])
+    for src in sources:
+        for key in _PATH_KEYS:
+            if isinstance(src.get(key), str) and src[key]:
+                paths.append(src[key])
+        for key in ("file_paths", "paths"):
+            if isinstance(src.get(key), list):
+                paths += [p for p in src[key] if isinstance(p, str) and p]
+    return list(dict.fromkeys(paths))
+
+
+class HookRunner:
+    """Fires hooks for one agent/session. ``session_id`` may be set once it is known."""
+
+    def __init__(
+        self,
+        specs: Sequence[HookSpec],
+        cwd: str | os.PathLike[str],
+        env: Mapping[str, str] | None = None,
+        *,
+        session_id: str | None = None,
+        agent: str = "/agents/main",
+    ) -> None:
+        self.specs = tuple(specs)
+        self.cwd = os.fspath(cwd)
+        self.env = dict(os.environ if env is None else env)
+        self.session_id = session_id
+        self.agent = agent
+
+    def has(self, event: str) -> bool:
+        """Whether any hook listens to ``event`` (skip building a payload when not)."""
+        return any(s.event == event for s in self.specs)
+
+    def matching(self, event: str, payload: Mapping[str, Any]) -> list[HookSpec]:
+        tool = payload.get("tool_name")
+        paths = payload_paths(payload)
+        return [
+            s for s in self.specs
+            if s.event == event and s.matches(tool if isinstance(tool, str) else None, paths, self.cwd)
+        ]
+
+    async def fire(self, event: str, payload: Mapping[str, Any] | None = None) -> HookOutcome:
+        """Run the hooks matching ``event`` in order and combine their verdicts.
+
+        A checkpoint only when a hook runs. Cancellation kills the running hook's process
+        group before propagating.
+        """
+        if event not in HOOK_EVENTS:
+            raise ValueError(f"unknown hook event {event!r}: expected one of {', '.join(HOOK_EVENTS)}")
+        payload = dict(payload or {})
+        specs = self.matching(event, payload)
+        if not specs:
+            return HookOutcome()
+        can_block = event in BLOCKING_EVENTS
+        blocked = approved = False
+        messages: list[str] = []
+        contexts: list[str] = []
+        warnings: list[str] = []
+        results: list[HookResult] = []
+        for spec in specs:
+            result = await self._run(spec, event, payload)
+            results.append(result)
+            verdict = _interpret(spec, event, result)
+            approved = approved or verdict.approved
+            warnings += verdict.warnings
+            if verdict.context:
+                contexts.append(verdict.context)
+            if verdict.message:
+                messages.append(verdict.message)
+            if verdict.blocked and can_block:
+                blocked = True
+                break
+        return HookOutcome(
+            blocked=blocked,
+            message="\n".join(messages),
+            context="\n".join(contexts),
+            approved=approved and not blocked,
+            warnings=tuple(warnings),
+            results=tuple(results),
+        )
+
+    def _environment(self, spec: HookSpec, event: str, payload: Mapping[str, Any]) -> dict[str, str]:
+        paths = payload_paths(payload)
+        env = dict(self.env)
+        env.update(
+            NYZHI_HOOK_EVENT=event,
+            NYZHI_TOOL_NAME=str(payload.get("tool_name") or ""),
+            NYZHI_FILE_PATH=paths[0] if paths else "",
+            NYZHI_FILE_PATHS="\n".join(paths),
+            NYZHI_SESSION_ID=self.session_id or "",
+            NYZHI_CWD=self.cwd,
+            NYZHI_AGENT=str(payload.get("agent") or self.agent),
+        )
+        env.setdefault("CLAUDE_PROJECT_DIR", self.cwd)
+        return env
+
+    async def _run(self, spec: HookSpec, event: str, payload: Mapping[str, Any]) -> HookResult:
+        body = {
+            "hook_event_name": spec.claude_event or event,
+            "session_id": self.session_id,
+            "cwd": self.cwd,
+        }
+        body.update(payload)
+        stdin_bytes = json.dumps(body, ensure_ascii=False, default=str).encode()
+        command = spec.command
+        paths = payload_paths(payload)
+        if "{file}" in command and paths:
+            command = command.replace("{file}", shlex.quote(paths[0]))
+        started = time.monotonic()
+        try:
+            proc = await trio.lowlevel.open_process(
+                ["/bin/sh", "-c", command],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                cwd=self.cwd, env=self._environment(spec, event, payload),
+                start_new_session=True,
+            )
+        except OSError as exc:
+            return HookResult(spec, None, error=f"could not start: {exc}")
+        out = bytearray()
+        err = bytearray()
+        timed_out = False
+        try:
+            with trio.move_on_after(spec.timeout) as scope:
+                async with trio.open_nursery() as nursery:
+                    nursery.start_soon(_feed, proc.stdin, stdin_bytes)
+                    nursery.start_soon(_drain, proc.stdout, out)
+                    nursery.start_soon(_drain, proc.stderr, err)
+                    await proc.wait()
+            timed_out = scope.cancelled_caught
+        finally:
+            _kill_group(proc.pid)
+            with trio.CancelScope(shield=True):
+                await proc.wait()
+                for stream in (proc.stdin, proc.stdout, proc.stderr):
+                    if stream is not None:
+                        await stream.aclose()
+        return HookResult(
+            spec,
+            None if timed_out else proc.returncode,
+            out.decode(errors="replace"),
+            err.decode(errors="replace"),
+            timed_out,
+            (time.monotonic() - started) * 1000,
+        )
+
+
+def _kill_group(pgid: int) -> None:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+async def _feed(stream: Any, data: bytes) -> None:
+    try:
+        if data:
+            await stream.send_all(data)
+        await stream.aclose()
+    except (trio.BrokenResourceError, trio.ClosedResourceError):
+        pass  # the hook does not read stdin: fine
+
+
+async def _drain(stream: Any, sink: bytearray) -> None:
+    while True:
+        chunk = await stream.receive_some(65536)
+        if not chunk:
+            return
+        room = OUTPUT_LIMIT - len(sink)
+        if room > 0:
+            sink += chunk[:room]
+
+
+@attrs.frozen
+class _Verdict:
+    blocked: bool = False
+    approved: bool = False
+    message: str = ""
+    context: str = ""
+    warnings: tuple[str, ...] = ()
+
+
+def _label(spec: HookSpec, event: str) -> str:
+    cmd = spec.command if len(spec.command) <= 60 else spec.command[:57] + "..."
+    return f"{event} hook `{cmd}`"
+
+
+def _tail(text: str, lines: int = 10) -> str:
+    return "\n".join(text.strip().splitlines()[-lines:])
+
+
+def _interpret(spec: HookSpec, event: str, r: HookResult) -> _Verdict:
+    can_block = event in BLOCKING_EVENTS
+    label = _label(spec, event)
+    if r.error is not None or r.timed_out or (r.exit_code not in (0, 2)):
+        if r.error is not None:
+            why = r.error
+        elif r.timed_out:
+            why = f"timed out after {spec.timeout:g}s (its process group was killed)"
+        else:
+            why = f"exited with status {r.exit_code}"
+            if r.stderr.strip():
+                why += f": {_tail(r.stderr)}"
+        warning = f"{label} {why}"
+        if spec.block and can_block:
+            return _Verdict(blocked=True, message=f"Blocked by {label}: {why}", warnings=(warning,))
+        return _Verdict(warnings=(warning,))
+    if r.exit_code == 2:
+        reason = r.stderr.strip() or f"blocked by {label}"
+        return _Verdict(blocked=can_block, message=reason)
+    return _decision(spec, event, r.stdout)
+
+
+def _decision(spec: HookSpec, event: str, stdout: str) -> _Verdict:
+    text = stdout.strip()
+    data: dict[str, Any] | None = None
+    if text.startswith("{"):
+        try:
+            parsed = json.loads(text)
+        except ValueError:
+            parsed = None
+        if isinstance(parsed, dict):
+            data = parsed
+    if data is None:
+        return _Verdict(context=text if (text and event in CONTEXT_EVENTS) else "")
+    specific = data.get("hookSpecificOutput")
+    specific = specific if isinstance(specific, dict) else {}
+    blocked = approved = False
+    reason = ""
+    decision = str(data.get("decision") or "").lower()
+    permission = str(specific.get("permissionDecision") or "").lower()
+    if decision == "block" or permission == "deny" or data.get("continue") is False:
+        blocked = True
+        reason = str(
+            data.get("reason") or specific.get("permissionDecisionReason")
+            or data.get("stopReason") or f"blocked by {_label(spec, event)}"
+        )
+    elif decision in ("approve", "allow") or permission == "allow":
+        approved = True
+    context = specific.get("additionalContext")
+    warnings = (str(data["systemMessage"]),) if data.get("systemMessage") else ()
+    return _Verdict(
+        blocked=blocked and event in BLOCKING_EVENTS,
+        approved=approved and event == "pre_tool_use",
+        message=reason,
+        context=str(context) if context else "",
+        warnings=warnings,
+    )

@@ -175,11 +175,11 @@ class ToolRegistry:
 
     def search(self, query: str, search_type: str = "keyword") -> list[Tool]:
         """Deferred tools matching ``query``: keyword = every word appears (case-insensitive)
-        in the name or description; regex = ``re.search`` over the same text."""
+        in the name or description; regex = ``re.search`` in the name or the description."""
         candidates = self.deferred_tools()
         if search_type == "regex":
             rx = re.compile(query, re.IGNORECASE)
-            return [t for t in candidates if rx.search(f"{t.name}\n{t.description}")]
+            return [t for t in candidates if rx.search(t.name) or rx.search(t.description)]
         if search_type != "keyword":
             raise ValueError(f"search_type must be 'keyword' or 'regex', got {search_type!r}")
         words = [w.lower() for w in query.split()]

@@ -124,7 +124,7 @@ async def test_executor_and_node_routing(repo: Path) -> None:
         def __init__(self, tag: str) -> None:
             self.tag = tag
 
-        async def run(self, command, *, cwd, env=None, timeout=None, on_output=None):
+        async def run(self, command, *, cwd, env=None, timeout=None, on_output=None):  # noqa: ASYNC109
             calls.append((self.tag, command, str(cwd)))
             return FakeResult()
 

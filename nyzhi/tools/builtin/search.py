@@ -227,7 +227,9 @@ class GlobTool(BuiltinTool):
         total = len(matched)
         if not matched:
             return ToolResult(output=f"No files match {pattern}", metadata={"count": 0})
-        shown = [display_rel(Path(ctx.cwd), f"{root}/{p}") for p in matched[:MAX_GLOB_RESULTS]]
+        prefix = display_rel(Path(ctx.cwd), str(root))  # once, not per file: relpath is slow
+        prefix = "" if prefix == "." else prefix.rstrip("/") + "/"
+        shown = [prefix + p for p in matched[:MAX_GLOB_RESULTS]]
         text = "\n".join(shown)
         if total > MAX_GLOB_RESULTS:
             text += f"\n... ({total - MAX_GLOB_RESULTS} more files; use a narrower pattern)"

@@ -79,6 +79,7 @@ class Session:
     events: list[ev.AnyEvent]
     history: list[Message]
     skipped_lines: int = 0
+    event_times: list[float] = attrs.field(factory=list)  # when each event was recorded
 
     @property
     def id(self) -> str:
@@ -173,6 +174,7 @@ def _fold(session_id: str, records: list[dict[str, Any]], skipped: int, size: in
     messages: list[Message] = []
     history: list[Message] = []
     events: list[ev.AnyEvent] = []
+    event_times: list[float] = []
     last_ts = 0.0
     for record in records:
         kind = record.get("kind")
@@ -195,6 +197,7 @@ def _fold(session_id: str, records: list[dict[str, Any]], skipped: int, size: in
             elif kind == "event":
                 event = ev.from_json(record["event"])
                 events.append(event)
+                event_times.append(float(ts) if isinstance(ts, int | float) else last_ts)
                 if isinstance(event, ev.Usage):
                     for key in _USAGE_KEYS:
                         meta.usage[key] += getattr(event, key)
@@ -210,7 +213,7 @@ def _fold(session_id: str, records: list[dict[str, Any]], skipped: int, size: in
             meta.title = auto_title(first_user.content)
     meta.message_count = len(history)
     meta.updated = iso_from_ts(last_ts) if last_ts else meta.created
-    return Session(meta, messages, events, history, skipped)
+    return Session(meta, messages, events, history, skipped, event_times)
 
 
 # ---- writer ------------------------------------------------------------------------------

@@ -1,0 +1,295 @@
+"""``nyz sessions``, ``nyz session show|rename|delete``, ``nyz export``, ``nyz replay``.
+
+Every command takes a session as an id, an id prefix or a title substring; several matches
+is an error listing the candidates. Module-level imports are stdlib only so ``nyz --help``
+stays fast; the sessions package is imported inside the handlers.
+
+``nyz replay ID --rerun`` re-executes the session with its recorded model output
+(``nyzhi.core.sessions.RecordedProvider``). The re-execution itself belongs to the agent
+runtime: this command calls ``nyzhi.core.runtime.rerun_session(session, provider, args)``
+(an ``int`` exit code) when the runtime provides it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+MAX_ROWS = 50
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("sessions", help="list saved sessions, newest first",
+                       description="List saved sessions (at most 50, newest first).")
+    p.add_argument("query", nargs="?", help="only sessions whose id starts with or title contains this")
+    p.set_defaults(handler=run_list)
+
+    p = sub.add_parser("session", help="show, rename or delete one session")
+    actions = p.add_subparsers(dest="session_action", metavar="ACTION", required=True)
+    a = actions.add_parser("show", help="print a session's metadata and conversation")
+    a.add_argument("query", metavar="ID", help="id, id prefix or title")
+    a.set_defaults(handler=run_show)
+    a = actions.add_parser("rename", help="set a session's title")
+    a.add_argument("query", metavar="ID", help="id, id prefix or title")
+    a.add_argument("title", nargs="+", help="the new title")
+    a.set_defaults(handler=run_rename)
+    a = actions.add_parser("delete", help="delete a session's files")
+    a.add_argument("query", metavar="ID", help="id, id prefix or title")
+    a.set_defaults(handler=run_delete)
+
+    p = sub.add_parser("export", help="export a session as Markdown or JSON")
+    p.add_argument("query", metavar="ID", help="id, id prefix or title")
+    p.add_argument("--format", choices=("md", "json"), default="md", help="default: md")
+    p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
+    p.set_defaults(handler=run_export)
+
+    p = sub.add_parser("replay", help="print a session's event timeline",
+                       description="Print the recorded events of a session.")
+    p.add_argument("query", metavar="ID", help="id, id prefix or title")
+    p.add_argument("--filter", action="append", metavar="TYPE",
+                   help="only these event types (repeatable or comma separated)")
+    p.add_argument("--json", action="store_true", help="one JSON event per line (stream-json)")
+    p.add_argument("--rerun", action="store_true",
+                   help="re-execute the session against its recorded model output")
+    p.set_defaults(handler=run_replay)
+
+
+def _fail(exc: Exception | str) -> int:
+    print(f"nyz: {exc}", file=sys.stderr)
+    return 1
+
+
+def _store() -> Any:
+    from nyzhi.core.sessions import SessionStore
+
+    return SessionStore()
+
+
+def _resolve(query: str) -> Any:
+    """(store, meta), or raise SessionError with a user-facing message."""
+    store = _store()
+    return store, store.resolve(query)
+
+
+def _local_time(iso: str) -> str:
+    import datetime as dt
+
+    try:
+        return dt.datetime.fromisoformat(iso).astimezone().strftime("%Y-%m-%d %H:%M")
+    except ValueError:
+        return iso[:16]
+
+
+def _cut(text: str, width: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def run_list(args: argparse.Namespace) -> int:
+    from nyzhi.core.sessions import SessionError
+
+    try:
+        metas = _store().list(args.query)
+    except SessionError as exc:
+        return _fail(exc)
+    if not metas:
+        print("No sessions found." if not args.query else f"No sessions match {args.query!r}.")
+        return 0
+    rows = [("ID", "TITLE", "MSGS", "PROVIDER/MODEL", "UPDATED")]
+    for m in metas[:MAX_ROWS]:
+        model = "/".join(x for x in (m.provider, m.model) if x) or "-"
+        rows.append((m.id[:8], _cut(m.title or "(untitled)", 38), str(m.message_count),
+                     _cut(model, 32), _local_time(m.updated)))
+    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+    for r in rows:
+        print("  ".join([r[0].ljust(widths[0]), r[1].ljust(widths[1]),
+                         r[2].rjust(widths[2]), r[3].ljust(widths[3]), r[4]]))
+    if len(metas) > MAX_ROWS:
+        print(f"({len(metas) - MAX_ROWS} older sessions not shown; narrow with a QUERY)",
+              file=sys.stderr)
+    return 0
+
+
+def run_show(args: argparse.Namespace) -> int:
+    from nyzhi.core.sessions import SessionError
+
+    try:
+        store, meta = _resolve(args.query)
+        session = store.load(meta.id)
+    except SessionError as exc:
+        return _fail(exc)
+    m = session.meta
+    usage = m.usage
+    print(f"Session   {m.id}")
+    print(f"Title     {m.title or '(untitled)'}")
+    print(f"Provider  {m.provider or '-'} / {m.model or '-'}")
+    print(f"Created   {_local_time(m.created)}")
+    print(f"Updated   {_local_time(m.updated)}")
+    print(f"Directory {m.cwd or '-'}")
+    print(f"Messages  {m.message_count}")
+    print(f"Usage     {usage.get('input_tokens', 0)} in, {usage.get('output_tokens', 0)} out, "
+          f"${usage.get('cost_usd', 0.0):.4f}")
+    if session.skipped_lines:
+        print(f"Note      {session.skipped_lines} unreadable log line(s) skipped "
+              "(an interrupted write)")
+    print(f"Log       {store.log_path(m.id)}")
+    for message in session.history:
+        print()
+        if message.role == "assistant":
+            print("── assistant")
+            if message.content:
+                print(message.content)
+            for call in message.tool_calls:
+                print(f"  ⚙ {call.name} {_cut(call.arguments, 200)}")
+        elif message.role == "tool":
+            flag = " (error)" if message.is_error else ""
+            print(f"── tool {message.name or message.tool_call_id or ''}{flag}")
+            lines = message.content.splitlines()
+            print("\n".join(lines[:20]) + (f"\n… {len(lines) - 20} more lines" if len(lines) > 20 else ""))
+        else:
+            print(f"── {message.role}")
+            print(message.content)
+    return 0
+
+
+def run_rename(args: argparse.Namespace) -> int:
+    from nyzhi.core.sessions import SessionError
+
+    title = " ".join(args.title).strip()
+    if not title:
+        return _fail("the new title is empty")
+    try:
+        store, meta = _resolve(args.query)
+        store.rename(meta.id, title)
+    except SessionError as exc:
+        return _fail(exc)
+    print(f"Renamed {meta.id[:8]} to {title!r}")
+    return 0
+
+
+def run_delete(args: argparse.Namespace) -> int:
+    from nyzhi.core.sessions import SessionError
+
+    try:
+        store, meta = _resolve(args.query)
+        store.delete(meta.id)
+    except SessionError as exc:
+        return _fail(exc)
+    print(f"Deleted {meta.id[:8]} ({meta.title or 'untitled'})")
+    return 0
+
+
+def run_export(args: argparse.Namespace) -> int:
+    from nyzhi.core.sessions import SessionError, export_json, export_markdown
+
+    try:
+        store, meta = _resolve(args.query)
+        session = store.load(meta.id)
+    except SessionError as exc:
+        return _fail(exc)
+    if args.format == "json":
+        text = json.dumps(export_json(session), indent=2, ensure_ascii=False) + "\n"
+    else:
+        text = export_markdown(session)
+    if not args.output or args.output == "-":
+        sys.stdout.write(text)
+        return 0
+    try:
+        with open(args.output, "w", encoding="utf-8") as f:
+            f.write(text)
+    except OSError as exc:
+        return _fail(f"cannot write {args.output}: {exc.strerror}")
+    print(f"Exported {meta.id[:8]} to {args.output}", file=sys.stderr)
+    return 0
+
+
+def _summary(event: Any) -> str:
+    """One human line for an event (the replay timeline)."""
+    t = event.type
+    if t == "session_start":
+        return f"{event.session_id} {event.provider}/{event.model} in {event.cwd}"
+    if t == "turn_start":
+        return f"{event.turn_id}: {_cut(event.prompt, 100)}"
+    if t in ("text_delta", "thinking_delta"):
+        return _cut(event.text, 100)
+    if t == "tool_start":
+        return f"{event.name} {_cut(event.arguments, 100)} [{event.call_id}]"
+    if t == "tool_output_delta":
+        return f"[{event.call_id}] {_cut(event.text, 100)}"
+    if t == "tool_done":
+        status = "error" if event.is_error else "ok"
+        return (f"{event.name} {status} in {event.duration_ms:.0f} ms [{event.call_id}]: "
+                f"{_cut(event.output, 80)}")
+    if t == "approval_request":
+        return f"{event.tool}: {_cut(event.summary, 100)} [{event.call_id}]"
+    if t == "retry":
+        return f"{event.attempt}/{event.max} in {event.wait_ms} ms: {event.reason}"
+    if t == "usage":
+        return (f"{event.input_tokens} in, {event.output_tokens} out, ${event.cost_usd:.4f} "
+                f"(total {event.total_input_tokens} in, {event.total_output_tokens} out, "
+                f"${event.total_cost_usd:.4f})")
+    if t == "compaction":
+        return f"{event.before_tokens} → {event.after_tokens} tokens"
+    if t == "agent_status":
+        return f"{event.status} {event.detail}".rstrip()
+    if t == "turn_complete":
+        return f"{event.turn_id} after {event.steps} step(s), {event.stop_reason}: {_cut(event.text, 80)}"
+    if t == "error":
+        return f"{event.kind}: {event.message}"
+    if t == "result":
+        return _cut(event.result, 100)
+    data = getattr(event, "data", {})
+    return _cut(" ".join(f"{k}={v}" for k, v in data.items()), 100)
+
+
+def run_replay(args: argparse.Namespace) -> int:
+    import datetime as dt
+
+    from nyzhi.core import events as ev
+    from nyzhi.core.sessions import SessionError
+
+    try:
+        store, meta = _resolve(args.query)
+        session = store.load(meta.id)
+    except SessionError as exc:
+        return _fail(exc)
+    if args.rerun:
+        return _rerun(session, args)
+    wanted = {t.strip() for f in args.filter or () for t in f.split(",") if t.strip()}
+    unknown = wanted - set(ev.EVENT_TYPES)
+    if unknown:
+        return _fail(f"unknown event type(s) {', '.join(sorted(unknown))}; "
+                     f"known: {', '.join(ev.EVENT_TYPES)}")
+    shown = 0
+    for event, ts in zip(session.events, session.event_times, strict=False):
+        if wanted and event.type not in wanted:
+            continue
+        shown += 1
+        if args.json:
+            print(json.dumps(ev.to_json(event), ensure_ascii=False))
+            continue
+        when = dt.datetime.fromtimestamp(ts).strftime("%H:%M:%S.%f")[:-3]
+        agent = "" if event.agent == ev.MAIN_AGENT else f" {event.agent}"
+        print(f"{when}{agent}  {event.type:<17} {_summary(event)}")
+    if not shown and not args.json:
+        print("No events recorded." if not wanted else "No events of that type.", file=sys.stderr)
+    return 0
+
+
+def _rerun(session: Any, args: argparse.Namespace) -> int:
+    """Hand the session and a RecordedProvider to the runtime's rerun entry point."""
+    from nyzhi.core.sessions import RecordedProvider
+
+    provider = RecordedProvider.from_session(session)
+    if provider.remaining == 0:
+        return _fail(f"session {session.id[:8]} has no recorded model output to rerun")
+    try:
+        from nyzhi.core.runtime import rerun_session
+    except ImportError:
+        return _fail(
+            "--rerun needs the agent runtime (nyzhi.core.runtime.rerun_session), which this "
+            "build does not have yet; `nyz replay ID` without --rerun prints the recording"
+        )
+    return int(rerun_session(session, provider, args) or 0)

@@ -9,10 +9,15 @@ not happen.
 A hook's process gets:
 
 * stdin: the payload as JSON plus ``hook_event_name`` (Claude's name for Claude hooks),
-  ``session_id`` and ``cwd`` (caller keys win);
+  ``session_id`` and ``cwd`` (caller keys win). ``tool_args``/``tool_input`` and
+  ``output``/``tool_response`` are mirrored, so scripts written for nyzhi or for Claude Code
+  both find their key. Payload conventions: tool events carry ``tool_name``, ``tool_args``
+  (an object), ``call_id``; post_tool_use adds ``output`` and ``success``; after_edit adds
+  ``file_path``/``paths``; user_prompt_submit carries ``prompt``; subagent events ``agent``;
+  ``session_id`` may be given per call (it wins over the runner's);
 * env: the runner's environment plus ``NYZHI_HOOK_EVENT``, ``NYZHI_TOOL_NAME``,
   ``NYZHI_FILE_PATH`` (first file), ``NYZHI_FILE_PATHS`` (newline separated),
-  ``NYZHI_SESSION_ID``, ``NYZHI_CWD``, ``NYZHI_AGENT`` and ``CLAUDE_PROJECT_DIR``;
+  ``NYZHI_SESSION_ID`` (payload's, else the runner's), ``NYZHI_CWD``, ``NYZHI_AGENT`` and ``CLAUDE_PROJECT_DIR``;
 * ``{file}`` in the command replaced by the shell-quoted first file path.
 
 It runs in its own process group. On timeout or cancellation the whole group is killed
@@ -89,8 +94,9 @@ def payload_paths(payload: Mapping[str, Any]) -> list[str]:
     """File paths an event concerns: ``file_path(s)`` in the payload or in ``tool_input``."""
     paths: list[str] = []
     sources = [payload]
-    if isinstance(payload.get("tool_input"), Mapping):
-        sources.append(payload["tool_input"])
+    for key in ("tool_input", "tool_args"):
+        if isinstance(payload.get(key), Mapping):
+            sources.append(payload[key])
     for src in sources:
         for key in _PATH_KEYS:
             if isinstance(src.get(key), str) and src[key]:
@@ -179,7 +185,7 @@ class HookRunner:
             NYZHI_TOOL_NAME=str(payload.get("tool_name") or ""),
             NYZHI_FILE_PATH=paths[0] if paths else "",
             NYZHI_FILE_PATHS="\n".join(paths),
-            NYZHI_SESSION_ID=self.session_id or "",
+            NYZHI_SESSION_ID=str(payload.get("session_id") or self.session_id or ""),
             NYZHI_CWD=self.cwd,
             NYZHI_AGENT=str(payload.get("agent") or self.agent),
         )
@@ -193,6 +199,13 @@ class HookRunner:
             "cwd": self.cwd,
         }
         body.update(payload)
+        # nyzhi's own names and Claude Code's for the same things, so scripts written for
+        # either read what they expect.
+        for ours, claude in (("tool_args", "tool_input"), ("output", "tool_response")):
+            if ours in body and claude not in body:
+                body[claude] = body[ours]
+            elif claude in body and ours not in body:
+                body[ours] = body[claude]
         stdin_bytes = json.dumps(body, ensure_ascii=False, default=str).encode()
         command = spec.command
         paths = payload_paths(payload)

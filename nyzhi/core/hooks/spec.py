@@ -138,6 +138,9 @@ def path_matches(pattern: str, path: str, cwd: str = "") -> bool:
 _KEYS = {
     "event", "command", "hook_type", "type", "tool_name", "matcher", "tool_pattern", "tools",
     "pattern", "paths", "path_patterns", "timeout", "block",
+    # Only meaningful for the original's prompt/agent hooks, which are rejected below; kept
+    # so a config written by nyzhi's own schema (all keys) is accepted.
+    "prompt", "instructions", "model",
 }
 
 

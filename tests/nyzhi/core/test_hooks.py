@@ -318,3 +318,19 @@ def test_claude_settings_missing_or_broken(tmp_path):
     (tmp_path / ".claude/settings.json").write_text("{broken")
     specs, notes = load_claude_hooks(tmp_path)
     assert specs == [] and "not valid JSON" in notes[0] and "settings.json" in notes[0]
+
+
+async def test_nyzhi_and_claude_payload_names_are_mirrored(tmp_path):
+    log = tmp_path / "log"
+    runner = HookRunner([HookSpec("post_tool_use", logger(log), path_patterns=("*.py",))], tmp_path)
+    await runner.fire("post_tool_use", {"tool_name": "edit", "tool_args": {"path": "m.py"},
+                                        "output": "ok", "success": True, "session_id": "s9"})
+    [(env, body)] = read_log(log)
+    assert env == ["post_tool_use", "edit", "m.py", "s9"]
+    assert body["tool_input"] == {"path": "m.py"} and body["tool_response"] == "ok"
+
+
+def test_config_schema_keys_accepted():
+    [spec] = hooks_from_config([{"event": "after_turn", "command": "x", "prompt": None,
+                                 "instructions": None, "model": None}])
+    assert spec.command == "x"

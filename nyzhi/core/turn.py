@@ -94,6 +94,7 @@ class TurnLoop:
         settings: TurnSettings | None = None,
         on_message: Callable[[pt.Message], Awaitable[None]] | None = None,
         before_step: Callable[[], Awaitable[list[pt.Message]]] | None = None,
+        on_prompt: Callable[[str], Awaitable[tuple[str, str | None]]] | None = None,
         cost: Callable[[pt.Usage, str], float] | None = None,
         session_stem: str = "session",
     ) -> None:
@@ -106,6 +107,7 @@ class TurnLoop:
         self.settings = settings or TurnSettings()
         self.on_message = on_message
         self.before_step = before_step
+        self.on_prompt = on_prompt
         self.cost = cost or (lambda _u, _m: 0.0)
         self.session_stem = session_stem
         self.messages: list[pt.Message] = []
@@ -120,6 +122,15 @@ class TurnLoop:
         """Run one turn. Raises ``trio.Cancelled`` after settling the thread if cancelled."""
         turn_id = uuid.uuid4().hex[:12]
         await self.emit(ev.TurnStart(agent=self.agent_path, turn_id=turn_id, prompt=prompt))
+        if self.on_prompt is not None:
+            # user_prompt_submit hooks may block the prompt or add context to it
+            prompt, blocked = await self.on_prompt(prompt)
+            if blocked is not None:
+                await self.emit(ev.Error(agent=self.agent_path, message=blocked, kind="blocked"))
+                await self.emit(
+                    ev.TurnComplete(agent=self.agent_path, turn_id=turn_id, stop_reason="blocked")
+                )
+                return TurnOutcome("", 0, "blocked", pt.Usage(), is_error=True)
         await self._append(pt.Message("user", prompt))
         turn_usage = pt.Usage()
         final_text = ""

@@ -1,0 +1,172 @@
+"""One model step's tool calls: hooks around the gated execution, events out, approvals in.
+
+``GatedToolStep`` is the ``ToolStep`` the turn loop calls. It fires ``pre_tool_use`` hooks
+(which may block a call; the hook's message goes back to the model), hands the rest to
+``nyzhi.tools.execution.execute_calls`` (role fence, plan mode, sandbox, deny rules, trust,
+approval — in that order), turns tool events into runtime events tagged with the agent's
+path, then fires ``post_tool_use`` and, for successful file changes, ``after_edit``.
+
+Approvals are messages: the gates' approver publishes an ``approval_request`` event and waits
+for the front end to call ``Runtime.answer_approval``.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+import trio
+
+from nyzhi.core import events as ev
+from nyzhi.core.event_bus import EventBus
+from nyzhi.provider import types as pt
+from nyzhi.tools.execution import (
+    ToolCallFinished,
+    ToolCallOutcome,
+    ToolCallRequest,
+    ToolCallStarted,
+    ToolOutputDelta,
+    execute_calls,
+)
+from nyzhi.tools.gates import ApprovalDecision, ApprovalRequest
+
+Publish = Callable[[Any], Awaitable[None]]
+
+
+class ApprovalBroker:
+    """Routes approval requests to whichever front end answers them."""
+
+    def __init__(self, bus: EventBus) -> None:
+        self.bus = bus
+        self._pending: dict[str, tuple[trio.Event, list[str]]] = {}
+
+    async def request(self, req: ApprovalRequest) -> ApprovalDecision:
+        request_id = uuid.uuid4().hex[:12]
+        done = trio.Event()
+        answer: list[str] = []
+        self._pending[request_id] = (done, answer)
+        try:
+            await self.bus.publish(
+                ev.ApprovalRequest(
+                    agent=req.agent_path, request_id=request_id, call_id=req.call_id,
+                    tool=req.tool_name, summary=req.args_summary, preview=req.preview or "",
+                )
+            )
+            await done.wait()
+        finally:
+            self._pending.pop(request_id, None)
+        decision = answer[0] if answer else "deny"
+        if decision in ("always", "approve_always"):
+            return ApprovalDecision.always()
+        if decision in ("approve", "yes", "y"):
+            return ApprovalDecision.approve()
+        return ApprovalDecision.deny("the user declined")
+
+    def answer(self, request_id: str, decision: str) -> None:
+        try:
+            done, answer = self._pending[request_id]
+        except KeyError:
+            raise KeyError(f"no pending approval request {request_id!r}") from None
+        answer.append(decision)
+        done.set()
+
+
+def _summary_args(arguments: dict[str, Any] | None) -> dict[str, Any]:
+    return dict(arguments or {})
+
+
+class GatedToolStep:
+    def __init__(self, tooling: Any, hooks: Any, publish: Publish, agent_path: str) -> None:
+        self.tooling = tooling
+        self.hooks = hooks
+        self.publish = publish
+        self.agent_path = agent_path
+
+    async def __call__(self, calls: Sequence[pt.ToolCall], results: dict[str, pt.Message]) -> None:
+        requests = [ToolCallRequest.from_raw(c.id, c.name, c.arguments) for c in calls]
+        runnable: list[ToolCallRequest] = []
+        for req in requests:
+            payload = {
+                "tool_name": req.name, "tool_args": _summary_args(req.arguments),
+                "call_id": req.id,
+            }
+            outcome = await self.hooks.fire("pre_tool_use", payload)
+            if outcome.blocked:
+                text = f"blocked by a pre_tool_use hook: {outcome.message or 'no reason given'}"
+                await self.publish(ev.ToolStart(agent=self.agent_path, call_id=req.id, name=req.name,
+                                                arguments=_dump(req.arguments)))
+                await self.publish(ev.ToolDone(agent=self.agent_path, call_id=req.id, name=req.name,
+                                               output=text, is_error=True))
+                results[req.id] = pt.Message("tool", text, tool_call_id=req.id, name=req.name,
+                                             is_error=True)
+            else:
+                runnable.append(req)
+        if not runnable:
+            return
+        outcomes: list[ToolCallOutcome] = []
+        try:
+            await execute_calls(
+                runnable,
+                registry=self.tooling.registry,
+                gates=self.tooling.gates,
+                ctx=self.tooling.context,
+                on_event=self._on_event,
+                into=outcomes,
+            )
+        finally:
+            for out in outcomes:
+                results[out.call_id] = pt.Message(
+                    "tool", out.result.output, tool_call_id=out.call_id, name=out.name,
+                    is_error=out.result.is_error,
+                )
+        by_id = {r.id: r for r in runnable}
+        for out in outcomes:
+            req = by_id[out.call_id]
+            payload = {
+                "tool_name": out.name, "tool_args": _summary_args(req.arguments),
+                "output": out.result.output[:10_000], "success": not out.result.is_error,
+                "call_id": out.call_id,
+            }
+            await self.hooks.fire("post_tool_use", payload)
+            tool = self.tooling.registry.get(out.name)
+            if tool is not None and getattr(tool, "writes_files", False) and not out.result.is_error:
+                paths = _target_paths(tool, req.arguments)
+                await self.hooks.fire("after_edit", {**payload, "paths": paths,
+                                                     "file_path": paths[0] if paths else ""})
+
+    async def _on_event(self, event: Any) -> None:
+        if isinstance(event, ToolCallStarted):
+            await self.publish(ev.ToolStart(agent=self.agent_path, call_id=event.call_id,
+                                            name=event.name, arguments=_dump(event.arguments)))
+        elif isinstance(event, ToolOutputDelta):
+            await self.publish(ev.ToolOutputDelta(agent=self.agent_path, call_id=event.call_id,
+                                                  text=event.text))
+        elif isinstance(event, ToolCallFinished):
+            out = event.outcome
+            await self.publish(ev.ToolDone(
+                agent=self.agent_path, call_id=out.call_id, name=out.name,
+                output=out.result.output, is_error=out.result.is_error,
+                duration_ms=round(out.duration * 1000, 3),
+                metadata=_jsonable(out.result.metadata),
+            ))
+
+
+def _target_paths(tool: Any, args: dict[str, Any] | None) -> list[str]:
+    try:
+        return [str(p) for p in tool.target_paths(args or {})]
+    except Exception:
+        return []
+
+
+def _dump(arguments: dict[str, Any] | None) -> str:
+    return json.dumps(arguments or {}, ensure_ascii=False)
+
+
+def _jsonable(meta: dict[str, Any]) -> dict[str, Any]:
+    try:
+        json.dumps(meta)
+        return meta
+    except TypeError:
+        return {k: str(v) for k, v in meta.items()}

@@ -1,0 +1,40 @@
+"""open_runtime end to end in-process, over real HTTP against the scripted fake LLM."""
+
+from __future__ import annotations
+
+import trio
+
+from nyzhi.core.runtime import RuntimeOptions, open_runtime
+from nyzhi.testing.fake_llm import open_fake_llm, reply, tool_call
+
+
+async def collect(rt, prompt):
+    events = []
+    async with rt.subscribe() as channel:
+        handle = await rt.submit(prompt)
+        async for event in channel:
+            events.append(event)
+            if event.type == "turn_complete" and event.agent == "/agents/main":
+                break
+    await handle.wait()
+    return handle, events
+
+
+async def test_tool_use_and_answer(workspace, configure):
+    (workspace / "hello.txt").write_text("hello world\n")
+    script = [
+        reply(tool_calls=[tool_call("read", {"file_path": "hello.txt"})]),
+        reply("The file says hello world."),
+    ]
+    async with open_fake_llm(script=script) as server:
+        configure(workspace, server.url_for("openai"))
+        async with open_runtime(RuntimeOptions(cwd=workspace)) as rt:
+            handle, events = await collect(rt, "what does hello.txt say?")
+    assert handle.outcome.text == "The file says hello world."
+    kinds = [e.type for e in events]
+    assert kinds.index("tool_start") < kinds.index("tool_done") < kinds.index("turn_complete")
+    done = next(e for e in events if e.type == "tool_done")
+    assert "hello world" in done.output and not done.is_error
+    # the second request carried the tool result back to the model
+    assert "hello world" in server.requests[1].tool_results()[0]
+    assert all(e.agent == "/agents/main" for e in events)

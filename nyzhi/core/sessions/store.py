@@ -40,6 +40,14 @@ from typing import Any, Literal
 import attrs
 
 from nyzhi.core import events as ev
+from nyzhi.core.sessions.files import (
+    atomic_write_json,
+    encode_record,
+    fsync_dir,
+    read_log,
+    trim_partial_tail,
+    write_all,
+)
 from nyzhi.core.sessions.records import (
     FORMAT_VERSION,
     AmbiguousSession,
@@ -84,88 +92,6 @@ class Session:
     @property
     def id(self) -> str:
         return self.meta.id
-
-
-# ---- low-level file helpers --------------------------------------------------------------
-
-
-def _fsync_dir(path: Path) -> None:
-    with contextlib.suppress(OSError):
-        fd = os.open(path, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        written = os.write(fd, view)
-        view = view[written:]
-
-
-def _atomic_write_json(path: Path, data: dict[str, Any]) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    payload = json.dumps(data, ensure_ascii=False, indent=1).encode()
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        _write_all(fd, payload)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
-    _fsync_dir(path.parent)
-
-
-def _encode(record: dict[str, Any]) -> bytes:
-    # json.dumps escapes control characters, so the line holds no raw b"\n".
-    return (json.dumps(record, ensure_ascii=False, separators=(",", ":"), default=str) + "\n").encode()
-
-
-def _read_log(path: Path) -> tuple[list[dict[str, Any]], int, int]:
-    """(records, skipped line count, byte size). A trailing line without a newline is partial."""
-    data = path.read_bytes()
-    lines = data.split(b"\n")
-    tail = lines.pop()  # b"" when the file ends with a newline
-    skipped = 1 if tail.strip() else 0
-    records = []
-    for line in lines:
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except ValueError:
-            skipped += 1
-            continue
-        if isinstance(record, dict):
-            records.append(record)
-        else:
-            skipped += 1
-    return records, skipped, len(data)
-
-
-def _trim_partial_tail(path: Path) -> None:
-    """Cut a partial last line (left by a killed writer) so new records start on a fresh line."""
-    with open(path, "rb+") as f:
-        size = f.seek(0, os.SEEK_END)
-        if size == 0:
-            return
-        f.seek(size - 1)
-        if f.read(1) == b"\n":
-            return
-        block = 65536
-        pos = size
-        while pos > 0:
-            start = max(0, pos - block)
-            f.seek(start)
-            chunk = f.read(pos - start)
-            nl = chunk.rfind(b"\n")
-            if nl >= 0:
-                f.truncate(start + nl + 1)
-                return
-            pos = start
-        f.truncate(0)
 
 
 def _fold(session_id: str, records: list[dict[str, Any]], skipped: int, size: int) -> Session:
@@ -263,8 +189,8 @@ class SessionWriter:
             raise SessionError(f"session {self.meta.id} writer is closed")
         ts = time.time()
         record["ts"] = ts
-        line = _encode(record)
-        _write_all(self._fd, line)
+        line = encode_record(record)
+        write_all(self._fd, line)
         self._size += len(line)
         self.meta.updated = iso_from_ts(ts)
         if self._sync == "always" or (boundary and self._sync == "boundary"):
@@ -307,7 +233,7 @@ class SessionWriter:
     def write_meta(self) -> None:
         """Rewrite ``<id>.meta.json`` atomically from the writer's current state."""
         self.meta.log_size = self._size
-        _atomic_write_json(self._store.meta_path(self.meta.id), self.meta.to_json())
+        atomic_write_json(self._store.meta_path(self.meta.id), self.meta.to_json())
 
     def close(self) -> None:
         """fsync, write the final metadata and close. Idempotent."""
@@ -375,7 +301,7 @@ class SessionStore:
             "provider": provider, "model": model,
         }
         writer._append(header, boundary=True)
-        _fsync_dir(self.root)
+        fsync_dir(self.root)
         if title:
             writer.set_title(title)
         else:
@@ -390,7 +316,7 @@ class SessionStore:
         path = self.log_path(session_id)
         if not path.exists():
             raise SessionNotFound(f"no session {session_id!r} in {self.root}")
-        _trim_partial_tail(path)
+        trim_partial_tail(path)
         meta = self.load(session_id).meta
         fd = os.open(path, os.O_WRONLY | os.O_APPEND)
         return SessionWriter(self, meta, fd, sync=sync, persist_deltas=persist_deltas)
@@ -399,7 +325,7 @@ class SessionStore:
         """Rebuild a session from its log (a partial or corrupt line is skipped, not fatal)."""
         self._check_id(session_id)
         try:
-            records, skipped, size = _read_log(self.log_path(session_id))
+            records, skipped, size = read_log(self.log_path(session_id))
         except FileNotFoundError:
             raise SessionNotFound(f"no session {session_id!r} in {self.root}") from None
         return _fold(session_id, records, skipped, size)
@@ -475,16 +401,16 @@ class SessionStore:
         path = self.log_path(session_id)
         if not path.exists():
             raise SessionNotFound(f"no session {session_id!r} in {self.root}")
-        _trim_partial_tail(path)
+        trim_partial_tail(path)
         title = " ".join(title.split())
         fd = os.open(path, os.O_WRONLY | os.O_APPEND)
         try:
-            _write_all(fd, _encode({"kind": "title", "title": title, "ts": time.time()}))
+            write_all(fd, encode_record({"kind": "title", "title": title, "ts": time.time()}))
             os.fsync(fd)
         finally:
             os.close(fd)
         meta = self.load(session_id).meta
-        _atomic_write_json(self.meta_path(session_id), meta.to_json())
+        atomic_write_json(self.meta_path(session_id), meta.to_json())
         return meta
 
     def delete(self, session_id: str) -> None:
@@ -495,7 +421,7 @@ class SessionStore:
         path.unlink()
         with contextlib.suppress(FileNotFoundError):
             self.meta_path(session_id).unlink()
-        _fsync_dir(self.root)
+        fsync_dir(self.root)
 
 
 def _matches(meta: SessionMeta, query: str) -> bool:

@@ -1,0 +1,193 @@
+"""``nyz run`` as a user runs it: a real subprocess, real HTTP to the scripted fake LLM,
+real files and real tool subprocesses."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import trio
+
+from nyzhi.testing.fake_llm import hang, http_error, open_fake_llm, reply, tool_call
+
+NYZ = [sys.executable, "-m", "nyzhi"]
+
+
+def env_for(home: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env.update(HOME=str(home), PYTHONUNBUFFERED="1")
+    for var in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"):
+        env.pop(var, None)
+    return env
+
+
+async def nyz(ws: Path, home: Path, *args: str, stdin: bytes = b"") -> subprocess.CompletedProcess:
+    return await trio.run_process(
+        [*NYZ, *args], cwd=ws, env=env_for(home), stdin=stdin,
+        capture_stdout=True, capture_stderr=True, check=False,
+    )
+
+
+def lines(out: bytes) -> list[dict]:
+    return [json.loads(line) for line in out.decode().splitlines() if line.strip()]
+
+
+async def test_text_output_multi_step(workspace, home, configure):
+    (workspace / "a.txt").write_text("alpha\n")
+    (workspace / "b.txt").write_text("beta\n")
+    script = [
+        # two read-only calls in one step (they run concurrently), then a second step
+        reply(tool_calls=[tool_call("read", {"file_path": "a.txt"}),
+                          tool_call("read", {"file_path": "b.txt"})]),
+        reply(tool_calls=[tool_call("glob", {"pattern": "*.txt"})]),
+        reply("alpha and beta"),
+    ]
+    async with open_fake_llm(script=script) as server:
+        configure(workspace, server.url_for("openai"))
+        proc = await nyz(workspace, home, "run", "read both files")
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert proc.stdout.decode().strip() == "alpha and beta"
+    assert "[tool: read]" in proc.stderr.decode()
+    second = server.requests[1].tool_results()
+    assert any("alpha" in r for r in second) and any("beta" in r for r in second)
+    assert len(server.requests) == 3
+
+
+async def test_stdin_goes_before_prompt_and_json_format(workspace, home, configure):
+    async with open_fake_llm(script=[reply("ok")]) as server:
+        configure(workspace, server.url_for("anthropic"), api_style="anthropic")
+        proc = await nyz(workspace, home, "run", "--output-format", "json", "summarise",
+                         stdin=b"PIPED DIFF")
+    assert proc.returncode == 0, proc.stderr.decode()
+    [result] = lines(proc.stdout)
+    assert result["type"] == "result" and result["result"] == "ok"
+    assert result["is_error"] is False and result["session_id"]
+    assert set(result["usage"]) >= {"input_tokens", "output_tokens", "cost_usd"}
+    sent = server.requests[0].last_user_text()
+    assert sent.index("PIPED DIFF") < sent.index("summarise")
+
+
+async def test_stream_json_events(workspace, home, configure):
+    script = [reply(tool_calls=[tool_call("think", {"thought": "plan"})]), reply("done")]
+    async with open_fake_llm(script=script) as server:
+        configure(workspace, server.url_for("gemini"), api_style="gemini")
+        proc = await nyz(workspace, home, "run", "--output-format", "stream-json", "go")
+    assert proc.returncode == 0, proc.stderr.decode()
+    events = lines(proc.stdout)
+    assert events[0]["type"] == "session_start" and events[0]["session_id"]
+    assert events[-1]["type"] == "result" and events[-1]["result"] == "done"
+    assert events[-1]["session_id"] == events[0]["session_id"]
+    kinds = [e["type"] for e in events]
+    for kind in ("turn_start", "text_delta", "tool_start", "tool_done", "usage", "turn_complete"):
+        assert kind in kinds, kind
+    assert all(e.get("agent") == "/agents/main" for e in events[1:-1])
+
+
+async def test_headless_approval_denied_unless_trust_full(workspace, home, configure):
+    script = [
+        reply(tool_calls=[tool_call("write", {"file_path": "new.txt", "content": "x"})]),
+        reply("could not write"),
+        reply(tool_calls=[tool_call("write", {"file_path": "new.txt", "content": "x"})]),
+        reply("written"),
+    ]
+    async with open_fake_llm(script=script) as server:
+        configure(workspace, server.url_for("openai"))
+        denied = await nyz(workspace, home, "run", "--output-format", "stream-json", "write it")
+        assert not (workspace / "new.txt").exists()
+        done = [e for e in lines(denied.stdout) if e["type"] == "tool_done"][0]
+        assert done["is_error"] and "--trust" in done["output"]
+        allowed = await nyz(workspace, home, "run", "--trust", "full", "write it")
+    assert allowed.returncode == 0, allowed.stderr.decode()
+    assert (workspace / "new.txt").read_text() == "x"
+
+
+async def test_provider_error_exits_1_with_clear_message(workspace, home, configure):
+    async with open_fake_llm(script=[http_error(401, "invalid x-api-key")]) as server:
+        configure(workspace, server.url_for("anthropic"), api_style="anthropic")
+        proc = await nyz(workspace, home, "run", "hi")
+    assert proc.returncode == 1
+    err = proc.stderr.decode()
+    assert "401" in err and "invalid x-api-key" in err and "sk-test-key" not in err
+
+
+async def test_resume_with_continue(workspace, home, configure):
+    async with open_fake_llm(script=[reply("first answer"), reply("second answer")]) as server:
+        configure(workspace, server.url_for("openai"))
+        one = await nyz(workspace, home, "run", "--output-format", "json", "remember BLUE")
+        two = await nyz(workspace, home, "run", "--continue", "--output-format", "json", "what colour?")
+    assert one.returncode == 0 and two.returncode == 0, two.stderr.decode()
+    assert lines(one.stdout)[0]["session_id"] == lines(two.stdout)[0]["session_id"]
+    transcript = server.requests[1].transcript()
+    assert ("user", "remember BLUE") in transcript and ("assistant", "first answer") in transcript
+
+
+async def _running_processes_with(marker: str) -> list[int]:
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                cmd = (entry / "cmdline").read_bytes()
+            except OSError:
+                continue
+            if marker.encode() in cmd:
+                pids.append(int(entry.name))
+    return pids
+
+
+async def _interrupt_when(proc: trio.Process, stdout: trio.abc.ReceiveStream, seen: str) -> bytes:
+    buf = b""
+    async for chunk in stdout:
+        buf += chunk
+        if seen.encode() in buf:
+            proc.send_signal(signal.SIGINT)
+            break
+    async for chunk in stdout:
+        buf += chunk
+    return buf
+
+
+async def test_interrupt_mid_stream_exits_130(workspace, home, configure):
+    async with open_fake_llm(script=[hang(reply("partial answer that never ends"), after_frames=2)]) as server:
+        configure(workspace, server.url_for("openai"))
+        proc = await trio.lowlevel.open_process(
+            [*NYZ, "run", "--output-format", "stream-json", "hi"], cwd=workspace,
+            env=env_for(home), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        )
+        out = await _interrupt_when(proc, proc.stdout, '"text_delta"')
+        code = await proc.wait()
+    assert code == 130
+    events = lines(out)
+    assert events[-1]["type"] == "result" and events[-1]["is_error"] is True
+
+
+async def test_interrupt_mid_bash_leaves_no_orphans(workspace, home, configure):
+    marker = "987654"
+    command = f"sleep {marker} & sleep {marker}"
+    script = [reply(tool_calls=[tool_call("bash", {"command": command, "timeout": 600})])]
+    async with open_fake_llm(script=script) as server:
+        configure(workspace, server.url_for("openai"), extra='[agent.sandbox]\nlevel = "full-access"\n')
+        proc = await trio.lowlevel.open_process(
+            [*NYZ, "run", "--trust", "full", "--output-format", "stream-json", "run it"],
+            cwd=workspace, env=env_for(home), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        )
+        buf = b""
+        async for chunk in proc.stdout:
+            buf += chunk
+            if b'"tool_start"' in buf:
+                break
+        # the command is running once its sleeps exist
+        with trio.fail_after(10):
+            while not await _running_processes_with(marker):
+                await trio.sleep(0.01)  # polling an external process table, not synchronising tasks
+        proc.send_signal(signal.SIGINT)
+        async for chunk in proc.stdout:
+            buf += chunk
+        code = await proc.wait()
+    assert code == 130
+    assert await _running_processes_with(marker) == []
+    done = [e for e in lines(buf) if e["type"] == "tool_done"]
+    assert done and done[0]["is_error"]

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import trio
-
 from nyzhi.core.runtime import RuntimeOptions, open_runtime
 from nyzhi.testing.fake_llm import open_fake_llm, reply, tool_call
 

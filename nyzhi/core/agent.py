@@ -11,6 +11,7 @@ thread.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import attrs
@@ -41,6 +42,19 @@ class GetStatus:
     pass
 
 
+@attrs.frozen
+class SpawnSubagent:
+    """Start a child agent (its own ``TurnLoop``) under this one; replies with its ref.
+
+    Stopping this agent stops the child and everything under it."""
+
+    name: str
+    loop: TurnLoop
+
+
+Lifecycle = Callable[[str, str, str], Awaitable[None]]  # (hook event, agent path, status)
+
+
 @attrs.define(eq=False)
 class TurnHandle:
     """Returned by an ``ask(UserInput(...))``: await ``wait()`` for the turn's outcome."""
@@ -60,9 +74,10 @@ class AgentActor(actors.Actor):
     # A failing ask (bad message) is the asker's problem, not a reason to kill the agent.
     crash_on_ask_error = False
 
-    def __init__(self, loop: TurnLoop, emit: Emit) -> None:
+    def __init__(self, loop: TurnLoop, emit: Emit, lifecycle: Lifecycle | None = None) -> None:
         self.loop = loop
         self.emit = emit
+        self.lifecycle = lifecycle
         self.queue: deque[TurnHandle] = deque()
         self.wake = trio.Event()
         self.current: TurnHandle | None = None
@@ -91,6 +106,14 @@ class AgentActor(actors.Actor):
             return None
         if isinstance(message, GetStatus):
             return self.status
+        if isinstance(message, SpawnSubagent):
+            ref = self.context.spawn(
+                AgentActor, message.loop, self.emit, self.lifecycle, name=message.name,
+                restart=actors.Restart.TEMPORARY,
+            )
+            if self.lifecycle is not None:
+                await self.lifecycle("subagent_start", ref.path, "running")
+            return ref
         return await super().receive(message)
 
     def _cancel_current(self) -> bool:
@@ -100,8 +123,12 @@ class AgentActor(actors.Actor):
         return False
 
     async def stopping(self) -> None:
+        # Runs before join() returns, so whoever stops a subagent sees its hook fired.
         self._cancel_current()
         await self._set_status("shutdown")
+        parent = self.context.parent
+        if self.lifecycle is not None and parent is not None and parent.name != "agents":
+            await self.lifecycle("subagent_stop", self.context.path, "shutdown")
 
     async def _set_status(self, status: str, detail: str = "") -> None:
         self.status = status

@@ -156,6 +156,15 @@ class Tooling:
     def deferred_text(self) -> str:
         return self.registry.prompt_summary()
 
+    def for_agent(self, path: str) -> Tooling:
+        """The same tools for another agent: its own context (path, changes) and approvals."""
+        context = attrs.evolve(
+            self.context, agent_path=path, agent_name=path.rsplit("/", 1)[-1]
+        )
+        memory = ApprovalMemory()
+        gates = attrs.evolve(self.gates, memory=memory)
+        return Tooling(self.registry.fenced(), gates, context, memory)
+
     def undo_last(self) -> str:
         from nyzhi.tools.undo import undo_last
 

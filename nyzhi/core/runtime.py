@@ -26,7 +26,7 @@ import trio
 import actors
 from nyzhi.core import assembly
 from nyzhi.core import events as ev
-from nyzhi.core.agent import AgentActor, Cancel, TurnHandle, UserInput
+from nyzhi.core.agent import AgentActor, Cancel, SpawnSubagent, TurnHandle, UserInput
 from nyzhi.core.event_bus import EventBus
 from nyzhi.core.prompt import PromptParts, build_system_prompt
 from nyzhi.core.tool_step import ApprovalBroker, GatedToolStep
@@ -68,6 +68,7 @@ class Runtime:
         self.approvals = ApprovalBroker(self.bus)
         self.tooling: Any = None
         self.hooks: Any = None
+        self._make_loop: Any = None
 
     # ---- front-end API ----------------------------------------------------------------
 
@@ -88,6 +89,11 @@ class Runtime:
     async def answer_approval(self, request_id: str, decision: str) -> None:
         """``decision``: "approve", "always" (for this session) or "deny"."""
         self.approvals.answer(request_id, decision)
+
+    async def spawn_agent(self, name: str) -> actors.ActorRef:
+        """Start a subagent under the main agent, sharing its provider and tools (with its own
+        path, thread and approvals memory). ``await ref.ask(UserInput(...))`` drives it."""
+        return await self.main.ask(SpawnSubagent(name, self._make_loop(f"/agents/main/{name}")))
 
     async def compact(self) -> None:
         await self.loop.compact_now()
@@ -152,6 +158,10 @@ async def open_runtime(
             if writer is not None:
                 writer.append_message(message)
 
+        async def on_thread_replaced(messages: list[Any]) -> None:
+            if writer is not None:
+                writer.replace_thread(messages)
+
         async def on_prompt(prompt: str) -> tuple[str, str | None]:
             outcome = await rt.hooks.fire(
                 "user_prompt_submit", {"prompt": prompt, "session_id": rt.session_id}
@@ -171,10 +181,31 @@ async def open_runtime(
             emit=rt.bus.publish,
             settings=settings,
             on_message=on_message,
+            on_thread_replaced=on_thread_replaced,
             on_prompt=on_prompt,
             cost=_cost,
             session_stem=rt.session_id,
         )
+
+        def make_loop(path: str) -> TurnLoop:
+            tooling = rt.tooling.for_agent(path)
+            return TurnLoop(
+                agent_path=path,
+                provider=provider,
+                tool_schemas=tooling.schemas,
+                tool_step=GatedToolStep(tooling, rt.hooks, rt.bus.publish, path),
+                system_prompt=system_prompt,
+                emit=rt.bus.publish,
+                settings=settings,
+                cost=_cost,
+                session_stem=f"{rt.session_id}-{path.rsplit('/', 1)[-1]}",
+            )
+
+        rt._make_loop = make_loop
+
+        async def lifecycle(event: str, path: str, status: str) -> None:
+            await rt.hooks.fire(event, {"session_id": rt.session_id, "agent": path,
+                                        "status": status})
         if resumed is not None:
             rt.loop.messages.extend(resumed.messages)
 
@@ -198,7 +229,7 @@ async def open_runtime(
         rt.main = await agents.ask(
             actors.StartChild(
                 actors.ChildSpec(
-                    AgentActor, (rt.loop, rt.bus.publish), name="main",
+                    AgentActor, (rt.loop, rt.bus.publish, lifecycle), name="main",
                     restart=actors.Restart.TRANSIENT,
                 )
             )
@@ -208,8 +239,8 @@ async def open_runtime(
             yield rt
         finally:
             with trio.CancelScope(shield=True):
+                await system.shutdown()  # agents first, so session_end is the last hook
                 await rt.hooks.fire("session_end", {"session_id": rt.session_id})
-                await system.shutdown()
                 if writer is not None:
                     writer.close()
 
@@ -230,3 +261,31 @@ def _cost(usage: Any, model: str) -> float:
         return cost(usage, model)
     except Exception:
         return 0.0
+
+
+def rerun_session(session: Any, provider: Any, args: Any) -> int:
+    """``nyz replay ID --rerun``: feed the session's user prompts to a fresh, ephemeral runtime
+    whose model is the recorded output (``provider``), so tools run again for real and the
+    printed answers can be compared with the recording. Returns the exit code."""
+    import sys
+
+    prompts = [m.content for m in session.history if m.role == "user"]
+    cwd = Path(session.meta.cwd) if session.meta.cwd and Path(session.meta.cwd).is_dir() else Path.cwd()
+
+    async def main() -> int:
+        options = RuntimeOptions(
+            cwd=cwd, provider_instance=provider, ephemeral=True,
+            trust=getattr(args, "trust", None),
+        )
+        failed = False
+        async with open_runtime(options) as rt:
+            for prompt in prompts:
+                handle = await rt.submit(prompt)
+                outcome = await handle.wait()
+                if outcome is None or outcome.is_error:
+                    failed = True
+                print(f"> {prompt}\n{outcome.text if outcome else '(no answer)'}\n")
+                sys.stdout.flush()
+        return 1 if failed else 0
+
+    return trio.run(main)

@@ -93,6 +93,7 @@ class TurnLoop:
         emit: Emit,
         settings: TurnSettings | None = None,
         on_message: Callable[[pt.Message], Awaitable[None]] | None = None,
+        on_thread_replaced: Callable[[list[pt.Message]], Awaitable[None]] | None = None,
         before_step: Callable[[], Awaitable[list[pt.Message]]] | None = None,
         on_prompt: Callable[[str], Awaitable[tuple[str, str | None]]] | None = None,
         cost: Callable[[pt.Usage, str], float] | None = None,
@@ -106,6 +107,7 @@ class TurnLoop:
         self.emit = emit
         self.settings = settings or TurnSettings()
         self.on_message = on_message
+        self.on_thread_replaced = on_thread_replaced
         self.before_step = before_step
         self.on_prompt = on_prompt
         self.cost = cost or (lambda _u, _m: 0.0)
@@ -286,6 +288,8 @@ class TurnLoop:
         if result is None:
             return
         self.messages[:] = result.messages
+        if self.on_thread_replaced is not None:
+            await self.on_thread_replaced(self.messages)
         after = estimate_tokens(self.messages, system)
         await self.emit(
             ev.Compaction(

@@ -193,6 +193,10 @@ _PATHS = {
 }
 
 
+# A client that goes away mid-answer (killed, cancelled) is normal, never a server error.
+_CLIENT_GONE = (trio.BrokenResourceError, trio.ClosedResourceError, h11.RemoteProtocolError)
+
+
 class FakeLLMServer:
     def __init__(self, script: Sequence[ScriptItem] | DynamicScript, models: Sequence[str]) -> None:
         self._dynamic: DynamicScript | None = script if callable(script) else None
@@ -246,8 +250,12 @@ class FakeLLMServer:
             self._changed.set()
             self._changed = trio.Event()
             await self._respond(conn, stream, request)
-        except (trio.BrokenResourceError, trio.ClosedResourceError, h11.RemoteProtocolError):
+        except _CLIENT_GONE:
             pass
+        except BaseExceptionGroup as group:  # from the disconnect watcher's nursery
+            _gone, rest = group.split(_CLIENT_GONE)
+            if rest is not None:
+                raise rest from None
         finally:
             await trio.aclose_forcefully(stream)
 

@@ -1,0 +1,61 @@
+"""kill -9 of ``nyz run`` at random moments never leaves a session that fails to load."""
+
+from __future__ import annotations
+
+import random
+import signal
+import subprocess
+import sys
+
+import trio
+
+from nyzhi.core.sessions.store import SessionStore
+from nyzhi.testing.fake_llm import Reply, open_fake_llm, tool_call
+
+KILLS = 50
+PARALLEL = 5
+
+
+def endless_tool_use(request):
+    # think, think, ... then an answer: every step writes messages and events to the session
+    if len(request.tool_results()) < 6:
+        return Reply(tool_calls=[tool_call("think", {"thought": "step"})], delay=0.002)
+    return Reply(text="finished " * 20, delay=0.002)
+
+
+async def test_sigkill_at_random_points_leaves_loadable_sessions(workspace, home, configure):
+    rng = random.Random(1234)
+    env = {**__import__("os").environ, "HOME": str(home)}
+    for var in ("XDG_CONFIG_HOME", "XDG_DATA_HOME"):
+        env.pop(var, None)
+    async with open_fake_llm(script=endless_tool_use) as server:
+        configure(workspace, server.url_for("openai"))
+
+        async def one(delay: float) -> None:
+            proc = await trio.lowlevel.open_process(
+                [sys.executable, "-m", "nyzhi", "run", "--trust", "full", "go"],
+                cwd=workspace, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            )
+            # fault injection at a random moment of the run (not synchronisation)
+            await trio.sleep(delay)
+            proc.send_signal(signal.SIGKILL)
+            await proc.wait()
+
+        for batch in range(KILLS // PARALLEL):
+            async with trio.open_nursery() as nursery:
+                for _ in range(PARALLEL):
+                    nursery.start_soon(one, rng.uniform(0.05, 1.2))
+    store = SessionStore(home / ".local" / "share" / "nyzhi" / "sessions")
+    metas = store.list()
+    assert metas, "no session was ever created"
+    loaded = 0
+    for meta in metas:
+        session = store.load(meta.id)
+        # a valid thread: every tool result answers a call made before it
+        calls = set()
+        for m in session.messages:
+            calls.update(c.id for c in m.tool_calls)
+            if m.role == "tool":
+                assert m.tool_call_id in calls
+        loaded += 1
+    assert loaded == len(metas)

@@ -10,9 +10,14 @@ STAMP := $(VENV)/.installed
 SYSTEM_TOOLS := bwrap:bubblewrap rg:ripgrep tmux:tmux sshd:openssh-server ssh:openssh-client git:git
 SYSTEM_STAMP := $(VENV)/.system
 
-.PHONY: install system run test bench lint clean
+.PHONY: install system bytecode run test bench lint clean
 
-install: $(STAMP) $(SYSTEM_STAMP)
+install: $(STAMP) $(SYSTEM_STAMP) bytecode
+
+# Start-up time matters (`nyz --help`, `nyz run`): keep our bytecode compiled even where
+# PYTHONDONTWRITEBYTECODE is set. Only changed files are recompiled.
+bytecode: $(STAMP)
+	@$(PY) -m compileall -q -j 0 actors nyzhi benchmarks >/dev/null
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)

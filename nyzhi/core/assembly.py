@@ -257,9 +257,11 @@ def open_session(
     if options.ephemeral:
         return store, None, resumed
     if resumed is not None:
-        return store, store.open(resumed.id), resumed
+        return store, store.open(resumed.id, sync="turn"), resumed
+    # Every record is written as it happens (a kill -9 loses nothing written); fsync at turn
+    # boundaries keeps the per-step cost low (see SyncMode).
     writer = store.create(
         cwd=options.cwd, workspace_root=workspace.root, provider=provider.name,
-        model=provider.model,
+        model=provider.model, sync="turn",
     )
     return store, writer, None

@@ -61,7 +61,10 @@ from nyzhi.core.sessions.records import (
 )
 from nyzhi.provider.types import Message
 
-SyncMode = Literal["boundary", "always", "never"]
+# "boundary": fsync after messages and turn/session events; "turn": only after turn and
+# session events (a kill -9 still loses nothing written; a power cut loses at most the turn in
+# progress); "always": every record; "never": leave it to the OS.
+SyncMode = Literal["boundary", "turn", "always", "never"]
 _ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 _BOUNDARY_EVENTS = frozenset({"session_start", "turn_complete"})
 _USAGE_KEYS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
@@ -161,8 +164,10 @@ class SessionWriter:
         sync: SyncMode = "boundary",
         persist_deltas: bool = False,
     ) -> None:
-        if sync not in ("boundary", "always", "never"):
-            raise ValueError(f"sync must be 'boundary', 'always' or 'never', not {sync!r}")
+        if sync not in ("boundary", "turn", "always", "never"):
+            raise ValueError(
+                f"sync must be 'boundary', 'turn', 'always' or 'never', not {sync!r}"
+            )
         self._store = store
         self.meta = meta
         self._fd: int | None = fd
@@ -184,7 +189,7 @@ class SessionWriter:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _append(self, record: dict[str, Any], boundary: bool) -> None:
+    def _append(self, record: dict[str, Any], boundary: bool, turn: bool = False) -> None:
         if self._fd is None:
             raise SessionError(f"session {self.meta.id} writer is closed")
         ts = time.time()
@@ -193,7 +198,11 @@ class SessionWriter:
         write_all(self._fd, line)
         self._size += len(line)
         self.meta.updated = iso_from_ts(ts)
-        if self._sync == "always" or (boundary and self._sync == "boundary"):
+        if (
+            self._sync == "always"
+            or (boundary and self._sync == "boundary")
+            or (turn and self._sync == "turn")
+        ):
             os.fsync(self._fd)
 
     def append_message(self, message: Message) -> None:
@@ -213,7 +222,9 @@ class SessionWriter:
         if event.is_delta and not self._persist_deltas:
             return
         boundary = event.type in _BOUNDARY_EVENTS
-        self._append({"kind": "event", "event": ev.to_json(event)}, boundary=boundary)
+        self._append(
+            {"kind": "event", "event": ev.to_json(event)}, boundary=boundary, turn=boundary
+        )
         if isinstance(event, ev.Usage):
             for key in _USAGE_KEYS:
                 self.meta.usage[key] += getattr(event, key)

@@ -1,0 +1,47 @@
+"""``nyz`` with no subcommand: the line-mode chat, driven through its stdin like a person."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import trio
+
+from nyzhi.testing.fake_llm import open_fake_llm, reply, tool_call
+
+
+async def read_until(stream, buf: bytearray, marker: bytes) -> None:
+    with trio.fail_after(20):
+        while marker not in buf:
+            chunk = await stream.receive_some(4096)
+            if not chunk:
+                raise AssertionError(f"EOF before {marker!r}; got {bytes(buf)!r}")
+            buf += chunk
+
+
+async def test_chat_answers_and_asks_for_approval(workspace, home, configure):
+    script = [
+        reply(tool_calls=[tool_call("write", {"file_path": "note.txt", "content": "hi"})]),
+        reply("Wrote note.txt"),
+    ]
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env["HOME"] = str(home)
+    async with open_fake_llm(script=script) as server:
+        configure(workspace, server.url_for("openai"))
+        proc = await trio.lowlevel.open_process(
+            [sys.executable, "-m", "nyzhi"], cwd=workspace, env=env,
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        )
+        out = bytearray()
+        await read_until(proc.stdout, out, b"> ")
+        await proc.stdin.send_all(b"please write a note\n")
+        await read_until(proc.stdout, out, b"[y/a/N]")
+        assert b"note.txt" in out and not (workspace / "note.txt").exists()
+        await proc.stdin.send_all(b"y\n")
+        await read_until(proc.stdout, out, b"Wrote note.txt")
+        await proc.stdin.send_all(b"/exit\n")
+        with trio.fail_after(20):
+            code = await proc.wait()
+    assert code == 0
+    assert (workspace / "note.txt").read_text() == "hi"

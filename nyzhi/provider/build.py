@@ -1,6 +1,6 @@
 """``build_provider``: a ``ProviderSpec`` in, a streaming ``Provider`` out.
 
-``llama-cpp`` is an alias of the OpenAI Chat Completions adapter: llama.cpp's server speaks
+``llama-cpp`` is the OpenAI Chat Completions adapter with one workaround (see llama_cpp.py): llama.cpp's server speaks
 that format, the runtime only has to point ``base_url`` at the port it started.
 """
 
@@ -11,6 +11,7 @@ import httpx
 from nyzhi.provider.anthropic import AnthropicAdapter
 from nyzhi.provider.gemini import GeminiAdapter
 from nyzhi.provider.http import HttpProvider
+from nyzhi.provider.llama_cpp import LlamaCppAdapter
 from nyzhi.provider.ollama import OllamaAdapter
 from nyzhi.provider.openai_chat import OpenAIChatAdapter
 from nyzhi.provider.openai_responses import OpenAIResponsesAdapter
@@ -19,7 +20,7 @@ from nyzhi.provider.wire import WireAdapter
 
 ADAPTERS: dict[str, type] = {
     "openai": OpenAIChatAdapter,
-    "llama-cpp": OpenAIChatAdapter,
+    "llama-cpp": LlamaCppAdapter,
     "openai-responses": OpenAIResponsesAdapter,
     "anthropic": AnthropicAdapter,
     "gemini": GeminiAdapter,

@@ -285,7 +285,6 @@ async def test_server_dies_with_its_owner_even_when_the_owner_is_sigkilled() -> 
 async def test_nyz_run_with_no_key_uses_the_local_model(tmp_path) -> None:
     """The offline default end to end: no provider configured, no key anywhere."""
     import os
-    import subprocess
     import sys
 
     home = tmp_path / "home"

@@ -41,7 +41,7 @@ async def test_sigkill_at_random_points_leaves_loadable_sessions(workspace, home
             proc.send_signal(signal.SIGKILL)
             await proc.wait()
 
-        for batch in range(KILLS // PARALLEL):
+        for _batch in range(KILLS // PARALLEL):
             async with trio.open_nursery() as nursery:
                 for _ in range(PARALLEL):
                     nursery.start_soon(one, rng.uniform(0.05, 1.2))

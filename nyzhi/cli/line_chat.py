@@ -65,6 +65,12 @@ async def chat(args: argparse.Namespace) -> int:
                         status = "failed" if event.is_error else "done"
                         preview = (event.output or "").strip().replace("\n", " ")[:160]
                         out.write(f"[{event.name} {status}] {preview}\n")
+                    elif kind == "user_question":
+                        pending.append(event)
+                        out.write(f"\n{event.question}\n")
+                        for i, opt in enumerate(event.options, 1):
+                            out.write(f"  {i}. {opt.get('label', opt.get('value'))}\n")
+                        out.write("answer (number" + (" or text" if event.allow_custom else "") + "): ")
                     elif kind == "approval_request":
                         pending.append(event)
                         out.write(f"\n{event.preview or ''}\nApprove {event.tool}: {event.summary}? [y/a/N] ")
@@ -102,6 +108,13 @@ async def chat(args: argparse.Namespace) -> int:
             async for line in lines:
                 if line is None:
                     break
+                if pending and pending[0].type == "user_question":
+                    question = pending.pop(0)
+                    text = line.strip()
+                    if text.isdigit() and 1 <= int(text) <= len(question.options):
+                        text = question.options[int(text) - 1].get("value", text)
+                    await rt.answer_question(question.request_id, text)
+                    continue
                 if pending:
                     request = pending.pop(0)
                     answer = line.strip().lower()

@@ -156,10 +156,11 @@ class Tooling:
     def deferred_text(self) -> str:
         return self.registry.prompt_summary()
 
-    def for_agent(self, path: str) -> Tooling:
+    def for_agent(self, path: str, broker: Any = None) -> Tooling:
         """The same tools for another agent: its own context (path, changes) and approvals."""
         context = attrs.evolve(
-            self.context, agent_path=path, agent_name=path.rsplit("/", 1)[-1]
+            self.context, agent_path=path, agent_name=path.rsplit("/", 1)[-1],
+            ask_user=broker.question_for(path) if broker and self.context.ask_user else None,
         )
         memory = ApprovalMemory()
         gates = attrs.evolve(self.gates, memory=memory)
@@ -201,7 +202,7 @@ def build_nodes(config: Any) -> dict[str, Any]:
 
 
 def build_tooling(
-    config: Any, workspace: Any, options: Any, approver: Any, agent_path: str = "/agents/main"
+    config: Any, workspace: Any, options: Any, broker: Any, agent_path: str = "/agents/main"
 ) -> Tooling:
     from nyzhi.tools.executors import LocalExecutor
     from nyzhi.tools.registry import default_registry
@@ -211,7 +212,7 @@ def build_tooling(
     memory = ApprovalMemory()
     gates = Gates(
         trust=trust,
-        approver=approver if options.interactive else None,
+        approver=broker.request if options.interactive else None,
         memory=memory,
     )
     context = ToolContext(
@@ -224,6 +225,7 @@ def build_tooling(
         agent_name=agent_path.rsplit("/", 1)[-1],
         registry=registry,
         nodes=build_nodes(config),
+        ask_user=broker.question_for(agent_path) if options.interactive else None,
     )
     if trust.mode is TrustMode.FULL:
         context.state["trust_full"] = True

@@ -182,6 +182,19 @@ class Error(Event):
 
 
 @attrs.frozen
+class UserQuestion(Event):
+    """The agent's ``ask_user`` tool waits for the front end's answer
+    (``Runtime.answer_question(request_id, text)``)."""
+
+    type: ClassVar[str] = "user_question"
+    request_id: str
+    call_id: str = ""
+    question: str = ""
+    options: tuple[dict[str, str], ...] = attrs.field(default=(), converter=tuple)
+    allow_custom: bool = True
+
+
+@attrs.frozen
 class Result(Event):
     """The last line of ``nyz run --output-format json|stream-json``."""
 
@@ -211,6 +224,7 @@ EVENT_CLASSES: tuple[type[Event], ...] = (
     ToolOutputDelta,
     ToolDone,
     ApprovalRequest,
+    UserQuestion,
     Retry,
     Usage,
     Compaction,

@@ -95,6 +95,10 @@ class Runtime:
         path, thread and approvals memory). ``await ref.ask(UserInput(...))`` drives it."""
         return await self.main.ask(SpawnSubagent(name, self._make_loop(f"/agents/main/{name}")))
 
+    async def answer_question(self, request_id: str, text: str) -> None:
+        """Answer a ``user_question`` event (the ``ask_user`` tool) with the chosen value."""
+        self.approvals.answer(request_id, text)
+
     async def compact(self) -> None:
         await self.loop.compact_now()
 
@@ -125,7 +129,7 @@ async def open_runtime(
         if notice:
             rt.notices.append(notice)
         rt.provider_name, rt.model = provider.name, provider.model
-        rt.tooling = assembly.build_tooling(config, workspace, options, rt.approvals.request)
+        rt.tooling = assembly.build_tooling(config, workspace, options, rt.approvals)
         rt.hooks, notes = assembly.build_hooks(config, workspace, options.cwd)
         rt.notices.extend(notes)
         _store, writer, resumed = assembly.open_session(options, workspace, provider)
@@ -188,7 +192,7 @@ async def open_runtime(
         )
 
         def make_loop(path: str) -> TurnLoop:
-            tooling = rt.tooling.for_agent(path)
+            tooling = rt.tooling.for_agent(path, rt.approvals)
             return TurnLoop(
                 agent_path=path,
                 provider=provider,

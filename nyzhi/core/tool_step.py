@@ -36,28 +36,45 @@ Publish = Callable[[Any], Awaitable[None]]
 
 
 class ApprovalBroker:
-    """Routes approval requests to whichever front end answers them."""
+    """Routes approval requests and ``ask_user`` questions to whichever front end answers
+    them: each is an event out and a reply message in, matched by ``request_id``."""
 
     def __init__(self, bus: EventBus) -> None:
         self.bus = bus
         self._pending: dict[str, tuple[trio.Event, list[str]]] = {}
 
-    async def request(self, req: ApprovalRequest) -> ApprovalDecision:
-        request_id = uuid.uuid4().hex[:12]
+    async def _wait(self, request_id: str, event: Any) -> str | None:
         done = trio.Event()
         answer: list[str] = []
         self._pending[request_id] = (done, answer)
         try:
-            await self.bus.publish(
-                ev.ApprovalRequest(
-                    agent=req.agent_path, request_id=request_id, call_id=req.call_id,
-                    tool=req.tool_name, summary=req.args_summary, preview=req.preview or "",
-                )
-            )
+            await self.bus.publish(event)
             await done.wait()
         finally:
             self._pending.pop(request_id, None)
-        decision = answer[0] if answer else "deny"
+        return answer[0] if answer else None
+
+    def question_for(self, agent_path: str) -> Callable[..., Awaitable[str]]:
+        """An ``ask_user`` router for ``ToolContext.ask_user`` (one per agent)."""
+
+        async def ask(question: str, options: list[dict[str, str]], allow_custom: bool) -> str:
+            request_id = uuid.uuid4().hex[:12]
+            event = ev.UserQuestion(
+                agent=agent_path, request_id=request_id, question=question,
+                options=tuple(options), allow_custom=allow_custom,
+            )
+            answer = await self._wait(request_id, event)
+            return answer if answer is not None else "__cancelled__"
+
+        return ask
+
+    async def request(self, req: ApprovalRequest) -> ApprovalDecision:
+        request_id = uuid.uuid4().hex[:12]
+        event = ev.ApprovalRequest(
+            agent=req.agent_path, request_id=request_id, call_id=req.call_id,
+            tool=req.tool_name, summary=req.args_summary, preview=req.preview or "",
+        )
+        decision = await self._wait(request_id, event) or "deny"
         if decision in ("always", "approve_always"):
             return ApprovalDecision.always()
         if decision in ("approve", "yes", "y"):
@@ -65,10 +82,11 @@ class ApprovalBroker:
         return ApprovalDecision.deny("the user declined")
 
     def answer(self, request_id: str, decision: str) -> None:
+        """Answer an approval ("approve" / "always" / "deny") or a question (its text)."""
         try:
             done, answer = self._pending[request_id]
         except KeyError:
-            raise KeyError(f"no pending approval request {request_id!r}") from None
+            raise KeyError(f"no pending request {request_id!r}") from None
         answer.append(decision)
         done.set()
 

@@ -45,3 +45,29 @@ async def test_chat_answers_and_asks_for_approval(workspace, home, configure):
             code = await proc.wait()
     assert code == 0
     assert (workspace / "note.txt").read_text() == "hi"
+
+
+async def test_ask_user_reaches_the_chat_and_the_answer_reaches_the_model(workspace, home, configure):
+    options = [{"value": "pg", "label": "PostgreSQL"}, {"value": "lite", "label": "SQLite"}]
+    script = [
+        reply(tool_calls=[tool_call("ask_user", {"question": "Which database?", "options": options})]),
+        reply("Using SQLite"),
+    ]
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env["HOME"] = str(home)
+    async with open_fake_llm(script=script) as server:
+        configure(workspace, server.url_for("openai"))
+        proc = await trio.lowlevel.open_process(
+            [sys.executable, "-m", "nyzhi"], cwd=workspace, env=env,
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        )
+        out = bytearray()
+        await read_until(proc.stdout, out, b"> ")
+        await proc.stdin.send_all(b"set up a database\n")
+        await read_until(proc.stdout, out, b"2. SQLite")
+        await proc.stdin.send_all(b"2\n")
+        await read_until(proc.stdout, out, b"Using SQLite")
+        await proc.stdin.send_all(b"/exit\n")
+        with trio.fail_after(20):
+            assert await proc.wait() == 0
+    assert "lite" in server.requests[1].tool_results()[0]

@@ -13,6 +13,7 @@ SAMPLES = [
     ev.ToolOutputDelta("c1", "a.txt\n"),
     ev.ToolDone("c1", "bash", "a.txt\n", is_error=False, duration_ms=12.5, metadata={"exit": 0}),
     ev.ApprovalRequest("r1", "c1", "bash", summary="run ls", preview="ls"),
+    ev.UserQuestion("q1", call_id="c2", question="which?", options=({"value": "a", "label": "A"},)),
     ev.Retry(1, 3, 1000, "429"),
     ev.Usage(10, 5, 2, 1, 0.01, 100, 50, 0.1),
     ev.Compaction(9000, 1000, "summary", "/tmp/archive.jsonl"),
@@ -27,7 +28,7 @@ def test_every_event_type_has_a_sample():
     assert {type(e) for e in SAMPLES} == set(ev.EVENT_CLASSES)
     assert set(ev.EVENT_TYPES) == {
         "session_start", "turn_start", "text_delta", "thinking_delta", "tool_start",
-        "tool_output_delta", "tool_done", "approval_request", "retry", "usage", "compaction",
+        "tool_output_delta", "tool_done", "approval_request", "user_question", "retry", "usage", "compaction",
         "agent_status", "turn_complete", "error", "result",
     }
 

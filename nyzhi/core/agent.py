@@ -85,6 +85,13 @@ class AgentActor(actors.Actor):
         self.status = "idle"
 
     async def started(self) -> None:
+        from nyzhi.core.tool_executor import ToolExecutorActor
+
+        step = self.loop.tool_step
+        if hasattr(step, "executor"):  # tools run on a child actor: <path>/tools
+            step.executor = self.context.spawn(
+                ToolExecutorActor, name="tools", restart=actors.Restart.PERMANENT
+            )
         self.context.start_soon(self._run_turns, name=f"{self.context.path}:turns")
         await self._set_status("idle")
 

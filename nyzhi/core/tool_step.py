@@ -21,6 +21,7 @@ import trio
 
 from nyzhi.core import events as ev
 from nyzhi.core.event_bus import EventBus
+from nyzhi.core.tool_executor import run_on_executor
 from nyzhi.provider import types as pt
 from nyzhi.tools.execution import (
     ToolCallFinished,
@@ -101,6 +102,9 @@ class GatedToolStep:
         self.hooks = hooks
         self.publish = publish
         self.agent_path = agent_path
+        # The agent actor binds its tool executor actor here when it starts; without one
+        # (tests of the loop alone) calls run inline.
+        self.executor: Any = None
 
     async def __call__(self, calls: Sequence[pt.ToolCall], results: dict[str, pt.Message]) -> None:
         requests = [ToolCallRequest.from_raw(c.id, c.name, c.arguments) for c in calls]
@@ -124,15 +128,22 @@ class GatedToolStep:
         if not runnable:
             return
         outcomes: list[ToolCallOutcome] = []
-        try:
+
+        async def run(into: list[ToolCallOutcome]) -> None:
             await execute_calls(
                 runnable,
                 registry=self.tooling.registry,
                 gates=self.tooling.gates,
                 ctx=self.tooling.context,
                 on_event=self._on_event,
-                into=outcomes,
+                into=into,
             )
+
+        try:
+            if self.executor is not None:
+                await run_on_executor(self.executor, run, outcomes)
+            else:
+                await run(outcomes)
         finally:
             for out in outcomes:
                 results[out.call_id] = pt.Message(

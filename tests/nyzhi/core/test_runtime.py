@@ -36,3 +36,19 @@ async def test_tool_use_and_answer(workspace, configure):
     # the second request carried the tool result back to the model
     assert "hello world" in server.requests[1].tool_results()[0]
     assert all(e.agent == "/agents/main" for e in events)
+
+
+async def test_agents_and_tool_executors_are_actors_in_one_tree(workspace, configure):
+    import nyzhi
+
+    async with open_fake_llm(script=[reply("hi")]) as server:
+        configure(workspace, server.url_for("openai"))
+        async with nyzhi.open_runtime(RuntimeOptions(cwd=workspace)) as rt:
+            sub = await rt.spawn_agent("explorer")
+            paths = {ref.path for ref in rt.system.actors()}
+            assert {"/agents", "/agents/main", "/agents/main/tools",
+                    "/agents/main/explorer", "/agents/main/explorer/tools"} <= paths
+            # stopping the parent stops its whole subtree
+            await rt.main.stop()
+            assert sub.status.terminal
+            assert rt.system.lookup("/agents/main/explorer/tools") is None

@@ -1,24 +1,26 @@
-"""Shared set-up for runtime tests: an isolated HOME and a workspace pointing at the fake LLM."""
+"""Shared test set-up: an isolated user (HOME, XDG, no keys), a workspace, the fake LLM config."""
 
 from __future__ import annotations
 
 import os
 import subprocess
+from pathlib import Path
 
 import pytest
+
+KEY_VARS = [v for v in os.environ if v.endswith("_API_KEY")] + ["NYZHI_HOME"]
+XDG_VARS = ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME")
 
 
 @pytest.fixture
 def home(tmp_path, monkeypatch):
-    """HOME and XDG dirs under tmp_path, so no test sees the user's config or sessions."""
+    """HOME and XDG dirs under tmp_path, no API keys: no test sees the user's config,
+    credentials or sessions."""
     h = tmp_path / "home"
     h.mkdir()
     monkeypatch.setenv("HOME", str(h))
-    for var in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME", "NYZHI_HOME"):
+    for var in (*XDG_VARS, *KEY_VARS):
         monkeypatch.delenv(var, raising=False)
-    for var in list(os.environ):
-        if var.endswith("_API_KEY"):
-            monkeypatch.delenv(var, raising=False)
     return h
 
 
@@ -55,3 +57,35 @@ max_backoff_ms = 5
 def configure():
     """``configure(ws, base_url, api_style="openai", extra="")`` writes the project config."""
     return write_provider_config
+
+
+@pytest.fixture
+def env(tmp_path, monkeypatch, home):
+    """An isolated user: HOME and XDG_* under tmp_path, no API keys, cwd = a project dir."""
+    project = tmp_path / "proj"
+    (project / ".git").mkdir(parents=True)
+    monkeypatch.chdir(project)
+    return Env(home=home, project=project)
+
+
+class Env:
+    def __init__(self, home: Path, project: Path):
+        self.home = home
+        self.project = project
+
+    @property
+    def global_config(self) -> Path:
+        return self.home / ".config" / "nyzhi" / "config.toml"
+
+    @property
+    def project_config(self) -> Path:
+        return self.project / ".nyzhi" / "config.toml"
+
+    @property
+    def local_config(self) -> Path:
+        return self.project / ".nyzhi" / "config.local.toml"
+
+    def write(self, path: Path, text: str) -> Path:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        return path

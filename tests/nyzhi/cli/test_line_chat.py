@@ -20,21 +20,27 @@ async def read_until(stream, buf: bytearray, marker: bytes) -> None:
             buf += chunk
 
 
+async def start_chat(workspace, home) -> tuple[trio.Process, bytearray]:
+    """``nyz`` with no arguments, as a person starts it, once its prompt is shown."""
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env["HOME"] = str(home)
+    proc = await trio.lowlevel.open_process(
+        [sys.executable, "-m", "nyzhi"], cwd=workspace, env=env,
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+    )
+    out = bytearray()
+    await read_until(proc.stdout, out, b"> ")
+    return proc, out
+
+
 async def test_chat_answers_and_asks_for_approval(workspace, home, configure):
     script = [
         reply(tool_calls=[tool_call("write", {"file_path": "note.txt", "content": "hi"})]),
         reply("Wrote note.txt"),
     ]
-    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    env["HOME"] = str(home)
     async with open_fake_llm(script=script) as server:
         configure(workspace, server.url_for("openai"))
-        proc = await trio.lowlevel.open_process(
-            [sys.executable, "-m", "nyzhi"], cwd=workspace, env=env,
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-        )
-        out = bytearray()
-        await read_until(proc.stdout, out, b"> ")
+        proc, out = await start_chat(workspace, home)
         await proc.stdin.send_all(b"please write a note\n")
         await read_until(proc.stdout, out, b"[y/a/N]")
         assert b"note.txt" in out and not (workspace / "note.txt").exists()
@@ -53,16 +59,9 @@ async def test_ask_user_reaches_the_chat_and_the_answer_reaches_the_model(worksp
         reply(tool_calls=[tool_call("ask_user", {"question": "Which database?", "options": options})]),
         reply("Using SQLite"),
     ]
-    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    env["HOME"] = str(home)
     async with open_fake_llm(script=script) as server:
         configure(workspace, server.url_for("openai"))
-        proc = await trio.lowlevel.open_process(
-            [sys.executable, "-m", "nyzhi"], cwd=workspace, env=env,
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-        )
-        out = bytearray()
-        await read_until(proc.stdout, out, b"> ")
+        proc, out = await start_chat(workspace, home)
         await proc.stdin.send_all(b"set up a database\n")
         await read_until(proc.stdout, out, b"2. SQLite")
         await proc.stdin.send_all(b"2\n")

@@ -45,6 +45,7 @@ async def test_agents_and_tool_executors_are_actors_in_one_tree(workspace, confi
         configure(workspace, server.url_for("openai"))
         async with nyzhi.open_runtime(RuntimeOptions(cwd=workspace)) as rt:
             sub = await rt.spawn_agent("explorer")
+            await sub.wait_running()  # its started() has spawned its tool executor
             paths = {ref.path for ref in rt.system.actors()}
             assert {"/agents", "/agents/main", "/agents/main/tools",
                     "/agents/main/explorer", "/agents/main/explorer/tools"} <= paths

@@ -132,13 +132,14 @@ async def chat(args: argparse.Namespace) -> int:
                     out.write(HELP + "\n> ")
                 elif text == "/cancel":
                     await rt.cancel()
+                elif not busy.is_set():
+                    # the thread and the files belong to the running turn until it ends
+                    out.write("[a turn is running; Ctrl-C or /cancel first]\n")
                 elif text == "/compact":
                     await rt.compact()
                     out.write("[context compacted]\n> ")
                 elif text == "/undo":
                     out.write(rt.undo() + "\n> ")
-                elif not busy.is_set():
-                    out.write("[a turn is running; Ctrl-C or /cancel first]\n")
                 else:
                     nursery.start_soon(run_turn, text)
                 out.flush()

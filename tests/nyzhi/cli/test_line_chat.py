@@ -46,11 +46,16 @@ async def test_chat_answers_and_asks_for_approval(workspace, home, configure):
         assert b"note.txt" in out and not (workspace / "note.txt").exists()
         await proc.stdin.send_all(b"y\n")
         await read_until(proc.stdout, out, b"Wrote note.txt")
+        assert (workspace / "note.txt").read_text() == "hi"
+        await read_until(proc.stdout, out, b"Wrote note.txt\n> ")
+        del out[:]
+        await proc.stdin.send_all(b"/undo\n")
+        await read_until(proc.stdout, out, b"> ")
+        assert not (workspace / "note.txt").exists(), bytes(out)
         await proc.stdin.send_all(b"/exit\n")
         with trio.fail_after(20):
             code = await proc.wait()
     assert code == 0
-    assert (workspace / "note.txt").read_text() == "hi"
 
 
 async def test_ask_user_reaches_the_chat_and_the_answer_reaches_the_model(workspace, home, configure):

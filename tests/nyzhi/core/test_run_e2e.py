@@ -188,3 +188,16 @@ async def test_interrupt_mid_bash_leaves_no_orphans(workspace, home, configure):
     assert _running_processes_with(marker) == [], buf.decode()
     done = [e for e in lines(buf) if e["type"] == "tool_done"]
     assert done and done[0]["is_error"]
+
+
+async def test_retry_is_an_event_the_caller_sees(workspace, home, configure):
+    from nyzhi.testing.fake_llm import rate_limited
+
+    async with open_fake_llm(script=[rate_limited(retry_after=0), reply("after retry")]) as server:
+        configure(workspace, server.url_for("openai"))
+        proc = await nyz(workspace, home, "run", "--output-format", "stream-json", "hi")
+    assert proc.returncode == 0, proc.stderr.decode()
+    events = lines(proc.stdout)
+    retry = [e for e in events if e["type"] == "retry"]
+    assert retry and retry[0]["attempt"] == 2 and "429" in retry[0]["reason"]
+    assert events[-1]["result"] == "after retry"

@@ -150,10 +150,9 @@ class Tooling:
             for s in self.registry.schemas(nodes=nodes)
         ]
 
-    def prompt_summaries(self) -> list[str]:
-        return []  # full schemas go with the request; the prompt only lists deferred tools
-
     def deferred_text(self) -> str:
+        """Deferred tools not yet discovered, for the system prompt (full schemas of the
+        others go with each request)."""
         return self.registry.prompt_summary()
 
     def for_agent(self, path: str, broker: Any = None) -> Tooling:

@@ -26,11 +26,9 @@ class PromptParts:
     rules: str = ""
     role_prompt: str = ""
     custom_instructions: str = ""
-    tool_summaries: Sequence[str] = ()
-    deferred_tools: Sequence[str] = ()
-    mcp_summaries: Sequence[str] = ()
+    mcp_summaries: Sequence[str] = ()  # filled once MCP servers are wired in
     model: str = ""
-    extra: Sequence[str] = ()
+    extra: Sequence[str] = ()  # further sections, e.g. the deferred-tool list
 
 
 def environment_block(parts: PromptParts) -> str:
@@ -53,13 +51,6 @@ def build_system_prompt(parts: PromptParts) -> str:
     if parts.custom_instructions.strip():
         sections.append(
             f"<custom_instructions>\n{parts.custom_instructions.strip()}\n</custom_instructions>"
-        )
-    if parts.tool_summaries:
-        sections.append("Tools you can call:\n" + "\n".join(f"- {s}" for s in parts.tool_summaries))
-    if parts.deferred_tools:
-        sections.append(
-            "More tools exist; find them with tool_search before use:\n"
-            + "\n".join(f"- {s}" for s in parts.deferred_tools)
         )
     if parts.mcp_summaries:
         sections.append("MCP servers:\n" + "\n".join(f"- {s}" for s in parts.mcp_summaries))

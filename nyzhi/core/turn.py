@@ -14,8 +14,6 @@ thread stays valid for the provider and the next input can run.
 from __future__ import annotations
 
 import contextlib
-import json
-import time
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
@@ -310,20 +308,3 @@ def _add_usage(a: pt.Usage, b: pt.Usage) -> pt.Usage:
         a.cache_read_tokens + b.cache_read_tokens,
         a.cache_write_tokens + b.cache_write_tokens,
     )
-
-
-def parse_arguments(raw: str) -> dict[str, Any] | str:
-    """The call's JSON arguments, or an error text the model sees."""
-    if not raw.strip():
-        return {}
-    try:
-        value = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        return f"invalid JSON arguments ({exc.msg} at position {exc.pos}): {raw[:200]}"
-    if not isinstance(value, dict):
-        return f"tool arguments must be a JSON object, got {type(value).__name__}"
-    return value
-
-
-def monotonic_ms() -> float:
-    return time.monotonic() * 1000

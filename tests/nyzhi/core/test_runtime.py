@@ -53,3 +53,20 @@ async def test_agents_and_tool_executors_are_actors_in_one_tree(workspace, confi
             await rt.main.stop()
             assert sub.status.terminal
             assert rt.system.lookup("/agents/main/explorer/tools") is None
+
+
+async def test_system_prompt_carries_environment_rules_and_instructions(workspace, configure):
+    (workspace / "AGENTS.md").write_text("Always write tests first.\n")
+    extra = '[agent]\ncustom_instructions = "Answer in French."\n'
+    async with open_fake_llm(script=[reply("oui")]) as server:
+        configure(workspace, server.url_for("openai"), extra=extra)
+        async with open_runtime(RuntimeOptions(cwd=workspace)) as rt:
+            handle = await rt.submit("hi")
+            await handle.wait()
+    system = next(text for role, text in server.requests[0].transcript() if role == "system")
+    assert "Always write tests first." in system
+    assert "Answer in French." in system
+    assert f"working directory: {workspace}" in system
+    # tools travel as schemas with the request
+    names = {t["function"]["name"] for t in server.requests[0].json["tools"]}
+    assert {"read", "edit", "bash", "grep"} <= names

@@ -15,36 +15,42 @@ API_STYLES = ("openai", "openai-responses", "anthropic", "gemini", "ollama", "ll
 
 @attrs.frozen
 class ProviderPreset:
+    """One built-in service. The single table: ``nyzhi.provider.spec.PRESETS`` derives from it."""
+
     name: str
     title: str
     api_style: str
-    base_url: str | None
+    base_url: str
     env_vars: tuple[str, ...]  # checked in order; the first one set wins
+    default_model: str
     needs_key: bool = True  # False: a local server that works without a key
+    headers: dict[str, str] = attrs.field(factory=dict)
 
 
 BUILTIN_PROVIDERS: dict[str, ProviderPreset] = {
     p.name: p
     for p in (
         ProviderPreset("openai", "OpenAI", "openai", "https://api.openai.com/v1",
-                       ("OPENAI_API_KEY",)),
+                       ("OPENAI_API_KEY",), "gpt-4.1"),
         ProviderPreset("anthropic", "Anthropic", "anthropic", "https://api.anthropic.com/v1",
-                       ("ANTHROPIC_API_KEY",)),
+                       ("ANTHROPIC_API_KEY",), "claude-sonnet-4-5"),
         ProviderPreset("gemini", "Google Gemini", "gemini",
                        "https://generativelanguage.googleapis.com/v1beta",
-                       ("GEMINI_API_KEY", "GOOGLE_API_KEY")),
+                       ("GEMINI_API_KEY", "GOOGLE_API_KEY"), "gemini-2.5-flash"),
         ProviderPreset("openrouter", "OpenRouter", "openai", "https://openrouter.ai/api/v1",
-                       ("OPENROUTER_API_KEY",)),
+                       ("OPENROUTER_API_KEY",), "anthropic/claude-sonnet-4.5",
+                       headers={"HTTP-Referer": "https://github.com/nyzhi", "X-Title": "nyzhi"}),
         ProviderPreset("groq", "Groq", "openai", "https://api.groq.com/openai/v1",
-                       ("GROQ_API_KEY",)),
+                       ("GROQ_API_KEY",), "llama-3.3-70b-versatile"),
         ProviderPreset("together", "Together AI", "openai", "https://api.together.xyz/v1",
-                       ("TOGETHER_API_KEY",)),
+                       ("TOGETHER_API_KEY",), "meta-llama/Llama-3.3-70B-Instruct-Turbo"),
         ProviderPreset("deepseek", "DeepSeek", "openai", "https://api.deepseek.com/v1",
-                       ("DEEPSEEK_API_KEY",)),
+                       ("DEEPSEEK_API_KEY",), "deepseek-chat"),
         ProviderPreset("ollama", "Ollama (local)", "ollama", "http://localhost:11434",
-                       ("OLLAMA_API_KEY",), needs_key=False),
-        ProviderPreset("llama-cpp", "llama.cpp (offline default model)", "llama-cpp", None,
-                       (), needs_key=False),
+                       ("OLLAMA_API_KEY",), "llama3.1", needs_key=False),
+        # The offline default: the runtime starts the server and fills in the real port.
+        ProviderPreset("llama-cpp", "llama.cpp (offline default model)", "llama-cpp",
+                       "http://127.0.0.1:8080/v1", (), "smollm2-135m-instruct", needs_key=False),
     )
 }
 

@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 import attrs
 
+from nyzhi.config.presets import BUILTIN_PROVIDERS
 from nyzhi.provider.types import KeySource, ThinkingConfig
 
 ApiStyle = Literal["openai", "openai-responses", "anthropic", "gemini", "ollama", "llama-cpp"]
@@ -93,6 +94,9 @@ class ProviderSpec:
 
 @attrs.frozen
 class Preset:
+    """A built-in service as the provider layer sees it (derived from the config layer's
+    ``BUILTIN_PROVIDERS``, the one table of presets)."""
+
     name: str
     api_style: str
     base_url: str
@@ -103,42 +107,11 @@ class Preset:
 
 
 PRESETS: dict[str, Preset] = {
-    p.name: p
-    for p in (
-        Preset("openai", "openai", "https://api.openai.com/v1", "OPENAI_API_KEY", "gpt-4.1"),
-        Preset(
-            "anthropic", "anthropic", "https://api.anthropic.com/v1", "ANTHROPIC_API_KEY",
-            "claude-sonnet-4-5",
-        ),
-        Preset(
-            "gemini", "gemini", "https://generativelanguage.googleapis.com/v1beta",
-            "GEMINI_API_KEY", "gemini-2.5-flash",
-        ),
-        Preset(
-            "ollama", "ollama", "http://localhost:11434", "OLLAMA_API_KEY", "llama3.1",
-            key_required=False,
-        ),
-        Preset(
-            "openrouter", "openai", "https://openrouter.ai/api/v1", "OPENROUTER_API_KEY",
-            "anthropic/claude-sonnet-4.5",
-            headers={"HTTP-Referer": "https://github.com/nyzhi", "X-Title": "nyzhi"},
-        ),
-        Preset(
-            "groq", "openai", "https://api.groq.com/openai/v1", "GROQ_API_KEY",
-            "llama-3.3-70b-versatile",
-        ),
-        Preset(
-            "together", "openai", "https://api.together.xyz/v1", "TOGETHER_API_KEY",
-            "meta-llama/Llama-3.3-70B-Instruct-Turbo",
-        ),
-        Preset("deepseek", "openai", "https://api.deepseek.com/v1", "DEEPSEEK_API_KEY", "deepseek-chat"),
-        # The offline default: llama.cpp's OpenAI-compatible server on loopback; the runtime
-        # fills in the real port when it starts the server.
-        Preset(
-            "llama-cpp", "llama-cpp", "http://127.0.0.1:8080/v1", None, "smollm2-135m-instruct",
-            key_required=False,
-        ),
+    p.name: Preset(
+        p.name, p.api_style, p.base_url, p.env_vars[0] if p.env_vars else None,
+        p.default_model, dict(p.headers), p.needs_key,
     )
+    for p in BUILTIN_PROVIDERS.values()
 }
 
 

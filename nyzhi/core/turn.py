@@ -139,8 +139,9 @@ class TurnLoop:
                 for injected in await self.before_step():
                     await self._append(injected)
             micro_compact(self.messages)
-            await self._maybe_compact()
-            text, calls, usage, stop = await self._model_step()
+            system = self.system_prompt()  # built once per step: it can change between steps
+            await self._maybe_compact(system)
+            text, calls, usage, stop = await self._model_step(system)
             turn_usage = _add_usage(turn_usage, usage)
             final_text = text
             if not calls:
@@ -164,10 +165,10 @@ class TurnLoop:
 
     # ---- one model call ---------------------------------------------------------------
 
-    async def _model_step(self) -> tuple[str, list[pt.ToolCall], pt.Usage, str]:
+    async def _model_step(self, system: str) -> tuple[str, list[pt.ToolCall], pt.Usage, str]:
         request = pt.ChatRequest(
             messages=tuple(self.messages),
-            system=self.system_prompt(),
+            system=system,
             tools=tuple(self.tool_schemas()),
         )
         text: list[str] = []
@@ -224,7 +225,7 @@ class TurnLoop:
         except trio.Cancelled:
             with trio.CancelScope(shield=True):
                 await settle()
-                await self._cancel_calls(list(calls.values()))
+                await self._flush_results(list(calls.values()), {})
             raise
         await settle()
         if usage != pt.Usage():
@@ -264,13 +265,9 @@ class TurnLoop:
             )
             await self._append(msg)
 
-    async def _cancel_calls(self, calls: list[pt.ToolCall]) -> None:
-        await self._flush_results(calls, {})
-
     # ---- compaction -------------------------------------------------------------------
 
-    async def _maybe_compact(self, *, force: bool = False) -> None:
-        system = self.system_prompt()
+    async def _maybe_compact(self, system: str, *, force: bool = False) -> None:
         before = estimate_tokens(self.messages, system)
         limit = self.settings.compaction_threshold * self.settings.context_window
         if not force and before <= limit:
@@ -298,7 +295,7 @@ class TurnLoop:
         )
 
     async def compact_now(self) -> None:
-        await self._maybe_compact(force=True)
+        await self._maybe_compact(self.system_prompt(), force=True)
 
 
 def _add_usage(a: pt.Usage, b: pt.Usage) -> pt.Usage:

@@ -154,16 +154,16 @@ async def test_intensity_exceeded_escalates_to_parent_supervisor(autojump_clock)
         name="inner",
     )
     async with actors.open_system() as system:
-        outer = system.spawn(actors.Supervisor, [inner], name="outer")
-        await outer.wait_running()
-        for expected_inner_restarts in (0, 0, 0, 1):
-            w = system.lookup("/outer/inner/w")
-            while w is None or w.status is not actors.Status.RUNNING:
-                await trio.sleep(0.01)
-                w = system.lookup("/outer/inner/w")
-            assert system.lookup("/outer/inner").restarts == expected_inner_restarts
-            w.tell_nowait("crash")
-            await trio.testing.wait_all_tasks_blocked()
+        with system.events() as events:
+            outer = system.spawn(actors.Supervisor, [inner], name="outer")
+            for expected_inner_restarts in (0, 0, 0, 1):
+                async for event in events:  # wait for (a fresh incarnation of) the worker
+                    if event.kind is actors.EventKind.STARTED and event.path == "/outer/inner/w":
+                        w = event.ref
+                        break
+                assert system.lookup("/outer/inner").restarts == expected_inner_restarts
+                w.tell_nowait("crash")
+                await trio.testing.wait_all_tasks_blocked()
         inner_ref = system.lookup("/outer/inner")
         assert inner_ref.restarts == 1  # the third crash in 10 s made `inner` give up
         assert outer.status is actors.Status.RUNNING

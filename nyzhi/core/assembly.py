@@ -14,10 +14,11 @@ from typing import Any
 import attrs
 
 import actors
+from nyzhi.config.modes import SandboxLevel, TrustMode
 from nyzhi.core.hooks import HookRunner, hooks_from_config, load_claude_hooks
 from nyzhi.core.sessions.store import Session, SessionStore, SessionWriter
 from nyzhi.provider import types as pt
-from nyzhi.tools.base import SandboxLevel, ToolContext, TrustMode
+from nyzhi.tools.base import ToolContext
 from nyzhi.tools.gates import ApprovalMemory, Gates, TrustPolicy
 from nyzhi.tools.sandbox import SandboxPolicy
 

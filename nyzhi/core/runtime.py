@@ -122,6 +122,7 @@ async def open_runtime(
     config = loaded.config
     workspace = loaded.workspace
     rt = Runtime()
+    rt.notices.extend(str(w) for w in loaded.warnings)  # unknown / not-yet-active keys
     async with contextlib.AsyncExitStack() as stack:
         system = await stack.enter_async_context(actors.open_system(name="nyzhi"))
         rt.system = system

@@ -63,6 +63,9 @@ INACTIVE: dict[str, str] = {
 }
 
 
+_INACTIVE_PARTS = {tuple(key.split(".")): key for key in INACTIVE}
+
+
 @functools.cache
 def _hints(cls: type) -> dict[str, Any]:
     return typing.get_type_hints(cls)
@@ -88,6 +91,26 @@ def _server_class(raw: Any) -> type | None:
     return None
 
 
+@functools.cache
+def _shape(t: Any) -> tuple[str, Any]:
+    """What the walker does with a value of type ``t`` (worked out once per type):
+    ("provider" | "server" | "table", field types) or ("map" | "array", item type) or
+    ("leaf", None)."""
+    t = _unwrap_optional(t)
+    if t is ProviderSection:
+        return "provider", typing.get_args(_hints(ProviderSection)["entries"])[1]
+    if t == McpServer:
+        return "server", None
+    if attrs.has(t):
+        return "table", _hints(t)
+    origin, args = typing.get_origin(t), typing.get_args(t)
+    if origin is dict and _is_table(args[1]):
+        return "map", args[1]
+    if origin is tuple and args and _is_table(args[0]):
+        return "array", args[0]
+    return "leaf", None
+
+
 Visit = Callable[[tuple, tuple], None]  # (raw path, regular-form path)
 
 
@@ -98,44 +121,35 @@ def walk(
     """Follow ``raw`` down type ``t``: ``on_key(path, form)`` for each known key set,
     ``on_unknown(path, known_names)`` for each key the schema lacks. Values of the wrong
     type are left alone (the converter reports those)."""
-    t = _unwrap_optional(t)
-    if t is ProviderSection:
-        if isinstance(raw, dict):
-            for key, value in raw.items():
-                if key == "default":
-                    on_key((*path, key), (*form, key))
-                else:
-                    on_key((*path, key), (*form, NAME))
-                    walk(value, _entry_type(), on_key, on_unknown, (*path, key), (*form, NAME))
+    kind, sub = _shape(t)
+    if kind == "leaf":
         return
-    if t == McpServer:
+    if kind == "server":
         cls = _server_class(raw)
         if cls is not None:
             walk(raw, cls, on_key, on_unknown, path, form)
         return
-    if attrs.has(t):
-        if not isinstance(raw, dict):
-            return
-        hints = _hints(t)
-        for key, value in raw.items():
-            if key not in hints:
-                on_unknown((*path, key), list(hints))
-                continue
-            on_key((*path, key), (*form, key))
-            walk(value, hints[key], on_key, on_unknown, (*path, key), (*form, key))
+    if kind == "array":
+        if isinstance(raw, list):
+            for i, item in enumerate(raw):
+                walk(item, sub, on_key, on_unknown, (*path, i), form)
         return
-    origin, args = typing.get_origin(t), typing.get_args(t)
-    if origin is dict and _is_table(args[1]) and isinstance(raw, dict):
-        for key, value in raw.items():
-            on_key((*path, key), (*form, NAME))
-            walk(value, args[1], on_key, on_unknown, (*path, key), (*form, NAME))
-    elif origin is tuple and args and _is_table(args[0]) and isinstance(raw, list):
-        for i, item in enumerate(raw):
-            walk(item, args[0], on_key, on_unknown, (*path, i), form)
-
-
-def _entry_type() -> Any:
-    return typing.get_args(_hints(ProviderSection)["entries"])[1]
+    if not isinstance(raw, dict):
+        return
+    for key, value in raw.items():
+        here = (*path, key)
+        if kind == "table":
+            if key not in sub:
+                on_unknown(here, list(sub))
+                continue
+            at, item_type = (*form, key), sub[key]
+        elif kind == "provider" and key == "default":
+            on_key(here, (*form, key))
+            continue
+        else:  # provider entries and tables of tables: free names
+            at, item_type = (*form, NAME), sub
+        on_key(here, at)
+        walk(value, item_type, on_key, on_unknown, here, at)
 
 
 def schema_keys(t: Any = Config, form: tuple = ()) -> Iterator[str]:
@@ -145,7 +159,7 @@ def schema_keys(t: Any = Config, form: tuple = ()) -> Iterator[str]:
     if t is ProviderSection:
         yield ".".join((*form, "default"))
         yield ".".join((*form, NAME))
-        yield from schema_keys(_entry_type(), (*form, NAME))
+        yield from schema_keys(_shape(ProviderSection)[1], (*form, NAME))
         return
     if t == McpServer:
         seen: set[str] = set()
@@ -184,8 +198,8 @@ def check_layer(raw: dict, file: Path | None) -> tuple[dict, list[ConfigWarning]
 
     def on_key(path: tuple, form: tuple) -> None:
         for i in range(1, len(form) + 1):
-            prefix = ".".join(form[:i])
-            if prefix in INACTIVE:
+            prefix = _INACTIVE_PARTS.get(form[:i])
+            if prefix is not None:
                 inactive.setdefault(prefix, dotted(path[: _raw_len(path, i)]))
                 return
 

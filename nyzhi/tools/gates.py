@@ -183,6 +183,7 @@ class ApprovalMemory:
 
     def clear(self) -> None:
         self.tools.clear()
+        self.remembered = None  # re-read from the file on the next check
 
 
 @attrs.frozen

@@ -5,9 +5,7 @@ is an error listing the candidates. Module-level imports are stdlib only so ``ny
 stays fast; the sessions package is imported inside the handlers.
 
 ``nyz replay ID --rerun`` re-executes the session with its recorded model output
-(``nyzhi.core.sessions.RecordedProvider``). The re-execution itself belongs to the agent
-runtime: this command calls ``nyzhi.core.runtime.rerun_session(session, provider, args)``
-(an ``int`` exit code) when the runtime provides it.
+(``nyzhi.core.sessions.RecordedProvider``, see ``nyzhi.cli.rerun``).
 """
 
 from __future__ import annotations
@@ -279,17 +277,11 @@ def run_replay(args: argparse.Namespace) -> int:
 
 
 def _rerun(session: Any, args: argparse.Namespace) -> int:
-    """Hand the session and a RecordedProvider to the runtime's rerun entry point."""
+    """Re-execute the session against its recorded model output (``nyzhi.cli.rerun``)."""
+    from nyzhi.cli.rerun import rerun_session
     from nyzhi.core.sessions import RecordedProvider
 
     provider = RecordedProvider.from_session(session)
     if provider.remaining == 0:
         return _fail(f"session {session.id[:8]} has no recorded model output to rerun")
-    try:
-        from nyzhi.core.runtime import rerun_session
-    except ImportError:
-        return _fail(
-            "--rerun needs the agent runtime (nyzhi.core.runtime.rerun_session), which this "
-            "build does not have yet; `nyz replay ID` without --rerun prints the recording"
-        )
-    return int(rerun_session(session, provider, args) or 0)
+    return rerun_session(session, provider, args)

@@ -10,7 +10,6 @@ import argparse
 import json
 import signal
 import sys
-from pathlib import Path
 from typing import Any, TextIO
 
 import trio
@@ -74,20 +73,10 @@ class Printer:
 
 
 async def run_headless(args: argparse.Namespace, prompt: str, fmt: str) -> int:
-    from nyzhi.core.runtime import RuntimeOptions, open_runtime
+    from nyzhi.cli.options import runtime_options
+    from nyzhi.core.runtime import open_runtime
 
-    options = RuntimeOptions(
-        cwd=Path.cwd(),
-        provider=getattr(args, "provider", None),
-        model=getattr(args, "model", None),
-        trust=getattr(args, "trust", None),
-        sandbox=getattr(args, "sandbox", None),
-        max_steps=getattr(args, "max_steps", None),
-        ephemeral=getattr(args, "ephemeral", False),
-        continue_latest=getattr(args, "continue_", False),
-        session=getattr(args, "session", None),
-        interactive=False,
-    )
+    options = runtime_options(args, interactive=False)
     printer = Printer(fmt, args.quiet or fmt != "text", sys.stdout, sys.stderr)
     if fmt == "text" and args.quiet:
         printer.quiet = True

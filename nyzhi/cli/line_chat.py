@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import signal
 import sys
-from pathlib import Path
 from typing import Any
 
 import trio
@@ -31,17 +30,10 @@ async def _read_lines(send: trio.MemorySendChannel[str | None]) -> None:
 
 
 async def chat(args: argparse.Namespace) -> int:
-    from nyzhi.core.runtime import RuntimeOptions, open_runtime
+    from nyzhi.cli.options import runtime_options
+    from nyzhi.core.runtime import open_runtime
 
-    options = RuntimeOptions(
-        cwd=Path.cwd(),
-        provider=getattr(args, "provider", None),
-        model=getattr(args, "model", None),
-        trust=getattr(args, "trust", None),
-        continue_latest=getattr(args, "continue_", False),
-        session=getattr(args, "session", None),
-        interactive=True,
-    )
+    options = runtime_options(args, interactive=True)
     out = sys.stdout
     async with open_runtime(options) as rt:
         for notice in rt.notices:

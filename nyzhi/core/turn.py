@@ -25,10 +25,9 @@ import trio
 from nyzhi.core import events as ev
 from nyzhi.core.compaction import compact
 from nyzhi.core.context_window import estimate_tokens, micro_compact
+from nyzhi.core.event_bus import Emit
 from nyzhi.provider import types as pt
-
-Emit = Callable[[Any], Awaitable[None]]
-CANCELLED_TEXT = "cancelled by user"
+from nyzhi.tools.execution import CANCELLED_TEXT
 
 
 class ToolStep(Protocol):
@@ -85,6 +84,7 @@ class TurnLoop:
         *,
         agent_path: str,
         provider: pt.Provider,
+        model: str | None = None,
         tool_schemas: Callable[[], Sequence[pt.ToolSchema]],
         tool_step: ToolStep,
         system_prompt: Callable[[], str],
@@ -99,6 +99,7 @@ class TurnLoop:
     ) -> None:
         self.agent_path = agent_path
         self.provider = provider
+        self.model = model  # per request; None: the provider's configured model
         self.tool_schemas = tool_schemas
         self.tool_step = tool_step
         self.system_prompt = system_prompt
@@ -119,17 +120,50 @@ class TurnLoop:
             await self.on_message(message)
 
     async def run(self, prompt: str) -> TurnOutcome:
-        """Run one turn. Raises ``trio.Cancelled`` after settling the thread if cancelled."""
+        """Run one turn. Raises ``trio.Cancelled`` after settling the thread if cancelled.
+
+        Every turn ends with one ``turn_complete`` carrying its ``turn_start``'s id, emitted
+        here whatever happens: answered, blocked, out of steps, failed (after an ``error``
+        event; the exception propagates) or cancelled."""
         turn_id = uuid.uuid4().hex[:12]
         await self.emit(ev.TurnStart(agent=self.agent_path, turn_id=turn_id, prompt=prompt))
+        outcome: TurnOutcome | None = None
+        stop_reason = "error"
+        try:
+            outcome = await self._turn(prompt)
+            return outcome
+        except trio.Cancelled:
+            stop_reason = "cancelled"
+            raise
+        except Exception as exc:
+            with trio.CancelScope(shield=True):
+                await self.emit(
+                    ev.Error(
+                        agent=self.agent_path, message=_describe(exc), kind="turn",
+                        retryable=bool(getattr(exc, "retryable", False)),
+                    )
+                )
+            raise
+        finally:
+            end = (
+                ev.TurnComplete(
+                    agent=self.agent_path, turn_id=turn_id, text=outcome.text,
+                    steps=outcome.steps, stop_reason=outcome.stop_reason,
+                )
+                if outcome is not None
+                else ev.TurnComplete(
+                    agent=self.agent_path, turn_id=turn_id, stop_reason=stop_reason
+                )
+            )
+            with trio.CancelScope(shield=True):
+                await self.emit(end)
+
+    async def _turn(self, prompt: str) -> TurnOutcome:
         if self.on_prompt is not None:
             # user_prompt_submit hooks may block the prompt or add context to it
             prompt, blocked = await self.on_prompt(prompt)
             if blocked is not None:
                 await self.emit(ev.Error(agent=self.agent_path, message=blocked, kind="blocked"))
-                await self.emit(
-                    ev.TurnComplete(agent=self.agent_path, turn_id=turn_id, stop_reason="blocked")
-                )
                 return TurnOutcome("", 0, "blocked", pt.Usage(), is_error=True)
         await self._append(pt.Message("user", prompt))
         turn_usage = pt.Usage()
@@ -145,22 +179,10 @@ class TurnLoop:
             turn_usage = _add_usage(turn_usage, usage)
             final_text = text
             if not calls:
-                await self.emit(
-                    ev.TurnComplete(
-                        agent=self.agent_path, turn_id=turn_id, text=text, steps=step,
-                        stop_reason=stop,
-                    )
-                )
                 return TurnOutcome(text, step, stop, turn_usage)
             await self._run_tools(calls)
         message = f"Reached the maximum of {self.settings.max_steps} tool-calling steps"
         await self.emit(ev.Error(agent=self.agent_path, message=message, kind="max_steps"))
-        await self.emit(
-            ev.TurnComplete(
-                agent=self.agent_path, turn_id=turn_id, text=final_text,
-                steps=self.settings.max_steps, stop_reason="max_steps",
-            )
-        )
         return TurnOutcome(final_text, self.settings.max_steps, "max_steps", turn_usage, True)
 
     # ---- one model call ---------------------------------------------------------------
@@ -170,6 +192,7 @@ class TurnLoop:
             messages=tuple(self.messages),
             system=system,
             tools=tuple(self.tool_schemas()),
+            model=self.model,
         )
         text: list[str] = []
         thinking: list[str] = []
@@ -229,7 +252,7 @@ class TurnLoop:
             raise
         await settle()
         if usage != pt.Usage():
-            cost = self.cost(usage, getattr(self.provider, "model", ""))
+            cost = self.cost(usage, self.model or self.provider.model)
             self.totals.add(usage, cost)
             await self.emit(
                 ev.Usage(
@@ -305,3 +328,8 @@ def _add_usage(a: pt.Usage, b: pt.Usage) -> pt.Usage:
         a.cache_read_tokens + b.cache_read_tokens,
         a.cache_write_tokens + b.cache_write_tokens,
     )
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc) or type(exc).__name__
+    return text if type(exc).__name__ in text else f"{type(exc).__name__}: {text}"

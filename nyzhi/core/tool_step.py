@@ -27,6 +27,7 @@ from nyzhi.core.event_bus import Emit, EventBus
 from nyzhi.core.hooks import HookRunner
 from nyzhi.core.tool_executor import run_on_executor
 from nyzhi.provider import types as pt
+from nyzhi.provider.arguments import ToolArgumentError, parse_tool_arguments
 from nyzhi.tools.execution import (
     ToolCallFinished,
     ToolCallOutcome,
@@ -146,7 +147,7 @@ class GatedToolStep:
         self.executor: actors.ActorRef | None = None
 
     async def __call__(self, calls: Sequence[pt.ToolCall], results: dict[str, pt.Message]) -> None:
-        requests = [ToolCallRequest.from_raw(c.id, c.name, c.arguments) for c in calls]
+        requests = [_request(c) for c in calls]
         runnable: list[ToolCallRequest] = []
         for req in requests:
             payload = {
@@ -219,6 +220,15 @@ class GatedToolStep:
                 duration_ms=round(out.duration * 1000, 3),
                 metadata=_jsonable(out.result.metadata),
             ))
+
+
+def _request(call: pt.ToolCall) -> ToolCallRequest:
+    """The call with its arguments parsed; unparseable arguments become the error the model
+    gets back as the call's result."""
+    arguments = parse_tool_arguments(call.arguments)
+    if isinstance(arguments, ToolArgumentError):
+        return ToolCallRequest(call.id, call.name, None, str(arguments))
+    return ToolCallRequest(call.id, call.name, arguments)
 
 
 def _target_paths(tool: Any, args: dict[str, Any] | None) -> list[str]:

@@ -17,6 +17,7 @@ and a subagent is data in its spec, never a second construction path:
 
 from __future__ import annotations
 
+import datetime
 import re
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Protocol
@@ -137,9 +138,16 @@ class AgentFactory:
         )
         model = spec.model or self.provider.model
         parts = attrs.evolve(self.prompt, role_prompt=spec.role_prompt, model=model)
+        built: dict[tuple[str, datetime.date], str] = {}
 
         def system_prompt() -> str:
-            return build_system_prompt(attrs.evolve(parts, extra=(tooling.deferred_text(),)))
+            # Asked for on every model step; it changes only when a deferred tool is
+            # discovered or the date turns, so build it once per such change.
+            key = (tooling.deferred_text(), datetime.date.today())
+            if key not in built:
+                built.clear()
+                built[key] = build_system_prompt(attrs.evolve(parts, extra=(key[0],)))
+            return built[key]
 
         settings = attrs.evolve(
             self.settings,

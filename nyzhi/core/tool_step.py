@@ -148,23 +148,10 @@ class GatedToolStep:
 
     async def __call__(self, calls: Sequence[pt.ToolCall], results: dict[str, pt.Message]) -> None:
         requests = [_request(c) for c in calls]
-        runnable: list[ToolCallRequest] = []
-        for req in requests:
-            payload = {
-                "tool_name": req.name, "tool_args": _summary_args(req.arguments),
-                "call_id": req.id,
-            }
-            outcome = await self.hooks.fire("pre_tool_use", payload)
-            if outcome.blocked:
-                text = f"blocked by a pre_tool_use hook: {outcome.message or 'no reason given'}"
-                await self.publish(ev.ToolStart(agent=self.agent_path, call_id=req.id, name=req.name,
-                                                arguments=_dump(req.arguments)))
-                await self.publish(ev.ToolDone(agent=self.agent_path, call_id=req.id, name=req.name,
-                                               output=text, is_error=True))
-                results[req.id] = pt.Message("tool", text, tool_call_id=req.id, name=req.name,
-                                             is_error=True)
-            else:
-                runnable.append(req)
+        if not self.hooks.has("pre_tool_use"):
+            runnable = requests  # nothing can block: skip building payloads (every step)
+        else:
+            runnable = await self._pre_tool_use(requests, results)
         if not runnable:
             return
         outcomes: list[ToolCallOutcome] = []
@@ -190,6 +177,35 @@ class GatedToolStep:
                     "tool", out.result.output, tool_call_id=out.call_id, name=out.name,
                     is_error=out.result.is_error,
                 )
+        if self.hooks.has("post_tool_use") or self.hooks.has("after_edit"):
+            await self._post_tool_use(runnable, outcomes)
+
+    async def _pre_tool_use(
+        self, requests: list[ToolCallRequest], results: dict[str, pt.Message]
+    ) -> list[ToolCallRequest]:
+        """Fire ``pre_tool_use``; a blocked call gets its result here. Returns the rest."""
+        runnable: list[ToolCallRequest] = []
+        for req in requests:
+            payload = {
+                "tool_name": req.name, "tool_args": _summary_args(req.arguments),
+                "call_id": req.id,
+            }
+            outcome = await self.hooks.fire("pre_tool_use", payload)
+            if outcome.blocked:
+                text = f"blocked by a pre_tool_use hook: {outcome.message or 'no reason given'}"
+                await self.publish(ev.ToolStart(agent=self.agent_path, call_id=req.id, name=req.name,
+                                                arguments=_dump(req.arguments)))
+                await self.publish(ev.ToolDone(agent=self.agent_path, call_id=req.id, name=req.name,
+                                               output=text, is_error=True))
+                results[req.id] = pt.Message("tool", text, tool_call_id=req.id, name=req.name,
+                                             is_error=True)
+            else:
+                runnable.append(req)
+        return runnable
+
+    async def _post_tool_use(
+        self, runnable: list[ToolCallRequest], outcomes: list[ToolCallOutcome]
+    ) -> None:
         by_id = {r.id: r for r in runnable}
         for out in outcomes:
             req = by_id[out.call_id]

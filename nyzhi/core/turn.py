@@ -24,7 +24,7 @@ import trio
 
 from nyzhi.core import events as ev
 from nyzhi.core.compaction import compact
-from nyzhi.core.context_window import estimate_tokens, micro_compact
+from nyzhi.core.context_window import ThreadMeter
 from nyzhi.core.event_bus import Emit
 from nyzhi.provider import types as pt
 from nyzhi.tools.execution import CANCELLED_TEXT
@@ -112,6 +112,7 @@ class TurnLoop:
         self.cost = cost or (lambda _u, _m: 0.0)
         self.session_stem = session_stem
         self.messages: list[pt.Message] = []
+        self.meter = ThreadMeter()  # incremental size of ``messages`` (grown at its end)
         self.totals = UsageTotals()
 
     async def _append(self, message: pt.Message) -> None:
@@ -172,7 +173,7 @@ class TurnLoop:
             if self.before_step is not None:
                 for injected in await self.before_step():
                     await self._append(injected)
-            micro_compact(self.messages)
+            self.meter.micro_compact(self.messages)
             system = self.system_prompt()  # built once per step: it can change between steps
             await self._maybe_compact(system)
             text, calls, usage, stop = await self._model_step(system)
@@ -291,7 +292,7 @@ class TurnLoop:
     # ---- compaction -------------------------------------------------------------------
 
     async def _maybe_compact(self, system: str, *, force: bool = False) -> None:
-        before = estimate_tokens(self.messages, system)
+        before = self.meter.estimate(self.messages, system)
         limit = self.settings.compaction_threshold * self.settings.context_window
         if not force and before <= limit:
             return
@@ -306,9 +307,10 @@ class TurnLoop:
         if result is None:
             return
         self.messages[:] = result.messages
+        self.meter.reset()
         if self.on_thread_replaced is not None:
             await self.on_thread_replaced(self.messages)
-        after = estimate_tokens(self.messages, system)
+        after = self.meter.estimate(self.messages, system)
         await self.emit(
             ev.Compaction(
                 agent=self.agent_path, before_tokens=before, after_tokens=after,

@@ -10,17 +10,20 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import Any
 
 import trio
 
-Listener = Callable[[Any], Awaitable[None]]
+from nyzhi.core.events import Event
+
+# Where an agent's events go: ``EventBus.publish``, or a test's list.
+Emit = Callable[[Event], Awaitable[None]]
+Listener = Callable[[Event], Awaitable[None]]
 
 
 class EventBus:
     def __init__(self, buffer: int = 4096) -> None:
         self._buffer = buffer
-        self._subscribers: list[trio.MemorySendChannel[Any]] = []
+        self._subscribers: list[trio.MemorySendChannel[Event]] = []
         self._listeners: list[Listener] = []
 
     def add_listener(self, listener: Listener) -> None:
@@ -28,7 +31,7 @@ class EventBus:
         subscribers see the event, so keep it quick."""
         self._listeners.append(listener)
 
-    async def publish(self, event: Any) -> None:
+    async def publish(self, event: Event) -> None:
         for listener in self._listeners:
             await listener(event)
         for send in list(self._subscribers):
@@ -38,8 +41,8 @@ class EventBus:
                 self._subscribers.remove(send)
 
     @asynccontextmanager
-    async def subscribe(self) -> AsyncIterator[trio.MemoryReceiveChannel[Any]]:
-        send, receive = trio.open_memory_channel[Any](self._buffer)
+    async def subscribe(self) -> AsyncIterator[trio.MemoryReceiveChannel[Event]]:
+        send, receive = trio.open_memory_channel[Event](self._buffer)
         self._subscribers.append(send)
         try:
             async with receive:

@@ -404,11 +404,12 @@ class Gates:
         denied = _lower_set(trust.deny_tools)
         if "*" in denied or name.lower() in denied:
             return f"tool `{name}` is denied by agent.trust.deny_tools"
-        ws = Path(os.path.realpath(ctx.workspace_root))
-        for path in paths:
-            hit = path_denied(path, trust.deny_paths, ws)
-            if hit:
-                return f"path {path} matches agent.trust.deny_paths pattern {hit!r}"
+        if paths:  # realpath costs a syscall per path part: only when there is a path
+            ws = Path(os.path.realpath(ctx.workspace_root))
+            for path in paths:
+                hit = path_denied(path, trust.deny_paths, ws)
+                if hit:
+                    return f"path {path} matches agent.trust.deny_paths pattern {hit!r}"
         patterns = list(trust.deny_commands)
         if trust.default_deny_commands:
             patterns += DEFAULT_DENY_COMMANDS

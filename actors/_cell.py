@@ -34,6 +34,8 @@ if TYPE_CHECKING:
 NO_RESTART: Any = object()
 #: Returned by :meth:`Cell.await_resume` when a held cell was stopped instead of resumed.
 STOPPED: Any = object()
+#: The outcome of every requested stop (outcomes are frozen values, so one serves all).
+STOPPED_OUTCOME = Outcome(Status.STOPPED)
 
 
 class Hold:
@@ -80,7 +82,7 @@ class Cell:
         "mailbox", "status", "outcome", "restarts", "instance", "task", "ref", "context",
         "scope", "in_loop", "wait_scope", "closing", "stop_kind", "kill_reason", "hard", "hold",
         "in_exit", "children", "sysq", "watchers", "watching", "links", "bg", "bg_done",
-        "done", "running", "window", "counter",
+        "done", "running", "window", "counter", "hook",
     )  # fmt: skip
 
     def __init__(
@@ -131,6 +133,7 @@ class Cell:
         self.running: trio.Event | None = None
         self.window: RestartWindow | None = None  # restart intensity of this cell's children
         self.counter = 0
+        self.hook: Callable[[], Awaitable[None]] | None = None  # the instance's stopping()
 
     @classmethod
     def root(cls, system: ActorSystem) -> Cell:
@@ -192,7 +195,10 @@ class Cell:
         children = self.children
         while children:
             child = next(reversed(children.values()))
-            await child.stop(None)
+            if child.idle:
+                child._stop_idle()
+            else:
+                await child.stop(None)
             if children.get(child.name) is child:  # finish() normally removes it
                 del children[child.name]
 
@@ -273,9 +279,39 @@ class Cell:
                 self.running = trio.Event()
             await self.running.wait()
 
+    @property
+    def idle(self) -> bool:
+        """Would a stop run nothing in this actor's task? True when the task is parked in
+        its message loop (so no message, notice, stop or kill is pending: each of those
+        wakes it) and the incarnation has no children, no background work and no
+        ``stopping()`` hook."""
+        mailbox = self.mailbox
+        return (
+            mailbox is not None
+            and mailbox.parked
+            and not self.children
+            and not self.bg
+            and self.hook is None
+        )
+
+    def _stop_idle(self) -> None:
+        """Stop an :attr:`idle` actor here and now, in the stopper's task: its stop sequence
+        is empty, so there is nothing to wait for. This makes the cell terminal at once (in
+        order, when siblings are stopped one by one) without a scheduler round trip per
+        actor; the actor's task is woken, sees it was stopped and returns, running no actor
+        code."""
+        self.stop_kind = Status.STOPPED
+        self.end_loop()
+        self.finish(STOPPED_OUTCOME)
+        assert self.mailbox is not None
+        self.mailbox.wake()
+
     async def stop(self, grace: float | None) -> Outcome:
         """Request a stop, wait up to ``grace`` (default: the actor's own), then cancel."""
-        if self.outcome is None:
+        if self.outcome is None and self.idle:
+            self._stop_idle()
+            await trio.lowlevel.checkpoint()
+        elif self.outcome is None:
             self.request_stop()
             delay = self.grace if grace is None else grace
             entry = None
@@ -373,8 +409,11 @@ class Cell:
             scope.cancel()
         return scope
 
-    def adopt(self, instance: Actor) -> None:
+    def adopt(self, instance: Actor, hook: Callable[[], Awaitable[None]] | None) -> None:
+        """Make ``instance`` the current incarnation; ``hook`` is its ``stopping()`` if it
+        has one of its own."""
         self.instance = instance
+        self.hook = hook
 
     def mark_running(self) -> None:
         """``started()`` returned: wake ``wait_running`` callers and report STARTED."""
@@ -439,6 +478,7 @@ class Cell:
         """Close the incarnation that ended with ``error`` (``None``: it ended normally) and
         return its outcome, or ``None`` when a group restart stopped it (held)."""
         self.instance = None
+        self.hook = None
         if error is None and self.kill_reason is not None:
             error = self.kill_reason
         self.kill_reason = None  # consumed: a later kill (e.g. during backoff) is a new one
@@ -449,13 +489,15 @@ class Cell:
         if error is not None:
             self.crashed(error)
             return Outcome(Status.ERRORED, error)
-        return Outcome(self.stop_kind or Status.STOPPED)
+        if self.stop_kind is Status.COMPLETED:
+            return Outcome(Status.COMPLETED)
+        return STOPPED_OUTCOME
 
     def requested_outcome(self) -> Outcome:
         """The outcome of a held cell that was stopped (or killed) instead of resumed."""
         if self.kill_reason is not None:
             return Outcome(Status.ERRORED, self.kill_reason)
-        return Outcome(Status.STOPPED)
+        return STOPPED_OUTCOME
 
     def set_exiting(self, exiting: bool) -> None:
         """Mark the cell as deciding its own restart, so group restarts leave it alone."""
@@ -516,6 +558,7 @@ class Cell:
         self.outcome = outcome
         self.status = outcome.status
         self.instance = None
+        self.hook = None
         system = self.system
         if system._registry.get(self.path) is self:
             del system._registry[self.path]

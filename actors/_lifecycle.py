@@ -13,6 +13,12 @@ cancellation from outside the system (the block around ``open_system`` is cancel
 not tear actors down mid-message; it cancels the block's body, and the system's shutdown
 then stops every actor in order, each within its grace.
 
+An actor that is *idle* when stopped (parked waiting for a message, with no children, no
+background work and no ``stopping()`` hook) has an empty stop sequence, so the stopper ends
+it in place (``Cell._stop_idle``) and wakes its task, which then only returns. Stopping a
+tree of idle actors thus costs no scheduler round trip per actor, and the order (reverse
+start order, children first) is the order in which the stopper reaches them.
+
 This module only sequences the steps; the state they change lives in ``_cell.py``.
 """
 
@@ -24,7 +30,7 @@ import trio
 from trio.lowlevel import current_task
 
 from ._actor import Actor, Context
-from ._cell import NO_RESTART, STOPPED, Cell
+from ._cell import NO_RESTART, STOPPED, STOPPED_OUTCOME, Cell
 from ._errors import ActorDead, UnhandledMessage
 from ._mailbox import EMPTY, AskSlot
 from ._restart import supervise_exit
@@ -33,11 +39,15 @@ from ._types import Outcome, Status
 #: Messages handled before the loop takes a checkpoint, so one busy actor cannot starve others.
 BATCH = 64
 
+_BASE_STARTED = Actor.started
+_BASE_RESTARTED = Actor.restarted
+_BASE_STOPPING = Actor.stopping
+
 
 async def run_cell(cell: Cell) -> None:
     """The body of an actor's task (started by the system for every spawned cell)."""
     cell.bind(current_task(), Context(cell))
-    outcome = Outcome(Status.STOPPED)
+    outcome = STOPPED_OUTCOME
     reason: Any = NO_RESTART
     try:
         while True:
@@ -85,26 +95,31 @@ async def _incarnation(cell: Cell, reason: Any) -> Outcome | None:
     """Run one instance from construction to the end of its stop sequence.
 
     Returns ``None`` when a group restart stopped it (the caller waits to be resumed)."""
-    inst: Actor | None = None
     error: BaseException | None = None
     with cell.begin_incarnation():
         if cell.stop_kind is None and cell.hold is None:
             try:
                 inst = _instantiate(cell)
-                cell.adopt(inst)
-                if reason is not NO_RESTART:
+                kind = type(inst)
+                # The base class's hooks do nothing: skip them (no coroutine to create).
+                cell.adopt(inst, inst.stopping if kind.stopping is not _BASE_STOPPING else None)
+                if reason is not NO_RESTART and kind.restarted is not _BASE_RESTARTED:
                     await inst.restarted(reason)
-                await inst.started()
+                if kind.started is not _BASE_STARTED:
+                    await inst.started()
                 cell.mark_running()
                 await _loop(cell, inst)
             except Exception as exc:
                 error = exc
+    if cell.outcome is not None:  # stopped while idle: the stopper did the rest
+        return cell.outcome
     cell.end_loop()
-    hook = inst.stopping if inst is not None and type(inst).stopping is not Actor.stopping else None
-    stop_error = await cell.stop_sequence(hook)
-    if error is None:
-        error = stop_error
-    await cell.reap()
+    if cell.children or cell.hook is not None:
+        stop_error = await cell.stop_sequence(cell.hook)
+        if error is None:
+            error = stop_error
+    if cell.bg or cell.children:
+        await cell.reap()
     return cell.end_incarnation(error)
 
 

@@ -103,6 +103,11 @@ class Mailbox:
     def full(self) -> bool:
         return len(self._items) >= self.capacity
 
+    @property
+    def parked(self) -> bool:
+        """The consumer waits in :meth:`wait` and nothing has woken it yet."""
+        return self._consumer is not None
+
     # -- producer side -------------------------------------------------------------------
     def push(self, item: object) -> None:
         """Append unconditionally (callers checked capacity) and wake the consumer."""

@@ -287,7 +287,8 @@ class Cell:
         ``stopping()`` hook."""
         mailbox = self.mailbox
         return (
-            mailbox is not None
+            self.outcome is None
+            and mailbox is not None
             and mailbox.parked
             and not self.children
             and not self.bg
@@ -308,7 +309,7 @@ class Cell:
 
     async def stop(self, grace: float | None) -> Outcome:
         """Request a stop, wait up to ``grace`` (default: the actor's own), then cancel."""
-        if self.outcome is None and self.idle:
+        if self.idle:
             self._stop_idle()
             await trio.lowlevel.checkpoint()
         elif self.outcome is None:

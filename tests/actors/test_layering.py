@@ -41,12 +41,18 @@ def _imports(tree: ast.Module, modules: set[str]) -> list[tuple[str, int, bool]]
     def visit_one(node: ast.AST, top: bool) -> None:
         names: list[str] = []
         if isinstance(node, ast.ImportFrom):
-            if node.level == 1:
-                names = [node.module] if node.module else [a.name for a in node.names]
-            elif node.level == 0 and node.module and node.module.startswith("actors."):
-                names = [node.module.split(".")[1]]
+            if node.level == 1 and node.module:
+                names = [node.module]
+            elif node.level == 1:  # from . import x: a module, or a name from __init__
+                names = [a.name if a.name in modules else "__init__" for a in node.names]
+            elif node.level == 0 and node.module and node.module.split(".")[0] == "actors":
+                names = [(node.module.split(".") + ["__init__"])[1]]
         elif isinstance(node, ast.Import):
-            names = [a.name.split(".")[1] for a in node.names if a.name.startswith("actors.")]
+            names = [
+                (a.name.split(".") + ["__init__"])[1]
+                for a in node.names
+                if a.name.split(".")[0] == "actors"
+            ]
         for name in names:
             if name in modules:
                 found.append((name, node.lineno, top))
@@ -110,9 +116,15 @@ def test_the_graph_sees_imports_inside_functions() -> None:
         "class K:\n"
         "    def g(self):\n"
         "        import actors._d\n"
+        "import actors\n"
+        "from actors import Actor\n"
+        "from . import _a, Actor\n"
     )
-    found = _imports(tree, {"_a", "_b", "_c", "_d"})
-    assert found == [("_a", 2, True), ("_c", 6, False), ("_d", 9, False)]
+    found = _imports(tree, {"_a", "_b", "_c", "_d", "__init__"})
+    assert found == [
+        ("_a", 2, True), ("_c", 6, False), ("_d", 9, False),
+        ("__init__", 10, True), ("__init__", 11, True), ("_a", 12, True), ("__init__", 12, True),
+    ]  # fmt: skip
 
 
 def test_actors_modules_import_each_other_one_way() -> None:

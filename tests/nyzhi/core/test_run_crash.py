@@ -1,4 +1,5 @@
-"""kill -9 of ``nyz run`` at random moments never leaves a session that fails to load."""
+"""kill -9 of ``nyz run`` at random moments never leaves a session that fails to load, nor one
+whose loaded thread has a tool call without its result."""
 
 from __future__ import annotations
 
@@ -51,11 +52,16 @@ async def test_sigkill_at_random_points_leaves_loadable_sessions(workspace, home
     loaded = 0
     for meta in metas:
         session = store.load(meta.id)
-        # a valid thread: every tool result answers a call made before it
-        calls = set()
-        for m in session.messages:
-            calls.update(c.id for c in m.tool_calls)
-            if m.role == "tool":
-                assert m.tool_call_id in calls
+        # a valid thread: each call is answered right after its message, once, in order
+        messages = session.messages
+        i = 0
+        while i < len(messages):
+            m = messages[i]
+            i += 1
+            assert m.role != "tool", "a tool result answers no call"
+            if m.tool_calls:
+                results = messages[i : i + len(m.tool_calls)]
+                assert [r.tool_call_id for r in results] == [c.id for c in m.tool_calls]
+                i += len(m.tool_calls)
         loaded += 1
     assert loaded == len(metas)

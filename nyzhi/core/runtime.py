@@ -29,6 +29,7 @@ from nyzhi.core import events as ev
 from nyzhi.core.agent import AgentActor, Cancel, SpawnSubagent, TurnHandle, UserInput
 from nyzhi.core.event_bus import EventBus
 from nyzhi.core.prompt import PromptParts, build_system_prompt
+from nyzhi.core.state_record import StateKeeper
 from nyzhi.core.tool_step import ApprovalBroker, GatedToolStep
 from nyzhi.core.turn import TurnLoop, TurnSettings
 
@@ -162,9 +163,12 @@ async def open_runtime(
             if writer is not None:
                 writer.append_message(message)
 
+        state = StateKeeper(rt.tooling.context, resumed)
+
         async def on_thread_replaced(messages: list[Any]) -> None:
             if writer is not None:
-                writer.replace_thread(messages)
+                record = state.current.to_json() if state.current is not None else None
+                writer.replace_thread(messages, state=record)
 
         async def on_prompt(prompt: str) -> tuple[str, str | None]:
             outcome = await rt.hooks.fire(
@@ -189,6 +193,7 @@ async def open_runtime(
             on_prompt=on_prompt,
             cost=_cost,
             session_stem=rt.session_id,
+            state_record=state.build,
         )
 
         def make_loop(path: str) -> TurnLoop:

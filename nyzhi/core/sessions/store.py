@@ -88,8 +88,9 @@ class Session:
 
     ``messages`` is the thread a resumed agent continues from (after the last compaction
     snapshot); ``history`` is every message ever appended, in order, for export and display.
-    Both have every tool call paired with a result (``pairing``); ``interrupted`` lists the
-    calls of ``messages`` whose result the log lacked, which ``SessionStore.open`` records.
+    ``messages`` has every tool call paired with a result (``pairing``); ``interrupted``
+    lists the calls whose result the log lacked, answered in memory until
+    ``SessionStore.open`` records them. ``history`` holds only what was recorded.
     ``state`` is the state record saved with the last compaction snapshot (see
     ``nyzhi.core.state_record``), and ``snapshot_events`` how many of ``events`` came
     before that snapshot.
@@ -163,10 +164,9 @@ def _fold(session_id: str, records: list[dict[str, Any]], skipped: int, size: in
         first_user = next((m for m in history if m.role == "user" and m.content), None)
         if first_user is not None:
             meta.title = auto_title(first_user.content)
-    meta.message_count = len(history)  # recorded messages, before the repair below
+    meta.message_count = len(history)
     meta.updated = iso_from_ts(last_ts) if last_ts else meta.created
     messages, interrupted = pair_tool_results(messages)
-    history, _ = pair_tool_results(history)
     return Session(
         meta, messages, events, history, skipped, event_times, interrupted, state,
         snapshot_events,

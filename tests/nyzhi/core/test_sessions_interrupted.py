@@ -97,6 +97,7 @@ def test_load_repairs_and_open_records_the_marks_once(tmp_path):
 
     loaded = store.load(sid)  # a read (replay, export) writes nothing
     assert loaded.messages == [USER, ask, result(A, "done a"), interrupted(B)]
+    assert loaded.history == [USER, ask, result(A, "done a")]  # what was recorded
     assert loaded.interrupted == [B]
     size = store.log_path(sid).stat().st_size
 
@@ -108,7 +109,7 @@ def test_load_repairs_and_open_records_the_marks_once(tmp_path):
     again = store.load(sid)
     assert again.interrupted == []
     assert again.messages == [USER, ask, result(A, "done a"), interrupted(B), Message("user", "go on")]
-    assert again.history == again.messages
+    assert again.history == again.messages  # the mark is recorded: history has it too
     marks = [e for e in again.events if e.type == "tool_done"]
     assert marks == [interrupted_mark(B)]
     assert again.meta.message_count == 5

@@ -28,7 +28,7 @@ from nyzhi.core import assembly
 from nyzhi.core import events as ev
 from nyzhi.core.agent import AgentActor, Cancel, SpawnSubagent, TurnHandle, UserInput
 from nyzhi.core.event_bus import EventBus
-from nyzhi.core.prompt import PromptParts, build_system_prompt
+from nyzhi.core.prompt import session_prompt
 from nyzhi.core.tool_step import ApprovalBroker, GatedToolStep
 from nyzhi.core.turn import TurnLoop, TurnSettings
 
@@ -138,17 +138,10 @@ async def open_runtime(
         rt.hooks.session_id = rt.session_id
         step = GatedToolStep(rt.tooling, rt.hooks, rt.bus.publish, "/agents/main")
 
-        def system_prompt() -> str:
-            return build_system_prompt(
-                PromptParts(
-                    workspace_root=workspace.root,
-                    cwd=options.cwd,
-                    rules=workspace.rules_text,
-                    custom_instructions=config.agent.custom_instructions or "",
-                    model=provider.model,
-                    extra=(rt.tooling.deferred_text(),),
-                )
-            )
+        system_prompt = await session_prompt(
+            workspace=workspace, cwd=options.cwd, config=config, model=provider.model,
+            tooling=rt.tooling, resumed=resumed,
+        )
 
         settings = TurnSettings(
             max_steps=options.max_steps or config.agent.max_steps,
@@ -225,7 +218,7 @@ async def open_runtime(
         rt.bus.add_listener(after_event)
         rt.session_start = ev.SessionStart(
             session_id=rt.session_id, cwd=str(options.cwd), provider=rt.provider_name,
-            model=rt.model,
+            model=rt.model, prompt=system_prompt.describe(rt.tooling.schemas()),
         )
         if writer is not None:
             writer.append_event(rt.session_start)

@@ -22,6 +22,7 @@ steps (todos, memory recall, briefings) belong in messages after the prefix, nev
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -55,6 +56,10 @@ class PromptParts:
     sandbox: str = ""  # sandbox level, e.g. "workspace-write"
     trust: str = ""  # trust mode, e.g. "limited"
     extra: Sequence[str] = ()  # further sections, e.g. the deferred-tool list
+    # The compact profile, for models with a small context window (the bundled offline model
+    # has 8K tokens, which the full prompt and tool descriptions would mostly fill): one short
+    # guidance section instead of eleven, and tool descriptions cut to their first sentence.
+    compact: bool = False
 
 
 Section = Callable[[PromptParts], str]
@@ -78,9 +83,24 @@ SECTIONS: tuple[tuple[str, Section], ...] = (
 )
 
 
+# The compact profile keeps the facts and the project's own context, and one short guidance
+# section in place of the general ones.
+COMPACT_SECTIONS: tuple[tuple[str, Section], ...] = (
+    ("identity", s.identity),
+    ("environment", s.environment),
+    ("essentials", s.essentials),
+    *(entry for entry in SECTIONS if entry[0] in (
+        "project_context", "skills", "memory", "mcp_servers")),
+)
+
+# Known models whose context window is at most this get the compact profile.
+COMPACT_CONTEXT_WINDOW = 16_384
+
+
 def render_sections(parts: PromptParts) -> list[tuple[str, str]]:
     """(name, text) of every section that applies, in prompt order, ``extra`` last."""
-    out = [(name, text) for name, fn in SECTIONS if (text := fn(parts).strip())]
+    sections = COMPACT_SECTIONS if parts.compact else SECTIONS
+    out = [(name, text) for name, fn in sections if (text := fn(parts).strip())]
     out += [("extra", text) for text in (e.strip() for e in parts.extra) if text]
     return out
 
@@ -92,6 +112,10 @@ def build_system_prompt(parts: PromptParts) -> str:
 def estimate_tokens(chars: int) -> int:
     """The budget's token estimate: characters / 4, rounded up."""
     return -(-chars // 4)
+
+
+def first_sentence(text: str) -> str:
+    return re.split(r"(?<=[.!?])\s+", text.strip(), maxsplit=1)[0]
 
 
 def schemas_chars(schemas: Sequence[Any]) -> int:
@@ -124,6 +148,14 @@ class SessionPrompt:
             self._sections = [name for name, _ in rendered]
         return self._text
 
+    def tools(self, schemas: Callable[[], Sequence[Any]]) -> Callable[[], list[Any]]:
+        """The tool schemas to send with this prompt: as they are, or in the compact profile
+        with each description cut to its first sentence (the parameters stay described)."""
+        if not self.parts.compact:
+            return lambda: list(schemas())
+        return lambda: [attrs.evolve(t, description=first_sentence(t.description))
+                        for t in schemas()]
+
     def describe(self, tool_schemas: Sequence[Any] = ()) -> dict[str, Any]:
         """The ``prompt`` field of ``session_start``: sizes, section names and the environment
         snapshot (which a resumed session reuses so its prefix stays the same)."""
@@ -136,6 +168,7 @@ class SessionPrompt:
             "tools_chars": tools,
             "tools_tokens": estimate_tokens(tools),
             "sections": list(self._sections),
+            "profile": "compact" if self.parts.compact else "full",
             "environment": env.to_json() if env is not None else {},
         }
 
@@ -159,5 +192,15 @@ async def session_prompt(
         tool_names=tuple(tooling.registry.names()),
         sandbox=tooling.context.sandbox.level.value if tooling.context.sandbox else "",
         trust=tooling.context.trust.mode.value if tooling.context.trust else "",
+        compact=_small_context(model),
     )
     return SessionPrompt(parts, tooling.deferred_text)
+
+
+def _small_context(model: str) -> bool:
+    """Whether ``model`` is known to have a small context window (unknown models get the full
+    prompt: the registry's default window for them is a guess, not a fact)."""
+    from nyzhi.provider.models import model_info
+
+    info = model_info(model)
+    return info.known and info.context_window <= COMPACT_CONTEXT_WINDOW

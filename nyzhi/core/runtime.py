@@ -172,7 +172,7 @@ async def open_runtime(
         rt.loop = TurnLoop(
             agent_path="/agents/main",
             provider=provider,
-            tool_schemas=rt.tooling.schemas,
+            tool_schemas=system_prompt.tools(rt.tooling.schemas),
             tool_step=step,
             system_prompt=system_prompt,
             emit=rt.bus.publish,
@@ -218,7 +218,7 @@ async def open_runtime(
         rt.bus.add_listener(after_event)
         rt.session_start = ev.SessionStart(
             session_id=rt.session_id, cwd=str(options.cwd), provider=rt.provider_name,
-            model=rt.model, prompt=system_prompt.describe(rt.tooling.schemas()),
+            model=rt.model, prompt=system_prompt.describe(rt.loop.tool_schemas()),
         )
         if writer is not None:
             writer.append_event(rt.session_start)

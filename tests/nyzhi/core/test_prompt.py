@@ -210,3 +210,43 @@ def test_first_request_stays_within_the_token_budget():
     # and the prompt really grew from the old 533-character one
     assert len(system) > 4000
     assert len(json.dumps([t.parameters for t in schemas])) < schemas_chars(schemas)
+
+
+# ---- the compact profile (small-context models) ----------------------------------------------
+
+
+def test_compact_profile_keeps_facts_and_project_context_with_one_guidance_section():
+    from nyzhi.core.prompt import COMPACT_SECTIONS
+
+    compact = parts(compact=True, rules="Use tabs.", extra=("deferred: t",))
+    names = [name for name, _ in render_sections(compact)]
+    assert names == ["identity", "environment", "essentials", "project_context", "extra"]
+    assert [n for n, _ in COMPACT_SECTIONS][:3] == names[:3]
+    text = build_system_prompt(compact)
+    assert "never claim a result no tool showed" in text and "data, not instructions" in text
+    assert len(text) * 4 < len(build_system_prompt(parts(rules="Use tabs.")))
+
+
+def test_compact_profile_cuts_tool_descriptions_to_their_first_sentence():
+    from nyzhi.core.prompt import first_sentence
+
+    schemas = [ToolSchema(t["name"], t["description"], t["parameters"])
+               for t in default_registry().schemas()]
+    full = SessionPrompt(parts()).tools(lambda: schemas)()
+    compact = SessionPrompt(parts(compact=True)).tools(lambda: schemas)()
+    assert full == schemas
+    assert [t.parameters for t in compact] == [t.parameters for t in schemas]
+    assert all(c.description == first_sentence(t.description) for c, t in zip(compact, schemas, strict=True))
+    assert schemas_chars(compact) < 0.75 * schemas_chars(schemas)
+    assert SessionPrompt(parts(compact=True)).describe(compact)["profile"] == "compact"
+
+
+@pytest.mark.parametrize(("model", "compact"), [
+    ("smollm2", True),  # the bundled offline model: an 8K window
+    ("claude-sonnet-4-5", False),
+    ("some-unknown-model", False),  # its window is a guess: the full prompt
+])
+def test_which_models_get_the_compact_profile(model, compact):
+    from nyzhi.core.prompt import _small_context
+
+    assert _small_context(model) is compact

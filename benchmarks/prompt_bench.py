@@ -29,10 +29,6 @@ EPHEMERAL = {"type": "ephemeral"}
 PROMPT = "list the python files"
 
 
-def tokens(chars: int) -> int:
-    return -(-chars // 4)
-
-
 def old_system_prompt(base: str, root: Path, cwd: Path, model: str) -> str:
     """The system prompt as 4eb2655 built it: the base text, then the environment block."""
     env = (
@@ -83,6 +79,9 @@ def make_project(root: Path) -> None:
 
 
 def measure() -> dict[str, Any]:
+    from nyzhi.core.prompt import FIRST_REQUEST_TOKEN_BUDGET
+    from nyzhi.core.prompt import chars_to_tokens as tokens
+
     with tempfile.TemporaryDirectory(prefix="nyzhi-prompt-bench-") as tmp:
         root = Path(tmp).resolve()
         make_project(root)
@@ -100,7 +99,7 @@ def measure() -> dict[str, Any]:
         row["after_tokens"] = tokens(row["after_chars"])
         row["ratio"] = row["after_chars"] / row["before_chars"]
     prefix = tokens(rows["system"]["after_chars"] + rows["tools"]["after_chars"])
-    return {"parts": rows, "prefix_tokens": prefix, "target_tokens": 8000,
+    return {"parts": rows, "prefix_tokens": prefix, "target_tokens": FIRST_REQUEST_TOKEN_BUDGET,
             "sections": got["reported"].get("sections", [])}
 
 

@@ -13,6 +13,9 @@
    a session (a ``tool_search`` discovery), and a change late in the prompt keeps more of the
    cached prefix.
 
+A known model with a small context window gets the compact profile instead
+(``COMPACT_SECTIONS``, tool descriptions cut to their first sentence): see ``PromptParts.compact``.
+
 Everything here is a pure function of ``PromptParts``: nothing reads the clock, the disk or
 git. Those facts are taken once per session (``nyzhi.core.prompt_env``), so every step of a
 session sends a byte-identical prefix and providers can cache it. Things that change between
@@ -109,7 +112,7 @@ def build_system_prompt(parts: PromptParts) -> str:
     return "\n\n".join(text for _, text in render_sections(parts))
 
 
-def estimate_tokens(chars: int) -> int:
+def chars_to_tokens(chars: int) -> int:
     """The budget's token estimate: characters / 4, rounded up."""
     return -(-chars // 4)
 
@@ -164,9 +167,9 @@ class SessionPrompt:
         env = self.parts.environment
         return {
             "chars": len(text),
-            "tokens": estimate_tokens(len(text)),
+            "tokens": chars_to_tokens(len(text)),
             "tools_chars": tools,
-            "tools_tokens": estimate_tokens(tools),
+            "tools_tokens": chars_to_tokens(tools),
             "sections": list(self._sections),
             "profile": "compact" if self.parts.compact else "full",
             "environment": env.to_json() if env is not None else {},

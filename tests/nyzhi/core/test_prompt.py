@@ -15,7 +15,7 @@ from nyzhi.core.prompt import (
     PromptParts,
     SessionPrompt,
     build_system_prompt,
-    estimate_tokens,
+    chars_to_tokens,
     render_sections,
     schemas_chars,
 )
@@ -186,7 +186,7 @@ def test_session_prompt_rebuilds_only_when_the_deferred_list_changes():
     deferred[0] = "These tools are available but not loaded: x"
     assert prompt().endswith(deferred[0]) and prompt().startswith(first)
     info = prompt.describe([ToolSchema("t", "d", {"type": "object"})])
-    assert info["chars"] == len(prompt()) and info["tokens"] == estimate_tokens(len(prompt()))
+    assert info["chars"] == len(prompt()) and info["tokens"] == chars_to_tokens(len(prompt()))
     assert info["sections"][-1] == "extra" and info["environment"] == ENV.to_json()
     assert info["tools_chars"] == schemas_chars([ToolSchema("t", "d", {"type": "object"})])
 
@@ -206,7 +206,7 @@ def test_first_request_stays_within_the_token_budget():
         sandbox="workspace-write", trust="limited",
     ))
     total = len(system) + schemas_chars(schemas)
-    assert estimate_tokens(total) <= FIRST_REQUEST_TOKEN_BUDGET, (len(system), total)
+    assert chars_to_tokens(total) <= FIRST_REQUEST_TOKEN_BUDGET, (len(system), total)
     # and the prompt really grew from the old 533-character one
     assert len(system) > 4000
     assert len(json.dumps([t.parameters for t in schemas])) < schemas_chars(schemas)

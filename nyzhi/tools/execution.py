@@ -137,10 +137,17 @@ async def execute_calls(
         call: ToolCallRequest, index: int
     ) -> tuple[ToolResult, GateDecision | None]:
         if call.error is not None:
-            return ToolResult(f"Invalid arguments for `{call.name}`: {call.error}", True), None
+            return ToolResult(
+                f"Invalid arguments for `{call.name}`: {call.error}. Send the arguments as one "
+                "JSON object matching the tool's parameters.", True
+            ), None
         tool = _lookup(registry, call.name)
         if tool is None:
-            return ToolResult(f"Unknown tool `{call.name}`.", is_error=True), None
+            return ToolResult(
+                f"Unknown tool `{call.name}`. Call only the tools you were given; a tool the "
+                "system prompt lists as not loaded must be loaded with tool_search first.",
+                is_error=True,
+            ), None
         base = ctx_factory(call) if ctx_factory is not None else ctx
         assert base is not None
 

@@ -64,15 +64,18 @@ def split_lines(text: str) -> list[str]:
 class ReadTool(BuiltinTool):
     name = "read"
     description = (
-        "Read a text file with line numbers (format: '     N|line'). Use offset (1-based line) "
-        "and limit (default 2000 lines) to page through large files. Binary files are refused."
+        "Read a text file with line numbers ('     N|text'; cite a line as path:N, and leave the "
+        "prefix out when you copy text into edit). Returns up to limit lines from offset; a "
+        "longer file ends with the offset to continue from, and lines over 2000 characters are "
+        "cut. In a large file, grep for the lines you need first; for the end of a log use "
+        "tail_file. Binary files and directories are refused (list_dir shows a directory)."
     )
     parameters = {
         "type": "object",
         "properties": {
-            "file_path": {"type": "string", "description": "File to read (relative to cwd or absolute)."},
-            "offset": {"type": "integer", "description": "First line to show, 1-based (default 1)."},
-            "limit": {"type": "integer", "description": "Maximum number of lines (default 2000)."},
+            "file_path": {"type": "string", "description": "File to read, relative to the working directory or absolute."},
+            "offset": {"type": "integer", "description": "First line to return, 1-based (default 1)."},
+            "limit": {"type": "integer", "description": "Maximum lines to return (default 2000)."},
         },
         "required": ["file_path"],
     }
@@ -84,13 +87,19 @@ class ReadTool(BuiltinTool):
         data = await trio.to_thread.run_sync(real.read_bytes)
         shown = display(ctx, path)
         if is_binary(data):
-            return error(f"{shown} looks like a binary file (NUL bytes near the start); read only shows text files.")
+            return error(
+                f"{shown} looks like a binary file (NUL bytes near the start); read only shows "
+                "text files. Use file_info for its size and type, or bash (e.g. `xxd FILE | head`)."
+            )
         lines = split_lines(data.decode("utf-8", errors="replace"))
         total = len(lines)
         if total == 0:
             return ToolResult(output=f"({shown} is empty)", metadata={"total_lines": 0})
         if offset > total:
-            return error(f"offset {offset} is past the end of {shown} ({total} lines)")
+            return error(
+                f"offset {offset} is past the end of {shown} ({total} lines); use an offset from 1 "
+                f"to {total}."
+            )
         end = min(total, offset - 1 + limit)
         out = [numbered(i + 1, lines[i]) for i in range(offset - 1, end)]
         if end < total:
@@ -117,12 +126,16 @@ def _tail(real: Path, count: int) -> tuple[collections.deque[tuple[int, bytes]],
 
 class TailFileTool(BuiltinTool):
     name = "tail_file"
-    description = "Show the last N lines of a file (default 50), with line numbers."
+    description = (
+        "Show the last lines of a text file with line numbers, without loading the whole file: "
+        "the quick way to see the end of a log or of a saved long tool output. For any other "
+        "range use read with offset and limit."
+    )
     parameters = {
         "type": "object",
         "properties": {
             "path": {"type": "string", "description": "File to read."},
-            "lines": {"type": "integer", "description": "How many lines from the end (default 50)."},
+            "lines": {"type": "integer", "description": "How many lines from the end (default 50, at most 10000)."},
         },
         "required": ["path"],
     }
@@ -132,7 +145,10 @@ class TailFileTool(BuiltinTool):
         count = opt_int(args, "lines", 50, minimum=1, maximum=10000)
         result = await trio.to_thread.run_sync(_tail, real, count)
         if result is None:
-            return error(f"{display(ctx, path)} looks like a binary file; tail_file only shows text files.")
+            return error(
+                f"{display(ctx, path)} looks like a binary file; tail_file only shows text files "
+                "(file_info gives its size and type)."
+            )
         last, n = result
         if not last:
             return ToolResult(output=f"({display(ctx, path)} is empty)", metadata={"total_lines": 0})
@@ -152,10 +168,15 @@ def _existing_dir(ctx: ToolContext, raw: Any, arg: str) -> tuple[Path, Path]:
 
 class ListDirTool(BuiltinTool):
     name = "list_dir"
-    description = "List a directory: '[DIR] name/' and '[FILE] name (size)' entries; hidden entries are omitted."
+    description = (
+        "List one directory: subdirectories as '[DIR] name/', files as '[FILE] name (size)'. "
+        "Hidden entries (names starting with '.') are left out, and at most 1000 entries are "
+        "shown. Use directory_tree for several levels at once, glob to find files by name below "
+        "a directory."
+    )
     parameters = {
         "type": "object",
-        "properties": {"path": {"type": "string", "description": "Directory (default: cwd)."}},
+        "properties": {"path": {"type": "string", "description": "Directory to list ('.' for the working directory)."}},
         "required": ["path"],
     }
 
@@ -214,14 +235,16 @@ def _tree(real: Path, depth: int) -> tuple[list[str], bool]:
 class DirectoryTreeTool(BuiltinTool):
     name = "directory_tree"
     description = (
-        "Show a directory as a tree, to the given depth (default 3). Skips node_modules, .git, "
-        "target, __pycache__ and .venv."
+        "Show a directory's layout as a tree, to get oriented in an unfamiliar project. Skips "
+        "node_modules, .git, target, __pycache__ and .venv, and stops at 2000 entries (then "
+        "pick a subdirectory or a smaller depth). To find particular files, glob or grep is "
+        "faster."
     )
     parameters = {
         "type": "object",
         "properties": {
-            "path": {"type": "string", "description": "Root directory (default: cwd)."},
-            "depth": {"type": "integer", "description": "Levels to descend (default 3)."},
+            "path": {"type": "string", "description": "Root directory ('.' for the working directory)."},
+            "depth": {"type": "integer", "description": "Levels to descend (default 3, at most 20)."},
         },
         "required": ["path"],
     }
@@ -239,10 +262,14 @@ class DirectoryTreeTool(BuiltinTool):
 
 class FileInfoTool(BuiltinTool):
     name = "file_info"
-    description = "Show a path's type, size, permissions and modification time."
+    description = (
+        "Show a path's type (file, directory, or symlink and its target), size, permissions and "
+        "modification time, without reading the contents. Use it to check that a path exists or "
+        "how big a file is before reading it."
+    )
     parameters = {
         "type": "object",
-        "properties": {"path": {"type": "string", "description": "File or directory."}},
+        "properties": {"path": {"type": "string", "description": "File or directory to describe."}},
         "required": ["path"],
     }
 

@@ -116,14 +116,16 @@ class _PlanningTool(BuiltinTool):
 class WriteTool(_PlanningTool):
     name = "write"
     description = (
-        "Write a file with the given content, replacing it if it exists and creating parent "
-        "directories. Prefer edit for changing part of an existing file."
+        "Create a file, or replace a file's whole content, creating missing parent directories. "
+        "To change part of an existing file use edit or multi_edit: they send only the changed "
+        "text and cannot drop the rest by accident. Read a file before overwriting it. The "
+        "change can be undone with /undo."
     )
     parameters = {
         "type": "object",
         "properties": {
             "file_path": {"type": "string", "description": "File to write."},
-            "content": {"type": "string", "description": "The complete new content."},
+            "content": {"type": "string", "description": "The complete new content of the file."},
         },
         "required": ["file_path", "content"],
     }
@@ -144,9 +146,15 @@ def replace_once(text: str, old: str, new: str, *, replace_all: bool, where: str
     """``text`` with ``old`` replaced; ``old`` must occur exactly once unless ``replace_all``.
     Files with CRLF line endings also match an ``old`` written with plain newlines."""
     if not old:
-        raise ArgError(f"{where}: old_string must not be empty (use write to create a file)")
+        raise ArgError(
+            f"{where}: old_string must not be empty; give the exact text to replace (use write "
+            "to create a file)"
+        )
     if old == new:
-        raise ArgError(f"{where}: old_string and new_string are identical; nothing would change")
+        raise ArgError(
+            f"{where}: old_string and new_string are identical, so nothing would change; put "
+            "the new text in new_string"
+        )
     count = text.count(old)
     if count == 0 and "\r\n" in text and "\n" in old and "\r\n" not in old:
         old, new = old.replace("\n", "\r\n"), new.replace("\n", "\r\n")
@@ -154,12 +162,14 @@ def replace_once(text: str, old: str, new: str, *, replace_all: bool, where: str
     if count == 0:
         raise ArgError(
             f"{where}: old_string not found. It must match the file exactly, including "
-            "whitespace and indentation; read the file and copy the text."
+            "whitespace and indentation: read the file again and copy the text without the "
+            "line-number prefix."
         )
     if count > 1 and not replace_all:
         raise ArgError(
-            f"{where}: old_string matches {count} times; it must match exactly once. Include "
-            "more surrounding lines to make it unique, or set replace_all to true."
+            f"{where}: old_string matched {count} times; it must match exactly once. Add "
+            "surrounding lines to make it unique, or set replace_all to true to change all "
+            f"{count}."
         )
     return text.replace(old, new), count
 
@@ -167,16 +177,19 @@ def replace_once(text: str, old: str, new: str, *, replace_all: bool, where: str
 class EditTool(_PlanningTool):
     name = "edit"
     description = (
-        "Replace old_string with new_string in a file. old_string must match the file exactly "
-        "(whitespace included) and occur exactly once, unless replace_all is true."
+        "Replace one exact piece of text in a file. old_string must match the file character "
+        "for character, indentation included, and occur exactly once unless replace_all is "
+        "true; include a few surrounding lines to make it unique. Copy it from read output "
+        "without the line-number prefix. For several changes at once use multi_edit; to create "
+        "a file, write."
     )
     parameters = {
         "type": "object",
         "properties": {
-            "file_path": {"type": "string", "description": "File to edit."},
-            "old_string": {"type": "string", "description": "Exact text to replace."},
-            "new_string": {"type": "string", "description": "Replacement text."},
-            "replace_all": {"type": "boolean", "description": "Replace every occurrence (default false)."},
+            "file_path": {"type": "string", "description": "File to change."},
+            "old_string": {"type": "string", "description": "The exact text to replace, as it appears in the file."},
+            "new_string": {"type": "string", "description": "The text to put in its place (empty to delete it)."},
+            "replace_all": {"type": "boolean", "description": "Replace every occurrence instead of exactly one (default false)."},
         },
         "required": ["file_path", "old_string", "new_string"],
     }
@@ -189,7 +202,7 @@ class EditTool(_PlanningTool):
         before = read_existing(ctx, path)
         shown = display(ctx, path)
         if before is None:
-            raise ArgError(f"{shown}: file not found (use write to create it)")
+            raise ArgError(f"{shown}: file not found; check the path with glob, or use write to create it")
         text, count = replace_once(decode(before), old, new, replace_all=replace_all, where=shown)
         return [Step(path=path, before=before, after=encode(text), count=count)]
 
@@ -201,23 +214,31 @@ class EditTool(_PlanningTool):
 class MultiEditTool(_PlanningTool):
     name = "multi_edit"
     description = (
-        "Apply exact string replacements across one or more files as one transaction: if any "
-        "replacement fails to match exactly once, no file is changed."
+        "Make several exact replacements, in one or more files, as one change: if any of them "
+        "does not match exactly once, no file is touched. A file's replacements apply in order, "
+        "each to the result of the previous one. Shape: {\"edits\": [{\"file\": \"src/a.py\", "
+        "\"replacements\": [{\"old\": \"x = 1\", \"new\": \"x = 2\"}]}]}. For one change, edit "
+        "is simpler."
     )
     parameters = {
         "type": "object",
         "properties": {
             "edits": {
                 "type": "array",
+                "description": "The files to change, each with its replacements.",
                 "items": {
                     "type": "object",
                     "properties": {
-                        "file": {"type": "string"},
+                        "file": {"type": "string", "description": "File to change."},
                         "replacements": {
                             "type": "array",
+                            "description": "Replacements for this file, applied in order.",
                             "items": {
                                 "type": "object",
-                                "properties": {"old": {"type": "string"}, "new": {"type": "string"}},
+                                "properties": {
+                                    "old": {"type": "string", "description": "Exact text to replace; must occur once."},
+                                    "new": {"type": "string", "description": "Replacement text."},
+                                },
                                 "required": ["old", "new"],
                             },
                         },
@@ -238,17 +259,26 @@ class MultiEditTool(_PlanningTool):
     def plan(self, args: dict[str, Any], ctx: ToolContext) -> list[Step]:
         edits = args.get("edits")
         if not isinstance(edits, list) or not edits:
-            raise ArgError("'edits' must be a non-empty array of {file, replacements}")
+            raise ArgError(
+                "'edits' must be a non-empty array like "
+                '[{"file": "a.py", "replacements": [{"old": "x", "new": "y"}]}]'
+            )
         steps: dict[Path, Step] = {}
         texts: dict[Path, str] = {}
         for i, edit in enumerate(edits, start=1):
             if not isinstance(edit, dict) or not isinstance(edit.get("replacements"), list):
-                raise ArgError(f"edits[{i}] must be an object with 'file' and 'replacements'")
+                raise ArgError(
+                    f"edits[{i}] must be an object with 'file' and a 'replacements' array of "
+                    "{old, new}"
+                )
             path = resolve_arg(ctx, edit.get("file"), arg=f"edits[{i}].file")
             if path not in steps:
                 before = read_existing(ctx, path)
                 if before is None:
-                    raise ArgError(f"edits[{i}]: {display(ctx, path)}: file not found")
+                    raise ArgError(
+                        f"edits[{i}]: {display(ctx, path)}: file not found; check the path with "
+                        "glob (multi_edit only changes existing files)"
+                    )
                 steps[path] = Step(path=path, before=before, after=before)
                 texts[path] = decode(before)
             for j, rep in enumerate(edit["replacements"], start=1):
@@ -288,10 +318,13 @@ def _free_destination(ctx: ToolContext, raw: Any) -> Path:
 
 class DeleteFileTool(_PlanningTool):
     name = "delete_file"
-    description = "Delete a file or an empty directory (undoable)."
+    description = (
+        "Delete one file or an empty directory; /undo restores it. A directory that still has "
+        "entries is refused: delete its files first."
+    )
     parameters = {
         "type": "object",
-        "properties": {"path": {"type": "string", "description": "File or empty directory."}},
+        "properties": {"path": {"type": "string", "description": "File or empty directory to delete."}},
         "required": ["path"],
     }
 
@@ -317,12 +350,16 @@ class DeleteFileTool(_PlanningTool):
 
 class MoveFileTool(_PlanningTool):
     name = "move_file"
-    description = "Move or rename a file. Fails if the destination exists; creates missing parent directories."
+    description = (
+        "Move or rename one file, creating the destination's missing parent directories. It "
+        "refuses an existing destination, and handles regular files only (not directories or "
+        "symlinks)."
+    )
     parameters = {
         "type": "object",
         "properties": {
             "source": {"type": "string", "description": "File to move."},
-            "destination": {"type": "string", "description": "New path (must not exist)."},
+            "destination": {"type": "string", "description": "New path; must not exist yet."},
         },
         "required": ["source", "destination"],
     }
@@ -348,8 +385,18 @@ class MoveFileTool(_PlanningTool):
 
 class CopyFileTool(_PlanningTool):
     name = "copy_file"
-    description = "Copy a file. Fails if the destination exists; creates missing parent directories."
-    parameters = MoveFileTool.parameters
+    description = (
+        "Copy one file to a new path, keeping its permissions and creating missing parent "
+        "directories. It refuses an existing destination, and handles regular files only."
+    )
+    parameters = {
+        "type": "object",
+        "properties": {
+            "source": {"type": "string", "description": "File to copy."},
+            "destination": {"type": "string", "description": "New path; must not exist yet."},
+        },
+        "required": ["source", "destination"],
+    }
 
     def plan(self, args: dict[str, Any], ctx: ToolContext) -> list[Step]:
         src, data = _regular_source(ctx, args.get("source"), "source")
@@ -367,7 +414,11 @@ class CopyFileTool(_PlanningTool):
 
 class CreateDirTool(_PlanningTool):
     name = "create_dir"
-    description = "Create a directory and any missing parents (like mkdir -p)."
+    description = (
+        "Create a directory and any missing parents, like mkdir -p; an existing directory is "
+        "fine. write, move_file and copy_file create parents themselves, so this is only needed "
+        "for an empty directory."
+    )
     parameters = {
         "type": "object",
         "properties": {"path": {"type": "string", "description": "Directory to create."}},

@@ -69,22 +69,26 @@ def _str_list(value: Any, where: str) -> list[str]:
 class TodoWriteTool(BuiltinTool):
     name = "todowrite"
     description = (
-        "Create or update the session's todo list. Items are merged by id; status is one of "
-        "pending, in_progress, completed, cancelled."
+        "Create or update the session's todo list (the user sees it) and get the whole list "
+        "back. Items merge by id, so send only those that changed; a new item needs content. "
+        "Use it for work of three or more steps, one item in_progress at a time. Example: "
+        "{\"todos\": [{\"id\": \"1\", \"content\": \"Add parser test\", \"status\": "
+        "\"in_progress\"}]}."
     )
     parameters = {
         "type": "object",
         "properties": {
             "todos": {
                 "type": "array",
+                "description": "Items to add or update.",
                 "items": {
                     "type": "object",
                     "properties": {
-                        "id": {"type": "string"},
-                        "content": {"type": "string"},
-                        "status": {"type": "string", "enum": list(STATUSES)},
-                        "blocked_by": {"type": "array", "items": {"type": "string"}},
-                        "blocks": {"type": "array", "items": {"type": "string"}},
+                        "id": {"type": "string", "description": "Stable id of the item."},
+                        "content": {"type": "string", "description": "The step in a few words (required for a new item)."},
+                        "status": {"type": "string", "enum": list(STATUSES), "description": "The item's state."},
+                        "blocked_by": {"type": "array", "items": {"type": "string"}, "description": "Ids that must finish first."},
+                        "blocks": {"type": "array", "items": {"type": "string"}, "description": "Ids waiting on this one."},
                     },
                     "required": ["id", "content", "status"],
                 },
@@ -96,7 +100,10 @@ class TodoWriteTool(BuiltinTool):
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         items = args.get("todos")
         if not isinstance(items, list):
-            raise ArgError("'todos' is required and must be an array of {id, content, status}")
+            raise ArgError(
+                "'todos' is required and must be an array like "
+                '[{"id": "1", "content": "Write the test", "status": "pending"}]'
+            )
         updates = []
         for i, item in enumerate(items, start=1):
             if not isinstance(item, dict):
@@ -119,7 +126,10 @@ class TodoWriteTool(BuiltinTool):
             existing = by_id.get(up["id"])
             if existing is None:
                 if up["content"] is None:
-                    raise ArgError(f"todo {up['id']!r} is new, so 'content' is required")
+                    raise ArgError(
+                        f"todo {up['id']!r} is new, so 'content' is required; to update an "
+                        "existing item, use its id as todoread shows it"
+                    )
                 todos.append(up)
                 by_id[up["id"]] = up
             else:
@@ -139,7 +149,10 @@ class TodoWriteTool(BuiltinTool):
 
 class TodoReadTool(BuiltinTool):
     name = "todoread"
-    description = "Show the session's todo list."
+    description = (
+        "Show the session's todo list with each item's status. todowrite already returns the "
+        "list after each change, so this is for checking it later."
+    )
     parameters = {"type": "object", "properties": {}}
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
@@ -149,7 +162,11 @@ class TodoReadTool(BuiltinTool):
 
 class ThinkTool(BuiltinTool):
     name = "think"
-    description = "Think out loud: record reasoning without taking any action. No side effects."
+    description = (
+        "Write down reasoning without acting; the thought comes back unchanged and nothing else "
+        "happens. Use it to plan a multi-step change or weigh a tool result before the next "
+        "move."
+    )
     parameters = {
         "type": "object",
         "properties": {"thought": {"type": "string", "description": "Your reasoning."}},

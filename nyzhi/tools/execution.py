@@ -109,10 +109,10 @@ def _lookup(registry: Any, name: str) -> Tool | None:
 async def _default_cap(result: ToolResult, tool: Tool, ctx: ToolContext) -> ToolResult:
     """Large outputs: delegate to ``nyzhi.tools.output.cap_output`` when it exists."""
     try:
-        from nyzhi.tools.output import cap_output  # the registry engineer's module
+        from nyzhi.tools.output import cap_output_async  # the registry engineer's module
     except ImportError:
         return result
-    return cap_output(result, ctx, tool.name)
+    return await cap_output_async(result, ctx, tool.name)
 
 
 async def execute_calls(

@@ -24,6 +24,7 @@ import attrs
 
 from nyzhi.tools.base import Permission, Tool, ToolContext, ToolResult
 from nyzhi.tools.builtin.bash import ArgumentError, run_command
+from nyzhi.tools.offload import run_blocking
 
 KINDS = ("build", "test", "lint", "custom")
 CHECK_TIMEOUT = 600.0
@@ -163,8 +164,8 @@ class VerifyTool(Tool):
         from nyzhi.tools.executors import ExecutorError
         from nyzhi.tools.sandbox import SandboxError
 
-        try:
-            checks = self.checks_for(args, ctx)
+        try:  # detection reads the project's files: off the trio thread
+            checks = await run_blocking(self.checks_for, args, ctx)
         except ArgumentError as exc:
             return ToolResult(str(exc), is_error=True)
         if not checks:

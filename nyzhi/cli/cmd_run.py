@@ -64,6 +64,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_command(args: argparse.Namespace) -> int:
+    from nyzhi.provider import tls
+
+    tls.prewarm()  # the CA bundle loads on another core while the rest is imported
     prompt = " ".join(args.prompt or [])
     if not sys.stdin.isatty():
         piped = sys.stdin.read()

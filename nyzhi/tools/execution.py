@@ -28,7 +28,7 @@ import trio
 
 from nyzhi.tools.base import Permission, Tool, ToolContext, ToolResult
 from nyzhi.tools.gates import ROLE_FENCE, GateDecision, Gates
-from nyzhi.tools.output import cap_output
+from nyzhi.tools.output import cap_output_async
 
 log = logging.getLogger(__name__)
 
@@ -91,8 +91,9 @@ def _lookup(registry: Any, name: str) -> Tool | None:
 
 
 async def _default_cap(result: ToolResult, tool: Tool, ctx: ToolContext) -> ToolResult:
-    """Large outputs are cut and spilled to a file by ``nyzhi.tools.output.cap_output``."""
-    return cap_output(result, ctx, tool.name)
+    """Large outputs are cut and spilled to a file by ``nyzhi.tools.output``, off the trio
+    thread."""
+    return await cap_output_async(result, ctx, tool.name)
 
 
 async def execute_calls(

@@ -2,6 +2,9 @@
 
 Line numbers use the original's ``"{n:6}|line"`` format so the model can cite and edit lines it
 has read; ``read`` and ``tail_file`` share it.
+
+Every disk access (resolving, stat, reading, listing) runs in a worker thread, so a slow or
+hung file system stalls the one call, not the event loop every agent shares.
 """
 
 from __future__ import annotations
@@ -13,8 +16,6 @@ import stat
 from pathlib import Path
 from typing import Any
 
-import trio
-
 from nyzhi.tools.base import ToolContext, ToolResult
 from nyzhi.tools.builtin._common import (
     BuiltinTool,
@@ -23,6 +24,7 @@ from nyzhi.tools.builtin._common import (
     opt_int,
     req_str,
 )
+from nyzhi.tools.offload import run_blocking
 from nyzhi.tools.paths import check_read, display, resolve_arg
 
 MAX_LINE_CHARS = 2000
@@ -81,10 +83,14 @@ class ReadTool(BuiltinTool):
     }
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        path, real = _existing_file(ctx, args.get("file_path"), "file_path")
         offset = opt_int(args, "offset", 1, minimum=1)
         limit = opt_int(args, "limit", DEFAULT_READ_LIMIT, minimum=1)
-        data = await trio.to_thread.run_sync(real.read_bytes)
+
+        def load() -> tuple[Path, bytes]:
+            path, real = _existing_file(ctx, args.get("file_path"), "file_path")
+            return path, real.read_bytes()
+
+        path, data = await run_blocking(load)
         shown = display(ctx, path)
         if is_binary(data):
             return error(
@@ -110,18 +116,21 @@ class ReadTool(BuiltinTool):
         )
 
 
-def _tail(real: Path, count: int) -> tuple[collections.deque[tuple[int, bytes]], int] | None:
-    """The last ``count`` (line number, raw line) pairs and the line total; None if binary.
-    Streams the file so a huge log never sits in memory whole."""
+def _tail(
+    ctx: ToolContext, raw: Any, count: int
+) -> tuple[Path, tuple[collections.deque[tuple[int, bytes]], int] | None]:
+    """The path, and the last ``count`` (line number, raw line) pairs with the line total (None
+    if binary). Streams the file so a huge log never sits in memory whole. Blocking."""
+    path, real = _existing_file(ctx, raw, "path")
     with open(real, "rb") as fh:
         if is_binary(fh.read(BINARY_SNIFF_BYTES)):
-            return None
+            return path, None
         fh.seek(0)
         last: collections.deque[tuple[int, bytes]] = collections.deque(maxlen=count)
         n = 0
-        for n, raw in enumerate(fh, start=1):  # noqa: B007 - n is the line count afterwards
-            last.append((n, raw))
-    return last, n
+        for n, line in enumerate(fh, start=1):  # noqa: B007 - n is the line count afterwards
+            last.append((n, line))
+    return path, (last, n)
 
 
 class TailFileTool(BuiltinTool):
@@ -141,9 +150,8 @@ class TailFileTool(BuiltinTool):
     }
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        path, real = _existing_file(ctx, args.get("path"), "path")
         count = opt_int(args, "lines", 50, minimum=1, maximum=10000)
-        result = await trio.to_thread.run_sync(_tail, real, count)
+        path, result = await run_blocking(_tail, ctx, args.get("path"), count)
         if result is None:
             return error(
                 f"{display(ctx, path)} looks like a binary file; tail_file only shows text files "
@@ -181,27 +189,32 @@ class ListDirTool(BuiltinTool):
     }
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        path, real = _existing_dir(ctx, args.get("path"), "path")
-        dirs, files = [], []
-        with os.scandir(real) as it:
-            for entry in it:
-                if entry.name.startswith("."):
-                    continue
-                try:
-                    if entry.is_dir():
-                        dirs.append(f"[DIR]  {entry.name}/")
-                    else:
-                        size = entry.stat().st_size if entry.is_file() else 0
-                        files.append((entry.name, f"[FILE] {entry.name} ({human_size(size)})"))
-                except OSError:
-                    files.append((entry.name, f"[FILE] {entry.name} (unreadable)"))
-        lines = sorted(dirs) + [text for _, text in sorted(files)]
+        path, lines = await run_blocking(_listing, ctx, args.get("path"))
         total = len(lines)
         if not lines:
             return ToolResult(output=f"({display(ctx, path)} is empty)")
         if total > MAX_LIST_ENTRIES:
             lines = lines[:MAX_LIST_ENTRIES] + [f"... ({total - MAX_LIST_ENTRIES} more entries)"]
         return ToolResult(output="\n".join(lines), metadata={"entries": total})
+
+
+def _listing(ctx: ToolContext, raw: Any) -> tuple[Path, list[str]]:
+    """The directory's path and its entries, directories first, hidden ones omitted. Blocking."""
+    path, real = _existing_dir(ctx, raw, "path")
+    dirs, files = [], []
+    with os.scandir(real) as it:
+        for entry in it:
+            if entry.name.startswith("."):
+                continue
+            try:
+                if entry.is_dir():
+                    dirs.append(f"[DIR]  {entry.name}/")
+                else:
+                    size = entry.stat().st_size if entry.is_file() else 0
+                    files.append((entry.name, f"[FILE] {entry.name} ({human_size(size)})"))
+            except OSError:
+                files.append((entry.name, f"[FILE] {entry.name} (unreadable)"))
+    return path, sorted(dirs) + [text for _, text in sorted(files)]
 
 
 def _tree(real: Path, depth: int) -> tuple[list[str], bool]:
@@ -250,9 +263,13 @@ class DirectoryTreeTool(BuiltinTool):
     }
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        path, real = _existing_dir(ctx, args.get("path"), "path")
         depth = opt_int(args, "depth", 3, minimum=1, maximum=20)
-        lines, truncated = await trio.to_thread.run_sync(_tree, real, depth)
+
+        def tree() -> tuple[Path, tuple[list[str], bool]]:
+            path, real = _existing_dir(ctx, args.get("path"), "path")
+            return path, _tree(real, depth)
+
+        path, (lines, truncated) = await run_blocking(tree)
         root = display(ctx, path)
         out = [root if root.endswith("/") else root + "/"] + lines
         if truncated:
@@ -275,26 +292,31 @@ class FileInfoTool(BuiltinTool):
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         path = resolve_arg(ctx, req_str(args, "path"), arg="path")
-        check_read(ctx, path)
-        st = os.lstat(path)
-        lines = [f"path: {display(ctx, path)}"]
-        if stat.S_ISLNK(st.st_mode):
-            lines.append(f"type: symlink -> {os.readlink(path)}")
-            try:
-                st = os.stat(path)
-            except OSError:
-                lines.append("target: missing")
-                return ToolResult(output="\n".join(lines))
-        kind = "directory" if stat.S_ISDIR(st.st_mode) else "file" if stat.S_ISREG(st.st_mode) else "other"
-        if not lines[-1].startswith("type:"):
-            lines.append(f"type: {kind}")
-        else:
-            lines.append(f"target type: {kind}")
-        lines.append(f"size: {st.st_size} bytes ({human_size(st.st_size)})")
-        lines.append(f"permissions: {stat.filemode(st.st_mode)} ({stat.S_IMODE(st.st_mode):o})")
-        mtime = dt.datetime.fromtimestamp(st.st_mtime).astimezone()
-        lines.append(f"modified: {mtime.isoformat(timespec='seconds')}")
-        return ToolResult(output="\n".join(lines), metadata={"size": st.st_size, "type": kind})
+        return await run_blocking(_file_info, ctx, path)
+
+
+def _file_info(ctx: ToolContext, path: Path) -> ToolResult:
+    """lstat (and stat through a symlink) of ``path``, described. Blocking."""
+    check_read(ctx, path)
+    st = os.lstat(path)
+    lines = [f"path: {display(ctx, path)}"]
+    if stat.S_ISLNK(st.st_mode):
+        lines.append(f"type: symlink -> {os.readlink(path)}")
+        try:
+            st = os.stat(path)
+        except OSError:
+            lines.append("target: missing")
+            return ToolResult(output="\n".join(lines))
+    kind = "directory" if stat.S_ISDIR(st.st_mode) else "file" if stat.S_ISREG(st.st_mode) else "other"
+    if not lines[-1].startswith("type:"):
+        lines.append(f"type: {kind}")
+    else:
+        lines.append(f"target type: {kind}")
+    lines.append(f"size: {st.st_size} bytes ({human_size(st.st_size)})")
+    lines.append(f"permissions: {stat.filemode(st.st_mode)} ({stat.S_IMODE(st.st_mode):o})")
+    mtime = dt.datetime.fromtimestamp(st.st_mtime).astimezone()
+    lines.append(f"modified: {mtime.isoformat(timespec='seconds')}")
+    return ToolResult(output="\n".join(lines), metadata={"size": st.st_size, "type": kind})
 
 
 TOOLS = (ReadTool, TailFileTool, ListDirTool, DirectoryTreeTool, FileInfoTool)

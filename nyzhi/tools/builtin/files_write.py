@@ -1,9 +1,12 @@
 """Changing files: write, edit, multi_edit, delete_file, move_file, copy_file, create_dir.
 
 Each tool first *plans* (reads what it needs, computes every file's new bytes, validates) and
-only then commits the plan through ``nyzhi.tools.undo.commit``: one refusal or failed match
-means nothing was written, and the commit records the changes for ``/undo``. ``preview`` runs
+only then applies the plan through ``nyzhi.tools.undo.apply``: one refusal or failed match
+means nothing was written, and the changes are recorded for ``/undo``. ``preview`` runs
 the same planning and shows the diff without writing, for approval requests.
+
+Planning, writing (each file and its directory are fsynced) and diffing run in a worker thread:
+with many agents, one slow disk must not stall the event loop every agent and the console share.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from typing import Any
 
 import attrs
 
-from nyzhi.tools.base import Permission, ToolContext, ToolResult
+from nyzhi.tools.base import FileChange, Permission, ToolContext, ToolResult
 from nyzhi.tools.builtin._common import ArgError, BuiltinTool, opt_bool, req_str
 from nyzhi.tools.builtin._diff import (
     PREVIEW_DIFF_LINES,
@@ -23,6 +26,7 @@ from nyzhi.tools.builtin._diff import (
     encode,
     unified,
 )
+from nyzhi.tools.offload import run_blocking
 from nyzhi.tools.paths import (
     ToolPathError,
     check_read,
@@ -31,7 +35,7 @@ from nyzhi.tools.paths import (
     read_bytes_nofollow,
     resolve_arg,
 )
-from nyzhi.tools.undo import Planned, commit
+from nyzhi.tools.undo import TRANSACTION_LOCK, Planned, apply, record
 
 
 @attrs.define
@@ -69,10 +73,6 @@ def missing_parents(path: Path) -> list[Step]:
     return list(reversed(steps))
 
 
-def apply_steps(ctx: ToolContext, tool: str, steps: list[Step]) -> None:
-    commit(ctx, tool, [Planned(path=s.path, after=s.after, kind=s.kind, mode=s.mode) for s in steps])
-
-
 def diff_steps(ctx: ToolContext, steps: list[Step], max_lines: int) -> str:
     parts = [
         unified(display(ctx, s.path), s.before, s.after, max_lines=max_lines)
@@ -96,9 +96,8 @@ class _PlanningTool(BuiltinTool):
     def summary(self, ctx: ToolContext, steps: list[Step], args: dict[str, Any]) -> str:
         raise NotImplementedError
 
-    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        steps = self.plan(args, ctx)
-        apply_steps(ctx, self.name, steps)
+    def report(self, ctx: ToolContext, steps: list[Step], args: dict[str, Any]) -> ToolResult:
+        """The result the model reads: the summary line and the diff of what changed."""
         text = self.summary(ctx, steps, args)
         diff = diff_steps(ctx, steps, RESULT_DIFF_LINES)
         return ToolResult(
@@ -106,11 +105,29 @@ class _PlanningTool(BuiltinTool):
             metadata={"paths": [str(s.path) for s in steps if s.kind == "file"]},
         )
 
-    async def preview(self, args: dict[str, Any], ctx: ToolContext) -> str:
+    def transact(self, args: dict[str, Any], ctx: ToolContext) -> tuple[ToolResult, list[FileChange]]:
+        """Plan, write and report one call. Blocking: runs in a worker thread."""
+        with TRANSACTION_LOCK:
+            steps = self.plan(args, ctx)
+            planned = [Planned(path=s.path, after=s.after, kind=s.kind, mode=s.mode) for s in steps]
+            changes = apply(ctx, self.name, planned)
+        return self.report(ctx, steps, args), changes
+
+    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        # Not abandoned on cancel: a write that started finishes, and is recorded (below, before
+        # any checkpoint could deliver the cancellation) so /undo knows about it.
+        result, changes = await run_blocking(self.transact, args, ctx)
+        record(ctx.changes, changes)
+        return result
+
+    def _preview(self, args: dict[str, Any], ctx: ToolContext) -> str:
         try:
             return diff_steps(ctx, self.plan(args, ctx), PREVIEW_DIFF_LINES)
         except (ArgError, ToolPathError, OSError, ValueError) as exc:
             return f"(no preview: {exc})"
+
+    async def preview(self, args: dict[str, Any], ctx: ToolContext) -> str:
+        return await run_blocking(self._preview, args, ctx)
 
 
 class WriteTool(_PlanningTool):
@@ -342,9 +359,7 @@ class DeleteFileTool(_PlanningTool):
         kind = "directory" if steps[0].kind == "dir" else "file"
         return f"Deleted {kind} {display(ctx, steps[0].path)}"
 
-    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        steps = self.plan(args, ctx)
-        apply_steps(ctx, self.name, steps)
+    def report(self, ctx: ToolContext, steps: list[Step], args: dict[str, Any]) -> ToolResult:
         return ToolResult(output=self.summary(ctx, steps, args), metadata={"paths": [str(steps[0].path)]})
 
 
@@ -377,9 +392,7 @@ class MoveFileTool(_PlanningTool):
     def summary(self, ctx: ToolContext, steps: list[Step], args: dict[str, Any]) -> str:
         return f"Moved {display(ctx, steps[-1].path)} -> {display(ctx, steps[-2].path)}"
 
-    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        steps = self.plan(args, ctx)
-        apply_steps(ctx, self.name, steps)
+    def report(self, ctx: ToolContext, steps: list[Step], args: dict[str, Any]) -> ToolResult:
         return ToolResult(output=self.summary(ctx, steps, args))
 
 
@@ -406,9 +419,7 @@ class CopyFileTool(_PlanningTool):
     def summary(self, ctx: ToolContext, steps: list[Step], args: dict[str, Any]) -> str:
         return f"Copied {display(ctx, resolve_arg(ctx, args.get('source'), arg='source'))} -> {display(ctx, steps[-1].path)}"
 
-    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        steps = self.plan(args, ctx)
-        apply_steps(ctx, self.name, steps)
+    def report(self, ctx: ToolContext, steps: list[Step], args: dict[str, Any]) -> ToolResult:
         return ToolResult(output=self.summary(ctx, steps, args))
 
 
@@ -433,12 +444,10 @@ class CreateDirTool(_PlanningTool):
             return []
         return missing_parents(path) + [Step(path=path, before=None, after=b"", kind="dir")]
 
-    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        steps = self.plan(args, ctx)
+    def report(self, ctx: ToolContext, steps: list[Step], args: dict[str, Any]) -> ToolResult:
         shown = display(ctx, resolve_arg(ctx, args.get("path"), arg="path"))
         if not steps:
             return ToolResult(output=f"Directory {shown} already exists")
-        apply_steps(ctx, self.name, steps)
         return ToolResult(output=f"Created directory {shown}")
 
 

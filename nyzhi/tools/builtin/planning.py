@@ -12,8 +12,11 @@ import re
 from pathlib import Path
 from typing import Any
 
+import trio
+
 from nyzhi.tools.base import ToolContext, ToolResult
 from nyzhi.tools.builtin._common import ArgError, BuiltinTool, req_str
+from nyzhi.tools.offload import run_blocking
 from nyzhi.tools.paths import atomic_write
 
 STATUSES = ("pending", "in_progress", "completed", "cancelled")
@@ -27,21 +30,31 @@ def todos_path(ctx: ToolContext) -> Path | None:
     return Path(ctx.workspace_root) / ".nyzhi" / "todos" / f"{safe}.json"
 
 
+def _read_todos(path: Path | None) -> list[dict[str, Any]]:
+    """The todos saved at ``path`` ([] when absent or unreadable). Blocking."""
+    if path is None or not path.exists():
+        return []
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return [t for t in data.get("todos", []) if isinstance(t, dict) and "id" in t]
+    except (OSError, ValueError):
+        return []
+
+
 def load_todos(ctx: ToolContext) -> list[dict[str, Any]]:
     """The session's todos: from state, else from the session's file, else empty."""
     todos = ctx.state.get("todos")
-    if todos is not None:
-        return todos
-    path = todos_path(ctx)
-    todos = []
-    if path is not None and path.exists():
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-            todos = [t for t in data.get("todos", []) if isinstance(t, dict) and "id" in t]
-        except (OSError, ValueError):
-            todos = []
-    ctx.state["todos"] = todos
+    if todos is None:
+        todos = ctx.state["todos"] = _read_todos(todos_path(ctx))
     return todos
+
+
+async def load_todos_async(ctx: ToolContext) -> list[dict[str, Any]]:
+    """``load_todos`` with the file read (first use in a session only) in a worker thread."""
+    if ctx.state.get("todos") is None:
+        todos = await run_blocking(_read_todos, todos_path(ctx))
+        ctx.state.setdefault("todos", todos)  # unless another call loaded them meanwhile
+    return load_todos(ctx)
 
 
 def render(todos: list[dict[str, Any]]) -> str:
@@ -120,7 +133,7 @@ class TodoWriteTool(BuiltinTool):
                 "blocked_by": _str_list(item.get("blocked_by"), f"todos[{i}].blocked_by"),
                 "blocks": _str_list(item.get("blocks"), f"todos[{i}].blocks"),
             })
-        todos = load_todos(ctx)
+        todos = await load_todos_async(ctx)
         by_id = {t["id"]: t for t in todos}
         for up in updates:
             existing = by_id.get(up["id"])
@@ -142,8 +155,11 @@ class TodoWriteTool(BuiltinTool):
                     existing["blocks"] = up["blocks"]
         path = todos_path(ctx)
         if path is not None:
-            payload = json.dumps({"session": ctx.session_id, "todos": todos}, indent=2) + "\n"
-            atomic_write(path, payload.encode("utf-8"))
+            # The file is written in a worker thread. Two todowrite calls of one step run
+            # concurrently: taking the snapshot under a lock makes the last save hold both.
+            async with ctx.state.setdefault("todos_save_lock", trio.Lock()):
+                payload = json.dumps({"session": ctx.session_id, "todos": todos}, indent=2) + "\n"
+                await run_blocking(atomic_write, path, payload.encode("utf-8"))
         return ToolResult(output=render(todos), metadata={"todos": [dict(t) for t in todos]})
 
 
@@ -156,7 +172,7 @@ class TodoReadTool(BuiltinTool):
     parameters = {"type": "object", "properties": {}}
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        todos = load_todos(ctx)
+        todos = await load_todos_async(ctx)
         return ToolResult(output=render(todos), metadata={"todos": [dict(t) for t in todos]})
 
 

@@ -20,6 +20,7 @@ from nyzhi.tools.base import ToolContext, ToolResult
 from nyzhi.tools.builtin._common import ArgError, BuiltinTool, error, opt_int, opt_str, req_str
 from nyzhi.tools.builtin._ignore import compile_glob, compile_include, walk_files
 from nyzhi.tools.builtin._proc import run_argv
+from nyzhi.tools.offload import run_blocking
 from nyzhi.tools.paths import check_read, display, resolve_arg
 
 MAX_GREP_MATCHES = 500
@@ -37,6 +38,7 @@ def find_rg() -> str | None:
 
 
 def _root(ctx: ToolContext, raw: Any) -> tuple[Path, str]:
+    """The search root and how to show it; ``ArgError`` if it does not exist. Blocking (stat)."""
     path = resolve_arg(ctx, raw if raw not in (None, "") else ".", arg="path")
     check_read(ctx, path)
     if not path.exists():
@@ -146,7 +148,7 @@ class GrepTool(BuiltinTool):
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         pattern = req_str(args, "pattern")
         include = opt_str(args, "include")
-        root, shown = _root(ctx, args.get("path"))
+        root, shown = await run_blocking(_root, ctx, args.get("path"))
         rg = find_rg()
         if rg is not None:
             lines, truncated = await grep_rg(rg, pattern, root, shown, include, Path(ctx.cwd))
@@ -222,16 +224,21 @@ class GlobTool(BuiltinTool):
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         pattern = req_str(args, "pattern")
-        root, _ = _root(ctx, args.get("path"))
-        if not root.is_dir():
+        base, rest = split_glob(pattern)
+
+        def find_root() -> tuple[Path, bool, bool]:
+            root, _ = _root(ctx, args.get("path"))
+            return root, root.is_dir(), (root / base).is_dir()
+
+        root, root_is_dir, base_is_dir = await run_blocking(find_root)
+        if not root_is_dir:
             return error(
                 f"path {display(ctx, root)} is not a directory; glob searches from a directory "
                 "(use read or file_info for a file)"
             )
-        base, rest = split_glob(pattern)
         if base:
             root = root / base
-        if not root.is_dir() or ".git" in base.split("/"):
+        if not base_is_dir or ".git" in base.split("/"):
             return ToolResult(output=f"No files match {pattern}", metadata={"count": 0})
         rx = compile_glob(rest)
         files = await list_files(root, hidden=True, prefilter=rest)

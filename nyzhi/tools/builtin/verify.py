@@ -25,6 +25,7 @@ import attrs
 from nyzhi.tools.base import Permission, Tool, ToolContext, ToolResult
 from nyzhi.tools.builtin._common import ArgError
 from nyzhi.tools.builtin.bash import run_command
+from nyzhi.tools.offload import run_blocking
 
 KINDS = ("build", "test", "lint", "custom")
 CHECK_TIMEOUT = 600.0
@@ -166,8 +167,8 @@ class VerifyTool(Tool):
         from nyzhi.tools.executors import ExecutorError
         from nyzhi.tools.sandbox import SandboxError
 
-        try:
-            checks = self.checks_for(args, ctx)
+        try:  # detection reads the project's files: off the trio thread
+            checks = await run_blocking(self.checks_for, args, ctx)
         except ArgError as exc:
             return ToolResult(str(exc), is_error=True)
         if not checks:

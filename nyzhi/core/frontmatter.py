@@ -70,12 +70,11 @@ def parse_block(lines: list[str], source: Path | str, first_line: int = 1) -> di
         elif value == "" or value.startswith("#"):
             items: list[Any] = []
             while i < len(lines) and re.match(r"^\s*-(\s|$)", lines[i]):
-                items.append(_scalar(lines[i].strip()[1:].strip(), lambda w: fail(i, w)))
+                items.append(_scalar(lines[i].strip()[1:].strip(), lambda w, at=i: fail(at, w)))
                 i += 1
             fields[key] = items if items else None
         else:
-            at = i - 1
-            fields[key] = _value(value, lambda what: fail(at, what))
+            fields[key] = _value(value, lambda what, at=i - 1: fail(at, what))
     return fields
 
 

@@ -86,22 +86,26 @@ class LeaseTable:
 
     async def acquire(
         self, paths: Iterable[str | os.PathLike[str]], holder: str, *,
-        wait: float | None = None, root: Path | None = None,
+        wait: float | None = None, root: Path | None = None, resolved: bool = False,
     ) -> Lease:
         """Take every path for ``holder``, waiting up to ``wait`` seconds (default
         ``self.wait``) for other holders; ``LeaseBusy`` past that. ``root`` makes the path in
-        the error relative (and resolves relative ``paths``)."""
-        wanted = sorted({real_path(p, root) for p in paths})
-        bound = self.wait if wait is None else wait
-        deadline = trio.current_time() + bound if bound < math.inf else math.inf
+        the error relative (and resolves relative ``paths``); ``resolved`` says the paths are
+        real already (the gates resolved them), which saves resolving them again."""
+        if resolved:
+            wanted = sorted({Path(p) for p in paths})
+        else:
+            wanted = sorted({real_path(p, root) for p in paths})
         blocked = self._blocker(wanted, holder)
-        with trio.move_on_at(deadline):
-            while blocked is not None:
-                await self._released.park()
-                blocked = self._blocker(wanted, holder)
         if blocked is not None:
-            path, lease = blocked
-            raise LeaseBusy(lease.holder, path, _shown(path, root), bound)
+            bound = self.wait if wait is None else wait
+            with trio.move_on_at(trio.current_time() + bound if bound < math.inf else math.inf):
+                while blocked is not None:
+                    await self._released.park()
+                    blocked = self._blocker(wanted, holder)
+            if blocked is not None:
+                path, lease = blocked
+                raise LeaseBusy(lease.holder, path, _shown(path, root), bound)
         lease = Lease(holder, tuple(p for p in wanted if p not in self._held))
         for path in lease.paths:
             self._held[path] = lease
@@ -134,10 +138,10 @@ class LeaseTable:
     @contextlib.asynccontextmanager
     async def hold(
         self, paths: Iterable[str | os.PathLike[str]], holder: str, *,
-        wait: float | None = None, root: Path | None = None,
+        wait: float | None = None, root: Path | None = None, resolved: bool = False,
     ) -> AsyncIterator[Lease]:
         """``acquire`` for the duration of the block; released however the block ends."""
-        lease = await self.acquire(paths, holder, wait=wait, root=root)
+        lease = await self.acquire(paths, holder, wait=wait, root=root, resolved=resolved)
         try:
             yield lease
         finally:
@@ -146,14 +150,16 @@ class LeaseTable:
 
 @contextlib.asynccontextmanager
 async def write_leases(tool: Any, ctx: Any, paths: Iterable[Path]) -> AsyncIterator[Lease | None]:
-    """Hold the leases one tool call needs: ``paths`` (the gates' resolved targets) if the
-    tool writes files and the context has a lease table; otherwise nothing."""
+    """Hold the leases one tool call needs: ``paths`` (the gates' targets, already resolved
+    with ``os.path.realpath`` like the sandbox does) if the tool writes files and the context
+    has a lease table; otherwise nothing."""
     table = getattr(ctx, "leases", None)
     paths = list(paths)
     if table is None or not getattr(tool, "writes_files", False) or not paths:
         yield None
         return
-    async with table.hold(paths, ctx.agent_path, root=Path(ctx.workspace_root)) as lease:
+    root = Path(ctx.workspace_root)
+    async with table.hold(paths, ctx.agent_path, root=root, resolved=True) as lease:
         yield lease
 
 

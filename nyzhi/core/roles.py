@@ -351,7 +351,7 @@ class RoleCatalog:
             role = self.roles[name]
             traits = [f"{role.max_steps} steps"]
             if role.read_only:
-                traits.append("read-only")
+                traits.append("read only")
             text = role.description or "(no description)"
             lines.append(f"- {name}: {text} ({', '.join(traits)})")
         return "\n".join(lines)

@@ -219,7 +219,7 @@ def test_role_list_for_spawn_agent_and_unknown_tool_warnings(tmp_path):
     text = catalog.render_list()
     lines = text.splitlines()
     assert [line.split(":")[0][2:] for line in lines] == [*BUILTIN_NAMES, "zed"]
-    assert "- explorer: Read-only codebase search" in text and "(30 steps, read-only)" in text
+    assert "- explorer: Read-only codebase search" in text and "(30 steps, read only)" in text
     assert "- zed: Zed. (50 steps)" in text
     notes = catalog.check_tools(default_registry().names())
     assert notes == [f"role 'zed' ({tmp_path / '.claude/agents/zed.md'}) names unknown tools: "

@@ -133,6 +133,13 @@ BUILTIN_ROLES: dict[str, Role] = {r.name: r for r in (
 )}
 
 
+def subagent_prompt(role: Role, briefing: str = "") -> str:
+    """The text for a subagent's ``PromptParts.role_prompt``: its role's prompt, the rules every
+    subagent follows, and the parent's briefing (``nyzhi.core.briefing``), if any."""
+    return "\n\n".join(p for p in (role.system_prompt.strip(), rp.SHARED_RULES,
+                                     briefing.strip()) if p)
+
+
 def synthesized_role(name: str) -> Role:
     """The role for a name nothing defines: the default role under that name."""
     return attrs.evolve(BUILTIN_ROLES[DEFAULT_ROLE], name=name, source="synthesized")

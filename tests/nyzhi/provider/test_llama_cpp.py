@@ -123,3 +123,34 @@ def test_a_complete_tool_call_passes_through() -> None:
     (end,) = [e for e in events if isinstance(e, ToolCallEnd)]
     assert (end.name, json.loads(end.arguments)) == ("list_dir", {"path": "."})
     assert events[-1].reason == "tool_use"
+
+
+# --- the offline model's request -------------------------------------------------------------
+
+
+def _tool(name: str):
+    from nyzhi.provider.types import ToolSchema
+
+    return ToolSchema(name, f"the {name} tool", {"type": "object", "properties": {}})
+
+
+async def test_the_offline_model_is_offered_a_few_tools_and_a_low_temperature() -> None:
+    from nyzhi.provider.llama_cpp import OFFLINE_MODEL, OFFLINE_TEMPERATURE, OFFLINE_TOOLS
+
+    everything = tuple(_tool(n) for n in ("read", "write", "bash", "list_dir", "git_log", "grep"))
+    body = await _sent(simple_request(tools=everything, model=OFFLINE_MODEL))
+    offered = [t["function"]["name"] for t in body["tools"]]
+    assert offered == ["read", "list_dir", "grep"] and set(offered) <= set(OFFLINE_TOOLS)
+    assert body["temperature"] == OFFLINE_TEMPERATURE
+    # A tool the request names stays, and a caller's own tools are left alone.
+    named = await _sent(simple_request(tools=everything, tool_choice="bash", model=OFFLINE_MODEL))
+    assert [t["function"]["name"] for t in named["tools"]] == ["read", "bash", "list_dir", "grep"]
+    own = await _sent(simple_request(tools=(_tool("get_weather"),), model=OFFLINE_MODEL))
+    assert [t["function"]["name"] for t in own["tools"]] == ["get_weather"]
+
+
+async def test_another_llama_cpp_model_gets_every_tool_and_its_own_temperature() -> None:
+    everything = tuple(_tool(n) for n in ("read", "write", "bash"))
+    body = await _sent(simple_request(tools=everything, model="qwen2.5-coder-7b"))
+    assert [t["function"]["name"] for t in body["tools"]] == ["read", "write", "bash"]
+    assert "temperature" not in body

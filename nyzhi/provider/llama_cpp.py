@@ -22,6 +22,7 @@ plus two guards a small local model needs.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 import attrs
@@ -67,8 +68,9 @@ class RepetitionGuard:
         #: The longest tail ``period`` ever looks at (a stream keeps only this much).
         self.window = max(min_copies * max_period, min_span)
 
-    def period(self, text: str) -> int | None:
-        """The shortest repeating period at the end of ``text``, or None."""
+    def period(self, text: Sequence[Any]) -> int | None:
+        """The shortest repeating period at the end of ``text``, or None. Any sequence with
+        slicing and ``==`` works: the llama.cpp server bootstrap passes token ids."""
         n = len(text)
         for p in range(1, self.max_period + 1):
             need = max(self.min_copies * p, self.min_span)

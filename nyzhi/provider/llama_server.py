@@ -87,6 +87,24 @@ if os.environ.pop("NYZHI_LLAMA_EXTRA_BUFFERS", "0") != "1":
     except Exception as exc:
         print("nyzhi: could not disable llama.cpp extra buffers:", exc, file=sys.stderr)
 try:
+    import llama_cpp as _llama_cpp
+    from nyzhi.provider.llama_cpp import RepetitionGuard
+    _guard = RepetitionGuard(min_copies=4, min_span=64, max_period=64)  # in tokens
+
+    # Stops a completion whose generated tokens have started to loop (the client's guard
+    # would cut the text anyway; this saves generating the rest of it).
+    def _looping():
+        start = []
+        def looping(input_ids, logits):
+            if not start:
+                start.append(len(input_ids))
+            generated = input_ids[start[0]:]
+            return _guard.period(generated[-_guard.window:].tolist()) is not None
+        return looping
+except Exception as exc:
+    _looping = None
+    print("nyzhi: no repetition guard in the server:", exc, file=sys.stderr)
+try:
     import llama_cpp.llama_chat_format as _fmt
     _default_cap = int(os.environ.pop("NYZHI_LLAMA_MAX_TOKENS", "512"))
     _registry = _fmt.LlamaChatCompletionHandlerRegistry()
@@ -107,6 +125,11 @@ try:
             prompt = kwargs.get("prompt")
             if isinstance(prompt, str) and prompt.endswith("message:\\n"):
                 kwargs["grammar"] = None  # free text, not the function-name grammar
+            if _looping is not None:
+                criteria = list(kwargs.get("stopping_criteria") or ())
+                kwargs["stopping_criteria"] = _llama_cpp.StoppingCriteriaList(
+                    [*criteria, _looping()]
+                )
             result = self._llama.create_completion(*args, **kwargs)
             if isinstance(result, dict):
                 self.left -= (result.get("usage") or {}).get("completion_tokens") or 0

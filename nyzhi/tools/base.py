@@ -95,6 +95,7 @@ class ToolContext:
     state: dict[str, Any] = attrs.field(factory=dict)  # per-session tool state (todos, ...)
     registry: Any = None  # the ToolRegistry, for tool_search
     nodes: dict[str, Any] = attrs.field(factory=dict)  # name -> Executor, for the `node` argument
+    env_policy: Any = None  # nyzhi.tools.env_policy.EnvPolicy for helper processes (None: default)
 
 
 class Tool:

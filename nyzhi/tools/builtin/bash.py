@@ -128,7 +128,7 @@ class BashTool(Tool):
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         from nyzhi.tools.executors import ExecutorError
-        from nyzhi.tools.sandbox import SandboxError
+        from nyzhi.tools.sandbox import SandboxError, network_hint
 
         command = args.get("command")
         if not isinstance(command, str) or not command.strip():
@@ -141,6 +141,8 @@ class BashTool(Tool):
         text = res.output if res.output.strip() else "(no output)"
         if not res.timed_out and res.exit_code != 0:  # the executor already notes a timeout
             text = f"{text.rstrip()}\n[exit code {res.exit_code}]"
+            if hint := network_hint(ctx.sandbox, res.output, res.sandboxed):
+                text += "\n" + hint
         return ToolResult(text, is_error=res.exit_code != 0 or res.timed_out, metadata=meta)
 
 

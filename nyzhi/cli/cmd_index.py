@@ -2,7 +2,7 @@
 
 ``build`` runs the same ``IndexService`` actor the runtime runs under ``/services`` and renders
 its ``index_progress`` events: a progress bar with an ETA on a terminal, plain lines otherwise
-(one per embedded file, one per 200 files looked at, and the summary), so scripts and tests can
+(one per embedded file, one per 100 files looked at, and the summary), so scripts and tests can
 follow it. Imports stay inside the handlers so ``nyz --help`` stays fast.
 """
 
@@ -11,8 +11,6 @@ from __future__ import annotations
 import argparse
 import sys
 from typing import Any, TextIO
-
-PLAIN_EVERY = 200
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -71,7 +69,6 @@ def _renderer(out: TextIO) -> Any:
 
         def __init__(self) -> None:
             self.tty = out.isatty()
-            self.last_embedded = 0
 
         def on_index_progress(self, event: ev.IndexProgress) -> None:
             if event.done:
@@ -80,11 +77,9 @@ def _renderer(out: TextIO) -> Any:
                 out.write(f"indexed {event.summary}\n")
             elif self.tty:
                 out.write("\r\033[K" + bar(event))
-            elif (event.embedded != self.last_embedded or event.files_done % PLAIN_EVERY == 0
-                  or event.files_done == event.files_total):
+            else:
                 out.write(f"{event.files_done}/{event.files_total} files, {event.embedded} "
                           f"embedded, {event.chunks} chunks: {event.path}\n")
-            self.last_embedded = event.embedded
             out.flush()
 
     return BuildProgress()

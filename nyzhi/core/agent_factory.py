@@ -131,6 +131,9 @@ class AgentFactory:
     prompt: PromptParts  # workspace, rules, custom instructions
     settings: TurnSettings  # from config; a spec's budget and model adjust it
     session_id: str
+    # ``[index] auto_context``: chunks of the semantic index relevant to a typed prompt
+    # (nyzhi.core.assembly.open_index), added to it like a hook's context.
+    auto_context: Callable[[str], Awaitable[str]] | None = None
 
     def build(self, spec: AgentSpec) -> Agent:
         tooling = self.tooling.for_agent(
@@ -186,6 +189,10 @@ class AgentFactory:
             return prompt, outcome.message or "blocked by a user_prompt_submit hook"
         if outcome.context:
             prompt = f"{prompt}\n\n{outcome.context}"
+        if self.auto_context is not None:
+            extra = await self.auto_context(prompt)
+            if extra:
+                prompt = f"{prompt}\n\n{extra}"
         return prompt, None
 
 

@@ -159,6 +159,8 @@ async def open_runtime(
         _store, writer, resumed = assembly.open_session(options, workspace, provider)
         session_id = writer.id if writer else (resumed.id if resumed else uuid.uuid4().hex)
         tooling.context.session_id = hooks.session_id = session_id
+        auto_context = await assembly.open_index(
+            system, config, workspace.root, bus.publish, tooling.registry, options.env)
         factory = AgentFactory(
             provider=provider,
             tooling=tooling,
@@ -176,6 +178,7 @@ async def open_runtime(
                 compact_instructions=config.agent.compact_instructions or "",
             ),
             session_id=session_id,
+            auto_context=auto_context,
         )
         main = factory.build(AgentSpec(ev.MAIN_AGENT, session=writer, prompt_hooks=True))
         if resumed is not None:

@@ -85,15 +85,21 @@ class LocalEmbedder:
     batch = 8
 
     def __init__(self, threads: int | None = None) -> None:
+        # Only locate the files here: loading the model takes seconds, paid on first use.
+        self._files = find_model_files()
+        self._threads = threads or min(2, os.cpu_count() or 1)
+        self._session: Any = None
+
+    def _load(self) -> None:
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
-        model, tokenizer = find_model_files()
+        model, tokenizer = self._files
         self._tok = Tokenizer.from_file(str(tokenizer))
         self._tok.enable_truncation(MAX_TOKENS)
         self._tok.enable_padding()
         opts = ort.SessionOptions()
-        opts.intra_op_num_threads = threads or min(2, os.cpu_count() or 1)
+        opts.intra_op_num_threads = self._threads
         opts.log_severity_level = 3
         self._session = ort.InferenceSession(
             str(model), sess_options=opts, providers=["CPUExecutionProvider"]
@@ -103,6 +109,8 @@ class LocalEmbedder:
     def embed(self, texts: Sequence[str]) -> Any:
         import numpy as np
 
+        if self._session is None:
+            self._load()
         out = []
         for start in range(0, len(texts), self.batch):
             encs = self._tok.encode_batch(list(texts[start : start + self.batch]))

@@ -5,7 +5,8 @@ work of the actor (in a worker thread: embedding is CPU work), so asks keep bein
 while it runs: ``Build`` starts a refresh (or joins the running one) and returns a
 ``BuildHandle`` to await; ``Search`` and ``Status`` answer at once. Progress goes out as
 ``index_progress`` events through the ``emit`` it was given (the runtime's event bus, or
-``nyz index build``'s renderer), one per file looked at and a last one with ``done=True``.
+``nyz index build``'s renderer): one per file (re)embedded, one per ``PROGRESS_EVERY`` files
+looked at, and a last one with ``done=True``.
 
 The embedder (seconds to load the ONNX model) is made on first need, in a worker thread.
 Stopping the actor asks the build to stop after the current file; what was committed stays.
@@ -29,6 +30,7 @@ from nyzhi.index.store import IndexStore
 
 SERVICE_NAME = "index"
 SERVICE_PATH = f"/services/{SERVICE_NAME}"
+PROGRESS_EVERY = 100
 Emit = Callable[[ev.Event], Awaitable[None]]
 
 
@@ -136,8 +138,13 @@ class IndexService(actors.Actor):
             emit = self._emit
             agent = self.context.path
 
+            last = [0]
+
             def progress(p: Progress) -> None:
-                if emit is not None:
+                # One event per embedded file, one per PROGRESS_EVERY files looked at.
+                quiet = p.embedded == last[0] and p.files_done % PROGRESS_EVERY
+                last[0] = p.embedded
+                if emit is not None and (not quiet or p.files_done == p.files_total):
                     event = ev.IndexProgress(p.files_done, p.files_total, p.embedded, p.chunks,
                                              p.path, round(p.elapsed, 3), agent=agent)
                     trio.from_thread.run(emit, event, trio_token=token)

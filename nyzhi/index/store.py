@@ -29,6 +29,12 @@ import attrs
 from nyzhi.config.paths import project_data_dir
 
 SCHEMA_VERSION = "1"
+# Words too common to rank by: an OR over them would match every chunk and drown the signal.
+STOPWORDS = frozenset(
+    "a an and are as at be been but by can do does for from had has have how i if in into is "
+    "it its me my no not of on or our so than that the their them then there these they this "
+    "to was we were what when where which while who why will with would you your".split()
+)
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS files (
@@ -38,7 +44,7 @@ CREATE TABLE IF NOT EXISTS chunks (
     id INTEGER PRIMARY KEY AUTOINCREMENT, path TEXT NOT NULL, start INTEGER NOT NULL,
     "end" INTEGER NOT NULL, symbol TEXT NOT NULL, text TEXT NOT NULL, vector BLOB NOT NULL);
 CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path);
-CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(terms);
+CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(terms, tokenize='porter unicode61');
 """
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _WORD = re.compile(r"[A-Za-z0-9]+")
@@ -323,8 +329,10 @@ class IndexStore:
         return {r[0]: StoredChunk(*r) for r in rows}
 
     def keyword_search(self, query: str, k: int) -> list[tuple[int, float]]:
-        """(chunk id, bm25 score; lower is better), best first: any query word may match."""
+        """(chunk id, bm25 score; lower is better), best first: any query word but stopwords
+        may match (porter-stemmed: ``requests`` finds ``request``)."""
         words = [w.lower() for w in _WORD.findall(_CAMEL.sub(" ", query))]
+        words = [w for w in words if w not in STOPWORDS and len(w) > 1]
         if not words:
             return []
         match = " OR ".join(f'"{w}"' for w in dict.fromkeys(words))

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
@@ -89,8 +90,14 @@ class LocalEmbedder:
         self._files = find_model_files()
         self._threads = threads or min(2, os.cpu_count() or 1)
         self._session: Any = None
+        self._loading = threading.Lock()  # the builder and a search may both come first
 
     def _load(self) -> None:
+        with self._loading:
+            if self._session is None:
+                self._load_now()
+
+    def _load_now(self) -> None:
         import onnxruntime as ort
         from tokenizers import Tokenizer
 

@@ -76,3 +76,12 @@ def test_blank_files_have_no_chunks_and_languages_are_known_by_suffix():
     assert chunk_file("empty.py", "\n\n  \n") == []
     assert (language("a.PY"), language("x.tsx"), language("y.rs"), language("README")) == (
         "python", "js", "rust", "")
+
+
+def test_the_build_progress_bar_shows_files_chunks_and_eta():
+    from nyzhi.cli.cmd_index import bar
+    from nyzhi.core import events as ev
+
+    line = bar(ev.IndexProgress(10, 40, 10, 25, "src/app.py", 20.0), width=8)
+    # 10 files in 20 s: 30 more take 60 s
+    assert line == "[##......] 10/40 files  25 chunks  ETA 1m00s  src/app.py"

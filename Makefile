@@ -19,7 +19,7 @@ install: $(STAMP) $(SYSTEM_STAMP) bytecode
 bytecode: $(STAMP)
 	@$(PY) -m compileall -q -j 0 actors nyzhi benchmarks >/dev/null
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml Makefile
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
 	$(PIP) install -q -e '.[dev,local]'

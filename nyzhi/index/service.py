@@ -149,10 +149,13 @@ class IndexService(actors.Actor):
                                              p.path, round(p.elapsed, 3), agent=agent)
                     trio.from_thread.run(emit, event, trio_token=token)
 
+            # Abandoned on cancel (the actor stopping): the thread sees ``_stop`` after the
+            # file it is on, and every commit is whole, so nothing waits for the model.
             handle.report = await trio.to_thread.run_sync(
                 lambda: build_index(store, embedder, self._settings.root,
                                     exclude=self._settings.exclude, on_progress=progress,
-                                    should_stop=self._stop.is_set)
+                                    should_stop=self._stop.is_set),
+                abandon_on_cancel=True,
             )
             if emit is not None:
                 r = handle.report
@@ -174,9 +177,14 @@ class IndexService(actors.Actor):
         if not store.counts()[1] and self._building is None:
             raise NoIndex("the semantic index is empty: run `nyz index build`")
         embedder = None if msg.mode == "keyword" else await self._get_embedder()
+        built_with = store.get_meta("model_id")
+        if embedder is not None and built_with and built_with != embedder.model_id:
+            raise NoIndex(f"the index was built with {built_with} but [index] embedding now "
+                          f"gives {embedder.model_id}: run `nyz index build` to rebuild it")
         return await trio.to_thread.run_sync(
             lambda: search(store, embedder, msg.query, k=msg.k, per_file=msg.per_file,
-                           mode=msg.mode)
+                           mode=msg.mode),
+            abandon_on_cancel=True,
         )
 
     def _status(self) -> IndexStatus:

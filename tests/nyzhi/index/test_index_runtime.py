@@ -104,5 +104,8 @@ async def test_nyz_index_commands(workspace, configure):
         assert code == 0 and out.startswith("colors.py:1-2 (hex_to_rgb)")
         code, out, _ = await run("search", "backoff", "--mode", "keyword")
         assert out.startswith("retry.py:1-3")
+        configure(workspace, server.url_for("openai"), extra='[index]\nembedding = "local"\n')
+        code, _, err = await run("search", "backoff")
+        assert code == 1 and "built with remote:fake-embed" in err and "nyz index build" in err
         code, out, _ = await run("clear")
         assert code == 0 and "removed" in out and not index_dir(workspace).exists()

@@ -3,7 +3,8 @@
 Files come from the same walker as the ``grep`` and ``glob`` tools (``walk_files``: .gitignore,
 .ignore, hidden entries, ``node_modules``/``target``), plus ``[index] exclude`` globs. A file
 whose size and mtime match the index is not even read; one whose bytes hash the same is only
-re-stamped; only files whose content changed are chunked and embedded. Files that disappeared
+re-stamped; only files whose content changed are chunked, and of their chunks only those whose
+text changed are embedded (the others keep their stored vectors). Files that disappeared
 leave the index. Binary files (a NUL byte in the first 8 KiB) and files over
 ``MAX_FILE_BYTES`` are skipped and counted.
 
@@ -50,14 +51,16 @@ class BuildReport:
     embedded: int = 0
     unchanged: int = 0
     removed: int = 0
-    chunks: int = 0
+    chunks: int = 0  # chunks embedded
+    reused: int = 0  # chunks of changed files whose text, hence vector, was unchanged
     skipped_binary: int = 0
     skipped_large: int = 0
     seconds: float = 0.0
 
     def summary(self) -> str:
         return (
-            f"{self.files} files: {self.embedded} embedded ({self.chunks} chunks), "
+            f"{self.files} files: {self.embedded} embedded ({self.chunks} chunks"
+            f"{f', {self.reused} reused' if self.reused else ''}), "
             f"{self.unchanged} unchanged, {self.removed} removed; skipped "
             f"{self.skipped_binary} binary and {self.skipped_large} too large; "
             f"{self.seconds:.1f} s"
@@ -148,15 +151,23 @@ def _index_one(store: IndexStore, embedder: Any, root: Path, rel: str,
         store.touch(rel, st.st_size, st.st_mtime_ns)
         report.unchanged += 1
         return
+    import numpy as np
+
     chunks = chunk_file(rel, data.decode("utf-8", "replace"))
     rows = [(c.start, c.end, c.symbol, c.text) for c in chunks]
-    if rows:
-        vectors = embedder.embed([embed_text(rel, c.symbol, c.text) for c in chunks])
-    else:
-        import numpy as np
-
-        vectors = np.zeros((0, embedder.dim), dtype=np.float32)
+    # A chunk whose text is unchanged keeps its vector: editing one function of a long file
+    # embeds that function, not the file.
+    stored = store.stored_vectors(rel) if old is not None else {}
+    fresh = [i for i, c in enumerate(chunks) if (c.symbol, c.text) not in stored]
+    vectors = np.zeros((len(chunks), embedder.dim), dtype=np.float32)
+    if fresh:
+        vectors[fresh] = embedder.embed([embed_text(rel, chunks[i].symbol, chunks[i].text)
+                                         for i in fresh])
+    for i, c in enumerate(chunks):
+        if (c.symbol, c.text) in stored:
+            vectors[i] = np.frombuffer(stored[(c.symbol, c.text)], dtype=np.float32)
     store.replace_file(FileRecord(rel, digest, st.st_size, st.st_mtime_ns, len(rows)), rows,
                        vectors)
     report.embedded += 1
-    report.chunks += len(rows)
+    report.chunks += len(fresh)
+    report.reused += len(chunks) - len(fresh)

@@ -262,6 +262,14 @@ class IndexStore:
                 self._vectors.remove(old)
                 self._vectors.add(new_ids, vecs)
 
+    def stored_vectors(self, path: str) -> dict[tuple[str, str], bytes]:
+        """The vectors of ``path``'s chunks by (symbol, text): an edited file re-embeds only
+        the chunks whose text changed."""
+        with self.lock:
+            rows = self.db.execute(
+                "SELECT symbol, text, vector FROM chunks WHERE path=?", (path,)).fetchall()
+        return {(r[0], r[1]): r[2] for r in rows}
+
     def remove_file(self, path: str) -> None:
         with self.lock:
             cur = self.db.cursor()

@@ -92,6 +92,25 @@ async def test_only_changed_files_are_re_embedded_and_deleted_files_leave(tmp_pa
     store.close()
 
 
+async def test_an_edited_file_re_embeds_only_its_changed_chunks(tmp_path, home, fake):
+    root = tmp_path / "proj"
+    two = "def alpha():\n    return 1\n\n\ndef beta():\n    return 2\n"
+    write_tree(root, {"two.py": two})
+    embedder = await trio.to_thread.run_sync(embedder_for, fake)
+    store = IndexStore(index_dir(root))
+    await build(store, embedder, root)
+    mark = len(fake.requests)
+    (root / "two.py").write_text(two.replace("return 2", "return 22"))
+    report = await build(store, embedder, root)
+    assert (report.embedded, report.chunks, report.reused) == (1, 1, 1)
+    sent = [t for r in fake.requests[mark:] for t in r.json["input"]]
+    assert sent == ["two.py beta\ndef beta():\n    return 22"]
+    hits = await trio.to_thread.run_sync(
+        lambda: search(store, embedder, "alpha return", k=1, mode="vector"))
+    assert hits[0].symbol == "alpha"  # the reused vector is still found
+    store.close()
+
+
 async def test_gitignore_exclude_binary_and_huge_files(tmp_path, home, fake):
     root = tmp_path / "proj"
     write_tree(root)

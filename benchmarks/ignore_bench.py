@@ -9,8 +9,8 @@ same rule set — a typical Python project's .gitignore (anchored and floating p
 Figures: median walk time of each (3 runs), the parse time of the rules, and whether the two
 kept exactly the same files. The baseline is the same walk with no rules at all.
 
-Measured 2026-11-23 (2 loaded cores, 9954 files): hand-written 0.29 s, pathspec 0.64 s
-(2.2x slower); pathspec kept 20 files under ``pip-*.dist-info/licenses/src/pip/_vendor/``
+Measured 2026-11-23 (2 heavily loaded cores, 9954 files): hand-written 0.29-0.70 s, pathspec
+0.64-0.77 s (1.1-2.2x slower over two runs); pathspec kept 20 files under ``pip-*.dist-info/licenses/src/pip/_vendor/``
 that ``**/_vendor/`` ignores — ``git check-ignore`` agrees with the hand-written matcher (the
 negation ``!pip-*.dist-info/`` re-includes that directory, not its ``_vendor`` descendants).
 So the matcher stays. pathspec is not a dependency; this benchmark skips it if absent.

@@ -181,7 +181,9 @@ class AgentFactory:
         return f"{self.session_id}-{below.replace('/', '-')}" if below else self.session_id
 
     async def _prompt_hooks(self, prompt: str) -> tuple[str, str | None]:
-        """``user_prompt_submit`` hooks may block the prompt or add context to it."""
+        """``user_prompt_submit`` hooks may block the prompt or add context to it; then
+        ``[index] auto_context`` may add the semantic index's chunks for it."""
+        typed = prompt  # what auto_context searches for: the person's words, not hook output
         outcome = await self.hooks.fire(
             "user_prompt_submit", {"prompt": prompt, "session_id": self.session_id}
         )
@@ -190,7 +192,7 @@ class AgentFactory:
         if outcome.context:
             prompt = f"{prompt}\n\n{outcome.context}"
         if self.auto_context is not None:
-            extra = await self.auto_context(prompt)
+            extra = await self.auto_context(typed)
             if extra:
                 prompt = f"{prompt}\n\n{extra}"
         return prompt, None

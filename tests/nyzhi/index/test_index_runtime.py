@@ -109,3 +109,29 @@ async def test_nyz_index_commands(workspace, configure):
         assert code == 1 and "built with remote:fake-embed" in err and "nyz index build" in err
         code, out, _ = await run("clear")
         assert code == 0 and "removed" in out and not index_dir(workspace).exists()
+
+
+async def test_a_runtime_refreshes_an_existing_index_in_the_background(workspace, configure):
+    from nyzhi.index.service import Build, Status
+
+    for rel, text in FILES.items():
+        (workspace / rel).write_text(text)
+    release = trio.Event()
+
+    async def gate(_req):
+        await release.wait()
+
+    async with open_fake_llm(script=[reply("hi")]) as server:
+        configure(workspace, server.url_for("openai"), extra=INDEX_CONFIG)
+        await trio.run_process(nyz("index", "build"), cwd=workspace, capture_stdout=True)
+        (workspace / "colors.py").write_text("def rgb_to_hex(rgb):\n    return rgb\n")
+        server.embeddings_gate = gate  # the refresh cannot finish before we look
+        async with open_runtime(RuntimeOptions(cwd=workspace)) as rt:
+            service = rt.system.lookup("/services/index")
+            status = await service.ask(Status())
+            assert status.exists and status.building
+            handle = await service.ask(Build())  # joins the running refresh
+            release.set()
+            report = await handle.wait()
+            assert (report.files, report.embedded, report.unchanged) == (2, 1, 1)
+            assert not (await service.ask(Status())).building

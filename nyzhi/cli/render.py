@@ -173,3 +173,7 @@ class Timeline(EventRenderer):
 
     def on_result(self, event: ev.Result) -> None:
         self.line(event, cut(event.result, 100))
+
+    def on_index_progress(self, event: ev.IndexProgress) -> None:
+        self.line(event, event.summary if event.done else
+                  f"{event.files_done}/{event.files_total} {event.path}")

@@ -58,7 +58,6 @@ INACTIVE: dict[str, str] = {
     "browser": "not planned yet",
     "memory": "issue: knowledge",
     "update": "not planned yet",
-    "index": "issue: knowledge",
     "external_notify": "not planned yet",
 }
 

@@ -80,3 +80,15 @@ def auth_path(env: Mapping[str, str] | None = None) -> Path:
 def approvals_path(env: Mapping[str, str] | None = None) -> Path:
     """Tools approved "always" per workspace (``agent.trust.remember_approvals``)."""
     return state_dir(env) / "approvals.json"
+
+
+def project_data_dir(workspace_root: Path | str, env: Mapping[str, str] | None = None) -> Path:
+    """data_dir()/projects/<hash>: per-project data (the semantic index, project memory).
+
+    The hash is the first 16 hex digits of the SHA-256 of the workspace root's absolute,
+    symlink-resolved path, so one project gets one directory however it is reached."""
+    import hashlib
+
+    resolved = os.path.realpath(os.path.abspath(os.fspath(workspace_root)))
+    digest = hashlib.sha256(resolved.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    return data_dir(env) / "projects" / digest

@@ -137,6 +137,9 @@ class AgentFactory:
     session_id: str
     # The session being resumed: the journaled agent's state record starts from it.
     resumed: Session | None = None
+    # ``[index] auto_context``: chunks of the semantic index relevant to a typed prompt
+    # (nyzhi.core.assembly.open_index), added to it like a hook's context.
+    auto_context: Callable[[str], Awaitable[str]] | None = None
 
     def build(self, spec: AgentSpec) -> Agent:
         tooling = self.tooling.for_agent(
@@ -181,7 +184,9 @@ class AgentFactory:
         return f"{self.session_id}-{below.replace('/', '-')}" if below else self.session_id
 
     async def _prompt_hooks(self, prompt: str) -> tuple[str, str | None]:
-        """``user_prompt_submit`` hooks may block the prompt or add context to it."""
+        """``user_prompt_submit`` hooks may block the prompt or add context to it; then
+        ``[index] auto_context`` may add the semantic index's chunks for it."""
+        typed = prompt  # what auto_context searches for: the person's words, not hook output
         outcome = await self.hooks.fire(
             "user_prompt_submit", {"prompt": prompt, "session_id": self.session_id}
         )
@@ -189,6 +194,10 @@ class AgentFactory:
             return prompt, outcome.message or "blocked by a user_prompt_submit hook"
         if outcome.context:
             prompt = f"{prompt}\n\n{outcome.context}"
+        if self.auto_context is not None:
+            extra = await self.auto_context(typed)
+            if extra:
+                prompt = f"{prompt}\n\n{extra}"
         return prompt, None
 
 

@@ -114,9 +114,7 @@ async def open_provider(
     if name is None:
         from nyzhi.core.local_model import LOCAL_MODEL_NOTICE, ensure_local_model
 
-        services = system.lookup("/services") or system.spawn(
-            actors.Supervisor, name="services", restart=actors.Restart.PERMANENT
-        )
+        services = services_supervisor(system)
         _ref, base_url = await _local_model(services, ensure_local_model)
         spec = spec_from_preset("llama-cpp", base_url=base_url)
         notice = LOCAL_MODEL_NOTICE
@@ -126,6 +124,13 @@ async def open_provider(
         spec = provider_spec(name, config, env)
     provider = await stack.enter_async_context(build_provider(spec))
     return provider, notice
+
+
+def services_supervisor(system: actors.ActorSystem) -> actors.ActorRef:
+    """``/services``: the supervisor of long-lived helpers (local model, semantic index)."""
+    return system.lookup("/services") or system.spawn(
+        actors.Supervisor, name="services", restart=actors.Restart.PERMANENT
+    )
 
 
 async def _local_model(services: actors.ActorRef, ensure: Any) -> tuple[Any, str]:
@@ -294,6 +299,56 @@ def build_tooling(config: Any, workspace: Any, options: Any, broker: Any) -> Too
         context.state["trust_full"] = True
     env = options.env if options.env is not None else os.environ
     return Tooling(registry, gates, context, memory, build_redactor(config, env, env_policy))
+
+
+# ---- semantic index ------------------------------------------------------------------------
+
+AUTO_CONTEXT_TIMEOUT = 10.0
+
+
+async def open_index(
+    system: actors.ActorSystem, config: Any, workspace_root: Path, emit: Any,
+    registry: ToolRegistry, env: Mapping[str, str] | None = None,
+) -> Any:
+    """With ``[index] enabled``: the index service under ``/services`` (refreshing an existing
+    index in the background) and the ``semantic_search`` tool. Returns the ``auto_context``
+    function for the agent factory (None when ``[index] auto_context`` is off): the top
+    ``auto_context_chunks`` chunks for a prompt, or "" when there is no index or no answer in
+    ``AUTO_CONTEXT_TIMEOUT`` seconds."""
+    if not config.index.enabled:
+        return None
+    import trio
+
+    from nyzhi.index.search import format_hits
+    from nyzhi.index.service import Search, index_exists, settings_from_config, start_index_service
+    from nyzhi.index.tool import SemanticSearchTool
+
+    settings = settings_from_config(config, workspace_root, refresh_on_start=True, env=env)
+    ref = await start_index_service(services_supervisor(system), settings, emit)
+
+    async def run_search(query: str, k: int, mode: str) -> Any:
+        return await ref.ask(Search(query, k=k, mode=mode), timeout=300)
+
+    registry.register(SemanticSearchTool(run_search))
+    if not config.index.auto_context or config.index.auto_context_chunks < 1:
+        return None
+    k = config.index.auto_context_chunks
+
+    async def auto_context(prompt: str) -> str:
+        if not index_exists(settings.directory):
+            return ""
+        hits = None
+        with trio.move_on_after(AUTO_CONTEXT_TIMEOUT):
+            try:
+                hits = await ref.ask(Search(prompt, k=k), timeout=AUTO_CONTEXT_TIMEOUT)
+            except Exception:
+                return ""  # a missing model or a failed API must not block the turn
+        if not hits:
+            return ""
+        return ("Possibly relevant code from the project's semantic index "
+                "(auto_context):\n\n" + format_hits(hits, max_lines=20))
+
+    return auto_context
 
 
 # ---- hooks and sessions ----------------------------------------------------------------------

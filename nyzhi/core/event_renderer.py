@@ -99,6 +99,9 @@ class EventRenderer:
     def on_result(self, event: ev.Result) -> None:
         self.on_event(event)
 
+    def on_index_progress(self, event: ev.IndexProgress) -> None:
+        self.on_event(event)
+
 
 def _table(cls: type[EventRenderer]) -> dict[str, Handler]:
     """``type`` → the class's ``on_<type>`` function, for every type of the vocabulary."""

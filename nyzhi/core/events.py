@@ -209,6 +209,25 @@ class Result(Event):
 
 
 @attrs.frozen
+class IndexProgress(Event):
+    """The semantic index service (``agent`` is its path, ``/services/index``) looked at
+    ``files_done`` of ``files_total`` files, (re)embedding ``embedded`` of them (``chunks``
+    chunks). ``done`` marks the last one of a build, with its ``summary``. Transient like a
+    delta: session logs skip it."""
+
+    type: ClassVar[str] = "index_progress"
+    is_delta: ClassVar[bool] = True
+    files_done: int
+    files_total: int
+    embedded: int = 0
+    chunks: int = 0
+    path: str = ""
+    elapsed_s: float = 0.0
+    done: bool = False
+    summary: str = ""
+
+
+@attrs.frozen
 class GenericEvent:
     """An event of a type this version does not know; kept verbatim so replay still works."""
 
@@ -235,6 +254,7 @@ EVENT_CLASSES: tuple[type[Event], ...] = (
     TurnComplete,
     Error,
     Result,
+    IndexProgress,
 )
 
 EVENT_TYPES: dict[str, type[Event]] = {cls.type: cls for cls in EVENT_CLASSES}

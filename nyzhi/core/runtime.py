@@ -163,6 +163,8 @@ async def open_runtime(
             writer.redactor = tooling.redactor
         session_id = writer.id if writer else (resumed.id if resumed else uuid.uuid4().hex)
         tooling.context.session_id = hooks.session_id = session_id
+        auto_context = await assembly.open_index(
+            system, config, workspace.root, bus.publish, tooling.registry, options.env)
         factory = AgentFactory(
             provider=provider,
             tooling=tooling,
@@ -180,6 +182,7 @@ async def open_runtime(
             ),
             session_id=session_id,
             resumed=resumed,
+            auto_context=auto_context,
         )
         main = factory.build(AgentSpec(ev.MAIN_AGENT, session=writer, prompt_hooks=True))
         if resumed is not None:

@@ -17,6 +17,10 @@ JSON body. Each response is sent with ``Connection: close`` so the server can wa
 socket while it streams: a client that goes away mid-answer sets ``request.disconnected``.
 Delays are ``trio.sleep`` calls, so they are virtual under a MockClock.
 
+``POST /v1/embeddings`` (OpenAI's shape) answers without the script: each input becomes a
+deterministic bag-of-words vector (``fake_embedding``), so texts sharing words are similar.
+Set ``server.embeddings_gate`` to an async callable to hold each answer until it returns.
+
 Depends only on trio, h11, the stdlib and attrs.
 """
 
@@ -193,6 +197,22 @@ _PATHS = {
 }
 
 
+EMBEDDING_DIM = 64
+_EMBED_WORD = re.compile(r"[a-z0-9]+")
+
+
+def fake_embedding(text: str, dim: int = EMBEDDING_DIM) -> list[float]:
+    """A unit vector counting ``text``'s lower-cased words into ``dim`` hashed buckets
+    (a stable hash, so vectors are the same in every process)."""
+    import zlib
+
+    vec = [0.0] * dim
+    for word in _EMBED_WORD.findall(text.lower()):
+        vec[zlib.crc32(word.encode()) % dim] += 1.0
+    norm = sum(v * v for v in vec) ** 0.5 or 1.0
+    return [v / norm for v in vec]
+
+
 # A client that goes away mid-answer (killed, cancelled) is normal, never a server error.
 _CLIENT_GONE = (trio.BrokenResourceError, trio.ClosedResourceError, h11.RemoteProtocolError)
 
@@ -206,6 +226,7 @@ class FakeLLMServer:
         self.port = 0
         self._changed = trio.Event()
         self._cancel = trio.CancelScope()
+        self.embeddings_gate: Callable[[FakeRequest], Awaitable[None]] | None = None
 
     @property
     def base_url(self) -> str:
@@ -301,6 +322,9 @@ class FakeLLMServer:
         if req.method == "GET" and req.path in ("/v1/models", "/api/tags", "/v1beta/models"):
             await self._send_json(conn, stream, req, 200, self._listing(req.path))
             return
+        if req.method == "POST" and req.path == "/v1/embeddings":
+            await self._embeddings(conn, stream, req)
+            return
         if req.wire is None or req.method != "POST":
             body = error_body(None, 404, f"fake LLM: no route for {req.method} {req.path}", "not_found")
             await self._send_json(conn, stream, req, 404, body)
@@ -371,6 +395,25 @@ class FakeLLMServer:
         await self._send(conn, stream, h11.Data(data=data))
         await self._send(conn, stream, h11.EndOfMessage())
         req.completed = True
+
+    async def _embeddings(self, conn: h11.Connection, stream: trio.SocketStream,
+                          req: FakeRequest) -> None:
+        body = req.json if isinstance(req.json, dict) else {}
+        inputs = body.get("input")
+        if isinstance(inputs, str):
+            inputs = [inputs]
+        if not isinstance(inputs, list) or not all(isinstance(t, str) for t in inputs):
+            error = error_body("openai", 400, "input must be a string or a list of strings",
+                               "invalid_request_error")
+            await self._send_json(conn, stream, req, 400, error)
+            return
+        if self.embeddings_gate is not None:
+            await self.embeddings_gate(req)
+        data = [{"object": "embedding", "index": i, "embedding": fake_embedding(t)}
+                for i, t in enumerate(inputs)]
+        await self._send_json(conn, stream, req, 200, {
+            "object": "list", "data": data, "model": body.get("model", "fake-embed"),
+            "usage": {"prompt_tokens": 0, "total_tokens": 0}})
 
     def _listing(self, path: str) -> Any:
         if path == "/api/tags":

@@ -198,14 +198,18 @@ def walk_files(
     hidden: bool = False,
     skip_dirs: frozenset[str] = frozenset(),
     use_ignore: bool = True,
+    exclude: tuple[str, ...] = (),
 ) -> Iterator[str]:
     """Absolute paths of the files under ``root`` that ripgrep would list, in sorted order.
 
     Skips ``.git``, hidden entries unless ``hidden``, directories named in ``skip_dirs`` and,
-    with ``use_ignore``, anything the .gitignore / .ignore files exclude.
+    with ``use_ignore``, anything the .gitignore / .ignore files exclude. ``exclude`` adds
+    gitignore-style patterns relative to ``root`` that no .gitignore can re-include
+    (``[index] exclude``).
     """
     start = os.path.abspath(root)
     base_chain = ancestor_ignores(Path(start)) if use_ignore else []
+    forced = IgnoreFile(start, tuple(parse_rules("\n".join(exclude)))) if exclude else None
 
     def walk(directory: str, chain: list[IgnoreFile]) -> Iterator[str]:
         if use_ignore:
@@ -228,6 +232,8 @@ def walk_files(
             if is_dir and name in skip_dirs:
                 continue
             if chain and is_ignored(chain, entry.path, is_dir):
+                continue
+            if forced is not None and forced.match(entry.path, is_dir):
                 continue
             if is_dir:
                 yield from walk(entry.path, chain)

@@ -25,6 +25,7 @@ SAMPLES = [
     ev.TurnComplete("t1", "done", 3, "end_turn"),
     ev.Error("boom", kind="provider", retryable=True),
     ev.Result("done", session_id="s-1", usage={"input_tokens": 10}, is_error=False),
+    ev.IndexProgress(3, 10, 2, 7, "a.py", 1.5, agent="/services/index"),
 ]
 
 
@@ -33,7 +34,7 @@ def test_every_event_type_has_a_sample():
     assert set(ev.EVENT_TYPES) == {
         "session_start", "turn_start", "text_delta", "thinking_delta", "tool_start",
         "tool_output_delta", "tool_done", "approval_request", "user_question", "retry", "usage", "compaction",
-        "agent_status", "turn_complete", "error", "result",
+        "agent_status", "turn_complete", "error", "result", "index_progress",
     }
 
 
@@ -54,7 +55,7 @@ def test_agent_path_is_kept():
 
 def test_deltas_are_marked():
     assert {c.type for c in ev.EVENT_CLASSES if c.is_delta} == {
-        "text_delta", "thinking_delta", "tool_output_delta"}
+        "text_delta", "thinking_delta", "tool_output_delta", "index_progress"}
 
 
 def test_unknown_type_becomes_generic_and_round_trips():

@@ -174,3 +174,33 @@ def test_glob_and_include_translation() -> None:
     assert compile_glob("*.{js,ts}").match("x.ts")
     assert compile_include("*.py").match("d/e/a.py")
     assert compile_include("src/*.py").match("src/a.py") and not compile_include("src/*.py").match("x/src/a.py")
+
+
+def test_walker_matches_git_where_pathspec_does_not(tmp_path: Path) -> None:
+    """A negated directory re-includes that directory, not descendants another rule ignores:
+    git ignores ``keep-1/src/_vendor/`` here (``git check-ignore`` says ``**/_vendor/``);
+    pathspec 1.1 keeps it, one reason the hand-written matcher stays
+    (benchmarks/ignore_bench.py)."""
+    (tmp_path / ".gitignore").write_text("**/_vendor/\n*-1/\n!keep-*/\n")
+    for rel in ("keep-1/src/_vendor/lib.py", "keep-1/src/mod.py", "drop-1/x.py"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("x\n")
+    got = [str(Path(p).relative_to(tmp_path)) for p in walk_files(tmp_path)]
+    assert got == ["keep-1/src/mod.py"]
+    if shutil.which("git"):
+        git(tmp_path, "init", "-q")
+        import subprocess
+
+        listed = subprocess.run(["git", "ls-files", "--others", "--exclude-standard"],
+                                cwd=tmp_path, capture_output=True, text=True, check=True)
+        assert sorted(listed.stdout.split()) == [".gitignore", "keep-1/src/mod.py"]
+
+
+def test_walker_exclude_patterns_win_over_gitignore_negations(tmp_path: Path) -> None:
+    (tmp_path / ".gitignore").write_text("!gen/\n")
+    for rel in ("gen/a.py", "src/b.py", "src/c.min.js"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("x\n")
+    got = [str(Path(p).relative_to(tmp_path))
+           for p in walk_files(tmp_path, exclude=("gen/", "*.min.js"))]
+    assert got == ["src/b.py"]

@@ -68,6 +68,7 @@ class Runtime:
         self.approvals = ApprovalBroker(self.bus)
         self.tooling: Any = None
         self.hooks: Any = None
+        self.mcp: Any = None  # nyzhi.core.mcp.McpPool
         self._make_loop: Any = None
 
     # ---- front-end API ----------------------------------------------------------------
@@ -98,6 +99,32 @@ class Runtime:
     async def answer_question(self, request_id: str, text: str) -> None:
         """Answer a ``user_question`` event (the ``ask_user`` tool) with the chosen value."""
         self.approvals.answer(request_id, text)
+
+    # ---- MCP (the pool is shared by every agent of this runtime) ----------------------------
+
+    async def mcp_add(self, name: str, server: Any) -> Any:
+        """Connect another MCP server now (hot connect); ``server`` is a ``McpStdioServer``
+        or ``McpHttpServer``. Returns at once; its tools appear when it connects."""
+        from nyzhi.config.mcp_sources import ServerEntry
+
+        return await self.mcp.add(ServerEntry(name, server))
+
+    def mcp_status(self) -> list[Any]:
+        return self.mcp.statuses()
+
+    async def mcp_resources(self) -> list[Any]:
+        return await self.mcp.resources()
+
+    async def mcp_read_resource(self, server: str, uri: str) -> str:
+        return await self.mcp.read_resource(server, uri)
+
+    async def mcp_prompts(self) -> list[Any]:
+        return await self.mcp.prompts()
+
+    async def mcp_prompt_text(self, server: str, name: str,
+                              arguments: dict[str, str] | None = None) -> str:
+        """A server prompt as text; ``submit`` it to send it as a user message."""
+        return await self.mcp.prompt_text(server, name, arguments)
 
     async def compact(self) -> None:
         await self.loop.compact_now()
@@ -137,6 +164,9 @@ async def open_runtime(
         rt.tooling.context.session_id = rt.session_id
         rt.hooks.session_id = rt.session_id
         step = GatedToolStep(rt.tooling, rt.hooks, rt.bus.publish, "/agents/main")
+        # MCP: one pool under /mcp for every agent; servers connect in the background.
+        rt.mcp = await assembly.open_mcp(system, config, workspace, options,
+                                         rt.tooling.registry, rt.approvals, rt.bus.publish)
 
         def system_prompt() -> str:
             return build_system_prompt(
@@ -146,6 +176,7 @@ async def open_runtime(
                     rules=workspace.rules_text,
                     custom_instructions=config.agent.custom_instructions or "",
                     model=provider.model,
+                    mcp_summaries=rt.mcp.summaries(),
                     extra=(rt.tooling.deferred_text(),),
                 )
             )
@@ -167,6 +198,8 @@ async def open_runtime(
                 writer.replace_thread(messages)
 
         async def on_prompt(prompt: str) -> tuple[str, str | None]:
+            if not options.interactive:  # nobody can ask again: let starting servers connect
+                await rt.mcp.wait_started()
             outcome = await rt.hooks.fire(
                 "user_prompt_submit", {"prompt": prompt, "session_id": rt.session_id}
             )

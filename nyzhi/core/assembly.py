@@ -295,6 +295,7 @@ async def open_mcp(
                          f"{entry.describe()}",
             preview=None, agent_path="/mcp",
         )
+        await broker.bus.wait_for_subscriber()
         decision = await broker.request(request)
         return decision.kind is not ApprovalKind.DENY
 

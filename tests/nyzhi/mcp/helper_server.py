@@ -10,8 +10,8 @@ HTTP on 127.0.0.1 under hypercorn's trio worker and answers 401 without the head
 from __future__ import annotations
 
 import argparse
+import functools
 import json
-import sys
 
 import trio
 
@@ -84,8 +84,9 @@ async def main() -> None:
     config.bind = [f"127.0.0.1:{args.http}"]
     config.accesslog = None
     config.errorlog = None
-    print("ready", flush=True, file=sys.stderr)
-    await serve(app, config)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(functools.partial(serve, app, config))
+        print("ready", flush=True)  # bound: clients can connect now
 
 
 if __name__ == "__main__":

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import signal
+import subprocess
 
 import trio
 from _mcp_servers import counted, pids, toml_server
@@ -226,3 +228,54 @@ async def test_hot_add_in_a_running_session(workspace, configure, time_server):
             assert "mcp__time__get_current_time" in rt.tooling.registry
             result = await rt.mcp.call_tool("time", "get_current_time", {"timezone": "UTC"})
             assert not result.is_error and "UTC" in result.output
+
+
+async def test_http_server_gets_the_configured_headers(helper_server, tmp_path, monkeypatch):
+    from nyzhi.config.schema import McpHttpServer
+    from nyzhi.provider.llama_server import free_loopback_port
+
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    port = free_loopback_port()
+    url = f"http://127.0.0.1:{port}/mcp"
+    with_header = ServerEntry("web", McpHttpServer(url, {"X-Token": "abc"}))
+    without = ServerEntry("bare", McpHttpServer(url))
+    async with trio.open_nursery() as nursery:
+        proc = await nursery.start(functools.partial(
+            trio.run_process, [*helper_server, "--http", str(port), "--require-header",
+                               "X-Token=abc"], stdout=subprocess.PIPE, check=False))
+        async for chunk in proc.stdout:  # the helper says "ready" once it is bound
+            if b"ready" in chunk:
+                break
+        async with actors.open_system() as system:
+            pool = await McpPool.open(system, ToolRegistry(), [with_header, without],
+                                      root=tmp_path,
+                                      intensity=Intensity(1, 30.0, actors.Backoff(0.01, 0.02)))
+            await pool.wait_started()
+            statuses = {s.name: s for s in pool.statuses()}
+            assert statuses["web"].status == "connected", statuses["web"].reason
+            assert (await pool.call_tool("web", "echo", {"text": "over http"})).output == "over http"
+            assert statuses["bare"].status == "failed" and "could not connect" in statuses["bare"].reason
+            assert await pool.read_resource("web", "helper://greeting") == "hello from the helper"
+        proc.terminate()
+
+
+async def test_interactive_session_asks_once_for_a_project_server(workspace, configure,
+                                                                   helper_server):
+    import json
+
+    (workspace / ".mcp.json").write_text(json.dumps({"mcpServers": {"proj": {
+        "command": helper_server[0], "args": helper_server[1:]}}}))
+    async with open_fake_llm(script=[reply("hi")]) as server:
+        configure(workspace, server.url_for("openai"))
+        opts = RuntimeOptions(cwd=workspace, interactive=True)
+        async with open_runtime(opts) as rt, rt.subscribe() as events:
+            async for event in events:
+                if event.type == "approval_request":
+                    break
+            assert event.tool == "mcp server proj" and "helper_server.py" in event.summary
+            assert rt.mcp.links["proj"].status == "starting"
+            await rt.answer_approval(event.request_id, "approve")
+            await _connected(rt, "proj")
+        # approved once: the next session starts it without asking
+        async with open_runtime(opts) as rt:
+            await _connected(rt, "proj")

@@ -10,7 +10,12 @@ STAMP := $(VENV)/.installed
 SYSTEM_TOOLS := bwrap:bubblewrap rg:ripgrep tmux:tmux sshd:openssh-server ssh:openssh-client git:git
 SYSTEM_STAMP := $(VENV)/.system
 
-.PHONY: install system bytecode run test bench lint clean
+# MCP servers from npm that the tests run (the PyPI ones come with the dev extra). Only
+# `make test` installs them, into the venv's own node_modules; `make run` never touches npm.
+MCP_NPM_SERVERS := @modelcontextprotocol/server-everything@2026.8.31 @modelcontextprotocol/server-filesystem@2026.8.31
+MCP_NPM_STAMP := $(VENV)/node_modules/.bin/mcp-server-filesystem
+
+.PHONY: install system bytecode run test bench lint clean mcp-test-servers
 
 install: $(STAMP) $(SYSTEM_STAMP) bytecode
 
@@ -49,7 +54,15 @@ system: $(SYSTEM_STAMP)
 run: install
 	$(VENV)/bin/nyz
 
-test: install
+# Without npm the MCP tests that need these servers skip and say so.
+mcp-test-servers: $(STAMP)
+	@if [ -x $(VENV)/node_modules/.bin/mcp-server-everything ] && [ -x $(MCP_NPM_STAMP) ]; then :; \
+	elif command -v npm >/dev/null 2>&1; then \
+	  echo "installing the npm MCP test servers into $(VENV)/node_modules"; \
+	  npm install --prefix $(VENV) --no-audit --no-fund --loglevel=error $(MCP_NPM_SERVERS); \
+	else echo "npm not found: the MCP tests that need the npm servers will be skipped"; fi
+
+test: install mcp-test-servers
 	@$(PY) -m pytest -q; status=$$?; \
 	if [ $$status -eq 5 ]; then echo "make test: pytest collected no tests (a broken suite, not a pass)" >&2; fi; \
 	exit $$status

@@ -20,7 +20,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "nyzhi.cli.cmd_chat",
     "nyzhi.cli.cmd_run",
     "nyzhi.cli.cmd_config", "nyzhi.cli.cmd_init", "nyzhi.cli.cmd_auth",
-    "nyzhi.cli.cmd_sessions",
+    "nyzhi.cli.cmd_sessions", "nyzhi.cli.cmd_mcp",
 )
 
 TRUST_MODES = ("off", "limited", "autoedit", "full")

@@ -71,7 +71,9 @@ class ServerConnection(actors.Actor):
             self.context.stop()
             return
         closed = trio.Event()
-        from nyzhi.core.mcp.client import connect, list_all
+        from nyzhi.core.mcp.client import connect, list_all, route_sdk_logs
+
+        route_sdk_logs(link.log_path.parent)
 
         # The deadline covers connecting only; the scope must still enclose the client's
         # whole life (its task groups may not outlive a cancel scope entered after them).

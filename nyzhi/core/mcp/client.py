@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import IO, Any
 
 import trio
@@ -91,6 +93,22 @@ def _transport(entry: ServerEntry, errlog: IO[str]) -> Any:
 async def _with_http_client(transport: Any, http: Any) -> AsyncIterator[Any]:
     async with http, transport as streams:
         yield streams
+
+
+def route_sdk_logs(log_dir: Path) -> None:
+    """The SDK logs protocol noise (a server printing non-JSON, ...) through ``logging``;
+    with no handler configured Python would print it over the user's terminal. Send it to
+    ``log_dir/sdk.log`` instead (once per process)."""
+    sdk = logging.getLogger("mcp")
+    if any(getattr(h, "_nyzhi", False) for h in sdk.handlers):
+        return
+    log_dir.mkdir(parents=True, exist_ok=True)
+    handler = logging.FileHandler(log_dir / "sdk.log", encoding="utf-8", delay=True)
+    handler._nyzhi = True  # type: ignore[attr-defined]
+    handler.setLevel(logging.WARNING)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
+    sdk.addHandler(handler)
+    sdk.propagate = False
 
 
 async def connect(stack: contextlib.AsyncExitStack, entry: ServerEntry, errlog: IO[str],

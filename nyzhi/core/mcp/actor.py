@@ -16,6 +16,7 @@ cancelled caller's cancellation reaches the SDK (which tells the server).
 from __future__ import annotations
 
 import contextlib
+import importlib
 import math
 from typing import Any
 
@@ -71,6 +72,9 @@ class ServerConnection(actors.Actor):
             self.context.stop()
             return
         closed = trio.Event()
+        # Importing the SDK takes 0.6-1.2 s (more on a loaded machine): do it in a thread so
+        # the event loop, and with it the first prompt, is not held up meanwhile.
+        await trio.to_thread.run_sync(importlib.import_module, "nyzhi.core.mcp.client")
         from nyzhi.core.mcp.client import connect, list_all, route_sdk_logs
 
         route_sdk_logs(link.log_path.parent)

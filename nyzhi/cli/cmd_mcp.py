@@ -35,7 +35,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     ls = actions.add_parser("list", help="connect to each server and show its status")
     ls.add_argument("--timeout", type=float, default=LIST_TIMEOUT,
                     help=f"seconds to wait for servers to connect (default {LIST_TIMEOUT:g})")
-    ls.add_argument("-y", "--trust", type=_trust, help=argparse.SUPPRESS)
+    ls.add_argument("-y", "--trust", type=_trust, default=argparse.SUPPRESS,
+                    help="full: start .mcp.json servers without asking")
     ls.set_defaults(handler=run_list)
 
     rm = actions.add_parser("remove", help="remove a server from the config")
@@ -50,9 +51,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "that need approval are refused unless --trust allows them, and the "
                     "sandbox (default read-only) applies.",
     )
-    serve.add_argument("--trust", "-y", type=_trust, default="off",
+    # SUPPRESS: a subparser default would overwrite `nyz -y full mcp serve`'s value.
+    serve.add_argument("--trust", "-y", type=_trust, default=argparse.SUPPRESS,
                        help="trust mode for calls (default off: read-only tools only)")
-    serve.add_argument("--sandbox", type=_sandbox, default="read-only",
+    serve.add_argument("--sandbox", type=_sandbox, default=argparse.SUPPRESS,
                        help="read-only (default), workspace-write or full-access")
     serve.add_argument("--http", metavar="[HOST:]PORT",
                        help="serve streamable HTTP instead of stdio (default host 127.0.0.1)")

@@ -7,7 +7,7 @@ using one server share one connection and one server process.
 
 Statuses: ``starting`` (connecting, or restarting after a crash), ``connected``, ``failed``
 (with the reason: past its restart intensity, or a command that cannot run), ``untrusted``
-(a ``.mcp.json`` server nobody approved) and ``stopped``.
+(a ``.mcp.json`` server nobody approved).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from nyzhi.core.mcp.actor import Dropped, Intensity, McpSupervisor, server_spec
 from nyzhi.core.mcp.trust import TrustStore
 from nyzhi.tools.base import Permission, Tool, ToolContext, ToolResult
 
-STATUSES = ("starting", "connected", "failed", "untrusted", "stopped")
+STATUSES = ("starting", "connected", "failed", "untrusted")
 DEFAULT_STARTUP_TIMEOUT = 30.0
 _NAME_CHARS = re.compile(r"[^A-Za-z0-9_.-]")
 
@@ -108,9 +108,11 @@ class ServerLink:
         self._set("starting", "the connection dropped; restarting")
 
     def mark_down(self) -> None:
+        """The connection actor's incarnation ended: it is restarted unless its supervisor
+        gives up (then ``mark_failed``) or the runtime is closing."""
         self.client = None
-        if self.status in ("connected", "starting"):
-            self._set("stopped" if self.status == "connected" else self.status, self.reason)
+        if self.status == "connected":
+            self._set("starting", "reconnecting")
 
     def mark_failed(self, reason: str) -> None:
         self.client = None
@@ -227,7 +229,7 @@ class McpPool:
             raise ValueError(f"invalid MCP server name {entry.name!r}: use letters, digits, "
                              "'_', '-' or '.' (at most 64)")
         old = self.links.get(entry.name)
-        if old is not None and old.status not in ("failed", "untrusted", "stopped"):
+        if old is not None and old.status not in ("failed", "untrusted"):
             raise ValueError(f"an MCP server named {entry.name!r} is already running")
         if old is not None:
             await self._sup.ask(actors.StopChild(entry.name))

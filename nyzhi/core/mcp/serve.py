@@ -63,7 +63,9 @@ def build_tooling(args: argparse.Namespace, cwd: Path) -> Any:
     from nyzhi.core.runtime import RuntimeOptions
 
     loaded = load_config(cwd)
-    options = RuntimeOptions(cwd=cwd, trust=args.trust, sandbox=args.sandbox, interactive=False)
+    options = RuntimeOptions(cwd=cwd, trust=getattr(args, "trust", None) or "off",
+                             sandbox=getattr(args, "sandbox", None) or "read-only",
+                             interactive=False)
     return assemble(loaded.config, loaded.workspace, options, broker=None,
                     agent_path="/mcp-client")
 

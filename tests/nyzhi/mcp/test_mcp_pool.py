@@ -279,3 +279,18 @@ async def test_interactive_session_asks_once_for_a_project_server(workspace, con
         # approved once: the next session starts it without asking
         async with open_runtime(opts) as rt:
             await _connected(rt, "proj")
+
+
+async def test_large_output_is_offloaded_like_any_tool(workspace, configure, helper_server):
+    big = "\n".join(f"line {i} " + "x" * 60 for i in range(400))
+    extra = toml_server("helper", helper_server[0], helper_server[1:])
+    call = tool_call("mcp__helper__echo", {"text": big})
+    async with open_fake_llm(script=[reply(tool_calls=[call]), reply("seen")]) as server:
+        configure(workspace, server.url_for("openai"), extra=extra)
+        async with open_runtime(RuntimeOptions(cwd=workspace, trust="full")) as rt:
+            await _connected(rt, "helper")
+            _handle, events = await collect(rt, "echo it")
+    done = next(e for e in events if e.type == "tool_done")
+    assert "[Output written to" in done.output and len(done.output) < len(big)
+    saved = list((workspace / ".nyzhi" / "context" / "tool-results").glob("*mcp__helper__echo*"))
+    assert len(saved) == 1 and saved[0].read_text() == big

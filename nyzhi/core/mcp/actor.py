@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import logging
 import math
 from typing import Any
 
@@ -24,6 +25,8 @@ import attrs
 import trio
 
 import actors
+
+log = logging.getLogger(__name__)
 
 
 class ServerDropped(Exception):
@@ -140,7 +143,10 @@ class McpSupervisor(actors.Supervisor):
             self.context.watch(ref)
             return ref
         if isinstance(message, actors.Terminated):
-            await self.pool.server_ended(message.ref.name, message.outcome)
+            try:
+                await self.pool.server_ended(message.ref.name, message.outcome)
+            except Exception:  # reporting must never take the other servers down
+                log.exception("reporting the end of MCP server %s failed", message.ref.name)
             return None
         return await super().receive(message)
 

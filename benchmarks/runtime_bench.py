@@ -3,7 +3,8 @@
 * per step: a turn of N tool-calling steps against a zero-latency in-process model (every
   step calls ``think``, which does no work), through the real turn loop, gates, execution and
   event bus. Baseline in the same run: a bare loop that streams the same provider events and
-  calls the same tool directly. Target: <= 1 ms per step of runtime overhead.
+  calls the same tool directly. Target: <= 0.5 ms per step of runtime overhead (200 subagents
+  multiply it).
 * start-up: wall time from spawning ``nyz run`` to the fake LLM receiving its first request,
   against a bare ``python -c`` process that imports httpx and sends one request to the same
   server. Target: <= 300 ms.
@@ -103,7 +104,8 @@ def per_step(quick: bool) -> dict:
         "runtime_with_session_ms_per_step": saved / (steps + 1) * 1000,
         "overhead_ms_per_step": (eph - base) / (steps + 1) * 1000,
         "overhead_with_session_ms_per_step": (saved - base) / (steps + 1) * 1000,
-        "target_ms": 1.0,
+        "ratio": eph / base,
+        "target_ms": 0.5,
     }
 
 
@@ -164,8 +166,8 @@ def main(argv: list[str]) -> None:
     s = results["per_step"]
     print(f"per step ({s['steps']} steps, zero-latency model, think tool):")
     print(f"  bare loop            {s['baseline_ms_per_step']:.3f} ms/step")
-    print(f"  runtime, ephemeral   {s['runtime_ms_per_step']:.3f} ms/step "
-          f"(overhead {s['overhead_ms_per_step']:.3f} ms, target <= 1 ms)")
+    print(f"  runtime, ephemeral   {s['runtime_ms_per_step']:.3f} ms/step ({s['ratio']:.1f}x; "
+          f"overhead {s['overhead_ms_per_step']:.3f} ms, target <= {s['target_ms']} ms)")
     print(f"  runtime, session     {s['runtime_with_session_ms_per_step']:.3f} ms/step "
           f"(overhead {s['overhead_with_session_ms_per_step']:.3f} ms)")
     u = results["startup"]

@@ -2,19 +2,57 @@
 
 The package layers flow one way: ``config`` at the bottom; ``auth``, ``provider``,
 ``tools`` and ``index`` above it; ``core`` above those; front ends (``tui``, web) above
-``core``; ``cli`` on top. Importing ``nyzhi`` itself is cheap: heavy modules load on use.
+``core``; ``cli`` on top.
+
+An embedding program needs only what is exported here::
+
+    import nyzhi
+
+    async with nyzhi.open_runtime(nyzhi.RuntimeOptions(cwd=path)) as rt:
+        async with rt.subscribe() as events:
+            ...  # instances of the classes in nyzhi.events
+
+Importing ``nyzhi`` itself is cheap: each export loads its module on first use.
 """
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 __version__ = "0.1.0"
 
-__all__ = ["__version__", "open_runtime"]
+# name -> (module, attribute); attribute None means the module itself.
+_EXPORTS: dict[str, tuple[str, str | None]] = {
+    "open_runtime": ("nyzhi.core.runtime", "open_runtime"),
+    "RuntimeOptions": ("nyzhi.core.runtime", "RuntimeOptions"),
+    "Runtime": ("nyzhi.core.runtime", "Runtime"),
+    "AgentSpec": ("nyzhi.core.agent_factory", "AgentSpec"),
+    "ApprovalAnswer": ("nyzhi.core.tool_step", "ApprovalAnswer"),
+    "events": ("nyzhi.core.events", None),
+}
+
+__all__ = ["__version__", *_EXPORTS]
+
+if TYPE_CHECKING:
+    from nyzhi.core import events as events
+    from nyzhi.core.agent_factory import AgentSpec as AgentSpec
+    from nyzhi.core.runtime import Runtime as Runtime
+    from nyzhi.core.runtime import RuntimeOptions as RuntimeOptions
+    from nyzhi.core.runtime import open_runtime as open_runtime
+    from nyzhi.core.tool_step import ApprovalAnswer as ApprovalAnswer
 
 
-def __getattr__(name: str):  # pragma: no cover - trivial lazy export
-    if name == "open_runtime":
-        from nyzhi.core.runtime import open_runtime
+def __getattr__(name: str) -> Any:
+    try:
+        module_name, attribute = _EXPORTS[name]
+    except KeyError:
+        raise AttributeError(f"module 'nyzhi' has no attribute {name!r}") from None
+    module = importlib.import_module(module_name)
+    value = module if attribute is None else getattr(module, attribute)
+    globals()[name] = value  # later lookups skip __getattr__
+    return value
 
-        return open_runtime
-    raise AttributeError(f"module 'nyzhi' has no attribute {name!r}")
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))

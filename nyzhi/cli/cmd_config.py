@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -38,6 +39,11 @@ def _fail(exc: Exception) -> int:
     return 1
 
 
+def _warn(warnings: Sequence[object]) -> None:
+    for warning in warnings:
+        print(f"nyz: warning: {warning}", file=sys.stderr)
+
+
 def run_show(args: argparse.Namespace) -> int:
     from nyzhi.config import ConfigError, load_config
     from nyzhi.config.convert import dotted
@@ -47,6 +53,7 @@ def run_show(args: argparse.Namespace) -> int:
         loaded = load_config()
     except ConfigError as exc:
         return _fail(exc)
+    _warn(loaded.warnings)
     paths = {layer.name: layer.path for layer in loaded.candidates}
 
     def source(path: tuple) -> str:
@@ -74,9 +81,11 @@ def run_get(args: argparse.Namespace) -> int:
 
     try:
         parts = parse_key(args.key)
-        value = lookup(load_config().config, parts)
+        loaded = load_config()
+        value = lookup(loaded.config, parts)
     except ConfigError as exc:
         return _fail(exc)
+    _warn(loaded.warnings)
     if value is None:
         print(f"nyz: {args.key} is not set", file=sys.stderr)
         return 1

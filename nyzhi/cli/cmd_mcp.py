@@ -233,12 +233,14 @@ async def _list(args: argparse.Namespace) -> int:
         print("no MCP servers configured (add one with `nyz mcp add NAME -- COMMAND` or "
               "`nyz mcp add NAME --url URL`)")
         return 0
+    from nyzhi.config.modes import TrustMode
+
     trust = getattr(args, "trust", None) or loaded.config.agent.trust.mode
     async with actors.open_system(name="nyz-mcp-list") as system:
         pool = await McpPool.open(
             system, ToolRegistry(), entries, root=loaded.workspace.root,
             startup_timeout=args.timeout, ask_trust=_ask_on_terminal,
-            trust_all=trust == "full",
+            trust_all=trust == TrustMode.FULL,
         )
         await pool.wait_started(args.timeout)
         statuses = pool.statuses()

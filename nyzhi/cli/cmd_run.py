@@ -10,24 +10,14 @@ from __future__ import annotations
 import argparse
 import sys
 
-SANDBOX_ALIASES = {
-    "readonly": "read-only",
-    "read-only": "read-only",
-    "workspace": "workspace-write",
-    "workspace-write": "workspace-write",
-    "full": "full-access",
-    "full-access": "full-access",
-    "danger-full-access": "full-access",
-}
+from nyzhi.config.modes import SandboxLevel, TrustMode, parse_sandbox, spelled
 
 
 def _sandbox(value: str) -> str:
     try:
-        return SANDBOX_ALIASES[value]
-    except KeyError:
-        raise argparse.ArgumentTypeError(
-            f"invalid sandbox {value!r}: expected read-only, workspace-write or full-access"
-        ) from None
+        return parse_sandbox(value).value
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -42,7 +32,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         )
         p.add_argument("prompt", nargs="*", help="the prompt")
         add_global_flags(p, suppress=True)
-        p.add_argument("--sandbox", type=_sandbox, help="read-only, workspace-write or full-access")
+        p.add_argument("--sandbox", type=_sandbox, help=spelled(SandboxLevel))
         p.add_argument("--max-steps", type=int, help="maximum tool-calling steps")
         p.add_argument("--ephemeral", action="store_true", help="do not save the session")
         p.add_argument(
@@ -73,8 +63,8 @@ def run_command(args: argparse.Namespace) -> int:
         return 1
     fmt = args.output_format or ("json" if args.legacy_json else args.legacy_format) or "text"
     if args.full_auto:
-        args.trust = "full"
-        args.sandbox = args.sandbox or "workspace-write"
+        args.trust = TrustMode.FULL.value
+        args.sandbox = args.sandbox or SandboxLevel.WORKSPACE_WRITE.value
 
     import trio
 

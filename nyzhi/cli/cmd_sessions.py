@@ -4,10 +4,9 @@ Every command takes a session as an id, an id prefix or a title substring; sever
 is an error listing the candidates. Module-level imports are stdlib only so ``nyz --help``
 stays fast; the sessions package is imported inside the handlers.
 
-``nyz replay ID --rerun`` re-executes the session with its recorded model output
-(``nyzhi.core.sessions.RecordedProvider``). The re-execution itself belongs to the agent
-runtime: this command calls ``nyzhi.core.runtime.rerun_session(session, provider, args)``
-(an ``int`` exit code) when the runtime provides it.
+``nyz replay`` renders the recorded events with ``nyzhi.cli.render`` (the renderers ``nyz run``
+uses); ``nyz replay ID --rerun`` re-executes the session with its recorded model output
+(``nyzhi.core.sessions.RecordedProvider``, see ``nyzhi.cli.rerun``).
 """
 
 from __future__ import annotations
@@ -82,12 +81,8 @@ def _local_time(iso: str) -> str:
         return iso[:16]
 
 
-def _cut(text: str, width: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= width else text[: width - 1] + "…"
-
-
 def run_list(args: argparse.Namespace) -> int:
+    from nyzhi.cli.render import cut as _cut
     from nyzhi.core.sessions import SessionError
 
     try:
@@ -113,6 +108,7 @@ def run_list(args: argparse.Namespace) -> int:
 
 
 def run_show(args: argparse.Namespace) -> int:
+    from nyzhi.cli.render import cut as _cut
     from nyzhi.core.sessions import SessionError
 
     try:
@@ -205,48 +201,8 @@ def run_export(args: argparse.Namespace) -> int:
     return 0
 
 
-def _summary(event: Any) -> str:
-    """One human line for an event (the replay timeline)."""
-    t = event.type
-    if t == "session_start":
-        return f"{event.session_id} {event.provider}/{event.model} in {event.cwd}"
-    if t == "turn_start":
-        return f"{event.turn_id}: {_cut(event.prompt, 100)}"
-    if t in ("text_delta", "thinking_delta"):
-        return _cut(event.text, 100)
-    if t == "tool_start":
-        return f"{event.name} {_cut(event.arguments, 100)} [{event.call_id}]"
-    if t == "tool_output_delta":
-        return f"[{event.call_id}] {_cut(event.text, 100)}"
-    if t == "tool_done":
-        status = "error" if event.is_error else "ok"
-        return (f"{event.name} {status} in {event.duration_ms:.0f} ms [{event.call_id}]: "
-                f"{_cut(event.output, 80)}")
-    if t == "approval_request":
-        return f"{event.tool}: {_cut(event.summary, 100)} [{event.call_id}]"
-    if t == "retry":
-        return f"{event.attempt}/{event.max} in {event.wait_ms} ms: {event.reason}"
-    if t == "usage":
-        return (f"{event.input_tokens} in, {event.output_tokens} out, ${event.cost_usd:.4f} "
-                f"(total {event.total_input_tokens} in, {event.total_output_tokens} out, "
-                f"${event.total_cost_usd:.4f})")
-    if t == "compaction":
-        return f"{event.before_tokens} → {event.after_tokens} tokens"
-    if t == "agent_status":
-        return f"{event.status} {event.detail}".rstrip()
-    if t == "turn_complete":
-        return f"{event.turn_id} after {event.steps} step(s), {event.stop_reason}: {_cut(event.text, 80)}"
-    if t == "error":
-        return f"{event.kind}: {event.message}"
-    if t == "result":
-        return _cut(event.result, 100)
-    data = getattr(event, "data", {})
-    return _cut(" ".join(f"{k}={v}" for k, v in data.items()), 100)
-
-
 def run_replay(args: argparse.Namespace) -> int:
-    import datetime as dt
-
+    from nyzhi.cli.render import JsonLines, Timeline
     from nyzhi.core import events as ev
     from nyzhi.core.sessions import SessionError
 
@@ -262,34 +218,26 @@ def run_replay(args: argparse.Namespace) -> int:
     if unknown:
         return _fail(f"unknown event type(s) {', '.join(sorted(unknown))}; "
                      f"known: {', '.join(ev.EVENT_TYPES)}")
+    renderer = JsonLines(sys.stdout) if args.json else Timeline(sys.stdout)
     shown = 0
     for event, ts in zip(session.events, session.event_times, strict=False):
         if wanted and event.type not in wanted:
             continue
         shown += 1
-        if args.json:
-            print(json.dumps(ev.to_json(event), ensure_ascii=False))
-            continue
-        when = dt.datetime.fromtimestamp(ts).strftime("%H:%M:%S.%f")[:-3]
-        agent = "" if event.agent == ev.MAIN_AGENT else f" {event.agent}"
-        print(f"{when}{agent}  {event.type:<17} {_summary(event)}")
+        if isinstance(renderer, Timeline):
+            renderer.when = ts
+        renderer.render(event)
     if not shown and not args.json:
         print("No events recorded." if not wanted else "No events of that type.", file=sys.stderr)
     return 0
 
 
 def _rerun(session: Any, args: argparse.Namespace) -> int:
-    """Hand the session and a RecordedProvider to the runtime's rerun entry point."""
+    """Re-execute the session against its recorded model output (``nyzhi.cli.rerun``)."""
+    from nyzhi.cli.rerun import rerun_session
     from nyzhi.core.sessions import RecordedProvider
 
     provider = RecordedProvider.from_session(session)
     if provider.remaining == 0:
         return _fail(f"session {session.id[:8]} has no recorded model output to rerun")
-    try:
-        from nyzhi.core.runtime import rerun_session
-    except ImportError:
-        return _fail(
-            "--rerun needs the agent runtime (nyzhi.core.runtime.rerun_session), which this "
-            "build does not have yet; `nyz replay ID` without --rerun prints the recording"
-        )
-    return int(rerun_session(session, provider, args) or 0)
+    return rerun_session(session, provider, args)

@@ -1,8 +1,9 @@
 """Plain line-mode chat over the shared runtime (stands in until the urwid console).
 
 One reader task turns stdin lines into a channel; the chat loop sends them to the agent or,
-while an approval is pending, answers it (y = yes, a = always for this session, anything
-else = no). Ctrl-C cancels the running turn; at the prompt it exits. ``/exit`` or EOF quits.
+while an approval is pending, answers it (y = yes, a = always for this session, n or an empty
+line = no; anything else asks again). Events are shown by ``ChatRenderer`` on the one dispatch
+of ``nyzhi.core.event_renderer``. Ctrl-C cancels the running turn; at the prompt it exits. ``/exit`` or EOF quits.
 """
 
 from __future__ import annotations
@@ -10,14 +11,24 @@ from __future__ import annotations
 import argparse
 import signal
 import sys
-from pathlib import Path
-from typing import Any
+from typing import TextIO
 
 import trio
+
+from nyzhi.cli.options import runtime_options
+from nyzhi.core import events as ev
+from nyzhi.core.event_renderer import EventRenderer
+from nyzhi.core.tool_step import ApprovalAnswer
 
 HELP = """commands: /exit (or Ctrl-D) quit · /cancel cancel the turn · /compact compact the context
           /undo revert the last file change · /mcp MCP servers (read, prompt) · /help this text
 Ctrl-C cancels a running turn. Approvals: y = yes, a = always this session, n = no."""
+
+APPROVAL_KEYS = {
+    "y": ApprovalAnswer.APPROVE, "yes": ApprovalAnswer.APPROVE,
+    "a": ApprovalAnswer.ALWAYS, "always": ApprovalAnswer.ALWAYS,
+    "n": ApprovalAnswer.DENY, "no": ApprovalAnswer.DENY, "": ApprovalAnswer.DENY,
+}
 
 
 async def _read_lines(send: trio.MemorySendChannel[str | None]) -> None:
@@ -30,24 +41,61 @@ async def _read_lines(send: trio.MemorySendChannel[str | None]) -> None:
             await send.send(line.rstrip("\n"))
 
 
-async def chat(args: argparse.Namespace) -> int:
-    from nyzhi.core.runtime import RuntimeOptions, open_runtime
+class ChatRenderer(EventRenderer):
+    """What the chat shows of each event; approvals and questions wait in ``pending``."""
 
-    options = RuntimeOptions(
-        cwd=Path.cwd(),
-        provider=getattr(args, "provider", None),
-        model=getattr(args, "model", None),
-        trust=getattr(args, "trust", None),
-        continue_latest=getattr(args, "continue_", False),
-        session=getattr(args, "session", None),
-        interactive=True,
-    )
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+        self.pending: list[ev.ApprovalRequest | ev.UserQuestion] = []
+
+    def on_text_delta(self, event: ev.TextDelta) -> None:
+        self.out.write(event.text)
+
+    def on_tool_start(self, event: ev.ToolStart) -> None:
+        self.out.write(f"\n[tool: {event.name}]\n")
+
+    def on_tool_done(self, event: ev.ToolDone) -> None:
+        status = "failed" if event.is_error else "done"
+        preview = (event.output or "").strip().replace("\n", " ")[:160]
+        self.out.write(f"[{event.name} {status}] {preview}\n")
+
+    def on_user_question(self, event: ev.UserQuestion) -> None:
+        self.pending.append(event)
+        self.out.write(f"\n{event.question}\n")
+        for i, opt in enumerate(event.options, 1):
+            self.out.write(f"  {i}. {opt.get('label', opt.get('value'))}\n")
+        self.out.write("answer (number" + (" or text" if event.allow_custom else "") + "): ")
+
+    def on_approval_request(self, event: ev.ApprovalRequest) -> None:
+        self.pending.append(event)
+        self.out.write(
+            f"\n{event.preview or ''}\nApprove {event.tool}: {event.summary}? [y/a/N] "
+        )
+
+    def on_error(self, event: ev.Error) -> None:
+        self.out.write(f"\nerror: {event.message}\n")
+
+    def on_turn_complete(self, event: ev.TurnComplete) -> None:
+        self.out.write("\n" if event.stop_reason != "cancelled" else "\n[cancelled]\n")
+
+
+def approval_answer(line: str) -> ApprovalAnswer | None:
+    """The answer a typed line means (empty: the default, N); None for anything else, so a
+    typo asks again instead of silently declining."""
+    return APPROVAL_KEYS.get(line.strip().lower())
+
+
+async def chat(args: argparse.Namespace) -> int:
+    from nyzhi.core.runtime import open_runtime
+
+    options = runtime_options(args, interactive=True)
     out = sys.stdout
     async with open_runtime(options) as rt:
         for notice in rt.notices:
             print(notice, file=sys.stderr)
         print(f"nyz · {rt.provider_name}/{rt.model} · session {rt.session_id[:8]} · /help", file=out)
-        pending: list[Any] = []  # approval requests waiting for an answer
+        renderer = ChatRenderer(out)
+        pending = renderer.pending
         busy = trio.Event()
         busy.set()
         lines_send, lines = trio.open_memory_channel[str | None](16)
@@ -56,28 +104,7 @@ async def chat(args: argparse.Namespace) -> int:
 
             async def pump() -> None:
                 async for event in events:
-                    kind = event.type
-                    if kind == "text_delta":
-                        out.write(event.text)
-                    elif kind == "tool_start":
-                        out.write(f"\n[tool: {event.name}]\n")
-                    elif kind == "tool_done":
-                        status = "failed" if event.is_error else "done"
-                        preview = (event.output or "").strip().replace("\n", " ")[:160]
-                        out.write(f"[{event.name} {status}] {preview}\n")
-                    elif kind == "user_question":
-                        pending.append(event)
-                        out.write(f"\n{event.question}\n")
-                        for i, opt in enumerate(event.options, 1):
-                            out.write(f"  {i}. {opt.get('label', opt.get('value'))}\n")
-                        out.write("answer (number" + (" or text" if event.allow_custom else "") + "): ")
-                    elif kind == "approval_request":
-                        pending.append(event)
-                        out.write(f"\n{event.preview or ''}\nApprove {event.tool}: {event.summary}? [y/a/N] ")
-                    elif kind == "error":
-                        out.write(f"\nerror: {event.message}\n")
-                    elif kind == "turn_complete":
-                        out.write("\n" if event.stop_reason != "cancelled" else "\n[cancelled]\n")
+                    renderer.render(event)
                     out.flush()
 
             async def on_sigint() -> None:
@@ -108,18 +135,21 @@ async def chat(args: argparse.Namespace) -> int:
             async for line in lines:
                 if line is None:
                     break
-                if pending and pending[0].type == "user_question":
-                    question = pending.pop(0)
-                    text = line.strip()
-                    if text.isdigit() and 1 <= int(text) <= len(question.options):
-                        text = question.options[int(text) - 1].get("value", text)
-                    await rt.answer_question(question.request_id, text)
-                    continue
                 if pending:
-                    request = pending.pop(0)
-                    answer = line.strip().lower()
-                    decision = {"y": "approve", "yes": "approve", "a": "always"}.get(answer, "deny")
-                    await rt.answer_approval(request.request_id, decision)
+                    request = pending[0]
+                    if isinstance(request, ev.UserQuestion):
+                        text = line.strip()
+                        if text.isdigit() and 1 <= int(text) <= len(request.options):
+                            text = request.options[int(text) - 1].get("value", text)
+                        await rt.answer_question(request.request_id, text)
+                    else:
+                        answer = approval_answer(line)
+                        if answer is None:
+                            out.write("please answer y (yes), a (always this session) or n (no): ")
+                            out.flush()
+                            continue
+                        await rt.answer_approval(request.request_id, answer)
+                    pending.pop(0)
                     continue
                 text = line.strip()
                 if not text:

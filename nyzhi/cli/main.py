@@ -14,6 +14,7 @@ import sys
 from collections.abc import Sequence
 
 from nyzhi import __version__
+from nyzhi.config.modes import TrustMode, parse_trust, spelled
 
 # Each module adds its subcommands. Keep module-level imports in them light.
 COMMAND_MODULES: tuple[str, ...] = (
@@ -23,17 +24,12 @@ COMMAND_MODULES: tuple[str, ...] = (
     "nyzhi.cli.cmd_sessions", "nyzhi.cli.cmd_mcp",
 )
 
-TRUST_MODES = ("off", "limited", "autoedit", "full")
-TRUST_ALIASES = {"auto_edit": "autoedit", "auto-edit": "autoedit"}
-
 
 def _trust(value: str) -> str:
-    value = TRUST_ALIASES.get(value, value)
-    if value not in TRUST_MODES:
-        raise argparse.ArgumentTypeError(
-            f"invalid trust mode {value!r}: expected one of {', '.join(TRUST_MODES)}"
-        )
-    return value
+    try:
+        return parse_trust(value).value
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def add_global_flags(parser: argparse.ArgumentParser, *, suppress: bool = False) -> None:
@@ -46,7 +42,7 @@ def add_global_flags(parser: argparse.ArgumentParser, *, suppress: bool = False)
     parser.add_argument("-p", "--provider", help="provider name (default: [provider] default)", **d)
     parser.add_argument("-m", "--model", help="model id for the provider", **d)
     parser.add_argument(
-        "-y", "--trust", type=_trust, help="trust mode: off, limited, autoedit or full", **d
+        "-y", "--trust", type=_trust, help=f"trust mode: {spelled(TrustMode)}", **d
     )
     parser.add_argument(
         "-c", "--continue", dest="continue_", action="store_true",

@@ -9,6 +9,7 @@ and translated into ``ConfigProblem``s by walking the exception group and its pa
 from __future__ import annotations
 
 import difflib
+import enum
 import typing
 from pathlib import Path
 from typing import Any, Literal
@@ -24,6 +25,7 @@ from cattrs.errors import (
 from cattrs.gen import make_dict_structure_fn
 
 from nyzhi.config.errors import ConfigError, ConfigProblem
+from nyzhi.config.modes import SandboxLevel, TrustMode
 from nyzhi.config.schema import (
     Config,
     McpHttpServer,
@@ -99,6 +101,18 @@ def _literal_factory(t: Any):
         if not isinstance(value, str) or value not in allowed:
             raise _Mismatch(expected, value)
         return value
+
+    return hook
+
+
+def _enum_factory(t: type[enum.Enum]):
+    allowed = {m.value: m for m in t}
+    expected = "one of " + ", ".join(f'"{a}"' for a in allowed)
+
+    def hook(value: Any, _: Any) -> Any:
+        if not isinstance(value, str) or value not in allowed:
+            raise _Mismatch(expected, value)
+        return allowed[value]
 
     return hook
 
@@ -201,6 +215,9 @@ def make_converter() -> cattrs.Converter:
     conv = cattrs.Converter(forbid_extra_keys=True, detailed_validation=True)
     for t in (str, int, float, bool):
         conv.register_structure_hook(t, _scalar(t))
+    for mode in (TrustMode, SandboxLevel):
+        # by class, so they win over the str hook above (they are StrEnums)
+        conv.register_structure_hook(mode, _enum_factory(mode))
     conv.register_structure_hook(Any, lambda v, _: v)
     tuple_factory, dict_factory, attrs_factory = _make_factories(conv)
     conv.register_structure_hook_factory(attrs.has, attrs_factory)

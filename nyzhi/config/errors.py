@@ -2,6 +2,7 @@
 
     ConfigError            one or more problems, each naming file, key, expected and found
       (carries .problems: tuple[ConfigProblem, ...])
+    ConfigWarning          not an exception: an unknown or inactive key, reported, not fatal
 
 A ConfigError is meant to be shown to the user as is: ``str(err)`` is complete and actionable.
 """
@@ -30,6 +31,20 @@ class ConfigProblem:
         if self.hint:
             text += f" ({self.hint})"
         return text
+
+
+@attrs.frozen
+class ConfigWarning:
+    """Something in a file that does not stop loading but that the user should hear about:
+    a key nothing knows (a typo, ignored) or a key that is not yet active."""
+
+    file: Path | None
+    key: str
+    message: str
+
+    def __str__(self) -> str:
+        where = f"{self.file}: " if self.file is not None else ""
+        return f"{where}{self.key}: {self.message}"
 
 
 class ConfigError(Exception):

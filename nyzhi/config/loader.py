@@ -15,7 +15,8 @@ import attrs
 
 from nyzhi.config import paths
 from nyzhi.config.convert import dotted, structure
-from nyzhi.config.errors import ConfigError, ConfigProblem
+from nyzhi.config.errors import ConfigError, ConfigProblem, ConfigWarning
+from nyzhi.config.keys import check_layer
 from nyzhi.config.merge import merge_layers
 from nyzhi.config.schema import Config
 from nyzhi.config.workspace import Workspace, detect_workspace
@@ -36,6 +37,8 @@ class LoadedConfig:
     sources: dict[str, str]  # dotted leaf key -> "global" | "project" | "local" | "a+b"
     layers: tuple[Layer, ...]  # the layer files that existed, in merge order
     candidates: tuple[Layer, ...]  # all three layer paths, existing or not
+    # unknown keys (ignored) and keys not yet active, per file: for the user, never fatal
+    warnings: tuple[ConfigWarning, ...] = ()
 
     def source_of(self, key: str) -> str:
         """The layer(s) that set ``key`` (or any key under it), else "default"."""
@@ -78,26 +81,34 @@ def read_layer(path: Path) -> dict | None:
 
 
 def validate_layer(raw: dict, path: Path | None) -> Config:
-    """Structure one layer alone (every key is optional), raising ConfigError naming ``path``."""
+    """Structure one layer alone (every key is optional), raising ConfigError naming ``path``.
+
+    Strict: an unknown key is an error here (``nyz config set`` refuses to write a typo);
+    ``load_config`` drops unknown keys first and only warns about them."""
     return structure(raw, path)
 
 
 def load_config(cwd: Path | None = None, *, env: Mapping[str, str] | None = None) -> LoadedConfig:
     """Load the merged configuration for the workspace containing ``cwd``.
 
-    Raises ConfigError (naming file, key path, expected and found) on unreadable TOML,
-    unknown keys or wrong types in any layer.
+    Raises ConfigError (naming file, key path, expected and found) on unreadable TOML or
+    wrong types in any layer. A key the schema lacks (a typo) does not stop loading: it is
+    dropped and reported in ``warnings`` with the file and a close match, as is a key that
+    is known but not yet active.
     """
     workspace = detect_workspace(cwd, env)
     candidates = layer_paths(workspace, env)
     raws: list[tuple[str, dict]] = []
     existing: list[Layer] = []
     problems: list[ConfigProblem] = []
+    warnings: list[ConfigWarning] = []
     for layer in candidates:
         raw = read_layer(layer.path)
         if raw is None:
             continue
         existing.append(layer)
+        raw, found = check_layer(raw, layer.path)
+        warnings.extend(found)
         try:
             validate_layer(raw, layer.path)
         except ConfigError as exc:
@@ -113,4 +124,5 @@ def load_config(cwd: Path | None = None, *, env: Mapping[str, str] | None = None
         sources={dotted(k): v for k, v in sources.items()},
         layers=tuple(existing),
         candidates=candidates,
+        warnings=tuple(warnings),
     )

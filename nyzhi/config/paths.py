@@ -75,3 +75,8 @@ def sessions_dir(env: Mapping[str, str] | None = None) -> Path:
 def auth_path(env: Mapping[str, str] | None = None) -> Path:
     """data_dir()/auth.json: stored credentials (mode 0600, directory 0700)."""
     return data_dir(env) / "auth.json"
+
+
+def approvals_path(env: Mapping[str, str] | None = None) -> Path:
+    """Tools approved "always" per workspace (``agent.trust.remember_approvals``)."""
+    return state_dir(env) / "approvals.json"

@@ -10,7 +10,9 @@ from pathlib import Path
 
 import attrs
 
-CONFIG_TEMPLATE = """\
+from nyzhi.config.modes import SandboxLevel, TrustMode, choices
+
+CONFIG_TEMPLATE = f"""\
 ## Project configuration for nyzhi. Layers: global (~/.config/nyzhi/config.toml) <
 ## this file < .nyzhi/config.local.toml (personal, keep out of git). See docs/config.md.
 ## Uncomment what you need; `nyz config show` prints the merged result.
@@ -33,23 +35,24 @@ CONFIG_TEMPLATE = """\
 # max_steps = 100
 # custom_instructions = "Prefer small, reviewed changes."
 
-## off | limited | autoedit | full
+## {" | ".join(choices(TrustMode))}
 # [agent.trust]
 # mode = "limited"
 # allow_tools = ["read", "grep", "glob"]
 # deny_paths = [".env", "secrets/**"]
 
-## read-only | workspace-write | full-access
+## {" | ".join(choices(SandboxLevel))}
 # [agent.sandbox]
-# level = "workspace-write"
+# level = "{SandboxLevel.WORKSPACE_WRITE}"
 # network = true
 
 # [[agent.hooks]]
 # event = "after_edit"
-# command = "ruff format {file}"
+# command = "ruff format {{file}}"
 # pattern = "*.py"
 # timeout = 30
 
+## Not yet active: custom commands (issue: knowledge), MCP servers (issue: MCP).
 # [[agent.commands]]
 # name = "review"
 # prompt = "Review $ARGUMENTS for bugs and missing tests."

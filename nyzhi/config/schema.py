@@ -11,7 +11,8 @@ from typing import Any, Literal
 
 import attrs
 
-from nyzhi.config.schema_agent import AgentConfig, SandboxLevel, TrustMode
+from nyzhi.config.modes import SandboxLevel, TrustMode
+from nyzhi.config.schema_agent import AgentConfig
 
 ApiStyle = Literal["openai", "openai-responses", "anthropic", "gemini", "ollama", "llama-cpp"]
 
@@ -203,8 +204,8 @@ class Config:
         *,
         provider: str | None = None,
         model: str | None = None,
-        trust: TrustMode | None = None,
-        sandbox: SandboxLevel | None = None,
+        trust: TrustMode | str | None = None,
+        sandbox: SandboxLevel | str | None = None,
         max_steps: int | None = None,
     ) -> Config:
         """A copy with command-line overrides applied (None leaves a value alone).
@@ -225,9 +226,10 @@ class Config:
             cfg = attrs.evolve(cfg, provider=attrs.evolve(cfg.provider, entries=entries))
         agent = cfg.agent
         if trust is not None:
-            agent = attrs.evolve(agent, trust=attrs.evolve(agent.trust, mode=trust))
+            agent = attrs.evolve(agent, trust=attrs.evolve(agent.trust, mode=TrustMode(trust)))
         if sandbox is not None:
-            agent = attrs.evolve(agent, sandbox=attrs.evolve(agent.sandbox, level=sandbox))
+            level = SandboxLevel(sandbox)
+            agent = attrs.evolve(agent, sandbox=attrs.evolve(agent.sandbox, level=level))
         if max_steps is not None:
             agent = attrs.evolve(agent, max_steps=max_steps)
         if agent is not cfg.agent:

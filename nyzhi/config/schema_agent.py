@@ -11,8 +11,8 @@ from typing import Literal
 
 import attrs
 
-TrustMode = Literal["off", "limited", "autoedit", "full"]
-SandboxLevel = Literal["read-only", "workspace-write", "full-access"]
+from nyzhi.config.modes import SandboxLevel, TrustMode
+
 HookEvent = Literal[
     "session_start", "session_end", "user_prompt_submit", "pre_tool_use", "post_tool_use",
     "post_tool_use_failure", "permission_request", "notification", "after_edit", "after_turn",
@@ -23,7 +23,7 @@ HookEvent = Literal[
 
 @attrs.frozen
 class TrustConfig:
-    mode: TrustMode = "off"
+    mode: TrustMode = TrustMode.OFF
     allow_tools: tuple[str, ...] = ()
     allow_paths: tuple[str, ...] = ()
     deny_tools: tuple[str, ...] = ()
@@ -134,7 +134,7 @@ class CommandConfig:
 class SandboxConfig:
     """Added (nyzhi 3.x had an unwired ``[shell.sandbox]``): the enforced sandbox."""
 
-    level: SandboxLevel = "workspace-write"
+    level: SandboxLevel = SandboxLevel.WORKSPACE_WRITE
     writable_roots: tuple[str, ...] = ()
     network: bool = True  # False: bash runs with the network unshared
     fallback: Literal["refuse", "unsandboxed"] = "refuse"  # when bwrap is missing

@@ -4,8 +4,8 @@ The actor's ``receive`` never runs a turn itself (it would then not hear ``Cance
 turn ended). Input is queued and a background task owned by the actor runs the turns one at
 a time, each inside its own cancel scope; ``Cancel`` cancels the running turn's scope, the
 loop settles the thread (see ``nyzhi.core.turn``) and the agent is ready for the next input.
-The ``TurnLoop`` is created outside the actor and passed in, so a restarted agent keeps its
-thread.
+The ``TurnLoop`` is created outside the actor (by ``nyzhi.core.agent_factory``) and passed
+in, so a restarted agent keeps its thread. The loop, not the actor, reports how each turn ended.
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ import trio
 
 import actors
 from nyzhi.core import events as ev
-from nyzhi.core.turn import Emit, TurnLoop, TurnOutcome
+from nyzhi.core.event_bus import Emit
+from nyzhi.core.turn import TurnLoop, TurnOutcome
 
 
 @attrs.frozen
@@ -153,30 +154,11 @@ class AgentActor(actors.Actor):
                 self.scope = scope
                 try:
                     handle.outcome = await self.loop.run(handle.text)
-                except Exception as exc:  # a failed turn is reported; the agent lives on
-                    handle.error = exc
-                    await self.emit(
-                        ev.Error(agent=self.context.path, message=_describe(exc), kind="turn")
-                    )
-                    await self.emit(
-                        ev.TurnComplete(
-                            agent=self.context.path, turn_id="", stop_reason="error"
-                        )
-                    )
+                except Exception as exc:  # reported by the loop (error, turn_complete)
+                    handle.error = exc  # a failed turn is the asker's; the agent lives on
             self.scope = None
-            if scope.cancelled_caught:
-                handle.cancelled = True
-                await self.emit(
-                    ev.TurnComplete(
-                        agent=self.context.path, turn_id="", text="", steps=0,
-                        stop_reason="cancelled",
-                    )
-                )
+            handle.cancelled = scope.cancelled_caught
             self.current = None
             handle.done.set()
             await self._set_status("idle")
 
-
-def _describe(exc: BaseException) -> str:
-    text = str(exc) or type(exc).__name__
-    return text if type(exc).__name__ in text else f"{type(exc).__name__}: {text}"

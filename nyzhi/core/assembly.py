@@ -14,11 +14,14 @@ from typing import Any
 import attrs
 
 import actors
+from nyzhi.config.modes import SandboxLevel, TrustMode
+from nyzhi.core.events import MAIN_AGENT
 from nyzhi.core.hooks import HookRunner, hooks_from_config, load_claude_hooks
 from nyzhi.core.sessions.store import Session, SessionStore, SessionWriter
 from nyzhi.provider import types as pt
-from nyzhi.tools.base import SandboxLevel, ToolContext, TrustMode
+from nyzhi.tools.base import ToolContext
 from nyzhi.tools.gates import ApprovalMemory, Gates, TrustPolicy
+from nyzhi.tools.registry import ToolRegistry
 from nyzhi.tools.sandbox import SandboxPolicy
 
 # When nothing is configured, the first of these with a key found wins.
@@ -32,12 +35,11 @@ class RuntimeConfigError(Exception):
 # ---- provider ------------------------------------------------------------------------------
 
 
-def choose_provider(config: Any, requested: str | None, env: Mapping[str, str]) -> str | None:
-    """The provider name to use, or None for the local offline model."""
+def choose_provider(config: Any, env: Mapping[str, str]) -> str | None:
+    """The provider name to use (``--provider`` is already ``[provider] default`` through
+    ``Config.with_overrides``), or None for the local offline model."""
     from nyzhi.auth import resolve_key_source
 
-    if requested:
-        return requested
     if config.provider.default:
         return config.provider.default
     if len(config.provider.entries) == 1:
@@ -48,7 +50,7 @@ def choose_provider(config: Any, requested: str | None, env: Mapping[str, str]) 
     return None
 
 
-def provider_spec(name: str, config: Any, model: str | None, env: Mapping[str, str]) -> Any:
+def provider_spec(name: str, config: Any, env: Mapping[str, str]) -> Any:
     from nyzhi.auth import resolve_key_source
     from nyzhi.provider import PRESETS, ProviderSpec, RetryPolicy
 
@@ -61,7 +63,7 @@ def provider_spec(name: str, config: Any, model: str | None, env: Mapping[str, s
             f"provider {name!r} has no base_url: set [provider.{name}] base_url = \"https://…\" "
             "in your config (built-in presets: " + ", ".join(sorted(PRESETS)) + ")"
         )
-    chosen_model = model or entry.model or (preset.default_model if preset else None)
+    chosen_model = entry.model or (preset.default_model if preset else None)
     if not chosen_model:
         raise RuntimeConfigError(
             f"provider {name!r} has no model: pass --model or set [provider.{name}] model"
@@ -96,13 +98,16 @@ def provider_spec(name: str, config: Any, model: str | None, env: Mapping[str, s
 async def open_provider(
     stack: Any, system: actors.ActorSystem, config: Any, options: Any
 ) -> tuple[pt.Provider, str | None]:
-    """The provider the runtime talks to, and a notice to show once (or None)."""
+    """The provider the runtime talks to, and a notice to show once (or None).
+
+    ``--model`` applies to the provider chosen here, so it is the one override applied after
+    the others (with the same ``Config.with_overrides``)."""
     from nyzhi.provider import build_provider, spec_from_preset
 
     if options.provider_instance is not None:
         return options.provider_instance, None
     env = options.env if options.env is not None else os.environ
-    name = choose_provider(config, options.provider, env)
+    name = choose_provider(config, env)
     notice = None
     if name is None:
         from nyzhi.core.local_model import LOCAL_MODEL_NOTICE, ensure_local_model
@@ -114,7 +119,9 @@ async def open_provider(
         spec = spec_from_preset("llama-cpp", base_url=base_url)
         notice = LOCAL_MODEL_NOTICE
     else:
-        spec = provider_spec(name, config, options.model, env)
+        if options.model:
+            config = config.with_overrides(provider=name, model=options.model)
+        spec = provider_spec(name, config, env)
     provider = await stack.enter_async_context(build_provider(spec))
     return provider, notice
 
@@ -138,32 +145,57 @@ async def _local_model(services: actors.ActorRef, ensure: Any) -> tuple[Any, str
 
 @attrs.define
 class Tooling:
-    registry: Any
+    """One agent's tools: its registry view, gates, tool context and approvals memory.
+
+    ``schemas()`` and ``deferred_text()`` run on every model step; both are cached until the
+    registry view changes (``ToolRegistry.version``), since building them deep-copies every
+    tool's JSON schema."""
+
+    registry: ToolRegistry
     gates: Gates
     context: ToolContext
     memory: ApprovalMemory
+    _schemas: tuple[object, tuple[pt.ToolSchema, ...]] | None = attrs.field(
+        default=None, init=False, repr=False)
+    _deferred: tuple[object, str] | None = attrs.field(default=None, init=False, repr=False)
 
-    def schemas(self) -> list[pt.ToolSchema]:
-        nodes = list(self.context.nodes)
-        return [
-            pt.ToolSchema(s["name"], s["description"], s["parameters"])
-            for s in self.registry.schemas(nodes=nodes)
-        ]
+    def schemas(self) -> tuple[pt.ToolSchema, ...]:
+        key = (self.registry.version, tuple(self.context.nodes))
+        if self._schemas is None or self._schemas[0] != key:
+            schemas = tuple(
+                pt.ToolSchema(s["name"], s["description"], s["parameters"])
+                for s in self.registry.schemas(nodes=key[1])
+            )
+            self._schemas = (key, schemas)
+        return self._schemas[1]
 
     def deferred_text(self) -> str:
         """Deferred tools not yet discovered, for the system prompt (full schemas of the
         others go with each request)."""
-        return self.registry.prompt_summary()
+        key = self.registry.version
+        if self._deferred is None or self._deferred[0] != key:
+            self._deferred = (key, self.registry.prompt_summary())
+        return self._deferred[1]
 
-    def for_agent(self, path: str, broker: Any = None) -> Tooling:
-        """The same tools for another agent: its own context (path, changes) and approvals."""
+    def for_agent(
+        self,
+        path: str,
+        broker: Any,
+        *,
+        allowed: frozenset[str] | None = None,
+        disallowed: frozenset[str] = frozenset(),
+    ) -> Tooling:
+        """The same tools for one agent: its own context (path, question routing), its own
+        approvals memory and its own fenced view of the registry (``allowed`` None: all)."""
+        registry = self.registry.fenced(allowed, disallowed)
         context = attrs.evolve(
             self.context, agent_path=path, agent_name=path.rsplit("/", 1)[-1],
-            ask_user=broker.question_for(path) if broker and self.context.ask_user else None,
+            ask_user=broker.question_for(path) if self.context.ask_user else None,
+            registry=registry,  # tool_search discovers into this agent's own view
         )
         memory = ApprovalMemory()
         gates = attrs.evolve(self.gates, memory=memory)
-        return Tooling(self.registry.fenced(), gates, context, memory)
+        return Tooling(registry, gates, context, memory)
 
     def undo_last(self) -> str:
         from nyzhi.tools.undo import undo_last
@@ -172,10 +204,10 @@ class Tooling:
         return "\n".join(lines) if lines else "nothing to undo"
 
 
-def sandbox_policy(config: Any, workspace_root: Path, level: str | None) -> SandboxPolicy:
+def sandbox_policy(config: Any, workspace_root: Path) -> SandboxPolicy:
     sb = config.agent.sandbox
     return SandboxPolicy(
-        level=SandboxLevel(level or sb.level),
+        level=SandboxLevel(sb.level),
         workspace_root=workspace_root,
         writable_roots=tuple(Path(os.path.expanduser(p)) for p in sb.writable_roots),
         network=sb.network,
@@ -183,11 +215,8 @@ def sandbox_policy(config: Any, workspace_root: Path, level: str | None) -> Sand
     )
 
 
-def trust_policy(config: Any, mode: str | None) -> TrustPolicy:
-    table = attrs.asdict(config.agent.trust)
-    if mode:
-        table["mode"] = mode
-    return TrustPolicy.from_config(table)
+def trust_policy(config: Any) -> TrustPolicy:
+    return TrustPolicy.from_config(attrs.asdict(config.agent.trust))
 
 
 def build_nodes(config: Any) -> dict[str, Any]:
@@ -200,14 +229,13 @@ def build_nodes(config: Any) -> dict[str, Any]:
     }
 
 
-def build_tooling(
-    config: Any, workspace: Any, options: Any, broker: Any, agent_path: str = "/agents/main"
-) -> Tooling:
+def build_tooling(config: Any, workspace: Any, options: Any, broker: Any) -> Tooling:
+    """The tools every agent starts from (``Tooling.for_agent`` gives each its own view)."""
     from nyzhi.tools.executors import LocalExecutor
     from nyzhi.tools.registry import default_registry
 
     registry = default_registry()
-    trust = trust_policy(config, options.trust)
+    trust = trust_policy(config)
     memory = ApprovalMemory()
     gates = Gates(
         trust=trust,
@@ -217,14 +245,14 @@ def build_tooling(
     context = ToolContext(
         workspace_root=workspace.root,
         cwd=Path(options.cwd),
-        sandbox=sandbox_policy(config, workspace.root, options.sandbox),
+        sandbox=sandbox_policy(config, workspace.root),
         trust=trust,
         executor=LocalExecutor(),
-        agent_path=agent_path,
-        agent_name=agent_path.rsplit("/", 1)[-1],
+        agent_path=MAIN_AGENT,
+        agent_name=MAIN_AGENT.rsplit("/", 1)[-1],
         registry=registry,
         nodes=build_nodes(config),
-        ask_user=broker.question_for(agent_path) if options.interactive else None,
+        ask_user=broker.question_for(MAIN_AGENT) if options.interactive else None,
     )
     if trust.mode is TrustMode.FULL:
         context.state["trust_full"] = True
@@ -284,7 +312,7 @@ async def open_mcp(
 
     env = options.env if options.env is not None else os.environ
     entries = declared_servers(config, workspace.root, env)
-    trust_all = trust_policy(config, options.trust).mode is TrustMode.FULL
+    trust_all = trust_policy(config).mode is TrustMode.FULL  # config has --trust applied
 
     async def ask_trust(entry: Any) -> bool:
         from nyzhi.tools.gates import ApprovalKind, ApprovalRequest

@@ -10,17 +10,20 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import Any
 
 import trio
 
-Listener = Callable[[Any], Awaitable[None]]
+from nyzhi.core.events import Event
+
+# Where an agent's events go: ``EventBus.publish``, or a test's list.
+Emit = Callable[[Event], Awaitable[None]]
+Listener = Callable[[Event], Awaitable[None]]
 
 
 class EventBus:
     def __init__(self, buffer: int = 4096) -> None:
         self._buffer = buffer
-        self._subscribers: list[trio.MemorySendChannel[Any]] = []
+        self._subscribers: list[trio.MemorySendChannel[Event]] = []
         self._listeners: list[Listener] = []
         self._subscribed = trio.Event()
 
@@ -29,7 +32,7 @@ class EventBus:
         subscribers see the event, so keep it quick."""
         self._listeners.append(listener)
 
-    async def publish(self, event: Any) -> None:
+    async def publish(self, event: Event) -> None:
         for listener in self._listeners:
             await listener(event)
         for send in list(self._subscribers):
@@ -44,8 +47,8 @@ class EventBus:
         await self._subscribed.wait()
 
     @asynccontextmanager
-    async def subscribe(self) -> AsyncIterator[trio.MemoryReceiveChannel[Any]]:
-        send, receive = trio.open_memory_channel[Any](self._buffer)
+    async def subscribe(self) -> AsyncIterator[trio.MemoryReceiveChannel[Event]]:
+        send, receive = trio.open_memory_channel[Event](self._buffer)
         self._subscribers.append(send)
         self._subscribed.set()
         try:

@@ -7,22 +7,27 @@ approval — in that order), turns tool events into runtime events tagged with t
 path, then fires ``post_tool_use`` and, for successful file changes, ``after_edit``.
 
 Approvals are messages: the gates' approver publishes an ``approval_request`` event and waits
-for the front end to call ``Runtime.answer_approval``.
+for the front end to call ``Runtime.answer_approval`` with an ``ApprovalAnswer``.
 """
 
 from __future__ import annotations
 
+import enum
 import json
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+import attrs
 import trio
 
+import actors
 from nyzhi.core import events as ev
-from nyzhi.core.event_bus import EventBus
+from nyzhi.core.event_bus import Emit, EventBus
+from nyzhi.core.hooks import HookRunner
 from nyzhi.core.tool_executor import run_on_executor
 from nyzhi.provider import types as pt
+from nyzhi.provider.arguments import ToolArgumentError, parse_tool_arguments
 from nyzhi.tools.execution import (
     ToolCallFinished,
     ToolCallOutcome,
@@ -33,7 +38,33 @@ from nyzhi.tools.execution import (
 )
 from nyzhi.tools.gates import ApprovalDecision, ApprovalRequest
 
-Publish = Callable[[Any], Awaitable[None]]
+if TYPE_CHECKING:
+    from nyzhi.core.assembly import Tooling
+
+
+
+class ApprovalAnswer(enum.StrEnum):
+    """A person's answer to an ``approval_request``."""
+
+    APPROVE = "approve"
+    ALWAYS = "always"  # approve, and this tool for the rest of the session
+    DENY = "deny"
+
+    @classmethod
+    def parse(cls, value: ApprovalAnswer | str) -> ApprovalAnswer:
+        """The answer ``value`` names; a typo is an error, never a silent deny."""
+        try:
+            return cls(value)
+        except ValueError:
+            choices = ", ".join(a.value for a in cls)
+            raise ValueError(f"approval answer {value!r} is not one of {choices}") from None
+
+
+@attrs.define(eq=False)
+class _Pending:
+    done: trio.Event
+    kind: type[ev.Event]
+    answer: ApprovalAnswer | str | None = None
 
 
 class ApprovalBroker:
@@ -42,18 +73,19 @@ class ApprovalBroker:
 
     def __init__(self, bus: EventBus) -> None:
         self.bus = bus
-        self._pending: dict[str, tuple[trio.Event, list[str]]] = {}
+        self._pending: dict[str, _Pending] = {}
 
-    async def _wait(self, request_id: str, event: Any) -> str | None:
-        done = trio.Event()
-        answer: list[str] = []
-        self._pending[request_id] = (done, answer)
+    async def _wait(
+        self, request_id: str, event: ev.ApprovalRequest | ev.UserQuestion
+    ) -> ApprovalAnswer | str | None:
+        pending = _Pending(trio.Event(), type(event))
+        self._pending[request_id] = pending
         try:
             await self.bus.publish(event)
-            await done.wait()
+            await pending.done.wait()
         finally:
             self._pending.pop(request_id, None)
-        return answer[0] if answer else None
+        return pending.answer
 
     def question_for(self, agent_path: str) -> Callable[..., Awaitable[str]]:
         """An ``ask_user`` router for ``ToolContext.ask_user`` (one per agent)."""
@@ -65,7 +97,7 @@ class ApprovalBroker:
                 options=tuple(options), allow_custom=allow_custom,
             )
             answer = await self._wait(request_id, event)
-            return answer if answer is not None else "__cancelled__"
+            return str(answer) if answer is not None else "__cancelled__"
 
         return ask
 
@@ -75,21 +107,27 @@ class ApprovalBroker:
             agent=req.agent_path, request_id=request_id, call_id=req.call_id,
             tool=req.tool_name, summary=req.args_summary, preview=req.preview or "",
         )
-        decision = await self._wait(request_id, event) or "deny"
-        if decision in ("always", "approve_always"):
+        answer = await self._wait(request_id, event)
+        if answer is ApprovalAnswer.ALWAYS:
             return ApprovalDecision.always()
-        if decision in ("approve", "yes", "y"):
+        if answer is ApprovalAnswer.APPROVE:
             return ApprovalDecision.approve()
         return ApprovalDecision.deny("the user declined")
 
-    def answer(self, request_id: str, decision: str) -> None:
-        """Answer an approval ("approve" / "always" / "deny") or a question (its text)."""
-        try:
-            done, answer = self._pending[request_id]
-        except KeyError:
-            raise KeyError(f"no pending request {request_id!r}") from None
-        answer.append(decision)
-        done.set()
+    def answer_approval(self, request_id: str, answer: ApprovalAnswer) -> None:
+        self._answer(request_id, ev.ApprovalRequest, ApprovalAnswer.parse(answer))
+
+    def answer_question(self, request_id: str, text: str) -> None:
+        self._answer(request_id, ev.UserQuestion, text)
+
+    def _answer(
+        self, request_id: str, kind: type[ev.Event], answer: ApprovalAnswer | str
+    ) -> None:
+        pending = self._pending.get(request_id)
+        if pending is None or pending.kind is not kind:
+            raise KeyError(f"no pending {kind.type} with request id {request_id!r}")
+        pending.answer = answer
+        pending.done.set()
 
 
 def _summary_args(arguments: dict[str, Any] | None) -> dict[str, Any]:
@@ -97,34 +135,23 @@ def _summary_args(arguments: dict[str, Any] | None) -> dict[str, Any]:
 
 
 class GatedToolStep:
-    def __init__(self, tooling: Any, hooks: Any, publish: Publish, agent_path: str) -> None:
+    def __init__(
+        self, tooling: Tooling, hooks: HookRunner, publish: Emit, agent_path: str
+    ) -> None:
         self.tooling = tooling
         self.hooks = hooks
         self.publish = publish
         self.agent_path = agent_path
         # The agent actor binds its tool executor actor here when it starts; without one
         # (tests of the loop alone) calls run inline.
-        self.executor: Any = None
+        self.executor: actors.ActorRef | None = None
 
     async def __call__(self, calls: Sequence[pt.ToolCall], results: dict[str, pt.Message]) -> None:
-        requests = [ToolCallRequest.from_raw(c.id, c.name, c.arguments) for c in calls]
-        runnable: list[ToolCallRequest] = []
-        for req in requests:
-            payload = {
-                "tool_name": req.name, "tool_args": _summary_args(req.arguments),
-                "call_id": req.id,
-            }
-            outcome = await self.hooks.fire("pre_tool_use", payload)
-            if outcome.blocked:
-                text = f"blocked by a pre_tool_use hook: {outcome.message or 'no reason given'}"
-                await self.publish(ev.ToolStart(agent=self.agent_path, call_id=req.id, name=req.name,
-                                                arguments=_dump(req.arguments)))
-                await self.publish(ev.ToolDone(agent=self.agent_path, call_id=req.id, name=req.name,
-                                               output=text, is_error=True))
-                results[req.id] = pt.Message("tool", text, tool_call_id=req.id, name=req.name,
-                                             is_error=True)
-            else:
-                runnable.append(req)
+        requests = [_request(c) for c in calls]
+        if not self.hooks.has("pre_tool_use"):
+            runnable = requests  # nothing can block: skip building payloads (every step)
+        else:
+            runnable = await self._pre_tool_use(requests, results)
         if not runnable:
             return
         outcomes: list[ToolCallOutcome] = []
@@ -150,6 +177,35 @@ class GatedToolStep:
                     "tool", out.result.output, tool_call_id=out.call_id, name=out.name,
                     is_error=out.result.is_error,
                 )
+        if self.hooks.has("post_tool_use") or self.hooks.has("after_edit"):
+            await self._post_tool_use(runnable, outcomes)
+
+    async def _pre_tool_use(
+        self, requests: list[ToolCallRequest], results: dict[str, pt.Message]
+    ) -> list[ToolCallRequest]:
+        """Fire ``pre_tool_use``; a blocked call gets its result here. Returns the rest."""
+        runnable: list[ToolCallRequest] = []
+        for req in requests:
+            payload = {
+                "tool_name": req.name, "tool_args": _summary_args(req.arguments),
+                "call_id": req.id,
+            }
+            outcome = await self.hooks.fire("pre_tool_use", payload)
+            if outcome.blocked:
+                text = f"blocked by a pre_tool_use hook: {outcome.message or 'no reason given'}"
+                await self.publish(ev.ToolStart(agent=self.agent_path, call_id=req.id, name=req.name,
+                                                arguments=_dump(req.arguments)))
+                await self.publish(ev.ToolDone(agent=self.agent_path, call_id=req.id, name=req.name,
+                                               output=text, is_error=True))
+                results[req.id] = pt.Message("tool", text, tool_call_id=req.id, name=req.name,
+                                             is_error=True)
+            else:
+                runnable.append(req)
+        return runnable
+
+    async def _post_tool_use(
+        self, runnable: list[ToolCallRequest], outcomes: list[ToolCallOutcome]
+    ) -> None:
         by_id = {r.id: r for r in runnable}
         for out in outcomes:
             req = by_id[out.call_id]
@@ -180,6 +236,15 @@ class GatedToolStep:
                 duration_ms=round(out.duration * 1000, 3),
                 metadata=_jsonable(out.result.metadata),
             ))
+
+
+def _request(call: pt.ToolCall) -> ToolCallRequest:
+    """The call with its arguments parsed; unparseable arguments become the error the model
+    gets back as the call's result."""
+    arguments = parse_tool_arguments(call.arguments)
+    if isinstance(arguments, ToolArgumentError):
+        return ToolCallRequest(call.id, call.name, None, str(arguments))
+    return ToolCallRequest(call.id, call.name, arguments)
 
 
 def _target_paths(tool: Any, args: dict[str, Any] | None) -> list[str]:

@@ -24,11 +24,10 @@ import trio
 
 from nyzhi.core import events as ev
 from nyzhi.core.compaction import compact
-from nyzhi.core.context_window import estimate_tokens, micro_compact
+from nyzhi.core.context_window import ThreadMeter
+from nyzhi.core.event_bus import Emit
 from nyzhi.provider import types as pt
-
-Emit = Callable[[Any], Awaitable[None]]
-CANCELLED_TEXT = "cancelled by user"
+from nyzhi.tools.execution import CANCELLED_TEXT
 
 
 class ToolStep(Protocol):
@@ -85,6 +84,7 @@ class TurnLoop:
         *,
         agent_path: str,
         provider: pt.Provider,
+        model: str | None = None,
         tool_schemas: Callable[[], Sequence[pt.ToolSchema]],
         tool_step: ToolStep,
         system_prompt: Callable[[], str],
@@ -99,6 +99,7 @@ class TurnLoop:
     ) -> None:
         self.agent_path = agent_path
         self.provider = provider
+        self.model = model  # per request; None: the provider's configured model
         self.tool_schemas = tool_schemas
         self.tool_step = tool_step
         self.system_prompt = system_prompt
@@ -111,6 +112,7 @@ class TurnLoop:
         self.cost = cost or (lambda _u, _m: 0.0)
         self.session_stem = session_stem
         self.messages: list[pt.Message] = []
+        self.meter = ThreadMeter()  # incremental size of ``messages`` (grown at its end)
         self.totals = UsageTotals()
 
     async def _append(self, message: pt.Message) -> None:
@@ -119,17 +121,50 @@ class TurnLoop:
             await self.on_message(message)
 
     async def run(self, prompt: str) -> TurnOutcome:
-        """Run one turn. Raises ``trio.Cancelled`` after settling the thread if cancelled."""
+        """Run one turn. Raises ``trio.Cancelled`` after settling the thread if cancelled.
+
+        Every turn ends with one ``turn_complete`` carrying its ``turn_start``'s id, emitted
+        here whatever happens: answered, blocked, out of steps, failed (after an ``error``
+        event; the exception propagates) or cancelled."""
         turn_id = uuid.uuid4().hex[:12]
         await self.emit(ev.TurnStart(agent=self.agent_path, turn_id=turn_id, prompt=prompt))
+        outcome: TurnOutcome | None = None
+        stop_reason = "error"
+        try:
+            outcome = await self._turn(prompt)
+            return outcome
+        except trio.Cancelled:
+            stop_reason = "cancelled"
+            raise
+        except Exception as exc:
+            with trio.CancelScope(shield=True):
+                await self.emit(
+                    ev.Error(
+                        agent=self.agent_path, message=_describe(exc), kind="turn",
+                        retryable=bool(getattr(exc, "retryable", False)),
+                    )
+                )
+            raise
+        finally:
+            end = (
+                ev.TurnComplete(
+                    agent=self.agent_path, turn_id=turn_id, text=outcome.text,
+                    steps=outcome.steps, stop_reason=outcome.stop_reason,
+                )
+                if outcome is not None
+                else ev.TurnComplete(
+                    agent=self.agent_path, turn_id=turn_id, stop_reason=stop_reason
+                )
+            )
+            with trio.CancelScope(shield=True):
+                await self.emit(end)
+
+    async def _turn(self, prompt: str) -> TurnOutcome:
         if self.on_prompt is not None:
             # user_prompt_submit hooks may block the prompt or add context to it
             prompt, blocked = await self.on_prompt(prompt)
             if blocked is not None:
                 await self.emit(ev.Error(agent=self.agent_path, message=blocked, kind="blocked"))
-                await self.emit(
-                    ev.TurnComplete(agent=self.agent_path, turn_id=turn_id, stop_reason="blocked")
-                )
                 return TurnOutcome("", 0, "blocked", pt.Usage(), is_error=True)
         await self._append(pt.Message("user", prompt))
         turn_usage = pt.Usage()
@@ -138,29 +173,17 @@ class TurnLoop:
             if self.before_step is not None:
                 for injected in await self.before_step():
                     await self._append(injected)
-            micro_compact(self.messages)
+            self.meter.micro_compact(self.messages)
             system = self.system_prompt()  # built once per step: it can change between steps
             await self._maybe_compact(system)
             text, calls, usage, stop = await self._model_step(system)
             turn_usage = _add_usage(turn_usage, usage)
             final_text = text
             if not calls:
-                await self.emit(
-                    ev.TurnComplete(
-                        agent=self.agent_path, turn_id=turn_id, text=text, steps=step,
-                        stop_reason=stop,
-                    )
-                )
                 return TurnOutcome(text, step, stop, turn_usage)
             await self._run_tools(calls)
         message = f"Reached the maximum of {self.settings.max_steps} tool-calling steps"
         await self.emit(ev.Error(agent=self.agent_path, message=message, kind="max_steps"))
-        await self.emit(
-            ev.TurnComplete(
-                agent=self.agent_path, turn_id=turn_id, text=final_text,
-                steps=self.settings.max_steps, stop_reason="max_steps",
-            )
-        )
         return TurnOutcome(final_text, self.settings.max_steps, "max_steps", turn_usage, True)
 
     # ---- one model call ---------------------------------------------------------------
@@ -170,6 +193,7 @@ class TurnLoop:
             messages=tuple(self.messages),
             system=system,
             tools=tuple(self.tool_schemas()),
+            model=self.model,
         )
         text: list[str] = []
         thinking: list[str] = []
@@ -229,7 +253,7 @@ class TurnLoop:
             raise
         await settle()
         if usage != pt.Usage():
-            cost = self.cost(usage, getattr(self.provider, "model", ""))
+            cost = self.cost(usage, self.model or self.provider.model)
             self.totals.add(usage, cost)
             await self.emit(
                 ev.Usage(
@@ -268,7 +292,7 @@ class TurnLoop:
     # ---- compaction -------------------------------------------------------------------
 
     async def _maybe_compact(self, system: str, *, force: bool = False) -> None:
-        before = estimate_tokens(self.messages, system)
+        before = self.meter.estimate(self.messages, system)
         limit = self.settings.compaction_threshold * self.settings.context_window
         if not force and before <= limit:
             return
@@ -283,9 +307,10 @@ class TurnLoop:
         if result is None:
             return
         self.messages[:] = result.messages
+        self.meter.reset()
         if self.on_thread_replaced is not None:
             await self.on_thread_replaced(self.messages)
-        after = estimate_tokens(self.messages, system)
+        after = self.meter.estimate(self.messages, system)
         await self.emit(
             ev.Compaction(
                 agent=self.agent_path, before_tokens=before, after_tokens=after,
@@ -305,3 +330,8 @@ def _add_usage(a: pt.Usage, b: pt.Usage) -> pt.Usage:
         a.cache_read_tokens + b.cache_read_tokens,
         a.cache_write_tokens + b.cache_write_tokens,
     )
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc) or type(exc).__name__
+    return text if type(exc).__name__ in text else f"{type(exc).__name__}: {text}"

@@ -33,7 +33,6 @@ _EXPORTS = {
     "ToolArgumentError": "nyzhi.provider.arguments",
     "ModelInfo": "nyzhi.provider.models",
     "model_info": "nyzhi.provider.models",
-    "lookup_model": "nyzhi.provider.models",
     "cost": "nyzhi.provider.models",
     "refresh_models": "nyzhi.provider.models",
 }

@@ -1,9 +1,10 @@
-"""Turning a model's raw tool-argument text into a dict, without ever raising.
+"""Turning a model's raw tool-argument text into a dict, without ever raising: the one parser.
 
 Models do produce broken JSON (truncated at max_tokens, trailing commas, prose). The stream
-passes the raw text through untouched in ``ToolCallEnd.arguments``; the agent loop calls
-``parse_tool_arguments`` and, on a ``ToolArgumentError``, sends the model a tool error it
-can correct instead of crashing the turn.
+passes the raw text through untouched in ``ToolCallEnd.arguments``; the agent's tool step
+(``nyzhi.core.tool_step``) calls ``parse_tool_arguments`` and, on a ``ToolArgumentError``,
+sends the model a tool error it can correct instead of crashing the turn. The wire encoders
+call it too, for formats that carry arguments as objects.
 """
 
 from __future__ import annotations

@@ -221,4 +221,3 @@ async def refresh_models(
     return found
 
 
-lookup_model = model_info  # the name the runtime uses

@@ -15,25 +15,16 @@ from typing import Any, ClassVar
 
 import attrs
 
+# Defined once, in the config layer; re-exported because tools and their tests name them here.
+from nyzhi.config.modes import SandboxLevel as SandboxLevel
+from nyzhi.config.modes import TrustMode as TrustMode
+
 
 class Permission(enum.Enum):
     """Whether a call may run without asking: reading never changes the world."""
 
     READ_ONLY = "read_only"
     NEEDS_APPROVAL = "needs_approval"
-
-
-class SandboxLevel(enum.Enum):
-    READ_ONLY = "read-only"
-    WORKSPACE_WRITE = "workspace-write"
-    FULL_ACCESS = "full-access"
-
-
-class TrustMode(enum.Enum):
-    OFF = "off"
-    LIMITED = "limited"
-    AUTOEDIT = "autoedit"
-    FULL = "full"
 
 
 @attrs.define

@@ -18,7 +18,6 @@ the full outcome list — finished calls keep their results, the rest get an err
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -29,6 +28,7 @@ import trio
 
 from nyzhi.tools.base import Permission, Tool, ToolContext, ToolResult
 from nyzhi.tools.gates import ROLE_FENCE, GateDecision, Gates
+from nyzhi.tools.output import cap_output
 
 log = logging.getLogger(__name__)
 
@@ -37,29 +37,13 @@ CANCELLED_TEXT = "cancelled by user"
 
 @attrs.frozen
 class ToolCallRequest:
-    """One call from the model. ``error`` is set (and ``arguments`` None) when they did not parse."""
+    """One call from the model. ``error`` is set (and ``arguments`` None) when its arguments
+    did not parse (``nyzhi.provider.arguments.parse_tool_arguments`` says why)."""
 
     id: str
     name: str
     arguments: dict[str, Any] | None = None
     error: str | None = None
-
-    @classmethod
-    def from_raw(cls, id: str, name: str, raw: str | dict[str, Any] | None) -> ToolCallRequest:
-        """Parse the model's raw JSON argument text (empty text means no arguments)."""
-        if isinstance(raw, dict):
-            return cls(id, name, raw)
-        if raw is None or not raw.strip():
-            return cls(id, name, {})
-        try:
-            value = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            return cls(id, name, None, f"arguments are not valid JSON ({exc}): {raw[:200]!r}")
-        if not isinstance(value, dict):
-            return cls(
-                id, name, None, f"arguments must be a JSON object, got {type(value).__name__}"
-            )
-        return cls(id, name, value)
 
 
 @attrs.frozen
@@ -107,11 +91,7 @@ def _lookup(registry: Any, name: str) -> Tool | None:
 
 
 async def _default_cap(result: ToolResult, tool: Tool, ctx: ToolContext) -> ToolResult:
-    """Large outputs: delegate to ``nyzhi.tools.output.cap_output`` when it exists."""
-    try:
-        from nyzhi.tools.output import cap_output  # the registry engineer's module
-    except ImportError:
-        return result
+    """Large outputs are cut and spilled to a file by ``nyzhi.tools.output.cap_output``."""
     return cap_output(result, ctx, tool.name)
 
 

@@ -10,8 +10,10 @@ the outcome, so a call failing several gates reports the earliest:
                    bwrap (``runs_sandboxed``), which are refused here only if bwrap is missing;
 4. ``deny_rules``  ``deny_tools``, ``deny_paths`` (against resolved targets and command text),
                    ``deny_commands`` (plus ``DEFAULT_DENY_COMMANDS``);
-5. ``trust``       auto-approval by trust mode; read-only tools never need approval; a tool
-                   approved "always" earlier in the session is approved here too;
+5. ``trust``       read-only tools never need approval; then, unless the tool is in
+                   ``always_ask``: a tool approved "always" earlier in the session (or, with
+                   ``remember_approvals``, in an earlier session in this workspace), a tool
+                   matching ``auto_approve``, and finally the trust mode;
 6. ``approval``    ask the front end through the injected approver.
 
 Tools tell the gates what they touch through optional methods: ``target_paths(args)`` (files they
@@ -33,8 +35,10 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+import trio
 
-from nyzhi.tools.base import Permission, SandboxLevel, Tool, ToolContext, ToolResult, TrustMode
+from nyzhi.config.modes import SandboxLevel, TrustMode
+from nyzhi.tools.base import Permission, Tool, ToolContext, ToolResult
 
 ROLE_FENCE = "role_fence"
 PLAN_MODE = "plan_mode"
@@ -70,7 +74,12 @@ class TrustPolicy:
     ``deny_commands`` entries are globs matched against each simple command of a shell line
     (split at ``;``, ``&&``, ``||``, ``|``, newlines), or regexes searched in the whole line when
     prefixed with ``re:``. ``default_deny_commands`` adds ``DEFAULT_DENY_COMMANDS``.
-    ``always_ask`` tools are never auto-approved, by trust mode or by session memory.
+    ``auto_approve`` entries are tool-name globs (case-insensitive: ``"bash"``, ``"git_*"``)
+    approved without asking in every trust mode, ``off`` included; the sandbox and deny rules
+    still apply. ``always_ask`` tools are never auto-approved, by trust mode, ``auto_approve`` or
+    remembered answers. ``remember_approvals`` makes an "always" answer outlive the session: it
+    is saved per workspace in the user's state directory (``nyzhi.config.approvals``) and
+    honoured by later sessions there; without it "always" lasts for the session.
     """
 
     mode: TrustMode = TrustMode.OFF
@@ -80,6 +89,8 @@ class TrustPolicy:
     deny_paths: tuple[str, ...] = attrs.field(default=(), converter=tuple)
     deny_commands: tuple[str, ...] = attrs.field(default=(), converter=tuple)
     always_ask: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    auto_approve: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    remember_approvals: bool = False
     default_deny_commands: bool = True
 
     @classmethod
@@ -98,11 +109,20 @@ class TrustPolicy:
             "deny_paths",
             "deny_commands",
             "always_ask",
+            "auto_approve",
         )
         kwargs = {k: tuple(table.get(k) or ()) for k in keys}
         return cls(
-            mode=mode, default_deny_commands=table.get("default_deny_commands", True), **kwargs
+            mode=mode,
+            remember_approvals=bool(table.get("remember_approvals", False)),
+            default_deny_commands=table.get("default_deny_commands", True),
+            **kwargs,
         )
+
+    def auto_approves(self, tool_name: str) -> str | None:
+        """The ``auto_approve`` glob matching ``tool_name``, or None."""
+        name = tool_name.lower()
+        return next((p for p in self.auto_approve if fnmatch.fnmatchcase(name, p.lower())), None)
 
 
 class ApprovalKind(enum.Enum):
@@ -146,9 +166,14 @@ Approver = Callable[[ApprovalRequest], Awaitable[ApprovalDecision]]
 
 @attrs.define
 class ApprovalMemory:
-    """Tool names the user approved "always for this session" (the runtime keeps one per session)."""
+    """Tool names the user approved "always for this session" (the runtime keeps one per session).
+
+    ``remembered`` holds the tools approved "always" by earlier sessions in the workspace
+    (``agent.trust.remember_approvals``); the gates load it on first use.
+    """
 
     tools: set[str] = attrs.field(factory=set)
+    remembered: frozenset[str] | None = None
 
     def remember(self, tool_name: str) -> None:
         self.tools.add(tool_name)
@@ -158,6 +183,7 @@ class ApprovalMemory:
 
     def clear(self) -> None:
         self.tools.clear()
+        self.remembered = None  # re-read from the file on the next check
 
 
 @attrs.frozen
@@ -166,7 +192,8 @@ class GateDecision:
 
     ``gate`` is the gate that decided (the refusing one, or the one that approved: ``trust`` for
     read-only tools, trust modes and session memory, ``approval`` for the user). ``approved_by``
-    says how an allowed call was allowed: "read_only", "trust", "session", "user".
+    says how an allowed call was allowed: "read_only", "trust" (mode or ``auto_approve``),
+    "session", "remembered" (an earlier session's "always"), "user".
     """
 
     allowed: bool
@@ -322,11 +349,32 @@ class Gates:
                 return attrs.evolve(
                     ok, reason="approved always for this session", approved_by="session"
                 )
+            if self.trust.remember_approvals and name in await self._remembered(ctx):
+                return attrs.evolve(
+                    ok, reason="approved always in this workspace (agent.trust.remember_approvals)",
+                    approved_by="remembered",
+                )
+            pattern = self.trust.auto_approves(name)
+            if pattern is not None:
+                return attrs.evolve(
+                    ok, reason=f"agent.trust.auto_approve pattern {pattern!r}", approved_by="trust"
+                )
             why = self._auto_approval(tool, paths, ctx)
             if why:
                 return attrs.evolve(ok, reason=why, approved_by="trust")
         # 6. ask
         return await self._ask(tool, args, ctx, call_id, paths, commands, always_ask)
+
+    async def _remembered(self, ctx: ToolContext) -> frozenset[str]:
+        """The workspace's remembered "always" answers, read once per memory (off the trio
+        thread: it is a file read)."""
+        if self.memory.remembered is None:
+            from nyzhi.config.approvals import remembered_tools
+
+            self.memory.remembered = await trio.to_thread.run_sync(
+                remembered_tools, ctx.workspace_root
+            )
+        return self.memory.remembered
 
     def _sandbox(self, tool: Tool, paths: list[Path], ctx: ToolContext) -> str | None:
         from nyzhi.tools.sandbox import SandboxError, SandboxPolicy
@@ -356,11 +404,12 @@ class Gates:
         denied = _lower_set(trust.deny_tools)
         if "*" in denied or name.lower() in denied:
             return f"tool `{name}` is denied by agent.trust.deny_tools"
-        ws = Path(os.path.realpath(ctx.workspace_root))
-        for path in paths:
-            hit = path_denied(path, trust.deny_paths, ws)
-            if hit:
-                return f"path {path} matches agent.trust.deny_paths pattern {hit!r}"
+        if paths:  # realpath costs a syscall per path part: only when there is a path
+            ws = Path(os.path.realpath(ctx.workspace_root))
+            for path in paths:
+                hit = path_denied(path, trust.deny_paths, ws)
+                if hit:
+                    return f"path {path} matches agent.trust.deny_paths pattern {hit!r}"
         patterns = list(trust.deny_commands)
         if trust.default_deny_commands:
             patterns += DEFAULT_DENY_COMMANDS
@@ -421,8 +470,14 @@ class Gates:
         if decision.kind is ApprovalKind.DENY:
             why = f": {decision.reason}" if decision.reason else ""
             return _deny(APPROVAL, f"the user denied `{name}`{why}", paths, commands)
+        reason = "approved by the user"
         if decision.kind is ApprovalKind.APPROVE_ALWAYS and not always_ask:
             self.memory.remember(name)
-        return GateDecision(
-            True, APPROVAL, "approved by the user", "user", tuple(paths), tuple(commands)
-        )
+            if self.trust.remember_approvals:
+                from nyzhi.config.approvals import remember_tool
+
+                try:
+                    await trio.to_thread.run_sync(remember_tool, ctx.workspace_root, name)
+                except OSError as exc:  # the answer still holds for this session
+                    reason += f" (not remembered for later sessions: {exc})"
+        return GateDecision(True, APPROVAL, reason, "user", tuple(paths), tuple(commands))

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from nyzhi.tools.base import ToolContext
+from nyzhi.tools.sandbox import SandboxViolation
 
 
 class ToolPathError(Exception):
@@ -34,24 +35,14 @@ def resolve_arg(ctx: ToolContext, raw: Any, *, arg: str = "file_path") -> Path:
     return Path(os.path.normpath(path))
 
 
-def _violation(exc: BaseException) -> bool:
-    try:
-        from nyzhi.tools.sandbox import SandboxViolation
-    except ImportError:  # pragma: no cover - sandbox module always present once merged
-        return False
-    return isinstance(exc, SandboxViolation)
-
-
 def check_write(ctx: ToolContext, path: Path) -> Path:
     """The fully resolved path to write, after the sandbox allowed it (``ToolPathError`` if not)."""
     if ctx.sandbox is None:
         return Path(os.path.realpath(path))
     try:
         return Path(ctx.sandbox.check_write(path))
-    except Exception as exc:
-        if _violation(exc):
-            raise ToolPathError(f"sandbox: {exc}") from exc
-        raise
+    except SandboxViolation as exc:
+        raise ToolPathError(f"sandbox: {exc}") from exc
 
 
 def check_read(ctx: ToolContext, path: Path) -> Path:
@@ -60,10 +51,8 @@ def check_read(ctx: ToolContext, path: Path) -> Path:
         return Path(os.path.realpath(path))
     try:
         return Path(ctx.sandbox.check_read(path))
-    except Exception as exc:
-        if _violation(exc):
-            raise ToolPathError(f"sandbox: {exc}") from exc
-        raise
+    except SandboxViolation as exc:
+        raise ToolPathError(f"sandbox: {exc}") from exc
 
 
 def display(ctx: ToolContext, path: Path) -> str:

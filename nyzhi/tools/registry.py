@@ -41,10 +41,6 @@ BUILTIN_MODULES: tuple[str, ...] = (
 )
 
 
-# Written by another engineer in parallel; tolerated as missing only until merged.
-_PENDING_MODULES = frozenset({"bash", "verify"})
-
-
 class ToolRegistryError(Exception):
     """Registering a tool that clashes with one already there, or an invalid tool class."""
 
@@ -56,6 +52,7 @@ class _Store:
         self.tools: dict[str, Tool] = {}
         self.deferred: set[str] = set()
         self.external: set[str] = set()
+        self.version = 0  # bumped on every change, so views can cache what they derive
 
 
 def first_line(text: str) -> str:
@@ -91,6 +88,7 @@ class ToolRegistry:
         if name in self._store.tools and not replace:
             raise ToolRegistryError(f"a tool named {name!r} is already registered")
         self._store.tools[name] = tool
+        self._store.version += 1
         is_deferred = tool.deferred if deferred is None else deferred
         if is_deferred:
             self._store.deferred.add(name)
@@ -107,10 +105,17 @@ class ToolRegistry:
         self._store.external.add(name)
 
     def unregister(self, name: str) -> None:
+        self._store.version += 1
         self._store.tools.pop(name, None)
         self._store.deferred.discard(name)
         self._store.external.discard(name)
         self._discovered.discard(name)
+
+    @property
+    def version(self) -> tuple[int, int]:
+        """Changes whenever what ``schemas()`` or ``prompt_summary()`` return may change
+        (a tool registered or removed, a deferred tool discovered in this view)."""
+        return self._store.version, len(self._discovered)
 
     # --- lookup and fencing ---------------------------------------------------------------
 
@@ -240,14 +245,7 @@ def default_registry(modules: Iterable[str] = BUILTIN_MODULES) -> ToolRegistry:
     """A registry with every built-in tool from ``modules`` (names under nyzhi.tools.builtin)."""
     registry = ToolRegistry()
     for mod_name in modules:
-        full = f"nyzhi.tools.builtin.{mod_name}"
-        try:
-            module = importlib.import_module(full)
-        except ModuleNotFoundError as exc:
-            # TODO(lead): remove this guard once builtin/bash.py and builtin/verify.py are merged.
-            if exc.name == full and mod_name in _PENDING_MODULES:
-                continue
-            raise
+        module = importlib.import_module(f"nyzhi.tools.builtin.{mod_name}")
         for cls in _tool_classes(module):
             registry.register(cls())
     return registry

@@ -32,7 +32,7 @@ from typing import Literal
 
 import attrs
 
-from nyzhi.tools.base import SandboxLevel
+from nyzhi.config.modes import SandboxLevel
 
 BWRAP_INSTALL_HINT = (
     "Install bubblewrap (Debian/Ubuntu: `apt-get install bubblewrap`, Fedora: `dnf install "
@@ -91,7 +91,7 @@ class SandboxPolicy:
     ``bwrap_path`` None finds ``bwrap`` on PATH; a path that does not exist means "missing".
     """
 
-    level: SandboxLevel
+    level: SandboxLevel = attrs.field(converter=SandboxLevel)
     workspace_root: Path = attrs.field(converter=Path)
     writable_roots: tuple[Path, ...] = attrs.field(
         default=(), converter=lambda roots: tuple(Path(r) for r in roots)

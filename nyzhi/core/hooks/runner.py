@@ -50,6 +50,7 @@ from typing import Any
 import attrs
 import trio
 
+from nyzhi.core.events import MAIN_AGENT
 from nyzhi.core.hooks.spec import HOOK_EVENTS, HookSpec
 
 BLOCKING_EVENTS = frozenset({"pre_tool_use", "user_prompt_submit"})
@@ -117,7 +118,7 @@ class HookRunner:
         env: Mapping[str, str] | None = None,
         *,
         session_id: str | None = None,
-        agent: str = "/agents/main",
+        agent: str = MAIN_AGENT,
     ) -> None:
         self.specs = tuple(specs)
         self.cwd = os.fspath(cwd)

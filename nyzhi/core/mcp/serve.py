@@ -63,11 +63,14 @@ def build_tooling(args: argparse.Namespace, cwd: Path) -> Any:
     from nyzhi.core.runtime import RuntimeOptions
 
     loaded = load_config(cwd)
-    options = RuntimeOptions(cwd=cwd, trust=getattr(args, "trust", None) or "off",
-                             sandbox=getattr(args, "sandbox", None) or "read-only",
-                             interactive=False)
-    return assemble(loaded.config, loaded.workspace, options, broker=None,
-                    agent_path="/mcp-client")
+    from nyzhi.config.modes import SandboxLevel, TrustMode
+
+    # With nobody to ask: nothing that needs approval, and a read-only sandbox, by default.
+    trust = getattr(args, "trust", None) or TrustMode.OFF
+    sandbox = getattr(args, "sandbox", None) or SandboxLevel.READ_ONLY
+    config = loaded.config.with_overrides(trust=trust, sandbox=sandbox)
+    options = RuntimeOptions(cwd=cwd, trust=trust, sandbox=sandbox, interactive=False)
+    return assemble(config, loaded.workspace, options, broker=None)
 
 
 def build_server(tooling: Any) -> Any:
@@ -93,8 +96,8 @@ def build_server(tooling: Any) -> Any:
             return types.CallToolResult(
                 content=[types.TextContent(type="text", text=f"Unknown tool `{params.name}`.")],
                 is_error=True)
-        request = ToolCallRequest.from_raw(uuid.uuid4().hex[:12], params.name,
-                                           dict(params.arguments or {}))
+        request = ToolCallRequest(uuid.uuid4().hex[:12], params.name,
+                                  dict(params.arguments or {}))
         [outcome] = await execute_calls([request], registry=registry, gates=tooling.gates,
                                         ctx=tooling.context)
         result = outcome.result

@@ -13,26 +13,23 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from nyzhi.tools.base import Permission, Tool, ToolContext, ToolResult
+from nyzhi.tools.builtin._common import ArgError
 
 DEFAULT_TIMEOUT = 30
 MAX_TIMEOUT = 600
 OUTPUT_CAP = 100 * 1024
 
 
-class ArgumentError(Exception):
-    pass
-
-
 def pick_executor(ctx: ToolContext, node: Any) -> Any:
     """``ctx.nodes[node]`` when a node is named, else the context's executor, else local."""
     if node not in (None, ""):
         if not isinstance(node, str):
-            raise ArgumentError("'node' must be a string naming a configured node")
+            raise ArgError("'node' must be a string naming a configured node")
         if not ctx.nodes:
-            raise ArgumentError(f"node {node!r} requested but no nodes are configured")
+            raise ArgError(f"node {node!r} requested but no nodes are configured")
         if node not in ctx.nodes:
             names = ", ".join(sorted(ctx.nodes))
-            raise ArgumentError(f"unknown node {node!r}; configured nodes: {names}")
+            raise ArgError(f"unknown node {node!r}; configured nodes: {names}")
         return ctx.nodes[node]
     if ctx.executor is not None:
         return ctx.executor
@@ -61,16 +58,16 @@ def parse_timeout(args: dict[str, Any], default: float = DEFAULT_TIMEOUT) -> flo
         try:
             value = float(value)
         except ValueError:
-            raise ArgumentError(f"'timeout' must be a number of seconds, got {value!r}") from None
+            raise ArgError(f"'timeout' must be a number of seconds, got {value!r}") from None
     if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-        raise ArgumentError(f"'timeout' must be a positive number of seconds, got {value!r}")
+        raise ArgError(f"'timeout' must be a positive number of seconds, got {value!r}")
     return float(min(value, MAX_TIMEOUT))
 
 
 async def run_command(
     command: str, ctx: ToolContext, *, limit: float, node: Any = None, header: str = ""
 ) -> tuple[Any, dict[str, Any]]:
-    """Run with a ``limit`` in seconds through the chosen executor; returns (ExecResult, metadata). Raises ``ArgumentError``,
+    """Run with a ``limit`` in seconds through the chosen executor; returns (ExecResult, metadata). Raises ``ArgError``,
     ``SandboxError`` or ``ExecutorError`` (callers turn them into error results)."""
     executor = pick_executor(ctx, node)
     if header:
@@ -139,7 +136,7 @@ class BashTool(Tool):
         try:
             timeout = parse_timeout(args)
             res, meta = await run_command(command, ctx, limit=timeout, node=args.get("node"))
-        except (ArgumentError, SandboxError, ExecutorError) as exc:
+        except (ArgError, SandboxError, ExecutorError) as exc:
             return ToolResult(str(exc), is_error=True, metadata={"exit_code": None})
         text = res.output if res.output.strip() else "(no output)"
         if not res.timed_out and res.exit_code != 0:  # the executor already notes a timeout

@@ -23,7 +23,8 @@ from typing import Any, ClassVar
 import attrs
 
 from nyzhi.tools.base import Permission, Tool, ToolContext, ToolResult
-from nyzhi.tools.builtin.bash import ArgumentError, run_command
+from nyzhi.tools.builtin._common import ArgError
+from nyzhi.tools.builtin.bash import run_command
 
 KINDS = ("build", "test", "lint", "custom")
 CHECK_TIMEOUT = 600.0
@@ -105,21 +106,21 @@ def detect_checks(root: Path) -> list[Check]:
 
 
 def parse_checks(args: dict[str, Any]) -> list[Check] | None:
-    """The model's checks, or None to detect. Raises ``ArgumentError`` with what is wrong."""
+    """The model's checks, or None to detect. Raises ``ArgError`` with what is wrong."""
     raw = args.get("checks")
     if raw in (None, []):
         return None
     if not isinstance(raw, list):
-        raise ArgumentError("'checks' must be an array of {kind, command} objects")
+        raise ArgError("'checks' must be an array of {kind, command} objects")
     checks = []
     for i, item in enumerate(raw):
         if not isinstance(item, dict) or not isinstance(item.get("command"), str):
-            raise ArgumentError(f"checks[{i}] must be an object with a string 'command'")
+            raise ArgError(f"checks[{i}] must be an object with a string 'command'")
         kind = item.get("kind", "custom")
         if kind not in KINDS:
-            raise ArgumentError(f"checks[{i}].kind must be one of {', '.join(KINDS)}, got {kind!r}")
+            raise ArgError(f"checks[{i}].kind must be one of {', '.join(KINDS)}, got {kind!r}")
         if not item["command"].strip():
-            raise ArgumentError(f"checks[{i}].command must not be empty")
+            raise ArgError(f"checks[{i}].command must not be empty")
         checks.append(Check(kind, item["command"]))
     return checks
 
@@ -165,7 +166,7 @@ class VerifyTool(Tool):
 
         try:
             checks = self.checks_for(args, ctx)
-        except ArgumentError as exc:
+        except ArgError as exc:
             return ToolResult(str(exc), is_error=True)
         if not checks:
             return ToolResult(
@@ -184,7 +185,7 @@ class VerifyTool(Tool):
                     node=args.get("node"),
                     header=f"$ {check.command}\n",
                 )
-            except (ArgumentError, SandboxError, ExecutorError) as exc:
+            except (ArgError, SandboxError, ExecutorError) as exc:
                 return ToolResult(str(exc), is_error=True)
             elapsed = time.monotonic() - started
             passed = res.exit_code == 0 and not res.timed_out

@@ -75,3 +75,24 @@ async def test_ask_user_reaches_the_chat_and_the_answer_reaches_the_model(worksp
         with trio.fail_after(20):
             assert await proc.wait() == 0
     assert "lite" in server.requests[1].tool_results()[0]
+
+
+async def test_a_mistyped_approval_asks_again_instead_of_declining(workspace, home, configure):
+    script = [
+        reply(tool_calls=[tool_call("write", {"file_path": "note.txt", "content": "hi"})]),
+        reply("Wrote note.txt"),
+    ]
+    async with open_fake_llm(script=script) as server:
+        configure(workspace, server.url_for("openai"))
+        proc, out = await start_chat(workspace, home)
+        await proc.stdin.send_all(b"please write a note\n")
+        await read_until(proc.stdout, out, b"[y/a/N]")
+        await proc.stdin.send_all(b"yse\n")
+        await read_until(proc.stdout, out, b"please answer y (yes), a (always this session) or n")
+        assert not (workspace / "note.txt").exists()
+        await proc.stdin.send_all(b"y\n")
+        await read_until(proc.stdout, out, b"Wrote note.txt\n> ")
+        await proc.stdin.send_all(b"/exit\n")
+        with trio.fail_after(20):
+            assert await proc.wait() == 0
+    assert (workspace / "note.txt").read_text() == "hi"

@@ -157,3 +157,12 @@ def test_config_via_real_subprocess(env, tmp_path):
     bad = subprocess.run([*py, "config", "set", "agent.max_steps", "x"], env=run_env,
                          cwd=env.project, capture_output=True, text=True)
     assert bad.returncode == 1 and "agent.max_steps: expected an integer" in bad.stderr
+
+
+def test_show_and_get_warn_about_unknown_keys_on_stderr_and_still_work(env, capsys):
+    path = env.write(env.project_config, "[agent]\nmax_stepz = 3\nmax_steps = 9\n")
+    code, out, err = run(capsys, "config", "show")
+    assert code == 0 and "max_steps = 9" in out and "max_stepz" not in out
+    assert f'nyz: warning: {path}: agent.max_stepz: unknown key, ignored (did you mean "max_steps"?)' in err
+    code, out, err = run(capsys, "config", "get", "agent.max_steps")
+    assert code == 0 and out == "9\n" and "agent.max_stepz" in err

@@ -1,6 +1,10 @@
 import json
+import typing
 
+import attrs
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from nyzhi.core import events as ev
 
@@ -79,3 +83,62 @@ def test_bad_status_rejected():
 
 def test_extra_keys_ignored():
     assert ev.from_json({"type": "text_delta", "text": "a", "extra": 1}) == ev.TextDelta("a")
+
+
+# ---- property: the whole vocabulary round-trips through JSON text -------------------------
+
+JSON_SCALARS = (
+    st.none() | st.booleans() | st.integers() | st.text()
+    | st.floats(allow_nan=False, allow_infinity=False)
+)
+JSON_VALUES = st.recursive(
+    JSON_SCALARS,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(), inner, max_size=3),
+    max_leaves=8,
+)
+FIELD_STRATEGIES = {
+    str: st.text(),
+    int: st.integers(),
+    float: st.floats(allow_nan=False, allow_infinity=False),
+    bool: st.booleans(),
+    str | None: st.none() | st.text(),
+    dict[str, typing.Any]: st.dictionaries(st.text(), JSON_VALUES, max_size=4),
+    tuple[dict[str, str], ...]: st.lists(
+        st.dictionaries(st.text(), st.text(), max_size=3), max_size=3).map(tuple),
+}
+
+
+def field_strategy(cls, field):
+    if cls is ev.AgentStatus and field.name == "status":
+        return st.sampled_from(ev.AGENT_STATUSES)
+    try:
+        return FIELD_STRATEGIES[field.type]
+    except KeyError:  # a new field type: teach this test how to make one
+        raise AssertionError(f"{cls.__name__}.{field.name}: no strategy for {field.type!r}") from None
+
+
+def event_strategy(cls):
+    attrs.resolve_types(cls)
+    return st.fixed_dictionaries(
+        {f.name: field_strategy(cls, f) for f in attrs.fields(cls)}
+    ).map(lambda kwargs: cls(**kwargs))
+
+
+ANY_EVENT = st.one_of([event_strategy(cls) for cls in ev.EVENT_CLASSES])
+
+
+@settings(max_examples=300, deadline=None)
+@given(ANY_EVENT)
+def test_every_event_type_round_trips_through_json(event):
+    text = json.dumps(ev.to_json(event), ensure_ascii=False)
+    back = ev.from_json(json.loads(text))
+    assert type(back) is type(event)
+    assert back == event
+
+
+def test_the_vocabulary_lists_every_event_class():
+    defined = {
+        obj for obj in vars(ev).values()
+        if isinstance(obj, type) and issubclass(obj, ev.Event) and obj is not ev.Event
+    }
+    assert defined == set(ev.EVENT_CLASSES)

@@ -201,3 +201,36 @@ async def test_retry_is_an_event_the_caller_sees(workspace, home, configure):
     retry = [e for e in events if e["type"] == "retry"]
     assert retry and retry[0]["attempt"] == 2 and "429" in retry[0]["reason"]
     assert events[-1]["result"] == "after retry"
+
+
+async def test_every_stream_json_line_is_an_event_of_the_vocabulary(workspace, home, configure):
+    from nyzhi.core import events as ev
+
+    script = [reply(tool_calls=[tool_call("think", {"thought": "plan"})]), reply("done")]
+    async with open_fake_llm(script=script) as server:
+        configure(workspace, server.url_for("openai"))
+        proc = await nyz(workspace, home, "run", "--output-format", "stream-json", "go")
+    assert proc.returncode == 0, proc.stderr.decode()
+    events = [ev.from_json(line) for line in lines(proc.stdout)]
+    assert not [e for e in events if isinstance(e, ev.GenericEvent)]
+    assert isinstance(events[0], ev.SessionStart) and isinstance(events[-1], ev.Result)
+    assert events[-1].result == "done" and events[-1].session_id == events[0].session_id
+    starts = [e for e in events if isinstance(e, ev.TurnStart)]
+    ends = [e for e in events if isinstance(e, ev.TurnComplete)]
+    assert [e.turn_id for e in ends] == [e.turn_id for e in starts] != []
+    # and so is every event record of the session log
+    log = next((home / ".local" / "share").rglob(f"{events[0].session_id}*.jsonl"))
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    logged = [ev.from_json(r["event"]) for r in records if r["kind"] == "event"]
+    assert logged and not [e for e in logged if isinstance(e, ev.GenericEvent)]
+
+
+async def test_a_runtime_that_cannot_start_prints_an_error_event(workspace, home):
+    (workspace / ".nyzhi" / "config.toml").write_text(
+        '[provider]\ndefault = "nowhere"\n[provider.nowhere]\nmodel = "m"\n')
+    proc = await nyz(workspace, home, "run", "--output-format", "stream-json", "hi")
+    assert proc.returncode == 1
+    [error] = lines(proc.stdout)
+    assert error["type"] == "error" and error["agent"] == "/agents/main"
+    assert error["kind"] == "startup" and error["retryable"] is False
+    assert "base_url" in error["message"] and "base_url" in proc.stderr.decode()

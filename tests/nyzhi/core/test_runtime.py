@@ -70,3 +70,17 @@ async def test_system_prompt_carries_environment_rules_and_instructions(workspac
     # tools travel as schemas with the request
     names = {t["function"]["name"] for t in server.requests[0].json["tools"]}
     assert {"read", "edit", "bash", "grep"} <= names
+
+
+async def test_unparseable_tool_arguments_go_back_to_the_model(workspace, configure):
+    """One argument parser (nyzhi.provider.arguments): its error is the call's result."""
+    script = [reply(tool_calls=[tool_call("read", '{"file_path": "a.txt", ')]), reply("retrying")]
+    async with open_fake_llm(script=script) as server:
+        configure(workspace, server.url_for("openai"))
+        async with open_runtime(RuntimeOptions(cwd=workspace)) as rt:
+            handle, events = await collect(rt, "read a.txt")
+    assert handle.outcome.text == "retrying"
+    [result] = server.requests[1].tool_results()
+    assert "invalid tool arguments: not valid JSON" in result and "a.txt" in result
+    done = next(e for e in events if e.type == "tool_done")
+    assert done.is_error

@@ -156,3 +156,52 @@ async def test_agent_actor_cancel_then_next_input():
         await agent.stop()
     statuses = [e.status for e in events if e.type == "agent_status"]
     assert statuses[:3] == ["idle", "running", "idle"]
+
+
+class Flaky(Exception):
+    retryable = True
+
+
+async def test_a_failed_turn_reports_error_then_turn_complete_with_its_id():
+    class Failing(ScriptedProvider):
+        async def stream(self, request):
+            raise Flaky("upstream went away")
+            yield  # an async generator
+
+    loop, events = make_loop(Failing([]))
+    try:
+        await loop.run("hi")
+    except Flaky:
+        pass
+    else:
+        raise AssertionError("the failure must reach the caller")
+    start, error, end = events
+    assert start.type == "turn_start" and end.type == "turn_complete"
+    assert error.type == "error" and error.kind == "turn" and error.retryable
+    assert "Flaky: upstream went away" in error.message
+    assert end.turn_id == start.turn_id and end.stop_reason == "error"
+
+
+async def test_every_turn_end_pairs_with_its_start_even_when_cancelled():
+    provider = ScriptedProvider([[pt.TextDelta("x"), "HANG"], text("second")])
+    loop, events = make_loop(provider)
+    async with actors.open_system() as system:
+        agent = system.spawn(AgentActor, loop, events_sink(events), name="main")
+        first = await agent.ask(UserInput("one"))
+        await trio.testing.wait_all_tasks_blocked()
+        await agent.ask(Cancel())
+        await first.wait()
+        await (await agent.ask(UserInput("two"))).wait()
+        await agent.stop()
+    starts = [e for e in events if e.type == "turn_start"]
+    ends = [e for e in events if e.type == "turn_complete"]
+    assert [e.turn_id for e in ends] == [e.turn_id for e in starts] and len(set(
+        e.turn_id for e in starts)) == 2
+    assert [e.stop_reason for e in ends] == ["cancelled", "end_turn"]
+
+
+def events_sink(events):
+    async def emit(e):
+        events.append(e)
+
+    return emit

@@ -46,7 +46,7 @@ async def test_tools_registered_with_schema_and_summarised(workspace, configure,
         configure(workspace, server.url_for("openai"), extra=extra)
         async with open_runtime(RuntimeOptions(cwd=workspace, trust="full")) as rt:
             await _connected(rt, "everything")
-            registry = rt.tooling.registry
+            registry = rt.main_agent.tooling.registry
             echo = registry.get("mcp__everything__echo")
             assert echo is not None and echo.permission.value == "needs_approval"
             assert echo.parameters["properties"]["message"]["type"] == "string"
@@ -92,7 +92,7 @@ async def test_deferred_above_threshold_and_allow_list(workspace, configure, npm
         async with open_runtime(RuntimeOptions(cwd=workspace)) as rt:
             await _connected(rt, "everything")
             await _connected(rt, "only")
-            registry = rt.tooling.registry
+            registry = rt.main_agent.tooling.registry
             only = sorted(n for n in registry.names() if n.startswith("mcp__only__"))
             assert only == ["mcp__only__echo", "mcp__only__get-sum"]
             # 15 MCP tools > 5: deferred, found through tool_search
@@ -225,7 +225,7 @@ async def test_hot_add_in_a_running_session(workspace, configure, time_server):
             assert rt.mcp_status() == []
             await rt.mcp_add("time", McpStdioServer(time_server[0], tuple(time_server[1:])))
             await _connected(rt, "time")
-            assert "mcp__time__get_current_time" in rt.tooling.registry
+            assert "mcp__time__get_current_time" in rt.main_agent.tooling.registry
             result = await rt.mcp.call_tool("time", "get_current_time", {"timezone": "UTC"})
             assert not result.is_error and "UTC" in result.output
 

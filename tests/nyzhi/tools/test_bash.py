@@ -5,7 +5,8 @@ from pathlib import Path
 import pytest
 
 from nyzhi.tools.base import SandboxLevel, ToolContext
-from nyzhi.tools.builtin.bash import MAX_TIMEOUT, ArgumentError, BashTool, parse_timeout
+from nyzhi.tools.builtin._common import ArgError
+from nyzhi.tools.builtin.bash import MAX_TIMEOUT, BashTool, parse_timeout
 from nyzhi.tools.executors import LocalExecutor, MonitoredExecutor
 from nyzhi.tools.sandbox import SandboxPolicy
 
@@ -43,7 +44,7 @@ async def test_timeout_argument(tmp_path: Path):
     r = await BashTool().run({"command": "sleep 30", "timeout": 0.2}, ctx_for(tmp_path))
     assert r.is_error and r.metadata["timed_out"] and "timed out" in r.output
     assert parse_timeout({}) == 30 and parse_timeout({"timeout": 10_000}) == MAX_TIMEOUT
-    with pytest.raises(ArgumentError):
+    with pytest.raises(ArgError):
         parse_timeout({"timeout": "soon"})
     bad = await BashTool().run({"command": "ls", "timeout": -1}, ctx_for(tmp_path))
     assert bad.is_error and "timeout" in bad.output

@@ -31,14 +31,6 @@ def ctx_for(ws: Path) -> ToolContext:
     )
 
 
-def test_arguments_parsing():
-    assert ToolCallRequest.from_raw("1", "x", '{"a": 1}').arguments == {"a": 1}
-    assert ToolCallRequest.from_raw("1", "x", "").arguments == {}
-    bad = ToolCallRequest.from_raw("1", "x", '{"a": ')
-    assert bad.arguments is None and "not valid JSON" in bad.error
-    assert "JSON object" in ToolCallRequest.from_raw("1", "x", "[1]").error
-
-
 async def test_read_only_calls_overlap_and_mutating_calls_do_not(tmp_path: Path):
     a_in, b_in = trio.Event(), trio.Event()
     log: list[str] = []
@@ -102,7 +94,7 @@ async def test_errors_become_results_in_order(tmp_path: Path):
 
     reg = Registry(Reader(), Writer(), make_tool("boom", Permission.READ_ONLY, boom))
     calls = [
-        ToolCallRequest.from_raw("1", "reader", "{oops"),
+        ToolCallRequest("1", "reader", None, "invalid tool arguments: not valid JSON"),
         ToolCallRequest("2", "nope", {}),
         ToolCallRequest("3", "boom", {}),
         ToolCallRequest("4", "writer", {"path": "a"}),  # headless, trust off: denied

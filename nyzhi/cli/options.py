@@ -1,0 +1,32 @@
+"""The one mapping from parsed command-line flags to ``RuntimeOptions``.
+
+Every front end that opens a runtime (``nyz run``, the chat, ``nyz replay --rerun``) goes
+through ``runtime_options``, so a flag means the same thing everywhere. Flags a command does
+not define are simply absent from its namespace and stay "as configured".
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from nyzhi.core.runtime import RuntimeOptions
+
+
+def runtime_options(args: argparse.Namespace, *, interactive: bool) -> RuntimeOptions:
+    from nyzhi.core.runtime import RuntimeOptions
+
+    return RuntimeOptions(
+        cwd=Path.cwd(),
+        provider=getattr(args, "provider", None),
+        model=getattr(args, "model", None),
+        trust=getattr(args, "trust", None),
+        sandbox=getattr(args, "sandbox", None),
+        max_steps=getattr(args, "max_steps", None),
+        ephemeral=getattr(args, "ephemeral", False),
+        continue_latest=getattr(args, "continue_", False),
+        session=getattr(args, "session", None),
+        interactive=interactive,
+    )

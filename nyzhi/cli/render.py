@@ -1,0 +1,175 @@
+"""The command line's event renderers (``nyz run`` and ``nyz replay``) on the one dispatch of
+``nyzhi.core.event_renderer``.
+
+* ``JsonLines`` — every event as one JSON line: ``nyz run --output-format stream-json`` and
+  ``nyz replay --json`` (so a replayed log prints exactly what the live run printed);
+* ``ResultOnly`` — only the final ``result`` event: ``--output-format json``;
+* ``Progress`` — ``--output-format text``: progress on stderr, the answer on stdout;
+* ``Timeline`` — ``nyz replay``: one human line per event.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from typing import TextIO
+
+from nyzhi.core import events as ev
+from nyzhi.core.event_renderer import EventRenderer
+
+# ``kind`` of the error event for a runtime that could not start (config, provider, session).
+STARTUP = "startup"
+
+
+def cut(text: str, width: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+class JsonLines(EventRenderer):
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+
+    def on_event(self, event: ev.AnyEvent) -> None:
+        self.out.write(json.dumps(ev.to_json(event), ensure_ascii=False) + "\n")
+        self.out.flush()
+
+
+class ResultOnly(JsonLines):
+    def on_event(self, event: ev.AnyEvent) -> None:
+        pass
+
+    def on_result(self, event: ev.Result) -> None:
+        super().on_event(event)
+
+
+class Progress(EventRenderer):
+    """Tool calls, retries, compactions and errors on ``err`` (unless quiet); the answer on
+    ``out`` when the ``result`` comes."""
+
+    def __init__(self, out: TextIO, err: TextIO, quiet: bool) -> None:
+        self.out = out
+        self.err = err
+        self.quiet = quiet
+        self._mid_line = False
+
+    def progress(self, text: str) -> None:
+        if not self.quiet:
+            self.err.write(text)
+            self.err.flush()
+
+    def _newline(self) -> None:
+        if self._mid_line:
+            self.progress("\n")
+            self._mid_line = False
+
+    def on_text_delta(self, event: ev.TextDelta) -> None:
+        # The answer itself goes to stdout at the end; echo it live on stderr only when
+        # stdout is not the same terminal (it would be printed twice).
+        if self.out.isatty():
+            return
+        self.progress(event.text)
+        self._mid_line = not event.text.endswith("\n")
+
+    def on_tool_start(self, event: ev.ToolStart) -> None:
+        self._newline()
+        self.progress(f"[tool: {event.name}]\n")
+
+    def on_tool_done(self, event: ev.ToolDone) -> None:
+        preview = (event.output or "").strip().replace("\n", " ")[:200]
+        status = "failed" if event.is_error else "done"
+        self.progress(f"{event.name} {status}: {preview}\n")
+
+    def on_retry(self, event: ev.Retry) -> None:
+        self._newline()
+        self.progress(
+            f"[retry {event.attempt}/{event.max}] waiting {event.wait_ms}ms: {event.reason}\n"
+        )
+
+    def on_compaction(self, event: ev.Compaction) -> None:
+        self._newline()
+        self.progress(
+            f"[compacted context: {event.before_tokens} -> {event.after_tokens} tokens]\n"
+        )
+
+    def on_error(self, event: ev.Error) -> None:
+        if event.kind == STARTUP:
+            return  # nothing ran: the exit message ("nyz: …") says it once
+        self._newline()
+        self.progress(f"error: {event.message}\n")
+
+    def on_result(self, event: ev.Result) -> None:
+        self._newline()
+        text = event.result
+        if text:
+            self.out.write(text if text.endswith("\n") else text + "\n")
+            self.out.flush()
+
+
+class Timeline(EventRenderer):
+    """``nyz replay``: ``HH:MM:SS.mmm [agent]  type  summary`` per event."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+        self.when = 0.0
+
+    def line(self, event: ev.AnyEvent, summary: str) -> None:
+        stamp = dt.datetime.fromtimestamp(self.when).strftime("%H:%M:%S.%f")[:-3]
+        agent = "" if event.agent == ev.MAIN_AGENT else f" {event.agent}"
+        self.out.write(f"{stamp}{agent}  {event.type:<17} {summary}\n")
+
+    def on_unknown(self, event: ev.GenericEvent) -> None:
+        self.line(event, cut(" ".join(f"{k}={v}" for k, v in event.data.items()), 100))
+
+    def on_session_start(self, event: ev.SessionStart) -> None:
+        self.line(event, f"{event.session_id} {event.provider}/{event.model} in {event.cwd}")
+
+    def on_turn_start(self, event: ev.TurnStart) -> None:
+        self.line(event, f"{event.turn_id}: {cut(event.prompt, 100)}")
+
+    def on_text_delta(self, event: ev.TextDelta) -> None:
+        self.line(event, cut(event.text, 100))
+
+    def on_thinking_delta(self, event: ev.ThinkingDelta) -> None:
+        self.line(event, cut(event.text, 100))
+
+    def on_tool_start(self, event: ev.ToolStart) -> None:
+        self.line(event, f"{event.name} {cut(event.arguments, 100)} [{event.call_id}]")
+
+    def on_tool_output_delta(self, event: ev.ToolOutputDelta) -> None:
+        self.line(event, f"[{event.call_id}] {cut(event.text, 100)}")
+
+    def on_tool_done(self, event: ev.ToolDone) -> None:
+        status = "error" if event.is_error else "ok"
+        self.line(event, f"{event.name} {status} in {event.duration_ms:.0f} ms "
+                         f"[{event.call_id}]: {cut(event.output, 80)}")
+
+    def on_approval_request(self, event: ev.ApprovalRequest) -> None:
+        self.line(event, f"{event.tool}: {cut(event.summary, 100)} [{event.call_id}]")
+
+    def on_user_question(self, event: ev.UserQuestion) -> None:
+        self.line(event, cut(event.question, 100))
+
+    def on_retry(self, event: ev.Retry) -> None:
+        self.line(event, f"{event.attempt}/{event.max} in {event.wait_ms} ms: {event.reason}")
+
+    def on_usage(self, event: ev.Usage) -> None:
+        self.line(event, f"{event.input_tokens} in, {event.output_tokens} out, "
+                         f"${event.cost_usd:.4f} (total {event.total_input_tokens} in, "
+                         f"{event.total_output_tokens} out, ${event.total_cost_usd:.4f})")
+
+    def on_compaction(self, event: ev.Compaction) -> None:
+        self.line(event, f"{event.before_tokens} → {event.after_tokens} tokens")
+
+    def on_agent_status(self, event: ev.AgentStatus) -> None:
+        self.line(event, f"{event.status} {event.detail}".rstrip())
+
+    def on_turn_complete(self, event: ev.TurnComplete) -> None:
+        self.line(event, f"{event.turn_id} after {event.steps} step(s), {event.stop_reason}: "
+                         f"{cut(event.text, 80)}")
+
+    def on_error(self, event: ev.Error) -> None:
+        self.line(event, f"{event.kind}: {event.message}")
+
+    def on_result(self, event: ev.Result) -> None:
+        self.line(event, cut(event.result, 100))

@@ -1,0 +1,44 @@
+"""``nyz replay ID --rerun``: run a recorded session again, tools and all.
+
+The session's user prompts go, one by one, to a fresh ephemeral runtime whose model is the
+recorded model output (``RecordedProvider``), so the tools run again for real and the printed
+answers can be compared with the recording.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import attrs
+import trio
+
+from nyzhi.cli.options import runtime_options
+from nyzhi.core.runtime import open_runtime
+from nyzhi.core.sessions import RecordedProvider, Session
+
+
+def rerun_session(session: Session, provider: RecordedProvider, args: argparse.Namespace) -> int:
+    """Print each prompt and the answer the rerun gives; 1 if any turn failed."""
+    prompts = [m.content for m in session.history if m.role == "user"]
+    recorded_cwd = Path(session.meta.cwd) if session.meta.cwd else None
+    options = attrs.evolve(
+        runtime_options(args, interactive=False), provider_instance=provider, ephemeral=True,
+        continue_latest=False, session=None,
+        **({"cwd": recorded_cwd} if recorded_cwd and recorded_cwd.is_dir() else {}),
+    )
+
+    async def main() -> int:
+        failed = False
+        async with open_runtime(options) as rt:
+            for prompt in prompts:
+                handle = await rt.submit(prompt)
+                outcome = await handle.wait()
+                if outcome is None or outcome.is_error:
+                    failed = True
+                print(f"> {prompt}\n{outcome.text if outcome else '(no answer)'}\n")
+                sys.stdout.flush()
+        return 1 if failed else 0
+
+    return trio.run(main)

@@ -1,0 +1,77 @@
+"""Remembered approvals: the tools a user answered "always" for, per workspace, across sessions.
+
+Only used when ``agent.trust.remember_approvals = true``. The file is user state, not project
+configuration: it lives in ``paths.approvals_path()`` (``state_dir()/approvals.json``, mode
+0600), never in the repository, so a cloned project cannot grant itself approvals. It maps a
+workspace's real path to tool names::
+
+    {"version": 1, "workspaces": {"/home/me/proj": ["bash", "write"]}}
+
+Writes are atomic (temp + fsync + rename) and read-modify-write cycles hold an flock on a
+sibling lock file, so two nyz processes answering at once lose neither answer. Everything here
+is blocking file I/O: async callers run it in a worker thread.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+from nyzhi.config import paths
+from nyzhi.config.fsutil import atomic_write
+
+VERSION = 1
+
+
+def _key(workspace: Path | str) -> str:
+    return os.path.realpath(os.fspath(workspace))
+
+
+def _read(path: Path) -> dict[str, list[str]]:
+    """The stored map; a missing, unreadable or malformed file counts as empty (it only ever
+    saves the user a question, so losing it is safe, and the next write replaces it)."""
+    try:
+        data = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return {}
+    spaces = data.get("workspaces") if isinstance(data, dict) else None
+    if not isinstance(spaces, dict):
+        return {}
+    return {
+        str(ws): [t for t in tools if isinstance(t, str)]
+        for ws, tools in spaces.items()
+        if isinstance(tools, list)
+    }
+
+
+def remembered_tools(workspace: Path | str, env: Mapping[str, str] | None = None) -> frozenset[str]:
+    """Tool names approved "always" in ``workspace`` by an earlier session."""
+    return frozenset(_read(paths.approvals_path(env)).get(_key(workspace), ()))
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    fd = os.open(path.with_name(path.name + ".lock"), os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+def remember_tool(workspace: Path | str, tool: str, env: Mapping[str, str] | None = None) -> None:
+    """Record that ``tool`` is approved "always" in ``workspace`` (idempotent)."""
+    path = paths.approvals_path(env)
+    with _locked(path):
+        spaces = _read(path)
+        tools = spaces.setdefault(_key(workspace), [])
+        if tool in tools:
+            return
+        tools.append(tool)
+        body = json.dumps({"version": VERSION, "workspaces": spaces}, indent=2, sort_keys=True)
+        atomic_write(path, body.encode() + b"\n", mode=0o600)

@@ -1,0 +1,222 @@
+"""Every agent is built here, from an ``AgentSpec``: main agent, subagents and (later) teammates.
+
+An agent is its turn loop (thread, model, tool schemas, system prompt) plus its tools (a
+fenced view of the registry, its own approvals memory). What differs between the main agent
+and a subagent is data in its spec, never a second construction path:
+
+* ``path`` — where it lives in the actor tree (``/agents/main``, ``/agents/main/explorer``);
+* ``role`` and ``role_prompt`` — what it is told it is;
+* ``model`` — per request, on the runtime's provider (None: the provider's model);
+* ``tools`` / ``disallowed_tools`` — its tool fence (a child never gets more than its parent);
+* ``max_steps`` — its step budget (None: ``[agent] max_steps``);
+* ``session`` — where its thread is journaled (only the main agent's thread is journaled:
+  the session log resumes one thread; a subagent's events still reach the log through the bus);
+* ``prompt_hooks`` — whether its input fires ``user_prompt_submit`` hooks. Only input typed
+  by a person does: a subagent's input is written by its parent model, not by the user.
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, Protocol
+
+import attrs
+
+from nyzhi.core import events as ev
+from nyzhi.core.assembly import Tooling
+from nyzhi.core.event_bus import Emit
+from nyzhi.core.hooks import HookRunner
+from nyzhi.core.prompt import PromptParts, build_system_prompt
+from nyzhi.core.tool_step import ApprovalBroker, GatedToolStep
+from nyzhi.core.turn import TurnLoop, TurnSettings
+from nyzhi.provider import types as pt
+from nyzhi.provider.models import cost, model_info
+
+_NICKNAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+# Children an agent actor already has: its tool executor lives at ``<path>/tools``.
+RESERVED_NICKNAMES = frozenset({"tools"})
+
+
+def _valid_nickname(nickname: str) -> bool:
+    return bool(_NICKNAME.fullmatch(nickname)) and nickname not in RESERVED_NICKNAMES
+
+
+class AgentSpecError(ValueError):
+    """An agent spec that cannot be built (bad nickname or path)."""
+
+
+class SessionSink(Protocol):
+    """Where an agent's thread is journaled (``nyzhi.core.sessions.SessionWriter``)."""
+
+    def append_message(self, message: pt.Message) -> None: ...
+
+    def replace_thread(self, messages: list[pt.Message]) -> None: ...
+
+
+def _check_path(_inst: object, _attr: object, path: str) -> None:
+    parts = path.split("/")
+    if path == ev.MAIN_AGENT:
+        return
+    if not path.startswith(ev.MAIN_AGENT + "/") or not all(
+        _valid_nickname(p) for p in parts[len(ev.MAIN_AGENT.split("/")):]
+    ):
+        raise AgentSpecError(
+            f"agent path {path!r} must be {ev.MAIN_AGENT} or {ev.MAIN_AGENT}/<nickname>/…, "
+            "nicknames being letters, digits, '_', '-' or '.' (at most 64), not 'tools'"
+        )
+
+
+def _fence(value: Sequence[str] | None) -> frozenset[str] | None:
+    return None if value is None else frozenset(value)
+
+
+@attrs.frozen
+class AgentSpec:
+    """Everything that makes one agent different from another (see the module docstring)."""
+
+    path: str = attrs.field(default=ev.MAIN_AGENT, validator=_check_path)
+    role: str = "main"
+    role_prompt: str = ""
+    model: str | None = None
+    tools: frozenset[str] | None = attrs.field(default=None, converter=_fence)
+    disallowed_tools: frozenset[str] = attrs.field(default=frozenset(), converter=frozenset)
+    max_steps: int | None = None
+    session: SessionSink | None = attrs.field(default=None, eq=False)
+    prompt_hooks: bool = False
+
+    @property
+    def name(self) -> str:
+        return self.path.rsplit("/", 1)[-1]
+
+    def child(self, nickname: str, **changes: object) -> AgentSpec:
+        """The spec of a child at ``<path>/<nickname>``: it inherits this agent's model, tool
+        fence and budget (``changes`` override them; a ``tools`` fence is narrowed to this
+        agent's), but not its session journal nor its prompt hooks."""
+        if not _valid_nickname(nickname):
+            raise AgentSpecError(
+                f"invalid agent nickname {nickname!r}: use letters, digits, '_', '-' or '.' "
+                "(at most 64; 'tools' is the agent's tool executor)"
+            )
+        spec = attrs.evolve(
+            self, path=f"{self.path}/{nickname}", role="subagent", role_prompt="",
+            session=None, prompt_hooks=False,
+        )
+        spec = attrs.evolve(spec, **changes)
+        if self.tools is not None:
+            narrowed = self.tools if spec.tools is None else spec.tools & self.tools
+            spec = attrs.evolve(spec, tools=narrowed)
+        return attrs.evolve(spec, disallowed_tools=spec.disallowed_tools | self.disallowed_tools)
+
+
+@attrs.frozen(eq=False)
+class Agent:
+    """A built agent, ready to be run by an ``AgentActor``."""
+
+    spec: AgentSpec
+    loop: TurnLoop
+    tooling: Tooling
+
+
+@attrs.frozen(eq=False)
+class AgentFactory:
+    """What every agent of one runtime shares; ``build(spec)`` makes one agent."""
+
+    provider: pt.Provider
+    tooling: Tooling  # the template: registry, gates, tool context
+    hooks: HookRunner
+    approvals: ApprovalBroker
+    emit: Emit
+    prompt: PromptParts  # workspace, rules, custom instructions
+    settings: TurnSettings  # from config; a spec's budget and model adjust it
+    session_id: str
+    # MCP: the runtime's pool (its connected servers go in the system prompt) and whether the
+    # first prompt waits for servers still starting (headless runs: nobody can ask again).
+    mcp: Any = None
+    wait_for_mcp: bool = False
+
+    def build(self, spec: AgentSpec) -> Agent:
+        tooling = self.tooling.for_agent(
+            spec.path, self.approvals, allowed=spec.tools, disallowed=spec.disallowed_tools
+        )
+        model = spec.model or self.provider.model
+        parts = attrs.evolve(self.prompt, role_prompt=spec.role_prompt, model=model)
+        built: dict[tuple[str, datetime.date], str] = {}
+
+        def system_prompt() -> str:
+            # Asked for on every model step; it changes only when a deferred tool is
+            # discovered, an MCP server (dis)connects or the date turns, so build it once per
+            # such change.
+            servers = tuple(self.mcp.summaries()) if self.mcp is not None else ()
+            key = (tooling.deferred_text(), datetime.date.today(), servers)
+            if key not in built:
+                built.clear()
+                built[key] = build_system_prompt(
+                    attrs.evolve(parts, extra=(key[0],), mcp_summaries=servers))
+            return built[key]
+
+        settings = attrs.evolve(
+            self.settings,
+            max_steps=spec.max_steps or self.settings.max_steps,
+            context_window=model_info(model).context_window,
+        )
+        loop = TurnLoop(
+            agent_path=spec.path,
+            provider=self.provider,
+            model=spec.model,
+            tool_schemas=tooling.schemas,
+            tool_step=GatedToolStep(tooling, self.hooks, self.emit, spec.path),
+            system_prompt=system_prompt,
+            emit=self.emit,
+            settings=settings,
+            on_message=_journal_message(spec.session),
+            on_thread_replaced=_journal_thread(spec.session),
+            on_prompt=self._prompt_hooks if spec.prompt_hooks else None,
+            cost=cost,
+            session_stem=self._stem(spec.path),
+        )
+        return Agent(spec, loop, tooling)
+
+    def _stem(self, path: str) -> str:
+        """The compaction archive's file stem: the session id, plus the agent's path below
+        the main agent (``<id>-explorer``, ``<id>-explorer-grep``)."""
+        below = path[len(ev.MAIN_AGENT):].strip("/")
+        return f"{self.session_id}-{below.replace('/', '-')}" if below else self.session_id
+
+    async def _prompt_hooks(self, prompt: str) -> tuple[str, str | None]:
+        """``user_prompt_submit`` hooks may block the prompt or add context to it."""
+        if self.wait_for_mcp and self.mcp is not None:
+            await self.mcp.wait_started()
+        outcome = await self.hooks.fire(
+            "user_prompt_submit", {"prompt": prompt, "session_id": self.session_id}
+        )
+        if outcome.blocked:
+            return prompt, outcome.message or "blocked by a user_prompt_submit hook"
+        if outcome.context:
+            prompt = f"{prompt}\n\n{outcome.context}"
+        return prompt, None
+
+
+def _journal_message(
+    sink: SessionSink | None,
+) -> Callable[[pt.Message], Awaitable[None]] | None:
+    if sink is None:
+        return None
+
+    async def append(message: pt.Message) -> None:
+        sink.append_message(message)
+
+    return append
+
+
+def _journal_thread(
+    sink: SessionSink | None,
+) -> Callable[[list[pt.Message]], Awaitable[None]] | None:
+    if sink is None:
+        return None
+
+    async def replace(messages: list[pt.Message]) -> None:
+        sink.replace_thread(messages)
+
+    return replace

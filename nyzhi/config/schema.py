@@ -89,7 +89,8 @@ class McpStdioServer:
     args: tuple[str, ...] = ()
     env: dict[str, str] = attrs.Factory(dict)
     cwd: str | None = None
-    # Globs over the exposed names (``mcp__NAME__tool``); empty: every tool of the server.
+    # Globs over this server's tool names (``mcp__NAME__*`` or bare ``git_*``) that run
+    # without asking for approval; the sandbox and deny rules still apply.
     allow_tools: tuple[str, ...] = ()
 
 

@@ -44,6 +44,18 @@ def tool_name(server: str, tool: str) -> str:
     return _NAME_CHARS.sub("_", f"mcp__{server}__{tool}")[:128]
 
 
+def allow_listed(server: str, name: str, globs: Sequence[str]) -> str | None:
+    """Why the server's ``allow_tools`` approves tool ``name`` without asking, or None. A
+    glob only ever covers this server's tools: a bare one (``"git_*"``) is read as
+    ``mcp__SERVER__git_*``, and one naming another server's tools matches nothing."""
+    prefix = f"mcp__{server}__"
+    for glob in globs:
+        full = glob if glob.startswith("mcp__") else prefix + glob
+        if full.startswith(prefix) and fnmatch.fnmatchcase(name.lower(), full.lower()):
+            return f"[mcp.servers.{server}] allow_tools pattern {glob!r}"
+    return None
+
+
 class McpUnavailable(Exception):
     """A call or listing for a server that is not connected; the message says why."""
 
@@ -157,7 +169,8 @@ class ServerLink:
 
 
 class McpTool(Tool):
-    """One server tool as a nyz tool: gated like any tool that needs approval."""
+    """One server tool as a nyz tool: gated like any tool that needs approval, unless the
+    server's ``allow_tools`` lists it (sandbox and deny rules still apply)."""
 
     permission = Permission.NEEDS_APPROVAL
 
@@ -166,6 +179,7 @@ class McpTool(Tool):
         self.link = link
         self.remote_name = remote.name
         self.name = tool_name(link.name, remote.name)  # type: ignore[misc]
+        self.allow_listed_by = allow_listed(link.name, self.name, link.entry.server.allow_tools)
         desc = remote.description or remote.title or remote.name
         self.description = f"{desc.strip()}\n(MCP tool `{remote.name}` of server {link.name})"  # type: ignore[misc]
         schema = dict(remote.input_schema or {})
@@ -282,11 +296,6 @@ class McpPool:
         return False
 
     def server_connected(self, link: ServerLink, client: Any, tools: list[Any]) -> None:
-        allowed = link.entry.server.allow_tools
-        if allowed:
-            tools = [t for t in tools if any(
-                fnmatch.fnmatchcase(tool_name(link.name, t.name), g) or fnmatch.fnmatchcase(t.name, g)
-                for g in allowed)]
         link.instructions = getattr(client, "instructions", None) or ""
         link.mark_connected(client, tools)
         for name in self._registered.pop(link.name, []):

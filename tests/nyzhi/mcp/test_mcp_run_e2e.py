@@ -80,15 +80,21 @@ async def test_nyz_run_calls_each_real_server(kind, workspace, home, configure, 
     assert expected in server.requests[1].tool_results()[0]
 
 
-async def test_mcp_tools_need_approval_in_a_headless_run(workspace, home, configure, npm_servers):
-    extra = toml_server("everything", str(npm_servers["everything"]), [])
-    script = [reply(tool_calls=[tool_call("mcp__everything__echo", {"message": "x"})]),
-              reply("denied")]
-    async with open_fake_llm(script=script) as server:
+async def test_mcp_tools_need_approval_unless_allow_listed(workspace, home, configure,
+                                                            helper_server):
+    extra = toml_server("helper", helper_server[0], helper_server[1:],
+                        'allow_tools = ["mcp__helper__echo"]')
+    calls = [tool_call("mcp__helper__wait", {"seconds": 0}), tool_call("mcp__helper__echo",
+                                                                         {"text": "listed"})]
+    async with open_fake_llm(script=[reply(tool_calls=calls), reply("done")]) as server:
         configure(workspace, server.url_for("openai"), extra=extra)
         proc = await nyz(workspace, home, "run", "--output-format", "stream-json", "go")
-    done = next(e for e in events(proc.stdout) if e["type"] == "tool_done")
-    assert done["is_error"] and "needs approval" in done["output"] and "--trust" in done["output"]
+    assert proc.returncode == 0, proc.stderr.decode()
+    done = {e["name"]: e for e in events(proc.stdout) if e["type"] == "tool_done"}
+    wait = done["mcp__helper__wait"]
+    assert wait["is_error"] and "needs approval" in wait["output"] and "--trust" in wait["output"]
+    echo = done["mcp__helper__echo"]
+    assert not echo["is_error"] and echo["output"] == "listed"
 
 
 async def test_untrusted_mcp_json_server_is_not_started(workspace, home, configure, tmp_path,

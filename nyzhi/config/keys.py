@@ -53,7 +53,7 @@ INACTIVE: dict[str, str] = {
     "agent.hooks.instructions": "not planned yet",
     "agent.hooks.model": "not planned yet",
     "agent.commands": "issue: knowledge",
-    "shell": "issue: secrets",
+    "shell.sandbox": "legacy: use [agent.sandbox]",
     "browser": "not planned yet",
     "memory": "issue: knowledge",
     "update": "not planned yet",

@@ -17,7 +17,6 @@ and a subagent is data in its spec, never a second construction path:
 
 from __future__ import annotations
 
-import datetime
 import re
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol
@@ -28,7 +27,9 @@ from nyzhi.core import events as ev
 from nyzhi.core.assembly import Tooling
 from nyzhi.core.event_bus import Emit
 from nyzhi.core.hooks import HookRunner
-from nyzhi.core.prompt import PromptParts, build_system_prompt
+from nyzhi.core.prompt import PromptParts, SessionPrompt, agent_parts
+from nyzhi.core.sessions.store import Session
+from nyzhi.core.state_record import StateKeeper
 from nyzhi.core.tool_step import ApprovalBroker, GatedToolStep
 from nyzhi.core.turn import TurnLoop, TurnSettings
 from nyzhi.provider import types as pt
@@ -52,7 +53,9 @@ class SessionSink(Protocol):
 
     def append_message(self, message: pt.Message) -> None: ...
 
-    def replace_thread(self, messages: list[pt.Message]) -> None: ...
+    def replace_thread(
+        self, messages: list[pt.Message], state: dict[str, object] | None = None
+    ) -> None: ...
 
 
 def _check_path(_inst: object, _attr: object, path: str) -> None:
@@ -117,6 +120,7 @@ class Agent:
     spec: AgentSpec
     loop: TurnLoop
     tooling: Tooling
+    prompt: SessionPrompt
 
 
 @attrs.frozen(eq=False)
@@ -128,55 +132,52 @@ class AgentFactory:
     hooks: HookRunner
     approvals: ApprovalBroker
     emit: Emit
-    prompt: PromptParts  # workspace, rules, custom instructions
+    prompt: PromptParts  # the session's: workspace, environment, rules, custom instructions
     settings: TurnSettings  # from config; a spec's budget and model adjust it
     session_id: str
     # MCP: the runtime's pool (its connected servers go in the system prompt) and whether the
     # first prompt waits for servers still starting (headless runs: nobody can ask again).
     mcp: Any = None
     wait_for_mcp: bool = False
+    # The session being resumed: the journaled agent's state record starts from it.
+    resumed: Session | None = None
 
     def build(self, spec: AgentSpec) -> Agent:
         tooling = self.tooling.for_agent(
             spec.path, self.approvals, allowed=spec.tools, disallowed=spec.disallowed_tools
         )
         model = spec.model or self.provider.model
-        parts = attrs.evolve(self.prompt, role_prompt=spec.role_prompt, model=model)
-        built: dict[tuple[str, datetime.date], str] = {}
-
-        def system_prompt() -> str:
-            # Asked for on every model step; it changes only when a deferred tool is
-            # discovered, an MCP server (dis)connects or the date turns, so build it once per
-            # such change.
-            servers = tuple(self.mcp.summaries()) if self.mcp is not None else ()
-            key = (tooling.deferred_text(), datetime.date.today(), servers)
-            if key not in built:
-                built.clear()
-                built[key] = build_system_prompt(
-                    attrs.evolve(parts, extra=(key[0],), mcp_summaries=servers))
-            return built[key]
-
+        # Byte-identical across the agent's steps (prompt caching); rebuilt only when a
+        # deferred tool is discovered.
+        system_prompt = SessionPrompt(
+            agent_parts(self.prompt, model=model, role_prompt=spec.role_prompt, tooling=tooling),
+            tooling.deferred_text,
+            mcp=self.mcp.summaries if self.mcp is not None else None,
+        )
         settings = attrs.evolve(
             self.settings,
             max_steps=spec.max_steps or self.settings.max_steps,
             context_window=model_info(model).context_window,
         )
+        # What compaction keeps verbatim (first prompt, todos, changed files, last failure).
+        keeper = StateKeeper(tooling.context, self.resumed if spec.session is not None else None)
         loop = TurnLoop(
             agent_path=spec.path,
             provider=self.provider,
             model=spec.model,
-            tool_schemas=tooling.schemas,
+            tool_schemas=system_prompt.tools(tooling.schemas),
             tool_step=GatedToolStep(tooling, self.hooks, self.emit, spec.path),
             system_prompt=system_prompt,
             emit=self.emit,
             settings=settings,
             on_message=_journal_message(spec.session),
-            on_thread_replaced=_journal_thread(spec.session),
+            on_thread_replaced=_journal_thread(spec.session, keeper),
             on_prompt=self._prompt_hooks if spec.prompt_hooks else None,
             cost=cost,
             session_stem=self._stem(spec.path),
+            state_record=keeper.build,
         )
-        return Agent(spec, loop, tooling)
+        return Agent(spec, loop, tooling, system_prompt)
 
     def _stem(self, path: str) -> str:
         """The compaction archive's file stem: the session id, plus the agent's path below
@@ -211,12 +212,13 @@ def _journal_message(
 
 
 def _journal_thread(
-    sink: SessionSink | None,
+    sink: SessionSink | None, keeper: StateKeeper
 ) -> Callable[[list[pt.Message]], Awaitable[None]] | None:
     if sink is None:
         return None
 
     async def replace(messages: list[pt.Message]) -> None:
-        sink.replace_thread(messages)
+        state = keeper.current.to_json() if keeper.current is not None else None
+        sink.replace_thread(messages, state=state)
 
     return replace

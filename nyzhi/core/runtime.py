@@ -32,7 +32,7 @@ from nyzhi.core.agent import AgentActor, Cancel, SpawnSubagent, TurnHandle, User
 from nyzhi.core.agent_factory import Agent, AgentFactory, AgentSpec
 from nyzhi.core.event_bus import EventBus, Listener
 from nyzhi.core.hooks import HookRunner
-from nyzhi.core.prompt import PromptParts
+from nyzhi.core.prompt import session_parts
 from nyzhi.core.sessions.store import SessionWriter
 from nyzhi.core.tool_step import ApprovalAnswer, ApprovalBroker
 from nyzhi.core.turn import TurnSettings
@@ -48,6 +48,7 @@ class RuntimeOptions:
     model: str | None = None
     trust: str | None = None
     sandbox: str | None = None
+    network: bool | None = None  # True: ``nyz run --network`` (sandboxed commands get the network)
     max_steps: int | None = None
     ephemeral: bool = False
     continue_latest: bool = False
@@ -173,7 +174,7 @@ async def open_runtime(
     loaded = load_config(options.cwd, env=options.env)
     config = loaded.config.with_overrides(
         provider=options.provider, trust=options.trust, sandbox=options.sandbox,
-        max_steps=options.max_steps,
+        max_steps=options.max_steps, network=options.network,
     )
     workspace = loaded.workspace
     bus = EventBus()
@@ -184,6 +185,9 @@ async def open_runtime(
         tooling = assembly.build_tooling(config, workspace, options, approvals)
         hooks, notes = assembly.build_hooks(config, workspace, options.cwd)
         _store, writer, resumed = assembly.open_session(options, workspace, provider)
+        bus.redactor = tooling.redactor  # known secrets never reach an event or the log
+        if writer is not None:
+            writer.redactor = tooling.redactor
         session_id = writer.id if writer else (resumed.id if resumed else uuid.uuid4().hex)
         tooling.context.session_id = hooks.session_id = session_id
         # MCP: one pool under /mcp for every agent; servers connect in the background.
@@ -195,9 +199,8 @@ async def open_runtime(
             hooks=hooks,
             approvals=approvals,
             emit=bus.publish,
-            prompt=PromptParts(
-                workspace_root=workspace.root, cwd=options.cwd, rules=workspace.rules_text,
-                custom_instructions=config.agent.custom_instructions or "",
+            prompt=await session_parts(
+                workspace=workspace, cwd=options.cwd, config=config, resumed=resumed
             ),
             settings=TurnSettings(
                 max_steps=config.agent.max_steps,
@@ -208,6 +211,7 @@ async def open_runtime(
             session_id=session_id,
             mcp=mcp,
             wait_for_mcp=not options.interactive,
+            resumed=resumed,
         )
         main = factory.build(AgentSpec(ev.MAIN_AGENT, session=writer, prompt_hooks=True))
         if resumed is not None:
@@ -215,7 +219,7 @@ async def open_runtime(
         bus.add_listener(_session_listener(writer, hooks, session_id))
         session_start = ev.SessionStart(
             session_id=session_id, cwd=str(options.cwd), provider=provider.name,
-            model=provider.model,
+            model=provider.model, prompt=main.prompt.describe(main.loop.tool_schemas()),
         )
         if writer is not None:
             writer.append_event(session_start)

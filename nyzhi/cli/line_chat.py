@@ -21,7 +21,7 @@ from nyzhi.core.event_renderer import EventRenderer
 from nyzhi.core.tool_step import ApprovalAnswer
 
 HELP = """commands: /exit (or Ctrl-D) quit · /cancel cancel the turn · /compact compact the context
-          /undo revert the last file change · /help this text
+          /undo revert the last file change · /mcp MCP servers (read, prompt) · /help this text
 Ctrl-C cancels a running turn. Approvals: y = yes, a = always this session, n = no."""
 
 APPROVAL_KEYS = {
@@ -170,6 +170,14 @@ async def chat(args: argparse.Namespace) -> int:
                     out.write("[context compacted]\n> ")
                 elif text == "/undo":
                     out.write(rt.undo() + "\n> ")
+                elif text == "/mcp" or text.startswith("/mcp "):
+                    from nyzhi.cli.mcp_console import mcp_command
+
+                    prompt = await mcp_command(rt, text, out)
+                    if prompt:
+                        nursery.start_soon(run_turn, prompt)
+                    else:
+                        out.write("> ")
                 else:
                     nursery.start_soon(run_turn, text)
                 out.flush()

@@ -113,3 +113,48 @@ def set_value(path: Path, key: str, value_text: str, *, new_file_mode: int = 0o6
     mode = None if path.exists() else new_file_mode
     atomic_write(path, tomlkit.dumps(doc).encode("utf-8"), mode=mode)
     return value
+
+
+def set_table(path: Path, parts: tuple[str, ...], table: dict[str, Any],
+              *, new_file_mode: int = 0o644) -> bool:
+    """Write ``table`` at ``parts`` (replacing what was there) in the TOML file at ``path``,
+    keeping the rest of the file as it was. Validated before the atomic write; returns
+    whether an earlier value was replaced."""
+    doc = _load_doc(path)
+    node: Any = doc
+    for part in parts[:-1]:
+        node = node.get(part) if hasattr(node, "get") else None
+        if node is None:
+            break
+    replaced = node is not None and hasattr(node, "get") and node.get(parts[-1]) is not None
+    new = tomlkit.table()
+    for key, value in table.items():
+        new[key] = tomlkit.inline_table() if isinstance(value, dict) else value
+        if isinstance(value, dict):
+            new[key].update(value)
+    if replaced:
+        node[parts[-1]] = new
+    else:
+        _assign(doc, parts, new, path)
+    validate_layer(doc.unwrap(), path)
+    mode = None if path.exists() else new_file_mode
+    atomic_write(path, tomlkit.dumps(doc).encode("utf-8"), mode=mode)
+    return replaced
+
+
+def remove_key(path: Path, parts: tuple[str, ...]) -> bool:
+    """Remove ``parts`` from the TOML file at ``path`` (atomically); False if absent."""
+    if not path.exists():
+        return False
+    doc = _load_doc(path)
+    node: Any = doc
+    for part in parts[:-1]:
+        node = node.get(part) if hasattr(node, "get") else None
+        if node is None:
+            return False
+    if not hasattr(node, "get") or node.get(parts[-1]) is None:
+        return False
+    del node[parts[-1]]
+    validate_layer(doc.unwrap(), path)
+    atomic_write(path, tomlkit.dumps(doc).encode("utf-8"))
+    return True

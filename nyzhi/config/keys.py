@@ -53,7 +53,6 @@ INACTIVE: dict[str, str] = {
     "agent.hooks.instructions": "not planned yet",
     "agent.hooks.model": "not planned yet",
     "agent.commands": "issue: knowledge",
-    "mcp": "issue: MCP",
     "shell.sandbox": "legacy: use [agent.sandbox]",
     "browser": "not planned yet",
     "memory": "issue: knowledge",

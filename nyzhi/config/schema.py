@@ -83,16 +83,24 @@ class TuiConfig:
 
 @attrs.frozen
 class McpStdioServer:
+    """A server nyz starts as a subprocess and talks to over stdin/stdout."""
+
     command: str
     args: tuple[str, ...] = ()
     env: dict[str, str] = attrs.Factory(dict)
     cwd: str | None = None
+    # Globs over this server's tool names (``mcp__NAME__*`` or bare ``git_*``) that run
+    # without asking for approval; the sandbox and deny rules still apply.
+    allow_tools: tuple[str, ...] = ()
 
 
 @attrs.frozen
 class McpHttpServer:
+    """A server reached over streamable HTTP; ``headers`` go with every request."""
+
     url: str
     headers: dict[str, str] = attrs.Factory(dict)
+    allow_tools: tuple[str, ...] = ()
 
 
 McpServer = McpStdioServer | McpHttpServer
@@ -101,6 +109,11 @@ McpServer = McpStdioServer | McpHttpServer
 @attrs.frozen
 class McpConfig:
     servers: dict[str, McpServer] = attrs.Factory(dict)
+    # More MCP tools than this in a run: they are deferred (found through tool_search).
+    defer_threshold: int = 15
+    # Seconds one connection attempt may take; also how long a headless run waits for
+    # servers still starting before its first model request.
+    startup_timeout: float = 30.0
 
 
 @attrs.frozen

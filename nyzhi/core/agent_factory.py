@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 import attrs
 
@@ -135,6 +135,10 @@ class AgentFactory:
     prompt: PromptParts  # the session's: workspace, environment, rules, custom instructions
     settings: TurnSettings  # from config; a spec's budget and model adjust it
     session_id: str
+    # MCP: the runtime's pool (its connected servers go in the system prompt) and whether the
+    # first prompt waits for servers still starting (headless runs: nobody can ask again).
+    mcp: Any = None
+    wait_for_mcp: bool = False
     # The session being resumed: the journaled agent's state record starts from it.
     resumed: Session | None = None
     # ``[index] auto_context``: chunks of the semantic index relevant to a typed prompt
@@ -151,6 +155,7 @@ class AgentFactory:
         system_prompt = SessionPrompt(
             agent_parts(self.prompt, model=model, role_prompt=spec.role_prompt, tooling=tooling),
             tooling.deferred_text,
+            mcp=self.mcp.summaries if self.mcp is not None else None,
         )
         settings = attrs.evolve(
             self.settings,
@@ -187,6 +192,8 @@ class AgentFactory:
         """``user_prompt_submit`` hooks may block the prompt or add context to it; then
         ``[index] auto_context`` may add the semantic index's chunks for it."""
         typed = prompt  # what auto_context searches for: the person's words, not hook output
+        if self.wait_for_mcp and self.mcp is not None:
+            await self.mcp.wait_started()
         outcome = await self.hooks.fire(
             "user_prompt_submit", {"prompt": prompt, "session_id": self.session_id}
         )

@@ -386,3 +386,43 @@ def open_session(
         model=provider.model, sync="turn",
     )
     return store, writer, None
+
+
+# ---- MCP -----------------------------------------------------------------------------------
+
+
+async def open_mcp(
+    system: actors.ActorSystem, config: Any, workspace: Any, options: Any, registry: Any,
+    broker: Any, publish: Any,
+) -> Any:
+    """The runtime's MCP pool under ``/mcp``, its servers connecting in the background.
+
+    ``.mcp.json`` servers nobody approved yet are asked about once: through the front end's
+    approvals in an interactive session, accepted by ``--trust full``, else left untrusted."""
+    from nyzhi.config.mcp_sources import declared_servers
+    from nyzhi.core.mcp import McpPool
+
+    env = options.env if options.env is not None else os.environ
+    entries = declared_servers(config, workspace.root, env)
+    trust_all = trust_policy(config).mode is TrustMode.FULL  # config has --trust applied
+
+    async def ask_trust(entry: Any) -> bool:
+        from nyzhi.tools.gates import ApprovalKind, ApprovalRequest
+
+        request = ApprovalRequest(
+            call_id="", tool_name=f"mcp server {entry.name}",
+            args_summary=f"start the project MCP server {entry.name!r} from .mcp.json: "
+                         f"{entry.describe()}",
+            preview=None, agent_path="/mcp",
+        )
+        await broker.bus.wait_for_subscriber()
+        decision = await broker.request(request)
+        return decision.kind is not ApprovalKind.DENY
+
+    return await McpPool.open(
+        system, registry, entries, root=workspace.root,
+        defer_threshold=config.mcp.defer_threshold,
+        startup_timeout=config.mcp.startup_timeout,
+        ask_trust=ask_trust if options.interactive else None,
+        trust_all=trust_all, publish=publish, env=env,
+    )

@@ -32,6 +32,7 @@ class EventBus:
         self.redactor = redactor or Redactor()
         self._subscribers: list[trio.MemorySendChannel[Event]] = []
         self._listeners: list[Listener] = []
+        self._subscribed = trio.Event()
 
     def add_listener(self, listener: Listener) -> None:
         """Call ``listener(event)`` inline for every event (sessions, hooks): it runs before
@@ -49,10 +50,16 @@ class EventBus:
             except (trio.BrokenResourceError, trio.ClosedResourceError):
                 self._subscribers.remove(send)
 
+    async def wait_for_subscriber(self) -> None:
+        """Until a front end has subscribed once: a question asked in the background at
+        start-up (an MCP server to approve) must not be published to nobody."""
+        await self._subscribed.wait()
+
     @asynccontextmanager
     async def subscribe(self) -> AsyncIterator[trio.MemoryReceiveChannel[Event]]:
         send, receive = trio.open_memory_channel[Event](self._buffer)
         self._subscribers.append(send)
+        self._subscribed.set()
         try:
             async with receive:
                 yield receive

@@ -53,7 +53,7 @@ class PromptParts:
     custom_instructions: str = ""
     skills: Sequence[tuple[str, str]] = ()  # (name, description): an index, bodies load on use
     memory: str = ""  # saved notes injected at session start (capped by whoever fills it)
-    mcp_summaries: Sequence[str] = ()  # filled once MCP servers are wired in
+    mcp_summaries: Sequence[str] = ()  # one line per connected MCP server (nyzhi.core.mcp)
     model: str = ""
     tool_names: Sequence[str] = ()  # the agent's tools; sections skip tools it does not have
     sandbox: str = ""  # sandbox level, e.g. "workspace-write"
@@ -136,18 +136,23 @@ class SessionPrompt:
     read at each call. Calling it gives the prompt for the next step; the text is rebuilt only
     when the deferred list changed, so steps share one string."""
 
-    def __init__(self, parts: PromptParts, deferred: Callable[[], str] = lambda: "") -> None:
+    def __init__(self, parts: PromptParts, deferred: Callable[[], str] = lambda: "",
+                 mcp: Callable[[], Sequence[str]] | None = None) -> None:
         self.parts = parts
         self._deferred = deferred
-        self._key: str | None = None
+        self._mcp = mcp  # one line per connected MCP server: they connect during the session
+        self._key: tuple[str, tuple[str, ...]] | None = None
         self._text = ""
         self._sections: list[str] = []
 
     def __call__(self) -> str:
-        deferred = self._deferred()
-        if deferred != self._key:
-            rendered = render_sections(attrs.evolve(self.parts, extra=(deferred,)))
-            self._key, self._text = deferred, "\n\n".join(t for _, t in rendered)
+        key = (self._deferred(), tuple(self._mcp()) if self._mcp is not None else ())
+        if key != self._key:
+            parts = attrs.evolve(self.parts, extra=(key[0],))
+            if self._mcp is not None:
+                parts = attrs.evolve(parts, mcp_summaries=key[1])
+            rendered = render_sections(parts)
+            self._key, self._text = key, "\n\n".join(t for _, t in rendered)
             self._sections = [name for name, _ in rendered]
         return self._text
 

@@ -72,6 +72,7 @@ class Runtime:
     main: actors.ActorRef
     session_start: ev.SessionStart
     notices: tuple[str, ...] = ()
+    mcp: Any = None  # nyzhi.core.mcp.McpPool: the MCP connections every agent shares
 
     @property
     def session_id(self) -> str:
@@ -125,6 +126,32 @@ class Runtime:
         and tools (with its own thread and approvals memory)."""
         return await self.spawn(self.main_agent.spec.child(name))
 
+    # ---- MCP (the pool is shared by every agent of this runtime) ----------------------------
+
+    async def mcp_add(self, name: str, server: Any) -> Any:
+        """Connect another MCP server now (hot connect); ``server`` is a ``McpStdioServer``
+        or ``McpHttpServer``. Returns at once; its tools appear when it connects."""
+        from nyzhi.config.mcp_sources import ServerEntry
+
+        return await self.mcp.add(ServerEntry(name, server))
+
+    def mcp_status(self) -> list[Any]:
+        return self.mcp.statuses()
+
+    async def mcp_resources(self) -> list[Any]:
+        return await self.mcp.resources()
+
+    async def mcp_read_resource(self, server: str, uri: str) -> str:
+        return await self.mcp.read_resource(server, uri)
+
+    async def mcp_prompts(self) -> list[Any]:
+        return await self.mcp.prompts()
+
+    async def mcp_prompt_text(self, server: str, name: str,
+                              arguments: dict[str, str] | None = None) -> str:
+        """A server prompt as text; ``submit`` it to send it as a user message."""
+        return await self.mcp.prompt_text(server, name, arguments)
+
     async def compact(self) -> None:
         await self.main_agent.loop.compact_now()
 
@@ -163,6 +190,9 @@ async def open_runtime(
             writer.redactor = tooling.redactor
         session_id = writer.id if writer else (resumed.id if resumed else uuid.uuid4().hex)
         tooling.context.session_id = hooks.session_id = session_id
+        # MCP: one pool under /mcp for every agent; servers connect in the background.
+        mcp = await assembly.open_mcp(system, config, workspace, options, tooling.registry,
+                                      approvals, bus.publish)
         auto_context = await assembly.open_index(
             system, config, workspace.root, bus.publish, tooling.registry, options.env)
         factory = AgentFactory(
@@ -181,6 +211,8 @@ async def open_runtime(
                 compact_instructions=config.agent.compact_instructions or "",
             ),
             session_id=session_id,
+            mcp=mcp,
+            wait_for_mcp=not options.interactive,
             resumed=resumed,
             auto_context=auto_context,
         )
@@ -209,7 +241,7 @@ async def open_runtime(
         )
         rt = Runtime(
             system=system, bus=bus, approvals=approvals, hooks=hooks, factory=factory,
-            main_agent=main, main=main_ref, session_start=session_start,
+            main_agent=main, main=main_ref, session_start=session_start, mcp=mcp,
             notices=tuple(n for n in (*(str(w) for w in loaded.warnings), notice, *notes) if n),
         )
         await hooks.fire("session_start", {"session_id": session_id, "cwd": str(options.cwd)})

@@ -16,7 +16,8 @@ the outcome, so a call failing several gates reports the earliest:
 5. ``trust``       read-only tools never need approval; then, unless the tool is in
                    ``always_ask``: a tool approved "always" earlier in the session (or, with
                    ``remember_approvals``, in an earlier session in this workspace), a tool
-                   matching ``auto_approve``, and finally the trust mode;
+                   matching ``auto_approve`` (or allow-listed where it is declared: a tool's
+                   ``allow_listed_by``), and finally the trust mode;
 6. ``approval``    ask the front end through the injected approver.
 
 Tools tell the gates what they touch through optional methods: ``target_paths(args)`` (files they
@@ -375,6 +376,10 @@ class Gates:
                 return attrs.evolve(
                     ok, reason=f"agent.trust.auto_approve pattern {pattern!r}", approved_by="trust"
                 )
+            # A tool the config allow-lists where it is declared (an MCP server's allow_tools).
+            listed = getattr(tool, "allow_listed_by", None)
+            if listed:
+                return attrs.evolve(ok, reason=listed, approved_by="trust")
             why = self._auto_approval(tool, paths, ctx)
             if why:
                 return attrs.evolve(ok, reason=why, approved_by="trust")

@@ -1,0 +1,161 @@
+"""The MCP pool's cost: a call's round trip, and start-up with a slow server.
+
+* echo round trip: ``echo`` on the npm ``server-everything`` through ``McpPool.call_tool``
+  (the pool's supervised connection, result conversion) against the SDK's ``Client`` used
+  directly on its own connection to the same server, in the same run. Target: <= 1.2x.
+* first prompt with a slow server: a runtime whose only MCP server takes 5 s to start;
+  time from ``open_runtime`` to the submitted prompt being accepted and to the model's first
+  request, against the same runtime without the server. Target: not held up (ratio ~1,
+  far below the 5 s the server takes).
+
+The npm server is installed by ``make test`` into ``<venv>/node_modules``.
+Usage: ``python -m benchmarks mcp [--json] [--quick]``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import trio
+
+import actors
+
+EVERYTHING = Path(sys.prefix) / "node_modules" / ".bin" / "mcp-server-everything"
+SLOW_START = 5.0
+
+
+async def _sdk_direct(calls: int) -> float:
+    from mcp import Client, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    params = StdioServerParameters(command=str(EVERYTHING))
+    # the pool, too, keeps server stderr off the screen
+    with open(os.devnull, "w") as quiet:  # noqa: ASYNC230 - opening /dev/null does not block
+        return await _timed_echo(Client(stdio_client(params, errlog=quiet)), calls)
+
+
+async def _timed_echo(client, calls: int) -> float:
+    async with client:
+        await client.call_tool("echo", {"message": "warm"})
+        start = time.perf_counter()
+        for i in range(calls):
+            await client.call_tool("echo", {"message": f"m{i}"})
+        return (time.perf_counter() - start) / calls
+
+
+async def _through_pool(calls: int, root: Path) -> float:
+    from nyzhi.config.mcp_sources import ServerEntry
+    from nyzhi.config.schema import McpStdioServer
+    from nyzhi.core.mcp import McpPool
+    from nyzhi.tools.registry import ToolRegistry
+
+    entry = ServerEntry("everything", McpStdioServer(str(EVERYTHING)))
+    async with actors.open_system(name="bench") as system:
+        pool = await McpPool.open(system, ToolRegistry(), [entry], root=root)
+        await pool.wait_started()
+        result = await pool.call_tool("everything", "echo", {"message": "warm"})
+        assert not result.is_error, result.output
+        start = time.perf_counter()
+        for i in range(calls):
+            await pool.call_tool("everything", "echo", {"message": f"m{i}"})
+        elapsed = (time.perf_counter() - start) / calls
+        await system.shutdown()
+        return elapsed
+
+
+class InstantModel:
+    """Answers at once and records when its first request arrived."""
+
+    name = "bench"
+    model = "bench-model"
+
+    def __init__(self) -> None:
+        self.first_request: float | None = None
+
+    async def stream(self, request):
+        from nyzhi.provider import types as pt
+
+        if self.first_request is None:
+            self.first_request = time.perf_counter()
+        yield pt.TextDelta("ok")
+        yield pt.Stop("end_turn")
+
+
+async def _first_prompt(workspace: Path, env: dict[str, str]) -> tuple[float, float]:
+    from nyzhi.core.runtime import RuntimeOptions, open_runtime
+
+    model = InstantModel()
+    start = time.perf_counter()
+    options = RuntimeOptions(cwd=workspace, provider_instance=model, ephemeral=True,
+                             interactive=True, env=env)
+    async with open_runtime(options) as rt:
+        handle = await rt.submit("hello")
+        accepted = time.perf_counter() - start
+        await handle.wait()
+        assert model.first_request is not None
+        first_request = model.first_request - start
+    return accepted, first_request
+
+
+def _workspace(root: Path, with_slow_server: bool) -> Path:
+    ws = root / ("slow" if with_slow_server else "plain")
+    (ws / ".nyzhi").mkdir(parents=True)
+    (ws / ".git").mkdir()
+    if with_slow_server:
+        (ws / ".nyzhi" / "config.toml").write_text(
+            "[mcp.servers.slow]\ncommand = \"sh\"\n"
+            f"args = [\"-c\", \"sleep {SLOW_START:g}; exec {EVERYTHING}\"]\n")
+    return ws
+
+
+def main(argv: list[str]) -> None:
+    quick = "--quick" in argv
+    if not EVERYTHING.exists():
+        print(f"mcp: skipped ({EVERYTHING} missing: `make test` installs the npm MCP servers)")
+        return
+    calls = 100 if quick else 300
+    rounds = 2 if quick else 3
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("XDG_")}
+        env["HOME"] = str(root / "home")
+        direct, pooled = [], []
+        for _ in range(rounds):  # alternate, so machine noise hits both alike
+            direct.append(trio.run(_sdk_direct, calls))
+            pooled.append(trio.run(_through_pool, calls, root))
+        base, pool = min(direct), min(pooled)
+        plain_ws, slow_ws = _workspace(root, False), _workspace(root, True)
+        trio.run(_first_prompt, plain_ws, env)  # warm-up: imports and caches for both
+        plain = [trio.run(_first_prompt, plain_ws, env) for _ in range(rounds)]
+        slow = [trio.run(_first_prompt, slow_ws, env) for _ in range(rounds)]
+    p_acc = statistics.median(a for a, _ in plain)
+    s_acc = statistics.median(a for a, _ in slow)
+    p_req = statistics.median(r for _, r in plain)
+    s_req = statistics.median(r for _, r in slow)
+    figures = {
+        "echo_sdk_direct_ms": round(base * 1000, 3),
+        "echo_pool_ms": round(pool * 1000, 3),
+        "echo_ratio": round(pool / base, 3),
+        "echo_target": 1.2,
+        "prompt_accepted_plain_ms": round(p_acc * 1000, 1),
+        "prompt_accepted_slow_server_ms": round(s_acc * 1000, 1),
+        "first_request_plain_ms": round(p_req * 1000, 1),
+        "first_request_slow_server_ms": round(s_req * 1000, 1),
+        "slow_server_start_s": SLOW_START,
+    }
+    if "--json" in argv:
+        print(json.dumps(figures))
+        return
+    print(f"echo round trip: SDK direct {base * 1000:.3f} ms, through the pool "
+          f"{pool * 1000:.3f} ms -> {pool / base:.2f}x (target <= 1.2x)")
+    print(f"first prompt accepted: {p_acc * 1000:.0f} ms without MCP, {s_acc * 1000:.0f} ms with "
+          f"a server taking {SLOW_START:g} s to start -> {s_acc / p_acc:.2f}x")
+    print(f"first model request: {p_req * 1000:.0f} ms without MCP, {s_req * 1000:.0f} ms with "
+          f"the slow server: {(s_req - p_req) * 1000:+.0f} ms, against the server's "
+          f"{SLOW_START * 1000:.0f} ms start (target: not held up, i.e. far below it)")

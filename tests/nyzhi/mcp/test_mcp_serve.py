@@ -1,0 +1,119 @@
+"""`nyz mcp serve` driven by the SDK's own client, over stdio and streamable HTTP."""
+
+from __future__ import annotations
+
+import functools
+import subprocess
+import sys
+
+import pytest
+import trio
+from test_mcp_run_e2e import env_for
+
+NYZ = [sys.executable, "-m", "nyzhi"]
+
+
+def _child_env(home) -> dict[str, str]:
+    env = env_for(home)
+    return {k: env[k] for k in ("HOME", "PYTHONPATH", "PATH") if k in env}
+
+
+async def test_stdio_lists_and_calls_through_the_gates(workspace, home):
+    from mcp import Client, StdioServerParameters
+
+    (workspace / "notes.txt").write_text("served over mcp\n")
+    params = StdioServerParameters(command=sys.executable, args=["-m", "nyzhi", "mcp", "serve"],
+                                   env=_child_env(home), cwd=str(workspace))
+    async with Client(params) as client:
+        names = {t.name for t in (await client.list_tools()).tools}
+        assert {"read", "write", "glob", "bash"} <= names and "ask_user" not in names
+        read = await client.call_tool("read", {"file_path": "notes.txt"})
+        assert not read.is_error and "served over mcp" in read.content[0].text
+        # default: read-only sandbox, no trust; writing is refused, nothing written
+        denied = await client.call_tool("write", {"file_path": "new.txt", "content": "x"})
+        assert denied.is_error and "Permission denied" in denied.content[0].text
+    assert not (workspace / "new.txt").exists()
+
+    params.args = ["-m", "nyzhi", "mcp", "serve", "--trust", "full",
+                   "--sandbox", "workspace-write"]
+    async with Client(params) as client:
+        wrote = await client.call_tool("write", {"file_path": "new.txt", "content": "x"})
+        assert not wrote.is_error, wrote.content[0].text
+    assert (workspace / "new.txt").read_text() == "x"
+
+
+async def _start_http(nursery, workspace, home, *extra: str):
+    proc = await nursery.start(functools.partial(
+        trio.run_process, [*NYZ, "mcp", "serve", "--http", "127.0.0.1:0", *extra],
+        cwd=workspace, env=env_for(home), stderr=subprocess.PIPE, check=False))
+    seen = b""
+    url = token = None
+    async for chunk in proc.stderr:
+        seen += chunk
+        for line in seen.decode().splitlines():
+            if "listening on " in line:
+                url = line.split("listening on ", 1)[1].strip()
+            if "bearer token " in line:
+                token = line.split("bearer token ", 1)[1].strip()
+        if url and (token or "--token" in extra):
+            return proc, url, token
+    raise AssertionError(f"nyz mcp serve did not start: {seen.decode()}")
+
+
+async def _client_ok(url: str, headers: dict[str, str]) -> list[str]:
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    async with create_mcp_http_client(headers=headers) as http, Client(
+            streamable_http_client(url, http_client=http)) as client:
+        names = [t.name for t in (await client.list_tools()).tools]
+        denied = await client.call_tool("write", {"file_path": "x.txt", "content": "x"})
+        assert denied.is_error and "Permission denied" in denied.content[0].text
+        listed = await client.call_tool("glob", {"pattern": "*.txt"})
+        assert "notes.txt" in listed.content[0].text
+        return names
+
+
+async def _client_refused(url: str, headers: dict[str, str]) -> None:
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    with pytest.raises(Exception):  # noqa: B017 - the SDK wraps the 401 in several ways
+        async with create_mcp_http_client(headers=headers) as http, Client(
+                streamable_http_client(url, http_client=http)) as client:
+            await client.list_tools()
+
+
+async def test_http_requires_the_bearer_token(workspace, home):
+    (workspace / "notes.txt").write_text("hi\n")
+    async with trio.open_nursery() as nursery:
+        proc, url, _ = await _start_http(nursery, workspace, home, "--token", "s3cret")
+        assert url.startswith("http://127.0.0.1:") and url.endswith("/mcp")
+        assert "read" in await _client_ok(url, {"Authorization": "Bearer s3cret"})
+        await _client_refused(url, {})
+        await _client_refused(url, {"Authorization": "Bearer wrong"})
+        proc.terminate()
+    assert not (workspace / "x.txt").exists()
+
+
+async def test_http_generates_and_prints_a_token(workspace, home):
+    (workspace / "notes.txt").write_text("hi\n")
+    async with trio.open_nursery() as nursery:
+        proc, url, token = await _start_http(nursery, workspace, home)
+        assert token and len(token) >= 20
+        await _client_ok(url, {"Authorization": f"Bearer {token}"})
+        await _client_refused(url, {"Authorization": "Bearer x"})
+        proc.terminate()
+
+
+def test_non_loopback_needs_allow_remote(workspace, home):
+    proc = subprocess.run([*NYZ, "mcp", "serve", "--http", "0.0.0.0:0"], cwd=workspace,
+                          env=env_for(home), capture_output=True, text=True, check=False,
+                          timeout=60)
+    assert proc.returncode == 1 and "--allow-remote" in proc.stderr
+    bad = subprocess.run([*NYZ, "mcp", "serve", "--http", "127.0.0.1:http"], cwd=workspace,
+                         env=env_for(home), capture_output=True, text=True, check=False,
+                         timeout=60)
+    assert bad.returncode == 1 and "numeric port" in bad.stderr

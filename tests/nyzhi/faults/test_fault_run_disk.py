@@ -1,0 +1,70 @@
+"""``nyz run`` when the data directory's disk fills up or is read-only: a real subprocess,
+a real tmpfs (``nyzhi.testing.machine_faults``), real HTTP to the scripted fake LLM."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import trio
+
+from nyzhi.testing import machine_faults as mf
+from nyzhi.testing.fake_llm import open_fake_llm, reply
+
+pytestmark = pytest.mark.skipif(mf.skip_reason() is not None, reason=mf.skip_reason() or "")
+
+NYZ = [sys.executable, "-m", "nyzhi"]
+# Longer than a page, so the log needs a block the full disk does not have.
+ANSWER = "the answer survives. " * 300
+
+
+def env_for(home: Path, data: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env.update(HOME=str(home), PYTHONUNBUFFERED="1", XDG_DATA_HOME=str(data))
+    for var in ("XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"):
+        env.pop(var, None)
+    return env
+
+
+async def test_full_disk_mid_run_prints_the_answer_says_why_and_exits_1(
+    workspace, home, configure, tmp_path
+):
+    data = tmp_path / "data"
+    gate = trio.Event()
+
+    async def script(request):
+        await gate.wait()
+        return reply(ANSWER)
+
+    with mf.small_tmpfs(data):
+        async with open_fake_llm(script=script) as server, trio.open_nursery() as nursery:
+            configure(workspace, server.url_for("openai"))
+            result: dict = {}
+
+            async def run() -> None:
+                with trio.fail_after(30):  # a hang is the bug this test is about
+                    result["proc"] = await trio.run_process(
+                        [*NYZ, "run", "hello"], cwd=workspace, env=env_for(home, data),
+                        capture_stdout=True, capture_stderr=True, check=False,
+                    )
+
+            nursery.start_soon(run)
+            await server.wait_for_requests(1)  # the session exists: its header is on disk
+            mf.fill(data)
+            gate.set()
+        proc = result["proc"]
+        err = proc.stderr.decode()
+        assert proc.stdout.decode().strip() == ANSWER.strip()
+        assert proc.returncode == 1, err
+        assert err.count("no space left on device") == 1, err
+        [log] = (data / "nyzhi" / "sessions").glob("*.jsonl")
+        assert str(log) in err
+        from nyzhi.core.sessions.store import SessionStore
+
+        session = SessionStore(data / "nyzhi" / "sessions").load(log.stem)
+        assert session.events and session.events[0].type == "session_start"
+        assert [m.content for m in session.history if m.role == "user"] == ["hello"]

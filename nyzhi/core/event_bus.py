@@ -38,8 +38,8 @@ LISTENER_FAILED = "listener"
 def _is_async(listener: object) -> bool:
     if inspect.iscoroutinefunction(listener):
         return True
-    call = getattr(type(listener), "__call__", None)  # an object with ``async def __call__``
-    return call is not None and inspect.iscoroutinefunction(call)
+    # an object with ``async def __call__``
+    return callable(listener) and inspect.iscoroutinefunction(type(listener).__call__)
 
 
 def listener_name(listener: object) -> str:

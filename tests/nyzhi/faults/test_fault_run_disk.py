@@ -3,9 +3,7 @@ a real tmpfs (``nyzhi.testing.machine_faults``), real HTTP to the scripted fake 
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 

@@ -66,3 +66,54 @@ async def test_full_disk_mid_run_prints_the_answer_says_why_and_exits_1(
         session = SessionStore(data / "nyzhi" / "sessions").load(log.stem)
         assert session.events and session.events[0].type == "session_start"
         assert [m.content for m in session.history if m.role == "user"] == ["hello"]
+
+
+async def test_read_only_data_directory_names_the_action_and_the_fix(
+    workspace, home, configure, tmp_path
+):
+    data = tmp_path / "data"
+    with mf.small_tmpfs(data, read_only=True):
+        async with open_fake_llm(script=[reply("never asked")]) as server:
+            configure(workspace, server.url_for("openai"))
+            with trio.fail_after(30):
+                proc = await trio.run_process(
+                    [*NYZ, "run", "hello"], cwd=workspace, env=env_for(home, data),
+                    capture_stdout=True, capture_stderr=True, check=False,
+                )
+                ephemeral = await trio.run_process(
+                    [*NYZ, "run", "--ephemeral", "hello"], cwd=workspace,
+                    env=env_for(home, data), capture_stdout=True, capture_stderr=True,
+                    check=False,
+                )
+    err = proc.stderr.decode()
+    assert proc.returncode == 1 and proc.stdout == b""
+    [line] = err.splitlines()
+    assert line.startswith("nyz: could not create the session log in ")
+    assert str(data / "nyzhi" / "sessions") in line and "read-only file system" in line
+    assert "XDG_DATA_HOME" in line and "--ephemeral" in line
+    assert "Errno" not in line and "OSError" not in line
+    # the fix it names works
+    assert ephemeral.returncode == 0, ephemeral.stderr.decode()
+    assert ephemeral.stdout.decode().strip() == "never asked"
+
+
+async def test_data_directory_already_full_says_so_before_the_run(
+    workspace, home, configure, tmp_path
+):
+    data = tmp_path / "data"
+    with mf.small_tmpfs(data):
+        (data / "nyzhi" / "sessions").mkdir(parents=True)
+        mf.fill(data)
+        async with open_fake_llm(script=[reply("never asked")]) as server:
+            configure(workspace, server.url_for("openai"))
+            with trio.fail_after(30):
+                proc = await trio.run_process(
+                    [*NYZ, "run", "hello"], cwd=workspace, env=env_for(home, data),
+                    capture_stdout=True, capture_stderr=True, check=False,
+                )
+        left = sorted(p.name for p in (data / "nyzhi" / "sessions").iterdir())
+    [line] = proc.stderr.decode().splitlines()
+    assert proc.returncode == 1
+    assert line.startswith("nyz: could not create the session log in ")
+    assert "no space left on device" in line and "--ephemeral" in line
+    assert left == []  # no empty log left behind to list as a session

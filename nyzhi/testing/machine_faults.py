@@ -44,9 +44,9 @@ def remount(path: Path, *, read_only: bool) -> None:
     )
 
 
-def fill(path: Path) -> Path:
-    """Fill the filesystem holding ``path`` until the kernel says ``ENOSPC``; returns the
-    filler file (delete it to free the space)."""
+def fill(path: Path, leave: int = 0) -> Path:
+    """Fill the filesystem holding ``path`` until the kernel says ``ENOSPC``, then free
+    ``leave`` bytes again; returns the filler file (delete it to free the space)."""
     filler = path / _FILLER
     chunk = b"\0" * 4096
     with open(filler, "ab", buffering=0) as fh:
@@ -56,4 +56,6 @@ def fill(path: Path) -> Path:
         except OSError as exc:
             if exc.errno != errno.ENOSPC:
                 raise
+        if leave:
+            fh.truncate(max(0, fh.tell() - leave))
     return filler

@@ -31,6 +31,14 @@ def reason(exc: OSError) -> str:
     return text[:1].lower() + text[1:]
 
 
+def relocate_fix(exc: OSError, variable: str) -> str:
+    """The usual fix for a file nyz keeps under ``variable`` (``XDG_DATA_HOME``, ...): free
+    space when the disk is full, else point the variable at a writable directory."""
+    if exc.errno in _DEFAULT_FIX:
+        return f"free some space, or point {variable} at another disk"
+    return f"point {variable} at a writable directory"
+
+
 def describe_os_error(
     exc: OSError, doing: str, path: str | os.PathLike[str] | None = None, fix: str = ""
 ) -> str:
@@ -38,9 +46,12 @@ def describe_os_error(
 
     ``doing`` names the action and the thing ("write the session log"); ``path`` defaults to
     the file the error names; ``fix`` is the caller's advice (else a generic one for a full
-    disk)."""
-    if isinstance(exc, StorageError):
-        return str(exc)
+    disk). A ``StorageError`` is described again from its cause: the caller knows better
+    what was being done."""
+    while isinstance(exc, StorageError):
+        if not isinstance(exc.__cause__, OSError):
+            return str(exc)
+        exc = exc.__cause__
     where = path if path is not None else exc.filename
     text = f"could not {doing}" + (f" {os.fspath(where)}" if where else "") + f": {reason(exc)}"
     fix = fix or _DEFAULT_FIX.get(exc.errno or 0, "")
@@ -63,13 +74,17 @@ class StorageError(OSError):
     def wrap(
         cls, exc: OSError, doing: str, path: str | os.PathLike[str] | None = None, fix: str = ""
     ) -> StorageError:
-        if isinstance(exc, StorageError):
-            return exc
-        return cls(describe_os_error(exc, doing, path, fix), exc)
+        error = cls(describe_os_error(exc, doing, path, fix), exc)
+        error.__cause__ = exc
+        return error
 
 
-def atomic_write(path: Path, data: bytes, *, mode: int | None = None, dir_mode: int | None = None) -> None:
-    """Replace ``path`` with ``data``.
+def atomic_write(
+    path: Path, data: bytes, *, mode: int | None = None, dir_mode: int | None = None,
+    what: str = "", fix: str = "",
+) -> None:
+    """Replace ``path`` with ``data``; on a full or read-only disk the old file stays and a
+    ``StorageError`` says ``could not write <what> <path>: <reason>; <fix>``.
 
     ``mode``: permission bits of the new file (default: keep the existing file's mode, else
     0644). The temp file is created 0600 and chmod-ed before the rename, so a secret is
@@ -77,6 +92,13 @@ def atomic_write(path: Path, data: bytes, *, mode: int | None = None, dir_mode: 
     directories with this mode (and tighten an existing parent to it).
     """
     path = Path(path)
+    try:
+        _atomic_write(path, data, mode, dir_mode)
+    except OSError as exc:
+        raise StorageError.wrap(exc, f"write {what}".rstrip(), path, fix) from exc
+
+
+def _atomic_write(path: Path, data: bytes, mode: int | None, dir_mode: int | None) -> None:
     parent = path.parent
     if dir_mode is not None:
         parent.mkdir(parents=True, exist_ok=True, mode=dir_mode)

@@ -15,23 +15,65 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
+from typing import Any, TextIO
 
 import trio
 
 from nyzhi.cli.options import runtime_options
 from nyzhi.cli.render import STARTUP, JsonLines, Progress, ResultOnly
 from nyzhi.cli.signals import STOP_SIGNALS, detach_closed_terminal, exit_code
+from nyzhi.config.fsutil import StorageError
 from nyzhi.core import events as ev
 from nyzhi.core.event_bus import LISTENER_FAILED
 from nyzhi.core.event_renderer import EventRenderer
 
 
+class OutputError(StorageError):
+    """stdout could not be written (a full disk under ``nyz run > file``, a closed pipe)."""
+
+
+class GuardedOutput:
+    """stdout for the printers: a failed write becomes one ``OutputError`` that says so, not a
+    traceback from deep in a renderer."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    def _guard(self, action: Callable[[], Any]) -> Any:
+        try:
+            return action()
+        except OSError as exc:
+            raise OutputError.wrap(exc, "write the output to", "stdout") from exc
+
+    def write(self, text: str) -> int:
+        return self._guard(lambda: self._stream.write(text))
+
+    def flush(self) -> None:
+        self._guard(self._stream.flush)
+
+    def isatty(self) -> bool:
+        return self._stream.isatty()
+
+
+def output_error(exc: BaseException) -> OutputError | None:
+    """The ``OutputError`` in ``exc`` (or in the exception group it is), if any."""
+    if isinstance(exc, OutputError):
+        return exc
+    if isinstance(exc, BaseExceptionGroup):
+        for inner in exc.exceptions:
+            if (found := output_error(inner)) is not None:
+                return found
+    return None
+
+
 def make_printer(fmt: str, quiet: bool) -> EventRenderer:
+    out: Any = GuardedOutput(sys.stdout)
     if fmt == "stream-json":
-        return JsonLines(sys.stdout)
+        return JsonLines(out)
     if fmt == "json":
-        return ResultOnly(sys.stdout)
-    return Progress(sys.stdout, sys.stderr, quiet)
+        return ResultOnly(out)
+    return Progress(out, sys.stderr, quiet)
 
 
 async def run_headless(args: argparse.Namespace, prompt: str, fmt: str) -> int:
@@ -94,6 +136,8 @@ async def run_headless(args: argparse.Namespace, prompt: str, fmt: str) -> int:
     except Exception as exc:  # configuration, provider, session errors: one clear line
         from nyzhi.core.errors import describe_error
 
+        if (unwritable := output_error(exc)) is not None:
+            raise unwritable from None  # ``run_command`` says it
         message = describe_error(exc)
         printer.render(
             ev.Error(message=message, kind=STARTUP,

@@ -117,3 +117,27 @@ async def test_data_directory_already_full_says_so_before_the_run(
     assert line.startswith("nyz: could not create the session log in ")
     assert "no space left on device" in line and "--ephemeral" in line
     assert left == []  # no empty log left behind to list as a session
+
+
+@pytest.mark.parametrize("fmt", ["text", "stream-json"])
+async def test_answer_redirected_to_a_full_disk_is_one_clear_line(
+    fmt, workspace, home, configure, tmp_path
+):
+    out_dir = tmp_path / "out"
+    with mf.small_tmpfs(out_dir):
+        mf.fill(out_dir, leave=0)
+        async with open_fake_llm(script=[reply(ANSWER)]) as server:
+            configure(workspace, server.url_for("openai"))
+            with open(out_dir / "answer.txt", "wb") as sink, trio.fail_after(30):
+                proc = await trio.run_process(
+                    [*NYZ, "run", "--output-format", fmt, "hello"], cwd=workspace,
+                    env=env_for(home, tmp_path / "data"), stdout=sink, capture_stderr=True, check=False,
+                )
+    err = proc.stderr.decode()
+    assert proc.returncode == 1, err
+    # (the answer is echoed on stderr as it streams, since stdout is not the terminal)
+    assert err.splitlines()[-1] == (
+        "nyz: could not write the output to stdout: no space left on device; "
+        "free some space on that disk"
+    ), err
+    assert "Traceback" not in err and "Exception ignored" not in err

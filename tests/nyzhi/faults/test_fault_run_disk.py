@@ -119,6 +119,10 @@ async def test_data_directory_already_full_says_so_before_the_run(
     assert left == []  # no empty log left behind to list as a session
 
 
+def open_sink(path: Path):
+    return open(path, "wb")  # noqa: SIM115 (closed by the caller's with)
+
+
 @pytest.mark.parametrize("fmt", ["text", "stream-json"])
 async def test_answer_redirected_to_a_full_disk_is_one_clear_line(
     fmt, workspace, home, configure, tmp_path
@@ -128,7 +132,7 @@ async def test_answer_redirected_to_a_full_disk_is_one_clear_line(
         mf.fill(out_dir, leave=0)
         async with open_fake_llm(script=[reply(ANSWER)]) as server:
             configure(workspace, server.url_for("openai"))
-            with open(out_dir / "answer.txt", "wb") as sink, trio.fail_after(30):
+            with open_sink(out_dir / "answer.txt") as sink, trio.fail_after(30):
                 proc = await trio.run_process(
                     [*NYZ, "run", "--output-format", fmt, "hello"], cwd=workspace,
                     env=env_for(home, tmp_path / "data"), stdout=sink, capture_stderr=True, check=False,

@@ -2,7 +2,8 @@
 
 Output formats: ``text`` (final answer on stdout, progress on stderr), ``json`` (one result
 object at the end) and ``stream-json`` (one JSON event per line: ``session_start`` first,
-``result`` last). Exit codes: 0 success, 1 error (message on stderr), 130 interrupted.
+``result`` last). Exit codes: 0 success, 1 error (message on stderr, also when the answer
+came but the session could not be saved), 130 / 143 / 129 stopped by SIGINT / SIGTERM / SIGHUP.
 """
 
 from __future__ import annotations

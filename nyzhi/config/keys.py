@@ -54,7 +54,7 @@ INACTIVE: dict[str, str] = {
     "agent.hooks.model": "not planned yet",
     "agent.commands": "issue: knowledge",
     "mcp": "issue: MCP",
-    "shell": "issue: secrets",
+    "shell.sandbox": "legacy: use [agent.sandbox]",
     "browser": "not planned yet",
     "memory": "issue: knowledge",
     "update": "not planned yet",

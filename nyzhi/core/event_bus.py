@@ -11,6 +11,10 @@ Every event goes to every subscriber, in order. A subscriber's buffer is bounded
 full, ``publish`` waits (backpressure), because front ends such as ``nyz run
 --output-format stream-json`` must not lose events. A subscriber that closes its receiving
 end is dropped.
+
+Every event is redacted here first (``nyzhi.config.secrets.Redactor``): this is the one door
+to front ends, stream-json, hooks' listeners and the session log, so a known secret value
+never passes it.
 """
 
 from __future__ import annotations
@@ -20,8 +24,10 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 
+import attrs
 import trio
 
+from nyzhi.config.secrets import Redactor
 from nyzhi.core.errors import describe_error
 from nyzhi.core.events import Error, Event
 
@@ -51,8 +57,9 @@ def listener_name(listener: object) -> str:
 
 
 class EventBus:
-    def __init__(self, buffer: int = 4096) -> None:
+    def __init__(self, buffer: int = 4096, redactor: Redactor | None = None) -> None:
         self._buffer = buffer
+        self.redactor = redactor or Redactor()
         self._subscribers: list[trio.MemorySendChannel[Event]] = []
         self._listeners: list[tuple[str, Listener]] = []
 
@@ -70,6 +77,8 @@ class EventBus:
         self._listeners.append((name or listener_name(listener), listener))
 
     async def publish(self, event: Event) -> None:
+        if self.redactor:
+            event = redact_event(self.redactor, event)
         for name, listener in self._listeners:
             try:
                 await listener(event)
@@ -83,8 +92,10 @@ class EventBus:
 
     async def _listener_failed(self, name: str, event: Event, exc: Exception) -> None:
         log.debug("%s failed on %s", name, event.type, exc_info=exc)  # the event says it
-        report = Error(agent=event.agent, message=f"{name}: {describe_error(exc)}",
-                       kind=LISTENER_FAILED)
+        report: Event = Error(agent=event.agent, message=f"{name}: {describe_error(exc)}",
+                              kind=LISTENER_FAILED)
+        if self.redactor:  # the exception may quote what the event carried
+            report = redact_event(self.redactor, report)
         for other, listener in self._listeners:
             if other == name:
                 continue
@@ -112,3 +123,15 @@ class EventBus:
             if send in self._subscribers:
                 self._subscribers.remove(send)
             send.close()
+
+
+def redact_event(redactor: Redactor, event: Event) -> Event:
+    """``event`` with known secrets replaced in its string, list and dict fields (the same
+    object when there is nothing to replace)."""
+    changes = {}
+    for field in attrs.fields(type(event)):
+        value = getattr(event, field.name)
+        redacted = redactor.redact_value(value)
+        if redacted is not value:
+            changes[field.name.lstrip("_")] = redacted
+    return attrs.evolve(event, **changes) if changes else event

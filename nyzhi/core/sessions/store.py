@@ -50,6 +50,7 @@ from typing import Any, Literal
 import attrs
 
 from nyzhi.config.fsutil import StorageError, describe_os_error
+from nyzhi.config.secrets import Redactor
 from nyzhi.core import events as ev
 from nyzhi.core.sessions.files import (
     atomic_write_json,
@@ -236,6 +237,8 @@ class SessionWriter:
         # failed log write the writer appends nothing more (the log stays well formed).
         self.fault: StorageError | None = None
         self._stopped = False
+        # Known secret values are replaced before a record reaches the disk (set by the runtime).
+        self.redactor: Redactor | None = None
 
     @property
     def id(self) -> str:
@@ -269,6 +272,8 @@ class SessionWriter:
         if self._stopped:
             return
         ts = time.time()
+        if self.redactor:
+            record = self.redactor.redact_value(record)  # type: ignore[assignment]
         record["ts"] = ts
         line = encode_record(record)
         try:

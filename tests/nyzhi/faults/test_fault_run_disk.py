@@ -3,29 +3,24 @@ a real tmpfs (``nyzhi.testing.machine_faults``), real HTTP to the scripted fake 
 
 from __future__ import annotations
 
-import os
-import sys
 from pathlib import Path
 
 import pytest
 import trio
 
 from nyzhi.testing import machine_faults as mf
+from nyzhi.testing.cli import NYZ, nyz_env
 from nyzhi.testing.fake_llm import open_fake_llm, reply
 
 pytestmark = pytest.mark.skipif(mf.skip_reason() is not None, reason=mf.skip_reason() or "")
 
-NYZ = [sys.executable, "-m", "nyzhi"]
 # Longer than a page, so the log needs a block the full disk does not have.
 ANSWER = "the answer survives. " * 300
 
 
 def env_for(home: Path, data: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    env.update(HOME=str(home), PYTHONUNBUFFERED="1", XDG_DATA_HOME=str(data))
-    for var in ("XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"):
-        env.pop(var, None)
-    return env
+    """A fresh user at ``home`` whose data directory is ``data``."""
+    return {**nyz_env(home), "XDG_DATA_HOME": str(data)}
 
 
 async def test_full_disk_mid_run_prints_the_answer_says_why_and_exits_1(

@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,18 +15,11 @@ import trio
 
 from nyzhi.core.sessions.pairing import pair_tool_results
 from nyzhi.core.sessions.store import SessionStore
+from nyzhi.testing.cli import NYZ
+from nyzhi.testing.cli import nyz_env as env_for
 from nyzhi.testing.fake_llm import FakeRequest, open_fake_llm, reply, tool_call
 
-NYZ = [sys.executable, "-m", "nyzhi"]
 SANDBOX = '[agent.sandbox]\nlevel = "full-access"\n'
-
-
-def env_for(home: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    env.update(HOME=str(home), PYTHONUNBUFFERED="1")
-    for var in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"):
-        env.pop(var, None)
-    return env
 
 
 def running_with(marker: str) -> list[int]:

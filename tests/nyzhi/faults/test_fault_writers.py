@@ -5,7 +5,6 @@ Each names its file and the reason, and loses nothing: the old file keeps what i
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,10 +12,10 @@ import trio
 
 from nyzhi.config.fsutil import StorageError
 from nyzhi.testing import machine_faults as mf
+from nyzhi.testing.cli import NYZ, nyz_env
 
 pytestmark = pytest.mark.skipif(mf.skip_reason() is not None, reason=mf.skip_reason() or "")
 
-NYZ = [sys.executable, "-m", "nyzhi"]
 REASONS = {"full": "no space left on device", "read-only": "read-only file system"}
 
 
@@ -37,9 +36,7 @@ def fault(request, tmp_path):
 
 
 def env_for(home: Path, **xdg: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    env.update(HOME=str(home), **xdg)
-    return env
+    return {**nyz_env(home), **xdg}
 
 
 async def test_config_set(fault, home, tmp_path):

@@ -53,6 +53,7 @@ class ChatRenderer(EventRenderer):
     def __init__(self, out: TextIO) -> None:
         self.out = out
         self.pending: list[ev.ApprovalRequest | ev.UserQuestion] = []
+        self.errors: list[str] = []
 
     def on_text_delta(self, event: ev.TextDelta) -> None:
         self.out.write(event.text)
@@ -79,6 +80,7 @@ class ChatRenderer(EventRenderer):
         )
 
     def on_error(self, event: ev.Error) -> None:
+        self.errors.append(event.message)
         self.out.write(f"\nerror: {event.message}\n")
 
     def on_turn_complete(self, event: ev.TurnComplete) -> None:
@@ -187,7 +189,14 @@ async def chat(args: argparse.Namespace) -> int:
                     nursery.start_soon(run_turn, text)
                 out.flush()
             nursery.cancel_scope.cancel()
-    return 0 if stopped_by is None else exit_code(stopped_by)
+    if stopped_by is not None:
+        return exit_code(stopped_by)
+    fault = rt.save_fault  # the session could not be saved (full or read-only disk)
+    if fault is not None:
+        if not any(str(fault) in message for message in renderer.errors):
+            print(f"nyz: {fault}", file=sys.stderr)  # failed at close: no event said it
+        return 1
+    return 0
 
 
 def main(args: argparse.Namespace) -> int:

@@ -1,8 +1,10 @@
-"""``nyz run`` when the data directory's disk fills up or is read-only: a real subprocess,
-a real tmpfs (``nyzhi.testing.machine_faults``), real HTTP to the scripted fake LLM."""
+"""``nyz run`` and the line chat when the data directory's disk fills up or is read-only, and
+``nyz run > file`` on a full disk: real subprocesses, a real tmpfs
+(``nyzhi.testing.machine_faults``), real HTTP to the scripted fake LLM."""
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -140,3 +142,52 @@ async def test_answer_redirected_to_a_full_disk_is_one_clear_line(
         "free some space on that disk"
     ), err
     assert "Traceback" not in err and "Exception ignored" not in err
+
+
+async def test_line_chat_on_a_disk_that_fills_up_says_so_and_goes_on(
+    workspace, home, configure, tmp_path
+):
+    data = tmp_path / "data"
+    gate = trio.Event()
+
+    async def script(request):
+        if request.last_user_text() == "hello":
+            await gate.wait()
+            return reply(ANSWER)
+        return reply("still here")
+
+    with mf.small_tmpfs(data):
+        async with open_fake_llm(script=script) as server:
+            configure(workspace, server.url_for("openai"))
+            proc = await trio.lowlevel.open_process(
+                [*NYZ], cwd=workspace, env=env_for(home, data),
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            )
+            out = bytearray()
+            try:
+                with trio.fail_after(30):
+                    while b"> " not in out:
+                        out += await proc.stdout.receive_some(65536)
+                    await proc.stdin.send_all(b"hello\n")
+                    await server.wait_for_requests(1)
+                    mf.fill(data)
+                    gate.set()
+                    # the answer, the error said once, and the prompt again: the chat goes on
+                    while not (b"no space left on device" in out and out.endswith(b"> ")):
+                        chunk = await proc.stdout.receive_some(65536)
+                        assert chunk, bytes(out).decode()
+                        out += chunk
+                    await proc.stdin.send_all(b"are you there?\n")
+                    while b"still here" not in out:
+                        chunk = await proc.stdout.receive_some(65536)
+                        assert chunk, bytes(out).decode()
+                        out += chunk
+                    await proc.stdin.send_all(b"/exit\n")
+                    status = await proc.wait()
+            finally:
+                if proc.returncode is None:
+                    proc.kill()
+    text = bytes(out).decode()
+    assert text.count("no space left on device") == 1, text
+    assert "error: session: could not write the session log" in text
+    assert status == 1

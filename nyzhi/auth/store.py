@@ -28,7 +28,7 @@ from typing import Any, Literal
 import attrs
 
 from nyzhi.config import paths
-from nyzhi.config.fsutil import atomic_write
+from nyzhi.config.fsutil import atomic_write, describe_os_error, relocate_fix
 
 AccountKind = Literal["api_key", "oauth"]
 
@@ -128,12 +128,22 @@ class AuthStore:
             os.close(fd)  # closing releases the lock
 
     def update(self, change: Callable[[dict[str, list[StoredAccount]]], Any]) -> Any:
-        """Run ``change`` on the loaded accounts (mutating the dict) and write the result."""
-        with self._locked():
-            accounts = self.load()
-            result = change(accounts)
-            atomic_write(self.path, _to_json(accounts), mode=0o600, dir_mode=0o700)
-            return result
+        """Run ``change`` on the loaded accounts (mutating the dict) and write the result.
+        On a full or read-only disk the file keeps what it held and ``AuthStoreError`` says
+        which file and why."""
+        try:
+            with self._locked():
+                accounts = self.load()
+                result = change(accounts)
+                atomic_write(self.path, _to_json(accounts), mode=0o600, dir_mode=0o700)
+                return result
+        except OSError as exc:
+            fix = relocate_fix(exc, "XDG_DATA_HOME") + (
+                ", or give the key in the provider's API key environment variable"
+            )
+            raise AuthStoreError(
+                describe_os_error(exc, "write the credentials file", self.path, fix)
+            ) from None
 
     def add_account(
         self,

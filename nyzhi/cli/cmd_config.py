@@ -128,6 +128,9 @@ def run_set(args: argparse.Namespace) -> int:
                   new_file_mode=0o644 if args.layer == "project" else 0o600)
     except ConfigError as exc:
         return _fail(exc)
+    except OSError as exc:  # a full or read-only disk: StorageError names the file and why
+        print(f"nyz: {exc}", file=sys.stderr)
+        return 1
     secret = is_secret_key(parts)
     shown = "(hidden)" if secret else args.value
     print(f"set {args.key} = {shown} in {target}")

@@ -2,12 +2,14 @@
 
 Output formats: ``text`` (final answer on stdout, progress on stderr), ``json`` (one result
 object at the end) and ``stream-json`` (one JSON event per line: ``session_start`` first,
-``result`` last). Exit codes: 0 success, 1 error (message on stderr), 130 interrupted.
+``result`` last). Exit codes: 0 success, 1 error (message on stderr, also when the answer
+came but the session could not be saved), 130 / 143 / 129 stopped by SIGINT / SIGTERM / SIGHUP.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 
@@ -76,11 +78,25 @@ def run_command(args: argparse.Namespace) -> int:
 
     import trio
 
-    from nyzhi.cli.headless import run_headless
+    from nyzhi.cli.headless import OutputError, run_headless
 
-    code = trio.run(run_headless, args, prompt, fmt)
+    try:
+        code = trio.run(run_headless, args, prompt, fmt)
+    except OutputError as exc:  # the session is saved; only what we print is lost
+        print(f"nyz: {exc}", file=sys.stderr)
+        discard_stdout()
+        code = 1
     exit_now(code)
     return code  # only when the output could not be flushed
+
+
+def discard_stdout() -> None:
+    """stdout cannot be written: drop what is buffered for it (point it at /dev/null), so the
+    exit does not fail a second time on the same output."""
+    with contextlib.suppress(OSError):
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+        os.close(null)
 
 
 def exit_now(code: int) -> None:

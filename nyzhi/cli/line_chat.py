@@ -4,6 +4,8 @@ One reader task turns stdin lines into a channel; the chat loop sends them to th
 while an approval is pending, answers it (y = yes, a = always for this session, n or an empty
 line = no; anything else asks again). Events are shown by ``ChatRenderer`` on the one dispatch
 of ``nyzhi.core.event_renderer``. Ctrl-C cancels the running turn; at the prompt it exits. ``/exit`` or EOF quits.
+SIGTERM and SIGHUP (the terminal closed) cancel the running turn, let it settle, save the
+session and exit with 143 and 129 (``nyzhi.cli.signals``).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import TextIO
 import trio
 
 from nyzhi.cli.options import runtime_options
+from nyzhi.cli.signals import STOP_SIGNALS, detach_closed_terminal, exit_code
 from nyzhi.core import events as ev
 from nyzhi.core.event_renderer import EventRenderer
 from nyzhi.core.tool_step import ApprovalAnswer
@@ -34,7 +37,10 @@ APPROVAL_KEYS = {
 async def _read_lines(send: trio.MemorySendChannel[str | None]) -> None:
     async with send:
         while True:
-            line = await trio.to_thread.run_sync(sys.stdin.readline, abandon_on_cancel=True)
+            try:
+                line = await trio.to_thread.run_sync(sys.stdin.readline, abandon_on_cancel=True)
+            except (OSError, ValueError):  # the terminal is gone (EIO): as good as EOF
+                line = ""
             if not line:
                 await send.send(None)
                 return
@@ -47,6 +53,7 @@ class ChatRenderer(EventRenderer):
     def __init__(self, out: TextIO) -> None:
         self.out = out
         self.pending: list[ev.ApprovalRequest | ev.UserQuestion] = []
+        self.errors: list[str] = []
 
     def on_text_delta(self, event: ev.TextDelta) -> None:
         self.out.write(event.text)
@@ -73,6 +80,7 @@ class ChatRenderer(EventRenderer):
         )
 
     def on_error(self, event: ev.Error) -> None:
+        self.errors.append(event.message)
         self.out.write(f"\nerror: {event.message}\n")
 
     def on_turn_complete(self, event: ev.TurnComplete) -> None:
@@ -90,6 +98,7 @@ async def chat(args: argparse.Namespace) -> int:
 
     options = runtime_options(args, interactive=True)
     out = sys.stdout
+    stopped_by: int | None = None
     async with open_runtime(options) as rt:
         for notice in rt.notices:
             print(notice, file=sys.stderr)
@@ -107,17 +116,23 @@ async def chat(args: argparse.Namespace) -> int:
                     renderer.render(event)
                     out.flush()
 
-            async def on_sigint() -> None:
-                with trio.open_signal_receiver(signal.SIGINT) as sigs:
-                    async for _ in sigs:
-                        if not busy.is_set():
+            async def on_signal() -> None:
+                nonlocal stopped_by
+                with trio.open_signal_receiver(*STOP_SIGNALS) as sigs:
+                    async for signum in sigs:
+                        if signum == signal.SIGINT and not busy.is_set():
+                            await rt.cancel()  # Ctrl-C mid-turn: back to the prompt
+                            continue
+                        if signum != signal.SIGINT:
+                            stopped_by = signum
+                            detach_closed_terminal(signum)
                             await rt.cancel()
-                        else:
-                            nursery.cancel_scope.cancel()
-                            return
+                            await busy.wait()  # the turn has settled: its thread is whole
+                        nursery.cancel_scope.cancel()
+                        return
 
             nursery.start_soon(pump)
-            nursery.start_soon(on_sigint)
+            nursery.start_soon(on_signal)
 
             async def run_turn(text: str) -> None:
                 nonlocal busy
@@ -182,6 +197,13 @@ async def chat(args: argparse.Namespace) -> int:
                     nursery.start_soon(run_turn, text)
                 out.flush()
             nursery.cancel_scope.cancel()
+    if stopped_by is not None:
+        return exit_code(stopped_by)
+    fault = rt.save_fault  # the session could not be saved (full or read-only disk)
+    if fault is not None:
+        if not any(str(fault) in message for message in renderer.errors):
+            print(f"nyz: {fault}", file=sys.stderr)  # failed at close: no event said it
+        return 1
     return 0
 
 

@@ -22,7 +22,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from nyzhi.config import paths
-from nyzhi.config.fsutil import atomic_write
+from nyzhi.config.fsutil import StorageError, atomic_write, relocate_fix
 
 VERSION = 1
 
@@ -65,8 +65,18 @@ def _locked(path: Path) -> Iterator[None]:
 
 
 def remember_tool(workspace: Path | str, tool: str, env: Mapping[str, str] | None = None) -> None:
-    """Record that ``tool`` is approved "always" in ``workspace`` (idempotent)."""
+    """Record that ``tool`` is approved "always" in ``workspace`` (idempotent). On a full or
+    read-only disk the file keeps what it held and ``StorageError`` says which file and why."""
     path = paths.approvals_path(env)
+    try:
+        _remember(path, workspace, tool)
+    except OSError as exc:
+        raise StorageError.wrap(
+            exc, "remember the approval in", path, relocate_fix(exc, "XDG_STATE_HOME")
+        ) from exc
+
+
+def _remember(path: Path, workspace: Path | str, tool: str) -> None:
     with _locked(path):
         spaces = _read(path)
         tools = spaces.setdefault(_key(workspace), [])

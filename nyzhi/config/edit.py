@@ -103,7 +103,8 @@ def set_value(path: Path, key: str, value_text: str, *, new_file_mode: int = 0o6
     """Set ``key`` to ``value_text`` in the TOML file at ``path`` (created if missing).
 
     Returns the parsed value. Raises ConfigError, leaving the file untouched, if the key is
-    unknown or the value has the wrong type for the schema.
+    unknown or the value has the wrong type for the schema, and ``StorageError`` (the file
+    untouched too) when the disk is full or read-only.
     """
     parts = parse_key(key)
     value = parse_value(value_text)
@@ -111,7 +112,7 @@ def set_value(path: Path, key: str, value_text: str, *, new_file_mode: int = 0o6
     _assign(doc, parts, value, path)
     validate_layer(doc.unwrap(), path)
     mode = None if path.exists() else new_file_mode
-    atomic_write(path, tomlkit.dumps(doc).encode("utf-8"), mode=mode)
+    atomic_write(path, tomlkit.dumps(doc).encode("utf-8"), mode=mode, what="the config file")
     return value
 
 

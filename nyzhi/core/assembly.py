@@ -206,9 +206,12 @@ class Tooling:
         return Tooling(registry, gates, context, memory, self.redactor)
 
     def undo_last(self) -> str:
-        from nyzhi.tools.undo import undo_last
+        from nyzhi.tools.undo import UndoConflict, undo_last
 
-        lines = undo_last(self.context.changes)
+        try:
+            lines = undo_last(self.context.changes)
+        except (OSError, UndoConflict) as exc:  # nothing reverted; the record is kept
+            return f"not undone: {exc}"
         return "\n".join(lines) if lines else "nothing to undo"
 
 

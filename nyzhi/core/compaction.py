@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 import attrs
 import trio
 
+from nyzhi.config.fsutil import StorageError
 from nyzhi.provider.types import ChatRequest, Message, Provider, TextDelta
 
 if TYPE_CHECKING:
@@ -60,17 +61,28 @@ def message_to_json(m: Message) -> dict:
 
 def archive_history(messages: Sequence[Message], directory: Path, stem: str) -> Path:
     """Write the whole thread to ``directory/stem-N.jsonl`` (a new file each time), fsynced.
-    Blocking: ``compact`` runs it in a worker thread."""
-    directory.mkdir(parents=True, exist_ok=True)
-    n = 1
-    while (directory / f"{stem}-{n}.jsonl").exists():
-        n += 1
-    path = directory / f"{stem}-{n}.jsonl"
-    with open(path, "w", encoding="utf-8") as fh:
-        for m in messages:
-            fh.write(json.dumps(message_to_json(m), ensure_ascii=False) + "\n")
-        fh.flush()
-        os.fsync(fh.fileno())
+    Blocking: ``compact`` runs it in a worker thread.
+
+    On a full or read-only disk the partial file is removed and ``StorageError`` names it:
+    compaction does not go on without its archive, so the thread stays whole."""
+    path = directory / f"{stem}-1.jsonl"
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        n = 1
+        while (directory / f"{stem}-{n}.jsonl").exists():
+            n += 1
+        path = directory / f"{stem}-{n}.jsonl"
+        with open(path, "w", encoding="utf-8") as fh:
+            for m in messages:
+                fh.write(json.dumps(message_to_json(m), ensure_ascii=False) + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            path.unlink()
+        raise StorageError.wrap(
+            exc, "write the compaction archive", path, "the thread was not compacted"
+        ) from exc
     return path
 
 

@@ -1,4 +1,11 @@
-"""Fan-out of runtime events to front ends.
+"""Fan-out of runtime events to listeners and front ends.
+
+Listeners (the session log, hooks, an embedding program's callbacks) are awaited inline, in the
+order they were added, before any subscriber sees the event. They run inside the agent that
+published the event, so the bus isolates them: a listener that raises is reported as an
+``error`` event (``kind="listener"``) naming it, delivered to the subscribers and the other
+listeners, and the agent goes on. A listener that is not async is refused when it is added
+(calling it inline would return ``None`` and fail on every event).
 
 Every event goes to every subscriber, in order. A subscriber's buffer is bounded; when it is
 full, ``publish`` waits (backpressure), because front ends such as ``nyz run
@@ -12,6 +19,8 @@ never passes it.
 
 from __future__ import annotations
 
+import inspect
+import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 
@@ -19,11 +28,32 @@ import attrs
 import trio
 
 from nyzhi.config.secrets import Redactor
-from nyzhi.core.events import Event
+from nyzhi.core.errors import describe_error
+from nyzhi.core.events import Error, Event
+
+log = logging.getLogger(__name__)
 
 # Where an agent's events go: ``EventBus.publish``, or a test's list.
 Emit = Callable[[Event], Awaitable[None]]
 Listener = Callable[[Event], Awaitable[None]]
+
+# ``Error.kind`` of the event reporting a listener that raised.
+LISTENER_FAILED = "listener"
+
+
+def _is_async(listener: object) -> bool:
+    if inspect.iscoroutinefunction(listener):
+        return True
+    # an object with ``async def __call__``
+    return callable(listener) and inspect.iscoroutinefunction(type(listener).__call__)
+
+
+def listener_name(listener: object) -> str:
+    """``event listener <module>.<qualname>``: how an unnamed listener is named in reports."""
+    target = listener if hasattr(listener, "__qualname__") else type(listener)
+    module = getattr(target, "__module__", "") or ""
+    qualname = getattr(target, "__qualname__", repr(target))
+    return f"event listener {module}.{qualname}" if module else f"event listener {qualname}"
 
 
 class EventBus:
@@ -31,19 +61,52 @@ class EventBus:
         self._buffer = buffer
         self.redactor = redactor or Redactor()
         self._subscribers: list[trio.MemorySendChannel[Event]] = []
-        self._listeners: list[Listener] = []
+        self._listeners: list[tuple[str, Listener]] = []
         self._subscribed = trio.Event()
 
-    def add_listener(self, listener: Listener) -> None:
-        """Call ``listener(event)`` inline for every event (sessions, hooks): it runs before
-        subscribers see the event, so keep it quick."""
-        self._listeners.append(listener)
+    def add_listener(self, listener: Listener, *, name: str | None = None) -> None:
+        """Await ``listener(event)`` for every event before subscribers see it (keep it quick).
+
+        ``name`` is how a failure is reported (default: ``listener_name``). Raises
+        ``TypeError`` when ``listener`` is not an ``async def`` function or an object with an
+        ``async def __call__``."""
+        if not _is_async(listener):
+            raise TypeError(
+                f"{name or listener_name(listener)} is not async: an event listener is awaited "
+                "for every event, so define it with `async def listener(event): ...`"
+            )
+        self._listeners.append((name or listener_name(listener), listener))
 
     async def publish(self, event: Event) -> None:
         if self.redactor:
             event = redact_event(self.redactor, event)
-        for listener in self._listeners:
-            await listener(event)
+        for name, listener in self._listeners:
+            try:
+                await listener(event)
+            except Exception as exc:  # isolated: reported, never the publishing agent's crash
+                await self._listener_failed(name, event, exc)
+        for send in list(self._subscribers):
+            try:
+                await send.send(event)
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                self._subscribers.remove(send)
+
+    async def _listener_failed(self, name: str, event: Event, exc: Exception) -> None:
+        log.debug("%s failed on %s", name, event.type, exc_info=exc)  # the event says it
+        report: Event = Error(agent=event.agent, message=f"{name}: {describe_error(exc)}",
+                              kind=LISTENER_FAILED)
+        if self.redactor:  # the exception may quote what the event carried
+            report = redact_event(self.redactor, report)
+        for other, listener in self._listeners:
+            if other == name:
+                continue
+            try:
+                await listener(report)
+            except Exception as again:  # a failure reporting a failure is only logged
+                log.warning("%s failed on a listener report", other, exc_info=again)
+        await self._send(report)
+
+    async def _send(self, event: Event) -> None:
         for send in list(self._subscribers):
             try:
                 await send.send(event)

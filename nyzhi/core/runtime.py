@@ -88,6 +88,18 @@ class Runtime:
 
     # ---- front-end API ----------------------------------------------------------------
 
+    def add_listener(self, listener: Listener, *, name: str | None = None) -> None:
+        """Await ``listener(event)`` for every event, before front ends see it. It must be
+        ``async`` (else ``TypeError``); if it raises, the failure is reported as an ``error``
+        event (``kind="listener"``) naming it (``name``, default its qualified name) and the
+        agent goes on."""
+        self.bus.add_listener(listener, name=name)
+
+    @property
+    def save_fault(self) -> OSError | None:
+        """Why the session stopped being saved (a full or read-only disk), or None."""
+        return getattr(self.main_agent.spec.session, "fault", None)
+
     @contextlib.asynccontextmanager
     async def subscribe(self) -> AsyncIterator[trio.MemoryReceiveChannel[ev.Event]]:
         """Receive every event from now on, in order."""
@@ -219,7 +231,9 @@ async def open_runtime(
         main = factory.build(AgentSpec(ev.MAIN_AGENT, session=writer, prompt_hooks=True))
         if resumed is not None:
             main.loop.messages.extend(resumed.messages)
-        bus.add_listener(_session_listener(writer, hooks, session_id))
+        if writer is not None:
+            bus.add_listener(_session_listener(writer), name="session")
+        bus.add_listener(_after_turn_listener(hooks, session_id), name="after_turn hook")
         session_start = ev.SessionStart(
             session_id=session_id, cwd=str(options.cwd), provider=provider.name,
             model=provider.model, prompt=main.prompt.describe(main.loop.tool_schemas()),
@@ -255,16 +269,29 @@ async def open_runtime(
                     writer.close()
 
 
-def _session_listener(writer: SessionWriter | None, hooks: HookRunner, session_id: str) -> Listener:
-    """Every event goes to the session log (when there is one); a finished turn that was not
-    cancelled fires the ``after_turn`` hook."""
+def _session_listener(writer: SessionWriter) -> Listener:
+    """Every event goes to the session log. A write that failed (full or read-only disk; also
+    one made by the agent itself, such as a thread message) is raised once, so the bus
+    reports it; the writer has stopped, and the run goes on unsaved."""
+    reported = False
 
-    async def after_event(event: ev.Event) -> None:
-        if writer is not None:
-            writer.append_event(event)
+    async def log_event(event: ev.Event) -> None:
+        nonlocal reported
+        writer.append_event(event)
+        if writer.fault is not None and not reported:
+            reported = True
+            raise writer.fault
+
+    return log_event
+
+
+def _after_turn_listener(hooks: HookRunner, session_id: str) -> Listener:
+    """A finished turn that was not cancelled fires the ``after_turn`` hook."""
+
+    async def after_turn(event: ev.Event) -> None:
         if isinstance(event, ev.TurnComplete) and event.stop_reason != "cancelled":
             await hooks.fire(
                 "after_turn", {"session_id": session_id, "agent": event.agent, "text": event.text}
             )
 
-    return after_event
+    return after_turn

@@ -15,6 +15,7 @@ import re
 import time
 from pathlib import Path
 
+from nyzhi.config.fsutil import describe_os_error
 from nyzhi.tools.base import ToolContext, ToolResult
 from nyzhi.tools.offload import run_blocking
 from nyzhi.tools.paths import atomic_write
@@ -66,9 +67,10 @@ def cap_output(
     try:
         atomic_write(Path(os.path.realpath(path.parent)) / path.name, text.encode("utf-8", "replace"))
     except OSError as exc:
+        why = describe_os_error(exc, "save the full text to", path)
         body = (
-            f"[Output truncated: {len(lines)} lines, {len(text)} chars; could not save the full "
-            f"text ({exc.strerror or exc}).]\n--- first lines ---\n{head}"
+            f"[Output truncated: {len(lines)} lines, {len(text)} chars; {why}.]"
+            f"\n--- first lines ---\n{head}"
         )
         if tail:
             body += f"\n--- last lines ---\n{tail}"

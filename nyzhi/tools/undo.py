@@ -21,6 +21,7 @@ from pathlib import Path
 
 import attrs
 
+from nyzhi.config.fsutil import StorageError, describe_os_error
 from nyzhi.tools.base import ChangeLog, FileChange, ToolContext
 from nyzhi.tools.paths import (
     atomic_write,
@@ -72,12 +73,19 @@ def _apply(path: Path, after: bytes | None, kind: str, mode: int | None = None) 
         atomic_write(path, after, mode=mode)
 
 
+def _doing(path: Path, after: bytes | None, kind: str) -> str:
+    if kind == "dir":
+        return "create the directory" if after is not None else "remove the directory"
+    return "write" if after is not None else "delete"
+
+
 def apply(ctx: ToolContext, tool: str, planned: list[Planned]) -> list[FileChange]:
     """Apply ``planned`` all-or-nothing and return the changes, without recording them.
 
     Blocking disk I/O (fsync of each file and its directory): call it from a worker thread.
     Raises ``ToolPathError`` (sandbox refusal, nothing written) or ``OSError`` (after rolling
-    back what was written)."""
+    back what was written; a ``StorageError`` naming the file and why, such as ``no space
+    left on device``, and any file that could not be put back)."""
     # The sandbox re-check runs here, right before the writes, in the same thread.
     resolved = [(check_write(ctx, p.path), p) for p in planned]
     changes = []
@@ -89,18 +97,30 @@ def apply(ctx: ToolContext, tool: str, planned: list[Planned]) -> list[FileChang
             )
         )
     done: list[FileChange] = []
+    change: FileChange | None = None
     try:
         for change, (_, plan) in zip(changes, resolved, strict=True):
             if change.kind == "dir" and (change.before is None) == (change.after is None):
                 continue  # mkdir of an existing dir: nothing to do
             _apply(change.path, change.after, change.kind, plan.mode)
             done.append(change)
-    except BaseException:
-        for change in reversed(done):
+    except BaseException as exc:
+        not_restored = []
+        for undone in reversed(done):
             try:
-                _apply(change.path, change.before, change.kind, change.mode)
-            except OSError:
-                pass
+                _apply(undone.path, undone.before, undone.kind, undone.mode)
+            except OSError as again:  # say so: that file now holds the new bytes
+                not_restored.append(
+                    describe_os_error(again, "put back", undone.path, "it holds the new content")
+                )
+        if isinstance(exc, OSError) and change is not None:
+            message = describe_os_error(
+                exc, _doing(change.path, change.after, change.kind), change.path,
+                "nothing was changed" if not done else "",
+            )
+            if done and not not_restored:
+                message += "; the files written before it were put back"
+            raise StorageError("; ".join([message, *not_restored]), exc) from exc
         raise
     return changes
 
@@ -130,7 +150,12 @@ def revert(change: FileChange, *, force: bool = False) -> str:
         raise UndoConflict(
             f"{path} changed after {change.tool} wrote it; not reverting (use force to override)"
         )
-    _apply(path, change.before, change.kind, change.mode)
+    try:
+        _apply(path, change.before, change.kind, change.mode)
+    except OSError as exc:  # a full or read-only disk: the file and the record stay as they were
+        raise StorageError.wrap(
+            exc, "put back", path, "the change stays recorded; undo again once that is fixed"
+        ) from exc
     if change.before is None:
         return f"removed {path}"
     if change.after is None:

@@ -24,6 +24,11 @@ Durability guarantee
   rename, directory fsync) at creation, on titles, after each ``turn_complete`` and on close,
   and records the log size it describes; a missing, corrupt or stale (size differs) meta
   file is rebuilt from the log when read. ``load`` always rebuilds from the log.
+* **A full or read-only disk never stops the agent.** Creating a session there raises a
+  ``StorageError`` naming the directory and the fix. Mid-session, the first failed write is
+  kept in ``SessionWriter.fault`` (what, where, why, the fix) and the writer stops appending:
+  a half-written line is cut off again, so the log holds every record before the fault and
+  stays loadable. The runtime reports the fault once; the turn goes on unsaved.
 
 The API is synchronous: appends are one small write (plus an fsync at boundaries), cheaper
 than a trip to a worker thread. Files are created 0600 in a 0700 directory because
@@ -33,6 +38,7 @@ conversations can contain secrets.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import re
@@ -43,6 +49,7 @@ from typing import Any, Literal
 
 import attrs
 
+from nyzhi.config.fsutil import StorageError, describe_os_error
 from nyzhi.config.secrets import Redactor
 from nyzhi.core import events as ev
 from nyzhi.core.sessions.files import (
@@ -74,6 +81,13 @@ SyncMode = Literal["boundary", "turn", "always", "never"]
 _ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 _BOUNDARY_EVENTS = frozenset({"session_start", "turn_complete"})
 _USAGE_KEYS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
+
+
+def storage_fix(exc: OSError) -> str:
+    """What to do when the sessions directory cannot be written."""
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return "free some space, point XDG_DATA_HOME at another disk, or run with --ephemeral"
+    return "point XDG_DATA_HOME at a writable directory, or run with --ephemeral"
 
 
 def default_sessions_dir() -> Path:
@@ -219,6 +233,10 @@ class SessionWriter:
         self._sync = sync
         self._persist_deltas = persist_deltas
         self._size = os.fstat(fd).st_size
+        # The first write that failed (full or read-only disk), ready for the user; after a
+        # failed log write the writer appends nothing more (the log stays well formed).
+        self.fault: StorageError | None = None
+        self._stopped = False
         # Known secret values are replaced before a record reaches the disk (set by the runtime).
         self.redactor: Redactor | None = None
 
@@ -236,15 +254,37 @@ class SessionWriter:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def _failed(self, exc: OSError, what: str, path: Path) -> None:
+        """Keep the first failure, described for the user."""
+        if self.fault is None:
+            self.fault = StorageError(
+                describe_os_error(
+                    exc, f"write {what}", path,
+                    f"the session is saved up to here; {storage_fix(exc)}",
+                ),
+                exc,
+            )
+            self.fault.__cause__ = exc
+
     def _append(self, record: dict[str, Any], boundary: bool, turn: bool = False) -> None:
         if self._fd is None:
             raise SessionError(f"session {self.meta.id} writer is closed")
+        if self._stopped:
+            return
         ts = time.time()
         if self.redactor:
             record = self.redactor.redact_value(record)  # type: ignore[assignment]
         record["ts"] = ts
         line = encode_record(record)
-        write_all(self._fd, line)
+        try:
+            write_all(self._fd, line)
+        except OSError as exc:
+            # Cut a partial line off again, so every record before the fault stays loadable.
+            self._stopped = True
+            with contextlib.suppress(OSError):
+                os.ftruncate(self._fd, self._size)
+            self._failed(exc, "the session log", self._store.log_path(self.meta.id))
+            return
         self._size += len(line)
         self.meta.updated = iso_from_ts(ts)
         if (
@@ -252,7 +292,13 @@ class SessionWriter:
             or (boundary and self._sync == "boundary")
             or (turn and self._sync == "turn")
         ):
-            os.fsync(self._fd)
+            self._fsync(self._fd)
+
+    def _fsync(self, fd: int) -> None:
+        try:
+            os.fsync(fd)
+        except OSError as exc:
+            self._failed(exc, "the session log", self._store.log_path(self.meta.id))
 
     def append_message(self, message: Message) -> None:
         """Record one thread message (fsynced). The first user message titles the session."""
@@ -282,8 +328,8 @@ class SessionWriter:
             self._append({"kind": "event", "event": ev.to_json(interrupted_mark(call))},
                          boundary=False)
             self.meta.message_count += 1
-        if calls and self._sync != "never" and self._fd is not None:
-            os.fsync(self._fd)
+        if calls and self._sync != "never" and self._fd is not None and not self._stopped:
+            self._fsync(self._fd)
 
     def append_event(self, event: ev.AnyEvent) -> None:
         """Record one event for replay. Deltas are dropped unless ``persist_deltas``."""
@@ -312,7 +358,11 @@ class SessionWriter:
     def write_meta(self) -> None:
         """Rewrite ``<id>.meta.json`` atomically from the writer's current state."""
         self.meta.log_size = self._size
-        atomic_write_json(self._store.meta_path(self.meta.id), self.meta.to_json())
+        path = self._store.meta_path(self.meta.id)
+        try:
+            atomic_write_json(path, self.meta.to_json())
+        except OSError as exc:  # only a cache (rebuilt from the log), but say it could not
+            self._failed(exc, "the session index", path)
 
     def close(self) -> None:
         """fsync, write the final metadata and close. Idempotent."""
@@ -320,8 +370,8 @@ class SessionWriter:
             return
         fd, self._fd = self._fd, None
         try:
-            if self._sync != "never":
-                os.fsync(fd)
+            if self._sync != "never" and not self._stopped:
+                self._fsync(fd)
         finally:
             os.close(fd)
         self.write_meta()
@@ -365,9 +415,14 @@ class SessionStore:
         session_id = session_id or str(uuid.uuid4())
         if not _ID_RE.match(session_id):
             raise ValueError(f"invalid session id {session_id!r}: use letters, digits, '.', '_', '-'")
-        self._ensure_root()
         path = self.log_path(session_id)
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            self._ensure_root()
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_EXCL, 0o600)
+        except OSError as exc:
+            raise StorageError.wrap(
+                exc, "create the session log in", self.root, storage_fix(exc)
+            ) from exc
         created = iso_from_ts(time.time())
         meta = SessionMeta(
             id=session_id, created=created, updated=created, cwd=str(cwd),
@@ -380,6 +435,15 @@ class SessionStore:
             "provider": provider, "model": model,
         }
         writer._append(header, boundary=True)
+        if writer.fault is not None:  # not even the header fits: nothing to keep
+            os.close(fd)
+            with contextlib.suppress(OSError):
+                path.unlink()
+            cause = writer.fault.__cause__
+            assert isinstance(cause, OSError)
+            raise StorageError.wrap(
+                cause, "create the session log in", self.root, storage_fix(cause)
+            ) from cause
         fsync_dir(self.root)
         if title:
             writer.set_title(title)
@@ -396,9 +460,14 @@ class SessionStore:
         path = self.log_path(session_id)
         if not path.exists():
             raise SessionNotFound(f"no session {session_id!r} in {self.root}")
-        trim_partial_tail(path)
-        session = self.load(session_id)
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+        try:
+            trim_partial_tail(path)
+            session = self.load(session_id)
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+        except OSError as exc:
+            raise StorageError.wrap(
+                exc, "open the session log", path, storage_fix(exc)
+            ) from exc
         writer = SessionWriter(self, session.meta, fd, sync=sync, persist_deltas=persist_deltas)
         if session.interrupted:
             writer.mark_interrupted(session.interrupted)

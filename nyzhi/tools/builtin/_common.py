@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from nyzhi.config.fsutil import StorageError
 from nyzhi.tools.base import Tool, ToolContext, ToolResult
 from nyzhi.tools.paths import ToolPathError
 
@@ -76,6 +77,8 @@ def human_size(n: int) -> str:
 
 
 def os_error_text(exc: OSError) -> str:
+    if isinstance(exc, StorageError):  # already says what, where and why
+        return str(exc)
     text = f"{exc.filename}: {exc.strerror or exc}" if exc.filename else str(exc)
     if isinstance(exc, FileNotFoundError):
         text += "; check the path with glob or list_dir"  # the model's usual slip: a wrong path

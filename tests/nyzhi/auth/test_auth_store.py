@@ -39,7 +39,7 @@ def test_write_is_atomic(env, monkeypatch):
 
     with monkeypatch.context() as m:
         m.setattr(os, "replace", boom)
-        with pytest.raises(OSError):
+        with pytest.raises(AuthStoreError, match="could not write the credentials file .*disk full"):
             store.add_account("openai", "sk-new")
     assert store.path.read_bytes() == before
     leftovers = [p.name for p in store.path.parent.iterdir() if p.name.endswith(".tmp")]

@@ -184,16 +184,18 @@ class Tooling:
         *,
         allowed: frozenset[str] | None = None,
         disallowed: frozenset[str] = frozenset(),
+        memory: ApprovalMemory | None = None,
     ) -> Tooling:
         """The same tools for one agent: its own context (path, question routing), its own
-        approvals memory and its own fenced view of the registry (``allowed`` None: all)."""
+        fenced view of the registry (``allowed`` None: all) and the approvals memory given
+        (None: a fresh one)."""
         registry = self.registry.fenced(allowed, disallowed)
         context = attrs.evolve(
             self.context, agent_path=path, agent_name=path.rsplit("/", 1)[-1],
             ask_user=broker.question_for(path) if self.context.ask_user else None,
             registry=registry,  # tool_search discovers into this agent's own view
         )
-        memory = ApprovalMemory()
+        memory = memory if memory is not None else ApprovalMemory()
         gates = attrs.evolve(self.gates, memory=memory)
         return Tooling(registry, gates, context, memory)
 
@@ -259,6 +261,20 @@ def build_tooling(config: Any, workspace: Any, options: Any, broker: Any) -> Too
     if trust.mode is TrustMode.FULL:
         context.state["trust_full"] = True
     return Tooling(registry, gates, context, memory)
+
+
+def load_roles(config: Any, workspace: Any, tooling: Tooling) -> tuple[Any, list[str]]:
+    """The role catalog (``nyzhi.core.roles``) and notices about it; lists the roles in the
+    ``spawn_agent`` tool's description."""
+    from nyzhi.core.roles import RoleCatalog
+
+    catalog = RoleCatalog.load(config.agent.agents.roles, workspace.root)
+    notes = [*catalog.warnings, *catalog.errors.values(),
+             *catalog.check_tools(tooling.registry.names())]
+    spawn = tooling.registry.get("spawn_agent")
+    if spawn is not None:
+        spawn.description = f"{spawn.base_description}\n\nRoles:\n{catalog.render_list()}"
+    return catalog, notes
 
 
 # ---- hooks and sessions ----------------------------------------------------------------------

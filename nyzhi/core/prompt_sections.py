@@ -186,6 +186,11 @@ def delegation(parts: PromptParts) -> str:
             "- Always wait for the children you started, read their reports, check the claims "
             f"your answer depends on, and merge the results into one answer.{close}"
         )
+    if has_tool(parts, "send_input"):
+        lines.append(
+            "- A finished, interrupted or closed child keeps its thread: send_input gives it "
+            "follow-up work (resume_agent first if it was closed), cheaper than a new child."
+        )
     lines.append(
         "- Subagents share your limits: the tree has a maximum depth and number of running "
         "agents, and a child's budget is carved out of yours. Spawn deliberately."

@@ -170,6 +170,29 @@ class FakeRequest:
         dynamic scripts. Roles: system, user, assistant, tool (a result), tool_call (a name)."""
         return transcript(self.wire, self.json if isinstance(self.json, dict) else {})
 
+    def first_user_text(self) -> str:
+        """The thread's first user message: which agent is asking, in a dynamic script that
+        serves several agents (each subagent's thread starts with its task)."""
+        return next((text for role, text in self.transcript() if role == "user"), "")
+
+    def system_text(self) -> str:
+        return next((text for role, text in self.transcript() if role == "system"), "")
+
+    def tool_names(self) -> list[str]:
+        """The names of the tools offered with the request, whatever the wire format."""
+        body = self.json if isinstance(self.json, dict) else {}
+        names: list[str] = []
+        for tool in body.get("tools") or ():
+            if not isinstance(tool, dict):
+                continue
+            if isinstance(tool.get("function"), dict):
+                names.append(str(tool["function"].get("name", "")))
+            elif "functionDeclarations" in tool:
+                names += [str(d.get("name", "")) for d in tool["functionDeclarations"]]
+            elif "name" in tool:
+                names.append(str(tool["name"]))
+        return names
+
     def last_user_text(self) -> str:
         return next((text for role, text in reversed(self.transcript()) if role == "user"), "")
 

@@ -36,6 +36,7 @@ BUILTIN_MODULES: tuple[str, ...] = (
     "git",
     "planning",
     "interaction",
+    "agents",
     "web",
     "verify",
 )

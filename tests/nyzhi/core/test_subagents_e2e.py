@@ -1,0 +1,166 @@
+"""Subagents through ``nyz run`` as a user runs it: a real subprocess, real HTTP to the fake LLM,
+the five lifecycle tools called by the (scripted) model, real files and real subprocesses.
+
+One dynamic script serves every agent of a run: each agent's thread starts with its own task
+(``first_user_text``), and each agent answers its requests in order (``Agents``)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+from nyzhi.testing.fake_llm import FakeRequest, reply, tool_call
+from tests.nyzhi.core.test_run_e2e import lines, nyz
+
+Step = Callable[[FakeRequest], object]
+
+
+class Agents:
+    """``{task prefix: [step, step, ...]}``: the n-th request of the agent whose first user
+    message starts with the prefix gets the n-th step (a reply, or a function of the request
+    returning one). Requests are recorded per agent."""
+
+    def __init__(self, routes: dict[str, list]) -> None:
+        self.routes = routes
+        self.seen: dict[str, list[FakeRequest]] = {k: [] for k in routes}
+
+    def __call__(self, request: FakeRequest):
+        first = request.first_user_text()
+        key = next((k for k in self.routes if k in first), None)
+        if key is None:
+            return reply(f"unscripted agent: {first[:60]}")
+        self.seen[key].append(request)
+        steps = self.routes[key]
+        n = len(self.seen[key]) - 1
+        if n >= len(steps):
+            return reply(f"{key} has nothing more to say")
+        step = steps[n]
+        return step(request) if callable(step) else step
+
+
+def results(request: FakeRequest) -> list[dict]:
+    """The JSON tool results the model is answering now."""
+    out = []
+    for text in request.tool_results():
+        try:
+            out.append(json.loads(text))
+        except ValueError:
+            out.append({"error": text})
+    return out
+
+
+def ids_of(request: FakeRequest) -> list[str]:
+    return [r["agent_id"] for r in results(request) if "agent_id" in r]
+
+
+async def run_json(ws: Path, home: Path, prompt: str, *extra: str):
+    proc = await nyz(ws, home, "run", "--output-format", "stream-json", *extra, prompt)
+    return proc, lines(proc.stdout)
+
+
+def statuses(events: list[dict], agent: str) -> list[str]:
+    return [e["status"] for e in events if e["type"] == "agent_status" and e["agent"] == agent]
+
+
+async def test_two_explorers_in_parallel_wait_send_close_resume(workspace, home, configure):
+    from nyzhi.testing.fake_llm import open_fake_llm
+
+    (workspace / "notes.txt").write_text("the answer is 42\n")
+    spawned: list[str] = []
+
+    def spawn_two(_req):
+        return reply(tool_calls=[
+            tool_call("spawn_agent", {"message": "EXPLORE-A find notes", "agent_type": "explorer"}),
+            tool_call("spawn_agent", {"message": "EXPLORE-B count files",
+                                      "agent_type": "explorer"}),
+        ])
+
+    def wait_one(req):
+        spawned[:] = sorted(ids_of(req))
+        return reply(tool_calls=[tool_call("wait", {"ids": [spawned[0]], "timeout_ms": 60000})])
+
+    def wait_other(req):
+        return reply(tool_calls=[tool_call("wait", {"ids": [spawned[1]], "timeout_ms": 60000})])
+
+    def send_more(_req):
+        return reply(tool_calls=[tool_call("send_input", {"id": spawned[0],
+                                                          "message": "MORE please"})])
+
+    def wait_first(_req):
+        return reply(tool_calls=[tool_call("wait", {"ids": [spawned[0]]})])
+
+    def close_second(_req):
+        return reply(tool_calls=[tool_call("close_agent", {"id": spawned[1]})])
+
+    def resume_second(_req):
+        return reply(tool_calls=[tool_call("resume_agent", {"id": spawned[1]})])
+
+    def send_again(_req):
+        return reply(tool_calls=[tool_call("send_input", {"id": spawned[1],
+                                                          "message": "AGAIN what did you do"})])
+
+    def wait_second(_req):
+        return reply(tool_calls=[tool_call("wait", {"ids": [spawned[1]], "timeout_ms": 1})])
+
+    def remembers(req):
+        seen = [t for r, t in req.transcript() if r == "user"]
+        return reply("remembers: " + " | ".join(seen))
+
+    agents = Agents({
+        "MAIN": [spawn_two, wait_one, wait_other, send_more, wait_first, close_second,
+                 resume_second, send_again, wait_second, reply("all done")],
+        "EXPLORE-A": [reply(tool_calls=[tool_call("read", {"file_path": "notes.txt"})]),
+                      reply("A: the answer is 42"), remembers],
+        "EXPLORE-B": [reply(tool_calls=[tool_call("glob", {"pattern": "*"})]),
+                      reply("B: one file"), remembers],
+    })
+    async with open_fake_llm(script=agents) as server:
+        configure(workspace, server.url_for("openai"))
+        proc, events = await run_json(workspace, home, "MAIN go")
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert events[-1]["type"] == "result" and events[-1]["result"] == "all done"
+    a, b = "/agents/main/explorer-1", "/agents/main/explorer-2"
+    assert set(spawned) == {a, b}
+    main = agents.seen["MAIN"]
+    # spawn_agent returned at once, with the original's keys
+    first = results(main[1])
+    assert {r["role"] for r in first} == {"explorer"}
+    assert all(set(r) >= {"agent_id", "agent_nickname", "role", "status"} for r in first)
+    # wait returned each agent's final message
+    assert "agents" in results(main[2])[-1], dump(agents)
+    waited = results(main[2])[-1]["agents"] + results(main[3])[-1]["agents"]
+    finals = {r["agent_id"]: r.get("message") for r in waited if r["status"] == "completed"}
+    assert "the answer is 42" in " ".join(v or "" for v in finals.values())
+    # send_input to a finished agent started a new turn; wait saw its new answer
+    after_more = results(main[5])[-1]["agents"][0]
+    assert after_more["status"] == "completed", after_more
+    assert "EXPLORE-" in after_more["message"] and "MORE please" in after_more["message"]
+    # close, resume: the thread is intact
+    closed = results(main[6])[-1]
+    assert closed["status"] == "shutdown"
+    resumed = results(main[7])[-1]
+    assert resumed["status"] == "idle"
+    last = results(main[9])[-1]["agents"][0]
+    assert last["status"] == "completed", last
+    assert "EXPLORE-" in last["message"] and "AGAIN" in last["message"]
+    # every agent's events are in the one stream, tagged with its path
+    assert statuses(events, b)[:2] == ["pending_init", "running"]
+    assert "shutdown" in statuses(events, b) and "idle" in statuses(events, b)
+    assert statuses(events, a)[-1] == "completed"
+    assert any(e["type"] == "tool_done" and e["agent"] in (a, b) and e["name"] == "read"
+               for e in events)
+    status = next(e for e in events if e["type"] == "agent_status" and e["agent"] == a
+                  and e["status"] == "completed")
+    assert status["step"] >= 2 and status["tokens"] > 0
+    # the explorer role's fence: the child was offered no writing tool and no spawn_agent
+    offered = set(agents.seen["EXPLORE-A"][0].tool_names())
+    assert "read" in offered and not offered & {"write", "edit", "bash", "spawn_agent"}
+    # and its system prompt carries the parent's briefing
+    assert "# Context Briefing (from parent)" in agents.seen["EXPLORE-A"][0].system_text()
+    assert len(server.requests) == sum(len(v) for v in agents.seen.values())
+
+
+def dump(agents: Agents) -> str:  # for failure messages
+    return "\n".join(f"{k}[{i}]: {r.tool_results()}" for k, reqs in agents.seen.items()
+                     for i, r in enumerate(reqs))

@@ -164,3 +164,126 @@ async def test_two_explorers_in_parallel_wait_send_close_resume(workspace, home,
 def dump(agents: Agents) -> str:  # for failure messages
     return "\n".join(f"{k}[{i}]: {r.tool_results()}" for k, reqs in agents.seen.items()
                      for i, r in enumerate(reqs))
+
+
+def error_texts(request: FakeRequest) -> list[str]:
+    return [r["error"] for r in results(request) if "error" in r]
+
+
+async def test_depth_two_chain_works_and_depth_three_is_refused(workspace, home, configure):
+    from nyzhi.testing.fake_llm import open_fake_llm
+
+    def spawn(task):
+        return reply(tool_calls=[tool_call("spawn_agent", {"message": task})])
+
+    def wait_child(req):
+        return reply(tool_calls=[tool_call("wait", {"ids": ids_of(req)[-1:]})])
+
+    def report(prefix):
+        def step(req):
+            got = results(req)[-1]
+            text = got["agents"][0].get("message", "") if "agents" in got else got.get("error")
+            return reply(f"{prefix} got: {text}")
+        return step
+
+    agents = Agents({
+        "MAIN": [spawn("LEVEL-ONE task"), wait_child, report("main")],
+        "LEVEL-ONE": [spawn("LEVEL-TWO task"), wait_child, report("one")],
+        "LEVEL-TWO": [spawn("LEVEL-THREE task"), report("two")],
+        "LEVEL-THREE": [reply("should never run")],
+    })
+    async with open_fake_llm(script=agents) as server:
+        configure(workspace, server.url_for("anthropic"), api_style="anthropic")
+        proc, events = await run_json(workspace, home, "MAIN chain")
+    assert proc.returncode == 0, proc.stderr.decode()
+    final = events[-1]["result"]
+    assert final.startswith("main got: one got: two got: Agent depth limit (2) reached."), final
+    assert "Solve the task yourself" in final
+    assert agents.seen["LEVEL-THREE"] == []
+    two = "/agents/main/default-1/default-2"
+    assert statuses(events, two)[-1] == "completed"
+    # the depth-2 agent had the lifecycle tools, and asked for them itself
+    assert "spawn_agent" in agents.seen["LEVEL-TWO"][0].tool_names()
+
+
+async def test_max_threads_refuses_a_third_running_agent(workspace, home, configure):
+    import trio
+
+    from nyzhi.testing.fake_llm import open_fake_llm
+
+    release = trio.Event()
+
+    async def busy(_req):
+        await release.wait()
+        return reply("finished")
+
+    def after_spawns(req):
+        release.set()
+        return reply(tool_calls=[tool_call("wait", {"ids": ids_of(req)})])
+
+    agents = Agents({
+        "MAIN": [reply(tool_calls=[tool_call("spawn_agent", {"message": f"WORKER-{i} go"})
+                                   for i in range(3)]),
+                 after_spawns, reply("main done")],
+        "WORKER-0": [busy], "WORKER-1": [busy], "WORKER-2": [busy],
+    })
+    async with open_fake_llm(script=agents) as server:
+        configure(workspace, server.url_for("openai"), extra="[agent.agents]\nmax_threads = 2\n")
+        proc, events = await run_json(workspace, home, "MAIN spawn three")
+    assert proc.returncode == 0, proc.stderr.decode()
+    spawned = results(agents.seen["MAIN"][1])
+    assert sum(1 for r in spawned if r.get("status") == "running") == 2
+    [refused] = error_texts(agents.seen["MAIN"][1])
+    assert refused.startswith("Agent limit (2) reached.")
+    assert sum(1 for v in agents.seen.values() if v) == 3  # main and two workers
+
+
+async def test_budget_stops_a_runaway_child_and_its_parent_is_told(workspace, home, configure):
+    from nyzhi.testing.fake_llm import FakeUsage, open_fake_llm
+
+    def forever(_req):
+        return reply(tool_calls=[tool_call("think", {"thought": "again"})],
+                     usage=FakeUsage(input_tokens=9000, output_tokens=1000))
+
+    agents = Agents({
+        "MAIN": [reply(tool_calls=[tool_call("spawn_agent", {"message": "RUNAWAY loop",
+                                                             "agent_type": "runaway"})]),
+                 lambda req: reply(tool_calls=[tool_call("wait", {"ids": ids_of(req)})]),
+                 lambda req: reply("child said: " + json.dumps(results(req)[-1]))],
+        "RUNAWAY": [forever] * 50,
+    })
+    extra = """[agent.agents.roles.runaway]
+description = "Loops until stopped."
+
+[agent.agents.roles.runaway.budget]
+tokens = 20000
+"""
+    async with open_fake_llm(script=agents) as server:
+        configure(workspace, server.url_for("openai"), extra=extra)
+        proc, events = await run_json(workspace, home, "MAIN budget")
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert len(agents.seen["RUNAWAY"]) == 2  # 2 x 10000 tokens, then stopped before step 3
+    waited = results(agents.seen["MAIN"][2])[-1]["agents"][0]
+    assert waited["status"] == "errored"
+    assert waited["reason"] == "budget: tokens 20000/20000"
+    child = "/agents/main/runaway-1"
+    assert statuses(events, child)[-1] == "errored"
+    assert any(e["type"] == "error" and e["agent"] == child and e["kind"] == "budget"
+               for e in events)
+    assert events[-1]["result"].startswith("child said:")
+
+
+async def test_run_budget_tokens_stops_the_whole_run(workspace, home, configure):
+    from nyzhi.testing.fake_llm import open_fake_llm
+
+    def forever(_req):
+        return reply(tool_calls=[tool_call("think", {"thought": "again"})])
+
+    agents = Agents({"MAIN": [forever] * 50})
+    async with open_fake_llm(script=agents) as server:
+        configure(workspace, server.url_for("openai"))
+        proc, events = await run_json(workspace, home, "MAIN loop", "--budget-tokens", "50")
+    assert proc.returncode == 1
+    assert len(agents.seen["MAIN"]) == 3  # 19 tokens a step: 57 >= 50 after three
+    assert events[-1]["is_error"] is True
+    assert any(e["type"] == "error" and e["message"] == "budget: tokens 57/50" for e in events)

@@ -10,6 +10,8 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+import trio
+
 from nyzhi.testing.fake_llm import FakeRequest, reply, tool_call
 from tests.nyzhi.core.test_run_e2e import lines, nyz
 
@@ -207,8 +209,6 @@ async def test_depth_two_chain_works_and_depth_three_is_refused(workspace, home,
 
 
 async def test_max_threads_refuses_a_third_running_agent(workspace, home, configure):
-    import trio
-
     from nyzhi.testing.fake_llm import open_fake_llm
 
     release = trio.Event()
@@ -287,3 +287,112 @@ async def test_run_budget_tokens_stops_the_whole_run(workspace, home, configure)
     assert len(agents.seen["MAIN"]) == 3  # 19 tokens a step: 57 >= 50 after three
     assert events[-1]["is_error"] is True
     assert any(e["type"] == "error" and e["message"] == "budget: tokens 57/50" for e in events)
+
+
+# ---- the line chat ----------------------------------------------------------------------
+
+
+async def test_approval_from_a_depth_two_agent_answered_in_the_chat(workspace, home, configure):
+    from nyzhi.testing.fake_llm import open_fake_llm
+    from tests.nyzhi.cli.test_line_chat import read_until, start_chat
+
+    def spawn(task, role):
+        return reply(tool_calls=[tool_call("spawn_agent", {"message": task, "agent_type": role})])
+
+    def wait_for(nickname):
+        def step(req):
+            ids = [i for i in ids_of(req) if i.endswith(nickname)]
+            return reply(tool_calls=[tool_call("wait", {"ids": ids, "timeout_ms": 300000})])
+        return step
+
+    agents = Agents({
+        "MAIN": [reply(tool_calls=[
+                     tool_call("spawn_agent", {"message": "LEVEL-ONE task",
+                                               "agent_type": "worker"}),
+                     tool_call("spawn_agent", {"message": "SIBLING task",
+                                               "agent_type": "explorer"})]),
+                 wait_for("worker-1"), reply("main done")],
+        "LEVEL-ONE": [spawn("LEVEL-TWO task", "worker"), wait_for("worker-2"),
+                      reply(tool_calls=[tool_call("write", {"file_path": "two.txt",
+                                                            "content": "2"})]),
+                      reply("one done")],
+        "LEVEL-TWO": [reply(tool_calls=[tool_call("write", {"file_path": "deep.txt",
+                                                            "content": "deep"})]),
+                      reply("two done")],
+        "SIBLING": [reply("sibling finished while the other waits")],
+    })
+    async with open_fake_llm(script=agents) as server:
+        configure(workspace, server.url_for("openai"))
+        proc, out = await start_chat(workspace, home)
+        await proc.stdin.send_all(b"MAIN go\n")
+        await read_until(proc.stdout, out, b"/agents/main/worker-1/worker-2 asks: Approve write")
+        # the depth-2 agent waits for the answer; its sibling goes on
+        await read_until(proc.stdout, out, b"[explorer-1] sibling finished while the other")
+        assert not (workspace / "deep.txt").exists()
+        await proc.stdin.send_all(b"a\n")  # always, for this session: every agent
+        await read_until(proc.stdout, out, b"main done")
+        await read_until(proc.stdout, out, b"> ")
+        await proc.stdin.send_all(b"/exit\n")
+        with trio.fail_after(20):
+            code = await proc.wait()
+    assert code == 0
+    assert (workspace / "deep.txt").read_text() == "deep"
+    assert (workspace / "two.txt").read_text() == "2"  # not asked again: "always" covers the tree
+    assert bytes(out).count(b"Approve write") == 1
+    assert b"[worker-2] [tool: write]" in out and b"[worker-1] one done" in out
+
+
+async def test_ctrl_c_cancels_the_subtree_kills_its_bash_and_the_child_can_continue(
+        workspace, home, configure):
+    import os
+    import signal
+
+    from nyzhi.testing.fake_llm import open_fake_llm
+    from tests.nyzhi.cli.test_line_chat import read_until, start_chat
+    from tests.nyzhi.core.test_run_e2e import _running_processes_with
+
+    marker = "876543"
+    fifo = workspace / "ready.fifo"
+    os.mkfifo(fifo)
+    command = f"sleep {marker} & echo go > ready.fifo; sleep {marker}"
+
+    def continue_child(_req):  # by nickname, as a model may
+        return reply(tool_calls=[tool_call("send_input", {"id": "worker-1",
+                                                          "message": "CONTINUE after"})])
+
+    agents = Agents({
+        "MAIN": [reply(tool_calls=[tool_call("spawn_agent", {"message": "BASHER run",
+                                                             "agent_type": "worker"})]),
+                 lambda req: reply(tool_calls=[tool_call("wait", {"ids": ids_of(req),
+                                                                  "timeout_ms": 300000})]),
+                 continue_child,
+                 reply(tool_calls=[tool_call("wait", {"ids": ["worker-1"]})]),
+                 lambda req: reply("main: " + results(req)[-1]["agents"][0]["message"])],
+        "BASHER": [reply(tool_calls=[tool_call("bash", {"command": command, "timeout": 600})]),
+                   lambda req: reply("basher saw: " + " | ".join(
+                       t for r, t in req.transcript() if r in ("user", "tool")))],
+    })
+    extra = '[agent.trust]\nmode = "full"\n[agent.sandbox]\nlevel = "full-access"\n'
+    async with open_fake_llm(script=agents) as server:
+        configure(workspace, server.url_for("openai"), extra=extra)
+        proc, out = await start_chat(workspace, home)
+        await proc.stdin.send_all(b"MAIN go\n")
+        with trio.fail_after(30):  # the fifo opens when the child's bash has started its sleep
+            assert (await trio.to_thread.run_sync(fifo.read_text)).strip() == "go"
+        assert _running_processes_with(marker)
+        proc.send_signal(signal.SIGINT)
+        await read_until(proc.stdout, out, b"[worker-1] shutdown: interrupted")
+        await read_until(proc.stdout, out, b"[cancelled]")
+        assert _running_processes_with(marker) == []
+        await read_until(proc.stdout, out, b"> ")
+        await proc.stdin.send_all(b"MAIN continue\n")
+        await read_until(proc.stdout, out, b"main: basher saw:")
+        await read_until(proc.stdout, out, b"> ")
+        await proc.stdin.send_all(b"/exit\n")
+        with trio.fail_after(20):
+            code = await proc.wait()
+    assert code == 0
+    last = agents.seen["BASHER"][-1].transcript()
+    texts = [t for r, t in last if r in ("user", "tool")]
+    assert texts[0] == "BASHER run" and texts[-1] == "CONTINUE after"
+    assert any("cancel" in t.lower() for t in texts[1:-1])  # the killed call kept its result

@@ -396,3 +396,130 @@ async def test_ctrl_c_cancels_the_subtree_kills_its_bash_and_the_child_can_conti
     texts = [t for r, t in last if r in ("user", "tool")]
     assert texts[0] == "BASHER run" and texts[-1] == "CONTINUE after"
     assert any("cancel" in t.lower() for t in texts[1:-1])  # the killed call kept its result
+
+
+# ---- leases, roles, models, sessions ----------------------------------------------------------
+
+
+async def test_two_subagents_race_to_edit_one_file_and_both_edits_land(workspace, home, configure):
+    from nyzhi.testing.fake_llm import open_fake_llm
+
+    target = workspace / "app.py"
+    target.write_text("a = 1\nb = 2\n")
+    arrived = {"n": 0}
+    both = trio.Event()
+
+    async def edit(old, new):
+        async def step(_req):
+            # both children answer at the same moment, so their edits run together
+            arrived["n"] += 1
+            if arrived["n"] == 2:
+                both.set()
+            await both.wait()
+            return reply(tool_calls=[tool_call("edit", {"file_path": "app.py", "old_string": old,
+                                                        "new_string": new})])
+        return step
+
+    agents = Agents({
+        "MAIN": [reply(tool_calls=[tool_call("spawn_agent", {"message": f"EDITOR-{k} go",
+                                                             "agent_type": "worker"})
+                                   for k in "AB"]),
+                 lambda req: reply(tool_calls=[tool_call("wait", {"ids": ids_of(req)[:1]})]),
+                 lambda req: reply(tool_calls=[tool_call("wait", {"ids": [
+                     i for i in ("/agents/main/worker-1", "/agents/main/worker-2")
+                     if i != results(req)[-1]["agents"][0]["agent_id"]]})]),
+                 reply("both edited")],
+        "EDITOR-A": [await edit("a = 1", "a = 10"), lambda req: reply(req.tool_results()[-1])],
+        "EDITOR-B": [await edit("b = 2", "b = 20"), lambda req: reply(req.tool_results()[-1])],
+    })
+    async with open_fake_llm(script=agents) as server:
+        configure(workspace, server.url_for("openai"), extra='[agent.trust]\nmode = "full"\n')
+        proc, events = await run_json(workspace, home, "MAIN race")
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert target.read_text() == "a = 10\nb = 20\n"
+    done = [e for e in events if e["type"] == "tool_done" and e["name"] == "edit"]
+    assert len(done) == 2 and not any(e["is_error"] for e in done)
+    assert {e["agent"] for e in done} == {"/agents/main/worker-1", "/agents/main/worker-2"}
+
+
+async def test_claude_role_fence_and_per_role_models(workspace, home, configure):
+    from nyzhi.testing.fake_llm import open_fake_llm
+
+    roles = workspace / ".claude" / "agents"
+    roles.mkdir(parents=True)
+    (roles / "scout.md").write_text(
+        "---\nname: scout\ndescription: Looks, never touches.\ntools: Read, Grep\n"
+        "model: fake-model-2\n---\nYou are SCOUT-PROMPT, a careful reader.\n")
+    agents = Agents({
+        "MAIN": [reply(tool_calls=[
+                     tool_call("spawn_agent", {"message": "SCOUT go", "agent_type": "scout"}),
+                     tool_call("spawn_agent", {"message": "PLAIN go", "agent_type": "explorer"}),
+                 ]),
+                 lambda req: reply(tool_calls=[tool_call("wait", {"ids": ["scout-1"]})]),
+                 lambda req: reply(tool_calls=[tool_call("wait", {"ids": ["explorer-1"]})]),
+                 lambda req: reply("main done")],
+        "SCOUT": [reply(tool_calls=[tool_call("write", {"file_path": "x.txt", "content": "x"})]),
+                  lambda req: reply("scout: " + req.tool_results()[-1])],
+        "PLAIN": [reply("plain done")],
+    })
+    extra = '[agent]\nsubagent_model = "fake-model-3"\n[agent.trust]\nmode = "full"\n'
+    async with open_fake_llm(script=agents) as server:
+        configure(workspace, server.url_for("openai"), extra=extra)
+        proc, events = await run_json(workspace, home, "MAIN roles")
+    assert proc.returncode == 0, proc.stderr.decode()
+    scout = agents.seen["SCOUT"]
+    assert set(scout[0].tool_names()) == {"read", "grep"}
+    assert "SCOUT-PROMPT" in scout[0].system_text()
+    assert not (workspace / "x.txt").exists()  # the gate refused the fenced-out tool
+    refusal = scout[1].tool_results()[-1]
+    assert "role fence" in refusal and "`write`" in refusal
+    # the models really used: the role's, agent.subagent_model, the configured one for main
+    assert {r.model for r in scout} == {"fake-model-2"}
+    assert {r.model for r in agents.seen["PLAIN"]} == {"fake-model-3"}
+    assert {r.model for r in agents.seen["MAIN"]} == {"fake-model-1"}
+    # the spawn_agent description lists the roles, the user's included
+    spawn = next(t for t in agents.seen["MAIN"][0].json["tools"]
+                 if t["function"]["name"] == "spawn_agent")
+    assert "- scout: Looks, never touches." in spawn["function"]["description"]
+    assert "- explorer:" in spawn["function"]["description"]
+
+
+async def test_a_resumed_session_continues_a_subagent_and_replay_shows_the_tree(
+        workspace, home, configure):
+    from nyzhi.testing.fake_llm import open_fake_llm
+    from tests.nyzhi.core.test_run_e2e import nyz
+
+    keeper = "/agents/main/worker-1"
+    agents = Agents({
+        "MAIN": [
+            # first run
+            reply(tool_calls=[tool_call("spawn_agent", {"message": "KEEPER remember PURPLE",
+                                                        "agent_type": "worker"})]),
+            reply(tool_calls=[tool_call("wait", {"ids": [keeper]})]),
+            reply("first run done"),
+            # second run (--continue)
+            reply(tool_calls=[tool_call("resume_agent", {"id": keeper})]),
+            reply(tool_calls=[tool_call("send_input", {"id": keeper,
+                                                       "message": "which colour?"})]),
+            reply(tool_calls=[tool_call("wait", {"ids": [keeper]})]),
+            lambda req: reply("keeper said: " + results(req)[-1]["agents"][0]["message"]),
+        ],
+        "KEEPER": [reply("noted PURPLE"),
+                   lambda req: reply("it was " + ("PURPLE" if ("assistant", "noted PURPLE")
+                                                  in req.transcript() else "unknown"))],
+    })
+    async with open_fake_llm(script=agents) as server:
+        configure(workspace, server.url_for("openai"))
+        one, first = await run_json(workspace, home, "MAIN one")
+        assert one.returncode == 0, one.stderr.decode()
+        two, second = await run_json(workspace, home, "MAIN two", "--continue")
+    assert two.returncode == 0, two.stderr.decode()
+    assert second[-1]["result"] == "keeper said: it was PURPLE"
+    assert first[0]["session_id"] == second[0]["session_id"]
+    resumed = results(agents.seen["MAIN"][4])[-1]
+    assert resumed["status"] == "idle" and resumed["agent_id"] == keeper
+    replay = await nyz(workspace, home, "replay", first[0]["session_id"])
+    text = replay.stdout.decode()
+    assert replay.returncode == 0, replay.stderr.decode()
+    assert "└ worker-1 (worker, fake-model-1, 4 messages)" in text
+    assert f" {keeper}  turn_complete" in text

@@ -237,6 +237,8 @@ async def open_runtime(
         async def lifecycle(event: str, path: str, status: str) -> None:
             await hooks.fire(event, {"session_id": session_id, "agent": path, "status": status})
 
+        manager.lifecycle = lifecycle
+
         agents = system.spawn(actors.Supervisor, name="agents", restart=actors.Restart.PERMANENT)
         main_ref = await agents.ask(
             actors.StartChild(

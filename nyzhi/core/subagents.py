@@ -115,6 +115,11 @@ class AgentRecord:
         return out
 
 
+def clamp_wait_ms(timeout_ms: int | None) -> int:
+    """``wait``'s timeout: default 30 s, clamped to 10 s–300 s (the original's bounds)."""
+    return min(max(int(timeout_ms or WAIT_DEFAULT_MS), WAIT_MIN_MS), WAIT_MAX_MS)
+
+
 def depth_of(path: str) -> int:
     """0 for the main agent, 1 for its children, …"""
     return path[len(ev.MAIN_AGENT):].count("/")
@@ -162,6 +167,9 @@ class SubagentManager:
         self.changed = trio.Event()
         self._counters: dict[str, int] = {}
         self.nursery: trio.Nursery | None = None
+        # Fires the subagent_stop hook when a subagent's work ends (completed, errored or
+        # interrupted); its actor fires subagent_start, and subagent_stop again when it stops.
+        self.lifecycle: Callable[[str, str, str], Awaitable[None]] | None = None
 
     # ---- plumbing --------------------------------------------------------------------------
 
@@ -320,6 +328,8 @@ class SubagentManager:
         else:
             rec.final = outcome.text
             await self._set(rec, "completed")
+        if self.lifecycle is not None:
+            await self.lifecycle("subagent_stop", rec.path, rec.status)
 
     async def send(self, ident: str, message: str, interrupt: bool = False) -> dict[str, Any]:
         rec = self._get(ident)
@@ -333,7 +343,7 @@ class SubagentManager:
         return rec.summary()
 
     async def wait(self, idents: list[str], timeout_ms: int | None = None) -> dict[str, Any]:
-        timeout = min(max(int(timeout_ms or WAIT_DEFAULT_MS), WAIT_MIN_MS), WAIT_MAX_MS) / 1000
+        timeout = clamp_wait_ms(timeout_ms) / 1000
 
         def report() -> tuple[list[dict[str, Any]], bool]:
             out, any_final = [], False

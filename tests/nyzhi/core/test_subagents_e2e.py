@@ -523,3 +523,31 @@ async def test_a_resumed_session_continues_a_subagent_and_replay_shows_the_tree(
     assert replay.returncode == 0, replay.stderr.decode()
     assert "└ worker-1 (worker, fake-model-1, 4 messages)" in text
     assert f" {keeper}  turn_complete" in text
+
+
+async def test_nyz_run_applies_its_trust_rules_to_every_agent(workspace, home, configure):
+    from nyzhi.testing.fake_llm import open_fake_llm
+
+    def run(label):
+        return Agents({
+            "MAIN": [reply(tool_calls=[tool_call("spawn_agent", {"message": f"WRITER {label}",
+                                                                 "agent_type": "worker"})]),
+                     lambda req: reply(tool_calls=[tool_call("wait", {"ids": ids_of(req)})]),
+                     lambda req: reply(results(req)[-1]["agents"][0]["message"])],
+            "WRITER": [reply(tool_calls=[tool_call("write", {"file_path": "w.txt",
+                                                             "content": label})]),
+                       lambda req: reply(req.tool_results()[-1])],
+        })
+
+    denied_script, allowed_script = run("denied"), run("allowed")
+    async with open_fake_llm(script=denied_script) as server:
+        configure(workspace, server.url_for("openai"))
+        proc, events = await run_json(workspace, home, "MAIN write")
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert not (workspace / "w.txt").exists()
+    assert "--trust" in events[-1]["result"]  # the child's refusal, reported up to the parent
+    async with open_fake_llm(script=allowed_script) as server:
+        configure(workspace, server.url_for("openai"))
+        proc, events = await run_json(workspace, home, "MAIN write", "--trust", "full")
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert (workspace / "w.txt").read_text() == "allowed"

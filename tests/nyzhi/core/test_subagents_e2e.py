@@ -551,3 +551,22 @@ async def test_nyz_run_applies_its_trust_rules_to_every_agent(workspace, home, c
         proc, events = await run_json(workspace, home, "MAIN write", "--trust", "full")
     assert proc.returncode == 0, proc.stderr.decode()
     assert (workspace / "w.txt").read_text() == "allowed"
+
+
+async def test_run_budget_time_stops_a_hanging_run(workspace, home, configure):
+    from nyzhi.testing.fake_llm import hang, open_fake_llm
+
+    async with open_fake_llm(script=[hang()]) as server:
+        configure(workspace, server.url_for("openai"))
+        proc, events = await run_json(workspace, home, "MAIN hang", "--budget-time", "1s")
+    assert proc.returncode == 1
+    assert any(e["type"] == "error" and e["kind"] == "budget"
+               and e["message"].startswith("budget: time 1s/1s") for e in events)
+    assert events[-1]["type"] == "result" and events[-1]["is_error"] is True
+
+
+async def test_bad_budget_flags_are_refused_clearly(workspace, home):
+    proc = await nyz(workspace, home, "run", "--budget-time", "soon", "hi")
+    assert proc.returncode == 2 and b"--budget-time" in proc.stderr and b"10m" in proc.stderr
+    proc = await nyz(workspace, home, "run", "--budget-tokens", "0", "hi")
+    assert proc.returncode == 2 and b"greater than zero" in proc.stderr

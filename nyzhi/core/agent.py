@@ -154,7 +154,12 @@ class AgentActor(actors.Actor):
         self.status = status
         if not self.report_status:
             return
-        await self.emit(ev.AgentStatus(agent=self.context.path, status=status, detail=detail))
+        totals = self.loop.totals
+        await self.emit(ev.AgentStatus(
+            agent=self.context.path, status=status, detail=detail,
+            tokens=totals.input_tokens + totals.output_tokens,
+            cost_usd=round(totals.cost_usd, 6),
+        ))
 
     async def _run_turns(self) -> None:
         while True:

@@ -162,10 +162,10 @@ class Tooling:
     def schemas(self) -> tuple[pt.ToolSchema, ...]:
         key = (self.registry.version, tuple(self.context.nodes))
         if self._schemas is None or self._schemas[0] != key:
-            schemas = tuple(
+            schemas = self.registry.shared(f"schemas:{','.join(key[1])}", lambda: tuple(
                 pt.ToolSchema(s["name"], s["description"], s["parameters"])
                 for s in self.registry.schemas(nodes=key[1])
-            )
+            ))
             self._schemas = (key, schemas)
         return self._schemas[1]
 

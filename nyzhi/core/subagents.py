@@ -38,6 +38,7 @@ from nyzhi.core.agent import Cancel, SpawnSubagent, TurnHandle, UserInput
 from nyzhi.core.agent_factory import Agent, AgentFactory, AgentSpec
 from nyzhi.core.briefing import briefing_from_context
 from nyzhi.core.budget import Budget, Limits
+from nyzhi.core.errors import describe_error
 from nyzhi.core.roles import Role, RoleCatalog, RoleError, RoleModels, subagent_prompt
 from nyzhi.provider import types as pt
 from nyzhi.tools.builtin.agents import AgentControlError
@@ -127,11 +128,6 @@ def depth_of(path: str) -> int:
 
 def _nickname_base(role: str) -> str:
     return (re.sub(r"[^A-Za-z0-9_.-]+", "-", role).strip("-.") or "agent")[:50]
-
-
-def _describe(exc: BaseException) -> str:
-    text = str(exc) or type(exc).__name__
-    return text if type(exc).__name__ in text else f"{type(exc).__name__}: {text}"
 
 
 class SubagentManager:
@@ -316,7 +312,7 @@ class SubagentManager:
             await self.emit(ev.Error(agent=rec.path, message=rec.forced, kind="budget"))
             await self._set(rec, "errored", rec.reason)
         elif handle.error is not None:
-            rec.reason = _describe(handle.error)
+            rec.reason = describe_error(handle.error)
             await self._set(rec, "errored", rec.reason)
         elif handle.cancelled or outcome is None:
             rec.reason = "interrupted: send_input or resume_agent continues it"

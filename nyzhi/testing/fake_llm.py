@@ -42,7 +42,8 @@ from nyzhi.testing.fake_llm_wire import (
 )
 
 __all__ = [
-    "FakeLLMServer", "FakeRequest", "FakeToolCall", "FakeUsage", "Fault", "Reply", "WIRE_STYLES",
+    "FakeLLMServer", "FakeRequest", "FakeToolCall", "FakeUsage", "Fault", "PerAgent", "Reply",
+    "WIRE_STYLES",
     "garbage", "hang", "http_error", "open_fake_llm", "rate_limited", "reply", "server_error",
     "stream_error", "tool_call", "truncated",
 ]
@@ -112,6 +113,37 @@ class Fault:
 
 ScriptItem = Reply | Fault
 DynamicScript = Callable[["FakeRequest"], "ScriptItem | Awaitable[ScriptItem]"]
+
+
+class PerAgent:
+    """A dynamic script for a run with several agents (subagents, teammates): one list of
+    steps per agent, told apart by its thread's first user message (each agent's task)::
+
+        script = PerAgent({"MAIN": [reply(tool_calls=[...]), reply("done")],
+                           "EXPLORE-A": [reply("found it")]})
+
+    The n-th request of the agent whose first user message contains the key gets the n-th
+    step: a ``Reply``/``Fault``, or a function of the ``FakeRequest`` returning one (or an
+    awaitable of one). ``seen[key]`` lists that agent's requests. An agent no key matches, or
+    one past its last step, gets a reply saying so (the test's assertions then fail loudly).
+    """
+
+    def __init__(self, routes: dict[str, list[Any]]) -> None:
+        self.routes = routes
+        self.seen: dict[str, list[FakeRequest]] = {k: [] for k in routes}
+
+    def __call__(self, request: FakeRequest) -> Any:
+        first = request.first_user_text()
+        key = next((k for k in self.routes if k in first), None)
+        if key is None:
+            return Reply(text=f"unscripted agent: {first[:60]}")
+        self.seen[key].append(request)
+        steps = self.routes[key]
+        n = len(self.seen[key]) - 1
+        if n >= len(steps):
+            return Reply(text=f"{key} has nothing more to say")
+        step = steps[n]
+        return step(request) if callable(step) else step
 
 
 def reply(text: str = "", **kw: Any) -> Reply:

@@ -2,43 +2,17 @@
 the five lifecycle tools called by the (scripted) model, real files and real subprocesses.
 
 One dynamic script serves every agent of a run: each agent's thread starts with its own task
-(``first_user_text``), and each agent answers its requests in order (``Agents``)."""
+(``first_user_text``), and each agent answers its requests in order (``PerAgent``)."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
 
 import trio
 
-from nyzhi.testing.fake_llm import FakeRequest, reply, tool_call
+from nyzhi.testing.fake_llm import FakeRequest, PerAgent, reply, tool_call
 from tests.nyzhi.core.test_run_e2e import lines, nyz
-
-Step = Callable[[FakeRequest], object]
-
-
-class Agents:
-    """``{task prefix: [step, step, ...]}``: the n-th request of the agent whose first user
-    message starts with the prefix gets the n-th step (a reply, or a function of the request
-    returning one). Requests are recorded per agent."""
-
-    def __init__(self, routes: dict[str, list]) -> None:
-        self.routes = routes
-        self.seen: dict[str, list[FakeRequest]] = {k: [] for k in routes}
-
-    def __call__(self, request: FakeRequest):
-        first = request.first_user_text()
-        key = next((k for k in self.routes if k in first), None)
-        if key is None:
-            return reply(f"unscripted agent: {first[:60]}")
-        self.seen[key].append(request)
-        steps = self.routes[key]
-        n = len(self.seen[key]) - 1
-        if n >= len(steps):
-            return reply(f"{key} has nothing more to say")
-        step = steps[n]
-        return step(request) if callable(step) else step
 
 
 def results(request: FakeRequest) -> list[dict]:
@@ -109,7 +83,7 @@ async def test_two_explorers_in_parallel_wait_send_close_resume(workspace, home,
         seen = [t for r, t in req.transcript() if r == "user"]
         return reply("remembers: " + " | ".join(seen))
 
-    agents = Agents({
+    agents = PerAgent({
         "MAIN": [spawn_two, wait_one, wait_other, send_more, wait_first, close_second,
                  resume_second, send_again, wait_second, reply("all done")],
         "EXPLORE-A": [reply(tool_calls=[tool_call("read", {"file_path": "notes.txt"})]),
@@ -163,7 +137,7 @@ async def test_two_explorers_in_parallel_wait_send_close_resume(workspace, home,
     assert len(server.requests) == sum(len(v) for v in agents.seen.values())
 
 
-def dump(agents: Agents) -> str:  # for failure messages
+def dump(agents: PerAgent) -> str:  # for failure messages
     return "\n".join(f"{k}[{i}]: {r.tool_results()}" for k, reqs in agents.seen.items()
                      for i, r in enumerate(reqs))
 
@@ -188,7 +162,7 @@ async def test_depth_two_chain_works_and_depth_three_is_refused(workspace, home,
             return reply(f"{prefix} got: {text}")
         return step
 
-    agents = Agents({
+    agents = PerAgent({
         "MAIN": [spawn("LEVEL-ONE task"), wait_child, report("main")],
         "LEVEL-ONE": [spawn("LEVEL-TWO task"), wait_child, report("one")],
         "LEVEL-TWO": [spawn("LEVEL-THREE task"), report("two")],
@@ -221,7 +195,7 @@ async def test_max_threads_refuses_a_third_running_agent(workspace, home, config
         release.set()
         return reply(tool_calls=[tool_call("wait", {"ids": ids_of(req)})])
 
-    agents = Agents({
+    agents = PerAgent({
         "MAIN": [reply(tool_calls=[tool_call("spawn_agent", {"message": f"WORKER-{i} go"})
                                    for i in range(3)]),
                  after_spawns, reply("main done")],
@@ -245,7 +219,7 @@ async def test_budget_stops_a_runaway_child_and_its_parent_is_told(workspace, ho
         return reply(tool_calls=[tool_call("think", {"thought": "again"})],
                      usage=FakeUsage(input_tokens=9000, output_tokens=1000))
 
-    agents = Agents({
+    agents = PerAgent({
         "MAIN": [reply(tool_calls=[tool_call("spawn_agent", {"message": "RUNAWAY loop",
                                                              "agent_type": "runaway"})]),
                  lambda req: reply(tool_calls=[tool_call("wait", {"ids": ids_of(req)})]),
@@ -279,7 +253,7 @@ async def test_run_budget_tokens_stops_the_whole_run(workspace, home, configure)
     def forever(_req):
         return reply(tool_calls=[tool_call("think", {"thought": "again"})])
 
-    agents = Agents({"MAIN": [forever] * 50})
+    agents = PerAgent({"MAIN": [forever] * 50})
     async with open_fake_llm(script=agents) as server:
         configure(workspace, server.url_for("openai"))
         proc, events = await run_json(workspace, home, "MAIN loop", "--budget-tokens", "50")
@@ -305,7 +279,7 @@ async def test_approval_from_a_depth_two_agent_answered_in_the_chat(workspace, h
             return reply(tool_calls=[tool_call("wait", {"ids": ids, "timeout_ms": 300000})])
         return step
 
-    agents = Agents({
+    agents = PerAgent({
         "MAIN": [reply(tool_calls=[
                      tool_call("spawn_agent", {"message": "LEVEL-ONE task",
                                                "agent_type": "worker"}),
@@ -360,7 +334,7 @@ async def test_ctrl_c_cancels_the_subtree_kills_its_bash_and_the_child_can_conti
         return reply(tool_calls=[tool_call("send_input", {"id": "worker-1",
                                                           "message": "CONTINUE after"})])
 
-    agents = Agents({
+    agents = PerAgent({
         "MAIN": [reply(tool_calls=[tool_call("spawn_agent", {"message": "BASHER run",
                                                              "agent_type": "worker"})]),
                  lambda req: reply(tool_calls=[tool_call("wait", {"ids": ids_of(req),
@@ -420,7 +394,7 @@ async def test_two_subagents_race_to_edit_one_file_and_both_edits_land(workspace
                                                         "new_string": new})])
         return step
 
-    agents = Agents({
+    agents = PerAgent({
         "MAIN": [reply(tool_calls=[tool_call("spawn_agent", {"message": f"EDITOR-{k} go",
                                                              "agent_type": "worker"})
                                    for k in "AB"]),
@@ -450,7 +424,7 @@ async def test_claude_role_fence_and_per_role_models(workspace, home, configure)
     (roles / "scout.md").write_text(
         "---\nname: scout\ndescription: Looks, never touches.\ntools: Read, Grep\n"
         "model: fake-model-2\n---\nYou are SCOUT-PROMPT, a careful reader.\n")
-    agents = Agents({
+    agents = PerAgent({
         "MAIN": [reply(tool_calls=[
                      tool_call("spawn_agent", {"message": "SCOUT go", "agent_type": "scout"}),
                      tool_call("spawn_agent", {"message": "PLAIN go", "agent_type": "explorer"}),
@@ -490,7 +464,7 @@ async def test_a_resumed_session_continues_a_subagent_and_replay_shows_the_tree(
     from tests.nyzhi.core.test_run_e2e import nyz
 
     keeper = "/agents/main/worker-1"
-    agents = Agents({
+    agents = PerAgent({
         "MAIN": [
             # first run
             reply(tool_calls=[tool_call("spawn_agent", {"message": "KEEPER remember PURPLE",
@@ -529,7 +503,7 @@ async def test_nyz_run_applies_its_trust_rules_to_every_agent(workspace, home, c
     from nyzhi.testing.fake_llm import open_fake_llm
 
     def run(label):
-        return Agents({
+        return PerAgent({
             "MAIN": [reply(tool_calls=[tool_call("spawn_agent", {"message": f"WRITER {label}",
                                                                  "agent_type": "worker"})]),
                      lambda req: reply(tool_calls=[tool_call("wait", {"ids": ids_of(req)})]),

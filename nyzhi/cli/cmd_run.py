@@ -23,6 +23,28 @@ def _sandbox(value: str) -> str:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def _duration(value: str) -> float:
+    from nyzhi.config.durations import parse_duration
+
+    try:
+        return parse_duration(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _positive(kind: type) -> object:
+    def check(value: str) -> object:
+        try:
+            number = kind(value)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a number, got {value!r}") from None
+        if number <= 0:
+            raise argparse.ArgumentTypeError(f"must be greater than zero, got {value!r}")
+        return number
+
+    return check
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     from nyzhi.cli.main import add_global_flags
 
@@ -50,6 +72,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         )
         p.add_argument("--format", dest="legacy_format", choices=("text", "json"), help=argparse.SUPPRESS)
         p.add_argument("--json", dest="legacy_json", action="store_true", help=argparse.SUPPRESS)
+        p.add_argument("--budget-tokens", type=_positive(int), metavar="N",
+                       help="stop when the agents of this run used N tokens in all")
+        p.add_argument("--budget-usd", type=_positive(float), metavar="X",
+                       help="stop when the agents of this run cost X dollars in all")
+        p.add_argument("--budget-time", type=_duration, metavar="DURATION",
+                       help="stop after this long (90s, 10m, 1h30m)")
         p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
         p.add_argument("-o", "--output", help="also write the final answer to this file")
         p.add_argument(

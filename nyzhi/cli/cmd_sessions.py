@@ -219,6 +219,8 @@ def run_replay(args: argparse.Namespace) -> int:
         return _fail(f"unknown event type(s) {', '.join(sorted(unknown))}; "
                      f"known: {', '.join(ev.EVENT_TYPES)}")
     renderer = JsonLines(sys.stdout) if args.json else Timeline(sys.stdout)
+    if not args.json and session.agents and not wanted:
+        print("\n".join(agent_tree(session)))
     shown = 0
     for event, ts in zip(session.events, session.event_times, strict=False):
         if wanted and event.type not in wanted:
@@ -230,6 +232,21 @@ def run_replay(args: argparse.Namespace) -> int:
     if not shown and not args.json:
         print("No events recorded." if not wanted else "No events of that type.", file=sys.stderr)
     return 0
+
+
+def agent_tree(session: Any) -> list[str]:
+    """The session's agents as an indented tree: the main agent, then each subagent under its
+    parent with its role, model and thread length."""
+    from nyzhi.core import events as ev
+
+    lines = [f"agents: {ev.MAIN_AGENT}"]
+    for path in sorted(session.agents):
+        thread = session.agents[path]
+        depth = path[len(ev.MAIN_AGENT):].count("/")
+        info = thread.info
+        lines.append(f"{'  ' * depth}└ {path.rsplit('/', 1)[-1]} ({info.get('role', '?')}, "
+                     f"{info.get('model', '?')}, {len(thread.messages)} messages)")
+    return lines
 
 
 def _rerun(session: Any, args: argparse.Namespace) -> int:

@@ -3,7 +3,14 @@
 One reader task turns stdin lines into a channel; the chat loop sends them to the agent or,
 while an approval is pending, answers it (y = yes, a = always for this session, n or an empty
 line = no; anything else asks again). Events are shown by ``ChatRenderer`` on the one dispatch
-of ``nyzhi.core.event_renderer``. Ctrl-C cancels the running turn; at the prompt it exits. ``/exit`` or EOF quits.
+of ``nyzhi.core.event_renderer``. Ctrl-C cancels the running turn and every subagent's under
+it (their threads are kept: the model can continue them); at the prompt it exits. ``/exit`` or
+EOF quits.
+
+Subagents' lines are prefixed with their nickname (``[explorer-1] [tool: grep]``); their
+answers are shown whole when their turn ends rather than streamed, so several agents working at
+once never interleave mid-line. An approval or question says which agent asks.
+
 SIGTERM and SIGHUP (the terminal closed) cancel the running turn, let it settle, save the
 session and exit with 143 and 129 (``nyzhi.cli.signals``).
 """
@@ -25,7 +32,8 @@ from nyzhi.core.tool_step import ApprovalAnswer
 
 HELP = """commands: /exit (or Ctrl-D) quit · /cancel cancel the turn · /compact compact the context
           /undo revert the last file change · /mcp MCP servers (read, prompt) · /help this text
-Ctrl-C cancels a running turn. Approvals: y = yes, a = always this session, n = no."""
+Ctrl-C cancels a running turn and its subagents' (they can be continued).
+Approvals: y = yes, a = always this session (every agent), n = no."""
 
 APPROVAL_KEYS = {
     "y": ApprovalAnswer.APPROVE, "yes": ApprovalAnswer.APPROVE,
@@ -55,20 +63,36 @@ class ChatRenderer(EventRenderer):
         self.pending: list[ev.ApprovalRequest | ev.UserQuestion] = []
         self.errors: list[str] = []
 
+    @staticmethod
+    def prefix(event: ev.AnyEvent) -> str:
+        """"" for the main agent, "[nickname] " for a subagent."""
+        return "" if event.agent == ev.MAIN_AGENT else f"[{event.agent.rsplit('/', 1)[-1]}] "
+
+    @staticmethod
+    def asker(event: ev.AnyEvent) -> str:
+        return "" if event.agent == ev.MAIN_AGENT else f"{event.agent} asks: "
+
     def on_text_delta(self, event: ev.TextDelta) -> None:
-        self.out.write(event.text)
+        if event.agent == ev.MAIN_AGENT:
+            self.out.write(event.text)
 
     def on_tool_start(self, event: ev.ToolStart) -> None:
-        self.out.write(f"\n[tool: {event.name}]\n")
+        self.out.write(f"\n{self.prefix(event)}[tool: {event.name}]\n")
 
     def on_tool_done(self, event: ev.ToolDone) -> None:
         status = "failed" if event.is_error else "done"
         preview = (event.output or "").strip().replace("\n", " ")[:160]
-        self.out.write(f"[{event.name} {status}] {preview}\n")
+        self.out.write(f"{self.prefix(event)}[{event.name} {status}] {preview}\n")
+
+    def on_agent_status(self, event: ev.AgentStatus) -> None:
+        if event.agent == ev.MAIN_AGENT or event.status in ("running", "pending_init"):
+            return
+        detail = f": {event.detail}" if event.detail else ""
+        self.out.write(f"{self.prefix(event)}{event.status}{detail}\n")
 
     def on_user_question(self, event: ev.UserQuestion) -> None:
         self.pending.append(event)
-        self.out.write(f"\n{event.question}\n")
+        self.out.write(f"\n{self.asker(event)}{event.question}\n")
         for i, opt in enumerate(event.options, 1):
             self.out.write(f"  {i}. {opt.get('label', opt.get('value'))}\n")
         self.out.write("answer (number" + (" or text" if event.allow_custom else "") + "): ")
@@ -76,14 +100,19 @@ class ChatRenderer(EventRenderer):
     def on_approval_request(self, event: ev.ApprovalRequest) -> None:
         self.pending.append(event)
         self.out.write(
-            f"\n{event.preview or ''}\nApprove {event.tool}: {event.summary}? [y/a/N] "
+            f"\n{event.preview or ''}\n{self.asker(event)}"
+            f"Approve {event.tool}: {event.summary}? [y/a/N] "
         )
 
     def on_error(self, event: ev.Error) -> None:
         self.errors.append(event.message)
-        self.out.write(f"\nerror: {event.message}\n")
+        self.out.write(f"\n{self.prefix(event)}error: {event.message}\n")
 
     def on_turn_complete(self, event: ev.TurnComplete) -> None:
+        if event.agent != ev.MAIN_AGENT:
+            if event.text:
+                self.out.write(f"{self.prefix(event)}{event.text}\n")
+            return
         self.out.write("\n" if event.stop_reason != "cancelled" else "\n[cancelled]\n")
 
 

@@ -16,8 +16,13 @@ if TYPE_CHECKING:
 
 
 def runtime_options(args: argparse.Namespace, *, interactive: bool) -> RuntimeOptions:
+    from nyzhi.core.budget import Limits
     from nyzhi.core.runtime import RuntimeOptions
 
+    budget = Limits(
+        tokens=getattr(args, "budget_tokens", None), usd=getattr(args, "budget_usd", None),
+        time=getattr(args, "budget_time", None),
+    )
     return RuntimeOptions(
         cwd=Path.cwd(),
         provider=getattr(args, "provider", None),
@@ -30,4 +35,5 @@ def runtime_options(args: argparse.Namespace, *, interactive: bool) -> RuntimeOp
         continue_latest=getattr(args, "continue_", False),
         session=getattr(args, "session", None),
         interactive=interactive,
+        budget=None if budget.empty else budget,
     )

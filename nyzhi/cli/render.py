@@ -63,22 +63,28 @@ class Progress(EventRenderer):
             self.progress("\n")
             self._mid_line = False
 
+    @staticmethod
+    def who(event: ev.AnyEvent) -> str:
+        """"" for the main agent, "[nickname] " for a subagent."""
+        return "" if event.agent == ev.MAIN_AGENT else f"[{event.agent.rsplit('/', 1)[-1]}] "
+
     def on_text_delta(self, event: ev.TextDelta) -> None:
         # The answer itself goes to stdout at the end; echo it live on stderr only when
-        # stdout is not the same terminal (it would be printed twice).
-        if self.out.isatty():
+        # stdout is not the same terminal (it would be printed twice). Subagents' text is
+        # not echoed: several at once would interleave mid-line.
+        if self.out.isatty() or event.agent != ev.MAIN_AGENT:
             return
         self.progress(event.text)
         self._mid_line = not event.text.endswith("\n")
 
     def on_tool_start(self, event: ev.ToolStart) -> None:
         self._newline()
-        self.progress(f"[tool: {event.name}]\n")
+        self.progress(f"{self.who(event)}[tool: {event.name}]\n")
 
     def on_tool_done(self, event: ev.ToolDone) -> None:
         preview = (event.output or "").strip().replace("\n", " ")[:200]
         status = "failed" if event.is_error else "done"
-        self.progress(f"{event.name} {status}: {preview}\n")
+        self.progress(f"{self.who(event)}{event.name} {status}: {preview}\n")
 
     def on_retry(self, event: ev.Retry) -> None:
         self._newline()
@@ -96,7 +102,7 @@ class Progress(EventRenderer):
         if event.kind == STARTUP:
             return  # nothing ran: the exit message ("nyz: …") says it once
         self._newline()
-        self.progress(f"error: {event.message}\n")
+        self.progress(f"{self.who(event)}error: {event.message}\n")
 
     def on_result(self, event: ev.Result) -> None:
         self._newline()

@@ -51,6 +51,9 @@ class SpawnSubagent:
 
     name: str
     loop: TurnLoop
+    # False when someone else reports the child's status (the subagent manager, which knows
+    # completed from errored); the actor then emits no agent_status of its own.
+    report_status: bool = True
 
 
 Lifecycle = Callable[[str, str, str], Awaitable[None]]  # (hook event, agent path, status)
@@ -75,8 +78,12 @@ class AgentActor(actors.Actor):
     # A failing ask (bad message) is the asker's problem, not a reason to kill the agent.
     crash_on_ask_error = False
 
-    def __init__(self, loop: TurnLoop, emit: Emit, lifecycle: Lifecycle | None = None) -> None:
+    def __init__(
+        self, loop: TurnLoop, emit: Emit, lifecycle: Lifecycle | None = None,
+        report_status: bool = True,
+    ) -> None:
         self.loop = loop
+        self.report_status = report_status
         self.emit = emit
         self.lifecycle = lifecycle
         self.queue: deque[TurnHandle] = deque()
@@ -116,8 +123,8 @@ class AgentActor(actors.Actor):
             return self.status
         if isinstance(message, SpawnSubagent):
             ref = self.context.spawn(
-                AgentActor, message.loop, self.emit, self.lifecycle, name=message.name,
-                restart=actors.Restart.TEMPORARY,
+                AgentActor, message.loop, self.emit, self.lifecycle, message.report_status,
+                name=message.name, restart=actors.Restart.TEMPORARY,
             )
             if self.lifecycle is not None:
                 await self.lifecycle("subagent_start", ref.path, "running")
@@ -133,6 +140,11 @@ class AgentActor(actors.Actor):
     async def stopping(self) -> None:
         # Runs before join() returns, so whoever stops a subagent sees its hook fired.
         self._cancel_current()
+        for handle in (self.current, *self.queue):
+            if handle is not None and not handle.done.is_set():
+                handle.cancelled = True
+                handle.done.set()
+        self.queue.clear()
         await self._set_status("shutdown")
         parent = self.context.parent
         if self.lifecycle is not None and parent is not None and parent.name != "agents":
@@ -140,7 +152,14 @@ class AgentActor(actors.Actor):
 
     async def _set_status(self, status: str, detail: str = "") -> None:
         self.status = status
-        await self.emit(ev.AgentStatus(agent=self.context.path, status=status, detail=detail))
+        if not self.report_status:
+            return
+        totals = self.loop.totals
+        await self.emit(ev.AgentStatus(
+            agent=self.context.path, status=status, detail=detail,
+            tokens=totals.input_tokens + totals.output_tokens,
+            cost_usd=round(totals.cost_usd, 6),
+        ))
 
     async def _run_turns(self) -> None:
         while True:

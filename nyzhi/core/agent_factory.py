@@ -9,10 +9,15 @@ and a subagent is data in its spec, never a second construction path:
 * ``model`` — per request, on the runtime's provider (None: the provider's model);
 * ``tools`` / ``disallowed_tools`` — its tool fence (a child never gets more than its parent);
 * ``max_steps`` — its step budget (None: ``[agent] max_steps``);
-* ``session`` — where its thread is journaled (only the main agent's thread is journaled:
-  the session log resumes one thread; a subagent's events still reach the log through the bus);
+* ``session`` — where its thread is journaled (the session log; a subagent's thread is
+  journaled in the same log under its path, see ``nyzhi.core.sessions``);
 * ``prompt_hooks`` — whether its input fires ``user_prompt_submit`` hooks. Only input typed
-  by a person does: a subagent's input is written by its parent model, not by the user.
+  by a person does: a subagent's input is written by its parent model, not by the user;
+* ``fence`` — its role (``nyzhi.core.roles.Role``), whose tool fence narrows the tools and gates;
+* ``budget`` — its ``nyzhi.core.budget.Budget``, asked before every model step.
+
+Every agent of a runtime shares one approvals memory, so "always for this session" covers the
+whole tree.
 """
 
 from __future__ import annotations
@@ -88,6 +93,8 @@ class AgentSpec:
     max_steps: int | None = None
     session: SessionSink | None = attrs.field(default=None, eq=False)
     prompt_hooks: bool = False
+    fence: Any = attrs.field(default=None, eq=False)  # a roles.Role
+    budget: Any = attrs.field(default=None, eq=False)  # a budget.Budget
 
     @property
     def name(self) -> str:
@@ -104,7 +111,7 @@ class AgentSpec:
             )
         spec = attrs.evolve(
             self, path=f"{self.path}/{nickname}", role="subagent", role_prompt="",
-            session=None, prompt_hooks=False,
+            session=None, prompt_hooks=False, fence=None, budget=None,
         )
         spec = attrs.evolve(spec, **changes)
         if self.tools is not None:
@@ -147,8 +154,15 @@ class AgentFactory:
 
     def build(self, spec: AgentSpec) -> Agent:
         tooling = self.tooling.for_agent(
-            spec.path, self.approvals, allowed=spec.tools, disallowed=spec.disallowed_tools
+            spec.path, self.approvals, allowed=spec.tools, disallowed=spec.disallowed_tools,
+            memory=self.tooling.memory,
         )
+        if spec.fence is not None:
+            from nyzhi.core.assembly import Tooling
+            from nyzhi.core.roles import fence_tools
+
+            fenced = fence_tools(spec.fence, tooling.registry, tooling.gates, tooling.context)
+            tooling = Tooling(fenced.registry, fenced.gates, fenced.context, tooling.memory)
         model = spec.model or self.provider.model
         # Byte-identical across the agent's steps (prompt caching); rebuilt only when a
         # deferred tool is discovered.
@@ -163,7 +177,8 @@ class AgentFactory:
             context_window=model_info(model).context_window,
         )
         # What compaction keeps verbatim (first prompt, todos, changed files, last failure).
-        keeper = StateKeeper(tooling.context, self.resumed if spec.session is not None else None)
+        keeper = StateKeeper(
+            tooling.context, self.resumed if spec.path == ev.MAIN_AGENT else None)
         loop = TurnLoop(
             agent_path=spec.path,
             provider=self.provider,
@@ -179,6 +194,7 @@ class AgentFactory:
             cost=cost,
             session_stem=self._stem(spec.path),
             state_record=keeper.build,
+            limit=spec.budget.before_step if spec.budget is not None else None,
         )
         return Agent(spec, loop, tooling, system_prompt)
 

@@ -170,10 +170,10 @@ class Tooling:
     def schemas(self) -> tuple[pt.ToolSchema, ...]:
         key = (self.registry.version, tuple(self.context.nodes))
         if self._schemas is None or self._schemas[0] != key:
-            schemas = tuple(
+            schemas = self.registry.shared(f"schemas:{','.join(key[1])}", lambda: tuple(
                 pt.ToolSchema(s["name"], s["description"], s["parameters"])
                 for s in self.registry.schemas(nodes=key[1])
-            )
+            ))
             self._schemas = (key, schemas)
         return self._schemas[1]
 
@@ -192,16 +192,18 @@ class Tooling:
         *,
         allowed: frozenset[str] | None = None,
         disallowed: frozenset[str] = frozenset(),
+        memory: ApprovalMemory | None = None,
     ) -> Tooling:
         """The same tools for one agent: its own context (path, question routing), its own
-        approvals memory and its own fenced view of the registry (``allowed`` None: all)."""
+        fenced view of the registry (``allowed`` None: all) and the approvals memory given
+        (None: a fresh one)."""
         registry = self.registry.fenced(allowed, disallowed)
         context = attrs.evolve(
             self.context, agent_path=path, agent_name=path.rsplit("/", 1)[-1],
             ask_user=broker.question_for(path) if self.context.ask_user else None,
             registry=registry,  # tool_search discovers into this agent's own view
         )
-        memory = ApprovalMemory()
+        memory = memory if memory is not None else ApprovalMemory()
         gates = attrs.evolve(self.gates, memory=memory)
         return Tooling(registry, gates, context, memory, self.redactor)
 
@@ -352,6 +354,20 @@ async def open_index(
                 "(auto_context):\n\n" + format_hits(hits, max_lines=20))
 
     return auto_context
+
+
+def load_roles(config: Any, workspace: Any, tooling: Tooling) -> tuple[Any, list[str]]:
+    """The role catalog (``nyzhi.core.roles``) and notices about it; lists the roles in the
+    ``spawn_agent`` tool's description."""
+    from nyzhi.core.roles import RoleCatalog
+
+    catalog = RoleCatalog.load(config.agent.agents.roles, workspace.root)
+    notes = [*catalog.warnings, *catalog.errors.values(),
+             *catalog.check_tools(tooling.registry.names())]
+    spawn = tooling.registry.get("spawn_agent")
+    if spawn is not None:
+        spawn.description = f"{spawn.base_description}\n\nRoles:\n{catalog.render_list()}"
+    return catalog, notes
 
 
 # ---- hooks and sessions ----------------------------------------------------------------------

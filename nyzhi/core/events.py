@@ -162,9 +162,16 @@ def _check_status(_inst: Any, _attr: Any, value: str) -> None:
 
 @attrs.frozen
 class AgentStatus(Event):
+    """An agent's lifecycle status changed (``AGENT_STATUSES``). ``detail`` says why (an
+    errored agent's reason, its role when it starts); ``step``, ``tokens`` and ``cost_usd`` are
+    what the agent itself has used so far (a console builds its agent tree on these)."""
+
     type: ClassVar[str] = "agent_status"
     status: str = attrs.field(validator=_check_status)
     detail: str = ""
+    step: int = 0
+    tokens: int = 0
+    cost_usd: float = 0.0
 
 
 @attrs.frozen

@@ -26,7 +26,8 @@ DELEGATION_TOOLS = ("spawn_agent", "send_input", "wait", "close_agent", "resume_
 
 _TRUST_MEANING = {
     TrustMode.OFF: "writes and commands need the user's approval",
-    TrustMode.LIMITED: "tools and paths the trust settings list run without asking; others need approval",
+    TrustMode.LIMITED: "tools and paths the trust settings list run without asking; others "
+    "need approval",
     TrustMode.AUTOEDIT: "file edits run without asking; commands need approval",
     TrustMode.FULL: "tools run without asking, within the sandbox",
 }
@@ -186,6 +187,11 @@ def delegation(parts: PromptParts) -> str:
         lines.append(
             "- Always wait for the children you started, read their reports, check the claims "
             f"your answer depends on, and merge the results into one answer.{close}"
+        )
+    if has_tool(parts, "send_input"):
+        lines.append(
+            "- A finished, interrupted or closed child keeps its thread: send_input gives it "
+            "follow-up work (resume_agent first if it was closed), cheaper than a new child."
         )
     lines.append(
         "- Subagents share your limits: the tree has a maximum depth and number of running "

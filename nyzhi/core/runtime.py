@@ -17,6 +17,7 @@ and questions.
 from __future__ import annotations
 
 import contextlib
+import gc
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -28,12 +29,15 @@ import trio
 import actors
 from nyzhi.core import assembly
 from nyzhi.core import events as ev
-from nyzhi.core.agent import AgentActor, Cancel, SpawnSubagent, TurnHandle, UserInput
+from nyzhi.core.agent import AgentActor, SpawnSubagent, TurnHandle, UserInput
 from nyzhi.core.agent_factory import Agent, AgentFactory, AgentSpec
+from nyzhi.core.budget import Budget, Limits
 from nyzhi.core.event_bus import EventBus, Listener
 from nyzhi.core.hooks import HookRunner
 from nyzhi.core.prompt import session_parts
+from nyzhi.core.roles import RoleModels
 from nyzhi.core.sessions.store import SessionWriter
+from nyzhi.core.subagents import SubagentManager, journal_to
 from nyzhi.core.tool_step import ApprovalAnswer, ApprovalBroker
 from nyzhi.core.turn import TurnSettings
 from nyzhi.provider import types as pt
@@ -54,6 +58,8 @@ class RuntimeOptions:
     continue_latest: bool = False
     session: str | None = None
     interactive: bool = False
+    # The root agent's budget (``nyz run --budget-*``), over ``[agent.agents.budget]``.
+    budget: Limits | None = None
     # Library and test seams: a ready provider object, extra environment for key lookup.
     provider_instance: pt.Provider | None = None
     env: dict[str, str] | None = None
@@ -71,8 +77,14 @@ class Runtime:
     main_agent: Agent
     main: actors.ActorRef
     session_start: ev.SessionStart
+    agents: SubagentManager
     notices: tuple[str, ...] = ()
     mcp: Any = None  # nyzhi.core.mcp.McpPool: the MCP connections every agent shares
+
+    @property
+    def tooling(self) -> Any:
+        """The tools every agent's view is made from (registry store, gates, context)."""
+        return self.factory.tooling
 
     @property
     def session_id(self) -> str:
@@ -108,11 +120,27 @@ class Runtime:
 
     async def submit(self, text: str) -> TurnHandle:
         """Queue user input for the main agent; await ``handle.wait()`` for the outcome."""
-        return await self.main.ask(UserInput(text))
+        handle: TurnHandle = await self.main.ask(UserInput(text))
+        await self.agents.watch_main(handle)
+        return handle
 
-    async def cancel(self) -> bool:
-        """Cancel the running turn (Esc / Ctrl-C)."""
-        return bool(await self.main.ask(Cancel()))
+    async def cancel(self, path: str = ev.MAIN_AGENT, scope: str = "subtree") -> bool:
+        """Cancel the running turn of the agent at ``path`` (Esc / Ctrl-C: the main agent),
+        and with ``scope="subtree"`` (the default) every agent under it. Threads are kept:
+        an interrupted subagent continues with ``send_input`` or ``resume_agent``."""
+        return await self.agents.cancel(path, scope)
+
+    async def send(self, path: str, text: str) -> TurnHandle | dict[str, Any]:
+        """Give the agent at ``path`` its next input: the main agent's turn handle, or a
+        subagent's status (a finished subagent starts a new turn)."""
+        if path == ev.MAIN_AGENT:
+            return await self.submit(text)
+        return await self.agents.send(path, text)
+
+    def set_role_model(self, role: str, model: str | None) -> None:
+        """Run subagents of ``role`` spawned from now on on ``model`` (None: as configured);
+        the console's ``/subagent-config``."""
+        self.agents.models.set(role, model)
 
     async def answer_approval(self, request_id: str, answer: ApprovalAnswer | str) -> None:
         """Answer an ``approval_request``. A string must be an ``ApprovalAnswer`` value
@@ -195,6 +223,9 @@ async def open_runtime(
         system = await stack.enter_async_context(actors.open_system(name="nyzhi"))
         provider, notice = await assembly.open_provider(stack, system, config, options)
         tooling = assembly.build_tooling(config, workspace, options, approvals)
+        agents_config = config.agent.agents
+        tooling.context.leases.wait = agents_config.write_lease_wait
+        catalog, role_notes = assembly.load_roles(config, workspace, tooling)
         hooks, notes = assembly.build_hooks(config, workspace, options.cwd)
         _store, writer, resumed = assembly.open_session(options, workspace, provider)
         bus.redactor = tooling.redactor  # known secrets never reach an event or the log
@@ -228,12 +259,28 @@ async def open_runtime(
             resumed=resumed,
             auto_context=auto_context,
         )
-        main = factory.build(AgentSpec(ev.MAIN_AGENT, session=writer, prompt_hooks=True))
+        root_budget = Budget(
+            Limits.from_config(agents_config.budget).merged(options.budget or Limits()))
+        manager = SubagentManager(
+            system=system, factory=factory, main=None, catalog=catalog,  # type: ignore[arg-type]
+            models=RoleModels(subagent_model=config.agent.subagent_model),
+            root_budget=root_budget, emit=bus.publish, max_threads=agents_config.max_threads,
+            max_depth=agents_config.max_depth,
+            journal=journal_to(writer) if writer is not None else None,
+        )
+        tooling.context.agents = manager  # before any agent is built: every view shares it
+        main = factory.build(
+            AgentSpec(ev.MAIN_AGENT, session=writer, prompt_hooks=True, budget=root_budget))
+        manager.main = main
         if resumed is not None:
             main.loop.messages.extend(resumed.messages)
+            manager.restore(resumed.agents)
+        bus.add_listener(manager.on_event, name="subagents")
         if writer is not None:
             bus.add_listener(_session_listener(writer), name="session")
         bus.add_listener(_after_turn_listener(hooks, session_id), name="after_turn hook")
+        background = await stack.enter_async_context(trio.open_nursery())
+        await background.start(manager.run)
         session_start = ev.SessionStart(
             session_id=session_id, cwd=str(options.cwd), provider=provider.name,
             model=provider.model, prompt=main.prompt.describe(main.loop.tool_schemas()),
@@ -243,6 +290,8 @@ async def open_runtime(
 
         async def lifecycle(event: str, path: str, status: str) -> None:
             await hooks.fire(event, {"session_id": session_id, "agent": path, "status": status})
+
+        manager.lifecycle = lifecycle
 
         agents = system.spawn(actors.Supervisor, name="agents", restart=actors.Restart.PERMANENT)
         main_ref = await agents.ask(
@@ -255,13 +304,20 @@ async def open_runtime(
         )
         rt = Runtime(
             system=system, bus=bus, approvals=approvals, hooks=hooks, factory=factory,
-            main_agent=main, main=main_ref, session_start=session_start, mcp=mcp,
-            notices=tuple(n for n in (*(str(w) for w in loaded.warnings), notice, *notes) if n),
+            main_agent=main, main=main_ref, session_start=session_start, agents=manager, mcp=mcp,
+            notices=tuple(n for n in (*(str(w) for w in loaded.warnings), notice, *notes,
+                                      *role_notes) if n),
         )
         await hooks.fire("session_start", {"session_id": session_id, "cwd": str(options.cwd)})
+        # Everything built so far (modules, config, tools, prompts) lives as long as the
+        # process: move it out of the collector's view. A full collection walks every tracked
+        # object, and with hundreds of subagents running it stalled the event loop for
+        # 100-250 ms at a time; frozen, it walks only what the agents create.
+        gc.freeze()
         try:
             yield rt
         finally:
+            background.cancel_scope.cancel()  # the manager's watchers
             with trio.CancelScope(shield=True):
                 await system.shutdown()  # agents first, so session_end is the last hook
                 await hooks.fire("session_end", {"session_id": session_id})

@@ -58,6 +58,7 @@ class TurnOutcome:
     stop_reason: str
     usage: pt.Usage
     is_error: bool = False
+    reason: str = ""  # why a turn stopped early ("budget: tokens 20000/20000")
 
 
 @attrs.define
@@ -98,6 +99,7 @@ class TurnLoop:
         cost: Callable[[pt.Usage, str], float] | None = None,
         session_stem: str = "session",
         state_record: Callable[[list[pt.Message]], StateRecord] | None = None,
+        limit: Callable[[], str | None] | None = None,
     ) -> None:
         self.agent_path = agent_path
         self.provider = provider
@@ -114,6 +116,8 @@ class TurnLoop:
         self.cost = cost or (lambda _u, _m: 0.0)
         self.session_stem = session_stem
         self.state_record = state_record  # what compaction keeps verbatim (state_record.py)
+        # Asked before every model step: a reason to stop (the agent's budget), or None.
+        self.limit = limit
         self.messages: list[pt.Message] = []
         self.meter = ThreadMeter()  # incremental size of ``messages`` (grown at its end)
         self.totals = UsageTotals()
@@ -173,6 +177,10 @@ class TurnLoop:
         turn_usage = pt.Usage()
         final_text = ""
         for step in range(1, self.settings.max_steps + 1):
+            reason = self.limit() if self.limit is not None else None
+            if reason is not None:
+                await self.emit(ev.Error(agent=self.agent_path, message=reason, kind="budget"))
+                return TurnOutcome(final_text, step - 1, "budget", turn_usage, True, reason)
             if self.before_step is not None:
                 for injected in await self.before_step():
                     await self._append(injected)

@@ -46,7 +46,8 @@ from nyzhi.testing.fake_llm_wire import (
 )
 
 __all__ = [
-    "FakeLLMServer", "FakeRequest", "FakeToolCall", "FakeUsage", "Fault", "Reply", "WIRE_STYLES",
+    "FakeLLMServer", "FakeRequest", "FakeToolCall", "FakeUsage", "Fault", "PerAgent", "Reply",
+    "WIRE_STYLES",
     "garbage", "hang", "http_error", "open_fake_llm", "rate_limited", "reply", "server_error",
     "stream_error", "tool_call", "truncated",
 ]
@@ -118,6 +119,37 @@ ScriptItem = Reply | Fault
 DynamicScript = Callable[["FakeRequest"], "ScriptItem | Awaitable[ScriptItem]"]
 
 
+class PerAgent:
+    """A dynamic script for a run with several agents (subagents, teammates): one list of
+    steps per agent, told apart by its thread's first user message (each agent's task)::
+
+        script = PerAgent({"MAIN": [reply(tool_calls=[...]), reply("done")],
+                           "EXPLORE-A": [reply("found it")]})
+
+    The n-th request of the agent whose first user message contains the key gets the n-th
+    step: a ``Reply``/``Fault``, or a function of the ``FakeRequest`` returning one (or an
+    awaitable of one). ``seen[key]`` lists that agent's requests. An agent no key matches, or
+    one past its last step, gets a reply saying so (the test's assertions then fail loudly).
+    """
+
+    def __init__(self, routes: dict[str, list[Any]]) -> None:
+        self.routes = routes
+        self.seen: dict[str, list[FakeRequest]] = {k: [] for k in routes}
+
+    def __call__(self, request: FakeRequest) -> Any:
+        first = request.first_user_text()
+        key = next((k for k in self.routes if k in first), None)
+        if key is None:
+            return Reply(text=f"unscripted agent: {first[:60]}")
+        self.seen[key].append(request)
+        steps = self.routes[key]
+        n = len(self.seen[key]) - 1
+        if n >= len(steps):
+            return Reply(text=f"{key} has nothing more to say")
+        step = steps[n]
+        return step(request) if callable(step) else step
+
+
 def reply(text: str = "", **kw: Any) -> Reply:
     return Reply(text=text, **kw)
 
@@ -173,6 +205,29 @@ class FakeRequest:
         """The conversation sent, flattened to (role, text) whatever the wire format, for
         dynamic scripts. Roles: system, user, assistant, tool (a result), tool_call (a name)."""
         return transcript(self.wire, self.json if isinstance(self.json, dict) else {})
+
+    def first_user_text(self) -> str:
+        """The thread's first user message: which agent is asking, in a dynamic script that
+        serves several agents (each subagent's thread starts with its task)."""
+        return next((text for role, text in self.transcript() if role == "user"), "")
+
+    def system_text(self) -> str:
+        return next((text for role, text in self.transcript() if role == "system"), "")
+
+    def tool_names(self) -> list[str]:
+        """The names of the tools offered with the request, whatever the wire format."""
+        body = self.json if isinstance(self.json, dict) else {}
+        names: list[str] = []
+        for tool in body.get("tools") or ():
+            if not isinstance(tool, dict):
+                continue
+            if isinstance(tool.get("function"), dict):
+                names.append(str(tool["function"].get("name", "")))
+            elif "functionDeclarations" in tool:
+                names += [str(d.get("name", "")) for d in tool["functionDeclarations"]]
+            elif "name" in tool:
+                names.append(str(tool["name"]))
+        return names
 
     def last_user_text(self) -> str:
         return next((text for role, text in reversed(self.transcript()) if role == "user"), "")

@@ -99,6 +99,9 @@ class ToolContext:
     # Write leases (nyzhi.tools.leases.LeaseTable): contexts derived with attrs.evolve share
     # it, so every agent of one runtime tree waits for the others' writes to the same file.
     leases: Any = attrs.field(factory=lambda: _lease_table())
+    # The runtime's subagent manager (nyzhi.core.subagents), for the lifecycle tools; shared
+    # like ``leases``. None: no subagents in this run.
+    agents: Any = None
 
 
 def _lease_table() -> Any:

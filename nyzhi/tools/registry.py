@@ -20,8 +20,8 @@ from __future__ import annotations
 import copy
 import importlib
 import re
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
 
 from nyzhi.tools.base import Tool
 
@@ -36,9 +36,13 @@ BUILTIN_MODULES: tuple[str, ...] = (
     "git",
     "planning",
     "interaction",
+    "agents",
     "web",
     "verify",
 )
+
+
+T = TypeVar("T")
 
 
 class ToolRegistryError(Exception):
@@ -53,6 +57,9 @@ class _Store:
         self.deferred: set[str] = set()
         self.external: set[str] = set()
         self.version = 0  # bumped on every change, so views can cache what they derive
+        # What views derive, shared by views that show the same tools (``ToolRegistry.shared``).
+        self.cache: dict[Any, Any] = {}
+        self.cache_version = 0
 
 
 def first_line(text: str) -> str:
@@ -116,6 +123,21 @@ class ToolRegistry:
         """Changes whenever what ``schemas()`` or ``prompt_summary()`` return may change
         (a tool registered or removed, a deferred tool discovered in this view)."""
         return self._store.version, len(self._discovered)
+
+    def shared(self, tag: str, build: Callable[[], T]) -> T:
+        """``build()``, computed once for every view that shows the same tools: hundreds of
+        subagents with one fence share their schema list instead of each deep-copying every
+        tool's JSON schema. Forgotten when the registry changes."""
+        store = self._store
+        if store.cache_version != store.version:
+            store.cache.clear()
+            store.cache_version = store.version
+        shown = tuple(t.name for t in self.tools()
+                      if t.name not in store.deferred or self.is_discovered(t.name))
+        key = (tag, shown)
+        if key not in store.cache:
+            store.cache[key] = build()
+        return store.cache[key]
 
     # --- lookup and fencing ---------------------------------------------------------------
 

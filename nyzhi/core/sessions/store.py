@@ -20,6 +20,10 @@ Durability guarantee
 * **Deltas are not persisted** (text_delta, thinking_delta, tool_output_delta): the same text
   arrives consolidated in the assistant message, ``tool_done`` and ``turn_complete``. Pass
   ``persist_deltas=True`` to keep them (for a character-exact replay).
+* **Subagent threads share the log.** A subagent's messages, thread snapshots and interrupted
+  marks carry its path (``"agent": "/agents/main/explorer-1"``); an ``agent`` record (its role
+  and model) is written when it is created. ``load`` folds them into ``Session.agents``, each
+  thread repaired like the main one, so a resumed session can reopen them (``resume_agent``).
 * ``<id>.meta.json`` is only a cache for listing. It is replaced atomically (temp file, fsync,
   rename, directory fsync) at creation, on titles, after each ``turn_complete`` and on close,
   and records the log size it describes; a missing, corrupt or stale (size differs) meta
@@ -98,6 +102,16 @@ def default_sessions_dir() -> Path:
 
 
 @attrs.define
+class AgentThread:
+    """A subagent's journaled thread: its ``agent`` record (role, model) and messages (paired
+    like ``Session.messages``; ``interrupted`` as there)."""
+
+    info: dict[str, Any] = attrs.field(factory=dict)
+    messages: list[Message] = attrs.field(factory=list)
+    interrupted: list[ToolCall] = attrs.field(factory=list)
+
+
+@attrs.define
 class Session:
     """A loaded session.
 
@@ -120,6 +134,7 @@ class Session:
     interrupted: list[ToolCall] = attrs.field(factory=list)
     state: dict[str, Any] | None = None
     snapshot_events: int = 0
+    agents: dict[str, AgentThread] = attrs.field(factory=dict)  # subagents, by path
 
     @property
     def id(self) -> str:
@@ -136,12 +151,25 @@ def _fold(session_id: str, records: list[dict[str, Any]], skipped: int, size: in
     state: dict[str, Any] | None = None
     snapshot_events = 0
     last_ts = 0.0
+    agents: dict[str, AgentThread] = {}
     for record in records:
         kind = record.get("kind")
         ts = record.get("ts")
         if isinstance(ts, int | float):
             last_ts = max(last_ts, float(ts))
         try:
+            path = record.get("agent")
+            if isinstance(path, str) and path != ev.MAIN_AGENT and kind in (
+                "message", "thread", "agent"
+            ):
+                thread = agents.setdefault(path, AgentThread())
+                if kind == "agent":
+                    thread.info = dict(record["info"])
+                elif kind == "message":
+                    thread.messages.append(message_from_json(record["message"]))
+                else:
+                    thread.messages = [message_from_json(m) for m in record["messages"]]
+                continue
             if kind == "header":
                 for key in ("created", "cwd", "workspace_root", "provider", "model", "title"):
                     if isinstance(record.get(key), str):
@@ -164,6 +192,9 @@ def _fold(session_id: str, records: list[dict[str, Any]], skipped: int, size: in
                 if _is_interrupted_mark(event):
                     # the one line that both answers the call and marks it for replay
                     result = interrupted_result(ToolCall(event.call_id, event.name, ""))
+                    if event.agent != ev.MAIN_AGENT:
+                        agents.setdefault(event.agent, AgentThread()).messages.append(result)
+                        continue
                     messages.append(result)
                     history.append(result)
                 elif isinstance(event, ev.Usage):
@@ -182,26 +213,24 @@ def _fold(session_id: str, records: list[dict[str, Any]], skipped: int, size: in
     meta.message_count = len(history)
     meta.updated = iso_from_ts(last_ts) if last_ts else meta.created
     messages, interrupted = pair_tool_results(messages)
+    for thread in agents.values():
+        thread.messages, thread.interrupted = pair_tool_results(thread.messages)
     return Session(
         meta, messages, events, history, skipped, event_times, interrupted, state,
-        snapshot_events,
+        snapshot_events, agents,
     )
 
 
-def interrupted_mark(call: ToolCall) -> ev.ToolDone:
+def interrupted_mark(call: ToolCall, agent: str = ev.MAIN_AGENT) -> ev.ToolDone:
     """The log record for a call that never got a result (see ``records``)."""
     return ev.ToolDone(
-        call_id=call.id, name=call.name, output=INTERRUPTED_TEXT, is_error=True,
+        agent=agent, call_id=call.id, name=call.name, output=INTERRUPTED_TEXT, is_error=True,
         metadata={"interrupted": True},
     )
 
 
 def _is_interrupted_mark(event: ev.AnyEvent) -> bool:
-    return (
-        isinstance(event, ev.ToolDone)
-        and event.agent == ev.MAIN_AGENT
-        and event.metadata.get("interrupted") is True
-    )
+    return isinstance(event, ev.ToolDone) and event.metadata.get("interrupted") is True
 
 
 # ---- writer ------------------------------------------------------------------------------
@@ -300,34 +329,50 @@ class SessionWriter:
         except OSError as exc:
             self._failed(exc, "the session log", self._store.log_path(self.meta.id))
 
-    def append_message(self, message: Message) -> None:
-        """Record one thread message (fsynced). The first user message titles the session."""
-        self._append({"kind": "message", "message": message_to_json(message)}, boundary=True)
+    def append_message(self, message: Message, agent: str | None = None) -> None:
+        """Record one thread message (fsynced). The first user message titles the session.
+        ``agent``: a subagent's path, for a message of its thread."""
+        record: dict[str, Any] = {"kind": "message", "message": message_to_json(message)}
+        if agent and agent != ev.MAIN_AGENT:
+            record["agent"] = agent
+            self._append(record, boundary=True)
+            return
+        self._append(record, boundary=True)
         self.meta.message_count += 1
         if not self.meta.title and message.role == "user" and message.content.strip():
             self.set_title(auto_title(message.content))
 
     def replace_thread(
-        self, messages: list[Message] | tuple[Message, ...], state: dict[str, Any] | None = None
+        self, messages: list[Message] | tuple[Message, ...], state: dict[str, Any] | None = None,
+        agent: str | None = None,
     ) -> None:
         """Record that the thread is now ``messages`` (after compaction); resume starts here.
-        ``state`` (the runtime's state record, JSON-ready) is saved with it."""
+        ``state`` (the runtime's state record, JSON-ready) is saved with it. ``agent``: a
+        subagent's path, for its thread."""
         record: dict[str, Any] = {
             "kind": "thread", "messages": [message_to_json(m) for m in messages]
         }
+        if agent and agent != ev.MAIN_AGENT:
+            record["agent"] = agent
         if state is not None:
             record["state"] = state
         self._append(record, boundary=True)
 
-    def mark_interrupted(self, calls: list[ToolCall]) -> None:
+    def append_agent(self, agent: str, info: dict[str, Any]) -> None:
+        """Record that subagent ``agent`` exists (its role, model), so a resumed session
+        can rebuild it."""
+        self._append({"kind": "agent", "agent": agent, "info": info}, boundary=True)
+
+    def mark_interrupted(self, calls: list[ToolCall], agent: str = ev.MAIN_AGENT) -> None:
         """Record that ``calls`` will never get a result (nyz died while they ran): one
         ``interrupted_mark`` line per call, so each is answered and shown by replay, or, if
         the process dies half-way, left for the next load to repair. fsynced once at the end.
         """
         for call in calls:
-            self._append({"kind": "event", "event": ev.to_json(interrupted_mark(call))},
+            self._append({"kind": "event", "event": ev.to_json(interrupted_mark(call, agent))},
                          boundary=False)
-            self.meta.message_count += 1
+            if agent == ev.MAIN_AGENT:
+                self.meta.message_count += 1
         if calls and self._sync != "never" and self._fd is not None and not self._stopped:
             self._fsync(self._fd)
 
@@ -472,6 +517,9 @@ class SessionStore:
         if session.interrupted:
             writer.mark_interrupted(session.interrupted)
             writer.write_meta()
+        for path, thread in session.agents.items():
+            if thread.interrupted:
+                writer.mark_interrupted(thread.interrupted, agent=path)
         return writer
 
     def load(self, session_id: str) -> Session:

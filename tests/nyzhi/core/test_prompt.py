@@ -112,12 +112,14 @@ def test_tool_use_states_the_real_offload_threshold_and_directory():
 
 
 def test_delegation_renders_only_with_the_subagent_tools():
-    assert s.delegation(parts()) == ""  # today's built-ins have no spawn_agent
+    assert s.delegation(parts()).startswith("# Delegating")  # the built-ins have spawn_agent
+    without = tuple(n for n in BUILTIN_NAMES if n not in s.DELEGATION_TOOLS)
+    assert s.delegation(parts(tool_names=without)) == ""
     assert s.delegation(parts(tool_names=())) == ""  # unknown tool set: assume none
     full = s.delegation(parts(tool_names=(*BUILTIN_NAMES, *s.DELEGATION_TOOLS)))
     assert full.startswith("# Delegating to subagents")
     for phrase in ("explorers", "workers", "yourself when it is small", "sees none of your",
-                   "Always wait", "close_agent", "maximum depth", "budget"):
+                   "Always wait", "close_agent", "maximum depth", "budget", "keeps its thread"):
         assert phrase in full
     spawn_only = s.delegation(parts(tool_names=("spawn_agent",)))
     assert "Always wait" not in spawn_only and "close_agent" not in spawn_only

@@ -153,6 +153,6 @@ async def test_stream_json_session_start_reports_the_prompt(workspace, home, con
     system = next(text for role, text in server.requests[0].transcript() if role == "system")
     assert info["chars"] == len(system) and info["tokens"] == -(-len(system) // 4)
     assert info["sections"][:3] == ["identity", "environment", "reading_the_request"]
-    assert "safety" in info["sections"] and "delegation" not in info["sections"]
+    assert "safety" in info["sections"] and "delegation" in info["sections"]  # spawn_agent
     assert info["tools_chars"] > 10_000 and info["tools_tokens"] == -(-info["tools_chars"] // 4)
     assert info["environment"]["in_git"] is True

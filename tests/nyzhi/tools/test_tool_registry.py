@@ -15,6 +15,7 @@ ORIGINAL_NAMES = {
     "copy_file", "create_dir", "git_status", "git_diff", "git_log", "git_show", "git_branch",
     "git_commit", "git_checkout", "todowrite", "todoread", "think", "ask_user", "tool_search",
     "verify", "web_fetch",
+    "spawn_agent", "send_input", "wait", "close_agent", "resume_agent",
 }
 WRITE_TOOLS = {"write", "edit", "multi_edit", "apply_patch", "delete_file", "move_file", "copy_file", "create_dir"}
 NEEDS_APPROVAL = WRITE_TOOLS | {"bash", "git_commit", "git_checkout", "web_fetch"}

@@ -10,6 +10,7 @@ Per the XDG base-directory spec a relative XDG_* value is invalid and ignored.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -80,3 +81,17 @@ def auth_path(env: Mapping[str, str] | None = None) -> Path:
 def approvals_path(env: Mapping[str, str] | None = None) -> Path:
     """Tools approved "always" per workspace (``agent.trust.remember_approvals``)."""
     return state_dir(env) / "approvals.json"
+
+
+def project_dir(root: Path | str, env: Mapping[str, str] | None = None) -> Path:
+    """data_dir()/projects/<hash>: per-project user state kept out of the repository (project
+    memory, the semantic index). The hash is of the root's real path, so every path spelling
+    of one project (a symlink, a trailing slash) shares one directory."""
+    real = os.path.realpath(os.fspath(root))
+    digest = hashlib.sha256(real.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    return data_dir(env) / "projects" / digest
+
+
+def user_memory_path(env: Mapping[str, str] | None = None) -> Path:
+    """data_dir()/MEMORY.md: the user's memory, shared by every project."""
+    return data_dir(env) / "MEMORY.md"

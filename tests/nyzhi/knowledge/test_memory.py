@@ -77,8 +77,7 @@ def test_topic_slug_is_file_safe():
 
 def test_prompt_text_caps_user_lines_and_lists_topics_not_bodies(store):
     assert store.prompt_text() == ""
-    for i in range(USER_LINES + 20):
-        store.write("notes", f"line {i}", scope="user")
+    store.write("notes", "\n".join(f"line {i}" for i in range(USER_LINES + 20)), scope="user")
     store.write("secret-body", "TOPIC BODY TEXT")
     text = store.prompt_text()
     assert "## User memory" in text and "more lines" in text

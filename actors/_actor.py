@@ -5,9 +5,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, ClassVar
 
-import trio
-
-from ._errors import SystemClosed, UnhandledMessage
+from ._errors import UnhandledMessage
+from ._spawn import spawn
 from ._types import Status, Supervision
 
 if TYPE_CHECKING:
@@ -119,60 +118,25 @@ class Context:
 
         The child is stopped before this actor's ``stopping()`` runs, and when this actor
         restarts. Raises ``SystemClosed`` if this actor is already stopping."""
-        from ._lifecycle import spawn
-
         return spawn(self._cell, factory, args, name, mailbox_size, overflow, restart, grace)
 
     def watch(self, ref: ActorRef) -> None:
         """Deliver ``Terminated(ref, outcome)`` to this actor's ``receive`` when ``ref``
         terminates for good (restarts are invisible). At once if it is already dead."""
-        me, target = self._cell, ref._cell
-        if target.outcome is not None:
-            from ._types import Terminated
-
-            me.post_system(Terminated(ref, target.outcome))
-            return
-        if target.watchers is None:
-            target.watchers = set()
-        target.watchers.add(me)
-        if me.watching is None:
-            me.watching = set()
-        me.watching.add(target)
+        self._cell.watch(ref._cell)
 
     def unwatch(self, ref: ActorRef) -> None:
-        me, target = self._cell, ref._cell
-        if target.watchers:
-            target.watchers.discard(me)
-        if me.watching:
-            me.watching.discard(target)
+        self._cell.unwatch(ref._cell)
 
     def link(self, ref: ActorRef) -> None:
         """Tie this actor's fate to ``ref``'s, both ways: when either crashes, the other is
         failed with ``LinkedCrash`` (current message cancelled, then its stop sequence).
         Normal stops and completions do not propagate. A link fires once and is then gone
         (re-link after a restart if needed). Linking to a crashed actor fails this one now."""
-        me, target = self._cell, ref._cell
-        if target is me:
-            return
-        if target.outcome is not None:
-            if target.outcome.status is Status.ERRORED:
-                from ._errors import LinkedCrash
-
-                failure = LinkedCrash(target.path)
-                failure.__cause__ = target.outcome.exception
-                me.kill(failure)
-            return
-        for a, b in ((me, target), (target, me)):
-            if a.links is None:
-                a.links = set()
-            a.links.add(b)
+        self._cell.link(ref._cell)
 
     def unlink(self, ref: ActorRef) -> None:
-        me, target = self._cell, ref._cell
-        if me.links:
-            me.links.discard(target)
-        if target.links:
-            target.links.discard(me)
+        self._cell.unlink(ref._cell)
 
     def start_soon(
         self, async_fn: Callable[..., Awaitable[Any]], *args: Any, name: str | None = None
@@ -182,17 +146,7 @@ class Context:
         It is cancelled when the incarnation ends (after ``stopping()``), and if it raises,
         the actor crashes with that exception. Raises ``SystemClosed`` once the actor is
         stopping."""
-        from ._lifecycle import run_background
-
-        cell = self._cell
-        if cell.closing or cell.terminal or not cell.in_loop:
-            raise SystemClosed(f"{cell.path} is stopping; it cannot start background work")
-        scope = trio.CancelScope(shield=True)  # only the actor's end cancels it
-        if cell.bg is None:
-            cell.bg = set()
-        cell.bg.add(scope)
-        label = name or f"{cell.path}:{getattr(async_fn, '__qualname__', 'task')}"
-        cell.system._nursery.start_soon(run_background, cell, scope, async_fn, args, name=label)
+        self._cell.start_background(async_fn, args, name)
 
     def stop(self) -> None:
         """Stop this actor after the current message: children stop, ``stopping()`` runs and

@@ -1,18 +1,25 @@
-"""The cell: one actor's state across restarts, and the signals others send it.
+"""The cell: one actor's state across restarts, and every change ever made to that state.
 
 An ``ActorRef`` points at a cell; the cell outlives each *incarnation* (one instance of the
 actor class, from ``started()`` to ``stopping()``), so refs, paths and queued messages
-survive restarts. The task that runs a cell lives in ``_lifecycle.py``.
+survive restarts.
+
+Only this module assigns a cell's fields. The other modules drive a cell through the
+methods below: the task that runs it (``_lifecycle``), restart decisions (``_restart``),
+spawning (``_spawn``), refs, contexts and the system. So every state transition can be read
+in one file, and the modules that use cells import this one, never each other in a circle.
 """
 
 from __future__ import annotations
 
 import math
+from collections import deque
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 import trio
 
-from ._errors import ActorDead, LinkedCrash
+from ._errors import ActorDead, LinkedCrash, SystemClosed
 from ._events import ActorEvent, EventKind
 from ._mailbox import AskSlot, Mailbox
 from ._timer import cancel as cancel_timer
@@ -23,11 +30,12 @@ if TYPE_CHECKING:
     from ._ref import ActorRef
     from ._system import ActorSystem
 
-#: Messages handled before the loop takes a checkpoint, so one busy actor cannot starve others.
-BATCH = 64
-
-_NO_RESTART: Any = object()
-_STOPPED: Any = object()
+#: Returned by restart decisions when the cell must not start another incarnation.
+NO_RESTART: Any = object()
+#: Returned by :meth:`Cell.await_resume` when a held cell was stopped instead of resumed.
+STOPPED: Any = object()
+#: The outcome of every requested stop (outcomes are frozen values, so one serves all).
+STOPPED_OUTCOME = Outcome(Status.STOPPED)
 
 
 class Hold:
@@ -40,6 +48,33 @@ class Hold:
         self.resume = trio.Event()
         self.reason: BaseException | None = None
 
+    def release(self, reason: BaseException | None) -> None:
+        """Let the held sibling start its next incarnation, restarted for ``reason``."""
+        self.reason = reason
+        self.resume.set()
+
+
+class RestartWindow:
+    """A parent's restart intensity: when its children restarted lately, and the lock that
+    serialises its restart decisions (they run in the exiting children's tasks)."""
+
+    __slots__ = ("lock", "stamps")
+
+    def __init__(self) -> None:
+        self.lock = trio.Lock()
+        self.stamps: deque[float] = deque()
+
+    def admit(self, now: float, policy: Supervision) -> int | None:
+        """Record a restart at ``now`` and return how many fell in the window, or ``None``
+        (nothing recorded) when one more would exceed ``policy.max_restarts``."""
+        stamps = self.stamps
+        while stamps and stamps[0] <= now - policy.within:
+            stamps.popleft()
+        if len(stamps) >= policy.max_restarts:
+            return None
+        stamps.append(now)
+        return len(stamps)
+
 
 class Cell:
     __slots__ = (
@@ -47,7 +82,7 @@ class Cell:
         "mailbox", "status", "outcome", "restarts", "instance", "task", "ref", "context",
         "scope", "in_loop", "wait_scope", "closing", "stop_kind", "kill_reason", "hard", "hold",
         "in_exit", "children", "sysq", "watchers", "watching", "links", "bg", "bg_done",
-        "done", "running", "sup", "counter",
+        "done", "running", "window", "counter", "hook",
     )  # fmt: skip
 
     def __init__(
@@ -76,7 +111,7 @@ class Cell:
         self.restarts = 0
         self.instance: Actor | None = None
         self.task: trio.lowlevel.Task | None = None
-        self.ref: ActorRef = None  # type: ignore[assignment]  # set by the spawner
+        self.ref: ActorRef = None  # type: ignore[assignment]  # set by attach()
         self.context: Context | None = None
         self.scope: trio.CancelScope | None = None
         self.in_loop = False
@@ -96,8 +131,16 @@ class Cell:
         self.bg_done: trio.Event | None = None
         self.done: trio.Event | None = None
         self.running: trio.Event | None = None
-        self.sup: Any = None  # supervision state of this actor's children (lazy)
+        self.window: RestartWindow | None = None  # restart intensity of this cell's children
         self.counter = 0
+        self.hook: Callable[[], Awaitable[None]] | None = None  # the instance's stopping()
+
+    @classmethod
+    def root(cls, system: ActorSystem) -> Cell:
+        """The system's own cell: the parent of top-level actors. It has no task."""
+        root = cls(system, None, "", "", None, (), Restart.PERMANENT, 0.0, None)
+        root.status = Status.RUNNING
+        return root
 
     # -- small queries -------------------------------------------------------------------
     @property
@@ -125,6 +168,39 @@ class Cell:
                     time=trio.current_time(),
                 )
             )
+
+    # -- the tree -------------------------------------------------------------------------
+    def next_child_name(self, factory: Any) -> str:
+        """A default child name, unique under this cell: ``<class>-<n>``."""
+        self.counter += 1
+        base = getattr(factory, "__name__", None) or type(factory).__name__
+        return f"{base.lower()}-{self.counter}"
+
+    def attach(self, ref: ActorRef) -> None:
+        """Give a new cell its ref and enter it in the registry and its parent's children."""
+        self.ref = ref
+        self.system._registry[self.path] = self
+        parent = self.parent
+        assert parent is not None
+        if parent.children is None:
+            parent.children = {}
+        parent.children[self.name] = self
+
+    def close(self) -> None:
+        """Accept no new children (the system's root, when the system shuts down)."""
+        self.closing = True
+
+    async def stop_children(self) -> None:
+        """Stop the children one at a time, last started first, each within its grace."""
+        children = self.children
+        while children:
+            child = next(reversed(children.values()))
+            if child.idle:
+                child._stop_idle()
+            else:
+                await child.stop(None)
+            if children.get(child.name) is child:  # finish() normally removes it
+                del children[child.name]
 
     # -- signals from outside --------------------------------------------------------------
     def post_system(self, message: object) -> None:
@@ -190,9 +266,53 @@ class Cell:
         else:
             await trio.lowlevel.checkpoint()
 
+    async def wait_running(self) -> None:
+        """Wait until ``started()`` has returned; ``ActorDead`` if the actor ends first."""
+        while True:
+            if self.outcome is not None:
+                await trio.lowlevel.checkpoint()
+                raise ActorDead(self.path, self.outcome)
+            if self.status is Status.RUNNING:
+                await trio.lowlevel.checkpoint()
+                return
+            if self.running is None:
+                self.running = trio.Event()
+            await self.running.wait()
+
+    @property
+    def idle(self) -> bool:
+        """Would a stop run nothing in this actor's task? True when the task is parked in
+        its message loop (so no message, notice, stop or kill is pending: each of those
+        wakes it) and the incarnation has no children, no background work and no
+        ``stopping()`` hook."""
+        mailbox = self.mailbox
+        return (
+            self.outcome is None
+            and mailbox is not None
+            and mailbox.parked
+            and not self.children
+            and not self.bg
+            and self.hook is None
+        )
+
+    def _stop_idle(self) -> None:
+        """Stop an :attr:`idle` actor here and now, in the stopper's task: its stop sequence
+        is empty, so there is nothing to wait for. This makes the cell terminal at once (in
+        order, when siblings are stopped one by one) without a scheduler round trip per
+        actor; the actor's task is woken, sees it was stopped and returns, running no actor
+        code."""
+        self.stop_kind = Status.STOPPED
+        self.end_loop()
+        self.finish(STOPPED_OUTCOME)
+        assert self.mailbox is not None
+        self.mailbox.wake()
+
     async def stop(self, grace: float | None) -> Outcome:
         """Request a stop, wait up to ``grace`` (default: the actor's own), then cancel."""
-        if self.outcome is None:
+        if self.idle:
+            self._stop_idle()
+            await trio.lowlevel.checkpoint()
+        elif self.outcome is None:
             self.request_stop()
             delay = self.grace if grace is None else grace
             entry = None
@@ -208,6 +328,229 @@ class Cell:
         assert self.outcome is not None
         return self.outcome
 
+    # -- monitors, links and background work (for Context) ---------------------------------
+    def watch(self, target: Cell) -> None:
+        if target.outcome is not None:
+            self.post_system(Terminated(target.ref, target.outcome))
+            return
+        if target.watchers is None:
+            target.watchers = set()
+        target.watchers.add(self)
+        if self.watching is None:
+            self.watching = set()
+        self.watching.add(target)
+
+    def unwatch(self, target: Cell) -> None:
+        if target.watchers:
+            target.watchers.discard(self)
+        if self.watching:
+            self.watching.discard(target)
+
+    def link(self, target: Cell) -> None:
+        if target is self:
+            return
+        if target.outcome is not None:
+            if target.outcome.status is Status.ERRORED:
+                failure = LinkedCrash(target.path)
+                failure.__cause__ = target.outcome.exception
+                self.kill(failure)
+            return
+        for a, b in ((self, target), (target, self)):
+            if a.links is None:
+                a.links = set()
+            a.links.add(b)
+
+    def unlink(self, target: Cell) -> None:
+        if self.links:
+            self.links.discard(target)
+        if target.links:
+            target.links.discard(self)
+
+    def start_background(
+        self, fn: Callable[..., Awaitable[Any]], args: tuple[Any, ...], name: str | None
+    ) -> None:
+        """Run ``fn(*args)`` in the system nursery, owned by the current incarnation."""
+        if self.closing or self.terminal or not self.in_loop:
+            raise SystemClosed(f"{self.path} is stopping; it cannot start background work")
+        scope = trio.CancelScope(shield=True)  # only the actor's end cancels it
+        if self.bg is None:
+            self.bg = set()
+        self.bg.add(scope)
+        label = name or f"{self.path}:{getattr(fn, '__qualname__', 'task')}"
+        self.system._nursery.start_soon(self._run_background, scope, fn, args, name=label)
+
+    async def _run_background(
+        self, scope: trio.CancelScope, fn: Callable[..., Awaitable[Any]], args: tuple[Any, ...]
+    ) -> None:
+        try:
+            with scope:
+                await fn(*args)
+        except Exception as exc:
+            self.kill(exc)
+        finally:
+            if self.bg is not None:
+                self.bg.discard(scope)
+                if not self.bg and self.bg_done is not None:
+                    self.bg_done.set()
+
+    # -- the cell's own task (driven by _lifecycle) ---------------------------------------------
+    def bind(self, task: trio.lowlevel.Task, context: Context) -> None:
+        """Record the task that runs this cell, and the context its instances get."""
+        self.task = task
+        self.context = context
+
+    def begin_incarnation(self) -> trio.CancelScope:
+        """Enter PENDING_INIT; return the shielded scope the incarnation's message loop runs
+        in (already cancelled if a kill or hard cancel came first)."""
+        self.status = Status.PENDING_INIT
+        self.closing = False
+        scope = self.scope = trio.CancelScope(shield=True)
+        self.in_loop = True
+        if self.hard or self.kill_reason is not None:
+            scope.cancel()
+        return scope
+
+    def adopt(self, instance: Actor, hook: Callable[[], Awaitable[None]] | None) -> None:
+        """Make ``instance`` the current incarnation; ``hook`` is its ``stopping()`` if it
+        has one of its own."""
+        self.instance = instance
+        self.hook = hook
+
+    def mark_running(self) -> None:
+        """``started()`` returned: wake ``wait_running`` callers and report STARTED."""
+        self.status = Status.RUNNING
+        if self.running is not None:
+            self.running.set()
+            self.running = None
+        self.emit(EventKind.STARTED)
+
+    def take_notices(self) -> list[Any] | None:
+        """The queued system notices (``Terminated``), removed from the queue."""
+        notices, self.sysq = self.sysq, None
+        return notices
+
+    def end_loop(self) -> None:
+        """The message loop is over: no new children or background work from now on."""
+        self.in_loop = False
+        self.closing = True
+        self.scope = None
+
+    async def stop_sequence(
+        self, stopping: Callable[[], Awaitable[None]] | None
+    ) -> Exception | None:
+        """Stop the children (reverse start order), then run ``stopping`` if given, in a scope
+        a hard cancel can cancel. Returns what ``stopping`` raised."""
+        error: Exception | None = None
+        if (self.children or stopping is not None) and not self.hard:
+            # Only pay for a second cancel scope when there is a stop sequence to bound.
+            with trio.CancelScope(shield=True) as self.scope:
+                if self.children:
+                    await self.stop_children()
+                if stopping is not None:
+                    try:
+                        await stopping()
+                    except Exception as exc:
+                        error = exc
+            self.scope = None
+        return error
+
+    async def reap(self) -> None:
+        """Cancel background tasks, and make sure no child survives (shielded wait)."""
+        if self.bg:
+            for scope in self.bg:
+                scope.cancel()
+        children = self.children
+        if children:
+            for child in children.values():
+                child.cancel_hard()
+        if self.bg or children:
+            with trio.CancelScope(shield=True):
+                while children:
+                    child = next(iter(children.values()))
+                    await child.wait_done()
+                    if children.get(child.name) is child:
+                        del children[child.name]
+                if self.bg:
+                    self.bg_done = trio.Event()
+                    await self.bg_done.wait()
+                self.bg_done = None
+
+    def end_incarnation(self, error: BaseException | None) -> Outcome | None:
+        """Close the incarnation that ended with ``error`` (``None``: it ended normally) and
+        return its outcome, or ``None`` when a group restart stopped it (held)."""
+        self.instance = None
+        self.hook = None
+        if error is None and self.kill_reason is not None:
+            error = self.kill_reason
+        self.kill_reason = None  # consumed: a later kill (e.g. during backoff) is a new one
+        if self.hold is not None:
+            if error is not None:
+                self.emit(EventKind.CRASHED, error)
+            return None
+        if error is not None:
+            self.crashed(error)
+            return Outcome(Status.ERRORED, error)
+        if self.stop_kind is Status.COMPLETED:
+            return Outcome(Status.COMPLETED)
+        return STOPPED_OUTCOME
+
+    def requested_outcome(self) -> Outcome:
+        """The outcome of a held cell that was stopped (or killed) instead of resumed."""
+        if self.kill_reason is not None:
+            return Outcome(Status.ERRORED, self.kill_reason)
+        return STOPPED_OUTCOME
+
+    def set_exiting(self, exiting: bool) -> None:
+        """Mark the cell as deciding its own restart, so group restarts leave it alone."""
+        self.in_exit = exiting
+
+    async def await_resume(self) -> Any:
+        """Held by a group restart: wait for the go-ahead. Returns the restart reason, or
+        :data:`STOPPED` if the cell was stopped or killed meanwhile."""
+        hold = self.hold
+        assert hold is not None
+        hold.stopped.set()
+        if self.stop_kind is None and self.kill_reason is None:
+            with trio.CancelScope(shield=True) as self.wait_scope:
+                await hold.resume.wait()
+            self.wait_scope = None
+        if self.stop_kind is not None or self.kill_reason is not None or not hold.resume.is_set():
+            return STOPPED
+        return hold.reason
+
+    def prepare_restart(self, reason: Any) -> None:
+        self.restarts += 1
+        self.stop_kind = None
+        self.kill_reason = None
+        self.hard = False
+        self.hold = None
+        self.window = None
+        self.status = Status.PENDING_INIT
+        self.emit(EventKind.RESTARTED, reason if isinstance(reason, BaseException) else None)
+
+    # -- restart decisions (driven by _restart) ------------------------------------------------
+    def restart_window(self) -> RestartWindow:
+        if self.window is None:
+            self.window = RestartWindow()
+        return self.window
+
+    def mark_restarting(self) -> None:
+        """A restart was granted (maybe after a backoff): back to PENDING_INIT."""
+        self.status = Status.PENDING_INIT
+
+    async def pause(self, delay: float) -> None:
+        """Sleep ``delay`` seconds (a restart backoff); a stop or kill ends the wait early."""
+        with trio.CancelScope(shield=True) as self.wait_scope:
+            await trio.sleep(delay)
+        self.wait_scope = None
+
+    def hold_for_restart(self) -> Hold:
+        """Ask this cell to end its incarnation for a group restart; see :class:`Hold`."""
+        hold = self.hold = Hold()
+        if self.mailbox is not None:
+            self.mailbox.wake()
+        return hold
+
     # -- termination -----------------------------------------------------------------------
     def finish(self, outcome: Outcome) -> None:
         """Make the cell terminal: unregister, fail pending asks, notify watchers."""
@@ -216,6 +559,7 @@ class Cell:
         self.outcome = outcome
         self.status = outcome.status
         self.instance = None
+        self.hook = None
         system = self.system
         if system._registry.get(self.path) is self:
             del system._registry[self.path]

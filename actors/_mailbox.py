@@ -19,7 +19,7 @@ from typing import Any
 import trio
 from trio.lowlevel import Abort, current_task, reschedule, wait_task_rescheduled
 
-from ._errors import AskTimeout, MailboxFull
+from ._errors import AskTimeout
 from ._types import Overflow
 
 #: Returned by :meth:`Mailbox.pop` when empty (``None`` is a valid user message).
@@ -47,10 +47,6 @@ class AskSlot:
         """Called by the system timer when the ask's timeout passes."""
         if self.task is not None:
             self.fail(AskTimeout(self.path, self.message, self.timeout))
-
-    @property
-    def abandoned(self) -> bool:
-        return self.task is None
 
     def reply(self, value: object) -> None:
         task = self.task
@@ -100,8 +96,9 @@ class Mailbox:
         return len(self._items)
 
     @property
-    def full(self) -> bool:
-        return len(self._items) >= self.capacity
+    def parked(self) -> bool:
+        """The consumer waits in :meth:`wait` and nothing has woken it yet."""
+        return self._consumer is not None
 
     # -- producer side -------------------------------------------------------------------
     def push(self, item: object) -> None:
@@ -117,9 +114,6 @@ class Mailbox:
         if self._senders is None:
             self._senders = trio.lowlevel.ParkingLot()
         await self._senders.park()
-
-    def raise_full(self, path: str) -> None:
-        raise MailboxFull(path, self.capacity)
 
     # -- consumer side -------------------------------------------------------------------
     def pop(self) -> Any:

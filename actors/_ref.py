@@ -210,14 +210,4 @@ class ActorRef:
     async def wait_running(self) -> None:
         """Wait until ``started()`` has returned (status ``RUNNING``). Raises ``ActorDead``
         if it terminates first. Always a checkpoint."""
-        cell = self._cell
-        while True:
-            if cell.outcome is not None:
-                await checkpoint()
-                raise ActorDead(cell.path, cell.outcome)
-            if cell.status is Status.RUNNING:
-                await checkpoint()
-                return
-            if cell.running is None:
-                cell.running = trio.Event()
-            await cell.running.wait()
+        await self._cell.wait_running()

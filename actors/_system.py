@@ -17,15 +17,14 @@ import trio
 
 from ._cell import Cell
 from ._events import DEFAULT_EVENT_BUFFER, EventHub, EventStream
-from ._lifecycle import spawn
+from ._lifecycle import run_cell
 from ._ref import ActorRef
+from ._spawn import spawn
 from ._timer import Timer
 from ._types import (
     DEFAULT_MAX_RESTARTS,
     DEFAULT_WITHIN,
     Backoff,
-    Restart,
-    Status,
     Strategy,
     Supervision,
 )
@@ -45,8 +44,7 @@ class ActorSystem:
         self._body_scope: trio.CancelScope | None = None
         self._timer = Timer()
         self._timer_scope = trio.CancelScope(shield=True)  # grace timers outlive outer cancels
-        root = self._root = Cell(self, None, "", "", None, (), Restart.PERMANENT, 0.0, None)
-        root.status = Status.RUNNING
+        self._root = Cell.root(self)
 
     def __repr__(self) -> str:
         return f"<ActorSystem {self.name!r} {len(self._registry)} actors>"
@@ -112,13 +110,12 @@ class ActorSystem:
         first, each within its grace. Idempotent; ``spawn`` raises ``SystemClosed`` after.
         Leaving ``open_system`` does this for you."""
         self._closing = True
-        root = self._root
-        root.closing = True
-        while root.children:
-            child = next(reversed(root.children.values()))
-            await child.stop(None)
-            if root.children.get(child.name) is child:
-                del root.children[child.name]
+        self._root.close()
+        await self._root.stop_children()
+
+    def _start(self, cell: Cell) -> None:
+        """Start the task of a cell just spawned (called by ``_spawn``)."""
+        self._nursery.start_soon(run_cell, cell, name=cell.path)
 
     async def _run_timer(self) -> None:
         with self._timer_scope:

@@ -29,6 +29,8 @@ from nyzhi.core.assembly import Tooling
 from nyzhi.core.event_bus import Emit
 from nyzhi.core.hooks import HookRunner
 from nyzhi.core.prompt import PromptParts, build_system_prompt
+from nyzhi.core.sessions.store import Session
+from nyzhi.core.state_record import StateKeeper
 from nyzhi.core.tool_step import ApprovalBroker, GatedToolStep
 from nyzhi.core.turn import TurnLoop, TurnSettings
 from nyzhi.provider import types as pt
@@ -52,7 +54,9 @@ class SessionSink(Protocol):
 
     def append_message(self, message: pt.Message) -> None: ...
 
-    def replace_thread(self, messages: list[pt.Message]) -> None: ...
+    def replace_thread(
+        self, messages: list[pt.Message], state: dict[str, object] | None = None
+    ) -> None: ...
 
 
 def _check_path(_inst: object, _attr: object, path: str) -> None:
@@ -131,6 +135,8 @@ class AgentFactory:
     prompt: PromptParts  # workspace, rules, custom instructions
     settings: TurnSettings  # from config; a spec's budget and model adjust it
     session_id: str
+    # The session being resumed: the journaled agent's state record starts from it.
+    resumed: Session | None = None
 
     def build(self, spec: AgentSpec) -> Agent:
         tooling = self.tooling.for_agent(
@@ -154,6 +160,8 @@ class AgentFactory:
             max_steps=spec.max_steps or self.settings.max_steps,
             context_window=model_info(model).context_window,
         )
+        # What compaction keeps verbatim (first prompt, todos, changed files, last failure).
+        keeper = StateKeeper(tooling.context, self.resumed if spec.session is not None else None)
         loop = TurnLoop(
             agent_path=spec.path,
             provider=self.provider,
@@ -164,10 +172,11 @@ class AgentFactory:
             emit=self.emit,
             settings=settings,
             on_message=_journal_message(spec.session),
-            on_thread_replaced=_journal_thread(spec.session),
+            on_thread_replaced=_journal_thread(spec.session, keeper),
             on_prompt=self._prompt_hooks if spec.prompt_hooks else None,
             cost=cost,
             session_stem=self._stem(spec.path),
+            state_record=keeper.build,
         )
         return Agent(spec, loop, tooling)
 
@@ -202,12 +211,13 @@ def _journal_message(
 
 
 def _journal_thread(
-    sink: SessionSink | None,
+    sink: SessionSink | None, keeper: StateKeeper
 ) -> Callable[[list[pt.Message]], Awaitable[None]] | None:
     if sink is None:
         return None
 
     async def replace(messages: list[pt.Message]) -> None:
-        sink.replace_thread(messages)
+        state = keeper.current.to_json() if keeper.current is not None else None
+        sink.replace_thread(messages, state=state)
 
     return replace

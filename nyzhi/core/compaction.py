@@ -4,6 +4,10 @@ The full history is saved first (JSONL, one message per line) so nothing is lost
 is then rebuilt as a summary message followed by the most recent messages. The cut never
 separates an assistant's tool calls from their results, so the thread stays valid for every
 wire format.
+
+The summary message also carries the runtime's state record (``nyzhi.core.state_record``)
+verbatim, in its own section after the model's summary: the first prompt, todos, changed files
+and last failing command survive even when the model's summary is empty or wrong.
 """
 
 from __future__ import annotations
@@ -11,17 +15,24 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import attrs
+import trio
 
 from nyzhi.provider.types import ChatRequest, Message, Provider, TextDelta
+
+if TYPE_CHECKING:
+    from nyzhi.core.state_record import StateRecord
 
 SUMMARY_PROMPT = """Summarise the conversation so far so that work can continue from the summary alone.
 Use these sections: Primary request; Key decisions; Files touched; Errors and fixes;
 Current state; Pending tasks; Next step. Be specific (paths, names, commands); no preamble."""
 
 KEEP_RECENT_MESSAGES = 6
+SUMMARY_HEADER = "[Conversation summary]"
 
 
 @attrs.frozen
@@ -30,6 +41,7 @@ class CompactionResult:
     summary: str
     archived_path: Path | None
     removed: int
+    state: StateRecord | None = None
 
 
 def cut_index(messages: list[Message], keep_recent: int = KEEP_RECENT_MESSAGES) -> int:
@@ -46,8 +58,9 @@ def message_to_json(m: Message) -> dict:
     return attrs.asdict(m, recurse=True)
 
 
-def archive_history(messages: list[Message], directory: Path, stem: str) -> Path:
-    """Write the whole thread to ``directory/stem-N.jsonl`` (a new file each time), fsynced."""
+def archive_history(messages: Sequence[Message], directory: Path, stem: str) -> Path:
+    """Write the whole thread to ``directory/stem-N.jsonl`` (a new file each time), fsynced.
+    Blocking: ``compact`` runs it in a worker thread."""
     directory.mkdir(parents=True, exist_ok=True)
     n = 1
     while (directory / f"{stem}-{n}.jsonl").exists():
@@ -82,13 +95,20 @@ async def compact(
     stem: str,
     keep_recent: int = KEEP_RECENT_MESSAGES,
     instructions: str = "",
+    state: StateRecord | None = None,
 ) -> CompactionResult | None:
     """Summarise ``messages[:cut]`` with the model. Returns None when there is too little to
-    compact (everything would be kept)."""
+    compact (everything would be kept). ``state`` is put verbatim after the summary."""
     cut = cut_index(messages, keep_recent)
     if cut <= 1:
         return None
-    archived = archive_history(messages, archive_dir, stem) if archive_dir else None
+    archived = None
+    if archive_dir:
+        # Writing and fsyncing can stall on a slow disk: keep it off the trio thread, where
+        # it would stall every agent. A snapshot, since the thread is not ours to freeze.
+        archived = await trio.to_thread.run_sync(
+            archive_history, tuple(messages), archive_dir, stem
+        )
     prompt = SUMMARY_PROMPT + (f"\nAlso: {instructions}" if instructions else "")
     request = ChatRequest(
         messages=(Message("user", render_for_summary(messages[:cut]) + "\n\n" + prompt),),
@@ -101,10 +121,11 @@ async def compact(
             if isinstance(event, TextDelta):
                 parts.append(event.text)
     summary = "".join(parts).strip() or "(no summary)"
-    head = Message(
-        "user",
-        f"[Conversation summary]\n{summary}\n\n[Working state restored after compaction]",
-    )
+    sections = [f"{SUMMARY_HEADER}\n{summary}"]
+    if state is not None:
+        sections.append(state.render())
+    sections.append("[Working state restored after compaction]")
+    head = Message("user", "\n\n".join(sections))
     kept = messages[cut:]
     # Most wire formats want user/assistant alternation: an ack keeps it when the tail
     # starts with a user message.
@@ -112,4 +133,4 @@ async def compact(
         new = [head, Message("assistant", "Understood; continuing from the summary."), *kept]
     else:
         new = [head, *kept]
-    return CompactionResult(new, summary, archived, cut)
+    return CompactionResult(new, summary, archived, cut, state)

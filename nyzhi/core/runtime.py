@@ -176,6 +176,7 @@ async def open_runtime(
                 compact_instructions=config.agent.compact_instructions or "",
             ),
             session_id=session_id,
+            resumed=resumed,
         )
         main = factory.build(AgentSpec(ev.MAIN_AGENT, session=writer, prompt_hooks=True))
         if resumed is not None:

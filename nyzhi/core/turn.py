@@ -26,6 +26,7 @@ from nyzhi.core import events as ev
 from nyzhi.core.compaction import compact
 from nyzhi.core.context_window import ThreadMeter
 from nyzhi.core.event_bus import Emit
+from nyzhi.core.state_record import StateRecord
 from nyzhi.provider import types as pt
 from nyzhi.tools.execution import CANCELLED_TEXT
 
@@ -96,6 +97,7 @@ class TurnLoop:
         on_prompt: Callable[[str], Awaitable[tuple[str, str | None]]] | None = None,
         cost: Callable[[pt.Usage, str], float] | None = None,
         session_stem: str = "session",
+        state_record: Callable[[list[pt.Message]], StateRecord] | None = None,
     ) -> None:
         self.agent_path = agent_path
         self.provider = provider
@@ -111,6 +113,7 @@ class TurnLoop:
         self.on_prompt = on_prompt
         self.cost = cost or (lambda _u, _m: 0.0)
         self.session_stem = session_stem
+        self.state_record = state_record  # what compaction keeps verbatim (state_record.py)
         self.messages: list[pt.Message] = []
         self.meter = ThreadMeter()  # incremental size of ``messages`` (grown at its end)
         self.totals = UsageTotals()
@@ -303,6 +306,7 @@ class TurnLoop:
             stem=self.session_stem,
             keep_recent=self.settings.keep_recent,
             instructions=self.settings.compact_instructions,
+            state=self.state_record(self.messages) if self.state_record is not None else None,
         )
         if result is None:
             return

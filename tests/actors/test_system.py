@@ -38,6 +38,88 @@ async def test_exit_stops_everything_in_reverse_start_order():
     assert log == ["/last", "/parent/c2", "/parent/c1", "/parent", "/first"]
 
 
+class Quiet(actors.Actor):
+    """No hooks, no children: stopping it while it waits for a message has nothing to run."""
+
+    async def receive(self, message: object) -> object:
+        return message
+
+
+class QuietParent(actors.Actor):
+    async def started(self) -> None:
+        self.context.spawn(Quiet, name="k")
+
+
+class Observer(actors.Actor):
+    def __init__(self, seen: list) -> None:
+        self.seen = seen
+
+    async def receive(self, message: object) -> object:
+        if isinstance(message, actors.ActorRef):
+            self.context.watch(message)
+        elif isinstance(message, actors.Terminated):
+            self.seen.append((message.ref.path, message.status))
+        return message
+
+
+async def test_idle_and_busy_actors_stop_in_one_order():
+    """Idle actors are finished by the stopper itself (no round trip through their task);
+    mixed with actors that have a stop sequence, the order is still reverse start order,
+    children first, and every task is gone when the system is."""
+    log: list = []
+    async with no_leaked_tasks():
+        async with actors.open_system() as system:
+            with system.events() as events:
+                system.spawn(Quiet, name="a")
+                system.spawn(QuietParent, name="p")
+                system.spawn(Logged, log, name="hooked")
+                system.spawn(Quiet, name="d")
+                await trio.testing.wait_all_tasks_blocked()
+                await system.shutdown()
+                stopped = []
+                while True:
+                    try:
+                        event = events.receive_nowait()
+                    except trio.WouldBlock:
+                        break
+                    if event.kind is actors.EventKind.STOPPED:
+                        stopped.append((event.path, event.status))
+    assert [path for path, _ in stopped] == ["/d", "/hooked", "/p/k", "/p", "/a"]
+    assert {status for _, status in stopped} == {actors.Status.STOPPED}
+    assert log == ["/hooked"]
+
+
+async def test_stopping_an_idle_actor_notifies_watchers_and_ends_its_task():
+    seen: list = []
+    async with actors.open_system() as system:
+        observer = system.spawn(Observer, seen, name="observer")
+        idle = system.spawn(Quiet, name="idle")
+        await observer.ask(idle)  # watch it
+        await trio.testing.wait_all_tasks_blocked()
+        outcome = await idle.stop()
+        assert outcome == actors.Outcome(actors.Status.STOPPED)
+        assert idle.status is actors.Status.STOPPED
+        assert system.lookup("/idle") is None
+        with pytest.raises(actors.ActorDead):
+            idle.tell_nowait("too late")
+        await trio.testing.wait_all_tasks_blocked()
+        assert seen == [("/idle", actors.Status.STOPPED)]
+        assert "/idle" not in {task.name for task in live_tasks()}
+        assert "/observer" in {task.name for task in live_tasks()}
+
+
+async def test_an_idle_parent_with_children_stops_them_first():
+    async with actors.open_system() as system:
+        parent = system.spawn(QuietParent, name="p")
+        await trio.testing.wait_all_tasks_blocked()
+        (child,) = parent.children
+        with system.events() as events:
+            await parent.stop()
+            paths = [events.receive_nowait().path for _ in range(2)]
+        assert paths == ["/p/k", "/p"]
+        assert child.status is parent.status is actors.Status.STOPPED
+
+
 async def test_embedded_in_an_existing_trio_program():
     results = []
 

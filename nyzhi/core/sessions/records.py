@@ -12,9 +12,14 @@ A session log ``<id>.jsonl`` is a sequence of JSON objects, one per line, each t
 ``thread``
     ``messages``: the thread was replaced wholesale (after compaction: summary + recent
     messages). Resume starts from the last such snapshot plus the messages after it; the
-    full history stays earlier in the log for export.
+    full history stays earlier in the log for export. ``state`` (optional): the runtime's
+    state record at that compaction (``nyzhi.core.state_record``), so a resume keeps it.
 ``event``
     ``event``: one ``nyzhi.core.events`` event (codec ``events.to_json``), for replay.
+    One event is also a thread message: a main-agent ``tool_done`` whose ``metadata`` has
+    ``"interrupted": true`` is written on resume for a tool call the log has no result for
+    (nyz was killed while it ran), and loads as that call's result (``pairing``). Being one
+    line, a kill while writing it leaves the call either answered and marked, or neither.
 ``title``
     ``title``: the session was (re)named.
 

@@ -8,6 +8,10 @@ Durability guarantee
   A record being written at the instant of the kill may be cut short; it can only be the last
   line, the loader skips it (``Session.skipped_lines``) and the next writer trims it before
   appending, so a resumed session's log stays well formed.
+* **A tool call never loses its result slot.** A kill between recording an assistant's tool
+  call and its result leaves the call unanswered, which every provider rejects. ``load``
+  answers each such call with ``pairing.INTERRUPTED_TEXT`` (in memory); ``open`` (resume)
+  appends one crash-safe line per call recording that result, so replay shows it.
 * **OS crash / power loss** loses at most the records after the last *boundary*: the log is
   fsynced after the header, after every thread message, thread snapshot and title, after
   ``session_start`` and ``turn_complete`` events, and on ``close``. Other events (tool_start,
@@ -48,6 +52,7 @@ from nyzhi.core.sessions.files import (
     trim_partial_tail,
     write_all,
 )
+from nyzhi.core.sessions.pairing import INTERRUPTED_TEXT, interrupted_result, pair_tool_results
 from nyzhi.core.sessions.records import (
     FORMAT_VERSION,
     AmbiguousSession,
@@ -59,7 +64,7 @@ from nyzhi.core.sessions.records import (
     message_from_json,
     message_to_json,
 )
-from nyzhi.provider.types import Message
+from nyzhi.provider.types import Message, ToolCall
 
 # "boundary": fsync after messages and turn/session events; "turn": only after turn and
 # session events (a kill -9 still loses nothing written; a power cut loses at most the turn in
@@ -83,6 +88,12 @@ class Session:
 
     ``messages`` is the thread a resumed agent continues from (after the last compaction
     snapshot); ``history`` is every message ever appended, in order, for export and display.
+    ``messages`` has every tool call paired with a result (``pairing``); ``interrupted``
+    lists the calls whose result the log lacked, answered in memory until
+    ``SessionStore.open`` records them. ``history`` holds only what was recorded.
+    ``state`` is the state record saved with the last compaction snapshot (see
+    ``nyzhi.core.state_record``), and ``snapshot_events`` how many of ``events`` came
+    before that snapshot.
     """
 
     meta: SessionMeta
@@ -91,6 +102,9 @@ class Session:
     history: list[Message]
     skipped_lines: int = 0
     event_times: list[float] = attrs.field(factory=list)  # when each event was recorded
+    interrupted: list[ToolCall] = attrs.field(factory=list)
+    state: dict[str, Any] | None = None
+    snapshot_events: int = 0
 
     @property
     def id(self) -> str:
@@ -104,6 +118,8 @@ def _fold(session_id: str, records: list[dict[str, Any]], skipped: int, size: in
     history: list[Message] = []
     events: list[ev.AnyEvent] = []
     event_times: list[float] = []
+    state: dict[str, Any] | None = None
+    snapshot_events = 0
     last_ts = 0.0
     for record in records:
         kind = record.get("kind")
@@ -121,13 +137,21 @@ def _fold(session_id: str, records: list[dict[str, Any]], skipped: int, size: in
                 history.append(message)
             elif kind == "thread":
                 messages = [message_from_json(m) for m in record["messages"]]
+                saved = record.get("state")
+                state = saved if isinstance(saved, dict) else None
+                snapshot_events = len(events)
             elif kind == "title":
                 meta.title = str(record["title"])
             elif kind == "event":
                 event = ev.from_json(record["event"])
                 events.append(event)
                 event_times.append(float(ts) if isinstance(ts, int | float) else last_ts)
-                if isinstance(event, ev.Usage):
+                if _is_interrupted_mark(event):
+                    # the one line that both answers the call and marks it for replay
+                    result = interrupted_result(ToolCall(event.call_id, event.name, ""))
+                    messages.append(result)
+                    history.append(result)
+                elif isinstance(event, ev.Usage):
                     for key in _USAGE_KEYS:
                         meta.usage[key] += getattr(event, key)
                     meta.usage["cost_usd"] += event.cost_usd
@@ -142,7 +166,27 @@ def _fold(session_id: str, records: list[dict[str, Any]], skipped: int, size: in
             meta.title = auto_title(first_user.content)
     meta.message_count = len(history)
     meta.updated = iso_from_ts(last_ts) if last_ts else meta.created
-    return Session(meta, messages, events, history, skipped, event_times)
+    messages, interrupted = pair_tool_results(messages)
+    return Session(
+        meta, messages, events, history, skipped, event_times, interrupted, state,
+        snapshot_events,
+    )
+
+
+def interrupted_mark(call: ToolCall) -> ev.ToolDone:
+    """The log record for a call that never got a result (see ``records``)."""
+    return ev.ToolDone(
+        call_id=call.id, name=call.name, output=INTERRUPTED_TEXT, is_error=True,
+        metadata={"interrupted": True},
+    )
+
+
+def _is_interrupted_mark(event: ev.AnyEvent) -> bool:
+    return (
+        isinstance(event, ev.ToolDone)
+        and event.agent == ev.MAIN_AGENT
+        and event.metadata.get("interrupted") is True
+    )
 
 
 # ---- writer ------------------------------------------------------------------------------
@@ -212,10 +256,29 @@ class SessionWriter:
         if not self.meta.title and message.role == "user" and message.content.strip():
             self.set_title(auto_title(message.content))
 
-    def replace_thread(self, messages: list[Message] | tuple[Message, ...]) -> None:
-        """Record that the thread is now ``messages`` (after compaction); resume starts here."""
-        record = {"kind": "thread", "messages": [message_to_json(m) for m in messages]}
+    def replace_thread(
+        self, messages: list[Message] | tuple[Message, ...], state: dict[str, Any] | None = None
+    ) -> None:
+        """Record that the thread is now ``messages`` (after compaction); resume starts here.
+        ``state`` (the runtime's state record, JSON-ready) is saved with it."""
+        record: dict[str, Any] = {
+            "kind": "thread", "messages": [message_to_json(m) for m in messages]
+        }
+        if state is not None:
+            record["state"] = state
         self._append(record, boundary=True)
+
+    def mark_interrupted(self, calls: list[ToolCall]) -> None:
+        """Record that ``calls`` will never get a result (nyz died while they ran): one
+        ``interrupted_mark`` line per call, so each is answered and shown by replay, or, if
+        the process dies half-way, left for the next load to repair. fsynced once at the end.
+        """
+        for call in calls:
+            self._append({"kind": "event", "event": ev.to_json(interrupted_mark(call))},
+                         boundary=False)
+            self.meta.message_count += 1
+        if calls and self._sync != "never" and self._fd is not None:
+            os.fsync(self._fd)
 
     def append_event(self, event: ev.AnyEvent) -> None:
         """Record one event for replay. Deltas are dropped unless ``persist_deltas``."""
@@ -322,15 +385,20 @@ class SessionStore:
     def open(
         self, session_id: str, *, sync: SyncMode = "boundary", persist_deltas: bool = False
     ) -> SessionWriter:
-        """Reopen an existing session to append to it (resume). Trims a partial last line."""
+        """Reopen an existing session to append to it (resume). Trims a partial last line and
+        records a result for every tool call left without one (``Session.interrupted``)."""
         self._check_id(session_id)
         path = self.log_path(session_id)
         if not path.exists():
             raise SessionNotFound(f"no session {session_id!r} in {self.root}")
         trim_partial_tail(path)
-        meta = self.load(session_id).meta
+        session = self.load(session_id)
         fd = os.open(path, os.O_WRONLY | os.O_APPEND)
-        return SessionWriter(self, meta, fd, sync=sync, persist_deltas=persist_deltas)
+        writer = SessionWriter(self, session.meta, fd, sync=sync, persist_deltas=persist_deltas)
+        if session.interrupted:
+            writer.mark_interrupted(session.interrupted)
+            writer.write_meta()
+        return writer
 
     def load(self, session_id: str) -> Session:
         """Rebuild a session from its log (a partial or corrupt line is skipped, not fatal)."""

@@ -100,4 +100,6 @@ async def test_compaction_then_resume_from_compacted_thread(workspace, configure
         # compacted again: that summary request carries the first summary)
         resumed_first = server.requests[before]
         assert "SUMMARY OF WORK" in resumed_first.last_user_text()
-        assert "0 lorem" not in resumed_first.last_user_text()
+        # the second prompt was summarised away; the first one stays, in the state record
+        assert "1 lorem" not in resumed_first.last_user_text()
+        assert "First request of the session:\n  0 lorem" in resumed_first.last_user_text()

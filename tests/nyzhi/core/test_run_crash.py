@@ -1,4 +1,5 @@
-"""kill -9 of ``nyz run`` at random moments never leaves a session that fails to load."""
+"""kill -9 of ``nyz run`` at random moments never leaves a session that fails to load, nor one
+whose loaded thread has a tool call without its result."""
 
 from __future__ import annotations
 
@@ -23,39 +24,65 @@ def endless_tool_use(request):
     return Reply(text="finished " * 20, delay=0.002)
 
 
+class FirstRequests:
+    """A dynamic script that also signals each run's first request (runs differ by prompt),
+    so kill moments are drawn from the run itself, not from a loaded machine's start-up."""
+
+    def __init__(self) -> None:
+        self.seen: dict[str, trio.Event] = {}
+
+    def event(self, prompt: str) -> trio.Event:
+        return self.seen.setdefault(prompt, trio.Event())
+
+    def __call__(self, request):
+        self.event(request.last_user_text()).set()
+        return endless_tool_use(request)
+
+
 async def test_sigkill_at_random_points_leaves_loadable_sessions(workspace, home, configure):
     rng = random.Random(1234)
     env = {**__import__("os").environ, "HOME": str(home)}
     for var in ("XDG_CONFIG_HOME", "XDG_DATA_HOME"):
         env.pop(var, None)
-    async with open_fake_llm(script=endless_tool_use) as server:
+    script = FirstRequests()
+    async with open_fake_llm(script=script) as server:
         configure(workspace, server.url_for("openai"))
 
-        async def one(delay: float) -> None:
+        async def one(n: int, delay: float) -> None:
+            prompt = f"go {n}"
             proc = await trio.lowlevel.open_process(
-                [sys.executable, "-m", "nyzhi", "run", "--trust", "full", "go"],
+                [sys.executable, "-m", "nyzhi", "run", "--trust", "full", prompt],
                 cwd=workspace, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             )
-            # fault injection at a random moment of the run (not synchronisation)
-            await trio.sleep(delay)
-            proc.send_signal(signal.SIGKILL)
-            await proc.wait()
+            try:
+                with trio.fail_after(120):
+                    await script.event(prompt).wait()  # its session exists; it is running
+                # fault injection at a random moment of the run (not synchronisation)
+                await trio.sleep(delay)
+            finally:
+                proc.send_signal(signal.SIGKILL)
+                await proc.wait()
 
-        for _batch in range(KILLS // PARALLEL):
+        for batch in range(KILLS // PARALLEL):
             async with trio.open_nursery() as nursery:
-                for _ in range(PARALLEL):
-                    nursery.start_soon(one, rng.uniform(0.05, 1.2))
+                for k in range(PARALLEL):
+                    nursery.start_soon(one, batch * PARALLEL + k, rng.uniform(0.0, 0.6))
     store = SessionStore(home / ".local" / "share" / "nyzhi" / "sessions")
     metas = store.list()
     assert metas, "no session was ever created"
     loaded = 0
     for meta in metas:
         session = store.load(meta.id)
-        # a valid thread: every tool result answers a call made before it
-        calls = set()
-        for m in session.messages:
-            calls.update(c.id for c in m.tool_calls)
-            if m.role == "tool":
-                assert m.tool_call_id in calls
+        # a valid thread: each call is answered right after its message, once, in order
+        messages = session.messages
+        i = 0
+        while i < len(messages):
+            m = messages[i]
+            i += 1
+            assert m.role != "tool", "a tool result answers no call"
+            if m.tool_calls:
+                results = messages[i : i + len(m.tool_calls)]
+                assert [r.tool_call_id for r in results] == [c.id for c in m.tool_calls]
+                i += len(m.tool_calls)
         loaded += 1
     assert loaded == len(metas)

@@ -64,11 +64,13 @@ async def run_headless(args: argparse.Namespace, prompt: str, fmt: str) -> int:
                             return
 
                 nursery.start_soon(on_sigint)
-                handle = await rt.submit(prompt)
+                handle = await rt.submit(rt.knowledge.expand(prompt))  # custom /name args
                 await pump()
                 await handle.wait()
                 nursery.cancel_scope.cancel()
             outcome = handle.outcome
+            if options.plan and not quiet and rt.knowledge.plan_path.is_file():
+                sys.stderr.write(f"plan: {rt.knowledge.plan_path}\n")
             result = ev.Result(
                 result=outcome.text if outcome else "",
                 session_id=rt.session_id,

@@ -21,7 +21,8 @@ from nyzhi.core.event_renderer import EventRenderer
 from nyzhi.core.tool_step import ApprovalAnswer
 
 HELP = """commands: /exit (or Ctrl-D) quit · /cancel cancel the turn · /compact compact the context
-          /undo revert the last file change · /help this text
+          /undo revert the last file change · /plan toggle plan mode (leaving it executes the plan)
+          /NAME args run a custom command (.nyzhi/commands, .claude/commands) · /help this text
 Ctrl-C cancels a running turn. Approvals: y = yes, a = always this session, n = no."""
 
 APPROVAL_KEYS = {
@@ -170,8 +171,14 @@ async def chat(args: argparse.Namespace) -> int:
                     out.write("[context compacted]\n> ")
                 elif text == "/undo":
                     out.write(rt.undo() + "\n> ")
+                elif text == "/plan":
+                    execute = rt.knowledge.set_plan_mode(not rt.knowledge.plan_mode)
+                    out.write("[plan mode on: read-only tools]\n> " if rt.knowledge.plan_mode
+                              else "[plan mode off]\n" + ("" if execute else "> "))
+                    if execute:
+                        nursery.start_soon(run_turn, execute)
                 else:
-                    nursery.start_soon(run_turn, text)
+                    nursery.start_soon(run_turn, rt.knowledge.expand(text))
                 out.flush()
             nursery.cancel_scope.cancel()
     return 0

@@ -29,4 +29,5 @@ def runtime_options(args: argparse.Namespace, *, interactive: bool) -> RuntimeOp
         continue_latest=getattr(args, "continue_", False),
         session=getattr(args, "session", None),
         interactive=interactive,
+        plan=getattr(args, "plan", False),
     )

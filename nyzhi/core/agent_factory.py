@@ -137,6 +137,9 @@ class AgentFactory:
     session_id: str
     # The session being resumed: the journaled agent's state record starts from it.
     resumed: Session | None = None
+    # Context appended to each user message of agents with prompt hooks (recalled memory,
+    # the plan-mode note: nyzhi.core.session_knowledge), after the hooks' own.
+    turn_context: Callable[[str], Awaitable[str]] | None = None
 
     def build(self, spec: AgentSpec) -> Agent:
         tooling = self.tooling.for_agent(
@@ -193,8 +196,11 @@ class AgentFactory:
         )
         if outcome.blocked:
             return prompt, outcome.message or "blocked by a user_prompt_submit hook"
+        typed = prompt
         if outcome.context:
             prompt = f"{prompt}\n\n{outcome.context}"
+        if self.turn_context is not None and (context := await self.turn_context(typed)):
+            prompt = f"{prompt}\n\n{context}"
         return prompt, None
 
 

@@ -33,6 +33,7 @@ from nyzhi.core.agent_factory import Agent, AgentFactory, AgentSpec
 from nyzhi.core.event_bus import EventBus, Listener
 from nyzhi.core.hooks import HookRunner
 from nyzhi.core.prompt import PromptParts
+from nyzhi.core.session_knowledge import SessionKnowledge, load_session_knowledge
 from nyzhi.core.sessions.store import SessionWriter
 from nyzhi.core.tool_step import ApprovalAnswer, ApprovalBroker
 from nyzhi.core.turn import TurnSettings
@@ -53,6 +54,7 @@ class RuntimeOptions:
     continue_latest: bool = False
     session: str | None = None
     interactive: bool = False
+    plan: bool = False  # start in plan mode (read-only tools; see Runtime.knowledge)
     # Library and test seams: a ready provider object, extra environment for key lookup.
     provider_instance: pt.Provider | None = None
     env: dict[str, str] | None = None
@@ -71,6 +73,9 @@ class Runtime:
     main: actors.ActorRef
     session_start: ev.SessionStart
     notices: tuple[str, ...] = ()
+    # Memory, skills, custom commands (``knowledge.expand``) and plan mode
+    # (``knowledge.set_plan_mode``) for front ends.
+    knowledge: SessionKnowledge | None = None
 
     @property
     def session_id(self) -> str:
@@ -159,6 +164,7 @@ async def open_runtime(
         _store, writer, resumed = assembly.open_session(options, workspace, provider)
         session_id = writer.id if writer else (resumed.id if resumed else uuid.uuid4().hex)
         tooling.context.session_id = hooks.session_id = session_id
+        knowledge = await load_session_knowledge(config, workspace.root, session_id, options.env)
         factory = AgentFactory(
             provider=provider,
             tooling=tooling,
@@ -177,8 +183,11 @@ async def open_runtime(
             ),
             session_id=session_id,
             resumed=resumed,
+            turn_context=knowledge.turn_context,
         )
         main = factory.build(AgentSpec(ev.MAIN_AGENT, session=writer, prompt_hooks=True))
+        knowledge.tooling = main.tooling
+        knowledge.set_plan_mode(options.plan)
         if resumed is not None:
             main.loop.messages.extend(resumed.messages)
         bus.add_listener(_session_listener(writer, hooks, session_id))
@@ -203,7 +212,7 @@ async def open_runtime(
         )
         rt = Runtime(
             system=system, bus=bus, approvals=approvals, hooks=hooks, factory=factory,
-            main_agent=main, main=main_ref, session_start=session_start,
+            main_agent=main, main=main_ref, session_start=session_start, knowledge=knowledge,
             notices=tuple(n for n in (*(str(w) for w in loaded.warnings), notice, *notes) if n),
         )
         await hooks.fire("session_start", {"session_id": session_id, "cwd": str(options.cwd)})

@@ -1,13 +1,10 @@
-"""The agent runtime's own cost: per-step overhead and ``nyz run`` start-up.
+"""The agent runtime's own cost: per-step overhead.
 
-* per step: a turn of N tool-calling steps against a zero-latency in-process model (every
-  step calls ``think``, which does no work), through the real turn loop, gates, execution and
-  event bus. Baseline in the same run: a bare loop that streams the same provider events and
-  calls the same tool directly. Target: <= 0.5 ms per step of runtime overhead (200 subagents
-  multiply it).
-* start-up: wall time from spawning ``nyz run`` to the fake LLM receiving its first request,
-  against a bare ``python -c`` process that imports httpx and sends one request to the same
-  server. Target: <= 300 ms.
+A turn of N tool-calling steps against a zero-latency in-process model (every step calls
+``think``, which does no work), through the real turn loop, gates, execution and event bus.
+Baseline in the same run: a bare loop that streams the same provider events and calls the
+same tool directly. Target: <= 0.5 ms per step of runtime overhead (200 subagents multiply
+it). (``nyz run`` start-up and exit are in ``startup_bench``.)
 
 Usage: ``python -m benchmarks runtime [--json] [--quick]``.
 """
@@ -17,8 +14,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -109,57 +104,9 @@ def per_step(quick: bool) -> dict:
     }
 
 
-async def time_to_first_request(argv: list[str], cwd: Path, env: dict, make_config) -> float:
-    from nyzhi.testing.fake_llm import Reply, open_fake_llm
-
-    first = trio.Event()
-    stamp: list[float] = []
-
-    def script(_request):
-        if not stamp:
-            stamp.append(time.perf_counter())
-            first.set()
-        return Reply(text="ok")
-
-    async with open_fake_llm(script=script) as server:
-        make_config(server)
-        start = time.perf_counter()
-        proc = await trio.lowlevel.open_process(
-            [a.replace("{URL}", server.url_for("openai")) for a in argv], cwd=cwd, env=env,
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        )
-        with trio.fail_after(30):
-            await first.wait()
-            await proc.wait()
-    return stamp[0] - start
-
-
-def startup(quick: bool) -> dict:
-    runs = 3 if quick else 7
-    with tempfile.TemporaryDirectory() as tmp:
-        ws = Path(tmp) / "ws"
-        (ws / ".nyzhi").mkdir(parents=True)
-        env = {**os.environ, "HOME": str(Path(tmp) / "home")}
-
-        def config(server) -> None:
-            (ws / ".nyzhi" / "config.toml").write_text(
-                f'[provider]\ndefault = "fake"\n[provider.fake]\napi_style = "openai"\n'
-                f'base_url = "{server.url_for("openai")}"\nmodel = "m"\napi_key = "k"\n'
-            )
-
-        bare = [sys.executable, "-c",
-                "import httpx,sys; httpx.post(sys.argv[1] + '/chat/completions', json={})",
-                "{URL}"]
-        nyz = [sys.executable, "-m", "nyzhi", "run", "--ephemeral", "hi"]
-        base = [trio.run(time_to_first_request, bare, ws, env, config) for _ in range(runs)]
-        ours = [trio.run(time_to_first_request, nyz, ws, env, config) for _ in range(runs)]
-    b, o = statistics.median(base), statistics.median(ours)
-    return {"baseline_ms": b * 1000, "nyz_run_ms": o * 1000, "ratio": o / b, "target_ms": 300}
-
-
 def main(argv: list[str]) -> None:
     quick = "--quick" in argv
-    results = {"per_step": per_step(quick), "startup": startup(quick)}
+    results = {"per_step": per_step(quick)}
     if "--json" in argv:
         print(json.dumps(results, indent=2))
         return
@@ -170,10 +117,6 @@ def main(argv: list[str]) -> None:
           f"overhead {s['overhead_ms_per_step']:.3f} ms, target <= {s['target_ms']} ms)")
     print(f"  runtime, session     {s['runtime_with_session_ms_per_step']:.3f} ms/step "
           f"(overhead {s['overhead_with_session_ms_per_step']:.3f} ms)")
-    u = results["startup"]
-    print("nyz run start to first request (median):")
-    print(f"  bare python+httpx    {u['baseline_ms']:.0f} ms")
-    print(f"  nyz run              {u['nyz_run_ms']:.0f} ms  ({u['ratio']:.2f}x, target <= 300 ms)")
 
 
 if __name__ == "__main__":

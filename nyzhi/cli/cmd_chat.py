@@ -15,6 +15,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_chat(args: argparse.Namespace) -> int:
+    from nyzhi.provider import tls
+
+    tls.prewarm()  # the CA bundle loads on another core while the chat is imported
     from nyzhi.cli.line_chat import main
 
     return main(args)

@@ -8,6 +8,7 @@ object at the end) and ``stream-json`` (one JSON event per line: ``session_start
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from nyzhi.config.modes import SandboxLevel, TrustMode, parse_sandbox, spelled
@@ -57,6 +58,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_command(args: argparse.Namespace) -> int:
+    from nyzhi.provider import tls
+
+    tls.prewarm()  # the CA bundle loads on another core while the rest is imported
     prompt = " ".join(args.prompt or [])
     if not sys.stdin.isatty():
         piped = sys.stdin.read()
@@ -74,4 +78,25 @@ def run_command(args: argparse.Namespace) -> int:
 
     from nyzhi.cli.headless import run_headless
 
-    return trio.run(run_headless, args, prompt, fmt)
+    code = trio.run(run_headless, args, prompt, fmt)
+    exit_now(code)
+    return code  # only when the output could not be flushed
+
+
+def exit_now(code: int) -> None:
+    """End the process at once after a run that returned normally.
+
+    The interpreter's own teardown (freeing every module and object, collecting garbage) takes
+    tens of milliseconds after the answer is already printed, and nothing in it matters here:
+    the runtime, its session files and child processes were closed inside ``trio.run``. So
+    flush what we wrote, close logging's handlers as atexit would, and ``os._exit``. If the
+    output cannot be flushed (a closed pipe), return and let the normal exit report it.
+    """
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        return
+    if "logging" in sys.modules:
+        sys.modules["logging"].shutdown()
+    os._exit(code)

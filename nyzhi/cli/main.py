@@ -16,6 +16,12 @@ from collections.abc import Sequence
 from nyzhi import __version__
 from nyzhi.config.modes import TrustMode, parse_trust, spelled
 
+# httpx imports its own command-line client at import time (click, rich and pygments, when they
+# are installed, as they are next to mcp: ~20 ms of every start-up) inside ``try/except
+# ImportError``. nyz never uses it; a None entry makes that import fail at once, and httpx falls
+# back to its stub. This module is the nyz entry point; programs embedding nyzhi do not import it.
+sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
+
 # Each module adds its subcommands. Keep module-level imports in them light.
 COMMAND_MODULES: tuple[str, ...] = (
     "nyzhi.cli.cmd_chat",

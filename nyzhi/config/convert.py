@@ -24,6 +24,7 @@ from cattrs.errors import (
 )
 from cattrs.gen import make_dict_structure_fn
 
+from nyzhi.config.durations import Duration, structure_duration
 from nyzhi.config.errors import ConfigError, ConfigProblem
 from nyzhi.config.modes import SandboxLevel, TrustMode
 from nyzhi.config.schema import (
@@ -87,6 +88,13 @@ def _scalar(t: type):
         return value
 
     return hook
+
+
+def _duration(value: Any, _: Any) -> Duration:
+    try:
+        return structure_duration(value)
+    except ValueError:
+        raise _Mismatch('a duration: "90s", "10m", "1h30m" or a number of seconds', value) from None
 
 
 def _is_literal(t: Any) -> bool:
@@ -219,6 +227,7 @@ def make_converter() -> cattrs.Converter:
         # by class, so they win over the str hook above (they are StrEnums)
         conv.register_structure_hook(mode, _enum_factory(mode))
     conv.register_structure_hook(Any, lambda v, _: v)
+    conv.register_structure_hook(Duration, _duration)
     tuple_factory, dict_factory, attrs_factory = _make_factories(conv)
     conv.register_structure_hook_factory(attrs.has, attrs_factory)
     conv.register_structure_hook_factory(_is_literal, _literal_factory)

@@ -11,6 +11,7 @@ from typing import Literal
 
 import attrs
 
+from nyzhi.config.durations import Duration
 from nyzhi.config.modes import SandboxLevel, TrustMode
 
 HookEvent = Literal[
@@ -60,21 +61,42 @@ class VerifyConfig:
 
 
 @attrs.frozen
+class BudgetConfig:
+    """Limits for one agent (``[agent.agents.budget]``, or a role's ``budget``); unset: none.
+
+    ``time`` is a duration: seconds as a number string or with a unit, "90s", "10m", "1h30m"
+    (``nyzhi.config.durations``)."""
+
+    tokens: int | None = None
+    usd: float | None = None
+    time: Duration | None = None
+    steps: int | None = None
+
+
+@attrs.frozen
 class RoleConfig:
+    """One ``[agent.agents.roles.NAME]`` table. ``config_file`` names a role file (the
+    ``.nyzhi/agents/NAME.md`` format, relative to the workspace root) whose fields this table
+    then overrides."""
+
     description: str | None = None
     config_file: str | None = None
     system_prompt: str | None = None
     model: str | None = None
     max_steps: int | None = None
-    read_only: bool = False
+    read_only: bool | None = None
     allowed_tools: tuple[str, ...] | None = None
-    disallowed_tools: tuple[str, ...] = ()
+    disallowed_tools: tuple[str, ...] | None = None
+    mcp_servers: tuple[str, ...] | None = None  # added: None = every configured server
+    budget: BudgetConfig | None = None  # added
 
 
 @attrs.frozen
 class AgentsConfig:
     max_threads: int = 4
     max_depth: int = 2
+    write_lease_wait: float = 30.0  # added: seconds a second writer of a file waits
+    budget: BudgetConfig = attrs.Factory(BudgetConfig)  # added: the root agent's budget
     roles: dict[str, RoleConfig] = attrs.Factory(dict)
 
 

@@ -17,7 +17,6 @@ and a subagent is data in its spec, never a second construction path:
 
 from __future__ import annotations
 
-import datetime
 import re
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Protocol
@@ -28,7 +27,7 @@ from nyzhi.core import events as ev
 from nyzhi.core.assembly import Tooling
 from nyzhi.core.event_bus import Emit
 from nyzhi.core.hooks import HookRunner
-from nyzhi.core.prompt import PromptParts, build_system_prompt
+from nyzhi.core.prompt import PromptParts, SessionPrompt, agent_parts
 from nyzhi.core.sessions.store import Session
 from nyzhi.core.state_record import StateKeeper
 from nyzhi.core.tool_step import ApprovalBroker, GatedToolStep
@@ -121,6 +120,7 @@ class Agent:
     spec: AgentSpec
     loop: TurnLoop
     tooling: Tooling
+    prompt: SessionPrompt
 
 
 @attrs.frozen(eq=False)
@@ -132,7 +132,7 @@ class AgentFactory:
     hooks: HookRunner
     approvals: ApprovalBroker
     emit: Emit
-    prompt: PromptParts  # workspace, rules, custom instructions
+    prompt: PromptParts  # the session's: workspace, environment, rules, custom instructions
     settings: TurnSettings  # from config; a spec's budget and model adjust it
     session_id: str
     # The session being resumed: the journaled agent's state record starts from it.
@@ -146,18 +146,12 @@ class AgentFactory:
             spec.path, self.approvals, allowed=spec.tools, disallowed=spec.disallowed_tools
         )
         model = spec.model or self.provider.model
-        parts = attrs.evolve(self.prompt, role_prompt=spec.role_prompt, model=model)
-        built: dict[tuple[str, datetime.date], str] = {}
-
-        def system_prompt() -> str:
-            # Asked for on every model step; it changes only when a deferred tool is
-            # discovered or the date turns, so build it once per such change.
-            key = (tooling.deferred_text(), datetime.date.today())
-            if key not in built:
-                built.clear()
-                built[key] = build_system_prompt(attrs.evolve(parts, extra=(key[0],)))
-            return built[key]
-
+        # Byte-identical across the agent's steps (prompt caching); rebuilt only when a
+        # deferred tool is discovered.
+        system_prompt = SessionPrompt(
+            agent_parts(self.prompt, model=model, role_prompt=spec.role_prompt, tooling=tooling),
+            tooling.deferred_text,
+        )
         settings = attrs.evolve(
             self.settings,
             max_steps=spec.max_steps or self.settings.max_steps,
@@ -169,7 +163,7 @@ class AgentFactory:
             agent_path=spec.path,
             provider=self.provider,
             model=spec.model,
-            tool_schemas=tooling.schemas,
+            tool_schemas=system_prompt.tools(tooling.schemas),
             tool_step=GatedToolStep(tooling, self.hooks, self.emit, spec.path),
             system_prompt=system_prompt,
             emit=self.emit,
@@ -181,7 +175,7 @@ class AgentFactory:
             session_stem=self._stem(spec.path),
             state_record=keeper.build,
         )
-        return Agent(spec, loop, tooling)
+        return Agent(spec, loop, tooling, system_prompt)
 
     def _stem(self, path: str) -> str:
         """The compaction archive's file stem: the session id, plus the agent's path below

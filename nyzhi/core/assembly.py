@@ -221,6 +221,8 @@ def trust_policy(config: Any) -> TrustPolicy:
 
 
 def build_nodes(config: Any) -> dict[str, Any]:
+    if not config.nodes:
+        return {}  # without importing the SSH executor (start-up time)
     from nyzhi.tools.executors import SshExecutor
 
     return {

@@ -53,6 +53,9 @@ class SessionStart(Event):
     cwd: str = ""
     provider: str = ""
     model: str = ""
+    # The system prompt's size (chars, estimated tokens), its sections and its environment
+    # snapshot (reused on resume); see nyzhi.core.prompt.SessionPrompt.describe.
+    prompt: dict[str, Any] = attrs.field(factory=dict)
 
 
 @attrs.frozen

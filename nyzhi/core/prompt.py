@@ -1,58 +1,219 @@
-"""The system prompt: who the agent is, where it runs, the project's rules, its tools.
+"""The system prompt: assembled from sections, stable across the steps of a session.
 
-Built fresh for every model step from parts that can change during a session (deferred tools
-discovered, a role switched), so it is a function of the parts, never cached text.
+``build_system_prompt(parts)`` joins the sections of ``SECTIONS`` (functions in
+``nyzhi.core.prompt_sections``) in order. The order, and why:
+
+1. identity and environment: who the agent is and the facts it works from;
+2. how to behave (reading the request, autonomy, how to work, todos, tool use, delegation):
+   general guidance, most important first;
+3. code quality, safety, communication: standards that hold whatever the task;
+4. project context (rules, custom instructions, skills, memory, MCP servers): specific to this
+   project and user, placed after the general guidance so that it wins where they differ;
+5. ``extra`` (the deferred-tool list): last, because it is the one part that can change during
+   a session (a ``tool_search`` discovery), and a change late in the prompt keeps more of the
+   cached prefix.
+
+A known model with a small context window gets the compact profile instead
+(``COMPACT_SECTIONS``, tool descriptions cut to their first sentence): see ``PromptParts.compact``.
+
+Everything here is a pure function of ``PromptParts``: nothing reads the clock, the disk or
+git. Those facts are taken once per session (``nyzhi.core.prompt_env``), so every step of a
+session sends a byte-identical prefix and providers can cache it. Things that change between
+steps (todos, memory recall, briefings) belong in messages after the prefix, never here.
 """
 
 from __future__ import annotations
 
-import datetime
-import platform
-from collections.abc import Sequence
+import json
+import re
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import attrs
+import trio
 
-BASE_PROMPT = """You are nyzhi, a coding agent working in the user's repository from a terminal.
-You read, edit, run and review code with the tools you are given. Work in small verified steps:
-look before you change, prefer exact edits to rewrites, run the tests or checks that prove a
-change, and say plainly what you did and what is left. Never invent file contents or results."""
+from nyzhi.core import prompt_sections as s
+from nyzhi.core.prompt_env import Environment, recorded_environment, take_environment
+
+# The prompt-size budget (issue 20): system prompt plus every built-in tool schema, in tokens
+# estimated as characters / 4. tests/nyzhi/core/test_prompt.py holds the prompt to it.
+FIRST_REQUEST_TOKEN_BUDGET = 8000
 
 
 @attrs.define
 class PromptParts:
+    """Everything the system prompt says, gathered once per session by the runtime."""
+
     workspace_root: Path
     cwd: Path
+    environment: Environment | None = None  # taken once per session (prompt_env)
     rules: str = ""
-    role_prompt: str = ""
+    role_prompt: str = ""  # replaces the identity paragraph (a subagent role's own prompt)
     custom_instructions: str = ""
+    skills: Sequence[tuple[str, str]] = ()  # (name, description): an index, bodies load on use
+    memory: str = ""  # saved notes injected at session start (capped by whoever fills it)
     mcp_summaries: Sequence[str] = ()  # filled once MCP servers are wired in
     model: str = ""
+    tool_names: Sequence[str] = ()  # the agent's tools; sections skip tools it does not have
+    sandbox: str = ""  # sandbox level, e.g. "workspace-write"
+    trust: str = ""  # trust mode, e.g. "limited"
     extra: Sequence[str] = ()  # further sections, e.g. the deferred-tool list
+    # The compact profile, for models with a small context window (the bundled offline model
+    # has 8K tokens, which the full prompt and tool descriptions would mostly fill): one short
+    # guidance section instead of eleven, and tool descriptions cut to their first sentence.
+    compact: bool = False
 
 
-def environment_block(parts: PromptParts) -> str:
-    today = datetime.date.today().isoformat()
-    return (
-        "<environment>\n"
-        f"workspace root: {parts.workspace_root}\n"
-        f"working directory: {parts.cwd}\n"
-        f"platform: {platform.system()} {platform.machine()}\n"
-        f"date: {today}\n"
-        + (f"model: {parts.model}\n" if parts.model else "")
-        + "</environment>"
-    )
+Section = Callable[[PromptParts], str]
+
+SECTIONS: tuple[tuple[str, Section], ...] = (
+    ("identity", s.identity),
+    ("environment", s.environment),
+    ("reading_the_request", s.reading_the_request),
+    ("autonomy", s.autonomy),
+    ("how_to_work", s.how_to_work),
+    ("todo_discipline", s.todo_discipline),
+    ("tool_use", s.tool_use),
+    ("delegation", s.delegation),
+    ("code_quality", s.code_quality),
+    ("safety", s.safety),
+    ("communication", s.communication),
+    ("project_context", s.project_context),
+    ("skills", s.skills_index),
+    ("memory", s.memory),
+    ("mcp_servers", s.mcp_servers),
+)
+
+
+# The compact profile keeps the facts and the project's own context, and one short guidance
+# section in place of the general ones.
+COMPACT_SECTIONS: tuple[tuple[str, Section], ...] = (
+    ("identity", s.identity),
+    ("environment", s.environment),
+    ("essentials", s.essentials),
+    *(entry for entry in SECTIONS if entry[0] in (
+        "project_context", "skills", "memory", "mcp_servers")),
+)
+
+# Known models whose context window is at most this get the compact profile.
+COMPACT_CONTEXT_WINDOW = 16_384
+
+
+def render_sections(parts: PromptParts) -> list[tuple[str, str]]:
+    """(name, text) of every section that applies, in prompt order, ``extra`` last."""
+    sections = COMPACT_SECTIONS if parts.compact else SECTIONS
+    out = [(name, text) for name, fn in sections if (text := fn(parts).strip())]
+    out += [("extra", text) for text in (e.strip() for e in parts.extra) if text]
+    return out
 
 
 def build_system_prompt(parts: PromptParts) -> str:
-    sections = [parts.role_prompt.strip() or BASE_PROMPT, environment_block(parts)]
-    if parts.rules.strip():
-        sections.append(f"<project_rules>\n{parts.rules.strip()}\n</project_rules>")
-    if parts.custom_instructions.strip():
-        sections.append(
-            f"<custom_instructions>\n{parts.custom_instructions.strip()}\n</custom_instructions>"
-        )
-    if parts.mcp_summaries:
-        sections.append("MCP servers:\n" + "\n".join(f"- {s}" for s in parts.mcp_summaries))
-    sections.extend(s for s in parts.extra if s)
-    return "\n\n".join(sections)
+    return "\n\n".join(text for _, text in render_sections(parts))
+
+
+def chars_to_tokens(chars: int) -> int:
+    """The budget's token estimate: characters / 4, rounded up."""
+    return -(-chars // 4)
+
+
+def first_sentence(text: str) -> str:
+    return re.split(r"(?<=[.!?])\s+", text.strip(), maxsplit=1)[0]
+
+
+def schemas_chars(schemas: Sequence[Any]) -> int:
+    """Characters of the tool schemas as JSON (name, description, parameters per tool), the
+    provider-neutral measure the budget uses."""
+    return sum(
+        len(json.dumps({"name": t.name, "description": t.description,
+                        "parameters": t.parameters}, ensure_ascii=False))
+        for t in schemas
+    )
+
+
+class SessionPrompt:
+    """A session's system prompt: ``parts`` fixed at session start, plus the deferred-tool list
+    read at each call. Calling it gives the prompt for the next step; the text is rebuilt only
+    when the deferred list changed, so steps share one string."""
+
+    def __init__(self, parts: PromptParts, deferred: Callable[[], str] = lambda: "") -> None:
+        self.parts = parts
+        self._deferred = deferred
+        self._key: str | None = None
+        self._text = ""
+        self._sections: list[str] = []
+
+    def __call__(self) -> str:
+        deferred = self._deferred()
+        if deferred != self._key:
+            rendered = render_sections(attrs.evolve(self.parts, extra=(deferred,)))
+            self._key, self._text = deferred, "\n\n".join(t for _, t in rendered)
+            self._sections = [name for name, _ in rendered]
+        return self._text
+
+    def tools(self, schemas: Callable[[], Sequence[Any]]) -> Callable[[], list[Any]]:
+        """The tool schemas to send with this prompt: as they are, or in the compact profile
+        with each description cut to its first sentence (the parameters stay described)."""
+        if not self.parts.compact:
+            return lambda: list(schemas())
+        return lambda: [attrs.evolve(t, description=first_sentence(t.description))
+                        for t in schemas()]
+
+    def describe(self, tool_schemas: Sequence[Any] = ()) -> dict[str, Any]:
+        """The ``prompt`` field of ``session_start``: sizes, section names and the environment
+        snapshot (which a resumed session reuses so its prefix stays the same)."""
+        text = self()
+        tools = schemas_chars(tool_schemas)
+        env = self.parts.environment
+        return {
+            "chars": len(text),
+            "tokens": chars_to_tokens(len(text)),
+            "tools_chars": tools,
+            "tools_tokens": chars_to_tokens(tools),
+            "sections": list(self._sections),
+            "profile": "compact" if self.parts.compact else "full",
+            "environment": env.to_json() if env is not None else {},
+        }
+
+
+async def session_parts(
+    *, workspace: Any, cwd: Path, config: Any, resumed: Any = None
+) -> PromptParts:
+    """What every agent's prompt of one session shares, gathered once at session start from
+    the workspace and config. A resumed session reuses its recorded environment snapshot (same
+    prefix as before); a new one takes a snapshot (``git status`` runs in a worker thread).
+    ``agent_parts`` adds what differs per agent."""
+    environment = recorded_environment(resumed.events) if resumed is not None else None
+    if environment is None:
+        environment = await trio.to_thread.run_sync(take_environment, workspace)
+    return PromptParts(
+        workspace_root=workspace.root,
+        cwd=Path(cwd),
+        environment=environment,
+        rules=workspace.rules_text,
+        custom_instructions=config.agent.custom_instructions or "",
+    )
+
+
+def agent_parts(
+    parts: PromptParts, *, model: str, role_prompt: str, tooling: Any
+) -> PromptParts:
+    """One agent's prompt parts: the session's, plus its model, role and tool set."""
+    return attrs.evolve(
+        parts,
+        model=model,
+        role_prompt=role_prompt,
+        tool_names=tuple(tooling.registry.names()),
+        sandbox=tooling.context.sandbox.level.value if tooling.context.sandbox else "",
+        trust=tooling.context.trust.mode.value if tooling.context.trust else "",
+        compact=_small_context(model),
+    )
+
+
+def _small_context(model: str) -> bool:
+    """Whether ``model`` is known to have a small context window (unknown models get the full
+    prompt: the registry's default window for them is a guess, not a fact)."""
+    from nyzhi.provider.models import model_info
+
+    info = model_info(model)
+    return info.known and info.context_window <= COMPACT_CONTEXT_WINDOW

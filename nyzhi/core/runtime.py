@@ -32,7 +32,7 @@ from nyzhi.core.agent import AgentActor, Cancel, SpawnSubagent, TurnHandle, User
 from nyzhi.core.agent_factory import Agent, AgentFactory, AgentSpec
 from nyzhi.core.event_bus import EventBus, Listener
 from nyzhi.core.hooks import HookRunner
-from nyzhi.core.prompt import PromptParts
+from nyzhi.core.prompt import session_parts
 from nyzhi.core.session_knowledge import SessionKnowledge, load_session_knowledge
 from nyzhi.core.sessions.store import SessionWriter
 from nyzhi.core.tool_step import ApprovalAnswer, ApprovalBroker
@@ -171,9 +171,11 @@ async def open_runtime(
             hooks=hooks,
             approvals=approvals,
             emit=bus.publish,
-            prompt=PromptParts(
-                workspace_root=workspace.root, cwd=options.cwd, rules=workspace.rules_text,
-                custom_instructions=config.agent.custom_instructions or "",
+            prompt=attrs.evolve(
+                await session_parts(
+                    workspace=workspace, cwd=options.cwd, config=config, resumed=resumed
+                ),
+                skills=knowledge.skills, memory=knowledge.memory_text,
             ),
             settings=TurnSettings(
                 max_steps=config.agent.max_steps,
@@ -193,7 +195,7 @@ async def open_runtime(
         bus.add_listener(_session_listener(writer, hooks, session_id))
         session_start = ev.SessionStart(
             session_id=session_id, cwd=str(options.cwd), provider=provider.name,
-            model=provider.model,
+            model=provider.model, prompt=main.prompt.describe(main.loop.tool_schemas()),
         )
         if writer is not None:
             writer.append_event(session_start)

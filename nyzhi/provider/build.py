@@ -6,35 +6,36 @@ that format, the runtime only has to point ``base_url`` at the port it started.
 
 from __future__ import annotations
 
-import httpx
+import importlib
+from typing import TYPE_CHECKING
 
-from nyzhi.provider.anthropic import AnthropicAdapter
-from nyzhi.provider.gemini import GeminiAdapter
 from nyzhi.provider.http import HttpProvider
-from nyzhi.provider.llama_cpp import LlamaCppAdapter
-from nyzhi.provider.ollama import OllamaAdapter
-from nyzhi.provider.openai_chat import OpenAIChatAdapter
-from nyzhi.provider.openai_responses import OpenAIResponsesAdapter
 from nyzhi.provider.spec import ProviderSpec
 from nyzhi.provider.wire import WireAdapter
 
-ADAPTERS: dict[str, type] = {
-    "openai": OpenAIChatAdapter,
-    "llama-cpp": LlamaCppAdapter,
-    "openai-responses": OpenAIResponsesAdapter,
-    "anthropic": AnthropicAdapter,
-    "gemini": GeminiAdapter,
-    "ollama": OllamaAdapter,
+if TYPE_CHECKING:
+    import httpx
+
+# api_style -> (module, class). Imported on first use: a run talks to one wire format, and each
+# adapter module costs start-up time (``nyz run`` reaching its first request).
+ADAPTERS: dict[str, tuple[str, str]] = {
+    "openai": ("nyzhi.provider.openai_chat", "OpenAIChatAdapter"),
+    "llama-cpp": ("nyzhi.provider.llama_cpp", "LlamaCppAdapter"),
+    "openai-responses": ("nyzhi.provider.openai_responses", "OpenAIResponsesAdapter"),
+    "anthropic": ("nyzhi.provider.anthropic", "AnthropicAdapter"),
+    "gemini": ("nyzhi.provider.gemini", "GeminiAdapter"),
+    "ollama": ("nyzhi.provider.ollama", "OllamaAdapter"),
 }
 
 
 def adapter_for(api_style: str) -> WireAdapter:
     try:
-        return ADAPTERS[api_style]()
+        module, name = ADAPTERS[api_style]
     except KeyError:
         raise ValueError(
             f"unknown api_style {api_style!r}; expected one of {', '.join(ADAPTERS)}"
         ) from None
+    return getattr(importlib.import_module(module), name)()
 
 
 def build_provider(spec: ProviderSpec, *, client: httpx.AsyncClient | None = None) -> HttpProvider:

@@ -26,6 +26,7 @@ from nyzhi.provider.spec import ProviderSpec
 from nyzhi.provider.types import ChatRequest, Message, StreamEvent, TextDelta, ThinkingDelta
 from nyzhi.provider.wire import DecoderBase, HttpCall, effective, whole_call
 
+_loads = json.loads
 FINISH = {"STOP": "end_turn", "MAX_TOKENS": "max_tokens"}
 DEFAULT_THINKING_BUDGET = 8192
 _DROP_KEYS = {"$schema", "additionalProperties"}
@@ -114,12 +115,20 @@ class GeminiAdapter:
 
 
 class GeminiDecoder(DecoderBase):
+    """Hot path: nearly every record is one candidate with one plain text part, so that case
+    is decoded inline (no per-part call, no intermediate lists); everything else goes
+    through ``_part``. This keeps decoding within ~1.3x of a bare ``json.loads`` per record."""
+
     def __init__(self) -> None:
         super().__init__()
         self.finished = False
 
     def feed(self, event: str, data: str) -> list[StreamEvent]:
-        chunk = self.load(data)
+        try:
+            chunk = _loads(data)
+        except ValueError:
+            self.skipped += 1
+            return []
         if isinstance(chunk, list):  # non-SSE JSON-array framing: take what is there
             out: list[StreamEvent] = []
             for item in chunk:
@@ -138,7 +147,7 @@ class GeminiDecoder(DecoderBase):
                 retryable=status in ("UNAVAILABLE", "INTERNAL", "RESOURCE_EXHAUSTED", 503, 500),
             )
         usage = chunk.get("usageMetadata")
-        if isinstance(usage, dict):
+        if usage is not None and isinstance(usage, dict):
             cached = usage.get("cachedContentTokenCount") or 0
             self.input_tokens = (usage.get("promptTokenCount") or 0) - cached
             self.cache_read = cached
@@ -148,7 +157,14 @@ class GeminiDecoder(DecoderBase):
         for cand in chunk.get("candidates") or ():
             if not isinstance(cand, dict):
                 continue
-            for part in (cand.get("content") or {}).get("parts") or ():
+            content = cand.get("content")
+            for part in (content.get("parts") if isinstance(content, dict) else None) or ():
+                if isinstance(part, dict) and len(part) == 1:
+                    text = part.get("text")
+                    if isinstance(text, str):  # a plain text part: the common case
+                        if text:
+                            out.append(TextDelta(text))
+                        continue
                 out.extend(self._part(part))
             reason = cand.get("finishReason")
             if reason:

@@ -76,7 +76,12 @@ def make_client(spec: ProviderSpec) -> httpx.AsyncClient:
     timeout = httpx.Timeout(
         connect=spec.connect_timeout_s, read=spec.read_timeout_s, write=60.0, pool=60.0
     )
-    return httpx.AsyncClient(timeout=timeout, follow_redirects=False)
+    from nyzhi.provider import tls
+
+    context = tls.default_context()  # prewarmed by the front end, or None: httpx builds one
+    return httpx.AsyncClient(
+        timeout=timeout, follow_redirects=False, verify=context if context is not None else True
+    )
 
 
 class HttpProvider:

@@ -28,7 +28,8 @@ import trio
 
 from nyzhi.tools.base import Permission, Tool, ToolContext, ToolResult
 from nyzhi.tools.gates import ROLE_FENCE, GateDecision, Gates
-from nyzhi.tools.output import cap_output
+from nyzhi.tools.leases import LeaseBusy, write_leases
+from nyzhi.tools.output import cap_output_async
 
 log = logging.getLogger(__name__)
 
@@ -91,8 +92,9 @@ def _lookup(registry: Any, name: str) -> Tool | None:
 
 
 async def _default_cap(result: ToolResult, tool: Tool, ctx: ToolContext) -> ToolResult:
-    """Large outputs are cut and spilled to a file by ``nyzhi.tools.output.cap_output``."""
-    return cap_output(result, ctx, tool.name)
+    """Large outputs are cut and spilled to a file by ``nyzhi.tools.output``, off the trio
+    thread."""
+    return await cap_output_async(result, ctx, tool.name)
 
 
 async def execute_calls(
@@ -137,10 +139,17 @@ async def execute_calls(
         call: ToolCallRequest, index: int
     ) -> tuple[ToolResult, GateDecision | None]:
         if call.error is not None:
-            return ToolResult(f"Invalid arguments for `{call.name}`: {call.error}", True), None
+            return ToolResult(
+                f"Invalid arguments for `{call.name}`: {call.error}. Send the arguments as one "
+                "JSON object matching the tool's parameters.", True
+            ), None
         tool = _lookup(registry, call.name)
         if tool is None:
-            return ToolResult(f"Unknown tool `{call.name}`.", is_error=True), None
+            return ToolResult(
+                f"Unknown tool `{call.name}`. Call only the tools you were given; a tool the "
+                "system prompt lists as not loaded must be loaded with tool_search first.",
+                is_error=True,
+            ), None
         base = ctx_factory(call) if ctx_factory is not None else ctx
         assert base is not None
 
@@ -160,7 +169,14 @@ async def execute_calls(
                 decision = await gates.check(tool, args, call_ctx, call_id=call.id)
             if not decision.allowed:
                 return decision.to_result(), decision
-            result = await tool.run(args, call_ctx)
+            # Writers hold a lease on each resolved target while they run (see leases.py).
+            async with write_leases(tool, call_ctx, decision.paths):
+                result = await tool.run(args, call_ctx)
+        except LeaseBusy as exc:
+            return ToolResult(
+                str(exc), is_error=True,
+                metadata={"lease_holder": exc.holder, "path": str(exc.path)},
+            ), decision
         except Exception as exc:
             log.exception("tool %s (call %s) raised", call.name, call.id)
             return ToolResult(

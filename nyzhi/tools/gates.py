@@ -3,7 +3,10 @@
 Every call, read-only or not, passes the gates in this order; the first gate that refuses decides
 the outcome, so a call failing several gates reports the earliest:
 
-1. ``role_fence``  the agent's allowed / disallowed tool names (and the registry's fence);
+1. ``role_fence``  the agent's allowed / disallowed tool names (and the registry's fence); a
+                   read-only role (``read_only_role``) gets no tool that changes things,
+                   except command tools that confine themselves (``runs_sandboxed``) when the
+                   call's sandbox is read-only;
 2. ``plan_mode``   only read-only tools while planning;
 3. ``sandbox``     write targets must resolve inside the writable roots; the read-only sandbox
                    refuses mutating tools, except command tools that confine themselves with
@@ -217,7 +220,11 @@ def _deny(gate: str, reason: str, paths=(), commands=()) -> GateDecision:
 
 
 def target_paths(tool: Tool, args: dict[str, Any], ctx: ToolContext) -> list[Path]:
-    """Real paths the call touches (via the tool's ``target_paths``), resolved against its cwd."""
+    """Real paths the call touches (via the tool's ``target_paths``), resolved against its cwd.
+
+    Stays on the trio thread, like the sandbox check below: ``realpath`` is a few ``lstat``
+    calls answered from the kernel's dentry cache, cheaper than the thread hop (~0.1 ms) every
+    tool call would otherwise pay. The tools' own writes and scans run in worker threads."""
     fn = getattr(tool, "target_paths", None)
     raw = list(fn(args) or ()) if callable(fn) else []
     base = Path(ctx.cwd)
@@ -297,6 +304,8 @@ class Gates:
 
     ``fence`` is an extra predicate (e.g. the registry's ``is_allowed``). ``approver`` None means
     headless: calls that need approval are refused with a hint about ``--trust``.
+    ``read_only_role`` names the agent's role when that role is read-only
+    (``nyzhi.core.roles.fence_tools`` sets it, and the read-only sandbox with it).
     """
 
     trust: TrustPolicy = attrs.field(factory=TrustPolicy)
@@ -306,6 +315,7 @@ class Gates:
     approver: Approver | None = None
     memory: ApprovalMemory = attrs.field(factory=ApprovalMemory)
     fence: Callable[[str], bool] | None = None
+    read_only_role: str | None = None
 
     async def check(
         self, tool: Tool, args: dict[str, Any], ctx: ToolContext, *, call_id: str = ""
@@ -319,6 +329,12 @@ class Gates:
             or (self.fence is not None and not self.fence(name))
         ):
             return _deny(ROLE_FENCE, f"tool `{name}` is not available for this agent role")
+        if self.read_only_role and not read_only and not self._confined_read_only(tool, ctx):
+            return _deny(
+                ROLE_FENCE,
+                f"the `{self.read_only_role}` role is read-only and `{name}` can change files "
+                "or state; report what should change instead",
+            )
         # 2. plan mode
         if self.plan_mode and not read_only:
             return _deny(
@@ -364,6 +380,18 @@ class Gates:
                 return attrs.evolve(ok, reason=why, approved_by="trust")
         # 6. ask
         return await self._ask(tool, args, ctx, call_id, paths, commands, always_ask)
+
+    @staticmethod
+    def _confined_read_only(tool: Tool, ctx: ToolContext) -> bool:
+        """A command tool that bwrap confines, running under the read-only sandbox."""
+        from nyzhi.tools.sandbox import SandboxPolicy
+
+        policy = ctx.sandbox
+        return (
+            getattr(tool, "runs_sandboxed", False)
+            and isinstance(policy, SandboxPolicy)
+            and policy.level is SandboxLevel.READ_ONLY
+        )
 
     async def _remembered(self, ctx: ToolContext) -> frozenset[str]:
         """The workspace's remembered "always" answers, read once per memory (off the trio

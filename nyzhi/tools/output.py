@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 from nyzhi.tools.base import ToolContext, ToolResult
+from nyzhi.tools.offload import run_blocking
 from nyzhi.tools.paths import atomic_write
 
 DEFAULT_THRESHOLD = 4000
@@ -48,7 +49,8 @@ def cap_output(
 
     The returned result keeps ``is_error`` and the metadata, plus ``full_output_path`` and
     ``full_output_chars``. If the file cannot be written (read-only disk), the output is
-    truncated in place instead, keeping head and tail. Synchronous: one small local file write.
+    truncated in place instead, keeping head and tail. Blocking (the file is fsynced): async
+    callers use ``cap_output_async``.
     """
     text = result.output
     if len(text) <= threshold:
@@ -81,3 +83,13 @@ def cap_output(
     metadata["full_output_path"] = str(path)
     metadata["full_output_chars"] = len(text)
     return ToolResult(output=body, is_error=result.is_error, metadata=metadata)
+
+
+async def cap_output_async(
+    result: ToolResult, ctx: ToolContext, tool_name: str, *, threshold: int = DEFAULT_THRESHOLD
+) -> ToolResult:
+    """``cap_output`` with the file write in a worker thread. Short results (nearly all of them)
+    return at once, without the cost of a thread hop."""
+    if len(result.output) <= threshold:
+        return result
+    return await run_blocking(lambda: cap_output(result, ctx, tool_name, threshold=threshold))

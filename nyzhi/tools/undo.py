@@ -1,15 +1,22 @@
 """Recording file changes as one transaction, and reverting them for ``/undo``.
 
 A tool call that touches several files (multi_edit, apply_patch, move_file) goes through
-``commit``: every target is re-checked by the sandbox first (one refusal writes nothing), then
+``apply``: every target is re-checked by the sandbox first (one refusal writes nothing), then
 the files are written in order and, if any write fails, the ones already written are put back.
-The changes are recorded in ``ctx.changes`` under one batch id so ``undo_last`` reverts the
-whole call at once.
+``record`` then puts the changes in ``ctx.changes`` under one batch id so ``undo_last`` reverts
+the whole call at once.
+
+Threads: the disk part (``apply``) is thread-safe and records nothing, so the tools run their
+plan and write in a worker thread (``nyzhi.tools.offload``) and ``record`` the result on the trio
+thread. ``TRANSACTION_LOCK`` keeps one plan-and-write at a time in the process, as running
+them on the trio thread did: two agents editing one file must not both read the old bytes and
+let the second rename silently drop the first edit.
 """
 
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 
 import attrs
@@ -24,6 +31,9 @@ from nyzhi.tools.paths import (
     rmdir_nofollow,
     unlink_nofollow,
 )
+
+TRANSACTION_LOCK = threading.Lock()
+"""Held by a file-changing tool from its first read to its last write (see the module doc)."""
 
 
 class UndoConflict(Exception):
@@ -62,9 +72,13 @@ def _apply(path: Path, after: bytes | None, kind: str, mode: int | None = None) 
         atomic_write(path, after, mode=mode)
 
 
-def commit(ctx: ToolContext, tool: str, planned: list[Planned]) -> list[FileChange]:
-    """Apply ``planned`` all-or-nothing and record it as one batch. Raises ``ToolPathError``
-    (sandbox refusal, nothing written) or ``OSError`` (after rolling back what was written)."""
+def apply(ctx: ToolContext, tool: str, planned: list[Planned]) -> list[FileChange]:
+    """Apply ``planned`` all-or-nothing and return the changes, without recording them.
+
+    Blocking disk I/O (fsync of each file and its directory): call it from a worker thread.
+    Raises ``ToolPathError`` (sandbox refusal, nothing written) or ``OSError`` (after rolling
+    back what was written)."""
+    # The sandbox re-check runs here, right before the writes, in the same thread.
     resolved = [(check_write(ctx, p.path), p) for p in planned]
     changes = []
     for path, p in resolved:
@@ -88,11 +102,17 @@ def commit(ctx: ToolContext, tool: str, planned: list[Planned]) -> list[FileChan
             except OSError:
                 pass
         raise
-    batch = ctx.changes.new_batch()
+    return changes
+
+
+def record(log: ChangeLog, changes: list[FileChange]) -> None:
+    """Record one tool call's ``changes`` as one batch (a no-op for none). Trio thread only."""
+    if not changes:
+        return
+    batch = log.new_batch()
     for change in changes:
         change.batch = batch
-        ctx.changes.record(change)
-    return changes
+        log.record(change)
 
 
 def revert(change: FileChange, *, force: bool = False) -> str:
@@ -120,7 +140,9 @@ def revert(change: FileChange, *, force: bool = False) -> str:
 
 def undo_last(changes: ChangeLog, *, force: bool = False) -> list[str]:
     """Revert the most recent tool call's changes (its whole batch), newest first, and drop them
-    from the log. Returns one line per reverted path; [] when there is nothing to undo."""
+    from the log. Returns one line per reverted path; [] when there is nothing to undo.
+
+    Writes and fsyncs like a tool: an async caller runs it with ``nyzhi.tools.offload.run_blocking``."""
     if not changes.changes:
         return []
     batch = changes.changes[-1].batch

@@ -7,6 +7,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import trio
+
+from nyzhi.tools.base import Permission, Tool, ToolResult
 
 KEY_VARS = [v for v in os.environ if v.endswith("_API_KEY")] + ["NYZHI_HOME"]
 XDG_VARS = ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME")
@@ -89,3 +92,30 @@ class Env:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
         return path
+
+
+class SlowAppend(Tool):
+    """A file-writing tool (``slow_append``) whose read-modify-write spans an await the test
+    controls (``entered`` / ``release``): the shape a lost update needs, for the lease tests."""
+
+    name = "slow_append"
+    description = "append a line, slowly"
+    permission = Permission.NEEDS_APPROVAL
+    writes_files = True
+
+    def __init__(self) -> None:
+        self.entered = trio.Event()
+        self.release = trio.Event()
+
+    async def run(self, args, ctx):
+        path = Path(ctx.workspace_root) / args["path"]
+        before = path.read_text()
+        self.entered.set()
+        await self.release.wait()
+        path.write_text(before + args["line"] + "\n")
+        return ToolResult("appended")
+
+
+@pytest.fixture
+def slow_append():
+    return SlowAppend()

@@ -76,9 +76,10 @@ def human_size(n: int) -> str:
 
 
 def os_error_text(exc: OSError) -> str:
-    if exc.filename:
-        return f"{exc.filename}: {exc.strerror or exc}"
-    return str(exc)
+    text = f"{exc.filename}: {exc.strerror or exc}" if exc.filename else str(exc)
+    if isinstance(exc, FileNotFoundError):
+        text += "; check the path with glob or list_dir"  # the model's usual slip: a wrong path
+    return text
 
 
 class BuiltinTool(Tool):

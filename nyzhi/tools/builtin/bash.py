@@ -96,16 +96,19 @@ async def run_command(
 class BashTool(Tool):
     name = "bash"
     description = (
-        "Run a shell command (bash -c) in the working directory and return its combined "
-        "stdout/stderr and exit code. Output is streamed and capped at 100 KiB (head and tail "
-        f"kept). Default timeout {DEFAULT_TIMEOUT} s, maximum {MAX_TIMEOUT} s; on timeout the "
-        "whole process group is killed. Background processes do not outlive the command. "
-        "Under the read-only or workspace-write sandbox it runs inside bubblewrap."
+        "Run a shell command with bash -c in the working directory; returns combined stdout and "
+        "stderr, and a non-zero exit is an error showing the code. Use it for builds, tests, "
+        "package scripts and other programs; for files prefer read, grep, glob and edit. Output "
+        "is capped at 100 KiB (head and tail kept). The timeout defaults to "
+        f"{DEFAULT_TIMEOUT} s (at most {MAX_TIMEOUT} s): raise it for long builds and test "
+        "suites. On timeout the whole process group is killed, and background processes do not "
+        "outlive the command. Under the read-only and workspace-write sandboxes the command is "
+        "confined: writes outside the allowed roots fail."
     )
     parameters: ClassVar[dict[str, Any]] = {
         "type": "object",
         "properties": {
-            "command": {"type": "string", "description": "The shell command to run."},
+            "command": {"type": "string", "description": "The command line to run."},
             "timeout": {
                 "type": "number",
                 "description": f"Seconds before the command is killed (default {DEFAULT_TIMEOUT}, "
@@ -141,6 +144,11 @@ class BashTool(Tool):
         text = res.output if res.output.strip() else "(no output)"
         if not res.timed_out and res.exit_code != 0:  # the executor already notes a timeout
             text = f"{text.rstrip()}\n[exit code {res.exit_code}]"
+        elif res.timed_out:
+            text = (
+                f"{text.rstrip()}\n[if the command needs longer, set timeout (at most "
+                f"{MAX_TIMEOUT} s); otherwise run a narrower command]"
+            )
         return ToolResult(text, is_error=res.exit_code != 0 or res.timed_out, metadata=meta)
 
 

@@ -2,6 +2,9 @@
 
 Line numbers use the original's ``"{n:6}|line"`` format so the model can cite and edit lines it
 has read; ``read`` and ``tail_file`` share it.
+
+Every disk access (resolving, stat, reading, listing) runs in a worker thread, so a slow or
+hung file system stalls the one call, not the event loop every agent shares.
 """
 
 from __future__ import annotations
@@ -13,8 +16,6 @@ import stat
 from pathlib import Path
 from typing import Any
 
-import trio
-
 from nyzhi.tools.base import ToolContext, ToolResult
 from nyzhi.tools.builtin._common import (
     BuiltinTool,
@@ -23,6 +24,7 @@ from nyzhi.tools.builtin._common import (
     opt_int,
     req_str,
 )
+from nyzhi.tools.offload import run_blocking
 from nyzhi.tools.paths import check_read, display, resolve_arg
 
 MAX_LINE_CHARS = 2000
@@ -64,33 +66,46 @@ def split_lines(text: str) -> list[str]:
 class ReadTool(BuiltinTool):
     name = "read"
     description = (
-        "Read a text file with line numbers (format: '     N|line'). Use offset (1-based line) "
-        "and limit (default 2000 lines) to page through large files. Binary files are refused."
+        "Read a text file with line numbers ('     N|text'; cite a line as path:N, and leave the "
+        "prefix out when you copy text into edit). Returns up to limit lines from offset; a "
+        "longer file ends with the offset to continue from, and lines over 2000 characters are "
+        "cut. In a large file, grep for the lines you need first; for the end of a log use "
+        "tail_file. Binary files and directories are refused (list_dir shows a directory)."
     )
     parameters = {
         "type": "object",
         "properties": {
-            "file_path": {"type": "string", "description": "File to read (relative to cwd or absolute)."},
-            "offset": {"type": "integer", "description": "First line to show, 1-based (default 1)."},
-            "limit": {"type": "integer", "description": "Maximum number of lines (default 2000)."},
+            "file_path": {"type": "string", "description": "File to read, relative to the working directory or absolute."},
+            "offset": {"type": "integer", "description": "First line to return, 1-based (default 1)."},
+            "limit": {"type": "integer", "description": "Maximum lines to return (default 2000)."},
         },
         "required": ["file_path"],
     }
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        path, real = _existing_file(ctx, args.get("file_path"), "file_path")
         offset = opt_int(args, "offset", 1, minimum=1)
         limit = opt_int(args, "limit", DEFAULT_READ_LIMIT, minimum=1)
-        data = await trio.to_thread.run_sync(real.read_bytes)
+
+        def load() -> tuple[Path, bytes]:
+            path, real = _existing_file(ctx, args.get("file_path"), "file_path")
+            return path, real.read_bytes()
+
+        path, data = await run_blocking(load)
         shown = display(ctx, path)
         if is_binary(data):
-            return error(f"{shown} looks like a binary file (NUL bytes near the start); read only shows text files.")
+            return error(
+                f"{shown} looks like a binary file (NUL bytes near the start); read only shows "
+                "text files. Use file_info for its size and type, or bash (e.g. `xxd FILE | head`)."
+            )
         lines = split_lines(data.decode("utf-8", errors="replace"))
         total = len(lines)
         if total == 0:
             return ToolResult(output=f"({shown} is empty)", metadata={"total_lines": 0})
         if offset > total:
-            return error(f"offset {offset} is past the end of {shown} ({total} lines)")
+            return error(
+                f"offset {offset} is past the end of {shown} ({total} lines); use an offset from 1 "
+                f"to {total}."
+            )
         end = min(total, offset - 1 + limit)
         out = [numbered(i + 1, lines[i]) for i in range(offset - 1, end)]
         if end < total:
@@ -101,38 +116,47 @@ class ReadTool(BuiltinTool):
         )
 
 
-def _tail(real: Path, count: int) -> tuple[collections.deque[tuple[int, bytes]], int] | None:
-    """The last ``count`` (line number, raw line) pairs and the line total; None if binary.
-    Streams the file so a huge log never sits in memory whole."""
+def _tail(
+    ctx: ToolContext, raw: Any, count: int
+) -> tuple[Path, tuple[collections.deque[tuple[int, bytes]], int] | None]:
+    """The path, and the last ``count`` (line number, raw line) pairs with the line total (None
+    if binary). Streams the file so a huge log never sits in memory whole. Blocking."""
+    path, real = _existing_file(ctx, raw, "path")
     with open(real, "rb") as fh:
         if is_binary(fh.read(BINARY_SNIFF_BYTES)):
-            return None
+            return path, None
         fh.seek(0)
         last: collections.deque[tuple[int, bytes]] = collections.deque(maxlen=count)
         n = 0
-        for n, raw in enumerate(fh, start=1):  # noqa: B007 - n is the line count afterwards
-            last.append((n, raw))
-    return last, n
+        for n, line in enumerate(fh, start=1):  # noqa: B007 - n is the line count afterwards
+            last.append((n, line))
+    return path, (last, n)
 
 
 class TailFileTool(BuiltinTool):
     name = "tail_file"
-    description = "Show the last N lines of a file (default 50), with line numbers."
+    description = (
+        "Show the last lines of a text file with line numbers, without loading the whole file: "
+        "the quick way to see the end of a log or of a saved long tool output. For any other "
+        "range use read with offset and limit."
+    )
     parameters = {
         "type": "object",
         "properties": {
             "path": {"type": "string", "description": "File to read."},
-            "lines": {"type": "integer", "description": "How many lines from the end (default 50)."},
+            "lines": {"type": "integer", "description": "How many lines from the end (default 50, at most 10000)."},
         },
         "required": ["path"],
     }
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        path, real = _existing_file(ctx, args.get("path"), "path")
         count = opt_int(args, "lines", 50, minimum=1, maximum=10000)
-        result = await trio.to_thread.run_sync(_tail, real, count)
+        path, result = await run_blocking(_tail, ctx, args.get("path"), count)
         if result is None:
-            return error(f"{display(ctx, path)} looks like a binary file; tail_file only shows text files.")
+            return error(
+                f"{display(ctx, path)} looks like a binary file; tail_file only shows text files "
+                "(file_info gives its size and type)."
+            )
         last, n = result
         if not last:
             return ToolResult(output=f"({display(ctx, path)} is empty)", metadata={"total_lines": 0})
@@ -152,35 +176,45 @@ def _existing_dir(ctx: ToolContext, raw: Any, arg: str) -> tuple[Path, Path]:
 
 class ListDirTool(BuiltinTool):
     name = "list_dir"
-    description = "List a directory: '[DIR] name/' and '[FILE] name (size)' entries; hidden entries are omitted."
+    description = (
+        "List one directory: subdirectories as '[DIR] name/', files as '[FILE] name (size)'. "
+        "Hidden entries (names starting with '.') are left out, and at most 1000 entries are "
+        "shown. Use directory_tree for several levels at once, glob to find files by name below "
+        "a directory."
+    )
     parameters = {
         "type": "object",
-        "properties": {"path": {"type": "string", "description": "Directory (default: cwd)."}},
+        "properties": {"path": {"type": "string", "description": "Directory to list ('.' for the working directory)."}},
         "required": ["path"],
     }
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        path, real = _existing_dir(ctx, args.get("path"), "path")
-        dirs, files = [], []
-        with os.scandir(real) as it:
-            for entry in it:
-                if entry.name.startswith("."):
-                    continue
-                try:
-                    if entry.is_dir():
-                        dirs.append(f"[DIR]  {entry.name}/")
-                    else:
-                        size = entry.stat().st_size if entry.is_file() else 0
-                        files.append((entry.name, f"[FILE] {entry.name} ({human_size(size)})"))
-                except OSError:
-                    files.append((entry.name, f"[FILE] {entry.name} (unreadable)"))
-        lines = sorted(dirs) + [text for _, text in sorted(files)]
+        path, lines = await run_blocking(_listing, ctx, args.get("path"))
         total = len(lines)
         if not lines:
             return ToolResult(output=f"({display(ctx, path)} is empty)")
         if total > MAX_LIST_ENTRIES:
             lines = lines[:MAX_LIST_ENTRIES] + [f"... ({total - MAX_LIST_ENTRIES} more entries)"]
         return ToolResult(output="\n".join(lines), metadata={"entries": total})
+
+
+def _listing(ctx: ToolContext, raw: Any) -> tuple[Path, list[str]]:
+    """The directory's path and its entries, directories first, hidden ones omitted. Blocking."""
+    path, real = _existing_dir(ctx, raw, "path")
+    dirs, files = [], []
+    with os.scandir(real) as it:
+        for entry in it:
+            if entry.name.startswith("."):
+                continue
+            try:
+                if entry.is_dir():
+                    dirs.append(f"[DIR]  {entry.name}/")
+                else:
+                    size = entry.stat().st_size if entry.is_file() else 0
+                    files.append((entry.name, f"[FILE] {entry.name} ({human_size(size)})"))
+            except OSError:
+                files.append((entry.name, f"[FILE] {entry.name} (unreadable)"))
+    return path, sorted(dirs) + [text for _, text in sorted(files)]
 
 
 def _tree(real: Path, depth: int) -> tuple[list[str], bool]:
@@ -214,22 +248,28 @@ def _tree(real: Path, depth: int) -> tuple[list[str], bool]:
 class DirectoryTreeTool(BuiltinTool):
     name = "directory_tree"
     description = (
-        "Show a directory as a tree, to the given depth (default 3). Skips node_modules, .git, "
-        "target, __pycache__ and .venv."
+        "Show a directory's layout as a tree, to get oriented in an unfamiliar project. Skips "
+        "node_modules, .git, target, __pycache__ and .venv, and stops at 2000 entries (then "
+        "pick a subdirectory or a smaller depth). To find particular files, glob or grep is "
+        "faster."
     )
     parameters = {
         "type": "object",
         "properties": {
-            "path": {"type": "string", "description": "Root directory (default: cwd)."},
-            "depth": {"type": "integer", "description": "Levels to descend (default 3)."},
+            "path": {"type": "string", "description": "Root directory ('.' for the working directory)."},
+            "depth": {"type": "integer", "description": "Levels to descend (default 3, at most 20)."},
         },
         "required": ["path"],
     }
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        path, real = _existing_dir(ctx, args.get("path"), "path")
         depth = opt_int(args, "depth", 3, minimum=1, maximum=20)
-        lines, truncated = await trio.to_thread.run_sync(_tree, real, depth)
+
+        def tree() -> tuple[Path, tuple[list[str], bool]]:
+            path, real = _existing_dir(ctx, args.get("path"), "path")
+            return path, _tree(real, depth)
+
+        path, (lines, truncated) = await run_blocking(tree)
         root = display(ctx, path)
         out = [root if root.endswith("/") else root + "/"] + lines
         if truncated:
@@ -239,35 +279,44 @@ class DirectoryTreeTool(BuiltinTool):
 
 class FileInfoTool(BuiltinTool):
     name = "file_info"
-    description = "Show a path's type, size, permissions and modification time."
+    description = (
+        "Show a path's type (file, directory, or symlink and its target), size, permissions and "
+        "modification time, without reading the contents. Use it to check that a path exists or "
+        "how big a file is before reading it."
+    )
     parameters = {
         "type": "object",
-        "properties": {"path": {"type": "string", "description": "File or directory."}},
+        "properties": {"path": {"type": "string", "description": "File or directory to describe."}},
         "required": ["path"],
     }
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         path = resolve_arg(ctx, req_str(args, "path"), arg="path")
-        check_read(ctx, path)
-        st = os.lstat(path)
-        lines = [f"path: {display(ctx, path)}"]
-        if stat.S_ISLNK(st.st_mode):
-            lines.append(f"type: symlink -> {os.readlink(path)}")
-            try:
-                st = os.stat(path)
-            except OSError:
-                lines.append("target: missing")
-                return ToolResult(output="\n".join(lines))
-        kind = "directory" if stat.S_ISDIR(st.st_mode) else "file" if stat.S_ISREG(st.st_mode) else "other"
-        if not lines[-1].startswith("type:"):
-            lines.append(f"type: {kind}")
-        else:
-            lines.append(f"target type: {kind}")
-        lines.append(f"size: {st.st_size} bytes ({human_size(st.st_size)})")
-        lines.append(f"permissions: {stat.filemode(st.st_mode)} ({stat.S_IMODE(st.st_mode):o})")
-        mtime = dt.datetime.fromtimestamp(st.st_mtime).astimezone()
-        lines.append(f"modified: {mtime.isoformat(timespec='seconds')}")
-        return ToolResult(output="\n".join(lines), metadata={"size": st.st_size, "type": kind})
+        return await run_blocking(_file_info, ctx, path)
+
+
+def _file_info(ctx: ToolContext, path: Path) -> ToolResult:
+    """lstat (and stat through a symlink) of ``path``, described. Blocking."""
+    check_read(ctx, path)
+    st = os.lstat(path)
+    lines = [f"path: {display(ctx, path)}"]
+    if stat.S_ISLNK(st.st_mode):
+        lines.append(f"type: symlink -> {os.readlink(path)}")
+        try:
+            st = os.stat(path)
+        except OSError:
+            lines.append("target: missing")
+            return ToolResult(output="\n".join(lines))
+    kind = "directory" if stat.S_ISDIR(st.st_mode) else "file" if stat.S_ISREG(st.st_mode) else "other"
+    if not lines[-1].startswith("type:"):
+        lines.append(f"type: {kind}")
+    else:
+        lines.append(f"target type: {kind}")
+    lines.append(f"size: {st.st_size} bytes ({human_size(st.st_size)})")
+    lines.append(f"permissions: {stat.filemode(st.st_mode)} ({stat.S_IMODE(st.st_mode):o})")
+    mtime = dt.datetime.fromtimestamp(st.st_mtime).astimezone()
+    lines.append(f"modified: {mtime.isoformat(timespec='seconds')}")
+    return ToolResult(output="\n".join(lines), metadata={"size": st.st_size, "type": kind})
 
 
 TOOLS = (ReadTool, TailFileTool, ListDirTool, DirectoryTreeTool, FileInfoTool)

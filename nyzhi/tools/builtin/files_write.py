@@ -1,9 +1,12 @@
 """Changing files: write, edit, multi_edit, delete_file, move_file, copy_file, create_dir.
 
 Each tool first *plans* (reads what it needs, computes every file's new bytes, validates) and
-only then commits the plan through ``nyzhi.tools.undo.commit``: one refusal or failed match
-means nothing was written, and the commit records the changes for ``/undo``. ``preview`` runs
+only then applies the plan through ``nyzhi.tools.undo.apply``: one refusal or failed match
+means nothing was written, and the changes are recorded for ``/undo``. ``preview`` runs
 the same planning and shows the diff without writing, for approval requests.
+
+Planning, writing (each file and its directory are fsynced) and diffing run in a worker thread:
+with many agents, one slow disk must not stall the event loop every agent and the console share.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from typing import Any
 
 import attrs
 
-from nyzhi.tools.base import Permission, ToolContext, ToolResult
+from nyzhi.tools.base import FileChange, Permission, ToolContext, ToolResult
 from nyzhi.tools.builtin._common import ArgError, BuiltinTool, opt_bool, req_str
 from nyzhi.tools.builtin._diff import (
     PREVIEW_DIFF_LINES,
@@ -23,6 +26,7 @@ from nyzhi.tools.builtin._diff import (
     encode,
     unified,
 )
+from nyzhi.tools.offload import run_blocking
 from nyzhi.tools.paths import (
     ToolPathError,
     check_read,
@@ -31,7 +35,7 @@ from nyzhi.tools.paths import (
     read_bytes_nofollow,
     resolve_arg,
 )
-from nyzhi.tools.undo import Planned, commit
+from nyzhi.tools.undo import TRANSACTION_LOCK, Planned, apply, record
 
 
 @attrs.define
@@ -69,10 +73,6 @@ def missing_parents(path: Path) -> list[Step]:
     return list(reversed(steps))
 
 
-def apply_steps(ctx: ToolContext, tool: str, steps: list[Step]) -> None:
-    commit(ctx, tool, [Planned(path=s.path, after=s.after, kind=s.kind, mode=s.mode) for s in steps])
-
-
 def diff_steps(ctx: ToolContext, steps: list[Step], max_lines: int) -> str:
     parts = [
         unified(display(ctx, s.path), s.before, s.after, max_lines=max_lines)
@@ -96,9 +96,8 @@ class _PlanningTool(BuiltinTool):
     def summary(self, ctx: ToolContext, steps: list[Step], args: dict[str, Any]) -> str:
         raise NotImplementedError
 
-    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        steps = self.plan(args, ctx)
-        apply_steps(ctx, self.name, steps)
+    def report(self, ctx: ToolContext, steps: list[Step], args: dict[str, Any]) -> ToolResult:
+        """The result the model reads: the summary line and the diff of what changed."""
         text = self.summary(ctx, steps, args)
         diff = diff_steps(ctx, steps, RESULT_DIFF_LINES)
         return ToolResult(
@@ -106,24 +105,44 @@ class _PlanningTool(BuiltinTool):
             metadata={"paths": [str(s.path) for s in steps if s.kind == "file"]},
         )
 
-    async def preview(self, args: dict[str, Any], ctx: ToolContext) -> str:
+    def transact(self, args: dict[str, Any], ctx: ToolContext) -> tuple[ToolResult, list[FileChange]]:
+        """Plan, write and report one call. Blocking: runs in a worker thread."""
+        with TRANSACTION_LOCK:
+            steps = self.plan(args, ctx)
+            planned = [Planned(path=s.path, after=s.after, kind=s.kind, mode=s.mode) for s in steps]
+            changes = apply(ctx, self.name, planned)
+        return self.report(ctx, steps, args), changes
+
+    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        # Not abandoned on cancel: a write that started finishes, and is recorded (below, before
+        # any checkpoint could deliver the cancellation) so /undo knows about it.
+        result, changes = await run_blocking(self.transact, args, ctx)
+        record(ctx.changes, changes)
+        return result
+
+    def _preview(self, args: dict[str, Any], ctx: ToolContext) -> str:
         try:
             return diff_steps(ctx, self.plan(args, ctx), PREVIEW_DIFF_LINES)
         except (ArgError, ToolPathError, OSError, ValueError) as exc:
             return f"(no preview: {exc})"
 
+    async def preview(self, args: dict[str, Any], ctx: ToolContext) -> str:
+        return await run_blocking(self._preview, args, ctx)
+
 
 class WriteTool(_PlanningTool):
     name = "write"
     description = (
-        "Write a file with the given content, replacing it if it exists and creating parent "
-        "directories. Prefer edit for changing part of an existing file."
+        "Create a file, or replace a file's whole content, creating missing parent directories. "
+        "To change part of an existing file use edit or multi_edit: they send only the changed "
+        "text and cannot drop the rest by accident. Read a file before overwriting it. The "
+        "change can be undone with /undo."
     )
     parameters = {
         "type": "object",
         "properties": {
             "file_path": {"type": "string", "description": "File to write."},
-            "content": {"type": "string", "description": "The complete new content."},
+            "content": {"type": "string", "description": "The complete new content of the file."},
         },
         "required": ["file_path", "content"],
     }
@@ -144,9 +163,15 @@ def replace_once(text: str, old: str, new: str, *, replace_all: bool, where: str
     """``text`` with ``old`` replaced; ``old`` must occur exactly once unless ``replace_all``.
     Files with CRLF line endings also match an ``old`` written with plain newlines."""
     if not old:
-        raise ArgError(f"{where}: old_string must not be empty (use write to create a file)")
+        raise ArgError(
+            f"{where}: old_string must not be empty; give the exact text to replace (use write "
+            "to create a file)"
+        )
     if old == new:
-        raise ArgError(f"{where}: old_string and new_string are identical; nothing would change")
+        raise ArgError(
+            f"{where}: old_string and new_string are identical, so nothing would change; put "
+            "the new text in new_string"
+        )
     count = text.count(old)
     if count == 0 and "\r\n" in text and "\n" in old and "\r\n" not in old:
         old, new = old.replace("\n", "\r\n"), new.replace("\n", "\r\n")
@@ -154,12 +179,14 @@ def replace_once(text: str, old: str, new: str, *, replace_all: bool, where: str
     if count == 0:
         raise ArgError(
             f"{where}: old_string not found. It must match the file exactly, including "
-            "whitespace and indentation; read the file and copy the text."
+            "whitespace and indentation: read the file again and copy the text without the "
+            "line-number prefix."
         )
     if count > 1 and not replace_all:
         raise ArgError(
-            f"{where}: old_string matches {count} times; it must match exactly once. Include "
-            "more surrounding lines to make it unique, or set replace_all to true."
+            f"{where}: old_string matched {count} times; it must match exactly once. Add "
+            "surrounding lines to make it unique, or set replace_all to true to change all "
+            f"{count}."
         )
     return text.replace(old, new), count
 
@@ -167,16 +194,19 @@ def replace_once(text: str, old: str, new: str, *, replace_all: bool, where: str
 class EditTool(_PlanningTool):
     name = "edit"
     description = (
-        "Replace old_string with new_string in a file. old_string must match the file exactly "
-        "(whitespace included) and occur exactly once, unless replace_all is true."
+        "Replace one exact piece of text in a file. old_string must match the file character "
+        "for character, indentation included, and occur exactly once unless replace_all is "
+        "true; include a few surrounding lines to make it unique. Copy it from read output "
+        "without the line-number prefix. For several changes at once use multi_edit; to create "
+        "a file, write."
     )
     parameters = {
         "type": "object",
         "properties": {
-            "file_path": {"type": "string", "description": "File to edit."},
-            "old_string": {"type": "string", "description": "Exact text to replace."},
-            "new_string": {"type": "string", "description": "Replacement text."},
-            "replace_all": {"type": "boolean", "description": "Replace every occurrence (default false)."},
+            "file_path": {"type": "string", "description": "File to change."},
+            "old_string": {"type": "string", "description": "The exact text to replace, as it appears in the file."},
+            "new_string": {"type": "string", "description": "The text to put in its place (empty to delete it)."},
+            "replace_all": {"type": "boolean", "description": "Replace every occurrence instead of exactly one (default false)."},
         },
         "required": ["file_path", "old_string", "new_string"],
     }
@@ -189,7 +219,7 @@ class EditTool(_PlanningTool):
         before = read_existing(ctx, path)
         shown = display(ctx, path)
         if before is None:
-            raise ArgError(f"{shown}: file not found (use write to create it)")
+            raise ArgError(f"{shown}: file not found; check the path with glob, or use write to create it")
         text, count = replace_once(decode(before), old, new, replace_all=replace_all, where=shown)
         return [Step(path=path, before=before, after=encode(text), count=count)]
 
@@ -201,23 +231,31 @@ class EditTool(_PlanningTool):
 class MultiEditTool(_PlanningTool):
     name = "multi_edit"
     description = (
-        "Apply exact string replacements across one or more files as one transaction: if any "
-        "replacement fails to match exactly once, no file is changed."
+        "Make several exact replacements, in one or more files, as one change: if any of them "
+        "does not match exactly once, no file is touched. A file's replacements apply in order, "
+        "each to the result of the previous one. Shape: {\"edits\": [{\"file\": \"src/a.py\", "
+        "\"replacements\": [{\"old\": \"x = 1\", \"new\": \"x = 2\"}]}]}. For one change, edit "
+        "is simpler."
     )
     parameters = {
         "type": "object",
         "properties": {
             "edits": {
                 "type": "array",
+                "description": "The files to change, each with its replacements.",
                 "items": {
                     "type": "object",
                     "properties": {
-                        "file": {"type": "string"},
+                        "file": {"type": "string", "description": "File to change."},
                         "replacements": {
                             "type": "array",
+                            "description": "Replacements for this file, applied in order.",
                             "items": {
                                 "type": "object",
-                                "properties": {"old": {"type": "string"}, "new": {"type": "string"}},
+                                "properties": {
+                                    "old": {"type": "string", "description": "Exact text to replace; must occur once."},
+                                    "new": {"type": "string", "description": "Replacement text."},
+                                },
                                 "required": ["old", "new"],
                             },
                         },
@@ -238,17 +276,26 @@ class MultiEditTool(_PlanningTool):
     def plan(self, args: dict[str, Any], ctx: ToolContext) -> list[Step]:
         edits = args.get("edits")
         if not isinstance(edits, list) or not edits:
-            raise ArgError("'edits' must be a non-empty array of {file, replacements}")
+            raise ArgError(
+                "'edits' must be a non-empty array like "
+                '[{"file": "a.py", "replacements": [{"old": "x", "new": "y"}]}]'
+            )
         steps: dict[Path, Step] = {}
         texts: dict[Path, str] = {}
         for i, edit in enumerate(edits, start=1):
             if not isinstance(edit, dict) or not isinstance(edit.get("replacements"), list):
-                raise ArgError(f"edits[{i}] must be an object with 'file' and 'replacements'")
+                raise ArgError(
+                    f"edits[{i}] must be an object with 'file' and a 'replacements' array of "
+                    "{old, new}"
+                )
             path = resolve_arg(ctx, edit.get("file"), arg=f"edits[{i}].file")
             if path not in steps:
                 before = read_existing(ctx, path)
                 if before is None:
-                    raise ArgError(f"edits[{i}]: {display(ctx, path)}: file not found")
+                    raise ArgError(
+                        f"edits[{i}]: {display(ctx, path)}: file not found; check the path with "
+                        "glob (multi_edit only changes existing files)"
+                    )
                 steps[path] = Step(path=path, before=before, after=before)
                 texts[path] = decode(before)
             for j, rep in enumerate(edit["replacements"], start=1):
@@ -288,10 +335,13 @@ def _free_destination(ctx: ToolContext, raw: Any) -> Path:
 
 class DeleteFileTool(_PlanningTool):
     name = "delete_file"
-    description = "Delete a file or an empty directory (undoable)."
+    description = (
+        "Delete one file or an empty directory; /undo restores it. A directory that still has "
+        "entries is refused: delete its files first."
+    )
     parameters = {
         "type": "object",
-        "properties": {"path": {"type": "string", "description": "File or empty directory."}},
+        "properties": {"path": {"type": "string", "description": "File or empty directory to delete."}},
         "required": ["path"],
     }
 
@@ -309,20 +359,22 @@ class DeleteFileTool(_PlanningTool):
         kind = "directory" if steps[0].kind == "dir" else "file"
         return f"Deleted {kind} {display(ctx, steps[0].path)}"
 
-    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        steps = self.plan(args, ctx)
-        apply_steps(ctx, self.name, steps)
+    def report(self, ctx: ToolContext, steps: list[Step], args: dict[str, Any]) -> ToolResult:
         return ToolResult(output=self.summary(ctx, steps, args), metadata={"paths": [str(steps[0].path)]})
 
 
 class MoveFileTool(_PlanningTool):
     name = "move_file"
-    description = "Move or rename a file. Fails if the destination exists; creates missing parent directories."
+    description = (
+        "Move or rename one file, creating the destination's missing parent directories. It "
+        "refuses an existing destination, and handles regular files only (not directories or "
+        "symlinks)."
+    )
     parameters = {
         "type": "object",
         "properties": {
             "source": {"type": "string", "description": "File to move."},
-            "destination": {"type": "string", "description": "New path (must not exist)."},
+            "destination": {"type": "string", "description": "New path; must not exist yet."},
         },
         "required": ["source", "destination"],
     }
@@ -340,16 +392,24 @@ class MoveFileTool(_PlanningTool):
     def summary(self, ctx: ToolContext, steps: list[Step], args: dict[str, Any]) -> str:
         return f"Moved {display(ctx, steps[-1].path)} -> {display(ctx, steps[-2].path)}"
 
-    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        steps = self.plan(args, ctx)
-        apply_steps(ctx, self.name, steps)
+    def report(self, ctx: ToolContext, steps: list[Step], args: dict[str, Any]) -> ToolResult:
         return ToolResult(output=self.summary(ctx, steps, args))
 
 
 class CopyFileTool(_PlanningTool):
     name = "copy_file"
-    description = "Copy a file. Fails if the destination exists; creates missing parent directories."
-    parameters = MoveFileTool.parameters
+    description = (
+        "Copy one file to a new path, keeping its permissions and creating missing parent "
+        "directories. It refuses an existing destination, and handles regular files only."
+    )
+    parameters = {
+        "type": "object",
+        "properties": {
+            "source": {"type": "string", "description": "File to copy."},
+            "destination": {"type": "string", "description": "New path; must not exist yet."},
+        },
+        "required": ["source", "destination"],
+    }
 
     def plan(self, args: dict[str, Any], ctx: ToolContext) -> list[Step]:
         src, data = _regular_source(ctx, args.get("source"), "source")
@@ -359,15 +419,17 @@ class CopyFileTool(_PlanningTool):
     def summary(self, ctx: ToolContext, steps: list[Step], args: dict[str, Any]) -> str:
         return f"Copied {display(ctx, resolve_arg(ctx, args.get('source'), arg='source'))} -> {display(ctx, steps[-1].path)}"
 
-    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        steps = self.plan(args, ctx)
-        apply_steps(ctx, self.name, steps)
+    def report(self, ctx: ToolContext, steps: list[Step], args: dict[str, Any]) -> ToolResult:
         return ToolResult(output=self.summary(ctx, steps, args))
 
 
 class CreateDirTool(_PlanningTool):
     name = "create_dir"
-    description = "Create a directory and any missing parents (like mkdir -p)."
+    description = (
+        "Create a directory and any missing parents, like mkdir -p; an existing directory is "
+        "fine. write, move_file and copy_file create parents themselves, so this is only needed "
+        "for an empty directory."
+    )
     parameters = {
         "type": "object",
         "properties": {"path": {"type": "string", "description": "Directory to create."}},
@@ -382,12 +444,10 @@ class CreateDirTool(_PlanningTool):
             return []
         return missing_parents(path) + [Step(path=path, before=None, after=b"", kind="dir")]
 
-    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        steps = self.plan(args, ctx)
+    def report(self, ctx: ToolContext, steps: list[Step], args: dict[str, Any]) -> ToolResult:
         shown = display(ctx, resolve_arg(ctx, args.get("path"), arg="path"))
         if not steps:
             return ToolResult(output=f"Directory {shown} already exists")
-        apply_steps(ctx, self.name, steps)
         return ToolResult(output=f"Created directory {shown}")
 
 

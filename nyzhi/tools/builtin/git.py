@@ -64,7 +64,7 @@ class GitTool(BuiltinTool):
 
 def no_option(value: str, what: str) -> str:
     if value.startswith("-"):
-        raise ArgError(f"{what} must not start with '-': {value!r}")
+        raise ArgError(f"{what} must not start with '-': {value!r} (git options cannot be passed here)")
     return value
 
 
@@ -99,7 +99,10 @@ def _format_status(porcelain: str) -> str:
 
 class GitStatusTool(GitTool):
     name = "git_status"
-    description = "Show the current branch and staged, unstaged and untracked files."
+    description = (
+        "Show the current branch and the staged, unstaged, untracked and conflicted files. Check "
+        "it before committing or to see what has changed; git_diff shows the changes themselves."
+    )
     parameters = {"type": "object", "properties": {}}
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
@@ -109,12 +112,16 @@ class GitStatusTool(GitTool):
 
 class GitDiffTool(GitTool):
     name = "git_diff"
-    description = "Show unstaged changes (or staged ones with staged=true), optionally for one path."
+    description = (
+        "Show working-tree changes as a unified diff: unstaged ones by default, staged ones with "
+        "staged=true. Untracked files do not appear (git_status lists them); git_show shows a "
+        "commit's changes."
+    )
     parameters = {
         "type": "object",
         "properties": {
-            "staged": {"type": "boolean", "description": "Diff the index against HEAD (default false)."},
-            "path": {"type": "string", "description": "Limit to this path."},
+            "staged": {"type": "boolean", "description": "Show staged changes (index against HEAD) instead of unstaged (default false)."},
+            "path": {"type": "string", "description": "Only show changes under this path."},
         },
     }
 
@@ -133,11 +140,14 @@ class GitDiffTool(GitTool):
 
 class GitLogTool(GitTool):
     name = "git_log"
-    description = "Show recent commits (hash, date, author, subject); count default 20, max 100."
+    description = (
+        "List recent commits, one line each: short hash, date, author and subject. Filter by "
+        "path or author; at most 100 (default 20). git_show shows one commit in full."
+    )
     parameters = {
         "type": "object",
         "properties": {
-            "count": {"type": "integer", "description": "Number of commits (default 20, max 100)."},
+            "count": {"type": "integer", "description": "How many commits (default 20, at most 100)."},
             "path": {"type": "string", "description": "Only commits touching this path."},
             "author": {"type": "string", "description": "Only commits by this author (substring)."},
         },
@@ -162,10 +172,13 @@ class GitLogTool(GitTool):
 
 class GitShowTool(GitTool):
     name = "git_show"
-    description = "Show a commit (message, stats and patch) or another object by ref."
+    description = (
+        "Show one commit in full (message, changed files and patch), or a file as it was at a "
+        "commit with 'REF:path'. The ref must not start with '-'."
+    )
     parameters = {
         "type": "object",
-        "properties": {"ref": {"type": "string", "description": "Commit, tag, or 'REF:path'."}},
+        "properties": {"ref": {"type": "string", "description": "Commit hash, branch, tag, or 'REF:path' such as 'HEAD~1:src/app.py'."}},
         "required": ["ref"],
     }
 
@@ -177,10 +190,13 @@ class GitShowTool(GitTool):
 
 class GitBranchTool(GitTool):
     name = "git_branch"
-    description = "List branches (all=true, the default, includes remote branches); '*' marks the current one."
+    description = (
+        "List the branches, marking the current one with '*'. Remote-tracking branches are "
+        "included unless all=false; git_checkout switches or creates a branch."
+    )
     parameters = {
         "type": "object",
-        "properties": {"all": {"type": "boolean", "description": "Include remote branches (default true)."}},
+        "properties": {"all": {"type": "boolean", "description": "Include remote-tracking branches (default true)."}},
     }
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
@@ -193,13 +209,17 @@ class GitBranchTool(GitTool):
 
 class GitCommitTool(GitTool):
     name = "git_commit"
-    description = "Stage and commit. With paths, stages only those; otherwise stages everything (git add -A). Returns the new commit hash."
+    description = (
+        "Stage changes and commit them; returns the new commit's hash. With paths only those "
+        "are staged; without, every change in the tree is (git add -A), so check git_status "
+        "first. Commit only when the user asked you to."
+    )
     permission = Permission.NEEDS_APPROVAL
     parameters = {
         "type": "object",
         "properties": {
-            "message": {"type": "string", "description": "Commit message."},
-            "paths": {"type": "array", "items": {"type": "string"}, "description": "Paths to stage (default: all changes)."},
+            "message": {"type": "string", "description": "Commit message: a short summary line, then optionally a blank line and details."},
+            "paths": {"type": "array", "items": {"type": "string"}, "description": "Only stage these paths (default: all changes)."},
         },
         "required": ["message"],
     }
@@ -222,7 +242,10 @@ class GitCommitTool(GitTool):
         code, out = await self.git(ctx, args, "commit", "-m", message)
         if code != 0:
             if "nothing to commit" in out or "no changes added" in out:
-                return error("Nothing to commit: no changes are staged.")
+                return error(
+                    "Nothing to commit: no changes are staged. Check git_status; pass the changed "
+                    "files in paths, or leave paths out to stage everything."
+                )
             return error(f"git commit failed (exit {code}): {out.strip()}")
         commit_hash = (await self.checked(ctx, args, "rev-parse", "HEAD")).strip()
         summary = next((ln.strip() for ln in out.splitlines() if ln.strip()), "")
@@ -231,13 +254,16 @@ class GitCommitTool(GitTool):
 
 class GitCheckoutTool(GitTool):
     name = "git_checkout"
-    description = "Switch to a branch, or create it from the current HEAD with create=true."
+    description = (
+        "Switch to another branch, or create one from the current HEAD with create=true. Git "
+        "refuses when uncommitted changes would be overwritten: commit them or ask the user."
+    )
     permission = Permission.NEEDS_APPROVAL
     parameters = {
         "type": "object",
         "properties": {
-            "branch": {"type": "string", "description": "Branch to switch to."},
-            "create": {"type": "boolean", "description": "Create the branch first (default false)."},
+            "branch": {"type": "string", "description": "Branch to switch to (or to create)."},
+            "create": {"type": "boolean", "description": "Create the branch before switching (default false)."},
         },
         "required": ["branch"],
     }

@@ -20,21 +20,27 @@ CANCELLED = "__cancelled__"
 class AskUserTool(BuiltinTool):
     name = "ask_user"
     description = (
-        "Ask the user a multiple-choice question (2-6 options, each {value, label}) when you "
-        "cannot proceed without their decision. Returns the chosen value (or their own answer "
-        "if allow_custom)."
+        "Ask the user a multiple-choice question and wait for the answer: the chosen value, or "
+        "their own words if allow_custom. Use it only for a decision that changes the outcome "
+        "and that you cannot make yourself, never for permission to do what was asked. In a "
+        "headless run nobody can answer and the call fails: decide, state your assumption and "
+        "go on."
     )
     parameters = {
         "type": "object",
         "properties": {
-            "question": {"type": "string"},
+            "question": {"type": "string", "description": "The question, understandable on its own."},
             "options": {
                 "type": "array",
                 "minItems": 2,
                 "maxItems": 6,
+                "description": "2 to 6 choices.",
                 "items": {
                     "type": "object",
-                    "properties": {"value": {"type": "string"}, "label": {"type": "string"}},
+                    "properties": {
+                        "value": {"type": "string", "description": "Returned when chosen."},
+                        "label": {"type": "string", "description": "Shown to the user."},
+                    },
                     "required": ["value", "label"],
                 },
             },
@@ -74,14 +80,16 @@ class AskUserTool(BuiltinTool):
 class ToolSearchTool(BuiltinTool):
     name = "tool_search"
     description = (
-        "Search the deferred tools (listed by name only in the system prompt) and load the "
-        "matches so you can call them. search_type 'keyword' (all words must match) or 'regex'."
+        "Find tools that are available but not loaded (the system prompt lists them by name) "
+        "and load the matches, so you can call them from the next step on. 'keyword' search "
+        "needs every word in a tool's name or description; 'regex' searches both with a "
+        "regular expression."
     )
     parameters = {
         "type": "object",
         "properties": {
-            "query": {"type": "string"},
-            "search_type": {"type": "string", "enum": ["keyword", "regex"], "description": "Default keyword."},
+            "query": {"type": "string", "description": "Words or a regular expression naming the tool you need."},
+            "search_type": {"type": "string", "enum": ["keyword", "regex"], "description": "How to match query (default keyword)."},
         },
         "required": ["query"],
     }
@@ -99,7 +107,11 @@ class ToolSearchTool(BuiltinTool):
         except re.error as exc:
             raise ArgError(f"invalid regex {query!r}: {exc}") from exc
         if not found:
-            return ToolResult(output=f"No deferred tools match {query!r}.", metadata={"tools": []})
+            return ToolResult(
+                output=f"No deferred tools match {query!r}. Try fewer or other words, or "
+                "search_type 'regex'.",
+                metadata={"tools": []},
+            )
         lines = [f"Loaded {len(found)} tool{'s' if len(found) != 1 else ''}; you can call them now:"]
         for tool in found:
             registry.discover(tool.name)

@@ -108,9 +108,14 @@ def parse_patch(text: str) -> list[FilePatch]:
         elif line.startswith("@@"):
             m = _HUNK_RE.match(line)
             if m is None:
-                raise PatchError(f"line {i + 1}: malformed hunk header {line!r}")
+                raise PatchError(
+                    f"line {i + 1}: malformed hunk header {line!r}; write it as '@@ -12,3 +12,4 @@'"
+                )
             if current is None:
-                raise PatchError(f"line {i + 1}: hunk before any '--- a/file' / '+++ b/file' header")
+                raise PatchError(
+                    f"line {i + 1}: hunk before any file header; put '--- a/PATH' and '+++ b/PATH' "
+                    "lines before the first '@@' of each file"
+                )
             hunk = Hunk(header=line, old_start=int(m.group(1)))
             current.hunks.append(hunk)
         elif hunk is not None and (line[:1] in (" ", "-", "+") or (line == "" and _more_hunk(lines, i))):
@@ -137,7 +142,10 @@ def parse_patch(text: str) -> list[FilePatch]:
             fp.new_path = None
     files = [f for f in files if f.hunks or f.git_new or f.git_deleted or f.old_path != f.new_path]
     if not files:
-        raise PatchError("no file changes found: expected a unified diff with '--- a/file', '+++ b/file' and '@@' hunks")
+        raise PatchError(
+            "no file changes found: expected a unified diff in which each file starts with "
+            "'--- a/PATH' and '+++ b/PATH' lines followed by '@@ -N,M +N,M @@' hunks"
+        )
     return files
 
 
@@ -190,13 +198,18 @@ def apply_hunks(text: str, hunks: list[Hunk], label: str) -> str:
 class ApplyPatchTool(_PlanningTool):
     name = "apply_patch"
     description = (
-        "Apply a unified diff (as produced by `git diff` or `diff -u`) to one or more files, "
-        "including new files (--- /dev/null) and deletions (+++ /dev/null). Atomic: if any hunk "
-        "fails, no file is changed."
+        "Apply a unified diff to one or more files as one change (if any hunk fails, no file "
+        "is touched): edits, new files, deletions and renames. Prefer it to edit for changes "
+        "spread over many places or files. Each file starts with '--- a/PATH' and '+++ b/PATH' "
+        "('--- /dev/null' creates, '+++ /dev/null' deletes); each hunk with '@@ -OLD,N +NEW,M "
+        "@@', then lines starting with ' ' (context), '-' (removed) or '+' (added). Example:\n"
+        "--- a/app.py\n+++ b/app.py\n@@ -3,2 +3,2 @@\n def main():\n-    run(1)\n+    run(2)\n"
+        "Line numbers and counts may be off, but context and removed lines must match the file; "
+        "give about three context lines around each change."
     )
     parameters = {
         "type": "object",
-        "properties": {"patch": {"type": "string", "description": "The unified diff text."}},
+        "properties": {"patch": {"type": "string", "description": "The unified diff text, every file in one patch."}},
         "required": ["patch"],
     }
 
@@ -223,7 +236,10 @@ class ApplyPatchTool(_PlanningTool):
             if old is None:
                 assert new is not None
                 if new in seen or read_existing(ctx, new) is not None:
-                    raise PatchError(f"{label}: the patch creates this file but it already exists")
+                    raise PatchError(
+                        f"{label}: the patch creates this file but it already exists; patch it "
+                        "with '--- a/PATH' instead of '--- /dev/null'"
+                    )
                 text = apply_hunks("", fp.hunks, label)
                 steps += [s for s in missing_parents(new) if s.path not in seen]
                 seen[new] = Step(path=new, before=None, after=encode(text))
@@ -237,7 +253,10 @@ class ApplyPatchTool(_PlanningTool):
             else:
                 before = read_existing(ctx, old)
                 if before is None:
-                    raise PatchError(f"{display(ctx, old)}: file not found (the patch modifies it)")
+                    raise PatchError(
+                        f"{display(ctx, old)}: file not found (the patch modifies it); check the "
+                        "path, or use '--- /dev/null' to create a new file"
+                    )
                 step = Step(path=old, before=before, after=before)
                 seen[old] = step
                 steps.append(step)

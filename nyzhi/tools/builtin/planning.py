@@ -12,8 +12,11 @@ import re
 from pathlib import Path
 from typing import Any
 
+import trio
+
 from nyzhi.tools.base import ToolContext, ToolResult
 from nyzhi.tools.builtin._common import ArgError, BuiltinTool, req_str
+from nyzhi.tools.offload import run_blocking
 from nyzhi.tools.paths import atomic_write
 
 STATUSES = ("pending", "in_progress", "completed", "cancelled")
@@ -27,21 +30,31 @@ def todos_path(ctx: ToolContext) -> Path | None:
     return Path(ctx.workspace_root) / ".nyzhi" / "todos" / f"{safe}.json"
 
 
+def _read_todos(path: Path | None) -> list[dict[str, Any]]:
+    """The todos saved at ``path`` ([] when absent or unreadable). Blocking."""
+    if path is None or not path.exists():
+        return []
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return [t for t in data.get("todos", []) if isinstance(t, dict) and "id" in t]
+    except (OSError, ValueError):
+        return []
+
+
 def load_todos(ctx: ToolContext) -> list[dict[str, Any]]:
     """The session's todos: from state, else from the session's file, else empty."""
     todos = ctx.state.get("todos")
-    if todos is not None:
-        return todos
-    path = todos_path(ctx)
-    todos = []
-    if path is not None and path.exists():
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-            todos = [t for t in data.get("todos", []) if isinstance(t, dict) and "id" in t]
-        except (OSError, ValueError):
-            todos = []
-    ctx.state["todos"] = todos
+    if todos is None:
+        todos = ctx.state["todos"] = _read_todos(todos_path(ctx))
     return todos
+
+
+async def load_todos_async(ctx: ToolContext) -> list[dict[str, Any]]:
+    """``load_todos`` with the file read (first use in a session only) in a worker thread."""
+    if ctx.state.get("todos") is None:
+        todos = await run_blocking(_read_todos, todos_path(ctx))
+        ctx.state.setdefault("todos", todos)  # unless another call loaded them meanwhile
+    return load_todos(ctx)
 
 
 def render(todos: list[dict[str, Any]]) -> str:
@@ -69,22 +82,26 @@ def _str_list(value: Any, where: str) -> list[str]:
 class TodoWriteTool(BuiltinTool):
     name = "todowrite"
     description = (
-        "Create or update the session's todo list. Items are merged by id; status is one of "
-        "pending, in_progress, completed, cancelled."
+        "Create or update the session's todo list (the user sees it) and get the whole list "
+        "back. Items merge by id, so send only those that changed; a new item needs content. "
+        "Use it for work of three or more steps, one item in_progress at a time. Example: "
+        "{\"todos\": [{\"id\": \"1\", \"content\": \"Add parser test\", \"status\": "
+        "\"in_progress\"}]}."
     )
     parameters = {
         "type": "object",
         "properties": {
             "todos": {
                 "type": "array",
+                "description": "Items to add or update.",
                 "items": {
                     "type": "object",
                     "properties": {
-                        "id": {"type": "string"},
-                        "content": {"type": "string"},
-                        "status": {"type": "string", "enum": list(STATUSES)},
-                        "blocked_by": {"type": "array", "items": {"type": "string"}},
-                        "blocks": {"type": "array", "items": {"type": "string"}},
+                        "id": {"type": "string", "description": "Stable id of the item."},
+                        "content": {"type": "string", "description": "The step in a few words (required for a new item)."},
+                        "status": {"type": "string", "enum": list(STATUSES), "description": "The item's state."},
+                        "blocked_by": {"type": "array", "items": {"type": "string"}, "description": "Ids that must finish first."},
+                        "blocks": {"type": "array", "items": {"type": "string"}, "description": "Ids waiting on this one."},
                     },
                     "required": ["id", "content", "status"],
                 },
@@ -96,7 +113,10 @@ class TodoWriteTool(BuiltinTool):
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         items = args.get("todos")
         if not isinstance(items, list):
-            raise ArgError("'todos' is required and must be an array of {id, content, status}")
+            raise ArgError(
+                "'todos' is required and must be an array like "
+                '[{"id": "1", "content": "Write the test", "status": "pending"}]'
+            )
         updates = []
         for i, item in enumerate(items, start=1):
             if not isinstance(item, dict):
@@ -113,13 +133,16 @@ class TodoWriteTool(BuiltinTool):
                 "blocked_by": _str_list(item.get("blocked_by"), f"todos[{i}].blocked_by"),
                 "blocks": _str_list(item.get("blocks"), f"todos[{i}].blocks"),
             })
-        todos = load_todos(ctx)
+        todos = await load_todos_async(ctx)
         by_id = {t["id"]: t for t in todos}
         for up in updates:
             existing = by_id.get(up["id"])
             if existing is None:
                 if up["content"] is None:
-                    raise ArgError(f"todo {up['id']!r} is new, so 'content' is required")
+                    raise ArgError(
+                        f"todo {up['id']!r} is new, so 'content' is required; to update an "
+                        "existing item, use its id as todoread shows it"
+                    )
                 todos.append(up)
                 by_id[up["id"]] = up
             else:
@@ -132,24 +155,34 @@ class TodoWriteTool(BuiltinTool):
                     existing["blocks"] = up["blocks"]
         path = todos_path(ctx)
         if path is not None:
-            payload = json.dumps({"session": ctx.session_id, "todos": todos}, indent=2) + "\n"
-            atomic_write(path, payload.encode("utf-8"))
+            # The file is written in a worker thread. Two todowrite calls of one step run
+            # concurrently: taking the snapshot under a lock makes the last save hold both.
+            async with ctx.state.setdefault("todos_save_lock", trio.Lock()):
+                payload = json.dumps({"session": ctx.session_id, "todos": todos}, indent=2) + "\n"
+                await run_blocking(atomic_write, path, payload.encode("utf-8"))
         return ToolResult(output=render(todos), metadata={"todos": [dict(t) for t in todos]})
 
 
 class TodoReadTool(BuiltinTool):
     name = "todoread"
-    description = "Show the session's todo list."
+    description = (
+        "Show the session's todo list with each item's status. todowrite already returns the "
+        "list after each change, so this is for checking it later."
+    )
     parameters = {"type": "object", "properties": {}}
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        todos = load_todos(ctx)
+        todos = await load_todos_async(ctx)
         return ToolResult(output=render(todos), metadata={"todos": [dict(t) for t in todos]})
 
 
 class ThinkTool(BuiltinTool):
     name = "think"
-    description = "Think out loud: record reasoning without taking any action. No side effects."
+    description = (
+        "Write down reasoning without acting; the thought comes back unchanged and nothing else "
+        "happens. Use it to plan a multi-step change or weigh a tool result before the next "
+        "move."
+    )
     parameters = {
         "type": "object",
         "properties": {"thought": {"type": "string", "description": "Your reasoning."}},

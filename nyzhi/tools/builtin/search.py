@@ -20,6 +20,7 @@ from nyzhi.tools.base import ToolContext, ToolResult
 from nyzhi.tools.builtin._common import ArgError, BuiltinTool, error, opt_int, opt_str, req_str
 from nyzhi.tools.builtin._ignore import compile_glob, compile_include, walk_files
 from nyzhi.tools.builtin._proc import run_argv
+from nyzhi.tools.offload import run_blocking
 from nyzhi.tools.paths import check_read, display, resolve_arg
 
 MAX_GREP_MATCHES = 500
@@ -37,10 +38,11 @@ def find_rg() -> str | None:
 
 
 def _root(ctx: ToolContext, raw: Any) -> tuple[Path, str]:
+    """The search root and how to show it; ``ArgError`` if it does not exist. Blocking (stat)."""
     path = resolve_arg(ctx, raw if raw not in (None, "") else ".", arg="path")
     check_read(ctx, path)
     if not path.exists():
-        raise ArgError(f"path {display(ctx, path)} does not exist")
+        raise ArgError(f"path {display(ctx, path)} does not exist; check it with list_dir or glob")
     return path, display(ctx, path)
 
 
@@ -62,7 +64,10 @@ async def grep_rg(rg: str, pattern: str, root: Path, shown: str, include: str | 
     argv += ["--regexp", pattern, "--", shown]
     res = await run_argv(argv, cwd=cwd, max_lines=MAX_GREP_MATCHES + 1)
     if res.returncode == 2 and not res.stdout and not res.stopped_early:
-        raise ArgError(f"grep failed: {res.err_text or 'rg exited with status 2'}")
+        raise ArgError(
+            f"grep failed: {res.err_text or 'rg exited with status 2'}. If the pattern is the "
+            "problem, escape special characters such as ( [ { . * with a backslash."
+        )
     lines = res.stdout.decode("utf-8", "replace").split("\n")
     lines = [ln[2:] if ln.startswith("./") else ln for ln in lines if ln]
     truncated = len(lines) > MAX_GREP_MATCHES
@@ -79,7 +84,10 @@ def grep_python(pattern: str, root: Path, include: str | None, cwd: Path) -> tup
     try:
         rx = re.compile(pattern, re.MULTILINE)
     except re.error as exc:
-        raise ArgError(f"invalid regex {pattern!r}: {exc}") from exc
+        raise ArgError(
+            f"invalid regex {pattern!r}: {exc}; escape special characters such as ( [ {{ . * "
+            "with a backslash to match them literally"
+        ) from exc
     inc = compile_include(include) if include else None
     files = [str(root)] if root.is_file() else walk_files(root, skip_dirs=GREP_SKIP_DIRS)
     out: list[str] = []
@@ -121,16 +129,18 @@ def display_rel(cwd: Path, path: str) -> str:
 class GrepTool(BuiltinTool):
     name = "grep"
     description = (
-        "Search file contents with a regular expression; prints 'path:line:text'. Honours "
-        ".gitignore and skips hidden files, node_modules and target. Use include to filter "
-        "file names (e.g. '*.py' or '*.{ts,tsx}'). At most 500 matches."
+        "Search inside files for a regular expression; prints matches as 'path:line:text'. Use "
+        "it to find where a name is defined or used; to find files by name, use glob. It "
+        "respects .gitignore, skips hidden files, node_modules and target, and stops at 500 "
+        "matches (then narrow the pattern, path or include). Example: pattern 'def load_\\w+' "
+        "with include '*.py'."
     )
     parameters = {
         "type": "object",
         "properties": {
-            "pattern": {"type": "string", "description": "Regular expression to search for."},
-            "path": {"type": "string", "description": "File or directory to search (default: cwd)."},
-            "include": {"type": "string", "description": "Glob for file names to search, e.g. '*.rs'."},
+            "pattern": {"type": "string", "description": "Regular expression; escape ( [ { . * with a backslash to match them literally."},
+            "path": {"type": "string", "description": "File or directory to search (default: the working directory)."},
+            "include": {"type": "string", "description": "Glob for the file names to search, e.g. '*.py' or '*.{ts,tsx}'."},
         },
         "required": ["pattern"],
     }
@@ -138,7 +148,7 @@ class GrepTool(BuiltinTool):
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         pattern = req_str(args, "pattern")
         include = opt_str(args, "include")
-        root, shown = _root(ctx, args.get("path"))
+        root, shown = await run_blocking(_root, ctx, args.get("path"))
         rg = find_rg()
         if rg is not None:
             lines, truncated = await grep_rg(rg, pattern, root, shown, include, Path(ctx.cwd))
@@ -198,28 +208,37 @@ def split_glob(pattern: str) -> tuple[str, str]:
 class GlobTool(BuiltinTool):
     name = "glob"
     description = (
-        "Find files by glob pattern relative to path: '*' stays within a directory, '**' spans "
-        "directories (e.g. '**/*.py', 'src/**/test_*.ts', '*.{js,ts}'). Honours .gitignore, "
-        "skips .git. At most 1000 results, sorted."
+        "Find files by name pattern; lists matching paths, sorted. '*' matches within one "
+        "directory and '**' across directories: '**/*.py' finds Python files at any depth, "
+        "'src/**/test_*.ts' tests under src, '*.{js,ts}' two extensions. To search inside "
+        "files, use grep. It respects .gitignore, skips .git and lists at most 1000 paths."
     )
     parameters = {
         "type": "object",
         "properties": {
-            "pattern": {"type": "string", "description": "Glob pattern."},
-            "path": {"type": "string", "description": "Directory to search from (default: cwd)."},
+            "pattern": {"type": "string", "description": "Glob pattern, relative to path."},
+            "path": {"type": "string", "description": "Directory to search from (default: the working directory)."},
         },
         "required": ["pattern"],
     }
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         pattern = req_str(args, "pattern")
-        root, _ = _root(ctx, args.get("path"))
-        if not root.is_dir():
-            return error(f"path {display(ctx, root)} is not a directory")
         base, rest = split_glob(pattern)
+
+        def find_root() -> tuple[Path, bool, bool]:
+            root, _ = _root(ctx, args.get("path"))
+            return root, root.is_dir(), (root / base).is_dir()
+
+        root, root_is_dir, base_is_dir = await run_blocking(find_root)
+        if not root_is_dir:
+            return error(
+                f"path {display(ctx, root)} is not a directory; glob searches from a directory "
+                "(use read or file_info for a file)"
+            )
         if base:
             root = root / base
-        if not root.is_dir() or ".git" in base.split("/"):
+        if not base_is_dir or ".git" in base.split("/"):
             return ToolResult(output=f"No files match {pattern}", metadata={"count": 0})
         rx = compile_glob(rest)
         files = await list_files(root, hidden=True, prefilter=rest)
@@ -264,12 +283,17 @@ def fuzzy_score(query: str, path: str) -> float | None:
 
 class FuzzyFindTool(BuiltinTool):
     name = "fuzzy_find"
-    description = "Find files whose path fuzzily matches a query (characters in order, e.g. 'usrctl' -> user_controller.py)."
+    description = (
+        "Find files whose path contains the query's characters in order, best matches first: "
+        "'usrctl' finds user_controller.py. Use it when you know roughly what a file is called; "
+        "glob is better for exact patterns. It searches from the working directory and "
+        "respects .gitignore."
+    )
     parameters = {
         "type": "object",
         "properties": {
             "query": {"type": "string", "description": "Approximate file name or path."},
-            "max_results": {"type": "integer", "description": "How many results (default 20)."},
+            "max_results": {"type": "integer", "description": "How many paths to return (default 20, at most 200)."},
         },
         "required": ["query"],
     }

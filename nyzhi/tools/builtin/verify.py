@@ -25,6 +25,7 @@ import attrs
 from nyzhi.tools.base import Permission, Tool, ToolContext, ToolResult
 from nyzhi.tools.builtin._common import ArgError
 from nyzhi.tools.builtin.bash import run_command
+from nyzhi.tools.offload import run_blocking
 
 KINDS = ("build", "test", "lint", "custom")
 CHECK_TIMEOUT = 600.0
@@ -128,9 +129,11 @@ def parse_checks(args: dict[str, Any]) -> list[Check] | None:
 class VerifyTool(Tool):
     name = "verify"
     description = (
-        "Run the project's checks (build, test, lint) and report pass/fail for each. With no "
-        "checks given, detects them (Cargo, npm scripts, Go, pytest/ruff, Makefile targets). "
-        "Commands run like bash: sandboxed, and subject to approval."
+        "Run the project's build, test and lint checks and report PASS or FAIL for each, with "
+        "the end of a failing check's output. Without checks it detects them: Cargo, npm "
+        "scripts, Go, pytest and ruff, Makefile build/test/lint targets. Pass checks to run "
+        "specific commands (one test file, say). Commands run like bash: sandboxed, needing "
+        "approval, at most 600 s each."
     )
     parameters: ClassVar[dict[str, Any]] = {
         "type": "object",
@@ -141,13 +144,13 @@ class VerifyTool(Tool):
                 "items": {
                     "type": "object",
                     "properties": {
-                        "kind": {"type": "string", "enum": list(KINDS)},
-                        "command": {"type": "string"},
+                        "kind": {"type": "string", "enum": list(KINDS), "description": "What the check is."},
+                        "command": {"type": "string", "description": "Shell command to run."},
                     },
                     "required": ["kind", "command"],
                 },
             },
-            "node": {"type": "string", "description": "Run on this configured node."},
+            "node": {"type": "string", "description": "Run on this configured node instead of locally."},
         },
     }
     permission = Permission.NEEDS_APPROVAL
@@ -164,8 +167,8 @@ class VerifyTool(Tool):
         from nyzhi.tools.executors import ExecutorError
         from nyzhi.tools.sandbox import SandboxError
 
-        try:
-            checks = self.checks_for(args, ctx)
+        try:  # detection reads the project's files: off the trio thread
+            checks = await run_blocking(self.checks_for, args, ctx)
         except ArgError as exc:
             return ToolResult(str(exc), is_error=True)
         if not checks:

@@ -86,13 +86,18 @@ def html_to_text(markup: str) -> tuple[str, str]:
 
 class WebFetchTool(BuiltinTool):
     name = "web_fetch"
-    description = "Fetch a URL (http/https GET) and return its text; HTML is converted to plain text. Output is capped at max_length characters (default 50000)."
+    description = (
+        "Fetch a page or file over http(s) with GET and return it as text; HTML becomes "
+        "readable text with headings and lists kept. Use it to read documentation or a page the "
+        "user points to. Downloads stop at 5 MB, text is cut at max_length, the request times "
+        "out after 30 s, and non-text content (images, archives) is refused."
+    )
     permission = Permission.NEEDS_APPROVAL
     parameters = {
         "type": "object",
         "properties": {
-            "url": {"type": "string", "description": "http:// or https:// URL."},
-            "max_length": {"type": "integer", "description": "Maximum characters returned (default 50000)."},
+            "url": {"type": "string", "description": "An http:// or https:// URL."},
+            "max_length": {"type": "integer", "description": "Maximum characters to return (default 50000)."},
         },
         "required": ["url"],
     }
@@ -123,7 +128,10 @@ class WebFetchTool(BuiltinTool):
                 encoding = resp.charset_encoding or "utf-8"
                 final_url = str(resp.url)
         except httpx.HTTPError as exc:
-            return error(f"web_fetch {url} failed: {type(exc).__name__}: {exc}")
+            return error(
+                f"web_fetch {url} failed: {type(exc).__name__}: {exc}. Check the URL; the site "
+                "may be down or unreachable from here (a sandbox may block the network)."
+            )
         meta: dict[str, Any] = {"status": status, "content_type": ctype, "url": final_url}
         mime = ctype.split(";")[0].strip().lower()
         textual = mime.startswith("text/") or mime in ("application/json", "application/xml", "application/xhtml+xml", "application/javascript", "") or mime.endswith("+json") or mime.endswith("+xml")

@@ -7,6 +7,21 @@ from nyzhi.tools.executors.base import ExecResult as ExecResult
 from nyzhi.tools.executors.base import Executor as Executor
 from nyzhi.tools.executors.base import ExecutorError as ExecutorError
 from nyzhi.tools.executors.local import LocalExecutor as LocalExecutor
-from nyzhi.tools.executors.monitored import MonitoredExecutor as MonitoredExecutor
-from nyzhi.tools.executors.monitored import classify as classify
-from nyzhi.tools.executors.ssh import SshExecutor as SshExecutor
+
+# Imported on first use (start-up time): most runs never configure an SSH node or a monitor.
+_LAZY = {
+    "MonitoredExecutor": "nyzhi.tools.executors.monitored",
+    "classify": "nyzhi.tools.executors.monitored",
+    "SshExecutor": "nyzhi.tools.executors.ssh",
+}
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'nyzhi.tools.executors' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

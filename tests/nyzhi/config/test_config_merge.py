@@ -82,7 +82,7 @@ description = "d"
     cfg = load_config().config
     assert cfg.mcp.servers["x"] == McpHttpServer(url="http://new")
     role = cfg.agent.agents.roles["reviewer"]
-    assert role.description == "d" and role.model is None and role.read_only is False
+    assert role.description == "d" and role.model is None and role.read_only is None
 
 
 def test_hooks_and_commands_concatenate_global_first(env):

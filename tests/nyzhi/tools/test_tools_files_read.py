@@ -40,7 +40,7 @@ async def test_read_offset_and_limit_with_continuation_hint(ws: Path) -> None:
 async def test_read_offset_past_end_is_an_error(ws: Path) -> None:
     res = await ReadTool().run({"file_path": "a.txt", "offset": 11}, make_ctx(ws))
     assert res.is_error
-    assert res.output == "offset 11 is past the end of a.txt (10 lines)"
+    assert res.output == "offset 11 is past the end of a.txt (10 lines); use an offset from 1 to 10."
 
 
 async def test_read_truncates_long_lines(ws: Path) -> None:
@@ -53,11 +53,11 @@ async def test_read_refuses_binary_and_directories_and_missing(ws: Path) -> None
     (ws / "bin.dat").write_bytes(b"abc\0def")
     ctx = make_ctx(ws)
     res = await ReadTool().run({"file_path": "bin.dat"}, ctx)
-    assert res.is_error and "binary" in res.output
+    assert res.is_error and "binary" in res.output and "file_info" in res.output
     res = await ReadTool().run({"file_path": "."}, ctx)
     assert res.is_error and "is a directory" in res.output
     res = await ReadTool().run({"file_path": "nope.txt"}, ctx)
-    assert res.is_error and res.output == "nope.txt: file not found"
+    assert res.is_error and res.output == "nope.txt: file not found; check the path with glob or list_dir"
     res = await ReadTool().run({}, ctx)
     assert res.is_error and res.output == "'file_path' must be a non-empty path string"
 

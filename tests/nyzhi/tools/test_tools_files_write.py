@@ -133,15 +133,17 @@ async def test_edit_error_texts(ws: Path) -> None:
     res = await EditTool().run({"file_path": "b.txt", "old_string": "y", "new_string": "z"}, ctx)
     assert res.is_error and res.output == (
         "b.txt: old_string not found. It must match the file exactly, including whitespace and "
-        "indentation; read the file and copy the text."
+        "indentation: read the file again and copy the text without the line-number prefix."
     )
     res = await EditTool().run({"file_path": "b.txt", "old_string": "x", "new_string": "z"}, ctx)
     assert res.is_error and res.output == (
-        "b.txt: old_string matches 2 times; it must match exactly once. Include more surrounding "
-        "lines to make it unique, or set replace_all to true."
+        "b.txt: old_string matched 2 times; it must match exactly once. Add surrounding lines "
+        "to make it unique, or set replace_all to true to change all 2."
     )
     res = await EditTool().run({"file_path": "nope.txt", "old_string": "x", "new_string": "z"}, ctx)
-    assert res.is_error and res.output == "nope.txt: file not found (use write to create it)"
+    assert res.is_error and res.output == (
+        "nope.txt: file not found; check the path with glob, or use write to create it"
+    )
     res = await EditTool().run({"file_path": "b.txt", "old_string": "x", "new_string": "x"}, ctx)
     assert res.is_error and "identical" in res.output
     assert (ws / "b.txt").read_text() == "x\nx\n"

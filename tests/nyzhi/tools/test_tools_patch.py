@@ -132,7 +132,10 @@ async def test_creating_an_existing_file_and_garbage_are_errors(ws: Path) -> Non
     res = await ApplyPatchTool().run(
         {"patch": "--- /dev/null\n+++ b/a.txt\n@@ -0,0 +1 @@\n+x\n"}, ctx
     )
-    assert res.is_error and res.output == "a.txt: the patch creates this file but it already exists"
+    assert res.is_error and res.output == (
+        "a.txt: the patch creates this file but it already exists; patch it with '--- a/PATH' "
+        "instead of '--- /dev/null'"
+    )
     res = await ApplyPatchTool().run({"patch": "hello"}, ctx)
     assert res.is_error and res.output.startswith("no file changes found")
 

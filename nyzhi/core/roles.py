@@ -1,0 +1,447 @@
+"""Subagent roles: what a child agent is told, how long it may run, which tools it may touch.
+
+A role comes from one of four places, first match wins (``RoleCatalog.resolve``):
+
+1. ``[agent.agents.roles.NAME]`` in the config. A config table only *overrides* the fields it
+   sets, on top of the role file it names (``config_file``) or else the role of that name found
+   further down this list, so ``[agent.agents.roles.explorer] model = "…"`` keeps the built-in
+   explorer's prompt and fence.
+2. ``.nyzhi/agents/NAME.md``: front matter (``name``, ``description``, ``model``,
+   ``max_steps``, ``read_only``, ``allowed_tools``, ``disallowed_tools``, ``mcp_servers``) and
+   the body as the system prompt. A file is a whole definition: it inherits nothing.
+3. Claude Code's ``.claude/agents/NAME.md``: the same, plus Claude Code's ``tools`` (a comma
+   list, its tool names mapped to ours: ``Read`` → ``read``, ``LS`` → ``list_dir``) and
+   ``model: inherit``.
+4. The 14 built-in roles (``BUILTIN_ROLES``), then a synthesized default for any other name.
+
+A role's tool fence is enforced twice: the fenced registry view hides tools from the model
+(``schemas()``), and the gates refuse them if the model calls them anyway (``fence_tools``).
+A read-only role gets no tool that changes files; its shell tools run in the read-only sandbox.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from nyzhi.config.schema_agent import BudgetConfig, RoleConfig
+from nyzhi.core import role_prompts as rp
+from nyzhi.core.frontmatter import FrontMatterError, split_front_matter
+
+DEFAULT_ROLE = "default"
+DEFAULT_MAX_STEPS = 50  # a subagent's step limit when its role does not set one
+
+# Tool names of the built-in fences (our registry's names). The explorer set is every read-only
+# tool that looks at the code or its history.
+EXPLORER_TOOLS: tuple[str, ...] = (
+    "read", "tail_file", "list_dir", "directory_tree", "file_info", "grep", "glob", "fuzzy_find",
+    "git_status", "git_diff", "git_log", "git_show", "git_branch", "think",
+)
+EXPLORER_WITH_SHELL = (*EXPLORER_TOOLS, "bash")
+PLANNER_TOOLS = (*EXPLORER_TOOLS, "todowrite", "todoread")
+
+# Claude Code's tool names, lower-cased without separators, to ours.
+CLAUDE_TOOL_NAMES: dict[str, str] = {
+    "read": "read", "write": "write", "edit": "edit", "multiedit": "multi_edit",
+    "glob": "glob", "grep": "grep", "ls": "list_dir", "bash": "bash", "webfetch": "web_fetch",
+    "todowrite": "todowrite", "todoread": "todoread",
+}
+
+# Front matter keys a role file may set (Claude Code's ``tools`` and ``color`` included).
+ROLE_FILE_KEYS = frozenset({
+    "name", "description", "model", "max_steps", "read_only", "allowed_tools",
+    "disallowed_tools", "mcp_servers", "tools", "color",
+})
+
+
+class RoleError(ValueError):
+    """A role file or table that cannot be used; the message names the file or key."""
+
+
+@attrs.frozen
+class Role:
+    """One role. ``allowed_tools`` None means every tool; ``mcp_servers`` None means every
+    configured MCP server's tools; ``model`` None means "as resolved by ``RoleModels``";
+    ``source`` says where it came from ("built-in", "config", a file path, "synthesized")."""
+
+    name: str
+    description: str
+    system_prompt: str
+    max_steps: int = DEFAULT_MAX_STEPS
+    read_only: bool = False
+    allowed_tools: tuple[str, ...] | None = None
+    disallowed_tools: tuple[str, ...] = ()
+    model: str | None = None
+    mcp_servers: tuple[str, ...] | None = None
+    budget: BudgetConfig | None = None
+    source: str = "built-in"
+
+    def allows(self, tool_name: str) -> bool:
+        """The name-level fence: allowed minus disallowed, MCP tools by server. (Read-only is
+        decided per tool by the gates, which know whether a tool changes things.)"""
+        if tool_name in self.disallowed_tools:
+            return False
+        if self.allowed_tools is not None and tool_name not in self.allowed_tools:
+            return False
+        if self.mcp_servers is not None and tool_name.startswith("mcp__"):
+            server = tool_name.split("__")[1] if tool_name.count("__") >= 2 else ""
+            return server in self.mcp_servers
+        return True
+
+    def unknown_tools(self, known: Iterable[str]) -> list[str]:
+        """Names in the fence that no tool has (MCP names excepted: servers come and go)."""
+        known = set(known)
+        named = (*(self.allowed_tools or ()), *self.disallowed_tools)
+        return sorted({n for n in named if n not in known and not n.startswith("mcp__")})
+
+
+def _role(name, description, prompt, steps, tools=None, *, read_only=False) -> Role:
+    return Role(name, description, prompt, steps, read_only, tools)
+
+
+BUILTIN_ROLES: dict[str, Role] = {r.name: r for r in (
+    _role("default", "General-purpose subagent with every tool.", rp.DEFAULT, DEFAULT_MAX_STEPS),
+    _role("explorer", "Read-only codebase search; run several in parallel for separate "
+          "questions.", rp.EXPLORER, 30, EXPLORER_TOOLS, read_only=True),
+    _role("worker", "Implements one well-defined change, surgically.", rp.WORKER, 50),
+    _role("reviewer", "Reviews changes for correctness, then quality; findings by severity.",
+          rp.REVIEWER, 40, EXPLORER_WITH_SHELL, read_only=True),
+    _role("planner", "Turns a goal into an ordered, verifiable plan; never implements.",
+          rp.PLANNER, 40, PLANNER_TOOLS, read_only=True),
+    _role("architect", "Read-only design advisor: trade-offs and a recommendation.",
+          rp.ARCHITECT, 40, EXPLORER_WITH_SHELL, read_only=True),
+    _role("debugger", "Reproduces a failure, finds the root cause, fixes and verifies it.",
+          rp.DEBUGGER, 60),
+    _role("security-reviewer", "Looks for vulnerabilities, leaked secrets and risky "
+          "dependencies.", rp.SECURITY_REVIEWER, 40, EXPLORER_WITH_SHELL, read_only=True),
+    _role("quality-reviewer", "Judges logic and design: fragile code, duplication, unclear "
+          "structure.", rp.QUALITY_REVIEWER, 40, EXPLORER_TOOLS, read_only=True),
+    _role("test-engineer", "Writes and runs tests that pin down behaviour.", rp.TEST_ENGINEER, 50),
+    _role("build-fixer", "Makes a failing build, type check or lint pass without cheating.",
+          rp.BUILD_FIXER, 40),
+    _role("deep-executor", "Takes a larger task from start to finish autonomously.",
+          rp.DEEP_EXECUTOR, 80),
+    _role("document-specialist", "Writes and corrects documentation against the code.",
+          rp.DOCUMENT_SPECIALIST, 40),
+    _role("code-simplifier", "Simplifies code without changing its behaviour.",
+          rp.CODE_SIMPLIFIER, 40),
+)}
+
+
+def subagent_prompt(role: Role, briefing: str = "") -> str:
+    """The text for a subagent's ``PromptParts.role_prompt``: its role's prompt, the rules every
+    subagent follows, and the parent's briefing (``nyzhi.core.briefing``), if any."""
+    return "\n\n".join(p for p in (role.system_prompt.strip(), rp.SHARED_RULES,
+                                     briefing.strip()) if p)
+
+
+def synthesized_role(name: str) -> Role:
+    """The role for a name nothing defines: the default role under that name."""
+    return attrs.evolve(BUILTIN_ROLES[DEFAULT_ROLE], name=name, source="synthesized")
+
+
+# ---- tool names -----------------------------------------------------------------------------
+
+
+def normalize_tool_name(name: str) -> str:
+    """Our name for ``name``: Claude Code's names (``Read``, ``MultiEdit``, ``LS``) mapped,
+    MCP names and our own names kept as written."""
+    name = name.strip()
+    if name.startswith("mcp__"):
+        return name
+    return CLAUDE_TOOL_NAMES.get(re.sub(r"[\s_-]", "", name.lower()), name)
+
+
+def _tool_list(value: Any, where: str) -> tuple[str, ...]:
+    """A list of tool names from a comma string or a list of strings."""
+    if isinstance(value, str):
+        items = [v for v in value.split(",") if v.strip()]
+    elif isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
+        items = list(value)
+    else:
+        raise RoleError(f"{where}: expected a list of tool names (or a comma list), got {value!r}")
+    return tuple(dict.fromkeys(normalize_tool_name(v) for v in items))
+
+
+def _name_list(value: Any, where: str) -> tuple[str, ...]:
+    if isinstance(value, str):
+        return tuple(v.strip() for v in value.split(",") if v.strip())
+    if isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
+        return tuple(value)
+    raise RoleError(f"{where}: expected a list of names, got {value!r}")
+
+
+# ---- role files -----------------------------------------------------------------------------
+
+
+def load_role_file(path: Path) -> tuple[Role, list[str]]:
+    """The role a ``.nyzhi/agents`` or ``.claude/agents`` file defines, and warnings (unknown
+    keys). RoleError, naming the file, for anything unusable."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RoleError(f"{path}: cannot read role file: {exc}") from None
+    try:
+        fields, body = split_front_matter(text, path)
+    except FrontMatterError as exc:
+        raise RoleError(str(exc)) from None
+    warnings = [
+        f"{path}: unknown key {key!r} ignored (known: {', '.join(sorted(ROLE_FILE_KEYS))})"
+        for key in fields if key not in ROLE_FILE_KEYS
+    ]
+
+    def field(key: str, kind: type | tuple[type, ...], what: str) -> Any:
+        value = fields.get(key)
+        if value is None:
+            return None
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            raise RoleError(f"{path}: {key}: expected {what}, found {value!r}")
+        return value
+
+    name = field("name", str, "a string") or path.stem
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", name):
+        raise RoleError(f"{path}: name: expected letters, digits, '-', '_' or '.', found {name!r}")
+    steps = field("max_steps", int, "a whole number of steps")
+    if steps is not None and steps < 1:
+        raise RoleError(f"{path}: max_steps: expected at least 1, found {steps}")
+    allowed = fields.get("allowed_tools")
+    if allowed is None:  # Claude Code's spelling, accepted in both folders
+        allowed = fields.get("tools")
+    model = field("model", str, "a model name")
+    if model is not None and model.strip().lower() == "inherit":
+        model = None
+    if not body:
+        raise RoleError(f"{path}: the file has no body; the body is the role's system prompt")
+    role = Role(
+        name=name,
+        description=field("description", str, "a string") or "",
+        system_prompt=body,
+        max_steps=steps or DEFAULT_MAX_STEPS,
+        read_only=bool(field("read_only", bool, "true or false")),
+        allowed_tools=None if allowed is None else _tool_list(allowed, f"{path}: allowed_tools"),
+        disallowed_tools=_tool_list(fields.get("disallowed_tools") or [],
+                                    f"{path}: disallowed_tools"),
+        model=model,
+        mcp_servers=None if fields.get("mcp_servers") is None
+        else _name_list(fields["mcp_servers"], f"{path}: mcp_servers"),
+        source=str(path),
+    )
+    return role, warnings
+
+
+def _apply_config(base: Role, table: RoleConfig, name: str) -> Role:
+    """``base`` with the fields ``table`` sets."""
+    changes: dict[str, Any] = {"name": name, "source": "config"}
+    where = f"agent.agents.roles.{name}"
+    if table.description is not None:
+        changes["description"] = table.description
+    if table.system_prompt is not None:
+        changes["system_prompt"] = table.system_prompt
+    if table.model is not None:
+        changes["model"] = table.model
+    if table.max_steps is not None:
+        if table.max_steps < 1:
+            raise RoleError(f"{where}.max_steps: expected at least 1, found {table.max_steps}")
+        changes["max_steps"] = table.max_steps
+    if table.read_only is not None:
+        changes["read_only"] = table.read_only
+    if table.allowed_tools is not None:
+        changes["allowed_tools"] = _tool_list(list(table.allowed_tools), f"{where}.allowed_tools")
+    if table.disallowed_tools is not None:
+        changes["disallowed_tools"] = _tool_list(
+            list(table.disallowed_tools), f"{where}.disallowed_tools"
+        )
+    if table.mcp_servers is not None:
+        changes["mcp_servers"] = tuple(table.mcp_servers)
+    if table.budget is not None:
+        changes["budget"] = table.budget
+    return attrs.evolve(base, **changes)
+
+
+# ---- the catalog ----------------------------------------------------------------------------
+
+
+@attrs.define
+class RoleCatalog:
+    """Every role a runtime knows, resolved once (``load``). ``errors`` are role files that
+    could not be read (resolving that name raises their error); ``warnings`` are notices for
+    the user (unknown keys, tools no registry has)."""
+
+    roles: dict[str, Role] = attrs.field(factory=dict)
+    errors: dict[str, str] = attrs.field(factory=dict)  # role name -> error text
+    warnings: list[str] = attrs.field(factory=list)
+
+    @classmethod
+    def load(
+        cls, config_roles: Mapping[str, RoleConfig] | None = None,
+        workspace_root: Path | None = None,
+    ) -> RoleCatalog:
+        """Roles from config, ``<root>/.nyzhi/agents``, ``<root>/.claude/agents`` and the
+        built-ins, in that order of precedence."""
+        catalog = cls()
+        files: dict[str, Role] = {}
+        if workspace_root is not None:
+            # .claude first so that .nyzhi files of the same name replace them.
+            for folder in (".claude", ".nyzhi"):
+                for role in catalog._load_dir(Path(workspace_root) / folder / "agents"):
+                    files[role.name] = role
+        roles = dict(BUILTIN_ROLES)
+        roles.update(files)
+        for name, table in (config_roles or {}).items():
+            try:
+                if table.config_file:
+                    path = Path(os.path.expanduser(table.config_file))
+                    if not path.is_absolute() and workspace_root is not None:
+                        path = Path(workspace_root) / path
+                    base, notes = load_role_file(path)
+                    catalog.warnings.extend(notes)
+                else:
+                    base = roles.get(name) or synthesized_role(name)
+                roles[name] = _apply_config(base, table, name)
+                catalog.errors.pop(name, None)
+            except RoleError as exc:
+                catalog.errors[name] = f"agent.agents.roles.{name}: {exc}"
+                roles.pop(name, None)
+        catalog.roles = roles
+        return catalog
+
+    def _load_dir(self, folder: Path) -> list[Role]:
+        if not folder.is_dir():
+            return []
+        found = []
+        for path in sorted(folder.glob("*.md")):
+            try:
+                role, notes = load_role_file(path)
+            except RoleError as exc:
+                self.errors[path.stem] = str(exc)
+                continue
+            self.warnings.extend(notes)
+            self.errors.pop(role.name, None)
+            found.append(role)
+        return found
+
+    def resolve(self, name: str | None) -> Role:
+        """The role called ``name`` (None or "": ``default``); an undefined name gets the
+        synthesized default. RoleError if the name's file or table is broken."""
+        name = (name or DEFAULT_ROLE).strip() or DEFAULT_ROLE
+        if name in self.roles:
+            return self.roles[name]
+        if name in self.errors:
+            raise RoleError(self.errors[name])
+        return synthesized_role(name)
+
+    def names(self) -> list[str]:
+        """Built-ins in their order, then the others alphabetically."""
+        builtin = [n for n in BUILTIN_ROLES if n in self.roles]
+        return builtin + sorted(n for n in self.roles if n not in BUILTIN_ROLES)
+
+    def check_tools(self, known: Iterable[str]) -> list[str]:
+        """Warnings for fences naming tools that do not exist (a typo fences a tool out)."""
+        known = set(known)
+        notes = []
+        for name in self.names():
+            missing = self.roles[name].unknown_tools(known)
+            if missing:
+                notes.append(f"role {name!r} ({self.roles[name].source}) names unknown tools: "
+                             + ", ".join(missing))
+        return notes
+
+    def render_list(self) -> str:
+        """One line per role, for the ``spawn_agent`` tool's description."""
+        lines = []
+        for name in self.names():
+            role = self.roles[name]
+            traits = [f"{role.max_steps} steps"]
+            if role.read_only:
+                traits.append("read only")
+            text = role.description or "(no description)"
+            lines.append(f"- {name}: {text} ({', '.join(traits)})")
+        return "\n".join(lines)
+
+
+# ---- models ---------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class ModelChoice:
+    model: str
+    source: str  # "override", "requested", "role", "agent.subagent_model", "parent"
+
+
+@attrs.define
+class RoleModels:
+    """Which model a subagent runs on. First set wins: a runtime override for its role
+    (``Runtime.set_role_model``, the console's ``/subagent-config``), the ``model`` the spawning
+    call asked for, the role's ``model``, ``agent.subagent_model``, the parent's model."""
+
+    subagent_model: str | None = None
+    overrides: dict[str, str] = attrs.field(factory=dict)
+
+    def set(self, role: str, model: str | None) -> None:
+        """Override ``role``'s model for this runtime; None (or "") removes the override."""
+        if model:
+            self.overrides[role] = model
+        else:
+            self.overrides.pop(role, None)
+
+    def resolve(self, role: Role, parent_model: str, requested: str | None = None) -> ModelChoice:
+        for model, source in (
+            (self.overrides.get(role.name), "override"),
+            (requested, "requested"),
+            (role.model, "role"),
+            (self.subagent_model, "agent.subagent_model"),
+        ):
+            if model:
+                return ModelChoice(model, source)
+        return ModelChoice(parent_model, "parent")
+
+
+# ---- applying a role to an agent's tools -------------------------------------------------------
+
+
+@attrs.frozen
+class FencedTools:
+    """An agent's tools under its role: the registry view the model sees, the gates that
+    enforce the fence, and the tool context (read-only roles: the read-only sandbox)."""
+
+    registry: Any
+    gates: Any
+    context: Any
+
+
+def fence_tools(role: Role, registry: Any, gates: Any, context: Any) -> FencedTools:
+    """``registry`` (a ``ToolRegistry``), ``gates`` (``Gates``) and ``context``
+    (``ToolContext``) narrowed to ``role``. Narrowing only: a fence already on the gates or the
+    view stays."""
+    from nyzhi.config.modes import SandboxLevel
+    from nyzhi.tools.base import Permission
+    from nyzhi.tools.sandbox import SandboxPolicy
+
+    hidden = [n for n in registry.names() if not role.allows(n)]
+    if role.read_only:
+        hidden += [
+            t.name for t in registry.tools()
+            if t.permission is not Permission.READ_ONLY and not getattr(t, "runs_sandboxed", False)
+        ]
+    view = registry.fenced(role.allowed_tools, hidden)
+    previous = gates.fence
+    allowed = None if role.allowed_tools is None else frozenset(role.allowed_tools)
+    if gates.allowed_tools is not None:
+        allowed = gates.allowed_tools if allowed is None else allowed & gates.allowed_tools
+    fenced_gates = attrs.evolve(
+        gates,
+        allowed_tools=allowed,
+        disallowed_tools=gates.disallowed_tools | frozenset(role.disallowed_tools),
+        fence=(lambda n: role.allows(n) and previous(n)) if previous else role.allows,
+        read_only_role=role.name if role.read_only else gates.read_only_role,
+    )
+    sandbox = context.sandbox
+    if role.read_only and isinstance(sandbox, SandboxPolicy):
+        sandbox = attrs.evolve(sandbox, level=SandboxLevel.READ_ONLY)
+    fenced_context = attrs.evolve(context, sandbox=sandbox, registry=view)
+    return FencedTools(view, fenced_gates, fenced_context)

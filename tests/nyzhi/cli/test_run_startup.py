@@ -1,0 +1,57 @@
+"""``nyz run`` imports only what its path needs, and leaves through the fast exit (issue 14 §11).
+
+The child runs the real ``python -m nyzhi`` entry through a small wrapper that records
+``sys.modules`` when the process ends through ``os._exit``: so the test also proves the run
+took the fast exit (after flushing its answer), not the interpreter's teardown.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import trio
+
+from nyzhi.testing.fake_llm import open_fake_llm, reply
+
+WRAPPER = """
+import json, os, runpy, sys
+out, sys.argv = sys.argv[1], ["nyz", "run", "--ephemeral", "hi"]
+real_exit = os._exit
+def _exit(code):
+    with open(out, "w") as fh:
+        json.dump(sorted(sys.modules), fh)
+    real_exit(code)
+os._exit = _exit
+runpy.run_module("nyzhi", run_name="__main__")
+"""
+
+# Heavy or unrelated modules a plain `nyz run` against one provider must not import. Each was
+# measured on the start-up path (python -X importtime) or is a known heavy dependency.
+NOT_ON_THE_RUN_PATH = (
+    "mcp", "urwid", "tomlkit", "trio_websocket", "onnxruntime", "numpy", "hnswlib",
+    "click", "rich", "pygments",  # httpx's command-line client
+    "nyzhi.provider.anthropic", "nyzhi.provider.gemini", "nyzhi.provider.ollama",
+    "nyzhi.provider.openai_responses",  # other wire formats than the one configured
+    "nyzhi.tools.executors.ssh", "nyzhi.tools.executors.monitored",  # no nodes configured
+)
+
+
+async def test_nyz_run_imports_only_its_path_and_exits_fast(workspace, home, configure, tmp_path):
+    modules_file = tmp_path / "modules.json"
+    async with open_fake_llm(script=[reply("the answer")]) as server:
+        configure(workspace, server.url_for("openai"))
+        env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+        env["HOME"] = str(home)
+        with trio.fail_after(60):
+            result = await trio.run_process(
+                [sys.executable, "-c", WRAPPER, str(modules_file)], cwd=workspace, env=env,
+                stdin=subprocess.DEVNULL, capture_stdout=True, capture_stderr=True, check=False,
+            )
+    assert result.returncode == 0, result.stderr.decode()
+    assert result.stdout == b"the answer\n"  # flushed before the fast exit
+    loaded = set(json.loads(modules_file.read_text()))
+    assert "nyzhi.provider.openai_chat" in loaded  # the wrapper saw a real run
+    assert sorted(m for m in NOT_ON_THE_RUN_PATH if m in loaded) == []

@@ -104,7 +104,10 @@ class MemoryWriteTool(BuiltinTool):
 
 class LoadSkillTool(BuiltinTool):
     name = "load_skill"
-    description = "Load a skill's full instructions by name (skills are listed in the prompt)."
+    description = (
+        "Load a skill's full instructions by name. The prompt lists only each skill's name and "
+        "description; load one when the task matches it, before starting the work."
+    )
     parameters = {
         "type": "object",
         "properties": {"name": {"type": "string", "description": "The skill's name."}},
@@ -156,12 +159,14 @@ class CreatePlanTool(BuiltinTool):
             "plan": {"type": "string", "description": "The plan, as markdown."},
             "todos": {
                 "type": "array",
+                "description": "Steps to track; merged by id with the plan's earlier todos.",
                 "items": {
                     "type": "object",
                     "properties": {
-                        "id": {"type": "string"},
-                        "content": {"type": "string"},
-                        "status": {"type": "string", "enum": list(plans.TODO_STATUSES)},
+                        "id": {"type": "string", "description": "Stable id, e.g. '1'."},
+                        "content": {"type": "string", "description": "What to do."},
+                        "status": {"type": "string", "enum": list(plans.TODO_STATUSES),
+                                   "description": "Default pending."},
                     },
                     "required": ["id", "content"],
                 },
@@ -192,16 +197,18 @@ class CreatePlanTool(BuiltinTool):
 
 class NotepadWriteTool(BuiltinTool):
     name = "notepad_write"
+    deferred = True  # a long task's side notes: listed in one line until tool_search loads it
     description = (
-        "Add an entry to a plan's notepad in .nyzhi/notepads/<plan>/: what you learned, "
-        "decided, or found wrong, for later sessions and other agents."
+        "Add an entry to a plan's notepad in .nyzhi/notepads/<plan>/. Record what you "
+        "learned, decided or found wrong, for later sessions and other agents."
     )
     parameters = {
         "type": "object",
         "properties": {
             "plan": {"type": "string", "description": "The notepad (usually the plan's name)."},
-            "category": {"type": "string", "enum": list(plans.NOTEPAD_CATEGORIES)},
-            "content": {"type": "string"},
+            "category": {"type": "string", "enum": list(plans.NOTEPAD_CATEGORIES),
+                         "description": "Which of the notepad's files to add to."},
+            "content": {"type": "string", "description": "The entry (markdown)."},
         },
         "required": ["plan", "category", "content"],
     }
@@ -228,7 +235,11 @@ class NotepadWriteTool(BuiltinTool):
 
 class NotepadReadTool(BuiltinTool):
     name = "notepad_read"
-    description = "Read a plan's notepad (learnings, decisions, issues), or list the notepads."
+    deferred = True
+    description = (
+        "Read a plan's notepad (learnings, decisions, issues), or list the notepads. Read it "
+        "before resuming work on a plan to reuse what earlier sessions learned."
+    )
     parameters = {
         "type": "object",
         "properties": {"plan": {"type": "string", "description": "Omit to list notepads."}},

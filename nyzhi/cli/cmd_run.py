@@ -34,6 +34,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         p.add_argument("prompt", nargs="*", help="the prompt")
         add_global_flags(p, suppress=True)
         p.add_argument("--sandbox", type=_sandbox, help=spelled(SandboxLevel))
+        p.add_argument(
+            "--network", action="store_true", default=None,
+            help="let sandboxed commands use the network (off by default under workspace-write)",
+        )
         p.add_argument("--max-steps", type=int, help="maximum tool-calling steps")
         p.add_argument("--ephemeral", action="store_true", help="do not save the session")
         p.add_argument(

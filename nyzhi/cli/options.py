@@ -24,6 +24,7 @@ def runtime_options(args: argparse.Namespace, *, interactive: bool) -> RuntimeOp
         model=getattr(args, "model", None),
         trust=getattr(args, "trust", None),
         sandbox=getattr(args, "sandbox", None),
+        network=getattr(args, "network", None),
         max_steps=getattr(args, "max_steps", None),
         ephemeral=getattr(args, "ephemeral", False),
         continue_latest=getattr(args, "continue_", False),

@@ -53,7 +53,7 @@ INACTIVE: dict[str, str] = {
     "agent.hooks.instructions": "not planned yet",
     "agent.hooks.model": "not planned yet",
     "mcp": "issue: MCP",
-    "shell": "issue: secrets",
+    "shell.sandbox": "legacy: use [agent.sandbox]",
     "browser": "not planned yet",
     "update": "not planned yet",
     "index": "issue: knowledge",

@@ -127,10 +127,25 @@ class ShellSandboxConfig:
 
 
 @attrs.frozen
+class ShellEnvConfig:
+    """``[shell.env]``: what processes started for tools inherit (``nyzhi.tools.env_policy``).
+
+    ``exclude`` None means the default patterns (secret-looking names and every provider's key
+    variable); an explicit list replaces them, ``[]`` excludes nothing."""
+
+    inherit: Literal["all", "core", "none"] = "all"
+    exclude: tuple[str, ...] | None = None
+    include_only: tuple[str, ...] = ()
+    set: dict[str, str] = attrs.Factory(dict)
+
+
+@attrs.frozen
 class ShellConfig:
-    path: str | None = None
-    env: dict[str, str] = attrs.Factory(dict)
-    startup_commands: tuple[str, ...] = ()
+    """``[shell]``: how ``bash`` and ``verify`` run commands locally."""
+
+    path: str | None = None  # the shell (``bash``, else ``sh``, when unset)
+    env: ShellEnvConfig = attrs.Factory(ShellEnvConfig)
+    startup_commands: tuple[str, ...] = ()  # run before every command, in the same shell
     sandbox: ShellSandboxConfig = attrs.Factory(ShellSandboxConfig)
 
 
@@ -195,6 +210,7 @@ class Config:
         trust: TrustMode | str | None = None,
         sandbox: SandboxLevel | str | None = None,
         max_steps: int | None = None,
+        network: bool | None = None,
     ) -> Config:
         """A copy with command-line overrides applied (None leaves a value alone).
 
@@ -220,6 +236,8 @@ class Config:
             agent = attrs.evolve(agent, sandbox=attrs.evolve(agent.sandbox, level=level))
         if max_steps is not None:
             agent = attrs.evolve(agent, max_steps=max_steps)
+        if network is not None:
+            agent = attrs.evolve(agent, sandbox=attrs.evolve(agent.sandbox, network=network))
         if agent is not cfg.agent:
             cfg = attrs.evolve(cfg, agent=agent)
         return cfg

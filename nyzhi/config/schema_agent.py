@@ -134,14 +134,18 @@ class HookConfig:
     tool_name: str | None = None
     block: bool = False
     timeout: float = 30.0  # seconds
+    env: dict[str, str] = attrs.Factory(dict)  # added: this hook's own variables
 
     def as_table(self) -> dict:
         """The keys set to non-default values, as in the TOML table (what
         ``nyzhi.core.hooks.hooks_from_config`` takes)."""
+        def default(f: attrs.Attribute) -> object:
+            return f.default.factory() if isinstance(f.default, attrs.Factory) else f.default
+
         return {
             f.name: list(v) if isinstance(v, tuple) else v
             for f in attrs.fields(type(self))
-            if (v := getattr(self, f.name)) != f.default or f.name == "event"
+            if (v := getattr(self, f.name)) != default(f) or f.name == "event"
         }
 
 
@@ -158,7 +162,7 @@ class SandboxConfig:
 
     level: SandboxLevel = SandboxLevel.WORKSPACE_WRITE
     writable_roots: tuple[str, ...] = ()
-    network: bool = True  # False: bash runs with the network unshared
+    network: bool = False  # True: sandboxed commands may use the network (``nyz run --network``)
     fallback: Literal["refuse", "unsandboxed"] = "refuse"  # when bwrap is missing
 
 

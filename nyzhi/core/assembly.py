@@ -15,11 +15,13 @@ import attrs
 
 import actors
 from nyzhi.config.modes import SandboxLevel, TrustMode
+from nyzhi.config.secrets import Redactor
 from nyzhi.core.events import MAIN_AGENT
 from nyzhi.core.hooks import HookRunner, hooks_from_config, load_claude_hooks
 from nyzhi.core.sessions.store import Session, SessionStore, SessionWriter
 from nyzhi.provider import types as pt
 from nyzhi.tools.base import Permission, ToolContext
+from nyzhi.tools.env_policy import EnvPolicy
 from nyzhi.tools.gates import ApprovalMemory, Gates, TrustPolicy
 from nyzhi.tools.registry import ToolRegistry
 from nyzhi.tools.sandbox import SandboxPolicy
@@ -155,6 +157,7 @@ class Tooling:
     gates: Gates
     context: ToolContext
     memory: ApprovalMemory
+    redactor: Redactor = attrs.Factory(Redactor)  # shared by every agent (see build_redactor)
     _schemas: tuple[object, tuple[pt.ToolSchema, ...]] | None = attrs.field(
         default=None, init=False, repr=False)
     _deferred: tuple[object, str] | None = attrs.field(default=None, init=False, repr=False)
@@ -196,7 +199,7 @@ class Tooling:
         )
         memory = ApprovalMemory()
         gates = attrs.evolve(self.gates, memory=memory)
-        return Tooling(registry, gates, context, memory)
+        return Tooling(registry, gates, context, memory, self.redactor)
 
     def undo_last(self) -> str:
         from nyzhi.tools.undo import undo_last
@@ -213,6 +216,7 @@ def sandbox_policy(config: Any, workspace_root: Path) -> SandboxPolicy:
         writable_roots=tuple(Path(os.path.expanduser(p)) for p in sb.writable_roots),
         network=sb.network,
         bwrap_fallback=sb.fallback,
+        allow_paths=config.agent.trust.allow_paths,
     )
 
 
@@ -220,16 +224,44 @@ def trust_policy(config: Any) -> TrustPolicy:
     return TrustPolicy.from_config(attrs.asdict(config.agent.trust))
 
 
-def build_nodes(config: Any) -> dict[str, Any]:
+def build_nodes(config: Any, env_policy: EnvPolicy | None = None) -> dict[str, Any]:
     if not config.nodes:
         return {}  # without importing the SSH executor (start-up time)
     from nyzhi.tools.executors import SshExecutor
 
     return {
         n.name: SshExecutor(n.host, user=n.user, port=n.port, identity_file=n.identity_file,
-                            cwd=n.cwd)
+                            cwd=n.cwd, env_policy=env_policy)
         for n in config.nodes
     }
+
+
+def build_redactor(config: Any, env: Mapping[str, str], policy: EnvPolicy) -> Redactor:
+    """Every secret value nyz knows: provider keys (config ``api_key``, key variables set in
+    ``env``), the values of variables ``[shell.env]`` excludes, and auth.json's entries.
+
+    Key variables are registered whatever ``exclude`` says, since a key the user passes down on
+    purpose must still not reach the model or the logs."""
+    from nyzhi.auth.store import AuthStore, AuthStoreError
+    from nyzhi.config.presets import env_vars_for
+    from nyzhi.tools.env_policy import provider_key_vars
+
+    redactor = Redactor()
+    names = set(provider_key_vars())
+    for name, entry in config.provider.entries.items():
+        names.update(env_vars_for(name, entry.env_var))
+        redactor.add(f"provider.{name}.api_key", entry.api_key)
+    redactor.add_all({n: env[n] for n in sorted(names) if env.get(n)})
+    redactor.add_all(policy.excluded(env))
+    try:
+        accounts = AuthStore(env=env).load()
+    except AuthStoreError:
+        accounts = {}
+    for provider, entries in accounts.items():
+        for acct in entries:
+            redactor.add(f"auth.json {provider}/{acct.label}", acct.key)
+            redactor.add(f"auth.json {provider}/{acct.label} refresh", acct.refresh_token)
+    return redactor
 
 
 def build_tooling(config: Any, workspace: Any, options: Any, broker: Any) -> Tooling:
@@ -239,6 +271,7 @@ def build_tooling(config: Any, workspace: Any, options: Any, broker: Any) -> Too
 
     registry = default_registry()
     trust = trust_policy(config)
+    env_policy = EnvPolicy.from_config(config.shell.env)
     memory = ApprovalMemory()
     gates = Gates(
         trust=trust,
@@ -250,16 +283,18 @@ def build_tooling(config: Any, workspace: Any, options: Any, broker: Any) -> Too
         cwd=Path(options.cwd),
         sandbox=sandbox_policy(config, workspace.root),
         trust=trust,
-        executor=LocalExecutor(),
+        executor=LocalExecutor(env_policy, config.shell.path, config.shell.startup_commands),
         agent_path=MAIN_AGENT,
         agent_name=MAIN_AGENT.rsplit("/", 1)[-1],
         registry=registry,
-        nodes=build_nodes(config),
+        nodes=build_nodes(config, env_policy),
+        env_policy=env_policy,
         ask_user=broker.question_for(MAIN_AGENT) if options.interactive else None,
     )
     if trust.mode is TrustMode.FULL:
         context.state["trust_full"] = True
-    return Tooling(registry, gates, context, memory)
+    env = options.env if options.env is not None else os.environ
+    return Tooling(registry, gates, context, memory, build_redactor(config, env, env_policy))
 
 
 # ---- hooks and sessions ----------------------------------------------------------------------
@@ -269,7 +304,7 @@ def build_hooks(config: Any, workspace: Any, cwd: Path) -> tuple[HookRunner, lis
     specs = list(hooks_from_config([h.as_table() for h in config.agent.hooks]))
     claude_specs, notes = load_claude_hooks(workspace.root)
     specs += claude_specs
-    return HookRunner(specs, cwd), notes
+    return HookRunner(specs, cwd, env_policy=EnvPolicy.from_config(config.shell.env)), notes
 
 
 def open_session(

@@ -4,6 +4,10 @@ Every event goes to every subscriber, in order. A subscriber's buffer is bounded
 full, ``publish`` waits (backpressure), because front ends such as ``nyz run
 --output-format stream-json`` must not lose events. A subscriber that closes its receiving
 end is dropped.
+
+Every event is redacted here first (``nyzhi.config.secrets.Redactor``): this is the one door
+to front ends, stream-json, hooks' listeners and the session log, so a known secret value
+never passes it.
 """
 
 from __future__ import annotations
@@ -11,8 +15,10 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 
+import attrs
 import trio
 
+from nyzhi.config.secrets import Redactor
 from nyzhi.core.events import Event
 
 # Where an agent's events go: ``EventBus.publish``, or a test's list.
@@ -21,8 +27,9 @@ Listener = Callable[[Event], Awaitable[None]]
 
 
 class EventBus:
-    def __init__(self, buffer: int = 4096) -> None:
+    def __init__(self, buffer: int = 4096, redactor: Redactor | None = None) -> None:
         self._buffer = buffer
+        self.redactor = redactor or Redactor()
         self._subscribers: list[trio.MemorySendChannel[Event]] = []
         self._listeners: list[Listener] = []
 
@@ -32,6 +39,8 @@ class EventBus:
         self._listeners.append(listener)
 
     async def publish(self, event: Event) -> None:
+        if self.redactor:
+            event = redact_event(self.redactor, event)
         for listener in self._listeners:
             await listener(event)
         for send in list(self._subscribers):
@@ -51,3 +60,15 @@ class EventBus:
             if send in self._subscribers:
                 self._subscribers.remove(send)
             send.close()
+
+
+def redact_event(redactor: Redactor, event: Event) -> Event:
+    """``event`` with known secrets replaced in its string, list and dict fields (the same
+    object when there is nothing to replace)."""
+    changes = {}
+    for field in attrs.fields(type(event)):
+        value = getattr(event, field.name)
+        redacted = redactor.redact_value(value)
+        if redacted is not value:
+            changes[field.name.lstrip("_")] = redacted
+    return attrs.evolve(event, **changes) if changes else event

@@ -29,6 +29,7 @@ from nyzhi.provider.llama_server import (
     LocalModelError,
     LocalModelStartError,
     LocalModelUnavailable,
+    default_threads,
     find_default_model,
     free_loopback_port,
     run_llama_server,
@@ -60,7 +61,7 @@ class LocalModelConfig:
     model: Path
     port: int | None = None
     n_ctx: int = 4096
-    n_threads: int = 2
+    n_threads: int = attrs.field(factory=default_threads)
     chat_format: str = DEFAULT_CHAT_FORMAT
     model_alias: str = DEFAULT_MODEL_ALIAS
     startup_timeout: float = 60.0

@@ -15,6 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from nyzhi.config.modes import TrustMode
 from nyzhi.tools.output import DEFAULT_THRESHOLD, results_dir
 
 if TYPE_CHECKING:
@@ -24,10 +25,10 @@ if TYPE_CHECKING:
 DELEGATION_TOOLS = ("spawn_agent", "send_input", "wait", "close_agent", "resume_agent")
 
 _TRUST_MEANING = {
-    "off": "writes and commands need the user's approval",
-    "limited": "tools and paths the trust settings list run without asking; others need approval",
-    "autoedit": "file edits run without asking; commands need approval",
-    "full": "tools run without asking, within the sandbox",
+    TrustMode.OFF: "writes and commands need the user's approval",
+    TrustMode.LIMITED: "tools and paths the trust settings list run without asking; others need approval",
+    TrustMode.AUTOEDIT: "file edits run without asking; commands need approval",
+    TrustMode.FULL: "tools run without asking, within the sandbox",
 }
 
 

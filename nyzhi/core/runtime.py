@@ -49,6 +49,7 @@ class RuntimeOptions:
     model: str | None = None
     trust: str | None = None
     sandbox: str | None = None
+    network: bool | None = None  # True: ``nyz run --network`` (sandboxed commands get the network)
     max_steps: int | None = None
     ephemeral: bool = False
     continue_latest: bool = False
@@ -151,7 +152,7 @@ async def open_runtime(
     loaded = load_config(options.cwd, env=options.env)
     config = loaded.config.with_overrides(
         provider=options.provider, trust=options.trust, sandbox=options.sandbox,
-        max_steps=options.max_steps,
+        max_steps=options.max_steps, network=options.network,
     )
     workspace = loaded.workspace
     bus = EventBus()
@@ -162,6 +163,9 @@ async def open_runtime(
         tooling = assembly.build_tooling(config, workspace, options, approvals)
         hooks, notes = assembly.build_hooks(config, workspace, options.cwd)
         _store, writer, resumed = assembly.open_session(options, workspace, provider)
+        bus.redactor = tooling.redactor  # known secrets never reach an event or the log
+        if writer is not None:
+            writer.redactor = tooling.redactor
         session_id = writer.id if writer else (resumed.id if resumed else uuid.uuid4().hex)
         tooling.context.session_id = hooks.session_id = session_id
         knowledge = await load_session_knowledge(config, workspace.root, session_id, options.env)

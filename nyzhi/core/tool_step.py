@@ -172,9 +172,10 @@ class GatedToolStep:
             else:
                 await run(outcomes)
         finally:
-            for out in outcomes:
+            redact = self.tooling.redactor.redact
+            for out in outcomes:  # a known secret never reaches the model (config.secrets)
                 results[out.call_id] = pt.Message(
-                    "tool", out.result.output, tool_call_id=out.call_id, name=out.name,
+                    "tool", redact(out.result.output), tool_call_id=out.call_id, name=out.name,
                     is_error=out.result.is_error,
                 )
         if self.hooks.has("post_tool_use") or self.hooks.has("after_edit"):

@@ -142,6 +142,10 @@ class HttpProvider:
                                 if not isinstance(event, Usage):
                                     produced = True
                                 yield event
+                        if decoder.done:
+                            # The answer ended (a decoder may end it early, e.g. llama.cpp's
+                            # repetition guard): hang up, which stops the server generating.
+                            return
                     for name, data in parser.close():
                         for event in decoder.feed(name, data):
                             if not isinstance(event, Usage):

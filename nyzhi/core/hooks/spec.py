@@ -91,6 +91,7 @@ class HookSpec:
     block: bool = False
     source: str = "config"
     claude_event: str | None = None
+    env: dict[str, str] = attrs.field(factory=dict)  # this hook's own variables (its keys)
     _regex: re.Pattern[str] | None = attrs.field(init=False, repr=False, eq=False)
 
     @event.validator
@@ -137,7 +138,7 @@ def path_matches(pattern: str, path: str, cwd: str = "") -> bool:
 
 _KEYS = {
     "event", "command", "hook_type", "type", "tool_name", "matcher", "tool_pattern", "tools",
-    "pattern", "paths", "path_patterns", "timeout", "block",
+    "pattern", "paths", "path_patterns", "timeout", "block", "env",
     # Only meaningful for the original's prompt/agent hooks, which are rejected below; kept
     # so a config written by nyzhi's own schema (all keys) is accepted.
     "prompt", "instructions", "model",
@@ -160,7 +161,8 @@ def hooks_from_config(
     Keys: ``event`` (required), ``command`` (required), ``tool_name`` / ``matcher`` /
     ``tool_pattern`` (regex on the tool name) or ``tools`` (list of names), ``pattern`` (comma
     list, the original nyzhi key) / ``paths`` / ``path_patterns``, ``timeout`` (seconds,
-    default 30), ``block`` (bool, fail closed), ``hook_type`` (only ``"command"``).
+    default 30), ``block`` (bool, fail closed), ``hook_type`` (only ``"command"``), ``env``
+    (a table of variables for this hook only: how a hook gets a key the shell policy strips).
 
     Raises:
         HookConfigError: naming ``agent.hooks[i].key`` and what was expected.
@@ -208,8 +210,14 @@ def hooks_from_config(
         block = entry.get("block", False)
         if not isinstance(block, bool):
             raise HookConfigError(f"{at}.block: expected true or false")
+        env = entry.get("env", {})
+        if not isinstance(env, Mapping) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in env.items()
+        ):
+            raise HookConfigError(f"{at}.env: expected a table of string values")
         try:
-            specs.append(HookSpec(event, command, tool_pattern, paths, float(timeout), block))
+            specs.append(HookSpec(event, command, tool_pattern, paths, float(timeout), block,
+                                  env=dict(env)))
         except HookConfigError as exc:
             raise HookConfigError(f"{at}: {exc}") from None
     return specs

@@ -43,6 +43,7 @@ from typing import Any, Literal
 
 import attrs
 
+from nyzhi.config.secrets import Redactor
 from nyzhi.core import events as ev
 from nyzhi.core.sessions.files import (
     atomic_write_json,
@@ -218,6 +219,8 @@ class SessionWriter:
         self._sync = sync
         self._persist_deltas = persist_deltas
         self._size = os.fstat(fd).st_size
+        # Known secret values are replaced before a record reaches the disk (set by the runtime).
+        self.redactor: Redactor | None = None
 
     @property
     def id(self) -> str:
@@ -237,6 +240,8 @@ class SessionWriter:
         if self._fd is None:
             raise SessionError(f"session {self.meta.id} writer is closed")
         ts = time.time()
+        if self.redactor:
+            record = self.redactor.redact_value(record)  # type: ignore[assignment]
         record["ts"] = ts
         line = encode_record(record)
         write_all(self._fd, line)

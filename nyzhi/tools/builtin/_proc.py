@@ -16,6 +16,8 @@ from pathlib import Path
 import attrs
 import trio
 
+from nyzhi.tools.env_policy import EnvPolicy, child_env
+
 STDERR_CAP = 64 * 1024
 
 
@@ -43,6 +45,7 @@ async def run_argv(
     *,
     cwd: Path | str,
     env: Mapping[str, str] | None = None,
+    env_policy: EnvPolicy | None = None,
     max_lines: int | None = None,
     max_bytes: int = 64 * 1024 * 1024,
 ) -> ProcResult:
@@ -50,8 +53,9 @@ async def run_argv(
 
     Raises ``FileNotFoundError`` if the program is missing. For a time limit, wrap the call in
     ``trio.fail_after``: on cancellation or any error the process group is killed first.
+    The environment is ``env_policy`` (None: the default one) applied to ours, plus ``env``.
     """
-    full_env = None if env is None else {**os.environ, **env}
+    full_env = child_env(env_policy, env)
     proc = await trio.lowlevel.open_process(
         list(argv), cwd=str(cwd), env=full_env, stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,

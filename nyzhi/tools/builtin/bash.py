@@ -131,7 +131,7 @@ class BashTool(Tool):
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         from nyzhi.tools.executors import ExecutorError
-        from nyzhi.tools.sandbox import SandboxError
+        from nyzhi.tools.sandbox import SandboxError, network_hint
 
         command = args.get("command")
         if not isinstance(command, str) or not command.strip():
@@ -144,6 +144,8 @@ class BashTool(Tool):
         text = res.output if res.output.strip() else "(no output)"
         if not res.timed_out and res.exit_code != 0:  # the executor already notes a timeout
             text = f"{text.rstrip()}\n[exit code {res.exit_code}]"
+            if hint := network_hint(ctx.sandbox, res.output, res.sandboxed):
+                text += "\n" + hint
         elif res.timed_out:
             text = (
                 f"{text.rstrip()}\n[if the command needs longer, set timeout (at most "

@@ -47,7 +47,7 @@ class GitTool(BuiltinTool):
                 raise ArgError(f"git {git_args[0]} timed out after {GIT_TIMEOUT:.0f}s")
             return res.exit_code, res.output
         try:
-            res = await run_argv(argv, cwd=ctx.cwd, env=GIT_ENV)
+            res = await run_argv(argv, cwd=ctx.cwd, env=GIT_ENV, env_policy=ctx.env_policy)
         except FileNotFoundError as exc:
             raise ArgError("git is not installed (not found on PATH)") from exc
         out = res.stdout.decode("utf-8", "replace")

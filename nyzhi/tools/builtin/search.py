@@ -156,7 +156,12 @@ class GrepTool(BuiltinTool):
             lines, truncated = await trio.to_thread.run_sync(
                 grep_python, pattern, root, include, Path(ctx.cwd), abandon_on_cancel=True
             )
+        lines, withheld = _without_credentials(ctx, lines)
         meta = {"matches": len(lines), "truncated": truncated, "engine": "rg" if rg else "python"}
+        if withheld:
+            meta["withheld"] = withheld
+            lines.append(f"[{len(withheld)} credential file(s) not searched: "
+                         f"{', '.join(withheld)}; [agent.trust] allow_paths allows them]")
         if not lines:
             where = f" in {shown}" + (f" (files matching {include})" if include else "")
             return ToolResult(output=f"No matches for /{pattern}/{where}", metadata=meta)
@@ -164,6 +169,26 @@ class GrepTool(BuiltinTool):
         if truncated:
             text += f"\n... (stopped at {MAX_GREP_MATCHES} matches; narrow the pattern, path or include)"
         return ToolResult(output=text, metadata=meta)
+
+
+def _without_credentials(ctx: ToolContext, lines: list[str]) -> tuple[list[str], list[str]]:
+    """``lines`` minus matches inside credential files (auth.json, ~/.ssh/id_*), and those
+    files' names: searching a directory must not read what ``read`` refuses."""
+    refuse = getattr(ctx.sandbox, "credential_refusal", None)
+    if refuse is None:
+        return lines, []
+    kept: list[str] = []
+    withheld: dict[str, None] = {}
+    verdict: dict[str, bool] = {}
+    for line in lines:
+        name = line.split(":", 1)[0]
+        if name not in verdict:
+            verdict[name] = bool(refuse(Path(os.path.realpath(Path(ctx.cwd) / name))))
+        if verdict[name]:
+            withheld[name] = None
+        else:
+            kept.append(line)
+    return kept, list(withheld)
 
 
 # --- listing files (glob, fuzzy_find) ----------------------------------------------------------

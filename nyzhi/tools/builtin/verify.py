@@ -165,7 +165,7 @@ class VerifyTool(Tool):
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         from nyzhi.tools.executors import ExecutorError
-        from nyzhi.tools.sandbox import SandboxError
+        from nyzhi.tools.sandbox import SandboxError, network_hint
 
         try:  # detection reads the project's files: off the trio thread
             checks = await run_blocking(self.checks_for, args, ctx)
@@ -200,6 +200,8 @@ class VerifyTool(Tool):
             if not passed:
                 tail = res.output[-TAIL_CHARS:]
                 lines.append("  " + tail.rstrip().replace("\n", "\n  "))
+                if hint := network_hint(ctx.sandbox, res.output, res.sandboxed):
+                    lines.append("  " + hint)
             reports.append(
                 {**attrs.asdict(check), **meta, "passed": passed, "elapsed_ms": int(elapsed * 1000)}
             )

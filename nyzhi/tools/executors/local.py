@@ -6,6 +6,7 @@ from pathlib import Path
 
 import attrs
 
+from nyzhi.tools.env_policy import EnvPolicy, child_env
 from nyzhi.tools.executors.base import DEFAULT_OUTPUT_CAP, ExecResult, OutputCallback
 from nyzhi.tools.executors.process import run_process
 
@@ -17,8 +18,15 @@ class LocalExecutor:
     With a ``SandboxPolicy`` at read-only or workspace-write the command runs inside bubblewrap;
     if bwrap is missing the policy either raises ``SandboxUnavailable`` (nothing runs) or, when
     configured to fall back, runs it unsandboxed with a warning in the output and the result.
+
+    The child's environment is ``env_policy`` applied to ours, plus ``env`` (``[shell.env]``).
+    ``shell`` and ``startup_commands`` are ``[shell] path`` and ``startup_commands``: the
+    startup lines run in the same shell, before the command.
     """
 
+    env_policy: EnvPolicy | None = None
+    shell: str | None = None
+    startup_commands: tuple[str, ...] = attrs.field(default=(), converter=tuple)
     remote: bool = attrs.field(default=False, init=False)
 
     async def run(
@@ -35,14 +43,16 @@ class LocalExecutor:
     ) -> ExecResult:
         from nyzhi.tools.sandbox import SandboxPolicy, WrappedCommand, _shell
 
+        if self.startup_commands:
+            command = "\n".join([*self.startup_commands, command])
         if isinstance(sandbox, SandboxPolicy):
-            wrapped = sandbox.wrap(command, cwd)
+            wrapped = sandbox.wrap(command, cwd, shell=self.shell)
         else:
-            wrapped = WrappedCommand([_shell(), "-c", command], sandboxed=False)
+            wrapped = WrappedCommand([self.shell or _shell(), "-c", command], sandboxed=False)
         return await run_process(
             wrapped.argv,
             cwd=cwd,
-            env=env,
+            env=child_env(self.env_policy, env),
             timeout=timeout,
             on_output=on_output,
             output_cap=output_cap,

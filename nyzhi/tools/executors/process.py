@@ -14,11 +14,12 @@ import math
 import os
 import signal
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import trio
 
+from nyzhi.tools.env_policy import child_env
 from nyzhi.tools.executors.base import CappedOutput, ExecResult, OutputCallback
 
 TERM_GRACE = 2.0  # seconds between SIGTERM and SIGKILL
@@ -71,7 +72,7 @@ async def run_process(
     argv: Sequence[str],
     *,
     cwd: Path | str | None,
-    env: dict[str, str] | None,
+    env: Mapping[str, str] | None,
     timeout: float | None,  # noqa: ASYNC109 (the command's limit, part of the protocol)
     on_output: OutputCallback | None,
     output_cap: int,
@@ -84,13 +85,16 @@ async def run_process(
     ``keep_stdin_open`` gives the child a pipe we never write to (the SSH executor's remote
     watchdog notices the connection closing through it); otherwise stdin is /dev/null.
     ``note`` is emitted first through ``on_output`` and kept at the top of the output.
+    ``env`` is the child's complete environment (the caller built it with
+    ``nyzhi.tools.env_policy.child_env``); None applies the default policy, never a raw copy of
+    ours.
     """
     buf = CappedOutput(output_cap)
     if note:
         buf.add(note + "\n")
         if on_output is not None:
             await on_output(note + "\n")
-    full_env = None if env is None else {**os.environ, **env}
+    full_env = child_env() if env is None else dict(env)
     proc = await trio.lowlevel.open_process(
         list(argv),
         stdin=subprocess.PIPE if keep_stdin_open else subprocess.DEVNULL,

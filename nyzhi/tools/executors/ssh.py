@@ -20,6 +20,7 @@ from pathlib import Path, PurePosixPath
 
 import attrs
 
+from nyzhi.tools.env_policy import EnvPolicy, child_env
 from nyzhi.tools.executors.base import DEFAULT_OUTPUT_CAP, ExecResult, OutputCallback
 from nyzhi.tools.executors.process import run_process
 
@@ -51,6 +52,10 @@ class SshExecutor:
 
     ``run(cwd=...)``: an absolute cwd is used as is on the remote host; a relative one is taken
     under this node's ``cwd`` (or the remote home). Local sandbox policies do not apply remotely.
+
+    Environment: the local ``ssh`` client runs under ``env_policy`` (keeping ``SSH_AUTH_SOCK``,
+    its agent socket), so nothing secret is there for ``SendEnv`` to forward; the remote command
+    gets its login environment plus the policy's ``set`` values and the call's ``env``.
     """
 
     host: str
@@ -62,6 +67,7 @@ class SshExecutor:
     connect_timeout: int = 10
     ssh_path: str = "ssh"
     extra_options: tuple[str, ...] = ()
+    env_policy: EnvPolicy | None = None
     remote: bool = attrs.field(default=True, init=False)
 
     def ssh_argv(self, remote_command: str) -> list[str]:
@@ -113,11 +119,12 @@ class SshExecutor:
         output_cap: int = DEFAULT_OUTPUT_CAP,
         mutating: bool | None = None,
     ) -> ExecResult:
-        argv = self.ssh_argv(self.remote_script(command, cwd, env))
+        fixed = self.env_policy.set if self.env_policy is not None else {}
+        argv = self.ssh_argv(self.remote_script(command, cwd, {**fixed, **(env or {})}))
         return await run_process(
             argv,
             cwd=None,
-            env=None,
+            env=child_env(self.env_policy, keep=("SSH_AUTH_SOCK",)),
             timeout=timeout,
             on_output=on_output,
             output_cap=output_cap,

@@ -4,29 +4,18 @@ HTTP to the scripted fake LLM, real files."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import trio
 
+from nyzhi.testing.cli import NYZ, nyz_env
 from nyzhi.testing.fake_llm import open_fake_llm, reply, tool_call
-
-NYZ = [sys.executable, "-m", "nyzhi"]
-
-
-def env_for(home: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    env.update(HOME=str(home), PYTHONUNBUFFERED="1")
-    for var in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"):
-        env.pop(var, None)
-    return env
 
 
 async def nyz_run(ws: Path, home: Path, *args: str) -> subprocess.CompletedProcess:
     return await trio.run_process(
-        [*NYZ, "run", "--output-format", "stream-json", *args], cwd=ws, env=env_for(home),
+        [*NYZ, "run", "--output-format", "stream-json", *args], cwd=ws, env=nyz_env(home),
         stdin=b"", capture_stdout=True, capture_stderr=True, check=False,
     )
 
@@ -71,7 +60,7 @@ async def read_until(stream, buf: bytearray, marker: bytes) -> None:
 async def answer_always_in_chat(ws: Path, home: Path, prompt: bytes) -> None:
     """``nyz`` (the line chat), a write approved with ``a`` (always), then /exit."""
     proc = await trio.lowlevel.open_process(
-        NYZ, cwd=ws, env=env_for(home),
+        NYZ, cwd=ws, env=nyz_env(home),
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
     )
     out = bytearray()
@@ -120,7 +109,7 @@ async def test_a_typo_in_the_config_warns_and_nyz_run_still_runs(workspace, home
         configure(workspace, server.url_for("openai"),
                   extra="[agent]\nmax_stepz = 3\n[tui]\ntheme = 'light'\n")
         proc = await trio.run_process(
-            [*NYZ, "run", "hi"], cwd=workspace, env=env_for(home), stdin=b"",
+            [*NYZ, "run", "hi"], cwd=workspace, env=nyz_env(home), stdin=b"",
             capture_stdout=True, capture_stderr=True, check=False,
         )
     err = proc.stderr.decode()

@@ -5,7 +5,6 @@ prompt's size in ``session_start``."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 
@@ -14,15 +13,8 @@ import trio
 
 from nyzhi.core import events as ev
 from nyzhi.core.runtime import RuntimeOptions, open_runtime
+from nyzhi.testing.cli import nyz_env
 from nyzhi.testing.fake_llm import FakeUsage, open_fake_llm, reply, tool_call
-
-
-def env_for(home) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    env.update(HOME=str(home), PYTHONUNBUFFERED="1")
-    for var in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"):
-        env.pop(var, None)
-    return env
 
 
 def prefix(request) -> tuple[str, str]:
@@ -151,7 +143,7 @@ async def test_stream_json_session_start_reports_the_prompt(workspace, home, con
         configure(workspace, server.url_for("openai"))
         proc = await trio.run_process(
             [sys.executable, "-m", "nyzhi", "run", "--output-format", "stream-json", "hi"],
-            cwd=workspace, env=env_for(home), capture_stdout=True, capture_stderr=True,
+            cwd=workspace, env=nyz_env(home), capture_stdout=True, capture_stderr=True,
             check=False,
         )
     assert proc.returncode == 0, proc.stderr.decode()

@@ -4,36 +4,14 @@ real files and real tool subprocesses."""
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
-import sys
 from pathlib import Path
 
 import trio
 
+from nyzhi.testing.cli import NYZ, json_lines, nyz_env, run_nyz
 from nyzhi.testing.fake_llm import hang, http_error, open_fake_llm, reply, tool_call
-
-NYZ = [sys.executable, "-m", "nyzhi"]
-
-
-def env_for(home: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    env.update(HOME=str(home), PYTHONUNBUFFERED="1")
-    for var in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"):
-        env.pop(var, None)
-    return env
-
-
-async def nyz(ws: Path, home: Path, *args: str, stdin: bytes = b"") -> subprocess.CompletedProcess:
-    return await trio.run_process(
-        [*NYZ, *args], cwd=ws, env=env_for(home), stdin=stdin,
-        capture_stdout=True, capture_stderr=True, check=False,
-    )
-
-
-def lines(out: bytes) -> list[dict]:
-    return [json.loads(line) for line in out.decode().splitlines() if line.strip()]
 
 
 async def test_text_output_multi_step(workspace, home, configure):
@@ -48,7 +26,7 @@ async def test_text_output_multi_step(workspace, home, configure):
     ]
     async with open_fake_llm(script=script) as server:
         configure(workspace, server.url_for("openai"))
-        proc = await nyz(workspace, home, "run", "read both files")
+        proc = await run_nyz(workspace, home, "run", "read both files")
     assert proc.returncode == 0, proc.stderr.decode()
     assert proc.stdout.decode().strip() == "alpha and beta"
     assert "[tool: read]" in proc.stderr.decode()
@@ -60,10 +38,10 @@ async def test_text_output_multi_step(workspace, home, configure):
 async def test_stdin_goes_before_prompt_and_json_format(workspace, home, configure):
     async with open_fake_llm(script=[reply("ok")]) as server:
         configure(workspace, server.url_for("anthropic"), api_style="anthropic")
-        proc = await nyz(workspace, home, "run", "--output-format", "json", "summarise",
+        proc = await run_nyz(workspace, home, "run", "--output-format", "json", "summarise",
                          stdin=b"PIPED DIFF")
     assert proc.returncode == 0, proc.stderr.decode()
-    [result] = lines(proc.stdout)
+    [result] = json_lines(proc.stdout)
     assert result["type"] == "result" and result["result"] == "ok"
     assert result["is_error"] is False and result["session_id"]
     assert set(result["usage"]) >= {"input_tokens", "output_tokens", "cost_usd"}
@@ -75,9 +53,9 @@ async def test_stream_json_events(workspace, home, configure):
     script = [reply(tool_calls=[tool_call("think", {"thought": "plan"})]), reply("done")]
     async with open_fake_llm(script=script) as server:
         configure(workspace, server.url_for("gemini"), api_style="gemini")
-        proc = await nyz(workspace, home, "run", "--output-format", "stream-json", "go")
+        proc = await run_nyz(workspace, home, "run", "--output-format", "stream-json", "go")
     assert proc.returncode == 0, proc.stderr.decode()
-    events = lines(proc.stdout)
+    events = json_lines(proc.stdout)
     assert events[0]["type"] == "session_start" and events[0]["session_id"]
     assert events[-1]["type"] == "result" and events[-1]["result"] == "done"
     assert events[-1]["session_id"] == events[0]["session_id"]
@@ -96,11 +74,11 @@ async def test_headless_approval_denied_unless_trust_full(workspace, home, confi
     ]
     async with open_fake_llm(script=script) as server:
         configure(workspace, server.url_for("openai"))
-        denied = await nyz(workspace, home, "run", "--output-format", "stream-json", "write it")
+        denied = await run_nyz(workspace, home, "run", "--output-format", "stream-json", "write it")
         assert not (workspace / "new.txt").exists()
-        done = [e for e in lines(denied.stdout) if e["type"] == "tool_done"][0]
+        done = [e for e in json_lines(denied.stdout) if e["type"] == "tool_done"][0]
         assert done["is_error"] and "--trust" in done["output"]
-        allowed = await nyz(workspace, home, "run", "--trust", "full", "write it")
+        allowed = await run_nyz(workspace, home, "run", "--trust", "full", "write it")
     assert allowed.returncode == 0, allowed.stderr.decode()
     assert (workspace / "new.txt").read_text() == "x"
 
@@ -108,7 +86,7 @@ async def test_headless_approval_denied_unless_trust_full(workspace, home, confi
 async def test_provider_error_exits_1_with_clear_message(workspace, home, configure):
     async with open_fake_llm(script=[http_error(401, "invalid x-api-key")]) as server:
         configure(workspace, server.url_for("anthropic"), api_style="anthropic")
-        proc = await nyz(workspace, home, "run", "hi")
+        proc = await run_nyz(workspace, home, "run", "hi")
     assert proc.returncode == 1
     err = proc.stderr.decode()
     assert "401" in err and "invalid x-api-key" in err and "sk-test-key" not in err
@@ -117,10 +95,10 @@ async def test_provider_error_exits_1_with_clear_message(workspace, home, config
 async def test_resume_with_continue(workspace, home, configure):
     async with open_fake_llm(script=[reply("first answer"), reply("second answer")]) as server:
         configure(workspace, server.url_for("openai"))
-        one = await nyz(workspace, home, "run", "--output-format", "json", "remember BLUE")
-        two = await nyz(workspace, home, "run", "--continue", "--output-format", "json", "what colour?")
+        one = await run_nyz(workspace, home, "run", "--output-format", "json", "remember BLUE")
+        two = await run_nyz(workspace, home, "run", "--continue", "--output-format", "json", "what colour?")
     assert one.returncode == 0 and two.returncode == 0, two.stderr.decode()
-    assert lines(one.stdout)[0]["session_id"] == lines(two.stdout)[0]["session_id"]
+    assert json_lines(one.stdout)[0]["session_id"] == json_lines(two.stdout)[0]["session_id"]
     transcript = server.requests[1].transcript()
     assert ("user", "remember BLUE") in transcript and ("assistant", "first answer") in transcript
 
@@ -155,12 +133,12 @@ async def test_interrupt_mid_stream_exits_130(workspace, home, configure):
         configure(workspace, server.url_for("openai"))
         proc = await trio.lowlevel.open_process(
             [*NYZ, "run", "--output-format", "stream-json", "hi"], cwd=workspace,
-            env=env_for(home), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            env=nyz_env(home), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
         )
         out = await _interrupt_when(proc, proc.stdout, '"text_delta"')
         code = await proc.wait()
     assert code == 130
-    events = lines(out)
+    events = json_lines(out)
     assert events[-1]["type"] == "result" and events[-1]["is_error"] is True
 
 
@@ -172,7 +150,7 @@ async def test_interrupt_mid_bash_leaves_no_orphans(workspace, home, configure):
         configure(workspace, server.url_for("openai"), extra='[agent.sandbox]\nlevel = "full-access"\n')
         proc = await trio.lowlevel.open_process(
             [*NYZ, "run", "--trust", "full", "--output-format", "stream-json", "run it"],
-            cwd=workspace, env=env_for(home), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            cwd=workspace, env=nyz_env(home), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
         )
         buf = b""
         async for chunk in proc.stdout:  # streamed tool output: the sleeps are running
@@ -186,7 +164,7 @@ async def test_interrupt_mid_bash_leaves_no_orphans(workspace, home, configure):
         code = await proc.wait()
     assert code == 130
     assert _running_processes_with(marker) == [], buf.decode()
-    done = [e for e in lines(buf) if e["type"] == "tool_done"]
+    done = [e for e in json_lines(buf) if e["type"] == "tool_done"]
     assert done and done[0]["is_error"]
 
 
@@ -195,9 +173,9 @@ async def test_retry_is_an_event_the_caller_sees(workspace, home, configure):
 
     async with open_fake_llm(script=[rate_limited(retry_after=0), reply("after retry")]) as server:
         configure(workspace, server.url_for("openai"))
-        proc = await nyz(workspace, home, "run", "--output-format", "stream-json", "hi")
+        proc = await run_nyz(workspace, home, "run", "--output-format", "stream-json", "hi")
     assert proc.returncode == 0, proc.stderr.decode()
-    events = lines(proc.stdout)
+    events = json_lines(proc.stdout)
     retry = [e for e in events if e["type"] == "retry"]
     assert retry and retry[0]["attempt"] == 2 and "429" in retry[0]["reason"]
     assert events[-1]["result"] == "after retry"
@@ -209,9 +187,9 @@ async def test_every_stream_json_line_is_an_event_of_the_vocabulary(workspace, h
     script = [reply(tool_calls=[tool_call("think", {"thought": "plan"})]), reply("done")]
     async with open_fake_llm(script=script) as server:
         configure(workspace, server.url_for("openai"))
-        proc = await nyz(workspace, home, "run", "--output-format", "stream-json", "go")
+        proc = await run_nyz(workspace, home, "run", "--output-format", "stream-json", "go")
     assert proc.returncode == 0, proc.stderr.decode()
-    events = [ev.from_json(line) for line in lines(proc.stdout)]
+    events = [ev.from_json(line) for line in json_lines(proc.stdout)]
     assert not [e for e in events if isinstance(e, ev.GenericEvent)]
     assert isinstance(events[0], ev.SessionStart) and isinstance(events[-1], ev.Result)
     assert events[-1].result == "done" and events[-1].session_id == events[0].session_id
@@ -228,9 +206,9 @@ async def test_every_stream_json_line_is_an_event_of_the_vocabulary(workspace, h
 async def test_a_runtime_that_cannot_start_prints_an_error_event(workspace, home):
     (workspace / ".nyzhi" / "config.toml").write_text(
         '[provider]\ndefault = "nowhere"\n[provider.nowhere]\nmodel = "m"\n')
-    proc = await nyz(workspace, home, "run", "--output-format", "stream-json", "hi")
+    proc = await run_nyz(workspace, home, "run", "--output-format", "stream-json", "hi")
     assert proc.returncode == 1
-    [error] = lines(proc.stdout)
+    [error] = json_lines(proc.stdout)
     assert error["type"] == "error" and error["agent"] == "/agents/main"
     assert error["kind"] == "startup" and error["retryable"] is False
     assert "base_url" in error["message"] and "base_url" in proc.stderr.decode()

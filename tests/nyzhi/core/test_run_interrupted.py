@@ -10,8 +10,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,18 +17,8 @@ import trio
 
 from nyzhi.core.sessions.pairing import INTERRUPTED_TEXT
 from nyzhi.core.sessions.store import SessionStore
+from nyzhi.testing.cli import NYZ, nyz_env
 from nyzhi.testing.fake_llm import WIRE_STYLES, FakeRequest, reply, tool_call
-
-NYZ = [sys.executable, "-m", "nyzhi"]
-
-
-def env_for(home: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    env.update(HOME=str(home), PYTHONUNBUFFERED="1")
-    for var in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"):
-        env.pop(var, None)
-    return env
-
 
 # ---- what each wire format requires of tool calls and results --------------------------------
 
@@ -138,7 +126,7 @@ async def test_kill_during_bash_then_continue_answers_every_call(wire, workspace
         return reply(tool_calls=[tool_call("read", {"file_path": "notes.txt"}),
                                  tool_call("bash", {"command": command})])
 
-    env = env_for(home)
+    env = nyz_env(home)
     async with open_fake_llm(script=script) as server:
         configure(workspace, server.url_for(wire), api_style=wire)
         proc = await trio.lowlevel.open_process(

@@ -32,8 +32,8 @@ async def test_two_subagents_race_to_edit_one_file_both_edits_land(workspace, co
         configure(workspace, server.url_for("openai"))
         async with open_runtime(RuntimeOptions(cwd=workspace, trust="full",
                                                ephemeral=True)) as rt:
-            rt.tooling.registry.register(slow)  # the shared store: every agent's view has it
-            table = rt.tooling.context.leases
+            rt.main_agent.tooling.registry.register(slow)  # the shared store: every agent's view has it
+            table = rt.main_agent.tooling.context.leases
             one = await rt.spawn_agent("worker-1")
             two = await rt.spawn_agent("worker-2")
             first = await one.ask(UserInput("append a line to src/app.py"))

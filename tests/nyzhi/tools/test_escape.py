@@ -3,6 +3,7 @@
 import os
 from pathlib import Path
 
+import attrs
 import pytest
 import trio
 
@@ -116,8 +117,8 @@ async def test_network_off_blocks_a_loopback_connection(layout):
     probe = f"exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected"
     async with trio.open_nursery() as nursery:
         await nursery.start(trio.serve_listeners, handler, listeners)
-        on = await _bash(p, probe, ws)  # control: with network on it connects
-        off = await _bash(SandboxPolicy(p.level, ws, allow_temp=False, network=False), probe, ws)
+        on = await _bash(attrs.evolve(p, network=True), probe, ws)  # control: network on connects
+        off = await _bash(p, probe, ws)  # the default: off
         nursery.cancel_scope.cancel()
     assert "connected" in on.output and on.exit_code == 0
     assert "connected" not in off.output and off.exit_code != 0

@@ -86,7 +86,7 @@ def test_wrap_command_read_only_binds_nothing_writable(ws: Path):
     argv = policy(ws, SandboxLevel.READ_ONLY, allow_temp=True).wrap_command("true", ws)
     assert "--bind" not in argv
     assert "--tmpfs" in argv  # private scratch temp dir
-    assert "--unshare-net" not in argv  # network on by default
+    assert "--unshare-net" in argv  # network off by default
 
 
 def test_full_access_does_not_wrap(ws: Path):

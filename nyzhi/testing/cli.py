@@ -1,0 +1,45 @@
+"""Running the real ``nyz`` in tests: as an isolated user, from the interpreter running the
+tests (so a worktree on ``PYTHONPATH`` runs its own code).
+
+    proc = await run_nyz(workspace, home, "run", "--output-format", "stream-json", "hi")
+    events = json_lines(proc.stdout)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import trio
+
+NYZ = [sys.executable, "-m", "nyzhi"]
+XDG_VARS = ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME")
+
+
+def nyz_env(home: Path) -> dict[str, str]:
+    """This process's environment as a fresh user at ``home``: no API keys (so no test reaches
+    a real provider), no XDG overrides (everything lives under ``home``), unbuffered output."""
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env.update(HOME=str(home), PYTHONUNBUFFERED="1")
+    for var in XDG_VARS:
+        env.pop(var, None)
+    return env
+
+
+async def run_nyz(
+    cwd: Path, home: Path, *args: str, stdin: bytes = b""
+) -> subprocess.CompletedProcess[bytes]:
+    """Run ``nyz ARGS`` to completion in ``cwd``; output captured, exit status not checked."""
+    return await trio.run_process(
+        [*NYZ, *args], cwd=cwd, env=nyz_env(home), stdin=stdin,
+        capture_stdout=True, capture_stderr=True, check=False,
+    )
+
+
+def json_lines(out: bytes) -> list[dict[str, Any]]:
+    """The JSON objects of a ``stream-json`` output, one per non-empty line."""
+    return [json.loads(line) for line in out.decode().splitlines() if line.strip()]

@@ -1,0 +1,119 @@
+"""The environment every process nyz starts for a tool gets: one policy, one function.
+
+A coding agent runs commands a model chose, and the model reads text anyone could have written
+(a README, an issue, a web page). Whatever is in those commands' environment is one injected
+instruction away from leaving the machine, so API keys and tokens are not passed down by
+default. Every spawner — ``bash`` and ``verify`` through the executors, ``rg``/``git`` helpers,
+hooks, MCP stdio servers — builds its child's environment with ``child_env``; nothing else
+copies ``os.environ`` into a child.
+
+``[shell.env]`` configures it:
+
+* ``inherit``: ``"all"`` (the parent's environment), ``"core"`` (only ``CORE_VARS``) or
+  ``"none"`` (empty);
+* ``exclude``: glob patterns of names dropped from what is inherited (case-insensitive); the
+  default catches ``*KEY*``, ``*SECRET*``, ``*TOKEN*``, ``*PASSWORD*``, ``*CREDENTIAL*`` and every
+  built-in provider's key variable;
+* ``include_only``: when non-empty, only inherited names matching one of these globs survive;
+* ``set``: fixed values, added last (never excluded: the user wrote them on purpose).
+
+A process that needs a key (a hook, an MCP server) gets it from its own ``env`` table in
+config, passed as ``extra``: it is added after the policy, for that process only.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from collections.abc import Iterable, Mapping
+from typing import Any, Literal
+
+import attrs
+
+Inherit = Literal["all", "core", "none"]
+
+CORE_VARS = ("PATH", "HOME", "USER", "LANG", "TERM", "TMPDIR", "SHELL")
+SECRET_PATTERNS = ("*KEY*", "*SECRET*", "*TOKEN*", "*PASSWORD*", "*CREDENTIAL*")
+
+
+def provider_key_vars() -> tuple[str, ...]:
+    """Every built-in provider's key variable (``GOOGLE_API_KEY``, ``OPENAI_API_KEY``, …)."""
+    from nyzhi.config.presets import BUILTIN_PROVIDERS
+
+    return tuple(dict.fromkeys(v for p in BUILTIN_PROVIDERS.values() for v in p.env_vars))
+
+
+def default_exclude() -> tuple[str, ...]:
+    return (*SECRET_PATTERNS, *provider_key_vars())
+
+
+def _matches(name: str, patterns: Iterable[str]) -> bool:
+    upper = name.upper()
+    return any(fnmatch.fnmatchcase(upper, p.upper()) for p in patterns)
+
+
+@attrs.frozen
+class EnvPolicy:
+    """What a child process inherits (see the module docstring). The default is the safe one:
+    everything except secret-looking names and provider key variables."""
+
+    inherit: Inherit = attrs.field(default="all")
+    exclude: tuple[str, ...] = attrs.field(factory=default_exclude, converter=tuple)
+    include_only: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    set: dict[str, str] = attrs.field(factory=dict)
+
+    @inherit.validator
+    def _check_inherit(self, _attr: Any, value: str) -> None:
+        if value not in ("all", "core", "none"):
+            raise ValueError(
+                f"shell.env.inherit: expected \"all\", \"core\" or \"none\", got {value!r}"
+            )
+
+    @classmethod
+    def from_config(cls, shell_env: Any) -> EnvPolicy:
+        """From ``config.shell.env`` (a ``ShellEnvConfig``); ``exclude`` None keeps the default."""
+        exclude = default_exclude() if shell_env.exclude is None else shell_env.exclude
+        return cls(shell_env.inherit, exclude, shell_env.include_only, dict(shell_env.set))
+
+    def kept(self, name: str) -> bool:
+        """Whether an inherited variable called ``name`` passes the policy."""
+        if self.inherit == "none":
+            return False
+        if self.inherit == "core" and name not in CORE_VARS:
+            return False
+        if self.include_only and not _matches(name, self.include_only):
+            return False
+        return not _matches(name, self.exclude)
+
+    def excluded(self, parent: Mapping[str, str] | None = None) -> dict[str, str]:
+        """The variables of ``parent`` the exclude patterns drop (the redactor registers
+        their values: a secret kept out of a child must not come back through its output)."""
+        parent = os.environ if parent is None else parent
+        return {k: v for k, v in parent.items() if _matches(k, self.exclude)}
+
+
+DEFAULT_POLICY = EnvPolicy()
+
+
+def child_env(
+    policy: EnvPolicy | None = None,
+    extra: Mapping[str, str] | None = None,
+    parent: Mapping[str, str] | None = None,
+    *,
+    keep: Iterable[str] = (),
+) -> dict[str, str]:
+    """The complete environment for a child process.
+
+    ``policy`` None is the default policy; ``parent`` None is ``os.environ``; ``extra`` (a
+    process's own ``env`` table, or variables a tool sets such as ``GIT_PAGER``) is added after
+    the policy's ``set``. ``keep`` names variables inherited regardless of the policy (the SSH
+    client's ``SSH_AUTH_SOCK``: the agent socket it authenticates with, not a secret value).
+    """
+    policy = DEFAULT_POLICY if policy is None else policy
+    parent = os.environ if parent is None else parent
+    keep = set(keep)
+    env = {k: v for k, v in parent.items() if k in keep or policy.kept(k)}
+    env.update(policy.set)
+    if extra:
+        env.update(extra)
+    return env

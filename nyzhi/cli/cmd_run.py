@@ -65,6 +65,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         p.add_argument("--max-steps", type=int, help="maximum tool-calling steps")
         p.add_argument("--ephemeral", action="store_true", help="do not save the session")
         p.add_argument(
+            "--plan", action="store_true",
+            help="plan only: read-only tools; the plan goes to .nyzhi/plans/<session>.plan.md",
+        )
+        p.add_argument(
             "--output-format",
             choices=("text", "json", "stream-json"),
             default=None,

@@ -115,11 +115,13 @@ async def run_headless(args: argparse.Namespace, prompt: str, fmt: str) -> int:
                             return
 
                 nursery.start_soon(on_signal)
-                handle = await rt.submit(prompt)
+                handle = await rt.submit(rt.knowledge.expand(prompt))  # custom /name args
                 await pump()
                 await handle.wait()
                 nursery.cancel_scope.cancel()
             outcome = handle.outcome
+            if options.plan and not quiet and rt.knowledge.plan_path.is_file():
+                sys.stderr.write(f"plan: {rt.knowledge.plan_path}\n")
             answer = outcome.text if outcome else ""
             session_id, usage = rt.session_id, rt.usage_totals()
         # The session is closed now: a write that failed at the very end is known too.

@@ -31,7 +31,9 @@ from nyzhi.core.event_renderer import EventRenderer
 from nyzhi.core.tool_step import ApprovalAnswer
 
 HELP = """commands: /exit (or Ctrl-D) quit · /cancel cancel the turn · /compact compact the context
-          /undo revert the last file change · /mcp MCP servers (read, prompt) · /help this text
+          /undo revert the last file change · /plan toggle plan mode (leaving it executes the plan)
+          /mcp MCP servers (read, prompt) · /NAME args run a custom command (.nyzhi/commands,
+          .claude/commands) · /help this text
 Ctrl-C cancels a running turn and its subagents' (they can be continued).
 Approvals: y = yes, a = always this session (every agent), n = no."""
 
@@ -222,8 +224,14 @@ async def chat(args: argparse.Namespace) -> int:
                         nursery.start_soon(run_turn, prompt)
                     else:
                         out.write("> ")
+                elif text == "/plan":
+                    execute = rt.knowledge.set_plan_mode(not rt.knowledge.plan_mode)
+                    out.write("[plan mode on: read-only tools]\n> " if rt.knowledge.plan_mode
+                              else "[plan mode off]\n" + ("" if execute else "> "))
+                    if execute:
+                        nursery.start_soon(run_turn, execute)
                 else:
-                    nursery.start_soon(run_turn, text)
+                    nursery.start_soon(run_turn, rt.knowledge.expand(text))
                 out.flush()
             nursery.cancel_scope.cancel()
     if stopped_by is not None:

@@ -27,7 +27,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "nyzhi.cli.cmd_chat",
     "nyzhi.cli.cmd_run",
     "nyzhi.cli.cmd_config", "nyzhi.cli.cmd_init", "nyzhi.cli.cmd_auth",
-    "nyzhi.cli.cmd_sessions", "nyzhi.cli.cmd_index", "nyzhi.cli.cmd_mcp",
+    "nyzhi.cli.cmd_sessions", "nyzhi.cli.cmd_index", "nyzhi.cli.cmd_mcp", "nyzhi.cli.cmd_memory",
 )
 
 

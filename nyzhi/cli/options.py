@@ -36,4 +36,5 @@ def runtime_options(args: argparse.Namespace, *, interactive: bool) -> RuntimeOp
         session=getattr(args, "session", None),
         interactive=interactive,
         budget=None if budget.empty else budget,
+        plan=getattr(args, "plan", False),
     )

@@ -50,10 +50,8 @@ INACTIVE: dict[str, str] = {
     "agent.hooks.prompt": "not planned yet",
     "agent.hooks.instructions": "not planned yet",
     "agent.hooks.model": "not planned yet",
-    "agent.commands": "issue: knowledge",
     "shell.sandbox": "legacy: use [agent.sandbox]",
     "browser": "not planned yet",
-    "memory": "issue: knowledge",
     "update": "not planned yet",
     "external_notify": "not planned yet",
 }

@@ -10,6 +10,7 @@ Per the XDG base-directory spec a relative XDG_* value is invalid and ignored.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -55,7 +56,7 @@ def cache_dir(env: Mapping[str, str] | None = None) -> Path:
 
 
 def nyzhi_home(env: Mapping[str, str] | None = None) -> Path:
-    """~/.nyzhi (user memory, teams, tasks), overridable with $NYZHI_HOME."""
+    """~/.nyzhi (teams, tasks), overridable with $NYZHI_HOME. User memory is in data_dir()."""
     value = _env(env).get("NYZHI_HOME")
     if value:
         return Path(value)
@@ -92,3 +93,8 @@ def project_data_dir(workspace_root: Path | str, env: Mapping[str, str] | None =
     resolved = os.path.realpath(os.path.abspath(os.fspath(workspace_root)))
     digest = hashlib.sha256(resolved.encode("utf-8", "surrogateescape")).hexdigest()[:16]
     return data_dir(env) / "projects" / digest
+
+
+def user_memory_path(env: Mapping[str, str] | None = None) -> Path:
+    """data_dir()/MEMORY.md: the user's memory, shared by every project."""
+    return data_dir(env) / "MEMORY.md"

@@ -52,12 +52,13 @@ CONFIG_TEMPLATE = f"""\
 # pattern = "*.py"
 # timeout = 30
 
-## Not yet active: custom commands (issue: knowledge), MCP servers (issue: MCP).
+## A custom command, run as /review FILE (also from .nyzhi/commands/*.md).
 # [[agent.commands]]
 # name = "review"
 # prompt = "Review $ARGUMENTS for bugs and missing tests."
 # description = "Review code"
 
+## Not yet active: MCP servers (issue: MCP).
 # [mcp.servers.files]
 # command = "npx"
 # args = ["-y", "@modelcontextprotocol/server-filesystem", "."]

@@ -151,6 +151,9 @@ class AgentFactory:
     # ``[index] auto_context``: chunks of the semantic index relevant to a typed prompt
     # (nyzhi.core.assembly.open_index), added to it like a hook's context.
     auto_context: Callable[[str], Awaitable[str]] | None = None
+    # Context appended to each user message of agents with prompt hooks (recalled memory,
+    # the plan-mode note: nyzhi.core.session_knowledge), after the hooks' own.
+    turn_context: Callable[[str], Awaitable[str]] | None = None
 
     def build(self, spec: AgentSpec) -> Agent:
         tooling = self.tooling.for_agent(
@@ -215,12 +218,15 @@ class AgentFactory:
         )
         if outcome.blocked:
             return prompt, outcome.message or "blocked by a user_prompt_submit hook"
+        typed = prompt
         if outcome.context:
             prompt = f"{prompt}\n\n{outcome.context}"
         if self.auto_context is not None:
             extra = await self.auto_context(typed)
             if extra:
                 prompt = f"{prompt}\n\n{extra}"
+        if self.turn_context is not None and (context := await self.turn_context(typed)):
+            prompt = f"{prompt}\n\n{context}"
         return prompt, None
 
 

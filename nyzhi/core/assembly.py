@@ -20,7 +20,7 @@ from nyzhi.core.events import MAIN_AGENT
 from nyzhi.core.hooks import HookRunner, hooks_from_config, load_claude_hooks
 from nyzhi.core.sessions.store import Session, SessionStore, SessionWriter
 from nyzhi.provider import types as pt
-from nyzhi.tools.base import ToolContext
+from nyzhi.tools.base import Permission, ToolContext
 from nyzhi.tools.env_policy import EnvPolicy
 from nyzhi.tools.gates import ApprovalMemory, Gates, TrustPolicy
 from nyzhi.tools.registry import ToolRegistry
@@ -168,12 +168,14 @@ class Tooling:
     _deferred: tuple[object, str] | None = attrs.field(default=None, init=False, repr=False)
 
     def schemas(self) -> tuple[pt.ToolSchema, ...]:
-        key = (self.registry.version, tuple(self.context.nodes))
+        key = (self.registry.version, tuple(self.context.nodes), self.gates.plan_mode)
         if self._schemas is None or self._schemas[0] != key:
-            schemas = self.registry.shared(f"schemas:{','.join(key[1])}", lambda: tuple(
+            schemas = self.registry.shared(
+                f"schemas:{','.join(key[1])}:{'plan' if key[2] else 'all'}", lambda: tuple(
                 pt.ToolSchema(s["name"], s["description"], s["parameters"])
                 for s in self.registry.schemas(nodes=key[1])
-            ))
+                if not key[2] or self.registry.get(s["name"]).permission is Permission.READ_ONLY
+            ))  # plan mode: the model is shown only read-only tools
             self._schemas = (key, schemas)
         return self._schemas[1]
 

@@ -36,6 +36,7 @@ from nyzhi.core.event_bus import EventBus, Listener
 from nyzhi.core.hooks import HookRunner
 from nyzhi.core.prompt import session_parts
 from nyzhi.core.roles import RoleModels
+from nyzhi.core.session_knowledge import SessionKnowledge, load_session_knowledge
 from nyzhi.core.sessions.store import SessionWriter
 from nyzhi.core.subagents import SubagentManager, journal_to
 from nyzhi.core.tool_step import ApprovalAnswer, ApprovalBroker
@@ -60,6 +61,7 @@ class RuntimeOptions:
     interactive: bool = False
     # The root agent's budget (``nyz run --budget-*``), over ``[agent.agents.budget]``.
     budget: Limits | None = None
+    plan: bool = False  # start in plan mode (read-only tools; see Runtime.knowledge)
     # Library and test seams: a ready provider object, extra environment for key lookup.
     provider_instance: pt.Provider | None = None
     env: dict[str, str] | None = None
@@ -85,6 +87,10 @@ class Runtime:
     def tooling(self) -> Any:
         """The tools every agent's view is made from (registry store, gates, context)."""
         return self.factory.tooling
+
+    # Memory, skills, custom commands (``knowledge.expand``) and plan mode
+    # (``knowledge.set_plan_mode``) for front ends.
+    knowledge: SessionKnowledge | None = None
 
     @property
     def session_id(self) -> str:
@@ -238,14 +244,18 @@ async def open_runtime(
                                       approvals, bus.publish)
         auto_context = await assembly.open_index(
             system, config, workspace.root, bus.publish, tooling.registry, options.env)
+        knowledge = await load_session_knowledge(config, workspace.root, session_id, options.env)
         factory = AgentFactory(
             provider=provider,
             tooling=tooling,
             hooks=hooks,
             approvals=approvals,
             emit=bus.publish,
-            prompt=await session_parts(
-                workspace=workspace, cwd=options.cwd, config=config, resumed=resumed
+            prompt=attrs.evolve(
+                await session_parts(
+                    workspace=workspace, cwd=options.cwd, config=config, resumed=resumed
+                ),
+                skills=knowledge.skills, memory=knowledge.memory_text,
             ),
             settings=TurnSettings(
                 max_steps=config.agent.max_steps,
@@ -258,6 +268,7 @@ async def open_runtime(
             wait_for_mcp=not options.interactive,
             resumed=resumed,
             auto_context=auto_context,
+            turn_context=knowledge.turn_context,
         )
         root_budget = Budget(
             Limits.from_config(agents_config.budget).merged(options.budget or Limits()))
@@ -272,6 +283,8 @@ async def open_runtime(
         main = factory.build(
             AgentSpec(ev.MAIN_AGENT, session=writer, prompt_hooks=True, budget=root_budget))
         manager.main = main
+        knowledge.toolings = (main.tooling, tooling)
+        knowledge.set_plan_mode(options.plan)
         if resumed is not None:
             main.loop.messages.extend(resumed.messages)
             manager.restore(resumed.agents)
@@ -305,6 +318,7 @@ async def open_runtime(
         rt = Runtime(
             system=system, bus=bus, approvals=approvals, hooks=hooks, factory=factory,
             main_agent=main, main=main_ref, session_start=session_start, agents=manager, mcp=mcp,
+            knowledge=knowledge,
             notices=tuple(n for n in (*(str(w) for w in loaded.warnings), notice, *notes,
                                       *role_notes) if n),
         )

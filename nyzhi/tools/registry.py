@@ -35,6 +35,7 @@ BUILTIN_MODULES: tuple[str, ...] = (
     "bash",
     "git",
     "planning",
+    "knowledge",
     "interaction",
     "agents",
     "web",

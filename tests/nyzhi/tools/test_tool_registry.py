@@ -14,11 +14,12 @@ ORIGINAL_NAMES = {
     "tail_file", "list_dir", "directory_tree", "file_info", "delete_file", "move_file",
     "copy_file", "create_dir", "git_status", "git_diff", "git_log", "git_show", "git_branch",
     "git_commit", "git_checkout", "todowrite", "todoread", "think", "ask_user", "tool_search",
-    "verify", "web_fetch",
+    "verify", "web_fetch", "memory_read", "memory_write", "load_skill", "create_plan",
+    "notepad_read", "notepad_write",
     "spawn_agent", "send_input", "wait", "close_agent", "resume_agent",
 }
 WRITE_TOOLS = {"write", "edit", "multi_edit", "apply_patch", "delete_file", "move_file", "copy_file", "create_dir"}
-NEEDS_APPROVAL = WRITE_TOOLS | {"bash", "git_commit", "git_checkout", "web_fetch"}
+NEEDS_APPROVAL = WRITE_TOOLS | {"bash", "git_commit", "git_checkout", "web_fetch", "memory_write"}
 
 
 class Dummy(Tool):

@@ -1,0 +1,101 @@
+"""Custom slash commands: a prompt template run as ``/name args``.
+
+Sources, later ones replacing earlier ones of the same name:
+
+1. ``<root>/.claude/commands/*.md`` (Claude Code);
+2. ``<root>/.nyzhi/commands/*.md``;
+3. ``[[agent.commands]]`` in the config (``name``, ``prompt``, ``description``), global then
+   project then local.
+
+A file's name is its stem; its description is the front matter's ``description``, else a
+first ``# heading`` line (which is then not part of the prompt). In the template
+``$ARGUMENTS`` becomes everything after the name and ``$1`` … ``$9`` the words of it; a
+template that uses neither gets the arguments appended, so they are never lost.
+
+``expand`` is what front ends call before submitting input: a leading ``/name`` that names a
+custom command becomes the command's prompt; anything else comes back unchanged (an unknown
+``/x`` is sent as text, as typed).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from nyzhi.knowledge.frontmatter import split_front_matter
+
+COMMAND_DIRS: tuple[str, ...] = (".claude/commands", ".nyzhi/commands")
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]*")
+
+
+@attrs.frozen
+class Command:
+    name: str
+    template: str
+    description: str = ""
+    source: str = ""  # a file path or "config"
+
+    def render(self, arguments: str) -> str:
+        arguments = arguments.strip()
+        words = arguments.split()
+        text = self.template.replace("$ARGUMENTS", arguments)
+        text = re.sub(r"\$([1-9])", lambda m: _nth(words, int(m.group(1))), text)
+        uses_args = "$ARGUMENTS" in self.template or re.search(r"\$[1-9]", self.template)
+        if arguments and not uses_args:
+            text = f"{text.rstrip()}\n\nARGUMENTS: {arguments}"
+        return text.strip()
+
+
+def _nth(words: list[str], n: int) -> str:
+    return words[n - 1] if n <= len(words) else ""
+
+
+def _from_file(path: Path) -> Command | None:
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    meta, body = split_front_matter(text)
+    description = meta.get("description", "")
+    lines = body.strip().splitlines()
+    if lines and lines[0].startswith("# ") and not description:
+        description, lines = lines[0][2:].strip(), lines[1:]
+    return Command(path.stem, "\n".join(lines).strip(), description, str(path))
+
+
+def load_commands(root: Path, configured: Iterable[Any] = ()) -> dict[str, Command]:
+    """Every custom command by name (see the module docstring for precedence).
+    ``configured`` holds ``[[agent.commands]]`` entries (``name``, ``prompt``,
+    ``description``)."""
+    found: dict[str, Command] = {}
+    for rel in COMMAND_DIRS:
+        base = root / rel
+        if base.is_dir():
+            for path in sorted(base.glob("*.md")):
+                command = _from_file(path) if _NAME.fullmatch(path.stem) else None
+                if command is not None:
+                    found[command.name] = command
+    for entry in configured:
+        found[entry.name] = Command(entry.name, entry.prompt, entry.description or "", "config")
+    return found
+
+
+def split_invocation(text: str) -> tuple[str, str] | None:
+    """(name, arguments) when ``text`` starts with ``/name``, else None."""
+    match = re.match(r"\s*/([A-Za-z0-9][A-Za-z0-9_.:-]*)(?:\s+(.*))?\s*$", text, re.S)
+    return (match.group(1), match.group(2) or "") if match else None
+
+
+def expand(text: str, commands: Mapping[str, Command]) -> str:
+    """``text`` with a leading custom ``/name args`` replaced by the command's prompt;
+    unchanged when it does not start with one."""
+    invocation = split_invocation(text)
+    if invocation is None or invocation[0] not in commands:
+        return text
+    name, arguments = invocation
+    return commands[name].render(arguments)
+

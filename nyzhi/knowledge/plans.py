@@ -1,0 +1,122 @@
+"""Plans and notepads: where they live in the workspace, their file format, plan-mode texts.
+
+- A plan is ``<root>/.nyzhi/plans/<session>.plan.md``: front matter (``name``, ``overview``,
+  ``todos``) and a markdown body, written by the ``create_plan`` tool. Todos are one JSON
+  array on one line, which is also valid YAML, so the file reads as ordinary front matter and
+  parses back without a YAML library. A new call merges todos by id and replaces the body.
+- A notepad is ``<root>/.nyzhi/notepads/<plan>/<category>.md`` (learnings, decisions, issues),
+  one ``## [time]`` entry per ``notepad_write``: what a long task learns along the way, kept
+  with the project so the next session (or a teammate) can read it.
+
+Plan mode lets the agent investigate with read-only tools only and write the plan; its
+instructions travel with each user message (``PLAN_MODE_NOTE``), not in the system prompt,
+which stays byte-identical for the session. Leaving plan mode sends ``execute_plan_prompt``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+NOTEPAD_CATEGORIES: tuple[str, ...] = ("learnings", "decisions", "issues")
+TODO_STATUSES: tuple[str, ...] = ("pending", "in_progress", "completed", "cancelled")
+
+PLAN_MODE_NOTE = """<plan_mode>
+Plan mode is on: only read-only tools run, and anything that changes files or state is refused.
+Investigate what the request needs, then write the plan with create_plan (steps, files to
+change, how to verify, todos) and summarise it. Do not try to make the changes yet.
+</plan_mode>"""
+
+
+def _safe(name: str) -> str:
+    safe = re.sub(r"[^A-Za-z0-9_.-]+", "-", name.strip()).strip("-.")
+    if not safe:
+        raise ValueError(f"{name!r} is not usable as a file name: use letters and digits")
+    return safe[:80]
+
+
+def plans_dir(root: Path) -> Path:
+    return Path(root) / ".nyzhi" / "plans"
+
+
+def plan_path(root: Path, session_id: str) -> Path:
+    return plans_dir(root) / f"{_safe(session_id)}.plan.md"
+
+
+def execute_plan_prompt(path: Path) -> str:
+    """The message that leaves plan mode: act on the plan written while planning."""
+    return (
+        f"Plan mode is off. Execute the plan in {path}: follow its steps and todos in order, "
+        "update the todos as you go, and verify the result."
+    )
+
+
+def render_plan(name: str, overview: str, body: str, todos: list[dict[str, Any]]) -> str:
+    todo_line = json.dumps(todos, ensure_ascii=False)
+    return (
+        f"---\nname: {json.dumps(name, ensure_ascii=False)}\n"
+        f"overview: {json.dumps(overview, ensure_ascii=False)}\n"
+        f"todos: {todo_line}\n---\n\n{body.strip()}\n"
+    )
+
+
+def read_plan(path: Path) -> tuple[dict[str, Any], str]:
+    """(front matter with ``todos`` as a list, body); an absent or hand-mangled file gives
+    what could be read ({} and "" at worst). Values are JSON (as ``render_plan`` writes them)
+    or, when edited by hand, plain text."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except (FileNotFoundError, NotADirectoryError):
+        return {}, ""
+    lines = text.splitlines()
+    if not lines or lines[0].strip() != "---" or "---" not in (ln.strip() for ln in lines[1:]):
+        return {"todos": []}, text.strip()
+    end = next(i for i in range(1, len(lines)) if lines[i].strip() == "---")
+    meta: dict[str, Any] = {}
+    for line in lines[1:end]:
+        key, sep, raw = line.partition(":")
+        if not sep:
+            continue
+        try:
+            meta[key.strip()] = json.loads(raw.strip())
+        except ValueError:
+            meta[key.strip()] = raw.strip()
+    todos = meta.get("todos")
+    meta["todos"] = [t for t in todos if isinstance(t, dict) and "id" in t] if isinstance(
+        todos, list) else []
+    return meta, "\n".join(lines[end + 1:]).strip()
+
+
+def merge_todos(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``old`` updated by id from ``new`` (new ids appended, in order)."""
+    merged = [dict(t) for t in old]
+    by_id = {str(t["id"]): t for t in merged}
+    for item in new:
+        tid = str(item["id"])
+        if tid in by_id:
+            by_id[tid].update({k: v for k, v in item.items() if v is not None})
+        else:
+            entry = {"id": tid, "content": item.get("content", ""),
+                     "status": item.get("status") or "pending"}
+            merged.append(entry)
+            by_id[tid] = entry
+    return merged
+
+
+def notepads_dir(root: Path) -> Path:
+    return Path(root) / ".nyzhi" / "notepads"
+
+
+def notepad_path(root: Path, plan: str, category: str) -> Path:
+    if category not in NOTEPAD_CATEGORIES:
+        raise ValueError(
+            f"category must be one of {', '.join(NOTEPAD_CATEGORIES)}, got {category!r}"
+        )
+    return notepads_dir(root) / _safe(plan) / f"{category}.md"
+
+
+def list_notepads(root: Path) -> list[str]:
+    base = notepads_dir(root)
+    return sorted(p.name for p in base.iterdir() if p.is_dir()) if base.is_dir() else []

@@ -88,7 +88,6 @@ def project_data_dir(workspace_root: Path | str, env: Mapping[str, str] | None =
 
     The hash is the first 16 hex digits of the SHA-256 of the workspace root's absolute,
     symlink-resolved path, so one project gets one directory however it is reached."""
-    import hashlib
 
     resolved = os.path.realpath(os.path.abspath(os.fspath(workspace_root)))
     digest = hashlib.sha256(resolved.encode("utf-8", "surrogateescape")).hexdigest()[:16]

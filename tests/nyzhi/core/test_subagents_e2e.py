@@ -11,8 +11,8 @@ from pathlib import Path
 
 import trio
 
+from nyzhi.testing.cli import json_lines, run_nyz
 from nyzhi.testing.fake_llm import FakeRequest, PerAgent, reply, tool_call
-from tests.nyzhi.core.test_run_e2e import lines, nyz
 
 
 def results(request: FakeRequest) -> list[dict]:
@@ -31,8 +31,8 @@ def ids_of(request: FakeRequest) -> list[str]:
 
 
 async def run_json(ws: Path, home: Path, prompt: str, *extra: str):
-    proc = await nyz(ws, home, "run", "--output-format", "stream-json", *extra, prompt)
-    return proc, lines(proc.stdout)
+    proc = await run_nyz(ws, home, "run", "--output-format", "stream-json", *extra, prompt)
+    return proc, json_lines(proc.stdout)
 
 
 def statuses(events: list[dict], agent: str) -> list[str]:
@@ -461,7 +461,6 @@ async def test_claude_role_fence_and_per_role_models(workspace, home, configure)
 async def test_a_resumed_session_continues_a_subagent_and_replay_shows_the_tree(
         workspace, home, configure):
     from nyzhi.testing.fake_llm import open_fake_llm
-    from tests.nyzhi.core.test_run_e2e import nyz
 
     keeper = "/agents/main/worker-1"
     agents = PerAgent({
@@ -492,7 +491,7 @@ async def test_a_resumed_session_continues_a_subagent_and_replay_shows_the_tree(
     assert first[0]["session_id"] == second[0]["session_id"]
     resumed = results(agents.seen["MAIN"][4])[-1]
     assert resumed["status"] == "idle" and resumed["agent_id"] == keeper
-    replay = await nyz(workspace, home, "replay", first[0]["session_id"])
+    replay = await run_nyz(workspace, home, "replay", first[0]["session_id"])
     text = replay.stdout.decode()
     assert replay.returncode == 0, replay.stderr.decode()
     assert "└ worker-1 (worker, fake-model-1, 4 messages)" in text
@@ -540,7 +539,7 @@ async def test_run_budget_time_stops_a_hanging_run(workspace, home, configure):
 
 
 async def test_bad_budget_flags_are_refused_clearly(workspace, home):
-    proc = await nyz(workspace, home, "run", "--budget-time", "soon", "hi")
+    proc = await run_nyz(workspace, home, "run", "--budget-time", "soon", "hi")
     assert proc.returncode == 2 and b"--budget-time" in proc.stderr and b"10m" in proc.stderr
-    proc = await nyz(workspace, home, "run", "--budget-tokens", "0", "hi")
+    proc = await run_nyz(workspace, home, "run", "--budget-tokens", "0", "hi")
     assert proc.returncode == 2 and b"greater than zero" in proc.stderr

@@ -21,6 +21,8 @@ call is refused by the gate. Leaving it returns the
 
 from __future__ import annotations
 
+import logging
+import sqlite3
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -33,6 +35,8 @@ from nyzhi.knowledge.commands import Command, expand, load_commands
 from nyzhi.knowledge.memory import MemoryStore
 from nyzhi.knowledge.recall import RecallStore, recall_block
 from nyzhi.knowledge.skills import skills_index
+
+log = logging.getLogger(__name__)
 
 
 @attrs.define(eq=False)
@@ -80,9 +84,17 @@ class SessionKnowledge:
         blocks = []
         if self.recall is not None:
             recall = self.recall
-            facts = await trio.to_thread.run_sync(
-                lambda: recall.recall(prompt, exclude=self.memory_text))
-            blocks.append(recall_block(facts))
+            try:
+                facts = await trio.to_thread.run_sync(
+                    lambda: recall.recall(prompt, exclude=self.memory_text))
+            except (OSError, sqlite3.Error) as exc:
+                # The recall index is a cache of the memory files: on a full or read-only
+                # data directory the session goes on without it (memory_read still works).
+                log.warning("memory recall is off for this session: %s: %s",
+                            recall.db_path, exc)
+                self.recall = None
+            else:
+                blocks.append(recall_block(facts))
         if self.plan_mode:
             blocks.append(plans.PLAN_MODE_NOTE)
         return "\n\n".join(b for b in blocks if b)

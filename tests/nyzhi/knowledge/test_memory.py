@@ -25,7 +25,7 @@ def test_files_live_in_the_data_dir_keyed_by_the_real_root(workspace, home, tmp_
     assert MemoryStore.for_workspace(link) == store  # one project, however it is spelled
     other = tmp_path / "other"
     other.mkdir()
-    assert paths.project_dir(other) != paths.project_dir(workspace)
+    assert paths.project_data_dir(other) != paths.project_data_dir(workspace)
 
 
 def test_project_write_append_replace_and_index(store):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import httpx
 import pytest
 import trio
+import trio.testing
 from provider_helpers import READ_TOOL, collect, ends, make_spec, simple_request, text_of
 
 from nyzhi.provider import ServerError
@@ -53,6 +54,9 @@ async def test_push_records_and_unknown_routes() -> None:
         async with open_fake_llm(nursery) as server:
             server.push(reply("pushed"))
             assert text_of(await collect(make_spec(server, "ollama"))) == "pushed"
+            # The client may return as soon as it has the last event; let the server's handler
+            # finish sending before asking whether it sent the whole response.
+            await trio.testing.wait_all_tasks_blocked()
             req = server.requests[0]
             assert (req.method, req.path, req.wire, req.model) == ("POST", "/api/chat", "ollama", "fake-model-1")
             assert req.json["messages"][-1]["content"] == "hello" and req.completed

@@ -172,6 +172,7 @@ class GitLogTool(GitTool):
 
 class GitShowTool(GitTool):
     name = "git_show"
+    deferred = True  # seldom needed: listed in one line until tool_search loads it
     description = (
         "Show one commit in full (message, changed files and patch), or a file as it was at a "
         "commit with 'REF:path'. The ref must not start with '-'."
@@ -190,6 +191,7 @@ class GitShowTool(GitTool):
 
 class GitBranchTool(GitTool):
     name = "git_branch"
+    deferred = True  # seldom needed: listed in one line until tool_search loads it
     description = (
         "List the branches, marking the current one with '*'. Remote-tracking branches are "
         "included unless all=false; git_checkout switches or creates a branch."
@@ -254,6 +256,7 @@ class GitCommitTool(GitTool):
 
 class GitCheckoutTool(GitTool):
     name = "git_checkout"
+    deferred = True  # seldom needed: listed in one line until tool_search loads it
     description = (
         "Switch to another branch, or create one from the current HEAD with create=true. Git "
         "refuses when uncommitted changes would be overwritten: commit them or ask the user."

@@ -308,6 +308,7 @@ def fuzzy_score(query: str, path: str) -> float | None:
 
 class FuzzyFindTool(BuiltinTool):
     name = "fuzzy_find"
+    deferred = True  # glob and grep cover most searches: listed in one line until loaded
     description = (
         "Find files whose path contains the query's characters in order, best matches first: "
         "'usrctl' finds user_controller.py. Use it when you know roughly what a file is called; "

@@ -1,0 +1,472 @@
+"""The console application: layout, keys, and the bridge between urwid and the runtime.
+
+It runs inside the runtime's nursery (``open_runtime``) on urwid's ``TrioEventLoop``: one task
+pumps runtime events into ``ConsoleRenderer``, urwid redraws when trio goes idle, and every
+person's action becomes a message to the runtime (``submit``, ``cancel``, ``answer_approval``,
+``answer_question``) sent from a task of the console's nursery.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import trio
+import urwid
+
+from nyzhi.core import events as ev
+from nyzhi.core.runtime import Runtime
+from nyzhi.core.tool_step import ApprovalAnswer
+from nyzhi.tui import commands, theme
+from nyzhi.tui.conversation import ConsoleRenderer, Stream
+from nyzhi.tui.history import History
+from nyzhi.tui.widgets import AgentPanel, ApprovalDialog, InputBox, QuestionDialog
+
+QUIT_WINDOW_S = 2.0
+PANEL_WIDTH = 30
+ATTACH_LIMIT = 100_000  # bytes of one @file put into a prompt
+_ATTACH = re.compile(r"(?<!\S)@(\S+)")
+
+
+class Console:
+    def __init__(self, rt: Runtime, tui: Any, cwd: Path, *, no_color: bool,
+                 config_text: str = "") -> None:
+        self.rt = rt
+        self.tui = tui
+        self.cwd = cwd
+        self.no_color = no_color
+        self._config_text = config_text
+        self.theme = tui.theme if tui.theme in theme.THEMES else "dark"
+        self.busy = False
+        self.queue: list[str] = []
+        self.pending: list[ev.ApprovalRequest | ev.UserQuestion] = []
+        self.resume_id: str | None = None
+        self.last_ctrl_c = -1e9
+        self.shell_scope: trio.CancelScope | None = None
+        self.nursery: trio.Nursery | None = None
+        self.loop: urwid.MainLoop | None = None
+        self.streams: dict[str, Stream] = {}
+        self.shown = ev.MAIN_AGENT
+        self.main_path = rt.main_agent.spec.path
+        self.renderer = ConsoleRenderer(self)
+        self.panel_shown = False
+        self.panel = AgentPanel(self.show_agent)
+        self.panel.agent(self.main_path)
+        self.listbox = urwid.ListBox(self.stream(self.main_path).walker)
+        self.notice = urwid.Text("")
+        self.input = InputBox(History(), self.submit, self._complete)
+        self.status = urwid.Text("", wrap="ellipsis")
+        self.body = urwid.Columns([self.listbox])
+        footer = urwid.Pile([
+            urwid.AttrMap(self.notice, "notice"), urwid.Divider("─"),
+            urwid.AttrMap(self.input, "input"), urwid.AttrMap(self.status, "status"),
+        ])
+        footer.focus_position = 2
+        self.frame = urwid.Frame(self.body, footer=footer, focus_part="footer")
+        self._replay_thread()
+        self.refresh_status()
+
+    # ---- streams and the event side ----------------------------------------------------
+
+    def stream(self, agent: str) -> Stream:
+        s = self.streams.get(agent)
+        if s is None:
+            s = self.streams[agent] = Stream(
+                show_thinking=self.tui.show_thinking, use_markdown=self.tui.markdown,
+                streaming=self.tui.streaming)
+            self.panel.agent(agent)
+            if self.panel_shown:
+                self.panel.refresh(self.shown)
+        return s
+
+    def _replay_thread(self) -> None:
+        """A resumed session's thread, drawn as it would have been live."""
+        main = self.stream(self.main_path)
+        messages = self.rt.main_agent.loop.messages
+        for m in messages:
+            if m.role == "user" and m.content:
+                main.user(m.content)
+            elif m.role == "assistant":
+                if m.content:
+                    main.answer(m.content)
+                for call in m.tool_calls:
+                    main.tool_start(call.id, call.name, call.arguments)
+            elif m.role == "tool" and m.tool_call_id in main.cards:
+                main.cards[m.tool_call_id].finish(m.content, False, 0.0)
+        if messages:
+            main.note(("notice", f"resumed session {self.rt.session_id[:8]} "
+                                 f"({len(messages)} messages)"))
+        else:
+            main.note(("notice", f"nyz · {self.rt.provider_name}/{self.rt.model} · "
+                                 "/help for commands and keys"))
+        for notice in self.rt.notices:
+            main.note(("notice", notice))
+
+    def on_approval(self, event: ev.ApprovalRequest) -> None:
+        self.pending.append(event)
+        self._show_modal()
+
+    def on_question(self, event: ev.UserQuestion) -> None:
+        self.pending.append(event)
+        self._show_modal()
+
+    def on_usage(self, event: ev.Usage) -> None:
+        info = self.panel.agent(event.agent)
+        info["tokens"] += event.input_tokens + event.output_tokens
+        info["cost"] += event.cost_usd
+        self._agents_changed()
+
+    def on_agent(self, event: ev.AnyEvent) -> None:
+        info = self.panel.agent(event.agent)
+        if isinstance(event, ev.AgentStatus):
+            info["status"] = event.status
+            info["step"] = event.detail[:20]
+        elif isinstance(event, ev.TurnStart):
+            info["status"] = "running"
+        elif isinstance(event, ev.ToolStart):
+            info["step"] = event.name
+        self._agents_changed()
+
+    def on_turn_done(self, event: ev.TurnComplete) -> None:
+        info = self.panel.agent(event.agent)
+        if info["status"] == "running":
+            info["status"] = "idle"
+        info["step"] = event.stop_reason
+        self._agents_changed()
+
+    def _agents_changed(self) -> None:
+        if self.panel_shown:
+            self.panel.refresh(self.shown)
+        self.refresh_status()
+
+    # ---- the person's side ---------------------------------------------------------------
+
+    def submit(self, text: str) -> None:
+        text = text.strip()
+        if not text:
+            return
+        assert self.nursery is not None
+        if text.startswith("/"):
+            self.nursery.start_soon(self._command, text)
+        elif self.busy:
+            self.queue.append(text)
+            self._show_queue()
+        else:
+            self.nursery.start_soon(self._turn, text)
+
+    async def _command(self, text: str) -> None:
+        try:
+            await commands.dispatch(self, text)
+        except Exception as exc:  # one failing command must not take the console down
+            self.note(("error", f"{text.split()[0]} failed: {exc}"))
+        self._follow()
+
+    async def _turn(self, text: str) -> None:
+        self.busy = True
+        self._show_queue()
+        main = self.stream(self.main_path)
+        main.user(text)
+        self._follow()
+        try:
+            if text.startswith("!"):
+                await self._shell(text[1:].strip())
+            else:
+                handle = await self.rt.submit(attach_files(text, self.cwd))
+                await handle.wait()
+        except Exception as exc:
+            main.note(("error", f"error: {exc}"))
+        finally:
+            self.busy = False
+            self.refresh_status()
+        if self.queue and self.nursery is not None:
+            self.nursery.start_soon(self._turn, self.queue.pop(0))
+        self._show_queue()
+
+    async def _shell(self, command: str) -> None:
+        """``!cmd``: the ``bash`` tool through the main agent's own gated tool step (trust,
+        deny rules, sandbox, hooks, approval), shown as a tool card; not added to the thread."""
+        from nyzhi.provider.types import ToolCall
+
+        call = ToolCall(f"shell-{time.monotonic_ns()}", "bash", json.dumps({"command": command}))
+        with trio.CancelScope() as self.shell_scope:
+            await self.rt.main_agent.loop.tool_step([call], {})
+        self.shell_scope = None
+
+    def cancel_turn(self) -> None:
+        assert self.nursery is not None
+        dropped = len(self.queue)
+        self.queue.clear()
+        self._show_queue()
+        if self.shell_scope is not None:
+            self.shell_scope.cancel()
+        if self.busy:
+            self.nursery.start_soon(self.rt.cancel)
+            self.flash("cancelling…" + (f" ({dropped} queued message(s) dropped)" if dropped else ""))
+
+    def _answer_approval(self, event: ev.ApprovalRequest, answer: ApprovalAnswer) -> None:
+        assert self.nursery is not None
+        self.nursery.start_soon(self.rt.answer_approval, event.request_id, answer)
+        self.stream(event.agent).note(("notice", f"{event.tool}: {answer.value}"))
+        self._close_modal(event)
+
+    def _answer_question(self, event: ev.UserQuestion, text: str) -> None:
+        assert self.nursery is not None
+        self.nursery.start_soon(self.rt.answer_question, event.request_id, text)
+        self.stream(event.agent).note(("notice", f"answered: {text}"))
+        self._close_modal(event)
+
+    def _close_modal(self, event: ev.AnyEvent) -> None:
+        if self.pending and self.pending[0] is event:
+            self.pending.pop(0)
+        self._show_modal()
+
+    def _show_modal(self) -> None:
+        if self.loop is None:
+            return
+        if not self.pending:
+            self.loop.widget = self.frame
+            return
+        first = self.pending[0]
+        dialog: urwid.Widget
+        if isinstance(first, ev.ApprovalRequest):
+            dialog = ApprovalDialog(first, len(self.pending) - 1, self._answer_approval)
+        else:
+            dialog = QuestionDialog(first, self._answer_question)
+        self.loop.widget = urwid.Overlay(dialog, self.frame, "center", ("relative", 90),
+                                         "middle", "pack")
+
+    # ---- keys ------------------------------------------------------------------------
+
+    def input_filter(self, keys: list[str], _raw: list[int]) -> list[str]:
+        out = []
+        for key in keys:
+            if key == "ctrl c":
+                self._ctrl_c()
+            elif key == "esc":
+                self.cancel_turn()
+            elif key == "ctrl l":
+                self.clear_screen()
+            elif key == "ctrl t":
+                self.toggle_theme()
+            elif key == "f2":
+                self.toggle_panel()
+            elif key == "shift tab":
+                self.toggle_plan()
+            else:
+                out.append(key)
+        return out
+
+    def _ctrl_c(self) -> None:
+        now = time.monotonic()
+        if now - self.last_ctrl_c <= QUIT_WINDOW_S:
+            self.quit()
+            return
+        self.last_ctrl_c = now
+        if self.busy:
+            self.cancel_turn()
+        self.flash("press Ctrl-C again to quit")
+
+    def _complete(self, text: str) -> str | None:
+        done, candidates = commands.complete(text, self.cwd)
+        if len(candidates) > 1:
+            self.flash("  ".join(candidates[:12]))
+        return done
+
+    # ---- actions (keys and commands) ---------------------------------------------------
+
+    def note(self, markup: Any) -> None:
+        self.stream(self.shown).note(markup)
+        self._follow()
+
+    def flash(self, text: str) -> None:
+        self.notice.set_text(text)
+
+    def _show_queue(self) -> None:
+        if self.queue:
+            first = " ".join(self.queue[0].split())[:50]
+            self.flash(f"queued ({len(self.queue)}): {first} · Esc clears")
+        else:
+            self.flash("")
+
+    def clear_screen(self) -> None:
+        self.stream(self.shown).walker[:] = []
+        if self.loop is not None:
+            self.loop.screen.clear()
+
+    def toggle_theme(self) -> None:
+        self.theme = theme.next_theme(self.theme)
+        if self.loop is not None:
+            self.loop.screen.register_palette(theme.palette(self.theme, no_color=self.no_color))
+            self.loop.screen.clear()
+        self.flash(f"theme: {self.theme}")
+
+    def toggle_panel(self) -> None:
+        self.panel_shown = not self.panel_shown
+        if self.panel_shown:
+            self.panel.refresh(self.shown)
+            self.body.contents.append((self.panel, self.body.options("given", PANEL_WIDTH)))
+        else:
+            del self.body.contents[1:]
+            self.show_agent(self.main_path)
+
+    def show_agent(self, path: str) -> None:
+        self.shown = path
+        self.listbox.body = self.stream(path).walker
+        self._follow()
+        self.panel.refresh(path)
+        self.flash("" if path == self.main_path else f"showing {path} (F2 closes)")
+
+    def toggle_plan(self) -> None:
+        gates = self.rt.main_agent.tooling.gates
+        gates.plan_mode = not gates.plan_mode
+        self.flash("plan mode on: read-only tools only" if gates.plan_mode else "plan mode off")
+        self.refresh_status()
+
+    def restart_on(self, session_id: str) -> None:
+        self.resume_id = session_id
+        self.quit()
+
+    def quit(self) -> None:
+        if self.nursery is not None:
+            self.nursery.cancel_scope.cancel()
+
+    def _follow(self) -> None:
+        walker = self.listbox.body
+        if len(walker):
+            self.listbox.set_focus(len(walker) - 1)
+            self.listbox.set_focus_valign("bottom")
+
+    # ---- status ----------------------------------------------------------------------
+
+    def _context_percent(self) -> int:
+        loop = self.rt.main_agent.loop
+        try:
+            used = loop.meter.estimate(loop.messages)
+        except Exception:
+            return 0
+        return min(100, round(100 * used / max(1, loop.settings.context_window)))
+
+    def status_text(self, *, long: bool = False) -> str:
+        tooling = self.rt.main_agent.tooling
+        sandbox = tooling.context.sandbox.level.value if tooling.context.sandbox else "none"
+        tokens = sum(a["tokens"] for a in self.panel.agents.values())
+        cost = sum(a["cost"] for a in self.panel.agents.values())
+        running = self.panel.running()
+        parts = [
+            f"{self.rt.provider_name}/{self.rt.model}", f"trust {tooling.gates.trust.mode.value}",
+            f"sandbox {sandbox}", f"ctx {self._context_percent()}%", f"{tokens} tok ${cost:.3f}",
+            f"agents {running}/{len(self.panel.agents)}",
+        ]
+        if tooling.gates.plan_mode:
+            parts.insert(0, "PLAN")
+        if long:
+            return (f"session {self.rt.session_id}\ncwd {self.cwd}\n" + "\n".join(parts)
+                    + f"\ntheme {self.theme}")
+        return " " + " · ".join(parts)
+
+    def refresh_status(self) -> None:
+        self.status.set_text(self.status_text())
+
+    def config_text(self) -> str:
+        return self._config_text
+
+    async def _tick(self) -> None:
+        """Elapsed times of running tool cards and the status bar, twice a second while
+        something runs (a screen clock, not synchronisation)."""
+        while True:
+            await trio.sleep(0.5)
+            if self.busy or self.panel.running():
+                for s in self.streams.values():
+                    for card in s.running_cards():
+                        card.refresh()
+                self.refresh_status()
+
+    async def _pump(self, events: trio.MemoryReceiveChannel[ev.Event]) -> None:
+        async for event in events:
+            self.renderer.render(event)
+            if event.agent == self.shown:
+                self._follow()
+
+    # ---- running --------------------------------------------------------------------
+
+    async def run(self) -> str | None:
+        """Draw until the person quits; the session id to reopen on (``/resume``) or None."""
+        screen = urwid.display.raw.Screen()
+        if self.no_color:
+            screen.set_terminal_properties(colors=1)
+        evl = urwid.TrioEventLoop()
+        self.loop = urwid.MainLoop(
+            self.frame, theme.palette(self.theme, no_color=self.no_color), screen=screen,
+            event_loop=evl, input_filter=self.input_filter, handle_mouse=False,
+        )
+        async with self.rt.subscribe() as events, trio.open_nursery() as nursery:
+            self.nursery = nursery
+            nursery.start_soon(self._pump, events)
+            nursery.start_soon(self._tick)
+            with self.loop.start():
+                # Ctrl-C, Ctrl-\, Ctrl-Z, Ctrl-S/Q arrive as keys; stop() restores the terminal.
+                screen.tty_signal_keys("undefined", "undefined", "undefined", "undefined",
+                                       "undefined")
+                self._follow()
+                await evl.run_async()
+        return self.resume_id
+
+
+def attach_files(text: str, cwd: Path) -> str:
+    """The prompt with each ``@path`` that exists followed by the file's contents (or the
+    directory's listing); other ``@words`` (e-mail addresses, handles) are left alone."""
+    blocks = []
+    for m in _ATTACH.finditer(text):
+        path = (cwd / m.group(1)).resolve()
+        if path.is_file():
+            data = path.read_bytes()[:ATTACH_LIMIT].decode("utf-8", errors="replace")
+            blocks.append(f'<file path="{m.group(1)}">\n{data}\n</file>')
+        elif path.is_dir():
+            names = sorted(p.name + ("/" if p.is_dir() else "") for p in path.iterdir())
+            blocks.append(f'<directory path="{m.group(1)}">\n' + "\n".join(names[:500])
+                          + "\n</directory>")
+    return text if not blocks else text + "\n\n" + "\n\n".join(blocks)
+
+
+def _config_summary(loaded: Any) -> str:
+    lines = ["config files (merge order):"]
+    for layer in loaded.candidates:
+        path = getattr(layer, "path", layer)
+        lines.append(f"  {path}{'' if Path(str(path)).exists() else '  (absent)'}")
+    tui = loaded.config.tui
+    lines.append(f"[tui] theme={tui.theme} markdown={tui.markdown} streaming={tui.streaming} "
+                 f"show_thinking={tui.show_thinking}")
+    return "\n".join(lines)
+
+
+async def console_main(args: Any) -> int:
+    from nyzhi.cli.options import runtime_options
+    from nyzhi.config import load_config
+    from nyzhi.core.runtime import open_runtime
+
+    options = runtime_options(args, interactive=True)
+    no_color = bool(os.environ.get("NO_COLOR"))
+    while True:
+        loaded = load_config(options.cwd, env=options.env)
+        async with open_runtime(options) as rt:
+            console = Console(rt, loaded.config.tui, options.cwd, no_color=no_color,
+                              config_text=_config_summary(loaded))
+            resume = await console.run()
+        if resume is None:
+            return 0
+        options.session, options.continue_latest = resume, False
+
+
+def main(args: Any) -> int:
+    try:
+        return trio.run(console_main, args)
+    except Exception as exc:
+        from nyzhi.core.errors import describe_error
+
+        print(f"nyz: {describe_error(exc)}", file=sys.stderr)
+        return 1

@@ -1,0 +1,224 @@
+"""The conversation view and the renderer that fills it from runtime events.
+
+``ConsoleRenderer`` is the console's subclass of the one event dispatch
+(``nyzhi.core.event_renderer.EventRenderer``): it turns each event into a change of widgets
+and tells the ``Console`` (its ``host``) about approvals, questions, usage and agent status.
+Each agent's events go to that agent's own ``Stream`` (its path is on every event), so the
+agent tree can show any agent's stream; the main agent's is shown by default.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any, Protocol
+
+import urwid
+
+from nyzhi.core import events as ev
+from nyzhi.core.event_renderer import EventRenderer
+from nyzhi.tui import markdown
+
+OUTPUT_LINES = 8  # a tool card shows the last lines of its output
+
+
+def args_summary(arguments: str, width: int = 60) -> str:
+    """``key=value`` pairs of a tool call's JSON arguments, cut to ``width``."""
+    try:
+        data = json.loads(arguments) if arguments else {}
+    except ValueError:
+        data = arguments
+    if isinstance(data, dict):
+        text = " ".join(f"{k}={v}" if not isinstance(v, str) else f"{k}={v!r}"
+                        for k, v in data.items())
+    else:
+        text = str(data)
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+class ToolCard(urwid.WidgetWrap):
+    """One tool call: name, arguments, status, elapsed time and the tail of its output."""
+
+    def __init__(self, name: str, arguments: str) -> None:
+        self.name = name
+        self.args = args_summary(arguments)
+        self.started = time.monotonic()
+        self.status = "running"
+        self.elapsed_ms: float | None = None
+        self.output = ""
+        self.header = urwid.Text("")
+        self.body = urwid.Text(("dim", ""))
+        super().__init__(urwid.Pile([self.header, self.body]))
+        self.refresh()
+
+    def add_output(self, text: str) -> None:
+        self.output += text
+        self.refresh()
+
+    def finish(self, output: str, is_error: bool, duration_ms: float) -> None:
+        self.output = output or self.output
+        self.status = "failed" if is_error else "done"
+        self.elapsed_ms = duration_ms
+        self.refresh()
+
+    def refresh(self) -> None:
+        ms = self.elapsed_ms if self.elapsed_ms is not None else (
+            (time.monotonic() - self.started) * 1000)
+        attr = {"running": "tool", "done": "tool_ok", "failed": "tool_err"}[self.status]
+        self.header.set_text([
+            ("tool", f"⚙ {self.name} "), ("dim", self.args + " "),
+            (attr, f"[{self.status} {ms / 1000:.1f}s]"),
+        ])
+        lines = self.output.rstrip("\n").split("\n") if self.output.strip() else []
+        hidden = len(lines) - OUTPUT_LINES
+        shown = lines[-OUTPUT_LINES:]
+        text = "\n".join("  │ " + line[:200] for line in shown)
+        if hidden > 0:
+            text = f"  │ … {hidden} more line(s)\n" + text
+        self.body.set_text(("dim", text))
+
+
+class Stream:
+    """One agent's conversation: a list of blocks, the answer being streamed at the end."""
+
+    def __init__(self, *, show_thinking: bool = True, use_markdown: bool = True,
+                 streaming: bool = True) -> None:
+        self.walker = urwid.SimpleFocusListWalker([])
+        self.show_thinking = show_thinking
+        self.use_markdown = use_markdown
+        self.streaming = streaming
+        self.text: urwid.Text | None = None
+        self.text_raw = ""
+        self.thinking: urwid.Text | None = None
+        self.thinking_raw = ""
+        self.cards: dict[str, ToolCard] = {}
+
+    def append(self, widget: urwid.Widget) -> None:
+        self.walker.append(widget)
+
+    def note(self, markup: Any) -> None:
+        self.end_blocks()
+        self.append(urwid.Text(markup))
+
+    def user(self, text: str) -> None:
+        self.end_blocks()
+        self.append(urwid.Text([("prompt", "› "), ("user", text)]))
+
+    def end_blocks(self) -> None:
+        if self.text is not None and not self.streaming:
+            self._draw_text()
+        self.text = self.thinking = None
+        self.text_raw = self.thinking_raw = ""
+
+    def add_text(self, delta: str) -> None:
+        self.thinking = None
+        if self.text is None:
+            self.text = urwid.Text("")
+            self.append(self.text)
+        self.text_raw += delta
+        if self.streaming:
+            self._draw_text()
+
+    def _draw_text(self) -> None:
+        assert self.text is not None
+        raw = self.text_raw.strip("\n")
+        self.text.set_text(markdown.render(raw) if self.use_markdown else ("body", raw))
+
+    def add_thinking(self, delta: str) -> None:
+        if not self.show_thinking:
+            return
+        if self.thinking is None:
+            self.thinking = urwid.Text("")
+            self.append(self.thinking)
+        self.thinking_raw += delta
+        self.thinking.set_text(("dim", "✻ " + self.thinking_raw.strip()))
+
+    def answer(self, text: str) -> None:
+        """A whole answer at once (a resumed thread)."""
+        self.end_blocks()
+        self.add_text(text)
+        self._draw_text()
+        self.end_blocks()
+
+    def tool_start(self, call_id: str, name: str, arguments: str) -> ToolCard:
+        self.end_blocks()
+        card = ToolCard(name, arguments)
+        self.cards[call_id] = card
+        self.append(card)
+        return card
+
+    def running_cards(self) -> list[ToolCard]:
+        return [c for c in self.cards.values() if c.status == "running"]
+
+
+class Host(Protocol):
+    """What the renderer tells the console about (``Console`` implements it)."""
+
+    def stream(self, agent: str) -> Stream: ...
+    def on_approval(self, event: ev.ApprovalRequest) -> None: ...
+    def on_question(self, event: ev.UserQuestion) -> None: ...
+    def on_usage(self, event: ev.Usage) -> None: ...
+    def on_agent(self, event: ev.AnyEvent) -> None: ...
+    def on_turn_done(self, event: ev.TurnComplete) -> None: ...
+
+
+class ConsoleRenderer(EventRenderer):
+    def __init__(self, host: Host) -> None:
+        self.host = host
+
+    def on_event(self, event: ev.AnyEvent) -> None:
+        pass
+
+    def on_turn_start(self, event: ev.TurnStart) -> None:
+        self.host.on_agent(event)
+
+    def on_text_delta(self, event: ev.TextDelta) -> None:
+        self.host.stream(event.agent).add_text(event.text)
+
+    def on_thinking_delta(self, event: ev.ThinkingDelta) -> None:
+        self.host.stream(event.agent).add_thinking(event.text)
+
+    def on_tool_start(self, event: ev.ToolStart) -> None:
+        self.host.stream(event.agent).tool_start(event.call_id, event.name, event.arguments)
+        self.host.on_agent(event)
+
+    def on_tool_output_delta(self, event: ev.ToolOutputDelta) -> None:
+        card = self.host.stream(event.agent).cards.get(event.call_id)
+        if card is not None:
+            card.add_output(event.text)
+
+    def on_tool_done(self, event: ev.ToolDone) -> None:
+        stream = self.host.stream(event.agent)
+        card = stream.cards.get(event.call_id) or stream.tool_start(event.call_id, event.name, "")
+        card.finish(event.output, event.is_error, event.duration_ms)
+
+    def on_approval_request(self, event: ev.ApprovalRequest) -> None:
+        self.host.on_approval(event)
+
+    def on_user_question(self, event: ev.UserQuestion) -> None:
+        self.host.on_question(event)
+
+    def on_retry(self, event: ev.Retry) -> None:
+        self.host.stream(event.agent).note(
+            ("notice", f"retry {event.attempt}/{event.max} in {event.wait_ms} ms: {event.reason}"))
+
+    def on_usage(self, event: ev.Usage) -> None:
+        self.host.on_usage(event)
+
+    def on_compaction(self, event: ev.Compaction) -> None:
+        self.host.stream(event.agent).note(
+            ("notice", f"context compacted: {event.before_tokens} → {event.after_tokens} tokens"))
+
+    def on_agent_status(self, event: ev.AgentStatus) -> None:
+        self.host.on_agent(event)
+
+    def on_turn_complete(self, event: ev.TurnComplete) -> None:
+        stream = self.host.stream(event.agent)
+        stream.end_blocks()
+        if event.stop_reason == "cancelled":
+            stream.note(("notice", "[cancelled]"))
+        self.host.on_turn_done(event)
+
+    def on_error(self, event: ev.Error) -> None:
+        self.host.stream(event.agent).note(("error", f"error: {event.message}"))

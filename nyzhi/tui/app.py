@@ -422,13 +422,16 @@ def attach_files(text: str, cwd: Path) -> str:
     directory's listing); other ``@words`` (e-mail addresses, handles) are left alone."""
     blocks = []
     for m in _ATTACH.finditer(text):
-        path = (cwd / m.group(1)).resolve()
+        name = m.group(1)
+        if not (cwd / name).exists():
+            name = name.rstrip(".,;:!?)'\"")  # "see @notes.md." ends a sentence
+        path = (cwd / name).resolve()
         if path.is_file():
             data = path.read_bytes()[:ATTACH_LIMIT].decode("utf-8", errors="replace")
-            blocks.append(f'<file path="{m.group(1)}">\n{data}\n</file>')
+            blocks.append(f'<file path="{name}">\n{data}\n</file>')
         elif path.is_dir():
             names = sorted(p.name + ("/" if p.is_dir() else "") for p in path.iterdir())
-            blocks.append(f'<directory path="{m.group(1)}">\n' + "\n".join(names[:500])
+            blocks.append(f'<directory path="{name}">\n' + "\n".join(names[:500])
                           + "\n</directory>")
     return text if not blocks else text + "\n\n" + "\n\n".join(blocks)
 

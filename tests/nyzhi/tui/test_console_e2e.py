@@ -1,0 +1,185 @@
+"""The real console (``nyz`` on a terminal) driven in tmux against the fake LLM: keys in with
+send-keys, the screen read with capture-pane (bounded polling: a terminal gives no event)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import pytest
+
+from nyzhi.testing.cli import NYZ, nyz_env, run_nyz
+from nyzhi.testing.fake_llm import hang, open_fake_llm, reply, tool_call
+from nyzhi.testing.tmux import TmuxPane
+
+pytestmark = pytest.mark.skipif(not TmuxPane.available(), reason="tmux is not installed")
+
+INPUT_READY = "/help for commands"
+
+
+@asynccontextmanager
+async def console(workspace: Path, home: Path, *args: str) -> AsyncIterator[TmuxPane]:
+    """``nyz ARGS`` in an 80x24 tmux pane, once its input is ready."""
+    pane = TmuxPane(workspace.parent / "tmux.sock")
+    await pane.start([*NYZ, *args], cwd=workspace, env=nyz_env(home))
+    try:
+        yield pane
+    finally:
+        pane.kill()
+
+
+async def ready(pane: TmuxPane, marker: str = INPUT_READY) -> str:
+    return await pane.wait_for(marker)
+
+
+async def say(pane: TmuxPane, text: str) -> None:
+    await pane.type(text)
+    await pane.keys("Enter")
+
+
+def _running_processes_with(marker: str) -> list[int]:
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                cmd = (entry / "cmdline").read_bytes()
+            except OSError:
+                continue
+            if marker.encode() in cmd:
+                pids.append(int(entry.name))
+    return pids
+
+
+async def test_a_prompt_streams_and_esc_cancels_it(workspace, home, configure):
+    answer = "Streaming words arrive one by one " * 3
+    script = [hang(reply(answer, chunk_size=6), after_frames=3), reply("second answer")]
+    async with open_fake_llm(script=script) as server:
+        configure(workspace, server.url_for("openai"))
+        async with console(workspace, home) as pane:
+            await ready(pane)
+            await say(pane, "tell me something")
+            screen = await pane.wait_for("Streaming")
+            assert "› tell me something" in screen
+            assert "[cancelled]" not in screen  # the answer is still arriving
+            await pane.keys("Escape")
+            await pane.wait_for("[cancelled]")
+            await say(pane, "again")  # the thread is kept and the console still answers
+            await pane.wait_for("second answer")
+    assert ("user", "tell me something") in server.requests[1].transcript()
+
+
+async def test_approval_answered_with_y_and_a_remembers(workspace, home, configure):
+    script = [
+        reply(tool_calls=[tool_call("write", {"file_path": "a.txt", "content": "A"})]),
+        reply("first written"),
+        reply(tool_calls=[tool_call("write", {"file_path": "b.txt", "content": "B"})]),
+        reply(tool_calls=[tool_call("write", {"file_path": "c.txt", "content": "C"})]),
+        reply("all written"),
+    ]
+    async with open_fake_llm(script=script) as server:
+        configure(workspace, server.url_for("openai"))
+        async with console(workspace, home) as pane:
+            await ready(pane)
+            await say(pane, "write a")
+            screen = await pane.wait_for("Approve write?")
+            assert "/agents/main" in screen and "a.txt" in screen
+            assert not (workspace / "a.txt").exists()
+            await pane.keys("y")
+            await pane.wait_for("first written")
+            assert (workspace / "a.txt").read_text() == "A"
+            await say(pane, "write b and c")
+            await pane.wait_for("Approve write?")
+            await pane.keys("a")
+            # c.txt needs no second answer: the console reaches the end without a dialog
+            screen = await pane.wait_for("all written")
+            assert "Approve write?" not in screen
+    assert (workspace / "b.txt").read_text() == "B" and (workspace / "c.txt").read_text() == "C"
+
+
+async def test_esc_cancels_a_running_bash_and_leaves_no_process(workspace, home, configure):
+    marker = "876543"
+    command = f"sleep {marker} & echo READY-TO-$((6*7)); sleep {marker}"
+    script = [reply(tool_calls=[tool_call("bash", {"command": command, "timeout": 600})]),
+              reply("after the cancel")]
+    async with open_fake_llm(script=script) as server:
+        configure(workspace, server.url_for("openai"),
+                  extra='[agent.sandbox]\nlevel = "full-access"\n')
+        async with console(workspace, home, "--trust", "full") as pane:
+            await ready(pane)
+            await say(pane, "run it")
+            await pane.wait_for("READY-TO-42")
+            assert _running_processes_with(marker)
+            await pane.keys("Escape")
+            await pane.wait_for("[cancelled]")
+            assert _running_processes_with(marker) == []  # reaped before the turn ended
+            await say(pane, "still there?")
+            await pane.wait_for("after the cancel")
+
+
+async def test_help_status_and_an_unknown_command_stay_local(workspace, home, configure):
+    async with open_fake_llm(script=[reply("unused")]) as server:
+        configure(workspace, server.url_for("openai"))
+        async with console(workspace, home) as pane:
+            await ready(pane)
+            await say(pane, "/help")
+            screen = await pane.wait_for("/quit")
+            assert "/status" in screen and "/compact" in screen
+            await pane.keys("C-l")
+            await pane.type("/sta")  # Tab completes the command name
+            await pane.keys("Tab")
+            await pane.wait_for("› /status")
+            await pane.keys("Enter")
+            screen = await pane.wait_for("session ")
+            assert "trust off" in screen and "fake/fake-model-1" in screen
+            await say(pane, "/nosuch thing")
+            await pane.wait_for("unknown command /nosuch")
+    assert server.requests == []  # nothing reached the model
+
+
+async def test_a_resumed_session_shows_its_history(workspace, home, configure):
+    async with open_fake_llm(script=[reply("the colour is BLUE")]) as server:
+        configure(workspace, server.url_for("openai"))
+        first = await run_nyz(workspace, home, "run", "remember the colour")
+        assert first.returncode == 0, first.stderr.decode()
+        async with console(workspace, home, "--continue") as pane:
+            screen = await pane.wait_for("resumed session")
+            assert "› remember the colour" in screen and "the colour is BLUE" in screen
+
+
+async def test_ctrl_c_twice_quits(workspace, home, configure):
+    async with open_fake_llm(script=[]) as server:
+        configure(workspace, server.url_for("openai"))
+        async with console(workspace, home) as pane:
+            await ready(pane)
+            await pane.keys("C-c")
+            await pane.wait_for("press Ctrl-C again to quit")
+            assert await pane.exit_status() is None
+            await pane.keys("C-c")
+            assert await pane.wait_exit() == 0
+
+
+async def test_spawned_subagents_show_live_in_the_agent_tree(workspace, home, configure):
+    script = [hang(reply("sub work " * 10), after_frames=2),
+              hang(reply("sub work " * 10), after_frames=2)]
+    async with open_fake_llm(script=script) as server:
+        configure(workspace, server.url_for("openai"))
+        async with console(workspace, home) as pane:
+            await ready(pane)
+            await say(pane, "/spawn alpha look at the code")
+            await say(pane, "/spawn beta look at the tests")
+            await pane.keys("F2")
+            screen = await pane.wait_for(
+                lambda s: "alpha [running]" in s and "beta [running]" in s)
+            assert "main [" in screen
+
+
+async def test_plain_flag_keeps_the_line_chat_on_a_terminal(workspace, home, configure):
+    async with open_fake_llm(script=[reply("plain answer")]) as server:
+        configure(workspace, server.url_for("openai"))
+        async with console(workspace, home, "chat", "--plain") as pane:
+            await ready(pane, "session")
+            await say(pane, "hi")
+            await pane.wait_for("plain answer")
+            screen = await pane.screen()
+            assert "›" not in screen  # no console input box

@@ -106,6 +106,9 @@ class Console:
                                  "/help for commands and keys"))
         for notice in self.rt.notices:
             main.note(("notice", notice))
+        if self.tui.theme not in theme.THEMES:
+            main.note(("error", f"tui.theme: expected one of {', '.join(theme.THEMES)}, "
+                                f"got {self.tui.theme!r}; using {self.theme}"))
 
     def on_approval(self, event: ev.ApprovalRequest) -> None:
         self.pending.append(event)

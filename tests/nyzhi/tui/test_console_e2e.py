@@ -3,6 +3,8 @@ send-keys, the screen read with capture-pane (bounded polling: a terminal gives 
 
 from __future__ import annotations
 
+import itertools
+import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -16,12 +18,13 @@ from nyzhi.testing.tmux import TmuxPane
 pytestmark = pytest.mark.skipif(not TmuxPane.available(), reason="tmux is not installed")
 
 INPUT_READY = "/help for commands"
+_SOCKETS = itertools.count()
 
 
 @asynccontextmanager
 async def console(workspace: Path, home: Path, *args: str) -> AsyncIterator[TmuxPane]:
     """``nyz ARGS`` in an 80x24 tmux pane, once its input is ready."""
-    pane = TmuxPane(workspace.parent / "tmux.sock")
+    pane = TmuxPane(workspace.parent / f"tmux-{next(_SOCKETS)}.sock")  # a fresh server each
     await pane.start([*NYZ, *args], cwd=workspace, env=nyz_env(home))
     try:
         yield pane
@@ -183,3 +186,42 @@ async def test_plain_flag_keeps_the_line_chat_on_a_terminal(workspace, home, con
             await pane.wait_for("plain answer")
             screen = await pane.screen()
             assert "›" not in screen  # no console input box
+
+
+async def test_tui_config_keys_change_the_console(workspace, home, configure):
+    answer = reply("# Plan\nuse `ls`", thinking="pondering quietly")
+    tui = '[tui]\nmarkdown = false\nshow_thinking = false\ntheme = "light"\n'
+    async with open_fake_llm(script=[answer, answer]) as server:
+        configure(workspace, server.url_for("openai"), extra=tui)
+        async with console(workspace, home) as pane:
+            await ready(pane)
+            await say(pane, "plan it")
+            screen = await pane.wait_for("use `ls`")  # markdown off: the raw text
+            assert "# Plan" in screen and "pondering" not in screen
+            await say(pane, "/status")
+            await pane.wait_for("theme light")
+        (workspace / ".nyzhi" / "config.toml").write_text(
+            (workspace / ".nyzhi" / "config.toml").read_text().replace(tui, ""))
+        async with console(workspace, home) as pane:
+            await ready(pane)
+            await say(pane, "plan it")
+            screen = await pane.wait_for("use ls")  # markdown on: inline code drawn as code
+            assert "# Plan" not in screen and "✻ pondering quietly" in screen
+
+
+async def test_no_color_draws_without_colour_and_resize_redraws(workspace, home, configure):
+    async with open_fake_llm(script=[]) as server:
+        configure(workspace, server.url_for("openai"))
+        pane = TmuxPane(workspace.parent / "tmux.sock")
+        await pane.start([*NYZ], cwd=workspace, env={**nyz_env(home), "NO_COLOR": "1"})
+        try:
+            await ready(pane)
+            styled = await pane.tmux("capture-pane", "-p", "-e")
+            assert not re.search(r"\x1b\[[0-9;]*(3[0-7]|9[0-7]|38;5)[;m]", styled), styled
+            await pane.tmux("resize-window", "-x", "100", "-y", "30")
+            screen = await pane.wait_for(lambda s: s.splitlines()[-1:] != []
+                                         and "fake/fake-model-1" in s.splitlines()[-1]
+                                         and len(s.splitlines()) == 30)
+            assert "─" * 100 in screen  # the divider spans the new width
+        finally:
+            pane.kill()

@@ -1,9 +1,14 @@
 """The console application: layout, keys, and the bridge between urwid and the runtime.
 
-It runs inside the runtime's nursery (``open_runtime``) on urwid's ``TrioEventLoop``: one task
-pumps runtime events into ``ConsoleRenderer``, urwid redraws when trio goes idle, and every
-person's action becomes a message to the runtime (``submit``, ``cancel``, ``answer_approval``,
-``answer_question``) sent from a task of the console's nursery.
+It runs on urwid's ``TrioEventLoop`` with the runtime (``open_runtime``) opened in a task of
+the console's own nursery: one task pumps runtime events into ``ConsoleRenderer``, urwid redraws
+when trio goes idle, and every person's action becomes a message to the runtime (``submit``,
+``cancel``, ``answer_approval``, ``answer_question``) sent from a task of that nursery.
+
+The screen is drawn before the runtime exists: the runtime's imports run in a worker thread and
+its assembly in a task, so the input is live at once and what is typed meanwhile waits in the
+queue (shown) until the runtime attaches. ``/resume`` closes the runtime and opens another on
+the chosen session under the same screen.
 """
 
 from __future__ import annotations
@@ -14,18 +19,19 @@ import re
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import trio
 import urwid
 
 from nyzhi.core import events as ev
-from nyzhi.core.runtime import Runtime
-from nyzhi.core.tool_step import ApprovalAnswer
 from nyzhi.tui import commands, theme
 from nyzhi.tui.conversation import ConsoleRenderer, Stream
 from nyzhi.tui.history import History
 from nyzhi.tui.widgets import AgentPanel, ApprovalDialog, InputBox, QuestionDialog
+
+if TYPE_CHECKING:
+    from nyzhi.core.runtime import Runtime
 
 QUIT_WINDOW_S = 2.0
 PANEL_WIDTH = 30
@@ -34,29 +40,28 @@ _ATTACH = re.compile(r"(?<!\S)@(\S+)")
 
 
 class Console:
-    def __init__(self, rt: Runtime, tui: Any, cwd: Path, *, no_color: bool,
-                 config_text: str = "") -> None:
-        self.rt = rt
-        self.tui = tui
+    def __init__(self, cwd: Path, *, no_color: bool) -> None:
+        self.rt: Runtime | None = None
+        self.tui: Any = None  # the [tui] settings, once the config is loaded
         self.cwd = cwd
         self.no_color = no_color
-        self._config_text = config_text
-        self.theme = tui.theme if tui.theme in theme.THEMES else "dark"
+        self._config_text = ""
+        self.theme = "dark"
         self.busy = False
         self.queue: list[str] = []
         self.pending: list[ev.ApprovalRequest | ev.UserQuestion] = []
         self.resume_id: str | None = None
+        self.restart: trio.Event | None = None
+        self.fatal: BaseException | None = None
         self.last_ctrl_c = -1e9
         self.shell_scope: trio.CancelScope | None = None
         self.nursery: trio.Nursery | None = None
         self.loop: urwid.MainLoop | None = None
         self.streams: dict[str, Stream] = {}
-        self.shown = ev.MAIN_AGENT
-        self.main_path = rt.main_agent.spec.path
+        self.main_path = self.shown = ev.MAIN_AGENT
         self.renderer = ConsoleRenderer(self)
         self.panel_shown = False
         self.panel = AgentPanel(self.show_agent)
-        self.panel.agent(self.main_path)
         self.listbox = urwid.ListBox(self.stream(self.main_path).walker)
         self.notice = urwid.Text("")
         self.input = InputBox(History(), self.submit, self._complete)
@@ -68,17 +73,39 @@ class Console:
         ])
         footer.focus_position = 2
         self.frame = urwid.Frame(self.body, footer=footer, focus_part="footer")
+        self.stream(self.main_path).note(("notice", "nyz · starting…"))
+        self.refresh_status()
+
+    def attach(self, rt: Runtime, loaded: Any) -> None:
+        """The runtime is open: draw its thread, apply ``[tui]``, send what was queued."""
+        self.rt = rt
+        self.tui = loaded.config.tui
+        self._config_text = _config_summary(loaded)
+        self.streams.clear()
+        self.panel.agents.clear()
+        self.main_path = self.shown = rt.main_agent.spec.path
+        self.listbox.body = self.stream(self.main_path).walker
+        if self.tui.theme in theme.THEMES and self.tui.theme != self.theme:
+            self.theme = self.tui.theme
+            if self.loop is not None:
+                self.loop.screen.register_palette(theme.palette(self.theme, no_color=self.no_color))
+                self.loop.screen.clear()
         self._replay_thread()
         self.refresh_status()
+        self._follow()
+        if self.queue and not self.busy and self.nursery is not None:
+            self.nursery.start_soon(self._turn, self.queue.pop(0))
 
     # ---- streams and the event side ----------------------------------------------------
 
     def stream(self, agent: str) -> Stream:
         s = self.streams.get(agent)
         if s is None:
+            tui = self.tui
             s = self.streams[agent] = Stream(
-                show_thinking=self.tui.show_thinking, use_markdown=self.tui.markdown,
-                streaming=self.tui.streaming)
+                show_thinking=tui.show_thinking if tui else True,
+                use_markdown=tui.markdown if tui else True,
+                streaming=tui.streaming if tui else True)
             self.panel.agent(agent)
             if self.panel_shown:
                 self.panel.refresh(self.shown)
@@ -86,6 +113,7 @@ class Console:
 
     def _replay_thread(self) -> None:
         """A resumed session's thread, drawn as it would have been live."""
+        assert self.rt is not None
         main = self.stream(self.main_path)
         messages = self.rt.main_agent.loop.messages
         for m in messages:
@@ -156,7 +184,7 @@ class Console:
         assert self.nursery is not None
         if text.startswith("/"):
             self.nursery.start_soon(self._command, text)
-        elif self.busy:
+        elif self.busy or self.rt is None:
             self.queue.append(text)
             self._show_queue()
         else:
@@ -170,6 +198,8 @@ class Console:
         self._follow()
 
     async def _turn(self, text: str) -> None:
+        rt = self.rt
+        assert rt is not None
         self.busy = True
         self._show_queue()
         main = self.stream(self.main_path)
@@ -179,14 +209,14 @@ class Console:
             if text.startswith("!"):
                 await self._shell(text[1:].strip())
             else:
-                handle = await self.rt.submit(attach_files(text, self.cwd))
+                handle = await rt.submit(attach_files(text, self.cwd))
                 await handle.wait()
         except Exception as exc:
             main.note(("error", f"error: {exc}"))
         finally:
             self.busy = False
             self.refresh_status()
-        if self.queue and self.nursery is not None:
+        if self.queue and self.nursery is not None and self.rt is not None:
             self.nursery.start_soon(self._turn, self.queue.pop(0))
         self._show_queue()
 
@@ -195,6 +225,7 @@ class Console:
         deny rules, sandbox, hooks, approval), shown as a tool card; not added to the thread."""
         from nyzhi.provider.types import ToolCall
 
+        assert self.rt is not None
         call = ToolCall(f"shell-{time.monotonic_ns()}", "bash", json.dumps({"command": command}))
         with trio.CancelScope() as self.shell_scope:
             await self.rt.main_agent.loop.tool_step([call], {})
@@ -207,18 +238,18 @@ class Console:
         self._show_queue()
         if self.shell_scope is not None:
             self.shell_scope.cancel()
-        if self.busy:
+        if self.busy and self.rt is not None:
             self.nursery.start_soon(self.rt.cancel)
             self.flash("cancelling…" + (f" ({dropped} queued message(s) dropped)" if dropped else ""))
 
-    def _answer_approval(self, event: ev.ApprovalRequest, answer: ApprovalAnswer) -> None:
-        assert self.nursery is not None
+    def _answer_approval(self, event: ev.ApprovalRequest, answer: Any) -> None:
+        assert self.nursery is not None and self.rt is not None
         self.nursery.start_soon(self.rt.answer_approval, event.request_id, answer)
         self.stream(event.agent).note(("notice", f"{event.tool}: {answer.value}"))
         self._close_modal(event)
 
     def _answer_question(self, event: ev.UserQuestion, text: str) -> None:
-        assert self.nursery is not None
+        assert self.nursery is not None and self.rt is not None
         self.nursery.start_soon(self.rt.answer_question, event.request_id, text)
         self.stream(event.agent).note(("notice", f"answered: {text}"))
         self._close_modal(event)
@@ -325,14 +356,18 @@ class Console:
         self.flash("" if path == self.main_path else f"showing {path} (F2 closes)")
 
     def toggle_plan(self) -> None:
+        if self.rt is None:
+            return
         gates = self.rt.main_agent.tooling.gates
         gates.plan_mode = not gates.plan_mode
         self.flash("plan mode on: read-only tools only" if gates.plan_mode else "plan mode off")
         self.refresh_status()
 
     def restart_on(self, session_id: str) -> None:
+        """Close this runtime and open one on ``session_id`` (``/resume``)."""
         self.resume_id = session_id
-        self.quit()
+        if self.restart is not None:
+            self.restart.set()
 
     def quit(self) -> None:
         if self.nursery is not None:
@@ -347,6 +382,7 @@ class Console:
     # ---- status ----------------------------------------------------------------------
 
     def _context_percent(self) -> int:
+        assert self.rt is not None
         loop = self.rt.main_agent.loop
         try:
             used = loop.meter.estimate(loop.messages)
@@ -355,6 +391,8 @@ class Console:
         return min(100, round(100 * used / max(1, loop.settings.context_window)))
 
     def status_text(self, *, long: bool = False) -> str:
+        if self.rt is None:
+            return " starting…"
         tooling = self.rt.main_agent.tooling
         sandbox = tooling.context.sandbox.level.value if tooling.context.sandbox else "none"
         tokens = sum(a["tokens"] for a in self.panel.agents.values())
@@ -395,10 +433,39 @@ class Console:
             if event.agent == self.shown:
                 self._follow()
 
+    async def _runtime(self, args: Any) -> None:
+        """Open the runtime (again after ``/resume``) and feed its events to the screen; a
+        runtime that cannot start ends the console with its error in ``fatal``."""
+        def prepare() -> Any:
+            from nyzhi.cli.options import runtime_options  # the runtime's imports, off the UI
+
+            return runtime_options(args, interactive=True)
+
+        try:
+            options = await trio.to_thread.run_sync(prepare)
+            from nyzhi.config import load_config
+            from nyzhi.core.runtime import open_runtime
+
+            while True:
+                loaded = await trio.to_thread.run_sync(load_config, options.cwd)
+                self.restart = trio.Event()
+                async with open_runtime(options) as rt, rt.subscribe() as events, \
+                        trio.open_nursery() as feed:
+                    feed.start_soon(self._pump, events)
+                    self.attach(rt, loaded)
+                    await self.restart.wait()
+                    feed.cancel_scope.cancel()
+                self.rt = None
+                self.refresh_status()
+                options.session, options.continue_latest = self.resume_id, False
+        except Exception as exc:
+            self.fatal = exc
+            self.quit()
+
     # ---- running --------------------------------------------------------------------
 
-    async def run(self) -> str | None:
-        """Draw until the person quits; the session id to reopen on (``/resume``) or None."""
+    async def run(self, args: Any) -> None:
+        """Draw until the person quits (or the runtime cannot start: ``fatal``)."""
         screen = urwid.display.raw.Screen()
         if self.no_color:
             screen.set_terminal_properties(colors=1)
@@ -407,17 +474,15 @@ class Console:
             self.frame, theme.palette(self.theme, no_color=self.no_color), screen=screen,
             event_loop=evl, input_filter=self.input_filter, handle_mouse=False,
         )
-        async with self.rt.subscribe() as events, trio.open_nursery() as nursery:
+        async with trio.open_nursery() as nursery:
             self.nursery = nursery
-            nursery.start_soon(self._pump, events)
+            nursery.start_soon(self._runtime, args)
             nursery.start_soon(self._tick)
             with self.loop.start():
                 # Ctrl-C, Ctrl-\, Ctrl-Z, Ctrl-S/Q arrive as keys; stop() restores the terminal.
                 screen.tty_signal_keys("undefined", "undefined", "undefined", "undefined",
                                        "undefined")
-                self._follow()
                 await evl.run_async()
-        return self.resume_id
 
 
 def attach_files(text: str, cwd: Path) -> str:
@@ -451,21 +516,11 @@ def _config_summary(loaded: Any) -> str:
 
 
 async def console_main(args: Any) -> int:
-    from nyzhi.cli.options import runtime_options
-    from nyzhi.config import load_config
-    from nyzhi.core.runtime import open_runtime
-
-    options = runtime_options(args, interactive=True)
-    no_color = bool(os.environ.get("NO_COLOR"))
-    while True:
-        loaded = load_config(options.cwd, env=options.env)
-        async with open_runtime(options) as rt:
-            console = Console(rt, loaded.config.tui, options.cwd, no_color=no_color,
-                              config_text=_config_summary(loaded))
-            resume = await console.run()
-        if resume is None:
-            return 0
-        options.session, options.continue_latest = resume, False
+    console = Console(Path.cwd(), no_color=bool(os.environ.get("NO_COLOR")))
+    await console.run(args)
+    if console.fatal is not None:
+        raise console.fatal
+    return 0
 
 
 def main(args: Any) -> int:

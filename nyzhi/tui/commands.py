@@ -28,14 +28,16 @@ class Command:
     summary: str
     run: Handler
     idle_only: bool = False
+    needs_runtime: bool = True  # False: works while the runtime is still starting
 
 
 COMMANDS: dict[str, Command] = {}
 
 
-def command(name: str, summary: str, *, idle_only: bool = False) -> Callable[[Handler], Handler]:
+def command(name: str, summary: str, *, idle_only: bool = False,
+            needs_runtime: bool = True) -> Callable[[Handler], Handler]:
     def register(fn: Handler) -> Handler:
-        COMMANDS[name] = Command(name, summary, fn, idle_only)
+        COMMANDS[name] = Command(name, summary, fn, idle_only, needs_runtime)
         return fn
 
     return register
@@ -47,6 +49,9 @@ async def dispatch(console: Console, line: str) -> None:
     if cmd is None:
         console.note(("error", f"unknown command /{name} (not sent to the model); "
                                "/help lists the commands"))
+        return
+    if cmd.needs_runtime and console.rt is None:
+        console.note(("notice", f"/{name}: nyz is still starting; try again in a moment"))
         return
     if cmd.idle_only and console.busy:
         console.note(("notice", f"/{name} waits for an idle agent: Esc cancels the turn"))
@@ -86,7 +91,7 @@ def complete(text: str, cwd: Path) -> tuple[str | None, list[str]]:
 # ---- the commands ---------------------------------------------------------------------------
 
 
-@command("help", "list the commands and keys")
+@command("help", "list the commands and keys", needs_runtime=False)
 async def _help(console: Console, _arg: str) -> None:
     rows = [("notice", "commands:\n")]
     width = max(len(n) for n in COMMANDS) + 2
@@ -135,7 +140,7 @@ async def _plan(console: Console, _arg: str) -> None:
     console.toggle_plan()
 
 
-@command("clear", "clear the screen (the thread is kept); also Ctrl-L")
+@command("clear", "clear the screen (the thread is kept); also Ctrl-L", needs_runtime=False)
 async def _clear(console: Console, _arg: str) -> None:
     console.clear_screen()
 
@@ -177,7 +182,7 @@ async def _sessions(console: Console, _arg: str) -> None:
                            f"{m.message_count:>4} msgs  {m.updated[:16]}\n") for m in metas])
 
 
-@command("resume", "reopen the console on another session: /resume ID-or-title")
+@command("resume", "switch to another session: /resume ID-or-title", idle_only=True)
 async def _resume(console: Console, arg: str) -> None:
     from nyzhi.core.sessions import SessionError, SessionStore
 
@@ -216,7 +221,7 @@ def export_thread(console: Console, arg: str) -> tuple[str, str]:
     return ("notice", f"exported {len(parts)} message(s) to {path}")
 
 
-@command("agents", "show or hide the agent tree; also F2")
+@command("agents", "show or hide the agent tree; also F2", needs_runtime=False)
 async def _agents(console: Console, _arg: str) -> None:
     console.toggle_panel()
 
@@ -255,11 +260,11 @@ async def _config(console: Console, _arg: str) -> None:
     console.note(("body", console.config_text()))
 
 
-@command("theme", "switch between the dark and light theme; also Ctrl-T")
+@command("theme", "switch between the dark and light theme; also Ctrl-T", needs_runtime=False)
 async def _theme(console: Console, _arg: str) -> None:
     console.toggle_theme()
 
 
-@command("quit", "leave the console; also Ctrl-C twice")
+@command("quit", "leave the console; also Ctrl-C twice", needs_runtime=False)
 async def _quit(console: Console, _arg: str) -> None:
     console.quit()

@@ -10,7 +10,6 @@ from typing import Any
 import urwid
 
 from nyzhi.core import events as ev
-from nyzhi.core.tool_step import ApprovalAnswer
 from nyzhi.tui.history import History
 
 
@@ -58,14 +57,14 @@ class InputBox(urwid.Edit):
         return super().keypress(size, key)
 
 
-APPROVAL_KEYS = {"y": ApprovalAnswer.APPROVE, "a": ApprovalAnswer.ALWAYS, "n": ApprovalAnswer.DENY}
+APPROVAL_KEYS = {"y": "approve", "a": "always", "n": "deny"}  # ApprovalAnswer values
 
 
 class ApprovalDialog(urwid.WidgetWrap):
     """Which agent asks to run which tool, with what, and a diff preview: y / a / n."""
 
     def __init__(self, event: ev.ApprovalRequest, queued: int,
-                 on_answer: Callable[[ev.ApprovalRequest, ApprovalAnswer], None]) -> None:
+                 on_answer: Callable[[ev.ApprovalRequest, Any], None]) -> None:
         self.event = event
         self.on_answer = on_answer
         preview = event.preview.strip("\n")
@@ -88,9 +87,11 @@ class ApprovalDialog(urwid.WidgetWrap):
         return True
 
     def keypress(self, size: tuple[int, ...], key: str) -> str | None:
-        answer = APPROVAL_KEYS.get(key.lower() if len(key) == 1 else key)
-        if answer is not None:
-            self.on_answer(self.event, answer)
+        value = APPROVAL_KEYS.get(key.lower() if len(key) == 1 else key)
+        if value is not None:
+            from nyzhi.core.tool_step import ApprovalAnswer  # loaded by the runtime by now
+
+            self.on_answer(self.event, ApprovalAnswer(value))
             return None
         return key if key in ("esc", "ctrl c", "ctrl l", "ctrl t", "f2") else None
 

@@ -4,6 +4,7 @@ send-keys, the screen read with capture-pane (bounded polling: a terminal gives 
 from __future__ import annotations
 
 import itertools
+import json
 import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -225,3 +226,28 @@ async def test_no_color_draws_without_colour_and_resize_redraws(workspace, home,
             assert "─" * 100 in screen  # the divider spans the new width
         finally:
             pane.kill()
+
+
+async def test_resume_command_switches_to_another_session_in_place(workspace, home, configure):
+    async with open_fake_llm(script=[reply("old answer GREEN")]) as server:
+        configure(workspace, server.url_for("openai"))
+        first = await run_nyz(workspace, home, "run", "--output-format", "json", "the old task")
+        assert first.returncode == 0, first.stderr.decode()
+        old_id = json.loads(first.stdout)["session_id"]
+        async with console(workspace, home) as pane:
+            screen = await ready(pane)
+            assert "old answer GREEN" not in screen  # a new session
+            await say(pane, f"/resume {old_id[:8]}")
+            screen = await pane.wait_for("resumed session")
+            assert "› the old task" in screen and "old answer GREEN" in screen
+            await say(pane, "/status")
+            await pane.wait_for(f"session {old_id}")
+
+
+async def test_a_runtime_that_cannot_start_exits_with_its_error(workspace, home):
+    (workspace / ".nyzhi" / "config.toml").write_text("[agent]\nmax_steps = 'many'\n")
+    async with console(workspace, home) as pane:
+        assert await pane.wait_exit() == 1
+        screen = await pane.screen()
+        # said after the screen is restored (the start of the long line may scroll away)
+        assert 'agent.max_steps: expected an integer, found string "many"' in screen

@@ -4,8 +4,9 @@
 
 The console runs on a real pseudo-terminal (80x24) against the fake LLM, as an isolated user.
 
-* launch → input ready: from spawning ``nyz`` to the first screen showing the input line,
-  against ``nyz --help`` measured in the same run. Targets: <= 400 ms and <= 2x ``--help``.
+* launch → input ready: from spawning ``nyz`` to the first screen (input box live; what is
+  typed queues), against ``nyz --help`` measured in the same run. Targets: <= 400 ms and <= 2x
+  ``--help``. Also shown: launch → runtime attached (a prompt goes out at once).
 * resident memory (VmRSS) with one agent, after one answered prompt. Target: <= 150 MB
   (Claude Code uses 333-746 MB).
 * input latency while 20 subagents stream: from writing a key to the pty to the console
@@ -34,11 +35,13 @@ import trio
 
 from benchmarks.startup_bench import time_command
 
-READY = b"/help for commands"
+LIVE = "starting…".encode()  # the first screen: input box live, runtime still opening
+READY = b"/help for commands"  # the runtime attached: a prompt is sent at once
 LAUNCH_TARGET_MS = 400.0
 LAUNCH_TARGET_RATIO = 2.0
 RSS_TARGET_MB = 150.0
 LATENCY_TARGET_MS = 50.0
+KEYS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 NYZ = [sys.executable, "-m", "nyzhi"]
 
 CONFIG = """[provider]
@@ -65,7 +68,7 @@ class Pty:
         self.stream = trio.lowlevel.FdStream(master)
         self.buf = bytearray()
 
-    async def until(self, marker: bytes, *, fresh: bool = False, limit_s: float = 30) -> float:
+    async def until(self, marker: bytes, *, fresh: bool = False, limit_s: float = 60) -> float:
         """Seconds since the spawn when ``marker`` appeared (``fresh``: only new output)."""
         if fresh:
             del self.buf[:]
@@ -102,20 +105,22 @@ def _user(tmp: Path, url: str) -> tuple[Path, dict[str, str]]:
     return ws, env
 
 
-async def _launch(runs: int) -> list[float]:
+async def _launch(runs: int) -> tuple[list[float], list[float]]:
     from nyzhi.testing.fake_llm import open_fake_llm
 
-    times = []
+    live, times = [], []
     async with open_fake_llm(script=[]) as server:
         with tempfile.TemporaryDirectory() as tmp:
             ws, env = _user(Path(tmp), server.url_for("openai"))
             for i in range(runs + 1):
                 term = Pty(ws, env)
+                first = await term.until(LIVE)
                 took = await term.until(READY)
                 await term.close()
                 if i:  # the first run warms the page cache
+                    live.append(first * 1000)
                     times.append(took * 1000)
-    return times
+    return live, times
 
 
 async def _memory_and_latency(agents: int, keys: int) -> dict[str, float]:
@@ -141,7 +146,7 @@ async def _memory_and_latency(agents: int, keys: int) -> dict[str, float]:
                 await trio.sleep(1.0)  # let all of them stream (load, not synchronisation)
                 latencies = []
                 for i in range(keys):
-                    key = "QWXZ"[i % 4].encode()
+                    key = KEYS[i].encode()  # each new on the input line, so its echo is unique
                     del term.buf[:]
                     t0 = time.perf_counter()
                     await term.send(key)
@@ -158,12 +163,13 @@ def main(argv: list[str]) -> None:
     as_json = "--json" in argv
     runs = 3 if "--quick" in argv else 7
     help_ms = time_command([*NYZ, "--help"], runs)
-    launch = trio.run(_launch, runs)
-    load = trio.run(_memory_and_latency, 20, 10 if "--quick" in argv else 30)
+    live, attached = trio.run(_launch, runs)
+    load = trio.run(_memory_and_latency, 20, 10 if "--quick" in argv else len(KEYS))
     result = {
         "nyz_help_ms": statistics.median(help_ms),
-        "launch_to_input_ms": statistics.median(launch),
-        "launch_ratio_to_help": statistics.median(launch) / statistics.median(help_ms),
+        "launch_to_input_ms": statistics.median(live),
+        "launch_ratio_to_help": statistics.median(live) / statistics.median(help_ms),
+        "launch_to_runtime_ms": statistics.median(attached),
         **load,
     }
     if as_json:
@@ -174,6 +180,7 @@ def main(argv: list[str]) -> None:
     print(f"  launch → input ready  {result['launch_to_input_ms']:7.1f} ms  "
           f"(target <= {LAUNCH_TARGET_MS:.0f} ms)   ratio {result['launch_ratio_to_help']:.2f}x "
           f"--help (target <= {LAUNCH_TARGET_RATIO:.0f}x)")
+    print(f"  launch → runtime open {result['launch_to_runtime_ms']:7.1f} ms")
     print(f"  RSS with one agent    {result['rss_mb']:7.1f} MB  (target <= {RSS_TARGET_MB:.0f} MB)")
     print(f"  key echo, {result['agents_streaming']} agents streaming  "
           f"{result['latency_ms']:7.1f} ms median, {result['latency_max_ms']:.1f} ms max  "

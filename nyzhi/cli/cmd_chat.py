@@ -23,13 +23,13 @@ def wants_console(args: argparse.Namespace) -> bool:
 
 
 def run_chat(args: argparse.Namespace) -> int:
+    if wants_console(args):
+        from nyzhi.tui.app import main as console_main  # prewarms TLS after its first draw
+
+        return console_main(args)
     from nyzhi.provider import tls
 
     tls.prewarm()  # the CA bundle loads on another core while the chat is imported
-    if wants_console(args):
-        from nyzhi.tui.app import main as console_main
-
-        return console_main(args)
     from nyzhi.cli.line_chat import main
 
     return main(args)

@@ -350,6 +350,7 @@ class Console:
 
     def show_agent(self, path: str) -> None:
         self.shown = path
+        self.stream(path).flush()
         self.listbox.body = self.stream(path).walker
         self._follow()
         self.panel.refresh(path)
@@ -427,6 +428,9 @@ class Console:
                         card.refresh()
                 self.refresh_status()
 
+    def _flush(self) -> None:
+        self.stream(self.shown).flush()
+
     async def _pump(self, events: trio.MemoryReceiveChannel[ev.Event]) -> None:
         async for event in events:
             self.renderer.render(event)
@@ -438,7 +442,9 @@ class Console:
         runtime that cannot start ends the console with its error in ``fatal``."""
         def prepare() -> Any:
             from nyzhi.cli.options import runtime_options  # the runtime's imports, off the UI
+            from nyzhi.provider import tls
 
+            tls.prewarm()  # the CA bundle loads while the runtime is imported
             return runtime_options(args, interactive=True)
 
         try:
@@ -474,14 +480,16 @@ class Console:
             self.frame, theme.palette(self.theme, no_color=self.no_color), screen=screen,
             event_loop=evl, input_filter=self.input_filter, handle_mouse=False,
         )
+        evl.enter_idle(self._flush)  # before the MainLoop's own idle redraw, so it comes first
         async with trio.open_nursery() as nursery:
             self.nursery = nursery
-            nursery.start_soon(self._runtime, args)
             nursery.start_soon(self._tick)
             with self.loop.start():
                 # Ctrl-C, Ctrl-\, Ctrl-Z, Ctrl-S/Q arrive as keys; stop() restores the terminal.
                 screen.tty_signal_keys("undefined", "undefined", "undefined", "undefined",
                                        "undefined")
+                self.loop.draw_screen()  # the input is live before the runtime's imports start
+                nursery.start_soon(self._runtime, args)
                 await evl.run_async()
 
 

@@ -80,7 +80,13 @@ class ToolCard(urwid.WidgetWrap):
 
 
 class Stream:
-    """One agent's conversation: a list of blocks, the answer being streamed at the end."""
+    """One agent's conversation: a list of blocks, the answer being streamed at the end.
+
+    A text delta only marks the answer ``dirty``; the console calls ``flush`` once per batch
+    of events (when trio goes idle) for the stream on screen, so the Markdown of a long answer
+    is rebuilt once per redraw, not once per delta, and hidden streams cost nothing until
+    shown.
+    """
 
     def __init__(self, *, show_thinking: bool = True, use_markdown: bool = True,
                  streaming: bool = True) -> None:
@@ -90,6 +96,7 @@ class Stream:
         self.streaming = streaming
         self.text: urwid.Text | None = None
         self.text_raw = ""
+        self.dirty = False
         self.thinking: urwid.Text | None = None
         self.thinking_raw = ""
         self.cards: dict[str, ToolCard] = {}
@@ -106,7 +113,7 @@ class Stream:
         self.append(urwid.Text([("prompt", "› "), ("user", text)]))
 
     def end_blocks(self) -> None:
-        if self.text is not None and not self.streaming:
+        if self.text is not None and self.dirty:
             self._draw_text()
         self.text = self.thinking = None
         self.text_raw = self.thinking_raw = ""
@@ -117,11 +124,16 @@ class Stream:
             self.text = urwid.Text("")
             self.append(self.text)
         self.text_raw += delta
-        if self.streaming:
+        self.dirty = True
+
+    def flush(self) -> None:
+        """Draw the streamed answer so far (``[tui] streaming = false``: only when it ends)."""
+        if self.dirty and self.streaming and self.text is not None:
             self._draw_text()
 
     def _draw_text(self) -> None:
         assert self.text is not None
+        self.dirty = False
         raw = self.text_raw.strip("\n")
         self.text.set_text(markdown.render(raw) if self.use_markdown else ("body", raw))
 

@@ -61,7 +61,7 @@ class Console:
         self.main_path = self.shown = ev.MAIN_AGENT
         self.renderer = ConsoleRenderer(self)
         self.panel_shown = False
-        self.panel = AgentPanel(self.show_agent)
+        self.panel = AgentPanel(self.show_agent, self.cancel_agent)
         self.listbox = urwid.ListBox(self.stream(self.main_path).walker)
         self.notice = urwid.Text("")
         self.input = InputBox(History(), self.submit, self._complete)
@@ -184,6 +184,8 @@ class Console:
         assert self.nursery is not None
         if text.startswith("/"):
             self.nursery.start_soon(self._command, text)
+        elif self.shown != self.main_path and self.rt is not None:
+            self.nursery.start_soon(self._to_agent, self.shown, text)
         elif self.busy or self.rt is None:
             self.queue.append(text)
             self._show_queue()
@@ -219,6 +221,32 @@ class Console:
         if self.queue and self.nursery is not None and self.rt is not None:
             self.nursery.start_soon(self._turn, self.queue.pop(0))
         self._show_queue()
+
+    async def _to_agent(self, path: str, text: str) -> None:
+        """Input for the subagent on screen (chosen in the agent tree)."""
+        from nyzhi.core.agent import UserInput
+
+        assert self.rt is not None
+        ref = self.rt.system.lookup(path)
+        stream = self.stream(path)
+        if ref is None:
+            stream.note(("error", f"{path} is not running"))
+            return
+        stream.user(text)
+        self._follow()
+        handle = await ref.ask(UserInput(attach_files(text, self.cwd)))
+        await handle.wait()
+
+    def cancel_agent(self, path: str) -> None:
+        """Cancel one agent's running turn from the tree (its actor's ``Cancel`` message)."""
+        from nyzhi.core.agent import Cancel
+
+        ref = self.rt.system.lookup(path) if self.rt is not None else None
+        if ref is None or self.nursery is None:
+            self.flash(f"{path} is not running")
+            return
+        self.nursery.start_soon(ref.ask, Cancel())
+        self.flash(f"cancelling {path}")
 
     async def _shell(self, command: str) -> None:
         """``!cmd``: the ``bash`` tool through the main agent's own gated tool step (trust,
@@ -340,10 +368,13 @@ class Console:
         self.flash(f"theme: {self.theme}")
 
     def toggle_panel(self) -> None:
+        """F2: open the tree with the focus in it, or close it and go back to the main agent."""
         self.panel_shown = not self.panel_shown
         if self.panel_shown:
             self.panel.refresh(self.shown)
             self.body.contents.append((self.panel, self.body.options("given", PANEL_WIDTH)))
+            self.body.focus_position = 1
+            self.frame.focus_position = "body"
         else:
             del self.body.contents[1:]
             self.show_agent(self.main_path)
@@ -354,7 +385,8 @@ class Console:
         self.listbox.body = self.stream(path).walker
         self._follow()
         self.panel.refresh(path)
-        self.flash("" if path == self.main_path else f"showing {path} (F2 closes)")
+        self.frame.focus_position = "footer"
+        self.flash("" if path == self.main_path else f"showing {path}: input goes to it (F2 back)")
 
     def toggle_plan(self) -> None:
         if self.rt is None:

@@ -148,13 +148,16 @@ class QuestionDialog(urwid.WidgetWrap):
 
 class AgentPanel(urwid.WidgetWrap):
     """The agent tree: every agent seen on the event stream, indented by its path, with its
-    status, current step, tokens and cost. Enter on a row shows that agent's stream."""
+    status, current step, tokens and cost. Enter on a row shows that agent's stream (and what
+    is typed then goes to it); ``c`` cancels that agent's running turn."""
 
-    def __init__(self, on_select: Callable[[str], None]) -> None:
+    def __init__(self, on_select: Callable[[str], None], on_cancel: Callable[[str], None]) -> None:
         self.on_select = on_select
+        self.on_cancel = on_cancel
+        self.paths: list[str] = []
         self.agents: dict[str, dict[str, Any]] = {}
         self.walker = urwid.SimpleFocusListWalker([])
-        self.title = urwid.Text(("heading", "Agents (F2)"))
+        self.title = urwid.Text(("heading", "Agents · Enter view · c cancel"))
         super().__init__(urwid.AttrMap(urwid.LineBox(
             urwid.Frame(urwid.ListBox(self.walker), header=self.title)), "panel"))
 
@@ -168,7 +171,8 @@ class AgentPanel(urwid.WidgetWrap):
     def refresh(self, shown: str) -> None:
         focus = self.walker.focus
         rows = []
-        for path in sorted(self.agents):
+        self.paths = sorted(self.agents)
+        for path in self.paths:
             info = self.agents[path]
             depth = max(0, path.count("/") - 2)
             name = path.rsplit("/", 1)[-1]
@@ -180,3 +184,10 @@ class AgentPanel(urwid.WidgetWrap):
         self.walker[:] = rows
         if rows and focus is not None:
             self.walker.set_focus(min(focus, len(rows) - 1))
+
+    def keypress(self, size: tuple[int, ...], key: str) -> str | None:
+        focus = self.walker.focus
+        if key == "c" and focus is not None and focus < len(self.paths):
+            self.on_cancel(self.paths[focus])
+            return None
+        return super().keypress(size, key)

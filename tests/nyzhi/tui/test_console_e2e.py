@@ -163,9 +163,10 @@ async def test_ctrl_c_twice_quits(workspace, home, configure):
             assert await pane.wait_exit() == 0
 
 
-async def test_spawned_subagents_show_live_in_the_agent_tree(workspace, home, configure):
+async def test_spawned_subagents_show_live_in_the_tree_and_one_is_cancelled_from_it(
+        workspace, home, configure):
     script = [hang(reply("sub work " * 10), after_frames=2),
-              hang(reply("sub work " * 10), after_frames=2)]
+              hang(reply("sub work " * 10), after_frames=2), reply("beta carries on")]
     async with open_fake_llm(script=script) as server:
         configure(workspace, server.url_for("openai"))
         async with console(workspace, home) as pane:
@@ -176,6 +177,14 @@ async def test_spawned_subagents_show_live_in_the_agent_tree(workspace, home, co
             screen = await pane.wait_for(
                 lambda s: "alpha [running]" in s and "beta [running]" in s)
             assert "main [" in screen
+            await pane.keys("Down", "Down", "c")  # main, alpha, beta: cancel beta
+            screen = await pane.wait_for("beta [idle]")
+            assert "alpha [running]" in screen
+            await pane.keys("Enter")  # beta's own stream
+            await pane.wait_for(lambda s: "› look at the tests" in s and "[cancelled]" in s)
+            await say(pane, "go on, beta")  # typed input goes to the agent on screen
+            await pane.wait_for("beta carries on")
+    assert ("user", "go on, beta") in server.requests[2].transcript()
 
 
 async def test_plain_flag_keeps_the_line_chat_on_a_terminal(workspace, home, configure):

@@ -309,6 +309,8 @@ class Console:
         for key in keys:
             if key == "ctrl c":
                 self._ctrl_c()
+            elif key == "esc" and self.input.search is not None:
+                self.input.end_search()
             elif key == "esc":
                 self.cancel_turn()
             elif key == "ctrl l":

@@ -97,7 +97,8 @@ async def _help(console: Console, _arg: str) -> None:
     width = max(len(n) for n in COMMANDS) + 2
     for name in sorted(COMMANDS):
         rows.append(("body", f"  /{name.ljust(width)}{COMMANDS[name].summary}\n"))
-    rows.append(("notice", "keys: Enter send · Alt-Enter newline · ↑↓ history · Tab complete · "
+    rows.append(("notice", "keys: Enter send · Alt-Enter newline · ↑↓ history · Ctrl-R search · "
+                           "Tab complete · "
                            "Esc cancel turn · Ctrl-C twice quit · Ctrl-L clear · Ctrl-T theme · "
                            "F2 agents · Shift-Tab plan mode · !cmd shell · @path attach"))
     console.note(rows)

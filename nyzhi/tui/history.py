@@ -69,6 +69,13 @@ class History:
         self.pos -= 1
         return self.entries[self.pos]
 
+    def search(self, query: str, before: int) -> int | None:
+        """The index of the newest entry before ``before`` containing ``query`` (Ctrl-R)."""
+        for i in range(min(before, len(self.entries)) - 1, -1, -1):
+            if query in self.entries[i]:
+                return i
+        return None
+
     def newer(self) -> str | None:
         if self.pos >= len(self.entries):
             return None

@@ -12,19 +12,55 @@ import urwid
 from nyzhi.core import events as ev
 from nyzhi.tui.history import History
 
+PROMPT = ("prompt", "› ")
+
 
 class InputBox(urwid.Edit):
     """Multi-line input: Enter submits, Alt-Enter (or Shift-Enter where the terminal reports
-    it) adds a line, Up/Down walk the history on the first/last line, Tab completes."""
+    it) adds a line, Up/Down walk the history on the first/last line, Tab completes, Ctrl-R
+    searches the history backwards (again: an older match; Enter or Esc: keep the match)."""
 
     def __init__(self, history: History, on_submit: Callable[[str], None],
                  complete: Callable[[str], str | None]) -> None:
-        super().__init__(("prompt", "› "), multiline=True)
+        super().__init__(PROMPT, multiline=True)
         self.history = history
         self.on_submit = on_submit
         self.complete = complete
+        self.search: str | None = None  # the Ctrl-R query while searching
+        self.search_at = 0
+
+    def end_search(self) -> None:
+        self.search = None
+        self.set_caption(PROMPT)
+
+    def _search_key(self, key: str) -> bool:
+        """Handle ``key`` in search mode; False: the search ended and the key goes on."""
+        assert self.search is not None
+        if key == "ctrl r":
+            start = self.search_at
+        elif key == "backspace":
+            self.search, start = self.search[:-1], len(self.history.entries)
+        elif len(key) == 1 and key.isprintable():
+            self.search, start = self.search + key, self.search_at + 1
+        else:
+            self.end_search()
+            return key == "enter"  # Enter keeps the match without sending it
+        found = self.history.search(self.search, start) if self.search else None
+        if found is not None:
+            self.search_at = found
+            self.set_edit_text(self.history.entries[found])
+            self.set_edit_pos(len(self.edit_text))
+        miss = "" if found is not None or not self.search else " (no match)"
+        self.set_caption(("prompt", f"(search{miss}: {self.search}) "))
+        return True
 
     def keypress(self, size: tuple[int], key: str) -> str | None:
+        if self.search is not None and self._search_key(key):
+            return None
+        if key == "ctrl r":
+            self.search, self.search_at = "", len(self.history.entries)
+            self.set_caption(("prompt", "(search: ) "))
+            return None
         if key == "enter":
             text = self.edit_text
             if text.strip():

@@ -138,6 +138,11 @@ async def test_help_status_and_an_unknown_command_stay_local(workspace, home, co
             assert "trust off" in screen and "fake/fake-model-1" in screen
             await say(pane, "/nosuch thing")
             await pane.wait_for("unknown command /nosuch")
+            await pane.keys("C-r")
+            await pane.type("stat")  # Ctrl-R finds the /status typed above
+            await pane.wait_for("(search: stat) /status")
+            await pane.keys("Enter")
+            await pane.wait_for("› /status")
     assert server.requests == []  # nothing reached the model
 
 

@@ -49,6 +49,8 @@ def test_history_persists_appends_and_skips_torn_lines(tmp_path, monkeypatch):
     assert again.newer() == "two\nlines"
     assert again.newer() == "draft"  # back to what was being typed
     assert oct(os.stat(history_path()).st_mode & 0o777) == "0o600"
+    assert again.search("lines", 2) == 1 and again.search("i", 1) == 0
+    assert again.search("nothing", 2) is None
 
 
 def test_tab_completes_commands_and_at_paths(tmp_path):

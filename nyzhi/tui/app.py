@@ -26,7 +26,7 @@ import urwid
 
 from nyzhi.core import events as ev
 from nyzhi.tui import commands, theme
-from nyzhi.tui.conversation import ConsoleRenderer, Stream
+from nyzhi.tui.conversation import ConsoleRenderer, Expansion, Stream
 from nyzhi.tui.history import History
 from nyzhi.tui.widgets import AgentPanel, ApprovalDialog, InputBox, QuestionDialog
 
@@ -61,6 +61,7 @@ class Console:
         self.main_path = self.shown = ev.MAIN_AGENT
         self.renderer = ConsoleRenderer(self)
         self.panel_shown = False
+        self.following = True  # the view sticks to the end of the conversation
         self.panel = AgentPanel(self.show_agent, self.cancel_agent)
         self.listbox = urwid.ListBox(self.stream(self.main_path).walker)
         self.notice = urwid.Text("")
@@ -206,7 +207,7 @@ class Console:
         self._show_queue()
         main = self.stream(self.main_path)
         main.user(text)
-        self._follow()
+        self._follow(force=True)
         try:
             if text.startswith("!"):
                 await self._shell(text[1:].strip())
@@ -319,6 +320,10 @@ class Console:
                 self.toggle_theme()
             elif key == "f2":
                 self.toggle_panel()
+            elif key == "ctrl o":
+                self.toggle_expanded()
+            elif key in ("page up", "page down"):
+                self._scroll(key)
             elif key == "shift tab":
                 self.toggle_plan()
             else:
@@ -369,6 +374,12 @@ class Console:
             self.loop.screen.clear()
         self.flash(f"theme: {self.theme}")
 
+    def toggle_expanded(self) -> None:
+        Expansion.expanded = not Expansion.expanded
+        for s in self.streams.values():
+            s.refresh_blocks()
+        self.flash("tool output and thinking " + ("expanded" if Expansion.expanded else "collapsed"))
+
     def toggle_panel(self) -> None:
         """F2: open the tree with the focus in it, or close it and go back to the main agent."""
         self.panel_shown = not self.panel_shown
@@ -385,7 +396,7 @@ class Console:
         self.shown = path
         self.stream(path).flush()
         self.listbox.body = self.stream(path).walker
-        self._follow()
+        self._follow(force=True)
         self.panel.refresh(path)
         self.frame.focus_position = "footer"
         self.flash("" if path == self.main_path else f"showing {path}: input goes to it (F2 back)")
@@ -408,7 +419,28 @@ class Console:
         if self.nursery is not None:
             self.nursery.cancel_scope.cancel()
 
-    def _follow(self) -> None:
+    def _scroll(self, key: str) -> None:
+        """PageUp/PageDown scroll the conversation while the input keeps the focus; new
+        output stops following the end until the view is back at the bottom."""
+        if self.loop is None:
+            return
+        cols, rows = self.loop.screen.get_cols_rows()
+        width = cols - (PANEL_WIDTH if self.panel_shown else 0)
+        height = max(1, rows - self.frame.footer.rows((cols,)))
+        self.listbox.keypress((width, height), key)
+        walker = self.listbox.body
+        at_end = self.listbox.focus_position == len(walker) - 1 and key == "page down"
+        self.following = at_end or not len(walker)
+        if self.following:
+            self._follow()
+        else:
+            self.flash("scrolled: PageDown to the end")
+
+    def _follow(self, *, force: bool = False) -> None:
+        if force:
+            self.following = True
+        if not self.following:
+            return
         walker = self.listbox.body
         if len(walker):
             self.listbox.set_focus(len(walker) - 1)

@@ -100,6 +100,7 @@ async def _help(console: Console, _arg: str) -> None:
     rows.append(("notice", "keys: Enter send · Alt-Enter newline · ↑↓ history · Ctrl-R search · "
                            "Tab complete · "
                            "Esc cancel turn · Ctrl-C twice quit · Ctrl-L clear · Ctrl-T theme · "
+                           "Ctrl-O expand tool output and thinking · "
                            "F2 agents · Shift-Tab plan mode · !cmd shell · @path attach"))
     console.note(rows)
 

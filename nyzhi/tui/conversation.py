@@ -19,7 +19,15 @@ from nyzhi.core import events as ev
 from nyzhi.core.event_renderer import EventRenderer
 from nyzhi.tui import markdown
 
-OUTPUT_LINES = 8  # a tool card shows the last lines of its output
+OUTPUT_LINES = 8  # a collapsed tool card shows the last lines of its output
+EXPANDED_LINES = 200  # an expanded one (Ctrl-O) shows this many
+THINKING_LINES = 3  # collapsed thinking shows its last lines
+
+
+class Expansion:
+    """Whether tool output and thinking are shown whole (Ctrl-O), shared by every block."""
+
+    expanded = False
 
 
 def args_summary(arguments: str, width: int = 60) -> str:
@@ -71,12 +79,34 @@ class ToolCard(urwid.WidgetWrap):
             (attr, f"[{self.status} {ms / 1000:.1f}s]"),
         ])
         lines = self.output.rstrip("\n").split("\n") if self.output.strip() else []
-        hidden = len(lines) - OUTPUT_LINES
-        shown = lines[-OUTPUT_LINES:]
+        keep = EXPANDED_LINES if Expansion.expanded else OUTPUT_LINES
+        hidden = len(lines) - keep
+        shown = lines[-keep:]
         text = "\n".join("  │ " + line[:200] for line in shown)
         if hidden > 0:
-            text = f"  │ … {hidden} more line(s)\n" + text
+            more = "" if Expansion.expanded else " (Ctrl-O expands)"
+            text = f"  │ … {hidden} more line(s){more}\n" + text
         self.body.set_text(("dim", text))
+
+
+class ThinkingBlock(urwid.WidgetWrap):
+    """The model's thinking, dimmed: its last lines, or all of it when expanded."""
+
+    def __init__(self) -> None:
+        self.raw = ""
+        self.text = urwid.Text(("dim", ""))
+        super().__init__(self.text)
+
+    def add(self, delta: str) -> None:
+        self.raw += delta
+        self.refresh()
+
+    def refresh(self) -> None:
+        lines = self.raw.strip().split("\n")
+        if not Expansion.expanded and len(lines) > THINKING_LINES:
+            lines = [f"… {len(lines) - THINKING_LINES} line(s) (Ctrl-O expands)",
+                     *lines[-THINKING_LINES:]]
+        self.text.set_text(("dim", "✻ " + "\n  ".join(lines)))
 
 
 class Stream:
@@ -97,8 +127,7 @@ class Stream:
         self.text: urwid.Text | None = None
         self.text_raw = ""
         self.dirty = False
-        self.thinking: urwid.Text | None = None
-        self.thinking_raw = ""
+        self.thinking: ThinkingBlock | None = None
         self.cards: dict[str, ToolCard] = {}
 
     def append(self, widget: urwid.Widget) -> None:
@@ -116,7 +145,7 @@ class Stream:
         if self.text is not None and self.dirty:
             self._draw_text()
         self.text = self.thinking = None
-        self.text_raw = self.thinking_raw = ""
+        self.text_raw = ""
 
     def add_text(self, delta: str) -> None:
         self.thinking = None
@@ -141,10 +170,15 @@ class Stream:
         if not self.show_thinking:
             return
         if self.thinking is None:
-            self.thinking = urwid.Text("")
+            self.thinking = ThinkingBlock()
             self.append(self.thinking)
-        self.thinking_raw += delta
-        self.thinking.set_text(("dim", "✻ " + self.thinking_raw.strip()))
+        self.thinking.add(delta)
+
+    def refresh_blocks(self) -> None:
+        """Redraw tool cards and thinking after Ctrl-O."""
+        for widget in self.walker:
+            if isinstance(widget, ToolCard | ThinkingBlock):
+                widget.refresh()
 
     def answer(self, text: str) -> None:
         """A whole answer at once (a resumed thread)."""

@@ -265,3 +265,25 @@ async def test_a_runtime_that_cannot_start_exits_with_its_error(workspace, home)
         screen = await pane.screen()
         # said after the screen is restored (the start of the long line may scroll away)
         assert 'agent.max_steps: expected an integer, found string "many"' in screen
+
+
+async def test_a_tool_card_shows_the_tail_of_its_output_and_ctrl_o_expands_it(
+        workspace, home, configure):
+    command = "for i in $(seq -w 1 20); do echo line-$i; done"
+    script = [reply(tool_calls=[tool_call("bash", {"command": command})]), reply("listed")]
+    async with open_fake_llm(script=script) as server:
+        configure(workspace, server.url_for("openai"),
+                  extra='[agent.sandbox]\nlevel = "full-access"\n')
+        async with console(workspace, home, "--trust", "full") as pane:
+            await ready(pane)
+            await say(pane, "count")
+            screen = await pane.wait_for("listed")
+            assert "⚙ bash command=" in screen and "[done " in screen
+            assert "line-20" in screen and "line-01" not in screen
+            assert "12 more line(s) (Ctrl-O expands)" in screen
+            await pane.keys("C-o")
+            await pane.wait_for("expanded")
+            await pane.keys("PageUp")  # scrolls the conversation, the input keeps the focus
+            await pane.wait_for("line-01")
+            await pane.keys("PageDown", "PageDown", "PageDown")
+            await pane.wait_for(lambda s: "listed" in s and "line-01" not in s)

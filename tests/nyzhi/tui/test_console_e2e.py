@@ -11,6 +11,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
+import trio
 
 from nyzhi.testing.cli import NYZ, nyz_env, run_nyz
 from nyzhi.testing.fake_llm import hang, open_fake_llm, reply, tool_call
@@ -287,3 +288,43 @@ async def test_a_tool_card_shows_the_tail_of_its_output_and_ctrl_o_expands_it(
             await pane.wait_for("line-01")
             await pane.keys("PageDown", "PageDown", "PageDown")
             await pane.wait_for(lambda s: "listed" in s and "line-01" not in s)
+
+
+async def test_the_other_commands_do_their_jobs(workspace, home, configure):
+    script = [reply(tool_calls=[tool_call("write", {"file_path": "new.txt", "content": "N"})]),
+              reply("wrote new.txt"), reply("a summary of the thread")]
+    (workspace / "tracked.txt").write_text("old\n")
+    await trio.run_process(["git", "-C", str(workspace), "add", "tracked.txt"])
+    (workspace / "tracked.txt").write_text("changed line\n")
+    async with open_fake_llm(script=script) as server:
+        configure(workspace, server.url_for("openai"))
+        async with console(workspace, home, "--trust", "full") as pane:
+            await ready(pane)
+
+            async def command(line: str, shows: str) -> str:
+                await pane.keys("C-l")
+                await say(pane, line)
+                return await pane.wait_for(shows)
+
+            await command("/sandbox", "sandbox: workspace-write (writable:")
+            await command("/diff", "+changed line")
+            await command("/hooks", "no hooks")
+            await command("/config", "[tui] theme=dark")
+            await command("/theme", "theme: light")
+            await command("/trust autoedit", "trust: autoedit")
+            await pane.keys("BTab")
+            await pane.wait_for(lambda s: "plan mode on" in s and "PLAN" in s)
+            await pane.keys("BTab")
+            await pane.wait_for("plan mode off")
+            await say(pane, "write it")
+            await pane.wait_for("wrote new.txt")
+            assert (workspace / "new.txt").read_text() == "N"
+            await command("/undo", "new.txt")
+            assert not (workspace / "new.txt").exists()
+            await command("/export thread.md", "exported")
+            assert "write it" in (workspace / "thread.md").read_text()
+            await command("/compact", "context compacted")
+            await command("/sessions", "msgs")
+            await say(pane, "/quit")
+            assert await pane.wait_exit() == 0
+    assert len(server.requests) == 3  # the two steps of the turn and the compaction summary

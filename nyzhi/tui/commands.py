@@ -149,8 +149,11 @@ async def _clear(console: Console, _arg: str) -> None:
 
 @command("compact", "summarise older history to free context", idle_only=True)
 async def _compact(console: Console, _arg: str) -> None:
-    await console.rt.compact()
-    console.note(("notice", "context compacted"))
+    messages = console.rt.main_agent.loop.messages
+    before = len(messages)
+    await console.rt.compact()  # a compaction shows itself (its event) with the token counts
+    if len(messages) == before:
+        console.note(("notice", "nothing to compact: the thread is still short"))
 
 
 @command("undo", "revert the last file change", idle_only=True)

@@ -292,7 +292,9 @@ async def test_a_tool_card_shows_the_tail_of_its_output_and_ctrl_o_expands_it(
 
 async def test_the_other_commands_do_their_jobs(workspace, home, configure):
     script = [reply(tool_calls=[tool_call("write", {"file_path": "new.txt", "content": "N"})]),
-              reply("wrote new.txt"), reply("a summary of the thread")]
+              reply("wrote new.txt"), reply("second answer"), reply("third answer"),
+              reply("fourth answer"),
+              reply("a summary of the thread")]
     (workspace / "tracked.txt").write_text("old\n")
     await trio.run_process(["git", "-C", str(workspace), "add", "tracked.txt"])
     (workspace / "tracked.txt").write_text("changed line\n")
@@ -323,8 +325,13 @@ async def test_the_other_commands_do_their_jobs(workspace, home, configure):
             assert not (workspace / "new.txt").exists()
             await command("/export thread.md", "exported")
             assert "write it" in (workspace / "thread.md").read_text()
-            await command("/compact", "context compacted")
+            await command("/compact", "nothing to compact")
+            for prompt, answer in (("two", "second answer"), ("three", "third answer"),
+                                   ("four", "fourth answer")):
+                await say(pane, prompt)
+                await pane.wait_for(answer)
+            await command("/compact", "context compacted:")
             await command("/sessions", "msgs")
             await say(pane, "/quit")
             assert await pane.wait_exit() == 0
-    assert len(server.requests) == 3  # the two steps of the turn and the compaction summary
+    assert len(server.requests) == 6  # two steps of the first turn, three turns, the summary

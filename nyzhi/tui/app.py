@@ -267,9 +267,11 @@ class Console:
         self._show_queue()
         if self.shell_scope is not None:
             self.shell_scope.cancel()
+        if dropped:
+            self.note(("notice", f"{dropped} queued message(s) dropped"))
         if self.busy and self.rt is not None:
             self.nursery.start_soon(self.rt.cancel)
-            self.flash("cancelling…" + (f" ({dropped} queued message(s) dropped)" if dropped else ""))
+            self.flash("cancelling…")
 
     def _answer_approval(self, event: ev.ApprovalRequest, answer: Any) -> None:
         assert self.nursery is not None and self.rt is not None

@@ -335,3 +335,27 @@ async def test_the_other_commands_do_their_jobs(workspace, home, configure):
             await say(pane, "/quit")
             assert await pane.wait_exit() == 0
     assert len(server.requests) == 6  # two steps of the first turn, three turns, the summary
+
+
+async def test_shell_prefix_at_path_and_the_queue(workspace, home, configure):
+    (workspace / "notes.md").write_text("the secret word is PAPAYA\n")
+    script = [reply("read it"), hang(reply("working on it " * 5, chunk_size=14), after_frames=2)]
+    async with open_fake_llm(script=script) as server:
+        configure(workspace, server.url_for("openai"),
+                  extra='[agent.sandbox]\nlevel = "full-access"\n')
+        async with console(workspace, home, "--trust", "full") as pane:
+            await ready(pane)
+            await say(pane, "!echo shell-$((40+2))")  # through the bash tool and its gates
+            screen = await pane.wait_for("shell-42")
+            assert "⚙ bash" in screen
+            await say(pane, "summarise @notes.md")
+            await pane.wait_for("read it")
+            await say(pane, "long task")
+            await pane.wait_for("working on it")
+            await say(pane, "and then this")  # typed while the agent streams: queued
+            await pane.wait_for("queued (1): and then this")
+            await pane.keys("Escape")
+            await pane.wait_for("1 queued message(s) dropped")
+            await pane.wait_for("[cancelled]")
+    assert len(server.requests) == 2  # the shell command and the queued message never reached it
+    assert "the secret word is PAPAYA" in server.requests[0].transcript()[-1][1]

@@ -46,7 +46,6 @@ class History:
     def add(self, entry: str) -> None:
         self.pos = len(self.entries)
         if not entry.strip() or (self.entries and self.entries[-1] == entry):
-            self.pos = len(self.entries)
             return
         self.entries.append(entry)
         self.pos = len(self.entries)

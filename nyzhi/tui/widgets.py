@@ -193,7 +193,7 @@ class AgentPanel(urwid.WidgetWrap):
         self.paths: list[str] = []
         self.agents: dict[str, dict[str, Any]] = {}
         self.walker = urwid.SimpleFocusListWalker([])
-        self.title = urwid.Text(("heading", "Agents · Enter view · c cancel"))
+        self.title = urwid.Text(("heading", "Agents  ⏎ view · c cancel"))
         super().__init__(urwid.AttrMap(urwid.LineBox(
             urwid.Frame(urwid.ListBox(self.walker), header=self.title)), "panel"))
 
@@ -215,8 +215,8 @@ class AgentPanel(urwid.WidgetWrap):
             mark = "▶ " if path == shown else "  "
             text = (f"{mark}{'  ' * depth}{name} [{info['status']}]\n"
                     f"    {'  ' * depth}{info['tokens']} tok ${info['cost']:.3f} {info['step']}")
-            button = urwid.Button(text, on_press=lambda _b, p=path: self.on_select(p))
-            rows.append(urwid.AttrMap(button, "panel", focus_map="selected"))
+            rows.append(urwid.AttrMap(_Row(text, path, self.on_select), "panel",
+                                      focus_map="selected"))
         self.walker[:] = rows
         if rows and focus is not None:
             self.walker.set_focus(min(focus, len(rows) - 1))
@@ -227,3 +227,18 @@ class AgentPanel(urwid.WidgetWrap):
             self.on_cancel(self.paths[focus])
             return None
         return super().keypress(size, key)
+
+
+class _Row(urwid.SelectableIcon):
+    """One agent of the tree: selectable, Enter chooses it."""
+
+    def __init__(self, text: str, path: str, on_select: Callable[[str], None]) -> None:
+        super().__init__(text, cursor_position=0)
+        self.path = path
+        self.on_select = on_select
+
+    def keypress(self, size: tuple[int], key: str) -> str | None:
+        if key == "enter":
+            self.on_select(self.path)
+            return None
+        return key

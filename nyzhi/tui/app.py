@@ -74,6 +74,7 @@ class Console:
         ])
         footer.focus_position = 2
         self.frame = urwid.Frame(self.body, footer=footer, focus_part="footer")
+        self.root = _Root(self.frame, self.global_key)  # the frame, or a dialog over it
         self.stream(self.main_path).note(("notice", "nyz · starting…"))
         self.refresh_status()
 
@@ -294,7 +295,7 @@ class Console:
         if self.loop is None:
             return
         if not self.pending:
-            self.loop.widget = self.frame
+            self.root.original_widget = self.frame
             return
         first = self.pending[0]
         dialog: urwid.Widget
@@ -302,35 +303,35 @@ class Console:
             dialog = ApprovalDialog(first, len(self.pending) - 1, self._answer_approval)
         else:
             dialog = QuestionDialog(first, self._answer_question)
-        self.loop.widget = urwid.Overlay(dialog, self.frame, "center", ("relative", 90),
-                                         "middle", "pack")
+        self.root.original_widget = urwid.Overlay(dialog, self.frame, "center",
+                                                  ("relative", 90), "middle", "pack")
 
     # ---- keys ------------------------------------------------------------------------
 
-    def input_filter(self, keys: list[str], _raw: list[int]) -> list[str]:
-        out = []
-        for key in keys:
-            if key == "ctrl c":
-                self._ctrl_c()
-            elif key == "esc" and self.input.search is not None:
-                self.input.end_search()
-            elif key == "esc":
-                self.cancel_turn()
-            elif key == "ctrl l":
-                self.clear_screen()
-            elif key == "ctrl t":
-                self.toggle_theme()
-            elif key == "f2":
-                self.toggle_panel()
-            elif key == "ctrl o":
-                self.toggle_expanded()
-            elif key in ("page up", "page down"):
-                self._scroll(key)
-            elif key == "shift tab":
-                self.toggle_plan()
-            else:
-                out.append(key)
-        return out
+    def global_key(self, key: str) -> bool:
+        """The keys that work everywhere (before any widget sees them); True if ``key`` was
+        one. Called by ``_Root`` key by key, so a batch read at once keeps its order."""
+        if key == "ctrl c":
+            self._ctrl_c()
+        elif key == "esc" and self.input.search is not None:
+            self.input.end_search()
+        elif key == "esc":
+            self.cancel_turn()
+        elif key == "ctrl l":
+            self.clear_screen()
+        elif key == "ctrl t":
+            self.toggle_theme()
+        elif key == "f2":
+            self.toggle_panel()
+        elif key == "ctrl o":
+            self.toggle_expanded()
+        elif key in ("page up", "page down"):
+            self._scroll(key)
+        elif key == "shift tab":
+            self.toggle_plan()
+        else:
+            return False
+        return True
 
     def _ctrl_c(self) -> None:
         now = time.monotonic()
@@ -545,8 +546,8 @@ class Console:
             screen.set_terminal_properties(colors=1)
         evl = urwid.TrioEventLoop()
         self.loop = urwid.MainLoop(
-            self.frame, theme.palette(self.theme, no_color=self.no_color), screen=screen,
-            event_loop=evl, input_filter=self.input_filter, handle_mouse=False,
+            self.root, theme.palette(self.theme, no_color=self.no_color), screen=screen,
+            event_loop=evl, handle_mouse=False,
         )
         evl.enter_idle(self._flush)  # before the MainLoop's own idle redraw, so it comes first
         async with trio.open_nursery() as nursery:
@@ -559,6 +560,19 @@ class Console:
                 self.loop.draw_screen()  # the input is live before the runtime's imports start
                 nursery.start_soon(self._runtime, args)
                 await evl.run_async()
+
+
+class _Root(urwid.WidgetPlaceholder):
+    """The screen's top widget: global keys first, then the frame or the open dialog."""
+
+    def __init__(self, widget: urwid.Widget, global_key: Any) -> None:
+        super().__init__(widget)
+        self.global_key = global_key
+
+    def keypress(self, size: tuple[int, ...], key: str) -> str | None:
+        if self.global_key(key):
+            return None
+        return super().keypress(size, key)
 
 
 def attach_files(text: str, cwd: Path) -> str:

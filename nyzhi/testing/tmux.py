@@ -7,6 +7,8 @@ share one and never touch the user's. A terminal reports nothing when it draws, 
 
 from __future__ import annotations
 
+import re
+import shlex
 import shutil
 import subprocess
 from collections.abc import Callable, Sequence
@@ -15,6 +17,7 @@ from pathlib import Path
 import trio
 
 POLL_S = 0.05
+_EXIT = re.compile(r"^\[exit (\d+)\]$", re.M)
 
 
 class TmuxPane:
@@ -38,12 +41,14 @@ class TmuxPane:
         return proc.stdout.decode()
 
     async def start(self, argv: Sequence[str], *, cwd: Path, env: dict[str, str]) -> None:
-        """Start ``argv`` in a fresh server's only pane; the pane stays after the program
-        exits so its exit status can be read."""
+        """Start ``argv`` in a fresh server's only pane. A shell around it prints
+        ``[exit N]`` when it ends (tmux 3.3 sometimes marks a pane dead on the pty's EOF
+        without its status) and the pane stays, so the status can be read off the screen."""
         env = {**env, "TERM": "xterm-256color"}
+        wrapped = ["sh", "-c", '"$@"; echo "[exit $?]"', "sh", *argv]
         await trio.run_process(
             self._cmd("-f", "/dev/null", "new-session", "-d", "-x", str(self.width),
-                      "-y", str(self.height), "-c", str(cwd), subprocess.list2cmdline(argv)),
+                      "-y", str(self.height), "-c", str(cwd), shlex.join(wrapped)),
             env=env, check=True,
         )
         await self.tmux("set-option", "-g", "remain-on-exit", "on")
@@ -56,6 +61,10 @@ class TmuxPane:
 
     async def screen(self) -> str:
         return await self.tmux("capture-pane", "-p")
+
+    async def history(self) -> str:
+        """The screen with the lines scrolled off above it (what a program printed at exit)."""
+        return await self.tmux("capture-pane", "-p", "-S", "-200")
 
     async def wait_for(self, check: str | Callable[[str], bool], limit_s: float = 20) -> str:
         """The screen once ``check`` (a substring, or a predicate) holds; fails after
@@ -72,9 +81,8 @@ class TmuxPane:
 
     async def exit_status(self) -> int | None:
         """The program's exit status once it has exited, else None."""
-        out = (await self.tmux("display-message", "-p",
-                               "#{pane_dead} #{pane_dead_status}")).split()
-        return int(out[1]) if out and out[0] == "1" and len(out) > 1 else None
+        found = _EXIT.search(await self.history())
+        return int(found.group(1)) if found else None
 
     async def wait_exit(self, limit_s: float = 20) -> int:
         with trio.move_on_after(limit_s):
@@ -83,10 +91,7 @@ class TmuxPane:
                 if status is not None:
                     return status
                 await trio.sleep(POLL_S)
-        raise AssertionError(f"the program did not exit; screen:\n{await self.screen()}")
-
-    async def pid(self) -> int:
-        return int((await self.tmux("display-message", "-p", "#{pane_pid}")).strip())
+        raise AssertionError(f"the program did not exit; screen:\n{await self.history()}")
 
     def kill(self) -> None:
         subprocess.run(self._cmd("kill-server"), capture_output=True, check=False)

@@ -304,7 +304,8 @@ async def test_the_other_commands_do_their_jobs(workspace, home, configure):
             await ready(pane)
 
             async def command(line: str, shows: str) -> str:
-                await pane.keys("C-l")
+                await pane.keys("C-l")  # clears the screen: what follows is this command's
+                await pane.wait_for(lambda s: shows not in s)
                 await say(pane, line)
                 return await pane.wait_for(shows)
 

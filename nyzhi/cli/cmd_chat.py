@@ -1,20 +1,32 @@
-"""``nyz`` with no subcommand: the interactive chat.
+"""``nyz`` with no subcommand: the console on a terminal, the line chat otherwise.
 
-Until the urwid console lands this is a plain line-mode chat over the same runtime that
-``nyz run`` uses.
+The console (``nyzhi.tui``, urwid) needs a terminal on both stdin and stdout; ``nyz chat
+--plain``, a pipe or a redirect gets the line-mode chat over the same runtime.
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("chat", help="interactive line-mode chat (the default command)")
+    p = sub.add_parser("chat", help="interactive chat (the default command): the console on a "
+                                     "terminal, line mode otherwise")
+    p.add_argument("--plain", action="store_true",
+                   help="line-mode chat even on a terminal (no full-screen console)")
     p.set_defaults(handler=run_chat)
 
 
+def wants_console(args: argparse.Namespace) -> bool:
+    return not getattr(args, "plain", False) and sys.stdin.isatty() and sys.stdout.isatty()
+
+
 def run_chat(args: argparse.Namespace) -> int:
+    if wants_console(args):
+        from nyzhi.tui.app import main as console_main  # prewarms TLS after its first draw
+
+        return console_main(args)
     from nyzhi.provider import tls
 
     tls.prewarm()  # the CA bundle loads on another core while the chat is imported

@@ -37,7 +37,10 @@ NAME = "NAME"  # how a free name (a provider, a server, a role) is written in th
 # docs/config.md (tests/nyzhi/config/test_config_docs.py keeps the two equal).
 INACTIVE: dict[str, str] = {
     "models": "not planned yet",
-    "tui": "issue: console",
+    "tui.accent": "issue: console",
+    "tui.output_style": "issue: console",
+    "tui.colors": "issue: console",
+    "tui.notify": "issue: console",
     "provider.NAME.options": "not planned yet",
     "agent.enforce_todos": "not planned yet",
     "agent.auto_simplify": "not planned yet",

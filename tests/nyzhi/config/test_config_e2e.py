@@ -107,7 +107,7 @@ async def test_without_remember_approvals_an_always_answer_ends_with_the_chat(
 async def test_a_typo_in_the_config_warns_and_nyz_run_still_runs(workspace, home, configure):
     async with open_fake_llm(script=[reply("fine")]) as server:
         configure(workspace, server.url_for("openai"),
-                  extra="[agent]\nmax_stepz = 3\n[tui]\ntheme = 'light'\n")
+                  extra="[agent]\nmax_stepz = 3\n[tui]\naccent = 'blue'\n")
         proc = await trio.run_process(
             [*NYZ, "run", "hi"], cwd=workspace, env=nyz_env(home), stdin=b"",
             capture_stdout=True, capture_stderr=True, check=False,
@@ -117,4 +117,4 @@ async def test_a_typo_in_the_config_warns_and_nyz_run_still_runs(workspace, home
     assert proc.stdout.decode().strip() == "fine"
     path = workspace / ".nyzhi" / "config.toml"
     assert f'{path}: agent.max_stepz: unknown key, ignored (did you mean "max_steps"?)' in err
-    assert f"{path}: tui: not yet active (issue: console), so it has no effect" in err
+    assert f"{path}: tui.accent: not yet active (issue: console), so it has no effect" in err

@@ -70,7 +70,8 @@ model = "m"
     assert shown == {
         "agent.auto_commit": f"{path}: agent.auto_commit: not yet active (not planned yet), "
                              "so it has no effect",
-        "tui": f"{path}: tui: not yet active (issue: console), so it has no effect",
+        "tui.accent": f"{path}: tui.accent: not yet active (issue: console), "
+                      "so it has no effect",
         "agent.hooks[0].model": f"{path}: agent.hooks[0].model: not yet active (not planned yet), "
                                 "so it has no effect",
     }

@@ -1,0 +1,187 @@
+"""The console (``nyz`` on a terminal): launch to input ready, memory, input latency under load.
+
+    python -m benchmarks console [--json] [--quick]
+
+The console runs on a real pseudo-terminal (80x24) against the fake LLM, as an isolated user.
+
+* launch → input ready: from spawning ``nyz`` to the first screen (input box live; what is
+  typed queues), against ``nyz --help`` measured in the same run. Targets: <= 400 ms and <= 2x
+  ``--help``. Also shown: launch → runtime attached (a prompt goes out at once).
+* resident memory (VmRSS) with one agent, after one answered prompt. Target: <= 150 MB
+  (Claude Code uses 333-746 MB).
+* input latency while 20 subagents stream: from writing a key to the pty to the console
+  echoing it, while twenty ``/spawn``-ed agents receive slow streamed answers. Target: < 50 ms.
+
+Medians of several runs; the machine is shared, so run it when it is quiet. Nothing here is
+asserted in tests.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import pty
+import statistics
+import struct
+import subprocess
+import sys
+import tempfile
+import termios
+import time
+from pathlib import Path
+
+import trio
+
+from benchmarks.startup_bench import time_command
+
+LIVE = "starting…".encode()  # the first screen: input box live, runtime still opening
+READY = b"/help for commands"  # the runtime attached: a prompt is sent at once
+LAUNCH_TARGET_MS = 400.0
+LAUNCH_TARGET_RATIO = 2.0
+RSS_TARGET_MB = 150.0
+LATENCY_TARGET_MS = 50.0
+KEYS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+NYZ = [sys.executable, "-m", "nyzhi"]
+
+CONFIG = """[provider]
+default = "fake"
+
+[provider.fake]
+api_style = "openai"
+base_url = "{url}"
+model = "fake-model-1"
+api_key = "sk-bench"
+"""
+
+
+class Pty:
+    """``nyz`` on a fresh pseudo-terminal; ``until`` reads its output up to a marker."""
+
+    def __init__(self, cwd: Path, env: dict[str, str]) -> None:
+        master, slave = pty.openpty()
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
+        self.t0 = time.perf_counter()
+        self.proc = subprocess.Popen(NYZ, cwd=cwd, env=env, stdin=slave, stdout=slave,
+                                     stderr=subprocess.DEVNULL, start_new_session=True)
+        os.close(slave)
+        self.stream = trio.lowlevel.FdStream(master)
+        self.buf = bytearray()
+
+    async def until(self, marker: bytes, *, fresh: bool = False, limit_s: float = 60) -> float:
+        """Seconds since the spawn when ``marker`` appeared (``fresh``: only new output)."""
+        if fresh:
+            del self.buf[:]
+        with trio.fail_after(limit_s):
+            while marker not in self.buf:
+                self.buf += await self.stream.receive_some(65536)
+        return time.perf_counter() - self.t0
+
+    async def send(self, data: bytes) -> None:
+        await self.stream.send_all(data)
+
+    def rss_mb(self) -> float:
+        for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+        return 0.0
+
+    async def close(self) -> None:
+        self.proc.kill()
+        self.proc.wait()
+        await self.stream.aclose()
+
+
+def _user(tmp: Path, url: str) -> tuple[Path, dict[str, str]]:
+    home, ws = tmp / "home", tmp / "ws"
+    (ws / ".nyzhi").mkdir(parents=True, exist_ok=True)
+    home.mkdir(exist_ok=True)
+    subprocess.run(["git", "init", "-q", str(ws)], check=True)
+    (ws / ".nyzhi" / "config.toml").write_text(CONFIG.format(url=url))
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    for var in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME", "NO_COLOR"):
+        env.pop(var, None)
+    env.update(HOME=str(home), TERM="xterm-256color")
+    return ws, env
+
+
+async def _launch(runs: int) -> tuple[list[float], list[float]]:
+    from nyzhi.testing.fake_llm import open_fake_llm
+
+    live, times = [], []
+    async with open_fake_llm(script=[]) as server:
+        with tempfile.TemporaryDirectory() as tmp:
+            ws, env = _user(Path(tmp), server.url_for("openai"))
+            for i in range(runs + 1):
+                term = Pty(ws, env)
+                first = await term.until(LIVE)
+                took = await term.until(READY)
+                await term.close()
+                if i:  # the first run warms the page cache
+                    live.append(first * 1000)
+                    times.append(took * 1000)
+    return live, times
+
+
+async def _memory_and_latency(agents: int, keys: int) -> dict[str, float]:
+    from nyzhi.testing.fake_llm import open_fake_llm, reply
+
+    def script(request):
+        if "SUBTASK" in json.dumps(request.json):
+            return reply("streaming words " * 400, chunk_size=3, delay=0.01)
+        return reply("first answer done")
+
+    async with open_fake_llm(script=script) as server:
+        with tempfile.TemporaryDirectory() as tmp:
+            ws, env = _user(Path(tmp), server.url_for("openai"))
+            term = Pty(ws, env)
+            try:
+                await term.until(READY)
+                await term.send(b"hi\r")
+                await term.until(b"first answer done")
+                rss = term.rss_mb()
+                for i in range(agents):
+                    await term.send(f"/spawn a{i} SUBTASK {i}\r".encode())
+                    await term.until(f"started a{i}".encode(), fresh=True)
+                await trio.sleep(1.0)  # let all of them stream (load, not synchronisation)
+                latencies = []
+                for i in range(keys):
+                    key = KEYS[i].encode()  # each new on the input line, so its echo is unique
+                    del term.buf[:]
+                    t0 = time.perf_counter()
+                    await term.send(key)
+                    await term.until(key)
+                    latencies.append((time.perf_counter() - t0) * 1000)
+                streaming = len(server.requests) - 1
+            finally:
+                await term.close()
+    return {"rss_mb": rss, "latency_ms": statistics.median(latencies),
+            "latency_max_ms": max(latencies), "agents_streaming": streaming}
+
+
+def main(argv: list[str]) -> None:
+    as_json = "--json" in argv
+    runs = 3 if "--quick" in argv else 7
+    help_ms = time_command([*NYZ, "--help"], runs)
+    live, attached = trio.run(_launch, runs)
+    load = trio.run(_memory_and_latency, 20, 10 if "--quick" in argv else len(KEYS))
+    result = {
+        "nyz_help_ms": statistics.median(help_ms),
+        "launch_to_input_ms": statistics.median(live),
+        "launch_ratio_to_help": statistics.median(live) / statistics.median(help_ms),
+        "launch_to_runtime_ms": statistics.median(attached),
+        **load,
+    }
+    if as_json:
+        print(json.dumps({"benchmark": "console", **result}, indent=2))
+        return
+    print(f"console, {runs} launches (medians)")
+    print(f"  nyz --help            {result['nyz_help_ms']:7.1f} ms")
+    print(f"  launch → input ready  {result['launch_to_input_ms']:7.1f} ms  "
+          f"(target <= {LAUNCH_TARGET_MS:.0f} ms)   ratio {result['launch_ratio_to_help']:.2f}x "
+          f"--help (target <= {LAUNCH_TARGET_RATIO:.0f}x)")
+    print(f"  launch → runtime open {result['launch_to_runtime_ms']:7.1f} ms")
+    print(f"  RSS with one agent    {result['rss_mb']:7.1f} MB  (target <= {RSS_TARGET_MB:.0f} MB)")
+    print(f"  key echo, {result['agents_streaming']} agents streaming  "
+          f"{result['latency_ms']:7.1f} ms median, {result['latency_max_ms']:.1f} ms max  "
+          f"(target < {LATENCY_TARGET_MS:.0f} ms)")

@@ -1,0 +1,623 @@
+"""The console application: layout, keys, and the bridge between urwid and the runtime.
+
+It runs on urwid's ``TrioEventLoop`` with the runtime (``open_runtime``) opened in a task of
+the console's own nursery: one task pumps runtime events into ``ConsoleRenderer``, urwid redraws
+when trio goes idle, and every person's action becomes a message to the runtime (``submit``,
+``cancel``, ``answer_approval``, ``answer_question``) sent from a task of that nursery.
+
+The screen is drawn before the runtime exists: the runtime's imports run in a worker thread and
+its assembly in a task, so the input is live at once and what is typed meanwhile waits in the
+queue (shown) until the runtime attaches. ``/resume`` closes the runtime and opens another on
+the chosen session under the same screen.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import trio
+import urwid
+
+from nyzhi.core import events as ev
+from nyzhi.tui import commands, theme
+from nyzhi.tui.conversation import ConsoleRenderer, Expansion, Stream
+from nyzhi.tui.history import History
+from nyzhi.tui.widgets import AgentPanel, ApprovalDialog, InputBox, QuestionDialog
+
+if TYPE_CHECKING:
+    from nyzhi.core.runtime import Runtime
+
+QUIT_WINDOW_S = 2.0
+PANEL_WIDTH = 30
+ATTACH_LIMIT = 100_000  # bytes of one @file put into a prompt
+_ATTACH = re.compile(r"(?<!\S)@(\S+)")
+
+
+class Console:
+    def __init__(self, cwd: Path, *, no_color: bool) -> None:
+        self.rt: Runtime | None = None
+        self.tui: Any = None  # the [tui] settings, once the config is loaded
+        self.cwd = cwd
+        self.no_color = no_color
+        self._config_text = ""
+        self.theme = "dark"
+        self.busy = False
+        self.queue: list[str] = []
+        self.pending: list[ev.ApprovalRequest | ev.UserQuestion] = []
+        self.resume_id: str | None = None
+        self.restart: trio.Event | None = None
+        self.fatal: BaseException | None = None
+        self.last_ctrl_c = -1e9
+        self.shell_scope: trio.CancelScope | None = None
+        self.nursery: trio.Nursery | None = None
+        self.loop: urwid.MainLoop | None = None
+        self.streams: dict[str, Stream] = {}
+        self.main_path = self.shown = ev.MAIN_AGENT
+        self.renderer = ConsoleRenderer(self)
+        self.panel_shown = False
+        self.following = True  # the view sticks to the end of the conversation
+        self.panel = AgentPanel(self.show_agent, self.cancel_agent)
+        self.listbox = urwid.ListBox(self.stream(self.main_path).walker)
+        self.notice = urwid.Text("")
+        self.input = InputBox(History(), self.submit, self._complete)
+        self.status = urwid.Text("", wrap="ellipsis")
+        self.body = urwid.Columns([self.listbox])
+        footer = urwid.Pile([
+            urwid.AttrMap(self.notice, "notice"), urwid.Divider("─"),
+            urwid.AttrMap(self.input, "input"), urwid.AttrMap(self.status, "status"),
+        ])
+        footer.focus_position = 2
+        self.frame = urwid.Frame(self.body, footer=footer, focus_part="footer")
+        self.root = _Root(self.frame, self.global_key)  # the frame, or a dialog over it
+        self.stream(self.main_path).note(("notice", "nyz · starting…"))
+        self.refresh_status()
+
+    def attach(self, rt: Runtime, loaded: Any) -> None:
+        """The runtime is open: draw its thread, apply ``[tui]``, send what was queued."""
+        self.rt = rt
+        self.tui = loaded.config.tui
+        self._config_text = _config_summary(loaded)
+        self.streams.clear()
+        self.panel.agents.clear()
+        self.main_path = self.shown = rt.main_agent.spec.path
+        self.listbox.body = self.stream(self.main_path).walker
+        if self.tui.theme in theme.THEMES and self.tui.theme != self.theme:
+            self.theme = self.tui.theme
+            if self.loop is not None:
+                self.loop.screen.register_palette(theme.palette(self.theme, no_color=self.no_color))
+                self.loop.screen.clear()
+        self._replay_thread()
+        self.refresh_status()
+        self._follow()
+        if self.queue and not self.busy and self.nursery is not None:
+            self.nursery.start_soon(self._turn, self.queue.pop(0))
+
+    # ---- streams and the event side ----------------------------------------------------
+
+    def stream(self, agent: str) -> Stream:
+        s = self.streams.get(agent)
+        if s is None:
+            tui = self.tui
+            s = self.streams[agent] = Stream(
+                show_thinking=tui.show_thinking if tui else True,
+                use_markdown=tui.markdown if tui else True,
+                streaming=tui.streaming if tui else True)
+            self.panel.agent(agent)
+            if self.panel_shown:
+                self.panel.refresh(self.shown)
+        return s
+
+    def _replay_thread(self) -> None:
+        """A resumed session's thread, drawn as it would have been live."""
+        assert self.rt is not None
+        main = self.stream(self.main_path)
+        messages = self.rt.main_agent.loop.messages
+        for m in messages:
+            if m.role == "user" and m.content:
+                main.user(m.content)
+            elif m.role == "assistant":
+                if m.content:
+                    main.answer(m.content)
+                for call in m.tool_calls:
+                    main.tool_start(call.id, call.name, call.arguments)
+            elif m.role == "tool" and m.tool_call_id in main.cards:
+                main.cards[m.tool_call_id].finish(m.content, False, 0.0)
+        if messages:
+            main.note(("notice", f"resumed session {self.rt.session_id[:8]} "
+                                 f"({len(messages)} messages)"))
+        else:
+            main.note(("notice", f"nyz · {self.rt.provider_name}/{self.rt.model} · "
+                                 "/help for commands and keys"))
+        for notice in self.rt.notices:
+            main.note(("notice", notice))
+        if self.tui.theme not in theme.THEMES:
+            main.note(("error", f"tui.theme: expected one of {', '.join(theme.THEMES)}, "
+                                f"got {self.tui.theme!r}; using {self.theme}"))
+
+    def on_approval(self, event: ev.ApprovalRequest) -> None:
+        self.pending.append(event)
+        self._show_modal()
+
+    def on_question(self, event: ev.UserQuestion) -> None:
+        self.pending.append(event)
+        self._show_modal()
+
+    def on_usage(self, event: ev.Usage) -> None:
+        info = self.panel.agent(event.agent)
+        info["tokens"] += event.input_tokens + event.output_tokens
+        info["cost"] += event.cost_usd
+        self._agents_changed()
+
+    def on_agent(self, event: ev.AnyEvent) -> None:
+        info = self.panel.agent(event.agent)
+        if isinstance(event, ev.AgentStatus):
+            info["status"] = event.status
+            info["step"] = event.detail[:20]
+        elif isinstance(event, ev.TurnStart):
+            info["status"] = "running"
+        elif isinstance(event, ev.ToolStart):
+            info["step"] = event.name
+        self._agents_changed()
+
+    def on_turn_done(self, event: ev.TurnComplete) -> None:
+        info = self.panel.agent(event.agent)
+        if info["status"] == "running":
+            info["status"] = "idle"
+        info["step"] = event.stop_reason
+        self._agents_changed()
+
+    def _agents_changed(self) -> None:
+        if self.panel_shown:
+            self.panel.refresh(self.shown)
+        self.refresh_status()
+
+    # ---- the person's side ---------------------------------------------------------------
+
+    def submit(self, text: str) -> None:
+        text = text.strip()
+        if not text:
+            return
+        assert self.nursery is not None
+        if text.startswith("/"):
+            self.nursery.start_soon(self._command, text)
+        elif self.shown != self.main_path and self.rt is not None:
+            self.nursery.start_soon(self._to_agent, self.shown, text)
+        elif self.busy or self.rt is None:
+            self.queue.append(text)
+            self._show_queue()
+        else:
+            self.nursery.start_soon(self._turn, text)
+
+    async def _command(self, text: str) -> None:
+        try:
+            await commands.dispatch(self, text)
+        except Exception as exc:  # one failing command must not take the console down
+            self.note(("error", f"{text.split()[0]} failed: {exc}"))
+        self._follow()
+
+    async def _turn(self, text: str) -> None:
+        rt = self.rt
+        assert rt is not None
+        self.busy = True
+        self._show_queue()
+        main = self.stream(self.main_path)
+        main.user(text)
+        self._follow(force=True)
+        try:
+            if text.startswith("!"):
+                await self._shell(text[1:].strip())
+            else:
+                handle = await rt.submit(attach_files(text, self.cwd))
+                await handle.wait()
+        except Exception as exc:
+            main.note(("error", f"error: {exc}"))
+        finally:
+            self.busy = False
+            self.refresh_status()
+        if self.queue and self.nursery is not None and self.rt is not None:
+            self.nursery.start_soon(self._turn, self.queue.pop(0))
+        self._show_queue()
+
+    async def _to_agent(self, path: str, text: str) -> None:
+        """Input for the subagent on screen (chosen in the agent tree)."""
+        from nyzhi.core.agent import UserInput
+
+        assert self.rt is not None
+        ref = self.rt.system.lookup(path)
+        stream = self.stream(path)
+        if ref is None:
+            stream.note(("error", f"{path} is not running"))
+            return
+        stream.user(text)
+        self._follow()
+        handle = await ref.ask(UserInput(attach_files(text, self.cwd)))
+        await handle.wait()
+
+    def cancel_agent(self, path: str) -> None:
+        """Cancel one agent's running turn from the tree (its actor's ``Cancel`` message)."""
+        from nyzhi.core.agent import Cancel
+
+        ref = self.rt.system.lookup(path) if self.rt is not None else None
+        if ref is None or self.nursery is None:
+            self.flash(f"{path} is not running")
+            return
+        self.nursery.start_soon(ref.ask, Cancel())
+        self.flash(f"cancelling {path}")
+
+    async def _shell(self, command: str) -> None:
+        """``!cmd``: the ``bash`` tool through the main agent's own gated tool step (trust,
+        deny rules, sandbox, hooks, approval), shown as a tool card; not added to the thread."""
+        from nyzhi.provider.types import ToolCall
+
+        assert self.rt is not None
+        call = ToolCall(f"shell-{time.monotonic_ns()}", "bash", json.dumps({"command": command}))
+        with trio.CancelScope() as self.shell_scope:
+            await self.rt.main_agent.loop.tool_step([call], {})
+        self.shell_scope = None
+
+    def cancel_turn(self) -> None:
+        assert self.nursery is not None
+        dropped = len(self.queue)
+        self.queue.clear()
+        self._show_queue()
+        if self.shell_scope is not None:
+            self.shell_scope.cancel()
+        if dropped:
+            self.note(("notice", f"{dropped} queued message(s) dropped"))
+        if self.busy and self.rt is not None:
+            self.nursery.start_soon(self.rt.cancel)
+            self.flash("cancelling…")
+
+    def _answer_approval(self, event: ev.ApprovalRequest, answer: Any) -> None:
+        assert self.nursery is not None and self.rt is not None
+        self.nursery.start_soon(self.rt.answer_approval, event.request_id, answer)
+        self.stream(event.agent).note(("notice", f"{event.tool}: {answer.value}"))
+        self._close_modal(event)
+
+    def _answer_question(self, event: ev.UserQuestion, text: str) -> None:
+        assert self.nursery is not None and self.rt is not None
+        self.nursery.start_soon(self.rt.answer_question, event.request_id, text)
+        self.stream(event.agent).note(("notice", f"answered: {text}"))
+        self._close_modal(event)
+
+    def _close_modal(self, event: ev.AnyEvent) -> None:
+        if self.pending and self.pending[0] is event:
+            self.pending.pop(0)
+        self._show_modal()
+
+    def _show_modal(self) -> None:
+        if self.loop is None:
+            return
+        if not self.pending:
+            self.root.original_widget = self.frame
+            return
+        first = self.pending[0]
+        dialog: urwid.Widget
+        if isinstance(first, ev.ApprovalRequest):
+            dialog = ApprovalDialog(first, len(self.pending) - 1, self._answer_approval)
+        else:
+            dialog = QuestionDialog(first, self._answer_question)
+        self.root.original_widget = urwid.Overlay(dialog, self.frame, "center",
+                                                  ("relative", 90), "middle", "pack")
+
+    # ---- keys ------------------------------------------------------------------------
+
+    def global_key(self, key: str) -> bool:
+        """The keys that work everywhere (before any widget sees them); True if ``key`` was
+        one. Called by ``_Root`` key by key, so a batch read at once keeps its order."""
+        if key == "ctrl c":
+            self._ctrl_c()
+        elif key == "esc" and self.input.search is not None:
+            self.input.end_search()
+        elif key == "esc":
+            self.cancel_turn()
+        elif key == "ctrl l":
+            self.clear_screen()
+        elif key == "ctrl t":
+            self.toggle_theme()
+        elif key == "f2":
+            self.toggle_panel()
+        elif key == "ctrl o":
+            self.toggle_expanded()
+        elif key in ("page up", "page down"):
+            self._scroll(key)
+        elif key == "shift tab":
+            self.toggle_plan()
+        else:
+            return False
+        return True
+
+    def _ctrl_c(self) -> None:
+        now = time.monotonic()
+        if now - self.last_ctrl_c <= QUIT_WINDOW_S:
+            self.quit()
+            return
+        self.last_ctrl_c = now
+        if self.busy:
+            self.cancel_turn()
+        self.flash("press Ctrl-C again to quit")
+
+    def _complete(self, text: str) -> str | None:
+        done, candidates = commands.complete(text, self.cwd)
+        if len(candidates) > 1:
+            self.flash("  ".join(candidates[:12]))
+        return done
+
+    # ---- actions (keys and commands) ---------------------------------------------------
+
+    def note(self, markup: Any) -> None:
+        self.stream(self.shown).note(markup)
+        self._follow()
+
+    def flash(self, text: str) -> None:
+        self.notice.set_text(text)
+
+    def _show_queue(self) -> None:
+        if self.queue:
+            first = " ".join(self.queue[0].split())[:50]
+            self.flash(f"queued ({len(self.queue)}): {first} · Esc clears")
+        else:
+            self.flash("")
+
+    def clear_screen(self) -> None:
+        self.stream(self.shown).walker[:] = []
+        if self.loop is not None:
+            self.loop.screen.clear()
+
+    def toggle_theme(self) -> None:
+        self.theme = theme.next_theme(self.theme)
+        if self.loop is not None:
+            self.loop.screen.register_palette(theme.palette(self.theme, no_color=self.no_color))
+            self.loop.screen.clear()
+        self.flash(f"theme: {self.theme}")
+
+    def toggle_expanded(self) -> None:
+        Expansion.expanded = not Expansion.expanded
+        for s in self.streams.values():
+            s.refresh_blocks()
+        self.flash("tool output and thinking " + ("expanded" if Expansion.expanded else "collapsed"))
+
+    def toggle_panel(self) -> None:
+        """F2: open the tree with the focus in it, or close it and go back to the main agent."""
+        self.panel_shown = not self.panel_shown
+        if self.panel_shown:
+            self.panel.refresh(self.shown)
+            self.body.contents.append((self.panel, self.body.options("given", PANEL_WIDTH)))
+            self.body.focus_position = 1
+            self.frame.focus_position = "body"
+        else:
+            del self.body.contents[1:]
+            self.show_agent(self.main_path)
+
+    def show_agent(self, path: str) -> None:
+        self.shown = path
+        self.stream(path).flush()
+        self.listbox.body = self.stream(path).walker
+        self._follow(force=True)
+        self.panel.refresh(path)
+        self.frame.focus_position = "footer"
+        self.flash("" if path == self.main_path else f"showing {path}: input goes to it (F2 back)")
+
+    def toggle_plan(self) -> None:
+        if self.rt is None:
+            return
+        gates = self.rt.main_agent.tooling.gates
+        gates.plan_mode = not gates.plan_mode
+        self.flash("plan mode on: read-only tools only" if gates.plan_mode else "plan mode off")
+        self.refresh_status()
+
+    def restart_on(self, session_id: str) -> None:
+        """Close this runtime and open one on ``session_id`` (``/resume``)."""
+        self.resume_id = session_id
+        if self.restart is not None:
+            self.restart.set()
+
+    def quit(self) -> None:
+        if self.nursery is not None:
+            self.nursery.cancel_scope.cancel()
+
+    def _scroll(self, key: str) -> None:
+        """PageUp/PageDown scroll the conversation while the input keeps the focus; new
+        output stops following the end until the view is back at the bottom."""
+        if self.loop is None:
+            return
+        cols, rows = self.loop.screen.get_cols_rows()
+        width = cols - (PANEL_WIDTH if self.panel_shown else 0)
+        height = max(1, rows - self.frame.footer.rows((cols,)))
+        self.listbox.keypress((width, height), key)
+        walker = self.listbox.body
+        at_end = self.listbox.focus_position == len(walker) - 1 and key == "page down"
+        self.following = at_end or not len(walker)
+        if self.following:
+            self._follow()
+        else:
+            self.flash("scrolled: PageDown to the end")
+
+    def _follow(self, *, force: bool = False) -> None:
+        if force:
+            self.following = True
+        if not self.following:
+            return
+        walker = self.listbox.body
+        if len(walker):
+            self.listbox.set_focus(len(walker) - 1)
+            self.listbox.set_focus_valign("bottom")
+
+    # ---- status ----------------------------------------------------------------------
+
+    def _context_percent(self) -> int:
+        assert self.rt is not None
+        loop = self.rt.main_agent.loop
+        try:
+            used = loop.meter.estimate(loop.messages)
+        except Exception:
+            return 0
+        return min(100, round(100 * used / max(1, loop.settings.context_window)))
+
+    def status_text(self, *, long: bool = False) -> str:
+        if self.rt is None:
+            return " starting…"
+        tooling = self.rt.main_agent.tooling
+        sandbox = tooling.context.sandbox.level.value if tooling.context.sandbox else "none"
+        tokens = sum(a["tokens"] for a in self.panel.agents.values())
+        cost = sum(a["cost"] for a in self.panel.agents.values())
+        running = self.panel.running()
+        parts = [
+            f"{self.rt.provider_name}/{self.rt.model}", f"trust {tooling.gates.trust.mode.value}",
+            f"sandbox {sandbox}", f"ctx {self._context_percent()}%", f"{tokens} tok ${cost:.3f}",
+            f"agents {running}/{len(self.panel.agents)}",
+        ]
+        if tooling.gates.plan_mode:
+            parts.insert(0, "PLAN")
+        if long:
+            return (f"session {self.rt.session_id}\ncwd {self.cwd}\n" + "\n".join(parts)
+                    + f"\ntheme {self.theme}")
+        return " " + " · ".join(parts)
+
+    def refresh_status(self) -> None:
+        self.status.set_text(self.status_text())
+
+    def config_text(self) -> str:
+        return self._config_text
+
+    async def _tick(self) -> None:
+        """Elapsed times of running tool cards and the status bar, twice a second while
+        something runs (a screen clock, not synchronisation)."""
+        while True:
+            await trio.sleep(0.5)
+            if self.busy or self.panel.running():
+                for s in self.streams.values():
+                    for card in s.running_cards():
+                        card.refresh()
+                self.refresh_status()
+
+    def _flush(self) -> None:
+        self.stream(self.shown).flush()
+
+    async def _pump(self, events: trio.MemoryReceiveChannel[ev.Event]) -> None:
+        async for event in events:
+            self.renderer.render(event)
+            if event.agent == self.shown:
+                self._follow()
+
+    async def _runtime(self, args: Any) -> None:
+        """Open the runtime (again after ``/resume``) and feed its events to the screen; a
+        runtime that cannot start ends the console with its error in ``fatal``."""
+        def prepare() -> Any:
+            from nyzhi.cli.options import runtime_options  # the runtime's imports, off the UI
+            from nyzhi.provider import tls
+
+            tls.prewarm()  # the CA bundle loads while the runtime is imported
+            return runtime_options(args, interactive=True)
+
+        try:
+            options = await trio.to_thread.run_sync(prepare)
+            from nyzhi.config import load_config
+            from nyzhi.core.runtime import open_runtime
+
+            while True:
+                loaded = await trio.to_thread.run_sync(load_config, options.cwd)
+                self.restart = trio.Event()
+                async with open_runtime(options) as rt, rt.subscribe() as events, \
+                        trio.open_nursery() as feed:
+                    feed.start_soon(self._pump, events)
+                    self.attach(rt, loaded)
+                    await self.restart.wait()
+                    feed.cancel_scope.cancel()
+                self.rt = None
+                self.refresh_status()
+                options.session, options.continue_latest = self.resume_id, False
+        except Exception as exc:
+            self.fatal = exc
+            self.quit()
+
+    # ---- running --------------------------------------------------------------------
+
+    async def run(self, args: Any) -> None:
+        """Draw until the person quits (or the runtime cannot start: ``fatal``)."""
+        screen = urwid.display.raw.Screen()
+        if self.no_color:
+            screen.set_terminal_properties(colors=1)
+        evl = urwid.TrioEventLoop()
+        self.loop = urwid.MainLoop(
+            self.root, theme.palette(self.theme, no_color=self.no_color), screen=screen,
+            event_loop=evl, handle_mouse=False,
+        )
+        evl.enter_idle(self._flush)  # before the MainLoop's own idle redraw, so it comes first
+        async with trio.open_nursery() as nursery:
+            self.nursery = nursery
+            nursery.start_soon(self._tick)
+            with self.loop.start():
+                # Ctrl-C, Ctrl-\, Ctrl-Z, Ctrl-S/Q arrive as keys; stop() restores the terminal.
+                screen.tty_signal_keys("undefined", "undefined", "undefined", "undefined",
+                                       "undefined")
+                self.loop.draw_screen()  # the input is live before the runtime's imports start
+                nursery.start_soon(self._runtime, args)
+                await evl.run_async()
+
+
+class _Root(urwid.WidgetPlaceholder):
+    """The screen's top widget: global keys first, then the frame or the open dialog."""
+
+    def __init__(self, widget: urwid.Widget, global_key: Any) -> None:
+        super().__init__(widget)
+        self.global_key = global_key
+
+    def keypress(self, size: tuple[int, ...], key: str) -> str | None:
+        if self.global_key(key):
+            return None
+        return super().keypress(size, key)
+
+
+def attach_files(text: str, cwd: Path) -> str:
+    """The prompt with each ``@path`` that exists followed by the file's contents (or the
+    directory's listing); other ``@words`` (e-mail addresses, handles) are left alone."""
+    blocks = []
+    for m in _ATTACH.finditer(text):
+        name = m.group(1)
+        if not (cwd / name).exists():
+            name = name.rstrip(".,;:!?)'\"")  # "see @notes.md." ends a sentence
+        path = (cwd / name).resolve()
+        if path.is_file():
+            data = path.read_bytes()[:ATTACH_LIMIT].decode("utf-8", errors="replace")
+            blocks.append(f'<file path="{name}">\n{data}\n</file>')
+        elif path.is_dir():
+            names = sorted(p.name + ("/" if p.is_dir() else "") for p in path.iterdir())
+            blocks.append(f'<directory path="{name}">\n' + "\n".join(names[:500])
+                          + "\n</directory>")
+    return text if not blocks else text + "\n\n" + "\n\n".join(blocks)
+
+
+def _config_summary(loaded: Any) -> str:
+    lines = ["config files (merge order):"]
+    for layer in loaded.candidates:
+        path = getattr(layer, "path", layer)
+        lines.append(f"  {path}{'' if Path(str(path)).exists() else '  (absent)'}")
+    tui = loaded.config.tui
+    lines.append(f"[tui] theme={tui.theme} markdown={tui.markdown} streaming={tui.streaming} "
+                 f"show_thinking={tui.show_thinking}")
+    return "\n".join(lines)
+
+
+async def console_main(args: Any) -> int:
+    console = Console(Path.cwd(), no_color=bool(os.environ.get("NO_COLOR")))
+    await console.run(args)
+    if console.fatal is not None:
+        raise console.fatal
+    return 0
+
+
+def main(args: Any) -> int:
+    try:
+        return trio.run(console_main, args)
+    except Exception as exc:
+        from nyzhi.core.errors import describe_error
+
+        print(f"nyz: {describe_error(exc)}", file=sys.stderr)
+        return 1

@@ -1,0 +1,275 @@
+"""Slash commands: one table (name, one-line help, handler) that ``/help``, Tab completion and
+dispatch all read, so a command cannot be listed without working or work without being listed.
+
+A handler is ``async (console, argument) -> None`` and shows its result in the conversation.
+A line starting with ``/`` that names no command is reported locally and never reaches the
+model. Commands that change the thread or the files (``/compact``, ``/undo``) wait for an
+idle agent.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+if TYPE_CHECKING:
+    from nyzhi.tui.app import Console
+
+Handler = Callable[["Console", str], Awaitable[None]]
+
+
+@attrs.frozen
+class Command:
+    name: str
+    summary: str
+    run: Handler
+    idle_only: bool = False
+    needs_runtime: bool = True  # False: works while the runtime is still starting
+
+
+COMMANDS: dict[str, Command] = {}
+
+
+def command(name: str, summary: str, *, idle_only: bool = False,
+            needs_runtime: bool = True) -> Callable[[Handler], Handler]:
+    def register(fn: Handler) -> Handler:
+        COMMANDS[name] = Command(name, summary, fn, idle_only, needs_runtime)
+        return fn
+
+    return register
+
+
+async def dispatch(console: Console, line: str) -> None:
+    name, _, arg = line[1:].partition(" ")
+    cmd = COMMANDS.get(name)
+    if cmd is None:
+        console.note(("error", f"unknown command /{name} (not sent to the model); "
+                               "/help lists the commands"))
+        return
+    if cmd.needs_runtime and console.rt is None:
+        console.note(("notice", f"/{name}: nyz is still starting; try again in a moment"))
+        return
+    if cmd.idle_only and console.busy:
+        console.note(("notice", f"/{name} waits for an idle agent: Esc cancels the turn"))
+        return
+    await cmd.run(console, arg.strip())
+
+
+def complete(text: str, cwd: Path) -> tuple[str | None, list[str]]:
+    """(the completed input or None, the candidates) for Tab: a command name at the start,
+    or the ``@path`` being typed at the end."""
+    if text.startswith("/") and " " not in text:
+        names = sorted(n for n in COMMANDS if n.startswith(text[1:]))
+        if len(names) == 1:
+            return f"/{names[0]} ", names
+        if names:
+            return "/" + os.path.commonprefix(names), names
+        return None, []
+    head, _, word = text.rpartition(" ")
+    if word.startswith("@"):
+        typed = word[1:]
+        base = cwd / os.path.dirname(typed)
+        stem = os.path.basename(typed)
+        try:
+            found = sorted(p.name + ("/" if p.is_dir() else "") for p in base.iterdir()
+                           if p.name.startswith(stem) and not p.name.startswith(".") or
+                           (stem.startswith(".") and p.name.startswith(stem)))
+        except OSError:
+            return None, []
+        if not found:
+            return None, []
+        common = found[0] if len(found) == 1 else os.path.commonprefix(found)
+        path = os.path.join(os.path.dirname(typed), common)
+        return (head + " " if head else "") + "@" + path, found
+    return None, []
+
+
+# ---- the commands ---------------------------------------------------------------------------
+
+
+@command("help", "list the commands and keys", needs_runtime=False)
+async def _help(console: Console, _arg: str) -> None:
+    rows = [("notice", "commands:\n")]
+    width = max(len(n) for n in COMMANDS) + 2
+    for name in sorted(COMMANDS):
+        rows.append(("body", f"  /{name.ljust(width)}{COMMANDS[name].summary}\n"))
+    rows.append(("notice", "keys: Enter send · Alt-Enter newline · ↑↓ history · Ctrl-R search · "
+                           "Tab complete · "
+                           "Esc cancel turn · Ctrl-C twice quit · Ctrl-L clear · Ctrl-T theme · "
+                           "Ctrl-O expand tool output and thinking · "
+                           "F2 agents · Shift-Tab plan mode · !cmd shell · @path attach"))
+    console.note(rows)
+
+
+@command("status", "session, model, trust, sandbox, context and usage")
+async def _status(console: Console, _arg: str) -> None:
+    console.note(("body", console.status_text(long=True)))
+
+
+@command("trust", "show or set the main agent's trust mode: /trust off|limited|autoedit|full")
+async def _trust(console: Console, arg: str) -> None:
+    from nyzhi.config.modes import parse_trust
+
+    gates = console.rt.main_agent.tooling.gates
+    if arg:
+        try:
+            mode = parse_trust(arg)
+        except ValueError as exc:
+            console.note(("error", str(exc)))
+            return
+        gates.trust = attrs.evolve(gates.trust, mode=mode)
+    console.note(("body", f"trust: {gates.trust.mode.value}"))
+    console.refresh_status()
+
+
+@command("sandbox", "show the sandbox level and writable roots")
+async def _sandbox(console: Console, _arg: str) -> None:
+    sb = console.rt.main_agent.tooling.context.sandbox
+    if sb is None:
+        console.note(("body", "sandbox: none"))
+        return
+    roots = ", ".join(str(r) for r in (sb.workspace_root, *sb.writable_roots))
+    console.note(("body", f"sandbox: {sb.level.value} (writable: {roots}; "
+                          f"network {'on' if sb.network else 'off'})"))
+
+
+@command("plan", "toggle plan mode (read-only tools only); also Shift-Tab")
+async def _plan(console: Console, _arg: str) -> None:
+    console.toggle_plan()
+
+
+@command("clear", "clear the screen (the thread is kept); also Ctrl-L", needs_runtime=False)
+async def _clear(console: Console, _arg: str) -> None:
+    console.clear_screen()
+
+
+@command("compact", "summarise older history to free context", idle_only=True)
+async def _compact(console: Console, _arg: str) -> None:
+    messages = console.rt.main_agent.loop.messages
+    before = len(messages)
+    await console.rt.compact()  # a compaction shows itself (its event) with the token counts
+    if len(messages) == before:
+        console.note(("notice", "nothing to compact: the thread is still short"))
+
+
+@command("undo", "revert the last file change", idle_only=True)
+async def _undo(console: Console, _arg: str) -> None:
+    console.note(("body", console.rt.undo()))
+
+
+@command("diff", "git diff of the workspace")
+async def _diff(console: Console, _arg: str) -> None:
+    import trio
+
+    proc = await trio.run_process(["git", "diff", "--stat", "--patch"], cwd=console.cwd,
+                                  capture_stdout=True, capture_stderr=True, check=False)
+    out = (proc.stdout or proc.stderr).decode(errors="replace").rstrip() or "no changes"
+    lines = out.split("\n")
+    if len(lines) > 200:
+        lines = [*lines[:200], f"… {len(lines) - 200} more line(s)"]
+    console.note([("tool_ok" if ln.startswith("+") else "tool_err" if ln.startswith("-")
+                   else "body", ln + "\n") for ln in lines])
+
+
+@command("sessions", "list recent sessions (resume one with /resume ID)")
+async def _sessions(console: Console, _arg: str) -> None:
+    from nyzhi.core.sessions import SessionStore
+
+    metas = SessionStore().list()[:15]
+    if not metas:
+        console.note(("body", "no sessions yet"))
+        return
+    console.note([("body", f"{m.id[:8]}  {(m.title or '(untitled)')[:40]:40}  "
+                           f"{m.message_count:>4} msgs  {m.updated[:16]}\n") for m in metas])
+
+
+@command("resume", "switch to another session: /resume ID-or-title", idle_only=True)
+async def _resume(console: Console, arg: str) -> None:
+    from nyzhi.core.sessions import SessionError, SessionStore
+
+    if not arg:
+        await _sessions(console, "")
+        return
+    try:
+        meta = SessionStore().resolve(arg)
+    except SessionError as exc:
+        console.note(("error", str(exc)))
+        return
+    console.restart_on(meta.id)
+
+
+@command("export", "write the thread as Markdown: /export [FILE]")
+async def _export(console: Console, arg: str) -> None:
+    console.note(export_thread(console, arg))
+
+
+def export_thread(console: Console, arg: str) -> tuple[str, str]:
+    """Write the main thread as Markdown (temp file + rename); the line to show."""
+    name = os.path.expanduser(arg) if arg else f"nyzhi-{console.rt.session_id[:8]}.md"
+    path = console.cwd / name  # an absolute name replaces cwd
+    parts: list[str] = []
+    for m in console.rt.main_agent.loop.messages:
+        text = m.content
+        for call in m.tool_calls:
+            text += f"\n\n`{call.name}` {call.arguments}"
+        parts.append(f"## {m.role}\n\n{text.strip()}\n")
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        tmp.write_text("\n".join(parts), encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError as exc:
+        return ("error", f"cannot write {path}: {exc.strerror}")
+    return ("notice", f"exported {len(parts)} message(s) to {path}")
+
+
+@command("agents", "show or hide the agent tree; also F2", needs_runtime=False)
+async def _agents(console: Console, _arg: str) -> None:
+    console.toggle_panel()
+
+
+@command("spawn", "start a subagent and give it a task: /spawn NAME TASK")
+async def _spawn(console: Console, arg: str) -> None:
+    from nyzhi.core.agent import UserInput
+
+    name, _, task = arg.partition(" ")
+    if not name or not task.strip():
+        console.note(("error", "usage: /spawn NAME TASK"))
+        return
+    try:
+        ref = await console.rt.spawn_agent(name)
+    except Exception as exc:  # a taken name, a stopped parent: the person should see why
+        console.note(("error", f"cannot start {name}: {exc}"))
+        return
+    console.stream(f"{console.rt.main_agent.spec.path}/{name}").user(task.strip())
+    console.note(("notice", f"started {name}; F2 shows it"))
+    handle = await ref.ask(UserInput(task.strip()))
+    await handle.wait()
+
+
+@command("hooks", "list the hooks that run in this session")
+async def _hooks(console: Console, _arg: str) -> None:
+    specs: Any = console.rt.hooks.specs
+    if not specs:
+        console.note(("body", "no hooks"))
+        return
+    console.note([("body", f"{s.event:<20} {s.tool_pattern or '*':<10} {s.command}"
+                           f"  ({s.source})\n") for s in specs])
+
+
+@command("config", "the config files and the settings in effect")
+async def _config(console: Console, _arg: str) -> None:
+    console.note(("body", console.config_text()))
+
+
+@command("theme", "switch between the dark and light theme; also Ctrl-T", needs_runtime=False)
+async def _theme(console: Console, _arg: str) -> None:
+    console.toggle_theme()
+
+
+@command("quit", "leave the console; also Ctrl-C twice", needs_runtime=False)
+async def _quit(console: Console, _arg: str) -> None:
+    console.quit()

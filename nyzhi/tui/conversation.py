@@ -1,0 +1,270 @@
+"""The conversation view and the renderer that fills it from runtime events.
+
+``ConsoleRenderer`` is the console's subclass of the one event dispatch
+(``nyzhi.core.event_renderer.EventRenderer``): it turns each event into a change of widgets
+and tells the ``Console`` (its ``host``) about approvals, questions, usage and agent status.
+Each agent's events go to that agent's own ``Stream`` (its path is on every event), so the
+agent tree can show any agent's stream; the main agent's is shown by default.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any, Protocol
+
+import urwid
+
+from nyzhi.core import events as ev
+from nyzhi.core.event_renderer import EventRenderer
+from nyzhi.tui import markdown
+
+OUTPUT_LINES = 8  # a collapsed tool card shows the last lines of its output
+EXPANDED_LINES = 200  # an expanded one (Ctrl-O) shows this many
+THINKING_LINES = 3  # collapsed thinking shows its last lines
+
+
+class Expansion:
+    """Whether tool output and thinking are shown whole (Ctrl-O), shared by every block."""
+
+    expanded = False
+
+
+def args_summary(arguments: str, width: int = 60) -> str:
+    """``key=value`` pairs of a tool call's JSON arguments, cut to ``width``."""
+    try:
+        data = json.loads(arguments) if arguments else {}
+    except ValueError:
+        data = arguments
+    if isinstance(data, dict):
+        text = " ".join(f"{k}={v}" if not isinstance(v, str) else f"{k}={v!r}"
+                        for k, v in data.items())
+    else:
+        text = str(data)
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+class ToolCard(urwid.WidgetWrap):
+    """One tool call: name, arguments, status, elapsed time and the tail of its output."""
+
+    def __init__(self, name: str, arguments: str) -> None:
+        self.name = name
+        self.args = args_summary(arguments)
+        self.started = time.monotonic()
+        self.status = "running"
+        self.elapsed_ms: float | None = None
+        self.output = ""
+        self.header = urwid.Text("")
+        self.body = urwid.Text(("dim", ""))
+        super().__init__(urwid.Pile([self.header, self.body]))
+        self.refresh()
+
+    def add_output(self, text: str) -> None:
+        self.output += text
+        self.refresh()
+
+    def finish(self, output: str, is_error: bool, duration_ms: float) -> None:
+        self.output = output or self.output
+        self.status = "failed" if is_error else "done"
+        self.elapsed_ms = duration_ms
+        self.refresh()
+
+    def refresh(self) -> None:
+        ms = self.elapsed_ms if self.elapsed_ms is not None else (
+            (time.monotonic() - self.started) * 1000)
+        attr = {"running": "tool", "done": "tool_ok", "failed": "tool_err"}[self.status]
+        self.header.set_text([
+            ("tool", f"⚙ {self.name} "), ("dim", self.args + " "),
+            (attr, f"[{self.status} {ms / 1000:.1f}s]"),
+        ])
+        lines = self.output.rstrip("\n").split("\n") if self.output.strip() else []
+        keep = EXPANDED_LINES if Expansion.expanded else OUTPUT_LINES
+        hidden = len(lines) - keep
+        shown = lines[-keep:]
+        text = "\n".join("  │ " + line[:200] for line in shown)
+        if hidden > 0:
+            more = "" if Expansion.expanded else " (Ctrl-O expands)"
+            text = f"  │ … {hidden} more line(s){more}\n" + text
+        self.body.set_text(("dim", text))
+
+
+class ThinkingBlock(urwid.WidgetWrap):
+    """The model's thinking, dimmed: its last lines, or all of it when expanded."""
+
+    def __init__(self) -> None:
+        self.raw = ""
+        self.text = urwid.Text(("dim", ""))
+        super().__init__(self.text)
+
+    def add(self, delta: str) -> None:
+        self.raw += delta
+        self.refresh()
+
+    def refresh(self) -> None:
+        lines = self.raw.strip().split("\n")
+        if not Expansion.expanded and len(lines) > THINKING_LINES:
+            lines = [f"… {len(lines) - THINKING_LINES} line(s) (Ctrl-O expands)",
+                     *lines[-THINKING_LINES:]]
+        self.text.set_text(("dim", "✻ " + "\n  ".join(lines)))
+
+
+class Stream:
+    """One agent's conversation: a list of blocks, the answer being streamed at the end.
+
+    A text delta only marks the answer ``dirty``; the console calls ``flush`` once per batch
+    of events (when trio goes idle) for the stream on screen, so the Markdown of a long answer
+    is rebuilt once per redraw, not once per delta, and hidden streams cost nothing until
+    shown.
+    """
+
+    def __init__(self, *, show_thinking: bool = True, use_markdown: bool = True,
+                 streaming: bool = True) -> None:
+        self.walker = urwid.SimpleFocusListWalker([])
+        self.show_thinking = show_thinking
+        self.use_markdown = use_markdown
+        self.streaming = streaming
+        self.text: urwid.Text | None = None
+        self.text_raw = ""
+        self.dirty = False
+        self.thinking: ThinkingBlock | None = None
+        self.cards: dict[str, ToolCard] = {}
+
+    def append(self, widget: urwid.Widget) -> None:
+        self.walker.append(widget)
+
+    def note(self, markup: Any) -> None:
+        self.end_blocks()
+        self.append(urwid.Text(markup))
+
+    def user(self, text: str) -> None:
+        self.end_blocks()
+        self.append(urwid.Text([("prompt", "› "), ("user", text)]))
+
+    def end_blocks(self) -> None:
+        if self.text is not None and self.dirty:
+            self._draw_text()
+        self.text = self.thinking = None
+        self.text_raw = ""
+
+    def add_text(self, delta: str) -> None:
+        self.thinking = None
+        if self.text is None:
+            self.text = urwid.Text("")
+            self.append(self.text)
+        self.text_raw += delta
+        self.dirty = True
+
+    def flush(self) -> None:
+        """Draw the streamed answer so far (``[tui] streaming = false``: only when it ends)."""
+        if self.dirty and self.streaming and self.text is not None:
+            self._draw_text()
+
+    def _draw_text(self) -> None:
+        assert self.text is not None
+        self.dirty = False
+        raw = self.text_raw.strip("\n")
+        self.text.set_text(markdown.render(raw) if self.use_markdown else ("body", raw))
+
+    def add_thinking(self, delta: str) -> None:
+        if not self.show_thinking:
+            return
+        if self.thinking is None:
+            self.thinking = ThinkingBlock()
+            self.append(self.thinking)
+        self.thinking.add(delta)
+
+    def refresh_blocks(self) -> None:
+        """Redraw tool cards and thinking after Ctrl-O."""
+        for widget in self.walker:
+            if isinstance(widget, ToolCard | ThinkingBlock):
+                widget.refresh()
+
+    def answer(self, text: str) -> None:
+        """A whole answer at once (a resumed thread)."""
+        self.end_blocks()
+        self.add_text(text)
+        self._draw_text()
+        self.end_blocks()
+
+    def tool_start(self, call_id: str, name: str, arguments: str) -> ToolCard:
+        self.end_blocks()
+        card = ToolCard(name, arguments)
+        self.cards[call_id] = card
+        self.append(card)
+        return card
+
+    def running_cards(self) -> list[ToolCard]:
+        return [c for c in self.cards.values() if c.status == "running"]
+
+
+class Host(Protocol):
+    """What the renderer tells the console about (``Console`` implements it)."""
+
+    def stream(self, agent: str) -> Stream: ...
+    def on_approval(self, event: ev.ApprovalRequest) -> None: ...
+    def on_question(self, event: ev.UserQuestion) -> None: ...
+    def on_usage(self, event: ev.Usage) -> None: ...
+    def on_agent(self, event: ev.AnyEvent) -> None: ...
+    def on_turn_done(self, event: ev.TurnComplete) -> None: ...
+
+
+class ConsoleRenderer(EventRenderer):
+    def __init__(self, host: Host) -> None:
+        self.host = host
+
+    def on_event(self, event: ev.AnyEvent) -> None:
+        pass
+
+    def on_turn_start(self, event: ev.TurnStart) -> None:
+        self.host.on_agent(event)
+
+    def on_text_delta(self, event: ev.TextDelta) -> None:
+        self.host.stream(event.agent).add_text(event.text)
+
+    def on_thinking_delta(self, event: ev.ThinkingDelta) -> None:
+        self.host.stream(event.agent).add_thinking(event.text)
+
+    def on_tool_start(self, event: ev.ToolStart) -> None:
+        self.host.stream(event.agent).tool_start(event.call_id, event.name, event.arguments)
+        self.host.on_agent(event)
+
+    def on_tool_output_delta(self, event: ev.ToolOutputDelta) -> None:
+        card = self.host.stream(event.agent).cards.get(event.call_id)
+        if card is not None:
+            card.add_output(event.text)
+
+    def on_tool_done(self, event: ev.ToolDone) -> None:
+        stream = self.host.stream(event.agent)
+        card = stream.cards.get(event.call_id) or stream.tool_start(event.call_id, event.name, "")
+        card.finish(event.output, event.is_error, event.duration_ms)
+
+    def on_approval_request(self, event: ev.ApprovalRequest) -> None:
+        self.host.on_approval(event)
+
+    def on_user_question(self, event: ev.UserQuestion) -> None:
+        self.host.on_question(event)
+
+    def on_retry(self, event: ev.Retry) -> None:
+        self.host.stream(event.agent).note(
+            ("notice", f"retry {event.attempt}/{event.max} in {event.wait_ms} ms: {event.reason}"))
+
+    def on_usage(self, event: ev.Usage) -> None:
+        self.host.on_usage(event)
+
+    def on_compaction(self, event: ev.Compaction) -> None:
+        self.host.stream(event.agent).note(
+            ("notice", f"context compacted: {event.before_tokens} → {event.after_tokens} tokens"))
+
+    def on_agent_status(self, event: ev.AgentStatus) -> None:
+        self.host.on_agent(event)
+
+    def on_turn_complete(self, event: ev.TurnComplete) -> None:
+        stream = self.host.stream(event.agent)
+        stream.end_blocks()
+        if event.stop_reason == "cancelled":
+            stream.note(("notice", "[cancelled]"))
+        self.host.on_turn_done(event)
+
+    def on_error(self, event: ev.Error) -> None:
+        self.host.stream(event.agent).note(("error", f"error: {event.message}"))

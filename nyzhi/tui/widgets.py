@@ -1,0 +1,244 @@
+"""The console's interactive widgets: the input box, the approval and question dialogs and
+the agent tree panel. Each reports what the person chose through a callback; none talks to
+the runtime itself."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import urwid
+
+from nyzhi.core import events as ev
+from nyzhi.tui.history import History
+
+PROMPT = ("prompt", "› ")
+
+
+class InputBox(urwid.Edit):
+    """Multi-line input: Enter submits, Alt-Enter (or Shift-Enter where the terminal reports
+    it) adds a line, Up/Down walk the history on the first/last line, Tab completes, Ctrl-R
+    searches the history backwards (again: an older match; Enter or Esc: keep the match)."""
+
+    def __init__(self, history: History, on_submit: Callable[[str], None],
+                 complete: Callable[[str], str | None]) -> None:
+        super().__init__(PROMPT, multiline=True)
+        self.history = history
+        self.on_submit = on_submit
+        self.complete = complete
+        self.search: str | None = None  # the Ctrl-R query while searching
+        self.search_at = 0
+
+    def end_search(self) -> None:
+        self.search = None
+        self.set_caption(PROMPT)
+
+    def _search_key(self, key: str) -> bool:
+        """Handle ``key`` in search mode; False: the search ended and the key goes on."""
+        assert self.search is not None
+        if key == "ctrl r":
+            start = self.search_at
+        elif key == "backspace":
+            self.search, start = self.search[:-1], len(self.history.entries)
+        elif len(key) == 1 and key.isprintable():
+            self.search, start = self.search + key, self.search_at + 1
+        else:
+            self.end_search()
+            return key == "enter"  # Enter keeps the match without sending it
+        found = self.history.search(self.search, start) if self.search else None
+        if found is not None:
+            self.search_at = found
+            self.set_edit_text(self.history.entries[found])
+            self.set_edit_pos(len(self.edit_text))
+        miss = "" if found is not None or not self.search else " (no match)"
+        self.set_caption(("prompt", f"(search{miss}: {self.search}) "))
+        return True
+
+    def keypress(self, size: tuple[int], key: str) -> str | None:
+        if self.search is not None and self._search_key(key):
+            return None
+        if key == "ctrl r":
+            self.search, self.search_at = "", len(self.history.entries)
+            self.set_caption(("prompt", "(search: ) "))
+            return None
+        if key == "enter":
+            text = self.edit_text
+            if text.strip():
+                self.history.add(text)
+                self.set_edit_text("")
+                self.on_submit(text)
+            return None
+        if key in ("meta enter", "shift enter"):
+            self.insert_text("\n")
+            return None
+        if key == "tab":
+            done = self.complete(self.edit_text)
+            if done is not None:
+                self.set_edit_text(done)
+                self.set_edit_pos(len(done))
+            return None
+        before = self.edit_text[: self.edit_pos]
+        if key == "up" and "\n" not in before:
+            entry = self.history.older(self.edit_text)
+            if entry is not None:
+                self.set_edit_text(entry)
+                self.set_edit_pos(len(entry))
+            return None
+        if key == "down" and "\n" not in self.edit_text[self.edit_pos:]:
+            entry = self.history.newer()
+            if entry is not None:
+                self.set_edit_text(entry)
+                self.set_edit_pos(len(entry))
+            return None
+        return super().keypress(size, key)
+
+
+APPROVAL_KEYS = {"y": "approve", "a": "always", "n": "deny"}  # ApprovalAnswer values
+
+
+class ApprovalDialog(urwid.WidgetWrap):
+    """Which agent asks to run which tool, with what, and a diff preview: y / a / n."""
+
+    def __init__(self, event: ev.ApprovalRequest, queued: int,
+                 on_answer: Callable[[ev.ApprovalRequest, Any], None]) -> None:
+        self.event = event
+        self.on_answer = on_answer
+        preview = event.preview.strip("\n")
+        lines = preview.split("\n") if preview else []
+        if len(lines) > 12:
+            lines = [*lines[:12], f"… {len(lines) - 12} more line(s)"]
+        body: list[Any] = [
+            urwid.Text(("modal_title", f"Approve {event.tool}?")),
+            urwid.Text(f"agent: {event.agent}"),
+            urwid.Text(f"call:  {event.summary}"),
+        ]
+        if lines:
+            body += [urwid.Divider("─"), urwid.Text(_diff_markup(lines))]
+        more = f"   ({queued} more waiting)" if queued else ""
+        body += [urwid.Divider("─"),
+                 urwid.Text(("modal_title", "y yes · a always this session · n no" + more))]
+        super().__init__(urwid.AttrMap(urwid.LineBox(urwid.Pile(body)), "modal"))
+
+    def selectable(self) -> bool:
+        return True
+
+    def keypress(self, size: tuple[int, ...], key: str) -> str | None:
+        value = APPROVAL_KEYS.get(key.lower() if len(key) == 1 else key)
+        if value is not None:
+            from nyzhi.core.tool_step import ApprovalAnswer  # loaded by the runtime by now
+
+            self.on_answer(self.event, ApprovalAnswer(value))
+            return None
+        return key if key in ("esc", "ctrl c", "ctrl l", "ctrl t", "f2") else None
+
+
+def _diff_markup(lines: list[str]) -> list[Any]:
+    out: list[Any] = []
+    for line in lines:
+        attr = "tool_ok" if line.startswith("+") else "tool_err" if line.startswith("-") else "modal"
+        out.append((attr, line[:200] + "\n"))
+    if out:
+        out[-1] = (out[-1][0], out[-1][1].rstrip("\n"))
+    return out
+
+
+class QuestionDialog(urwid.WidgetWrap):
+    """``ask_user``: the model's options as a selector, plus a line for a custom answer."""
+
+    def __init__(self, event: ev.UserQuestion,
+                 on_answer: Callable[[ev.UserQuestion, str], None]) -> None:
+        self.event = event
+        self.on_answer = on_answer
+        rows: list[Any] = [urwid.Text(("modal_title", event.question)), urwid.Divider()]
+        for i, opt in enumerate(event.options, 1):
+            label = f"{i}. {opt.get('label', opt.get('value', ''))}"
+            button = urwid.Button(label, on_press=self._pick, user_data=opt.get("value", label))
+            rows.append(urwid.AttrMap(button, "modal", focus_map="selected"))
+        self.custom: urwid.Edit | None = None
+        if event.allow_custom or not event.options:
+            self.custom = urwid.Edit("answer: ")
+            rows.append(urwid.AttrMap(self.custom, "modal", focus_map="selected"))
+        rows += [urwid.Divider(), urwid.Text("↑↓ choose · Enter answer · digits pick")]
+        self.pile = urwid.Pile(rows)
+        super().__init__(urwid.AttrMap(urwid.LineBox(self.pile), "modal"))
+
+    def _pick(self, _button: urwid.Button, value: str) -> None:
+        self.on_answer(self.event, value)
+
+    def keypress(self, size: tuple[int, ...], key: str) -> str | None:
+        focus = self.pile.focus
+        if key == "enter" and self.custom is not None and focus is not None \
+                and focus.base_widget is self.custom:
+            if self.custom.edit_text.strip():
+                self.on_answer(self.event, self.custom.edit_text.strip())
+            return None
+        on_custom = self.custom is not None and focus is not None \
+            and focus.base_widget is self.custom
+        if len(key) == 1 and key.isdigit() and not on_custom:
+            n = int(key)
+            if 1 <= n <= len(self.event.options):
+                self.on_answer(self.event, self.event.options[n - 1].get("value", ""))
+            return None
+        return super().keypress(size, key)
+
+
+class AgentPanel(urwid.WidgetWrap):
+    """The agent tree: every agent seen on the event stream, indented by its path, with its
+    status, current step, tokens and cost. Enter on a row shows that agent's stream (and what
+    is typed then goes to it); ``c`` cancels that agent's running turn."""
+
+    def __init__(self, on_select: Callable[[str], None], on_cancel: Callable[[str], None]) -> None:
+        self.on_select = on_select
+        self.on_cancel = on_cancel
+        self.paths: list[str] = []
+        self.agents: dict[str, dict[str, Any]] = {}
+        self.walker = urwid.SimpleFocusListWalker([])
+        self.title = urwid.Text(("heading", "Agents  ⏎ view · c cancel"))
+        super().__init__(urwid.AttrMap(urwid.LineBox(
+            urwid.Frame(urwid.ListBox(self.walker), header=self.title)), "panel"))
+
+    def agent(self, path: str) -> dict[str, Any]:
+        return self.agents.setdefault(
+            path, {"status": "idle", "step": "", "tokens": 0, "cost": 0.0})
+
+    def running(self) -> int:
+        return sum(1 for a in self.agents.values() if a["status"] == "running")
+
+    def refresh(self, shown: str) -> None:
+        focus = self.walker.focus
+        rows = []
+        self.paths = sorted(self.agents)
+        for path in self.paths:
+            info = self.agents[path]
+            depth = max(0, path.count("/") - 2)
+            name = path.rsplit("/", 1)[-1]
+            mark = "▶ " if path == shown else "  "
+            text = (f"{mark}{'  ' * depth}{name} [{info['status']}]\n"
+                    f"    {'  ' * depth}{info['tokens']} tok ${info['cost']:.3f} {info['step']}")
+            rows.append(urwid.AttrMap(_Row(text, path, self.on_select), "panel",
+                                      focus_map="selected"))
+        self.walker[:] = rows
+        if rows and focus is not None:
+            self.walker.set_focus(min(focus, len(rows) - 1))
+
+    def keypress(self, size: tuple[int, ...], key: str) -> str | None:
+        focus = self.walker.focus
+        if key == "c" and focus is not None and focus < len(self.paths):
+            self.on_cancel(self.paths[focus])
+            return None
+        return super().keypress(size, key)
+
+
+class _Row(urwid.SelectableIcon):
+    """One agent of the tree: selectable, Enter chooses it."""
+
+    def __init__(self, text: str, path: str, on_select: Callable[[str], None]) -> None:
+        super().__init__(text, cursor_position=0)
+        self.path = path
+        self.on_select = on_select
+
+    def keypress(self, size: tuple[int], key: str) -> str | None:
+        if key == "enter":
+            self.on_select(self.path)
+            return None
+        return key

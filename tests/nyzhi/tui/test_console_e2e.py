@@ -1,0 +1,362 @@
+"""The real console (``nyz`` on a terminal) driven in tmux against the fake LLM: keys in with
+send-keys, the screen read with capture-pane (bounded polling: a terminal gives no event)."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import pytest
+import trio
+
+from nyzhi.testing.cli import NYZ, nyz_env, run_nyz
+from nyzhi.testing.fake_llm import hang, open_fake_llm, reply, tool_call
+from nyzhi.testing.tmux import TmuxPane
+
+pytestmark = pytest.mark.skipif(not TmuxPane.available(), reason="tmux is not installed")
+
+INPUT_READY = "/help for commands"
+_SOCKETS = itertools.count()
+
+
+@asynccontextmanager
+async def console(workspace: Path, home: Path, *args: str) -> AsyncIterator[TmuxPane]:
+    """``nyz ARGS`` in an 80x24 tmux pane, once its input is ready."""
+    pane = TmuxPane(workspace.parent / f"tmux-{next(_SOCKETS)}.sock")  # a fresh server each
+    await pane.start([*NYZ, *args], cwd=workspace, env=nyz_env(home))
+    try:
+        yield pane
+    finally:
+        pane.kill()
+
+
+async def ready(pane: TmuxPane, marker: str = INPUT_READY) -> str:
+    return await pane.wait_for(marker)
+
+
+async def say(pane: TmuxPane, text: str) -> None:
+    await pane.type(text)
+    await pane.keys("Enter")
+
+
+def _running_processes_with(marker: str) -> list[int]:
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                cmd = (entry / "cmdline").read_bytes()
+            except OSError:
+                continue
+            if marker.encode() in cmd:
+                pids.append(int(entry.name))
+    return pids
+
+
+async def test_a_prompt_streams_and_esc_cancels_it(workspace, home, configure):
+    answer = "Streaming words arrive one by one " * 3
+    script = [hang(reply(answer, chunk_size=6), after_frames=3), reply("second answer")]
+    async with open_fake_llm(script=script) as server:
+        configure(workspace, server.url_for("openai"))
+        async with console(workspace, home) as pane:
+            await ready(pane)
+            await say(pane, "tell me something")
+            screen = await pane.wait_for("Streaming")
+            assert "› tell me something" in screen
+            assert "[cancelled]" not in screen  # the answer is still arriving
+            await pane.keys("Escape")
+            await pane.wait_for("[cancelled]")
+            await say(pane, "again")  # the thread is kept and the console still answers
+            await pane.wait_for("second answer")
+    assert ("user", "tell me something") in server.requests[1].transcript()
+
+
+async def test_approval_answered_with_y_and_a_remembers(workspace, home, configure):
+    script = [
+        reply(tool_calls=[tool_call("write", {"file_path": "a.txt", "content": "A"})]),
+        reply("first written"),
+        reply(tool_calls=[tool_call("write", {"file_path": "b.txt", "content": "B"})]),
+        reply(tool_calls=[tool_call("write", {"file_path": "c.txt", "content": "C"})]),
+        reply("all written"),
+    ]
+    async with open_fake_llm(script=script) as server:
+        configure(workspace, server.url_for("openai"))
+        async with console(workspace, home) as pane:
+            await ready(pane)
+            await say(pane, "write a")
+            screen = await pane.wait_for("Approve write?")
+            assert "/agents/main" in screen and "a.txt" in screen
+            assert not (workspace / "a.txt").exists()
+            await pane.keys("y")
+            await pane.wait_for("first written")
+            assert (workspace / "a.txt").read_text() == "A"
+            await say(pane, "write b and c")
+            await pane.wait_for("Approve write?")
+            await pane.keys("a")
+            # c.txt needs no second answer: the console reaches the end without a dialog
+            screen = await pane.wait_for("all written")
+            assert "Approve write?" not in screen
+    assert (workspace / "b.txt").read_text() == "B" and (workspace / "c.txt").read_text() == "C"
+
+
+async def test_esc_cancels_a_running_bash_and_leaves_no_process(workspace, home, configure):
+    marker = "876543"
+    command = f"sleep {marker} & echo READY-TO-$((6*7)); sleep {marker}"
+    script = [reply(tool_calls=[tool_call("bash", {"command": command, "timeout": 600})]),
+              reply("after the cancel")]
+    async with open_fake_llm(script=script) as server:
+        configure(workspace, server.url_for("openai"),
+                  extra='[agent.sandbox]\nlevel = "full-access"\n')
+        async with console(workspace, home, "--trust", "full") as pane:
+            await ready(pane)
+            await say(pane, "run it")
+            await pane.wait_for("READY-TO-42")
+            assert _running_processes_with(marker)
+            await pane.keys("Escape")
+            await pane.wait_for("[cancelled]")
+            assert _running_processes_with(marker) == []  # reaped before the turn ended
+            await say(pane, "still there?")
+            await pane.wait_for("after the cancel")
+
+
+async def test_help_status_and_an_unknown_command_stay_local(workspace, home, configure):
+    async with open_fake_llm(script=[reply("unused")]) as server:
+        configure(workspace, server.url_for("openai"))
+        async with console(workspace, home) as pane:
+            await ready(pane)
+            await say(pane, "/help")
+            screen = await pane.wait_for("/quit")
+            assert "/status" in screen and "/compact" in screen
+            await pane.keys("C-l")
+            await pane.type("/sta")  # Tab completes the command name
+            await pane.keys("Tab")
+            await pane.wait_for("› /status")
+            await pane.keys("Enter")
+            screen = await pane.wait_for("session ")
+            assert "trust off" in screen and "fake/fake-model-1" in screen
+            await say(pane, "/nosuch thing")
+            await pane.wait_for("unknown command /nosuch")
+            await pane.keys("C-r")
+            await pane.type("stat")  # Ctrl-R finds the /status typed above
+            await pane.wait_for("(search: stat) /status")
+            await pane.keys("Enter")
+            await pane.wait_for("› /status")
+    assert server.requests == []  # nothing reached the model
+
+
+async def test_a_resumed_session_shows_its_history(workspace, home, configure):
+    async with open_fake_llm(script=[reply("the colour is BLUE")]) as server:
+        configure(workspace, server.url_for("openai"))
+        first = await run_nyz(workspace, home, "run", "remember the colour")
+        assert first.returncode == 0, first.stderr.decode()
+        async with console(workspace, home, "--continue") as pane:
+            screen = await pane.wait_for("resumed session")
+            assert "› remember the colour" in screen and "the colour is BLUE" in screen
+
+
+async def test_ctrl_c_twice_quits(workspace, home, configure):
+    async with open_fake_llm(script=[]) as server:
+        configure(workspace, server.url_for("openai"))
+        async with console(workspace, home) as pane:
+            await ready(pane)
+            await pane.keys("C-c")
+            await pane.wait_for("press Ctrl-C again to quit")
+            assert await pane.exit_status() is None
+            await pane.keys("C-c")
+            assert await pane.wait_exit() == 0
+
+
+async def test_spawned_subagents_show_live_in_the_tree_and_one_is_cancelled_from_it(
+        workspace, home, configure):
+    script = [hang(reply("sub work " * 10), after_frames=2),
+              hang(reply("sub work " * 10), after_frames=2), reply("beta carries on")]
+    async with open_fake_llm(script=script) as server:
+        configure(workspace, server.url_for("openai"))
+        async with console(workspace, home) as pane:
+            await ready(pane)
+            await say(pane, "/spawn alpha look at the code")
+            await say(pane, "/spawn beta look at the tests")
+            await pane.keys("F2")
+            screen = await pane.wait_for(
+                lambda s: "alpha [running]" in s and "beta [running]" in s)
+            assert "main [" in screen
+            await pane.keys("Down", "Down", "c")  # main, alpha, beta: cancel beta
+            screen = await pane.wait_for("beta [idle]")
+            assert "alpha [running]" in screen
+            await pane.keys("Enter")  # beta's own stream
+            await pane.wait_for(lambda s: "› look at the tests" in s and "[cancelled]" in s)
+            await say(pane, "go on, beta")  # typed input goes to the agent on screen
+            await pane.wait_for("beta carries on")
+    assert ("user", "go on, beta") in server.requests[2].transcript()
+
+
+async def test_plain_flag_keeps_the_line_chat_on_a_terminal(workspace, home, configure):
+    async with open_fake_llm(script=[reply("plain answer")]) as server:
+        configure(workspace, server.url_for("openai"))
+        async with console(workspace, home, "chat", "--plain") as pane:
+            await ready(pane, "session")
+            await say(pane, "hi")
+            await pane.wait_for("plain answer")
+            screen = await pane.screen()
+            assert "›" not in screen  # no console input box
+
+
+async def test_tui_config_keys_change_the_console(workspace, home, configure):
+    answer = reply("# Plan\nuse `ls`", thinking="pondering quietly")
+    tui = '[tui]\nmarkdown = false\nshow_thinking = false\ntheme = "light"\n'
+    async with open_fake_llm(script=[answer, answer]) as server:
+        configure(workspace, server.url_for("openai"), extra=tui)
+        async with console(workspace, home) as pane:
+            await ready(pane)
+            await say(pane, "plan it")
+            screen = await pane.wait_for("use `ls`")  # markdown off: the raw text
+            assert "# Plan" in screen and "pondering" not in screen
+            await say(pane, "/status")
+            await pane.wait_for("theme light")
+        (workspace / ".nyzhi" / "config.toml").write_text(
+            (workspace / ".nyzhi" / "config.toml").read_text().replace(tui, ""))
+        async with console(workspace, home) as pane:
+            await ready(pane)
+            await say(pane, "plan it")
+            screen = await pane.wait_for("use ls")  # markdown on: inline code drawn as code
+            assert "# Plan" not in screen and "✻ pondering quietly" in screen
+
+
+async def test_no_color_draws_without_colour_and_resize_redraws(workspace, home, configure):
+    async with open_fake_llm(script=[]) as server:
+        configure(workspace, server.url_for("openai"))
+        pane = TmuxPane(workspace.parent / "tmux.sock")
+        await pane.start([*NYZ], cwd=workspace, env={**nyz_env(home), "NO_COLOR": "1"})
+        try:
+            await ready(pane)
+            styled = await pane.tmux("capture-pane", "-p", "-e")
+            assert not re.search(r"\x1b\[[0-9;]*(3[0-7]|9[0-7]|38;5)[;m]", styled), styled
+            await pane.tmux("resize-window", "-x", "100", "-y", "30")
+            screen = await pane.wait_for(lambda s: s.splitlines()[-1:] != []
+                                         and "fake/fake-model-1" in s.splitlines()[-1]
+                                         and len(s.splitlines()) == 30)
+            assert "─" * 100 in screen  # the divider spans the new width
+        finally:
+            pane.kill()
+
+
+async def test_resume_command_switches_to_another_session_in_place(workspace, home, configure):
+    async with open_fake_llm(script=[reply("old answer GREEN")]) as server:
+        configure(workspace, server.url_for("openai"))
+        first = await run_nyz(workspace, home, "run", "--output-format", "json", "the old task")
+        assert first.returncode == 0, first.stderr.decode()
+        old_id = json.loads(first.stdout)["session_id"]
+        async with console(workspace, home) as pane:
+            screen = await ready(pane)
+            assert "old answer GREEN" not in screen  # a new session
+            await say(pane, f"/resume {old_id[:8]}")
+            screen = await pane.wait_for("resumed session")
+            assert "› the old task" in screen and "old answer GREEN" in screen
+            await say(pane, "/status")
+            await pane.wait_for(f"session {old_id}")
+
+
+async def test_a_runtime_that_cannot_start_exits_with_its_error(workspace, home):
+    (workspace / ".nyzhi" / "config.toml").write_text("[agent]\nmax_steps = 'many'\n")
+    async with console(workspace, home) as pane:
+        assert await pane.wait_exit() == 1
+        screen = await pane.history()
+        # said after the screen is restored
+        assert "nyz:" in screen and 'agent.max_steps: expected an integer, found string "many"' in screen
+
+
+async def test_a_tool_card_shows_the_tail_of_its_output_and_ctrl_o_expands_it(
+        workspace, home, configure):
+    command = "for i in $(seq -w 1 20); do echo line-$i; done"
+    script = [reply(tool_calls=[tool_call("bash", {"command": command})]), reply("listed")]
+    async with open_fake_llm(script=script) as server:
+        configure(workspace, server.url_for("openai"),
+                  extra='[agent.sandbox]\nlevel = "full-access"\n')
+        async with console(workspace, home, "--trust", "full") as pane:
+            await ready(pane)
+            await say(pane, "count")
+            screen = await pane.wait_for("listed")
+            assert "⚙ bash command=" in screen and "[done " in screen
+            assert "line-20" in screen and "line-01" not in screen
+            assert "12 more line(s) (Ctrl-O expands)" in screen
+            await pane.keys("C-o")
+            await pane.wait_for("expanded")
+            await pane.keys("PageUp")  # scrolls the conversation, the input keeps the focus
+            await pane.wait_for("line-01")
+            await pane.keys("PageDown", "PageDown", "PageDown")
+            await pane.wait_for(lambda s: "listed" in s and "line-01" not in s)
+
+
+async def test_the_other_commands_do_their_jobs(workspace, home, configure):
+    script = [reply(tool_calls=[tool_call("write", {"file_path": "new.txt", "content": "N"})]),
+              reply("wrote new.txt"), reply("second answer"), reply("third answer"),
+              reply("fourth answer"),
+              reply("a summary of the thread")]
+    (workspace / "tracked.txt").write_text("old\n")
+    await trio.run_process(["git", "-C", str(workspace), "add", "tracked.txt"])
+    (workspace / "tracked.txt").write_text("changed line\n")
+    async with open_fake_llm(script=script) as server:
+        configure(workspace, server.url_for("openai"))
+        async with console(workspace, home, "--trust", "full") as pane:
+            await ready(pane)
+
+            async def command(line: str, shows: str) -> str:
+                await pane.keys("C-l")  # clears the screen: what follows is this command's
+                await pane.wait_for(lambda s: shows not in s)
+                await say(pane, line)
+                return await pane.wait_for(shows)
+
+            await command("/sandbox", "sandbox: workspace-write (writable:")
+            await command("/diff", "+changed line")
+            await command("/hooks", "no hooks")
+            await command("/config", "[tui] theme=dark")
+            await command("/theme", "theme: light")
+            await command("/trust autoedit", "trust: autoedit")
+            await pane.keys("BTab")
+            await pane.wait_for(lambda s: "plan mode on" in s and "PLAN" in s)
+            await pane.keys("BTab")
+            await pane.wait_for("plan mode off")
+            await say(pane, "write it")
+            await pane.wait_for("wrote new.txt")
+            assert (workspace / "new.txt").read_text() == "N"
+            await command("/undo", "new.txt")
+            assert not (workspace / "new.txt").exists()
+            await command("/export thread.md", "exported")
+            assert "write it" in (workspace / "thread.md").read_text()
+            await command("/compact", "nothing to compact")
+            for prompt, answer in (("two", "second answer"), ("three", "third answer"),
+                                   ("four", "fourth answer")):
+                await say(pane, prompt)
+                await pane.wait_for(answer)
+            await command("/compact", "context compacted:")
+            await command("/sessions", "msgs")
+            await say(pane, "/quit")
+            assert await pane.wait_exit() == 0
+    assert len(server.requests) == 6  # two steps of the first turn, three turns, the summary
+
+
+async def test_shell_prefix_at_path_and_the_queue(workspace, home, configure):
+    (workspace / "notes.md").write_text("the secret word is PAPAYA\n")
+    script = [reply("read it"), hang(reply("working on it " * 5, chunk_size=14), after_frames=2)]
+    async with open_fake_llm(script=script) as server:
+        configure(workspace, server.url_for("openai"),
+                  extra='[agent.sandbox]\nlevel = "full-access"\n')
+        async with console(workspace, home, "--trust", "full") as pane:
+            await ready(pane)
+            await say(pane, "!echo shell-$((40+2))")  # through the bash tool and its gates
+            screen = await pane.wait_for("shell-42")
+            assert "⚙ bash" in screen
+            await say(pane, "summarise @notes.md")
+            await pane.wait_for("read it")
+            await say(pane, "long task")
+            await pane.wait_for("working on it")
+            await say(pane, "and then this")  # typed while the agent streams: queued
+            await pane.wait_for("queued (1): and then this")
+            await pane.keys("Escape")
+            await pane.wait_for("1 queued message(s) dropped")
+            await pane.wait_for("[cancelled]")
+    assert len(server.requests) == 2  # the shell command and the queued message never reached it
+    assert "the secret word is PAPAYA" in server.requests[0].transcript()[-1][1]

@@ -1,0 +1,88 @@
+"""The console's pieces that need no terminal: markdown, history file, completion, @path
+attachment, palettes."""
+
+from __future__ import annotations
+
+import json
+import os
+
+from nyzhi.tui import commands, markdown, theme
+from nyzhi.tui.app import attach_files
+from nyzhi.tui.history import History, history_path
+
+
+def attrs_of(markup, text):
+    return [a for a, t in markup if text in t]
+
+
+def test_markdown_headings_lists_inline_and_fenced_code():
+    md = markdown.render("# Title\n- item with `code`\n1. first\n```python\ndef f():\n    return 1\n```\nafter")
+    assert attrs_of(md, "Title") == ["heading"]
+    assert ("bullet", "• ") in md and ("bullet", "1. ") in md
+    assert ("code", "code") in md
+    assert "code_kw" in attrs_of(md, "def") + attrs_of(md, "return")  # Pygments is installed here
+    assert attrs_of(md, "after") == ["body"]
+    assert "```" not in "".join(t for _a, t in md)
+
+
+def test_markdown_open_fence_while_streaming_is_code():
+    md = markdown.render("look:\n```\nls -la")
+    assert attrs_of(md, "ls -la") == ["code"]
+
+
+def test_history_persists_appends_and_skips_torn_lines(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+    assert history_path() == tmp_path / "nyzhi" / "history"
+    h = History()
+    h.add("first")
+    h.add("two\nlines")
+    h.add("two\nlines")  # a repeat is not stored twice
+    with open(history_path(), "a") as f:
+        f.write('"torn')  # a crash mid-write
+    raw = history_path().read_text().splitlines()
+    assert [json.loads(x) for x in raw[:2]] == ["first", "two\nlines"] and len(raw) == 3
+    again = History()
+    assert again.entries == ["first", "two\nlines"]
+    assert again.older("draft") == "two\nlines"
+    assert again.older("") == "first"
+    assert again.older("") is None
+    assert again.newer() == "two\nlines"
+    assert again.newer() == "draft"  # back to what was being typed
+    assert oct(os.stat(history_path()).st_mode & 0o777) == "0o600"
+    assert again.search("lines", 2) == 1 and again.search("i", 1) == 0
+    assert again.search("nothing", 2) is None
+
+
+def test_tab_completes_commands_and_at_paths(tmp_path):
+    assert commands.complete("/he", tmp_path) == ("/help ", ["help"])
+    done, names = commands.complete("/s", tmp_path)
+    assert done == "/s" and {"sandbox", "sessions", "spawn", "status"} <= set(names)
+    assert commands.complete("/zz", tmp_path) == (None, [])
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "main.py").write_text("x")
+    assert commands.complete("look at @sr", tmp_path)[0] == "look at @src/"
+    assert commands.complete("look at @src/ma", tmp_path)[0] == "look at @src/main.py"
+
+
+def test_at_path_attaches_files_and_listings_but_not_other_words(tmp_path):
+    (tmp_path / "a.txt").write_text("alpha contents")
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "x.py").write_text("")
+    out = attach_files("read @a.txt and @d, mail me@example.com or @missing", tmp_path)
+    assert '<file path="a.txt">\nalpha contents\n</file>' in out
+    assert '<directory path="d">\nx.py\n</directory>' in out
+    assert "missing" not in out.split("\n\n", 1)[1]
+    assert attach_files("no attachments", tmp_path) == "no attachments"
+
+
+def test_themes_cover_every_name_and_no_color_has_none():
+    for name in theme.THEMES:
+        assert [entry[0] for entry in theme.palette(name)] == list(theme.NAMES)
+    mono = theme.palette("dark", no_color=True)
+    assert {(fg, bg) for _n, fg, bg, _m in mono} == {("default", "default")}
+    assert theme.next_theme("dark") == "light" and theme.next_theme("light") == "dark"
+
+
+def test_every_command_has_a_one_line_summary():
+    for cmd in commands.COMMANDS.values():
+        assert cmd.summary and "\n" not in cmd.summary

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import sys
 import tempfile
 import time
@@ -21,6 +20,7 @@ from pathlib import Path
 
 import trio
 
+from benchmarks._isolated import isolated_home
 from nyzhi.provider import types as pt
 
 STEPS = 300
@@ -88,10 +88,10 @@ def per_step(quick: bool) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         ws = Path(tmp) / "ws"
         (ws / ".nyzhi").mkdir(parents=True)
-        os.environ["HOME"] = str(Path(tmp) / "home")  # isolated sessions and config
-        base = min(trio.run(bare_turn, steps, ws) for _ in range(runs))
-        eph = min(trio.run(runtime_turn, steps, ws, True) for _ in range(runs))
-        saved = min(trio.run(runtime_turn, steps, ws, False) for _ in range(runs))
+        with isolated_home(Path(tmp) / "home"):  # isolated sessions and config
+            base = min(trio.run(bare_turn, steps, ws) for _ in range(runs))
+            eph = min(trio.run(runtime_turn, steps, ws, True) for _ in range(runs))
+            saved = min(trio.run(runtime_turn, steps, ws, False) for _ in range(runs))
     return {
         "steps": steps,
         "baseline_ms_per_step": base / (steps + 1) * 1000,

@@ -27,6 +27,7 @@ from pathlib import Path
 
 import trio
 
+from benchmarks._isolated import isolated_home
 from benchmarks.stall_bench import Monitor
 from nyzhi.provider import types as pt
 
@@ -116,9 +117,9 @@ def measure(quick: bool) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         ws = Path(tmp) / "ws"
         (ws / ".nyzhi").mkdir(parents=True)
-        os.environ["HOME"] = str(Path(tmp) / "home")
-        base = trio.run(one_agent, n, STEPS, ws)
-        many = trio.run(many_agents, n, STEPS, ws)
+        with isolated_home(Path(tmp) / "home"):  # isolated sessions and config
+            base = trio.run(one_agent, n, STEPS, ws)
+            many = trio.run(many_agents, n, STEPS, ws)
     return {
         "agents": n, "steps_each": STEPS,
         "one_agent_seconds": base, "many_agents_seconds": many["seconds"],

@@ -260,6 +260,40 @@ async def _hooks(console: Console, _arg: str) -> None:
                            f"  ({s.source})\n") for s in specs])
 
 
+@command("memory", "what the agent remembers: /memory lists, /memory TOPIC shows one topic",
+         needs_runtime=False)
+async def _memory(console: Console, arg: str) -> None:
+    import trio
+
+    from nyzhi.config.workspace import find_root
+
+    root = find_root(Path(console.cwd))
+    console.note(("body", await trio.to_thread.run_sync(memory_text, root, arg)))
+
+
+def memory_text(root: Path, topic: str = "") -> str:
+    """The same files ``nyz memory`` and the memory tools use (``nyzhi.knowledge.memory``)."""
+    from nyzhi.knowledge.frontmatter import first_prose_line
+    from nyzhi.knowledge.memory import MemoryRequestError, MemoryStore
+
+    store = MemoryStore.for_workspace(root)
+    if not topic:
+        user = store.read_user()
+        lines = [f"user memory: {store.user_file}"
+                 + (f" ({len(user.splitlines())} lines)" if user else " (empty)"),
+                 f"project memory: {store.project_dir}"]
+        lines += [f"  {t}: {first_prose_line(store.read_topic(t) or '', 80)}"
+                  for t in store.topics()] or ["  (no topics)"]
+        return "\n".join(lines)
+    try:
+        text = store.read_topic(topic)
+    except MemoryRequestError as exc:
+        return str(exc)
+    if text is None:
+        return f"no topic {topic!r} (project topics: {', '.join(store.topics()) or 'none'})"
+    return text.rstrip()
+
+
 @command("config", "the config files and the settings in effect")
 async def _config(console: Console, _arg: str) -> None:
     console.note(("body", console.config_text()))

@@ -86,3 +86,19 @@ def test_themes_cover_every_name_and_no_color_has_none():
 def test_every_command_has_a_one_line_summary():
     for cmd in commands.COMMANDS.values():
         assert cmd.summary and "\n" not in cmd.summary
+
+
+def test_memory_command_lists_and_shows_what_memory_write_saved(home, tmp_path):
+    """The console's /memory reads the files the memory tools write (issue 19)."""
+    from nyzhi.knowledge.memory import MemoryStore
+    from nyzhi.tui.commands import COMMANDS, memory_text
+
+    root = tmp_path / "proj"
+    (root / ".git").mkdir(parents=True)
+    assert "(no topics)" in memory_text(root)
+    MemoryStore.for_workspace(root).write("build", "Run make test before committing.")
+    listing = memory_text(root)
+    assert "build: Run make test before committing." in listing
+    assert "Run make test before committing." in memory_text(root, "build")
+    assert "no topic 'deploy'" in memory_text(root, "deploy")
+    assert "memory" in COMMANDS and not COMMANDS["memory"].needs_runtime

@@ -43,3 +43,18 @@ async def run_nyz(
 def json_lines(out: bytes) -> list[dict[str, Any]]:
     """The JSON objects of a ``stream-json`` output, one per non-empty line."""
     return [json.loads(line) for line in out.decode().splitlines() if line.strip()]
+
+
+def running_with(marker: str) -> list[int]:
+    """Pids of live processes whose command line contains ``marker``: how a test shows that no
+    process a tool started outlived a cancel, a close or a signal."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                cmd = (entry / "cmdline").read_bytes()
+            except OSError:
+                continue
+            if marker.encode() in cmd:
+                pids.append(int(entry.name))
+    return pids

@@ -6,11 +6,10 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
-from pathlib import Path
 
 import trio
 
-from nyzhi.testing.cli import NYZ, json_lines, nyz_env, run_nyz
+from nyzhi.testing.cli import NYZ, json_lines, nyz_env, run_nyz, running_with
 from nyzhi.testing.fake_llm import hang, http_error, open_fake_llm, reply, tool_call
 
 
@@ -103,18 +102,6 @@ async def test_resume_with_continue(workspace, home, configure):
     assert ("user", "remember BLUE") in transcript and ("assistant", "first answer") in transcript
 
 
-def _running_processes_with(marker: str) -> list[int]:
-    pids = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                cmd = (entry / "cmdline").read_bytes()
-            except OSError:
-                continue
-            if marker.encode() in cmd:
-                pids.append(int(entry.name))
-    return pids
-
 
 async def _interrupt_when(proc: trio.Process, stdout: trio.abc.ReceiveStream, seen: str) -> bytes:
     buf = b""
@@ -157,13 +144,13 @@ async def test_interrupt_mid_bash_leaves_no_orphans(workspace, home, configure):
             buf += chunk
             if b"READY-TO-42" in buf:
                 break
-        assert _running_processes_with(marker)
+        assert running_with(marker)
         proc.send_signal(signal.SIGINT)
         async for chunk in proc.stdout:
             buf += chunk
         code = await proc.wait()
     assert code == 130
-    assert _running_processes_with(marker) == [], buf.decode()
+    assert running_with(marker) == [], buf.decode()
     done = [e for e in json_lines(buf) if e["type"] == "tool_done"]
     assert done and done[0]["is_error"]
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import trio
 
-from nyzhi.testing.cli import json_lines, run_nyz
+from nyzhi.testing.cli import json_lines, run_nyz, running_with
 from nyzhi.testing.fake_llm import FakeRequest, PerAgent, reply, tool_call
 
 
@@ -323,7 +323,6 @@ async def test_ctrl_c_cancels_the_subtree_kills_its_bash_and_the_child_can_conti
 
     from nyzhi.testing.fake_llm import open_fake_llm
     from tests.nyzhi.cli.test_line_chat import read_until, start_chat
-    from tests.nyzhi.core.test_run_e2e import _running_processes_with
 
     marker = "876543"
     fifo = workspace / "ready.fifo"
@@ -353,11 +352,11 @@ async def test_ctrl_c_cancels_the_subtree_kills_its_bash_and_the_child_can_conti
         await proc.stdin.send_all(b"MAIN go\n")
         with trio.fail_after(30):  # the fifo opens when the child's bash has started its sleep
             assert (await trio.to_thread.run_sync(fifo.read_text)).strip() == "go"
-        assert _running_processes_with(marker)
+        assert running_with(marker)
         proc.send_signal(signal.SIGINT)
         await read_until(proc.stdout, out, b"[worker-1] shutdown: interrupted")
         await read_until(proc.stdout, out, b"[cancelled]")
-        assert _running_processes_with(marker) == []
+        assert running_with(marker) == []
         await read_until(proc.stdout, out, b"> ")
         await proc.stdin.send_all(b"MAIN continue\n")
         await read_until(proc.stdout, out, b"main: basher saw:")

@@ -15,24 +15,12 @@ import trio
 
 from nyzhi.core.sessions.pairing import pair_tool_results
 from nyzhi.core.sessions.store import SessionStore
-from nyzhi.testing.cli import NYZ
+from nyzhi.testing.cli import NYZ, running_with
 from nyzhi.testing.cli import nyz_env as env_for
 from nyzhi.testing.fake_llm import FakeRequest, open_fake_llm, reply, tool_call
 
 SANDBOX = '[agent.sandbox]\nlevel = "full-access"\n'
 
-
-def running_with(marker: str) -> list[int]:
-    pids = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                cmd = (entry / "cmdline").read_bytes()
-            except OSError:
-                continue
-            if marker.encode() in cmd:
-                pids.append(int(entry.name))
-    return pids
 
 
 async def read_until(stream, buf: bytearray, marker: bytes) -> None:

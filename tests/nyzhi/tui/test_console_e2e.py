@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import trio
 
-from nyzhi.testing.cli import NYZ, nyz_env, run_nyz
+from nyzhi.testing.cli import NYZ, nyz_env, run_nyz, running_with
 from nyzhi.testing.fake_llm import hang, open_fake_llm, reply, tool_call
 from nyzhi.testing.tmux import TmuxPane
 
@@ -42,18 +42,6 @@ async def say(pane: TmuxPane, text: str) -> None:
     await pane.type(text)
     await pane.keys("Enter")
 
-
-def _running_processes_with(marker: str) -> list[int]:
-    pids = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                cmd = (entry / "cmdline").read_bytes()
-            except OSError:
-                continue
-            if marker.encode() in cmd:
-                pids.append(int(entry.name))
-    return pids
 
 
 async def test_a_prompt_streams_and_esc_cancels_it(workspace, home, configure):
@@ -114,10 +102,10 @@ async def test_esc_cancels_a_running_bash_and_leaves_no_process(workspace, home,
             await ready(pane)
             await say(pane, "run it")
             await pane.wait_for("READY-TO-42")
-            assert _running_processes_with(marker)
+            assert running_with(marker)
             await pane.keys("Escape")
             await pane.wait_for("[cancelled]")
-            assert _running_processes_with(marker) == []  # reaped before the turn ended
+            assert running_with(marker) == []  # reaped before the turn ended
             await say(pane, "still there?")
             await pane.wait_for("after the cancel")
 

@@ -4,18 +4,7 @@ from __future__ import annotations
 
 from nyzhi.core.runtime import RuntimeOptions, open_runtime
 from nyzhi.testing.fake_llm import open_fake_llm, reply, tool_call
-
-
-async def collect(rt, prompt):
-    events = []
-    async with rt.subscribe() as channel:
-        handle = await rt.submit(prompt)
-        async for event in channel:
-            events.append(event)
-            if event.type == "turn_complete" and event.agent == "/agents/main":
-                break
-    await handle.wait()
-    return handle, events
+from nyzhi.testing.runtime import run_turn
 
 
 async def test_tool_use_and_answer(workspace, configure):
@@ -27,7 +16,7 @@ async def test_tool_use_and_answer(workspace, configure):
     async with open_fake_llm(script=script) as server:
         configure(workspace, server.url_for("openai"))
         async with open_runtime(RuntimeOptions(cwd=workspace)) as rt:
-            handle, events = await collect(rt, "what does hello.txt say?")
+            handle, events = await run_turn(rt, "what does hello.txt say?")
     assert handle.outcome.text == "The file says hello world."
     kinds = [e.type for e in events]
     assert kinds.index("tool_start") < kinds.index("tool_done") < kinds.index("turn_complete")
@@ -78,7 +67,7 @@ async def test_unparseable_tool_arguments_go_back_to_the_model(workspace, config
     async with open_fake_llm(script=script) as server:
         configure(workspace, server.url_for("openai"))
         async with open_runtime(RuntimeOptions(cwd=workspace)) as rt:
-            handle, events = await collect(rt, "read a.txt")
+            handle, events = await run_turn(rt, "read a.txt")
     assert handle.outcome.text == "retrying"
     [result] = server.requests[1].tool_results()
     assert "invalid tool arguments: not valid JSON" in result and "a.txt" in result

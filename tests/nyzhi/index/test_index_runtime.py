@@ -11,6 +11,7 @@ import trio
 from nyzhi.core.runtime import RuntimeOptions, open_runtime
 from nyzhi.index.store import index_dir
 from nyzhi.testing.fake_llm import open_fake_llm, reply, tool_call
+from nyzhi.testing.runtime import run_turn
 
 INDEX_CONFIG = '[index]\nembedding = "fake"\nembedding_model = "fake-embed"\n'
 FILES = {
@@ -22,17 +23,6 @@ FILES = {
 def nyz(*args):
     return [sys.executable, "-m", "nyzhi", *args]
 
-
-async def collect(rt, prompt):
-    events = []
-    async with rt.subscribe() as channel:
-        handle = await rt.submit(prompt)
-        async for event in channel:
-            events.append(event)
-            if event.type == "turn_complete" and event.agent == "/agents/main":
-                break
-    await handle.wait()
-    return events
 
 
 async def test_semantic_search_tool_and_auto_context_in_a_runtime(workspace, configure):
@@ -50,7 +40,7 @@ async def test_semantic_search_tool_and_auto_context_in_a_runtime(workspace, con
         async with open_runtime(RuntimeOptions(cwd=workspace)) as rt:
             assert rt.system.lookup("/services/index") is not None
             assert "semantic_search" in rt.main_agent.tooling.registry.names()
-            events = await collect(rt, "where do we retry with backoff?")
+            events = (await run_turn(rt, "where do we retry with backoff?"))[1]
     done = next(e for e in events if e.type == "tool_done")
     assert not done.is_error and done.output.startswith("retry.py:1-3 (retry_with_backoff)")
     chat = [r for r in server.requests if r.path == "/v1/chat/completions"]
@@ -65,7 +55,7 @@ async def test_without_an_index_the_tool_says_how_to_build_one(workspace, config
     async with open_fake_llm(script=script) as server:
         configure(workspace, server.url_for("openai"), extra=INDEX_CONFIG)
         async with open_runtime(RuntimeOptions(cwd=workspace)) as rt:
-            events = await collect(rt, "find it")
+            events = (await run_turn(rt, "find it"))[1]
     done = next(e for e in events if e.type == "tool_done")
     assert done.is_error and "nyz index build" in done.output
     chat = [r for r in server.requests if r.path == "/v1/chat/completions"]

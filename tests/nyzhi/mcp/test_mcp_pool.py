@@ -18,6 +18,7 @@ from nyzhi.core.mcp.actor import Intensity
 from nyzhi.core.mcp.pool import McpPool
 from nyzhi.core.runtime import RuntimeOptions, open_runtime
 from nyzhi.testing.fake_llm import open_fake_llm, reply, tool_call
+from nyzhi.testing.runtime import run_turn
 from nyzhi.tools.registry import ToolRegistry
 
 
@@ -27,17 +28,6 @@ async def _connected(rt_or_pool, name: str) -> None:
     link = pool.links[name]
     assert link.status == "connected", (link.status, link.reason)
 
-
-async def collect(rt, prompt):
-    events = []
-    async with rt.subscribe() as channel:
-        handle = await rt.submit(prompt)
-        async for event in channel:
-            events.append(event)
-            if event.type == "turn_complete" and event.agent == "/agents/main":
-                break
-    await handle.wait()
-    return handle, events
 
 
 async def test_tools_registered_with_schema_and_summarised(workspace, configure, npm_servers):
@@ -55,7 +45,7 @@ async def test_tools_registered_with_schema_and_summarised(workspace, configure,
             assert not registry.is_deferred("mcp__everything__echo")
             [line] = rt.mcp.summaries()
             assert line.startswith("everything: 13 tools") and "echo" in line
-            await collect(rt, "hello")
+            await run_turn(rt, "hello")
             system = [t for role, t in server.requests[0].transcript() if role == "system"]
             assert "everything: 13 tools" in system[0]
             resources = await rt.mcp_resources()
@@ -75,7 +65,7 @@ async def test_progress_becomes_tool_output_delta(workspace, configure, npm_serv
         configure(workspace, server.url_for("openai"), extra=extra)
         async with open_runtime(RuntimeOptions(cwd=workspace, trust="full")) as rt:
             await _connected(rt, "everything")
-            handle, events = await collect(rt, "run it")
+            handle, events = await run_turn(rt, "run it")
     deltas = [e.text for e in events if e.type == "tool_output_delta"]
     assert any("progress 1/2" in d for d in deltas) and any("progress 2/2" in d for d in deltas)
     done = next(e for e in events if e.type == "tool_done")
@@ -295,7 +285,7 @@ async def test_large_output_is_offloaded_like_any_tool(workspace, configure, hel
         configure(workspace, server.url_for("openai"), extra=extra)
         async with open_runtime(RuntimeOptions(cwd=workspace, trust="full")) as rt:
             await _connected(rt, "helper")
-            _handle, events = await collect(rt, "echo it")
+            _handle, events = await run_turn(rt, "echo it")
     done = next(e for e in events if e.type == "tool_done")
     assert "[Output written to" in done.output and len(done.output) < len(big)
     saved = list((workspace / ".nyzhi" / "context" / "tool-results").glob("*mcp__helper__echo*"))

@@ -58,3 +58,25 @@ def running_with(marker: str) -> list[int]:
             if marker.encode() in cmd:
                 pids.append(int(entry.name))
     return pids
+
+
+async def read_until(stream: Any, buf: bytearray, marker: bytes) -> None:
+    """Read ``stream`` into ``buf`` until ``marker`` has arrived: how a test waits on what a
+    process prints (no sleeps). Fails on EOF or after 30 seconds."""
+    with trio.fail_after(30):
+        while marker not in buf:
+            chunk = await stream.receive_some(4096)
+            if not chunk:
+                raise AssertionError(f"EOF before {marker!r}; got {bytes(buf)!r}")
+            buf += chunk
+
+
+async def start_chat(cwd: Path, home: Path) -> tuple[trio.Process, bytearray]:
+    """``nyz`` with no arguments and a pipe for stdin (the line chat), once its prompt shows."""
+    proc = await trio.lowlevel.open_process(
+        NYZ, cwd=cwd, env=nyz_env(home),
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+    )
+    out = bytearray()
+    await read_until(proc.stdout, out, b"> ")
+    return proc, out

@@ -2,35 +2,10 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-
 import trio
 
+from nyzhi.testing.cli import read_until, start_chat
 from nyzhi.testing.fake_llm import open_fake_llm, reply, tool_call
-
-
-async def read_until(stream, buf: bytearray, marker: bytes) -> None:
-    with trio.fail_after(20):
-        while marker not in buf:
-            chunk = await stream.receive_some(4096)
-            if not chunk:
-                raise AssertionError(f"EOF before {marker!r}; got {bytes(buf)!r}")
-            buf += chunk
-
-
-async def start_chat(workspace, home) -> tuple[trio.Process, bytearray]:
-    """``nyz`` with no arguments, as a person starts it, once its prompt is shown."""
-    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    env["HOME"] = str(home)
-    proc = await trio.lowlevel.open_process(
-        [sys.executable, "-m", "nyzhi"], cwd=workspace, env=env,
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-    )
-    out = bytearray()
-    await read_until(proc.stdout, out, b"> ")
-    return proc, out
 
 
 async def test_chat_answers_and_asks_for_approval(workspace, home, configure):

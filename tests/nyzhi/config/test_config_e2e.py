@@ -9,7 +9,7 @@ from pathlib import Path
 
 import trio
 
-from nyzhi.testing.cli import NYZ, nyz_env
+from nyzhi.testing.cli import NYZ, nyz_env, read_until
 from nyzhi.testing.fake_llm import open_fake_llm, reply, tool_call
 
 
@@ -47,14 +47,6 @@ async def test_auto_approve_lets_nyz_run_write_without_trust(workspace, home, co
     assert tool_done(refused)["is_error"] and "--trust" in tool_done(refused)["output"]
     assert not (workspace / "b.txt").exists()
 
-
-async def read_until(stream, buf: bytearray, marker: bytes) -> None:
-    with trio.fail_after(30):
-        while marker not in buf:
-            chunk = await stream.receive_some(4096)
-            if not chunk:
-                raise AssertionError(f"EOF before {marker!r}; got {bytes(buf)!r}")
-            buf += chunk
 
 
 async def answer_always_in_chat(ws: Path, home: Path, prompt: bytes) -> None:

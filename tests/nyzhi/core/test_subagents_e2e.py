@@ -11,7 +11,7 @@ from pathlib import Path
 
 import trio
 
-from nyzhi.testing.cli import json_lines, run_nyz, running_with
+from nyzhi.testing.cli import json_lines, read_until, run_nyz, running_with, start_chat
 from nyzhi.testing.fake_llm import FakeRequest, PerAgent, reply, tool_call
 
 
@@ -268,7 +268,6 @@ async def test_run_budget_tokens_stops_the_whole_run(workspace, home, configure)
 
 async def test_approval_from_a_depth_two_agent_answered_in_the_chat(workspace, home, configure):
     from nyzhi.testing.fake_llm import open_fake_llm
-    from tests.nyzhi.cli.test_line_chat import read_until, start_chat
 
     def spawn(task, role):
         return reply(tool_calls=[tool_call("spawn_agent", {"message": task, "agent_type": role})])
@@ -322,7 +321,6 @@ async def test_ctrl_c_cancels_the_subtree_kills_its_bash_and_the_child_can_conti
     import signal
 
     from nyzhi.testing.fake_llm import open_fake_llm
-    from tests.nyzhi.cli.test_line_chat import read_until, start_chat
 
     marker = "876543"
     fifo = workspace / "ready.fifo"

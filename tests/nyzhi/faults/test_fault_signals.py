@@ -15,21 +15,13 @@ import trio
 
 from nyzhi.core.sessions.pairing import pair_tool_results
 from nyzhi.core.sessions.store import SessionStore
-from nyzhi.testing.cli import NYZ, running_with
+from nyzhi.testing.cli import NYZ, read_until, running_with
 from nyzhi.testing.cli import nyz_env as env_for
 from nyzhi.testing.fake_llm import FakeRequest, open_fake_llm, reply, tool_call
 
 SANDBOX = '[agent.sandbox]\nlevel = "full-access"\n'
 
 
-
-async def read_until(stream, buf: bytearray, marker: bytes) -> None:
-    with trio.fail_after(30):
-        while marker not in buf:
-            chunk = await stream.receive_some(4096)
-            if not chunk:
-                raise AssertionError(f"EOF before {marker!r}; got {bytes(buf)!r}")
-            buf += chunk
 
 
 def script_for(marker: str, ready: Path):

@@ -4,35 +4,14 @@ chat in real subprocesses, real HTTP to the scripted fake LLM, real files."""
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import trio
 
 from nyzhi.knowledge.memory import MemoryStore
-from nyzhi.testing.cli import NYZ, nyz_env
+from nyzhi.testing.cli import read_until, start_chat
 from nyzhi.testing.cli import run_nyz as nyz
 from nyzhi.testing.fake_llm import open_fake_llm, reply, tool_call
-
-
-async def read_until(stream, buf: bytearray, marker: bytes) -> None:
-    with trio.fail_after(30):
-        while marker not in buf:
-            chunk = await stream.receive_some(4096)
-            if not chunk:
-                raise AssertionError(f"EOF before {marker!r}; got {bytes(buf)!r}")
-            buf += chunk
-
-
-async def start_chat(workspace: Path, home: Path) -> tuple[trio.Process, bytearray]:
-    """``nyz`` with no arguments, as a person starts it, once its prompt is shown."""
-    proc = await trio.lowlevel.open_process(
-        list(NYZ), cwd=workspace, env=nyz_env(home),
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-    )
-    out = bytearray()
-    await read_until(proc.stdout, out, b"> ")
-    return proc, out
 
 
 def system_text(request) -> str:

@@ -2,16 +2,11 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import trio
 from _mcp_servers import toml_server
 
+from nyzhi.testing.cli import read_until, start_chat
 from nyzhi.testing.fake_llm import open_fake_llm, reply
-
-sys.path.insert(0, str(Path(__file__).parents[1] / "cli"))
-from test_line_chat import read_until, start_chat  # noqa: E402
 
 
 async def test_mcp_command_lists_reads_and_sends_a_prompt(workspace, home, configure,

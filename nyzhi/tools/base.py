@@ -102,6 +102,11 @@ class ToolContext:
     # The runtime's subagent manager (nyzhi.core.subagents), for the lifecycle tools; shared
     # like ``leases``. None: no subagents in this run.
     agents: Any = None
+    # Team membership of this agent (nyzhi.core.teams): the team tools' default team and the
+    # member they act as; ``teams`` is the runtime's team control, shared like ``agents``.
+    team_name: str | None = None
+    team_member: str | None = None
+    teams: Any = None
 
 
 def _lease_table() -> Any:

@@ -32,8 +32,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--members", metavar="SPEC",
                    help="member:role[:model], comma separated (alice:worker,bob:reviewer)")
     s.add_argument("--task", metavar="TEXT", help="the lead's first prompt")
-    s.add_argument("--teammate-mode", choices=MODES, default=None,
-                   help="in-process (default) or process (one nyz process per teammate)")
     s.add_argument("--detach", action="store_true",
                    help="teammates outlive the lead (process mode; nyz team stop ends them)")
     s.add_argument("--headless", action="store_true",
@@ -43,7 +41,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--worktrees", action="store_true",
                    help="each teammate works in its own git worktree (.nyzhi/worktrees/<member>)")
     s.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
-    add_global_flags(s, suppress=True)
+    add_global_flags(s, suppress=True)  # -p, -m, -y, …, --teammate-mode in-process|process
     s.set_defaults(handler=start_command)
 
     st = tsub.add_parser("status", help="members, their status and pid; tasks; unread counts")
@@ -123,7 +121,7 @@ def prepare_team(args: argparse.Namespace, cwd: Path) -> Any:
     name = check_name("team", args.name)
     store = TeamStore()
     members = parse_members(args.members)
-    mode = args.teammate_mode
+    mode = getattr(args, "teammate_mode", None)
     trust = getattr(args, "trust", None)
     if not store.exists(name):
         store.create(TeamConfig(
@@ -201,7 +199,7 @@ def start_command(args: argparse.Namespace) -> int:
     except TeamError as exc:
         return _fail(str(exc))
     args.team_name = config.name
-    args.teammate_mode = args.teammate_mode or config.teammate_mode
+    args.teammate_mode = getattr(args, "teammate_mode", None) or config.teammate_mode
     if args.headless:
         import trio
 

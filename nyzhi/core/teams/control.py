@@ -33,7 +33,7 @@ from nyzhi.core.agent_factory import Agent, AgentSpec
 from nyzhi.core.budget import Limits
 from nyzhi.core.roles import RoleError
 from nyzhi.core.teams.member import IDLE_NOTICE, MemberDriver
-from nyzhi.core.teams.prompt import teammate_prompt
+from nyzhi.core.teams.prompt import teammate_prompt, teammate_role
 from nyzhi.teams.names import LEAD, TeamError
 from nyzhi.teams.store import Member, TeamConfig, TeamStore
 from nyzhi.tools.offload import run_blocking
@@ -272,9 +272,8 @@ class TeamRuntime:
 
     async def _start_in_process(self, config: TeamConfig, member: Member, path: str,
                                 sup: actors.ActorRef) -> Running:
-        from nyzhi.core.roles import subagent_prompt  # noqa: F401  (roles' prompt shape)
 
-        role = self._role(member.role)
+        role = teammate_role(self._role(member.role))
         budget = self.manager.root_budget.carve(Limits.from_config(role.budget))
         prompt = teammate_prompt(config.name, member.name, config.names(), role.system_prompt)
         model = member.model or config.default_model

@@ -118,7 +118,12 @@ class MemberDriver:
                     while True:
                         await self.kick.wait()
                         self.kick = trio.Event()
-                        await self._step()
+                        try:
+                            await self._step()
+                        except Exception as exc:  # a bad file or hook: say so, keep serving
+                            await self.emit(ev.Error(
+                                agent=self.path, kind="team",
+                                message=f"team {self.team}, member {self.member}: {exc}"))
                 finally:
                     nursery.cancel_scope.cancel()
 

@@ -17,7 +17,7 @@ import attrs
 
 from nyzhi.core import events as ev
 from nyzhi.core.roles import RoleError
-from nyzhi.core.teams.prompt import teammate_prompt
+from nyzhi.core.teams.prompt import teammate_prompt, teammate_role
 from nyzhi.teams.names import LEAD, TeamError, check_name
 from nyzhi.teams.store import Member, TeamConfig
 
@@ -39,7 +39,7 @@ class Membership:
         m = self.config.member(self.member)
         assert m is not None
         try:
-            role = catalog.resolve(m.role or None)
+            role = teammate_role(catalog.resolve(m.role or None))
         except RoleError as exc:
             raise TeamError(f"team {self.team}, member {self.member}: {exc}") from None
         changes.update(

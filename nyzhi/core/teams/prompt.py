@@ -32,3 +32,16 @@ def format_inbox(messages: list[Any]) -> str:
             head = f"[message from {m.sender}] ({m.kind.replace('_', ' ')})"
         parts.append(f"{head}\n{m.text}")
     return "\n\n".join(parts)
+
+
+def teammate_role(role: Any) -> Any:
+    """A role as a teammate has it: whatever its fence, a teammate keeps the tools it talks to
+    its team with (a reviewer's read-only fence allows them: they write no workspace file)."""
+    import attrs
+
+    from nyzhi.tools.builtin.team import TEAMMATE_TOOLS
+
+    if role.allowed_tools is None:
+        return role
+    extra = tuple(t for t in TEAMMATE_TOOLS if t not in role.allowed_tools)
+    return attrs.evolve(role, allowed_tools=(*role.allowed_tools, *extra))

@@ -1,0 +1,126 @@
+"""``nyz team start --headless`` end to end, in both teammate modes, against the fake LLM.
+
+The lead makes a three-task graph (2 waits for 1, 3 waits for 2) and sends alice her job;
+alice does task 1 and hands task 2 to bob; bob does it and hands task 3 back to alice; alice
+does it and reports to the lead, whose second turn ends the run. So messages flow
+lead → alice → bob → alice → lead, and the tasks can only complete in dependency order.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import trio
+
+from nyzhi.testing.cli import json_lines, nyz_env, run_nyz
+from nyzhi.testing.fake_llm import PerAgent, open_fake_llm, reply, tool_call
+
+
+def _calls(*calls):
+    return reply(tool_calls=list(calls))
+
+
+def team_script() -> PerAgent:
+    return PerAgent({
+        "LEAD-TASK": [
+            _calls(tool_call("task_create", {"subject": "one"})),
+            _calls(tool_call("task_create", {"subject": "two", "blocked_by": ["1"]})),
+            _calls(tool_call("task_create", {"subject": "three", "blocked_by": ["2"]})),
+            _calls(tool_call("send_team_message", {
+                "to": "alice", "message": "ALICE-JOB: take task 1, then pass 2 to bob"})),
+            reply("tasks assigned"),
+            reply("the team finished"),  # woken by alice's report
+        ],
+        "ALICE-JOB": [
+            _calls(tool_call("task_update", {"task_id": "1", "status": "in_progress"})),
+            _calls(tool_call("task_update", {"task_id": "1", "status": "completed"})),
+            _calls(tool_call("send_team_message", {
+                "to": "bob", "message": "BOB-JOB: task 2 is unblocked, it is yours"})),
+            reply("did task 1"),
+            # woken by bob
+            _calls(tool_call("task_update", {"task_id": "3", "status": "in_progress"})),
+            _calls(tool_call("task_update", {"task_id": "3", "status": "completed"})),
+            _calls(tool_call("send_team_message", {
+                "to": "lead", "message": "ALL-DONE: tasks 1, 2 and 3 are completed"})),
+            reply("did task 3"),
+        ],
+        "BOB-JOB": [
+            _calls(tool_call("task_update", {"task_id": "2", "status": "in_progress"})),
+            _calls(tool_call("task_update", {"task_id": "2", "status": "completed"})),
+            _calls(tool_call("send_team_message", {
+                "to": "alice", "message": "task 2 is done: task 3 is yours"})),
+            reply("did task 2"),
+        ],
+    })
+
+
+@pytest.mark.parametrize("mode", ["in-process", "process"])
+async def test_team_start_headless_runs_the_task_graph(mode, workspace, home, configure):
+    script = team_script()
+    async with open_fake_llm(script=script) as server:
+        configure(workspace, server.url_for("openai"))
+        with trio.fail_after(120):
+            proc = await run_nyz(
+                workspace, home, "team", "start", "crew", "--members",
+                "alice:worker,bob:reviewer", "--task", "LEAD-TASK: build it",
+                "--teammate-mode", mode, "--headless", "--output-format", "stream-json",
+            )
+        assert proc.returncode == 0, proc.stderr.decode()[-3000:]
+        events = json_lines(proc.stdout)
+
+        # messages flowed lead → alice → bob → alice → lead
+        messages = [(e["sender"], e["to"]) for e in events
+                    if e["type"] == "team_message" and e["kind"] == "message"]
+        assert messages == [("lead", "alice"), ("alice", "bob"), ("bob", "alice"),
+                            ("alice", "lead")]
+        # the teammates' events reach the lead's stream tagged with their paths
+        agents = {e["agent"] for e in events}
+        assert {"/team/crew/alice", "/team/crew/bob"} <= agents
+        # tasks completed in dependency order; each completion unblocked the next
+        completed = [(e["task_id"], e["unblocked"]) for e in events
+                     if e["type"] == "task_update" and e["status"] == "completed"]
+        assert completed == [("1", ["2"]), ("2", ["3"]), ("3", [])]
+        assert events[-1]["type"] == "result"
+        assert events[-1]["result"] == "the team finished"
+        assert events[-1]["is_error"] is False
+        # the lead's second turn saw alice's report as a [message from alice] user message
+        lead_second = script.seen["LEAD-TASK"][-1].transcript()
+        assert any(role == "user" and text.startswith("[message from alice]")
+                   and "ALL-DONE" in text for role, text in lead_second)
+
+        status = await run_nyz(workspace, home, "team", "status", "crew", "--json")
+        assert status.returncode == 0, status.stderr.decode()
+        data = json.loads(status.stdout)
+        assert data["mode"] == mode
+        members = {m["name"]: m for m in data["members"]}
+        assert set(members) == {"lead", "alice", "bob"}
+        assert all(m["unread"] == 0 for n, m in members.items() if n != "lead")
+        assert {m["status"] for m in members.values()} == {"stopped"}
+        tasks = {t["id"]: (t["status"], t["owner"]) for t in data["tasks"]}
+        assert tasks == {"1": ("completed", "alice"), "2": ("completed", "bob"),
+                         "3": ("completed", "alice")}
+        text = await run_nyz(workspace, home, "team", "status", "crew")
+        out = text.stdout.decode()
+        assert "alice" in out and "#3" in out and "completed" in out
+
+
+async def test_team_send_list_and_delete(workspace, home, configure):
+    async with open_fake_llm(script=[reply("ok")]) as server:
+        configure(workspace, server.url_for("openai"))
+        proc = await run_nyz(workspace, home, "team", "start", "duo", "--members", "amy:worker",
+                             "--headless")
+        assert proc.returncode == 0, proc.stderr.decode()
+    sent = await run_nyz(workspace, home, "team", "send", "duo", "amy", "hello", "there")
+    assert sent.returncode == 0, sent.stderr.decode()
+    status = json.loads((await run_nyz(workspace, home, "team", "status", "duo", "--json")).stdout)
+    assert {m["name"]: m["unread"] for m in status["members"]}["amy"] == 1
+    listed = await run_nyz(workspace, home, "team", "list")
+    assert "duo" in listed.stdout.decode() and "amy" in listed.stdout.decode()
+    bad = await run_nyz(workspace, home, "team", "send", "duo", "zed", "hi")
+    assert bad.returncode == 1 and b"no member 'zed'" in bad.stderr
+    gone = await run_nyz(workspace, home, "team", "delete", "duo")
+    assert gone.returncode == 0, gone.stderr.decode()
+    missing = await run_nyz(workspace, home, "team", "status", "duo")
+    assert missing.returncode == 1 and b"no team 'duo'" in missing.stderr
+    assert nyz_env(home)["HOME"] == str(home)

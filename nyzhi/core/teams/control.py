@@ -132,7 +132,7 @@ class TeamRuntime:
     # ---- binding an agent to a team --------------------------------------------------------
 
     async def bind(self, team: str, member: str, agent: Agent, submit: Callable[[str], Any],
-                   *, path: str | None = None) -> MemberDriver:
+                   *, path: str | None = None, first_prompt: str | None = None) -> MemberDriver:
         """Make ``agent`` member ``member`` of ``team``: its team tools default to the team and
         a driver feeds its inbox (``path`` is the path its events carry)."""
         path = path or agent.spec.path
@@ -141,6 +141,7 @@ class TeamRuntime:
         driver = MemberDriver(
             store=self.store, team=team, member=member, path=path, submit=submit,
             emit=self.emit, hooks=self.hooks, session_id=self.session_id,
+            first_prompt=first_prompt,
         )
         agent.loop.before_step = driver.inject
         self.members[path] = Running(team, member, path, "bound", driver, agent)

@@ -53,6 +53,7 @@ class MemberDriver:
         hooks: Any = None,
         session_id: str = "",
         fallback: float = 2.0,
+        first_prompt: str | None = None,
     ) -> None:
         self.store = store
         self.team = team
@@ -63,6 +64,9 @@ class MemberDriver:
         self.hooks = hooks
         self.session_id = session_id
         self.fallback = fallback
+        # A turn to start before anything else (a restarted member told to continue): counted
+        # as pending before the first look at the inbox, so the member never looks idle first.
+        self.first_prompt = first_prompt
         self.inbox = store.inbox(team, member)
         self.running = 0  # turns of this agent between turn_start and turn_complete
         self.pending = 0  # turns this driver submitted that have not ended
@@ -113,6 +117,8 @@ class MemberDriver:
             async with InboxWatcher(self.inbox_dir, self.member, fallback=self.fallback) as watch:
                 nursery.start_soon(self._pokes, watch)
                 task_status.started()
+                if self.first_prompt:
+                    await self._start_turn(self.first_prompt)
                 self.kick.set()  # messages sent before we listened
                 try:
                     while True:

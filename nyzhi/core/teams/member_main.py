@@ -12,7 +12,7 @@ set, so its main agent is the member (its role, fence, model and teammate prompt
 * **detached**: runs until SIGTERM or SIGINT (``nyz team stop``).
 
 A member restarted after a crash resumes its own session (its id is in its status file) and,
-if it died in the middle of a turn, is told to continue.
+if it died in the middle of a turn, is told to continue (``membership.RESTARTED``).
 """
 
 from __future__ import annotations
@@ -26,10 +26,6 @@ from typing import Any
 import trio
 
 from nyzhi.core import events as ev
-
-RESTARTED = ("[nyz] Your process was restarted while you were working (your thread is "
-             "intact). Check the task board and continue where you left off.")
-
 
 async def run_member(team: str, member: str, *, attached: bool, interactive: bool) -> int:
     from nyzhi.cli.render import JsonLines
@@ -59,8 +55,6 @@ async def run_member(team: str, member: str, *, attached: bool, interactive: boo
                 out.render(event)
 
         nursery.start_soon(pump)
-        if prior.get("status") == "running" and prior.get("session_id"):
-            await rt.submit(RESTARTED)
         if attached:
             await _control(rt)
         else:

@@ -22,12 +22,17 @@ from nyzhi.teams.names import LEAD, TeamError, check_name
 from nyzhi.teams.store import Member, TeamConfig
 
 
+RESTARTED = ("[nyz] Your process was restarted while you were working (your thread is "
+             "intact). Check the task board and continue where you left off.")
+
+
 @attrs.define
 class Membership:
     team: str | None = None
     member: str = LEAD
     config: TeamConfig | None = None
     teams: Any = None
+    first_prompt: str | None = None  # RESTARTED for a member that died mid-turn
 
     def spec_changes(self, catalog: Any) -> dict[str, Any]:
         """What the main agent's ``AgentSpec`` takes from the membership."""
@@ -54,7 +59,8 @@ class Membership:
     async def bind(self, rt: Any) -> None:
         if self.team is None:
             return
-        await self.teams.bind(self.team, self.member, rt.main_agent, rt.submit)
+        await self.teams.bind(self.team, self.member, rt.main_agent, rt.submit,
+                              first_prompt=self.first_prompt)
         if self.member == LEAD and self.config is not None:
             await self.teams.start_team(self.config)  # its configured teammates
 
@@ -81,6 +87,10 @@ async def open_membership(options: Any, tooling: Any, teams: Any) -> Membership:
         ))
 
     config = await run_blocking(load_or_create)
+    prior = (await run_blocking(store.statuses, team)).get(member, {})
+    # A process teammate that died in the middle of a turn resumes its session (the lead
+    # passes it) and is told to carry on.
+    died_working = member != LEAD and options.session and prior.get("status") == "running"
     if config.member(member) is None:
         raise TeamError(f"team {team} has no member {member!r} "
                         f"(members: {', '.join(config.names())})")
@@ -90,4 +100,5 @@ async def open_membership(options: Any, tooling: Any, teams: Any) -> Membership:
         label = "" if member == LEAD else ev.teammate_path(team, member)
         tooling.context.leases = TeamLeaseTable(
             store.team_dir(team) / "leases", label=label, wait=tooling.context.leases.wait)
-    return Membership(team=team, member=member, config=config, teams=teams)
+    return Membership(team=team, member=member, config=config, teams=teams,
+                      first_prompt=RESTARTED if died_working else None)

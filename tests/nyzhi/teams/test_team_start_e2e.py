@@ -9,11 +9,14 @@ lead → alice → bob → alice → lead, and the tasks can only complete in de
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
 
 import pytest
 import trio
 
-from nyzhi.testing.cli import json_lines, nyz_env, run_nyz
+from nyzhi.testing.cli import NYZ, json_lines, nyz_env, run_nyz
 from nyzhi.testing.fake_llm import PerAgent, open_fake_llm, reply, tool_call
 
 
@@ -124,3 +127,68 @@ async def test_team_send_list_and_delete(workspace, home, configure):
     missing = await run_nyz(workspace, home, "team", "status", "duo")
     assert missing.returncode == 1 and b"no team 'duo'" in missing.stderr
     assert nyz_env(home)["HOME"] == str(home)
+
+
+async def test_a_killed_process_teammate_is_restarted_and_carries_on(workspace, home, configure):
+    """kill -9 of alice's process mid-turn: every team file still parses, the lead restarts
+    her, she resumes her session (told she was restarted) and finishes her task."""
+    from nyzhi.teams.store import TeamStore
+
+    asked = trio.Event()
+
+    async def hold(_request):
+        asked.set()
+        await trio.sleep_forever()  # until the test kills the process that asked
+
+    script = PerAgent({
+        "LEAD-TASK": [
+            _calls(tool_call("task_create", {"subject": "one"})),
+            _calls(tool_call("send_team_message", {"to": "alice", "message": "ALICE-JOB: do 1"})),
+            reply("assigned"),
+            reply("the team finished"),
+        ],
+        "ALICE-JOB": [
+            _calls(tool_call("task_update", {"task_id": "1", "status": "in_progress"})),
+            hold,
+            _calls(tool_call("task_update", {"task_id": "1", "status": "completed"})),
+            _calls(tool_call("send_team_message", {"to": "lead", "message": "ALICE-DONE"})),
+            reply("did task 1"),
+        ],
+    })
+    env = nyz_env(home)
+    async with open_fake_llm(script=script) as server:
+        configure(workspace, server.url_for("openai"))
+        with trio.fail_after(120):
+            lead = await trio.lowlevel.open_process(
+                [*NYZ, "team", "start", "crew", "--members", "alice:worker", "--task",
+                 "LEAD-TASK", "--teammate-mode", "process", "--headless", "--output-format",
+                 "stream-json"],
+                cwd=workspace, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            async with trio.open_nursery() as nursery:
+                out, err = bytearray(), bytearray()
+
+                async def drain(stream, buf):
+                    while chunk := await stream.receive_some(65536):
+                        buf += chunk
+
+                nursery.start_soon(drain, lead.stdout, out)
+                nursery.start_soon(drain, lead.stderr, err)
+                await asked.wait()
+                store = TeamStore(env)
+                first = store.statuses("crew")["alice"]
+                os.kill(first["pid"], signal.SIGKILL)
+                code = await lead.wait()
+        assert code == 0, err.decode()[-3000:]
+    store = TeamStore(env)
+    team_dir = store.team_dir("crew")
+    for path in [*team_dir.rglob("*.json"), *store.board("crew").dir.glob("*.json")]:
+        json.loads(path.read_text())  # nothing half-written
+    alice = store.statuses("crew")["alice"]
+    assert alice["restarts"] == 1 and alice["pid"] != first["pid"]
+    assert store.board("crew").get("1").status == "completed"
+    resumed = script.seen["ALICE-JOB"][2].transcript()
+    assert any("was restarted" in text for role, text in resumed if role == "user")
+    events = json_lines(bytes(out))
+    assert events[-1]["result"] == "the team finished"
+    assert ("alice", "lead") in [(e["sender"], e["to"]) for e in events
+                                 if e["type"] == "team_message" and e["kind"] == "message"]

@@ -6,8 +6,9 @@ and no inbox holds an unread message (``TeamRuntime.wait_quiet``). The lead may 
 turns meanwhile (a teammate's message wakes it). Every teammate's events are in the stream,
 tagged with its path (``/team/<team>/<member>``).
 
-Exit status: 0 done; 1 on an error (the lead's turn failed, a teammate failed past its
-restarts, the runtime could not start); 128 + signal when stopped by a signal.
+Exit status: 0 done; 1 on an error (a turn of the lead or of a teammate failed, a teammate's
+process failed past its restarts, the runtime could not start); 128 + signal when stopped by
+a signal.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ async def run_team_headless(args: argparse.Namespace, task: str, fmt: str) -> in
     errors: list[str] = []
     last_answer = ""
     failed = False
+    teammate_failed: list[str] = []
     try:
         async with open_runtime(options) as rt:
             printer.render(rt.session_start)
@@ -43,8 +45,11 @@ async def run_team_headless(args: argparse.Namespace, task: str, fmt: str) -> in
                 async def pump() -> None:
                     nonlocal last_answer
                     async for event in events:
-                        if isinstance(event, ev.Error) and event.agent == ev.MAIN_AGENT:
-                            errors.append(event.message)
+                        if isinstance(event, ev.Error) and (
+                                event.agent == ev.MAIN_AGENT or event.kind == "turn"):
+                            errors.append(event.message)  # the lead's, or a failed turn's
+                            if event.kind == "turn":
+                                teammate_failed.append(f"{event.agent}: {event.message}")
                         if isinstance(event, ev.TurnComplete) and event.agent == ev.MAIN_AGENT:
                             last_answer = event.text or last_answer
                         printer.render(event)
@@ -74,6 +79,7 @@ async def run_team_headless(args: argparse.Namespace, task: str, fmt: str) -> in
                     await trio.lowlevel.checkpoint()  # let the printer drain what is already queued
                 nursery.cancel_scope.cancel()
             session_id, usage = rt.session_id, rt.usage_totals()
+        failed = failed or bool(teammate_failed)
     except Exception as exc:
         from nyzhi.core.errors import describe_error
 

@@ -39,6 +39,10 @@ from nyzhi.teams.store import Member, TeamConfig, TeamStore
 from nyzhi.tools.offload import run_blocking
 
 MODES = ("in-process", "process")
+# A process teammate that dies more than MAX_RESTARTS times within RESTART_WINDOW seconds is
+# given up on (its team's supervisor stops restarting it; its status says "failed").
+MAX_RESTARTS = 3
+RESTART_WINDOW = 60.0
 # Member statuses that count as "done" for a headless lead (see wait_quiet).
 SETTLED = frozenset({"idle"})
 FAILED = frozenset({"errored", "failed"})
@@ -262,7 +266,9 @@ class TeamRuntime:
         sup = self.system.lookup(f"{ev.TEAM_ROOT}/{team}")
         if sup is None:
             sup = await root.ask(actors.StartChild(actors.ChildSpec(
-                actors.Supervisor, (), name=team, restart=actors.Restart.TRANSIENT)))
+                actors.Supervisor,
+                ((), actors.Strategy.ONE_FOR_ONE, MAX_RESTARTS, RESTART_WINDOW),
+                name=team, restart=actors.Restart.TRANSIENT)))
         return sup
 
     def _role(self, name: str) -> Any:

@@ -27,6 +27,7 @@ import trio
 
 from nyzhi.core import events as ev
 
+
 async def run_member(team: str, member: str, *, attached: bool, interactive: bool) -> int:
     from nyzhi.cli.render import JsonLines
     from nyzhi.core.runtime import RuntimeOptions, open_runtime
@@ -41,7 +42,9 @@ async def run_member(team: str, member: str, *, attached: bool, interactive: boo
               f"(members: {', '.join(config.names())})", file=sys.stderr)
         return 1
     prior = (await run_blocking(store.statuses, team)).get(member, {})
-    cwd = Path(m.worktree or config.cwd or os.getcwd())
+    # The team's workspace (its config, hooks, sessions); the member's tools work in its
+    # worktree when it has one (Membership gives the agent that workdir).
+    cwd = Path(config.cwd or os.getcwd())
     options = RuntimeOptions(
         cwd=cwd, team=team, member=member, trust=config.trust, teammate_mode="process",
         interactive=interactive, session=prior.get("session_id") or None,

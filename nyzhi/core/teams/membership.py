@@ -11,6 +11,7 @@ agent's inbox.
 from __future__ import annotations
 
 import datetime as dt
+from pathlib import Path
 from typing import Any
 
 import attrs
@@ -20,7 +21,6 @@ from nyzhi.core.roles import RoleError
 from nyzhi.core.teams.prompt import teammate_prompt, teammate_role
 from nyzhi.teams.names import LEAD, TeamError, check_name
 from nyzhi.teams.store import Member, TeamConfig
-
 
 RESTARTED = ("[nyz] Your process was restarted while you were working (your thread is "
              "intact). Check the task board and continue where you left off.")
@@ -53,6 +53,7 @@ class Membership:
                                         role.system_prompt),
             model=m.model or self.config.default_model,
             max_steps=self.config.max_steps or role.max_steps,
+            workdir=Path(m.worktree) if m.worktree else None,
         )
         return changes
 

@@ -119,8 +119,7 @@ class TeammateProcess(actors.Actor):
         if self.stopping_now:
             return
         if code != 0:
-            raise TeammateDied(f"teammate {self.member} of team {self.team} exited with "
-                               f"status {code}")
+            await self._died(f"exited with status {code}")
 
     async def _run_detached(self, config: Any, env: dict[str, str], cwd: str | None, err: Any,
                             logs: Any) -> None:
@@ -149,7 +148,20 @@ class TeammateProcess(actors.Actor):
                 for line in lines:
                     await self._publish(line)
         if not self.stopping_now and proc.returncode not in (0, -signal.SIGTERM):
-            raise TeammateDied(f"detached teammate {self.member} exited with {proc.returncode}")
+            await self._died(f"exited with status {proc.returncode}")
+
+    async def _died(self, why: str) -> None:
+        """Crash the actor so its supervisor restarts it; the last restart it will get marks
+        the member ``failed`` (a headless lead then exits 1)."""
+        from nyzhi.core.teams.control import MAX_RESTARTS
+
+        message = f"teammate {self.member} of team {self.team} {why}"
+        if self.context.restarts >= MAX_RESTARTS:
+            await run_blocking(lambda: self.teams.store.set_status(
+                self.team, self.member, status="failed", detail=message))
+            await self.teams.emit(ev.Error(agent=self.path, message=message + "; given up",
+                                           kind="team"))
+        raise TeammateDied(message)
 
     async def _publish(self, line: bytes) -> None:
         line = line.strip()

@@ -221,17 +221,22 @@ def start_command(args: argparse.Namespace) -> int:
 
 
 def _alive(pid: Any) -> bool:
+    """A live nyz process (not a zombie: a detached member whose lead is gone may linger
+    unreaped in a container), so a pid reused by another program is never signalled."""
     if not isinstance(pid, int) or pid <= 0:
         return False
     try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
         cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
     except OSError:
-        try:
+        if Path("/proc/self").exists():
+            return False
+        try:  # no /proc (macOS): the pid alone
             os.kill(pid, 0)
         except OSError:
             return False
         return True
-    return b"nyzhi" in cmdline or b"nyz" in cmdline
+    return stat.rsplit(")", 1)[1].split()[0] != "Z" and b"nyzhi" in cmdline
 
 
 def team_status(name: str) -> dict[str, Any]:

@@ -192,3 +192,42 @@ async def test_a_killed_process_teammate_is_restarted_and_carries_on(workspace, 
     assert events[-1]["result"] == "the team finished"
     assert ("alice", "lead") in [(e["sender"], e["to"]) for e in events
                                  if e["type"] == "team_message" and e["kind"] == "message"]
+
+
+async def test_detached_teammates_outlive_the_lead_until_team_stop(workspace, home, configure):
+    from nyzhi.teams.store import TeamStore
+
+    served = trio.Event()
+
+    def answer(_request):
+        served.set()
+        return reply("got it")
+
+    env = nyz_env(home)
+    async with open_fake_llm(script=PerAgent({"AMY-JOB": [answer]})) as server:
+        configure(workspace, server.url_for("openai"))
+        with trio.fail_after(120):
+            started = await run_nyz(workspace, home, "team", "start", "det", "--members",
+                                    "amy:worker", "--teammate-mode", "process", "--detach",
+                                    "--headless")
+            assert started.returncode == 0, started.stderr.decode()[-3000:]
+            pid = TeamStore(env).statuses("det")["amy"]["pid"]
+            assert _running(pid)  # still running after its lead exited
+            sent = await run_nyz(workspace, home, "team", "send", "det", "amy", "AMY-JOB: hi")
+            assert sent.returncode == 0, sent.stderr.decode()
+            await served.wait()  # the detached teammate woke on the message
+            stopped = await run_nyz(workspace, home, "team", "stop", "det")
+        assert stopped.returncode == 0, stopped.stderr.decode()
+        assert b"amy" in stopped.stdout
+    assert not _running(pid)
+    assert TeamStore(env).statuses("det")["amy"]["status"] == "stopped"
+
+
+def _running(pid: int) -> bool:
+    """Alive and not a zombie (the detached member's parent, its lead, is gone; in a container
+    nobody may reap it)."""
+    try:
+        stat = open(f"/proc/{pid}/stat").read()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"

@@ -32,6 +32,8 @@ def test_all_and_user_are_not_member_names_but_user_may_send(value):
         check_name("member", value)
     assert check_name("team", value) == value
     assert check_name("sender", "user") == "user"
+    with pytest.raises(TeamError, match="invalid sender name 'all'"):
+        check_name("sender", "all")
 
 
 def test_roots_follow_xdg_data_home(home, monkeypatch, tmp_path):

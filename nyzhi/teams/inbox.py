@@ -28,7 +28,7 @@ from nyzhi.teams.names import check_name
 if TYPE_CHECKING:
     from nyzhi.teams.store import TeamStore
 
-KEEP_READ = 200
+KEEP_READ = 50
 KINDS = ("message", "idle_notification")
 
 

@@ -55,9 +55,12 @@ def read_json(path: Path, default: Any) -> Any:
         raise TeamError(f"{path} is not valid JSON ({exc}); fix or delete the file") from exc
 
 
-def write_json(path: Path, data: Any) -> None:
-    """Replace ``path`` with ``data`` as JSON, atomically, mode 0600 (messages may be private)."""
-    text = json.dumps(data, ensure_ascii=False, indent=1)
+def write_json(path: Path, data: Any, *, indent: int | None = None) -> None:
+    """Replace ``path`` with ``data`` as JSON, atomically, mode 0600 (messages may be private).
+    Compact unless ``indent`` is given: an indented dump takes the pure-Python encoder, several
+    times slower, and inboxes and tasks are rewritten on every change."""
+    text = json.dumps(data, ensure_ascii=False, indent=indent,
+                      separators=None if indent else (",", ":"))
     atomic_write(Path(path), text.encode("utf-8"), mode=FILE_MODE, what="the team file")
 
 
@@ -77,6 +80,9 @@ def take(obj: dict[str, Any], key: str, kind: type, source: object, default: Any
     is missing or null. A missing required key or a wrong type is a ``TeamError`` naming
     ``source`` (the file), the key, what was expected and what was found. Tolerant reads:
     callers ignore keys they do not know, so older and newer files both load."""
+    value = obj.get(key)
+    if type(value) is kind:  # the usual case, first: inboxes parse every message per change
+        return value
     for name in (key, *aliases):
         if obj.get(name) is not None:
             value = obj[name]

@@ -22,9 +22,10 @@ def check_name(kind: str, value: str) -> str:
     be ``user``); else a ``TeamError`` saying what is allowed."""
     if not isinstance(value, str) or not NAME_RE.fullmatch(value):
         raise TeamError(f"invalid {kind} name {value!r}: use {_ALLOWED}")
-    if kind == "member" and value.lower() in RESERVED_MEMBER_NAMES:
+    reserved = {"member": RESERVED_MEMBER_NAMES, "sender": ("all",)}.get(kind, ())
+    if value.lower() in reserved:
         raise TeamError(
-            f"invalid member name {value!r}: 'all' and 'user' are reserved (they address every "
+            f"invalid {kind} name {value!r}: 'all' and 'user' are reserved (they address every "
             "member and the human)"
         )
     return value

@@ -228,7 +228,7 @@ class TeamStore:
             shutil.rmtree(self.tasks / config.name, ignore_errors=True)
             for sub in ("inboxes", "members"):
                 (team_dir / sub).mkdir(exist_ok=True, mode=DIR_MODE)
-            write_json(team_dir / "config.json", config.to_json())
+            write_json(team_dir / "config.json", config.to_json(), indent=2)
         return config
 
     def update(self, name: str, fn: Callable[[TeamConfig], None]) -> TeamConfig:
@@ -240,7 +240,7 @@ class TeamStore:
             if config.name != name:
                 raise TeamError(f"a team cannot be renamed ('{name}' to '{config.name}')")
             config = _checked(config)
-            write_json(self._config_path(name), config.to_json())
+            write_json(self._config_path(name), config.to_json(), indent=2)
         return config
 
     def add_member(self, name: str, member: Member) -> TeamConfig:

@@ -37,6 +37,10 @@ TEAMMATE_TOOLS = ("send_team_message", "read_inbox", "task_list", "task_update")
 
 
 class TeamControl(Protocol):
+    """The runtime's side of the team tools. Each call comes after the files changed (but
+    ``team_deleted``: before, so the teammates stop before their files go). A control may
+    also carry a ``store`` attribute (a ``TeamStore``) that the tools then use."""
+
     async def team_created(self, config: TeamConfig, caller_path: str) -> None: ...
 
     async def team_deleted(self, name: str) -> None: ...

@@ -16,7 +16,7 @@ import subprocess
 import pytest
 import trio
 
-from nyzhi.testing.cli import NYZ, json_lines, nyz_env, run_nyz
+from nyzhi.testing.cli import NYZ, json_lines, nyz_env, read_until, run_nyz
 from nyzhi.testing.fake_llm import PerAgent, open_fake_llm, reply, tool_call
 
 
@@ -231,3 +231,50 @@ def _running(pid: int) -> bool:
     except FileNotFoundError:
         return False
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+async def test_a_process_teammates_approval_is_answered_in_the_leads_chat(workspace, home,
+                                                                          configure):
+    """The lead's chat shows a process teammate's approval request (tagged with its path);
+    the answer typed there goes down the teammate's pipe and its write happens."""
+    script = PerAgent({
+        "LEAD-TASK": [
+            _calls(tool_call("send_team_message", {"to": "amy", "message": "AMY-JOB: write"})),
+            reply("asked amy"),
+        ],
+        "AMY-JOB": [
+            _calls(tool_call("write", {"file_path": "amy.txt", "content": "approved\n"})),
+            reply("wrote it"),
+        ],
+    })
+    async with open_fake_llm(script=script) as server:
+        configure(workspace, server.url_for("openai"))
+        proc = await trio.lowlevel.open_process(
+            [*NYZ, "team", "start", "ap", "--members", "amy:worker", "--teammate-mode",
+             "process", "--task", "LEAD-TASK"],
+            cwd=workspace, env=nyz_env(home), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL)
+        out = bytearray()
+        with trio.fail_after(60):
+            await read_until(proc.stdout, out, b"Approve write")
+            assert b"/team/ap/amy asks: Approve write" in out
+            await proc.stdin.send_all(b"y\n")
+            await read_until(proc.stdout, out, b"[amy] [write done]")
+            await proc.stdin.send_all(b"/exit\n")
+            assert await proc.wait() == 0
+    assert (workspace / "amy.txt").read_text() == "approved\n"
+
+
+async def test_team_name_flag_makes_the_session_a_lead(workspace, home, configure):
+    """``--team-name`` (a global flag of the original) binds any session's main agent as the
+    team's lead: the team is created, and the agent's team tools default to it."""
+    script = PerAgent({"SOLO": [
+        _calls(tool_call("task_create", {"subject": "from the lead"})), reply("made it")]})
+    async with open_fake_llm(script=script) as server:
+        configure(workspace, server.url_for("openai"))
+        proc = await run_nyz(workspace, home, "run", "--team-name", "solo", "--ephemeral",
+                             "SOLO")
+    assert proc.returncode == 0, proc.stderr.decode()
+    data = json.loads((await run_nyz(workspace, home, "team", "status", "solo", "--json")).stdout)
+    assert [m["name"] for m in data["members"]] == ["lead"]
+    assert [t["subject"] for t in data["tasks"]] == ["from the lead"]

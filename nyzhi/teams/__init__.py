@@ -10,23 +10,40 @@ Modules: ``errors`` (the error tree), ``names`` (what a team or member may be ca
 member status, where everything lives), ``inbox`` (messages and the FIFO poke), ``board``
 (tasks and their dependencies), ``watch`` (a trio wait on the FIFO; the only module that
 imports trio). Everything but ``watch`` is blocking: trio callers run it in a worker thread.
-The package re-exports the public names of all but ``watch``, so importing it costs no trio.
+The package re-exports the public names of all but ``watch``, lazily: importing it costs no
+trio and builds no class.
 """
 
-from nyzhi.teams.board import Task as Task
-from nyzhi.teams.board import TaskBoard as TaskBoard
-from nyzhi.teams.board import TaskChange as TaskChange
-from nyzhi.teams.board import TaskStatus as TaskStatus
-from nyzhi.teams.errors import TaskClaimError as TaskClaimError
-from nyzhi.teams.errors import TeamError as TeamError
-from nyzhi.teams.errors import TeamNotFound as TeamNotFound
-from nyzhi.teams.inbox import Inbox as Inbox
-from nyzhi.teams.inbox import Message as Message
-from nyzhi.teams.inbox import deliver as deliver
-from nyzhi.teams.names import LEAD as LEAD
-from nyzhi.teams.names import check_name as check_name
-from nyzhi.teams.store import Member as Member
-from nyzhi.teams.store import TeamConfig as TeamConfig
-from nyzhi.teams.store import TeamStore as TeamStore
-from nyzhi.teams.store import tasks_root as tasks_root
-from nyzhi.teams.store import teams_root as teams_root
+import importlib
+from typing import Any
+
+# Public name -> its module, imported on first use (PEP 562): importing ``nyzhi.teams.names``
+# for a name check must not build every attrs class of the store, board and inbox.
+_EXPORTS = {
+    "Task": "nyzhi.teams.board",
+    "TaskBoard": "nyzhi.teams.board",
+    "TaskChange": "nyzhi.teams.board",
+    "TaskStatus": "nyzhi.teams.board",
+    "TaskClaimError": "nyzhi.teams.errors",
+    "TeamError": "nyzhi.teams.errors",
+    "TeamNotFound": "nyzhi.teams.errors",
+    "Inbox": "nyzhi.teams.inbox",
+    "Message": "nyzhi.teams.inbox",
+    "deliver": "nyzhi.teams.inbox",
+    "LEAD": "nyzhi.teams.names",
+    "check_name": "nyzhi.teams.names",
+    "Member": "nyzhi.teams.store",
+    "TeamConfig": "nyzhi.teams.store",
+    "TeamStore": "nyzhi.teams.store",
+    "tasks_root": "nyzhi.teams.store",
+    "teams_root": "nyzhi.teams.store",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'nyzhi.teams' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

@@ -16,7 +16,6 @@ blockers' real states are read whenever they matter), so no task stays stuck.
 
 from __future__ import annotations
 
-import enum
 import os
 import re
 from collections.abc import Iterable
@@ -27,15 +26,7 @@ import attrs
 
 from nyzhi.teams.errors import TaskClaimError, TeamError
 from nyzhi.teams.locking import file_lock, now_rfc3339, read_json, take, write_json
-
-
-class TaskStatus(enum.StrEnum):
-    PENDING = "pending"
-    IN_PROGRESS = "in_progress"
-    COMPLETED = "completed"
-    BLOCKED = "blocked"
-    DELETED = "deleted"
-
+from nyzhi.teams.status import TaskStatus as TaskStatus
 
 FINISHED = (TaskStatus.COMPLETED, TaskStatus.DELETED)
 _ID_RE = re.compile(r"[1-9][0-9]{0,8}")

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import trio
@@ -32,11 +32,13 @@ from nyzhi.core.agent import AgentActor, UserInput
 from nyzhi.core.agent_factory import Agent, AgentSpec
 from nyzhi.core.budget import Limits
 from nyzhi.core.roles import RoleError
-from nyzhi.core.teams.member import IDLE_NOTICE, MemberDriver
 from nyzhi.core.teams.prompt import teammate_prompt, teammate_role
 from nyzhi.teams.names import LEAD, TeamError
-from nyzhi.teams.store import Member, TeamConfig, TeamStore
 from nyzhi.tools.offload import run_blocking
+
+if TYPE_CHECKING:  # imported when a team is first used: start-up builds none of their classes
+    from nyzhi.core.teams.member import MemberDriver
+    from nyzhi.teams.store import Member, TeamConfig, TeamStore
 
 MODES = ("in-process", "process")
 # A process teammate that dies more than MAX_RESTARTS times within RESTART_WINDOW seconds is
@@ -89,7 +91,7 @@ class TeamRuntime:
         self.session_id = session_id
         self.env = env
         self.lifecycle = lifecycle
-        self.store = TeamStore(env)
+        self._store: TeamStore | None = None
         self.member_command = member_command
         self.mode_override = mode
         self.interactive = interactive
@@ -98,6 +100,15 @@ class TeamRuntime:
         self.nursery: trio.Nursery | None = None
         self.processes: dict[str, Any] = {}  # path -> TeammateProcess (live incarnation)
         self.remote_requests: dict[str, str] = {}  # approval/question id -> member path
+
+    @property
+    def store(self) -> TeamStore:
+        """The team files (``$XDG_DATA_HOME/nyzhi/teams``), opened on first use."""
+        if self._store is None:
+            from nyzhi.teams.store import TeamStore
+
+            self._store = TeamStore(self.env)
+        return self._store
 
     # ---- plumbing --------------------------------------------------------------------------
 
@@ -139,6 +150,8 @@ class TeamRuntime:
                    *, path: str | None = None, first_prompt: str | None = None) -> MemberDriver:
         """Make ``agent`` member ``member`` of ``team``: its team tools default to the team and
         a driver feeds its inbox (``path`` is the path its events carry)."""
+        from nyzhi.core.teams.member import MemberDriver
+
         path = path or agent.spec.path
         agent.tooling.context.team_name = team
         agent.tooling.context.team_member = member
@@ -220,6 +233,7 @@ class TeamRuntime:
     async def spawn_teammate(self, team: str, name: str, message: str, role: str | None,
                              model: str | None, caller_path: str) -> dict[str, Any]:
         from nyzhi.teams.inbox import deliver
+        from nyzhi.teams.store import Member
 
         config = await run_blocking(self.store.load, team)
         member = config.member(name)
@@ -336,6 +350,8 @@ class TeamRuntime:
 
     async def quiet(self, team: str) -> tuple[bool, str]:
         """Is the team done? Every inbox read first, then every status (see ``member``)."""
+        from nyzhi.core.teams.member import IDLE_NOTICE
+
         config = await run_blocking(self.store.load, team)
 
         def unread() -> dict[str, int]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -20,7 +20,9 @@ from nyzhi.core import events as ev
 from nyzhi.core.roles import RoleError
 from nyzhi.core.teams.prompt import teammate_prompt, teammate_role
 from nyzhi.teams.names import LEAD, TeamError, check_name
-from nyzhi.teams.store import Member, TeamConfig
+
+if TYPE_CHECKING:
+    from nyzhi.teams.store import TeamConfig
 
 RESTARTED = ("[nyz] Your process was restarted while you were working (your thread is "
              "intact). Check the task board and continue where you left off.")
@@ -67,10 +69,11 @@ class Membership:
 
 
 async def open_membership(options: Any, tooling: Any, teams: Any) -> Membership:
-    from nyzhi.tools.offload import run_blocking
-
     if options.team is None:
         return Membership(teams=teams)
+    from nyzhi.teams.store import Member, TeamConfig
+    from nyzhi.tools.offload import run_blocking
+
     team = check_name("team", options.team)
     member = check_name("member", options.member) if options.member else LEAD
     store = teams.store

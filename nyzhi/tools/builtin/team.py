@@ -17,17 +17,20 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from nyzhi.teams.board import TaskChange, TaskStatus
 from nyzhi.teams.errors import TeamError
-from nyzhi.teams.inbox import Message, deliver
 from nyzhi.teams.names import LEAD, check_name
-from nyzhi.teams.store import Member, TeamConfig, TeamStore
+from nyzhi.teams.status import TaskStatus
 from nyzhi.tools.base import Permission, ToolContext, ToolResult
 from nyzhi.tools.builtin._common import ArgError, BuiltinTool, error, opt_str, req_str
 from nyzhi.tools.builtin.agents import AgentControlError
 from nyzhi.tools.offload import run_blocking
+
+if TYPE_CHECKING:  # the store's classes are built when a team tool first runs
+    from nyzhi.teams.board import TaskChange
+    from nyzhi.teams.inbox import Message
+    from nyzhi.teams.store import TeamConfig, TeamStore
 
 T = TypeVar("T")
 
@@ -81,6 +84,8 @@ class _TeamTool(BuiltinTool):
 
     @staticmethod
     def store(ctx: ToolContext) -> TeamStore:
+        from nyzhi.teams.store import TeamStore
+
         return getattr(ctx.teams, "store", None) or TeamStore()
 
     @staticmethod
@@ -133,6 +138,8 @@ class TeamCreateTool(_TeamTool):
                 isinstance(m, dict) and isinstance(m.get("name"), str) for m in raw):
             raise ArgError("'members' must be an array like [{\"name\": \"alice\", "
                            "\"role\": \"worker\"}]")
+        from nyzhi.teams.store import Member, TeamConfig
+
         members = [Member(m["name"], role=opt_str(m, "role") or "default",
                           model=opt_str(m, "model")) for m in raw]
         config = TeamConfig(name, members=members, cwd=str(ctx.workspace_root))
@@ -208,6 +215,8 @@ class SendTeamMessageTool(_TeamTool):
         if not isinstance(text, str) or not text.strip():
             raise ArgError("'message' is required: the text to send")
         to = req_str(args, "to")
+        from nyzhi.teams.inbox import deliver
+
         sent = await self.blocking(deliver, self.store(ctx), team, self.member(ctx), to, text)
         if not sent:
             return error(f"team '{team}' has no other member to send to")
@@ -263,6 +272,8 @@ class TaskCreateTool(_TeamTool):
                                    opt_str(args, "description") or "",
                                    [str(d) for d in deps], opt_str(args, "active_form"))
         if ctx.teams is not None:
+            from nyzhi.teams.board import TaskChange
+
             await ctx.teams.task_changed(team, TaskChange(task))
         return ToolResult(f"created {task_line(task)}", metadata={"task": task.to_json()})
 

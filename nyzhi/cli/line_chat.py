@@ -20,7 +20,7 @@ from __future__ import annotations
 import argparse
 import signal
 import sys
-from typing import TextIO
+from typing import Any, TextIO
 
 import trio
 
@@ -32,7 +32,8 @@ from nyzhi.core.tool_step import ApprovalAnswer
 
 HELP = """commands: /exit (or Ctrl-D) quit · /cancel cancel the turn · /compact compact the context
           /undo revert the last file change · /plan toggle plan mode (leaving it executes the plan)
-          /mcp MCP servers (read, prompt) · /NAME args run a custom command (.nyzhi/commands,
+          /mcp MCP servers (read, prompt) · /team the team this session leads
+          /NAME args run a custom command (.nyzhi/commands,
           .claude/commands) · /help this text
 Ctrl-C cancels a running turn and its subagents' (they can be continued).
 Approvals: y = yes, a = always this session (every agent), n = no."""
@@ -86,6 +87,14 @@ class ChatRenderer(EventRenderer):
         preview = (event.output or "").strip().replace("\n", " ")[:160]
         self.out.write(f"{self.prefix(event)}[{event.name} {status}] {preview}\n")
 
+    def on_team_message(self, event: ev.TeamMessage) -> None:
+        if event.kind == "message":
+            self.out.write(f"[{event.sender} → {event.to}] {event.text}\n")
+
+    def on_task_update(self, event: ev.TaskUpdate) -> None:
+        owner = f" ({event.owner})" if event.owner else ""
+        self.out.write(f"[task {event.task_id} {event.status}{owner}] {event.subject}\n")
+
     def on_agent_status(self, event: ev.AgentStatus) -> None:
         if event.agent == ev.MAIN_AGENT or event.status in ("running", "pending_init"):
             return
@@ -122,6 +131,21 @@ def approval_answer(line: str) -> ApprovalAnswer | None:
     """The answer a typed line means (empty: the default, N); None for anything else, so a
     typo asks again instead of silently declining."""
     return APPROVAL_KEYS.get(line.strip().lower())
+
+
+def team_summary(rt: Any) -> str:
+    """``/team``: the bound team's members and tasks (``nyz team status``)."""
+    team = rt.main_agent.tooling.context.team_name
+    if not team:
+        return "[not in a team: nyz team start NAME, or ask the agent to create one]"
+    from nyzhi.cli.cmd_team import team_status
+
+    data = team_status(team)
+    lines = [f"team {team} ({data['mode']})"]
+    lines += [f"  {m['name']:<12} {m['status']:<12} unread {m['unread']}" for m in data["members"]]
+    lines += [f"  #{t['id']} {t['status']:<11} {t['owner'] or '-':<10} {t['subject']}"
+              for t in data["tasks"]]
+    return "\n".join(lines)
 
 
 async def chat(args: argparse.Namespace) -> int:
@@ -178,6 +202,8 @@ async def chat(args: argparse.Namespace) -> int:
 
             out.write("> ")
             out.flush()
+            if getattr(args, "first_prompt", None):  # nyz team start --task
+                nursery.start_soon(run_turn, rt.knowledge.expand(args.first_prompt))
             async for line in lines:
                 if line is None:
                     break
@@ -208,6 +234,8 @@ async def chat(args: argparse.Namespace) -> int:
                     out.write(HELP + "\n> ")
                 elif text == "/cancel":
                     await rt.cancel()
+                elif text == "/team":
+                    out.write(team_summary(rt) + "\n> ")
                 elif not busy.is_set():
                     # the thread and the files belong to the running turn until it ends
                     out.write("[a turn is running; Ctrl-C or /cancel first]\n")

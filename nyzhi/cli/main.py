@@ -28,6 +28,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "nyzhi.cli.cmd_run",
     "nyzhi.cli.cmd_config", "nyzhi.cli.cmd_init", "nyzhi.cli.cmd_auth",
     "nyzhi.cli.cmd_sessions", "nyzhi.cli.cmd_index", "nyzhi.cli.cmd_mcp", "nyzhi.cli.cmd_memory",
+    "nyzhi.cli.cmd_team",
 )
 
 
@@ -55,6 +56,10 @@ def add_global_flags(parser: argparse.ArgumentParser, *, suppress: bool = False)
         help="resume the most recent session", **d,
     )
     parser.add_argument("-s", "--session", help="resume a session by id prefix or title", **d)
+    parser.add_argument("--team-name", metavar="TEAM",
+                        help="run as the lead of this team (created if missing)", **d)
+    parser.add_argument("--teammate-mode", choices=("in-process", "process"),
+                        help="how teammates run: agents in this process, or nyz processes", **d)
 
 
 def build_parser() -> argparse.ArgumentParser:

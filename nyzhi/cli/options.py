@@ -37,4 +37,6 @@ def runtime_options(args: argparse.Namespace, *, interactive: bool) -> RuntimeOp
         interactive=interactive,
         budget=None if budget.empty else budget,
         plan=getattr(args, "plan", False),
+        team=getattr(args, "team_name", None),
+        teammate_mode=getattr(args, "teammate_mode", None),
     )

@@ -98,6 +98,16 @@ class Progress(EventRenderer):
             f"[compacted context: {event.before_tokens} -> {event.after_tokens} tokens]\n"
         )
 
+    def on_team_message(self, event: ev.TeamMessage) -> None:
+        if event.kind == "message":
+            self._newline()
+            self.progress(f"[{event.sender} → {event.to}] {cut(event.text, 160)}\n")
+
+    def on_task_update(self, event: ev.TaskUpdate) -> None:
+        self._newline()
+        owner = f" ({event.owner})" if event.owner else ""
+        self.progress(f"[task {event.task_id} {event.status}{owner}] {cut(event.subject, 100)}\n")
+
     def on_error(self, event: ev.Error) -> None:
         if event.kind == STARTUP:
             return  # nothing ran: the exit message ("nyz: …") says it once
@@ -183,3 +193,12 @@ class Timeline(EventRenderer):
     def on_index_progress(self, event: ev.IndexProgress) -> None:
         self.line(event, event.summary if event.done else
                   f"{event.files_done}/{event.files_total} {event.path}")
+
+    def on_team_message(self, event: ev.TeamMessage) -> None:
+        self.line(event, f"{event.team}: {event.sender} → {event.to} ({event.kind}): "
+                         f"{cut(event.text, 80)}")
+
+    def on_task_update(self, event: ev.TaskUpdate) -> None:
+        owner = f" ({event.owner})" if event.owner else ""
+        self.line(event, f"{event.team}: task {event.task_id} {event.status}{owner}: "
+                         f"{cut(event.subject, 60)}")

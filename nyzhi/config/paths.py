@@ -56,7 +56,9 @@ def cache_dir(env: Mapping[str, str] | None = None) -> Path:
 
 
 def nyzhi_home(env: Mapping[str, str] | None = None) -> Path:
-    """~/.nyzhi (teams, tasks), overridable with $NYZHI_HOME. User memory is in data_dir()."""
+    """~/.nyzhi, overridable with $NYZHI_HOME: the original's home directory, which
+    ``workspace.find_root`` must not mistake for a project's ``.nyzhi``. Nothing is stored
+    there: teams and tasks are under data_dir() (``nyzhi.teams.store``), as is user memory."""
     value = _env(env).get("NYZHI_HOME")
     if value:
         return Path(value)

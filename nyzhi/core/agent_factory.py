@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
 from typing import Any, Protocol
 
 import attrs
@@ -64,15 +65,21 @@ class SessionSink(Protocol):
 
 
 def _check_path(_inst: object, _attr: object, path: str) -> None:
+    """``/agents/main[/<nickname>…]`` or, for a teammate, ``/team/<team>/<member>[/…]``."""
     parts = path.split("/")
     if path == ev.MAIN_AGENT:
         return
-    if not path.startswith(ev.MAIN_AGENT + "/") or not all(
-        _valid_nickname(p) for p in parts[len(ev.MAIN_AGENT.split("/")):]
-    ):
+    if path.startswith(ev.MAIN_AGENT + "/"):
+        below = parts[len(ev.MAIN_AGENT.split("/")):]
+    elif path.startswith(ev.TEAM_ROOT + "/") and len(parts) >= 4:
+        below = parts[2:]
+    else:
+        below = [""]
+    if not all(_valid_nickname(p) for p in below):
         raise AgentSpecError(
-            f"agent path {path!r} must be {ev.MAIN_AGENT} or {ev.MAIN_AGENT}/<nickname>/…, "
-            "nicknames being letters, digits, '_', '-' or '.' (at most 64), not 'tools'"
+            f"agent path {path!r} must be {ev.MAIN_AGENT}[/<nickname>…] or "
+            f"{ev.TEAM_ROOT}/<team>/<member>[/<nickname>…], nicknames being letters, digits, "
+            "'_', '-' or '.' (at most 64), not 'tools'"
         )
 
 
@@ -95,6 +102,14 @@ class AgentSpec:
     prompt_hooks: bool = False
     fence: Any = attrs.field(default=None, eq=False)  # a roles.Role
     budget: Any = attrs.field(default=None, eq=False)  # a budget.Budget
+    # Team membership (``nyzhi.core.teams``): the team tools act for ``member`` of ``team``;
+    # a child inherits both (it works on its teammate's behalf).
+    team: str | None = None
+    member: str | None = None
+    # Where its tools work (a teammate's git worktree); None: the runtime's workspace.
+    workdir: Path | None = None
+    # Messages put into the thread before each model call (a teammate's unread inbox).
+    inject: Callable[[], Awaitable[list[pt.Message]]] | None = attrs.field(default=None, eq=False)
 
     @property
     def name(self) -> str:
@@ -111,7 +126,7 @@ class AgentSpec:
             )
         spec = attrs.evolve(
             self, path=f"{self.path}/{nickname}", role="subagent", role_prompt="",
-            session=None, prompt_hooks=False, fence=None, budget=None,
+            session=None, prompt_hooks=False, fence=None, budget=None, inject=None,
         )
         spec = attrs.evolve(spec, **changes)
         if self.tools is not None:
@@ -166,6 +181,11 @@ class AgentFactory:
 
             fenced = fence_tools(spec.fence, tooling.registry, tooling.gates, tooling.context)
             tooling = Tooling(fenced.registry, fenced.gates, fenced.context, tooling.memory)
+        if spec.team is not None or spec.workdir is not None:
+            tooling.context.team_name = spec.team
+            tooling.context.team_member = spec.member
+            if spec.workdir is not None:
+                tooling.context.cwd = tooling.context.workspace_root = Path(spec.workdir)
         model = spec.model or self.provider.model
         # Byte-identical across the agent's steps (prompt caching); rebuilt only when a
         # deferred tool is discovered.
@@ -198,13 +218,17 @@ class AgentFactory:
             session_stem=self._stem(spec.path),
             state_record=keeper.build,
             limit=spec.budget.before_step if spec.budget is not None else None,
+            before_step=spec.inject,
         )
         return Agent(spec, loop, tooling, system_prompt)
 
     def _stem(self, path: str) -> str:
         """The compaction archive's file stem: the session id, plus the agent's path below
         the main agent (``<id>-explorer``, ``<id>-explorer-grep``)."""
-        below = path[len(ev.MAIN_AGENT):].strip("/")
+        if path.startswith(ev.TEAM_ROOT + "/"):
+            below = path[len(ev.TEAM_ROOT):].strip("/")
+        else:
+            below = path[len(ev.MAIN_AGENT):].strip("/")
         return f"{self.session_id}-{below.replace('/', '-')}" if below else self.session_id
 
     async def _prompt_hooks(self, prompt: str) -> tuple[str, str | None]:

@@ -102,6 +102,12 @@ class EventRenderer:
     def on_index_progress(self, event: ev.IndexProgress) -> None:
         self.on_event(event)
 
+    def on_team_message(self, event: ev.TeamMessage) -> None:
+        self.on_event(event)
+
+    def on_task_update(self, event: ev.TaskUpdate) -> None:
+        self.on_event(event)
+
 
 def _table(cls: type[EventRenderer]) -> dict[str, Handler]:
     """``type`` → the class's ``on_<type>`` function, for every type of the vocabulary."""

@@ -26,6 +26,20 @@ from typing import Any, ClassVar
 import attrs
 
 MAIN_AGENT = "/agents/main"
+# Teammates live at ``/team/<team>/<member>`` (their subagents below them), in both teammate
+# modes: a process teammate's events are re-tagged to that path by the lead.
+TEAM_ROOT = "/team"
+
+
+def teammate_path(team: str, member: str) -> str:
+    return f"{TEAM_ROOT}/{team}/{member}"
+
+
+def root_of(path: str) -> str:
+    """The root agent a path belongs to: the main agent or a teammate (``/team/t/m``)."""
+    if path.startswith(TEAM_ROOT + "/"):
+        return "/".join(path.split("/")[:4])
+    return MAIN_AGENT
 
 AGENT_STATUSES = ("pending_init", "running", "idle", "completed", "errored", "shutdown")
 
@@ -235,6 +249,35 @@ class IndexProgress(Event):
 
 
 @attrs.frozen
+class TeamMessage(Event):
+    """A message was delivered to a team member's inbox (``agent`` is the sender's path).
+    ``kind`` is ``message`` or ``idle_notification`` (a teammate telling the lead it is idle);
+    ``to`` is the recipient's member name (``all`` fans out to one event per member)."""
+
+    type: ClassVar[str] = "team_message"
+    team: str
+    sender: str
+    to: str
+    text: str = ""
+    kind: str = "message"
+    message_id: str = ""
+
+
+@attrs.frozen
+class TaskUpdate(Event):
+    """A task on a team's board was created or changed (``agent`` is who changed it).
+    ``unblocked`` lists the ids this change unblocked (a completed dependency)."""
+
+    type: ClassVar[str] = "task_update"
+    team: str
+    task_id: str
+    subject: str = ""
+    status: str = "pending"
+    owner: str | None = None
+    unblocked: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+
+
+@attrs.frozen
 class GenericEvent:
     """An event of a type this version does not know; kept verbatim so replay still works."""
 
@@ -262,6 +305,8 @@ EVENT_CLASSES: tuple[type[Event], ...] = (
     Error,
     Result,
     IndexProgress,
+    TeamMessage,
+    TaskUpdate,
 )
 
 EVENT_TYPES: dict[str, type[Event]] = {cls.type: cls for cls in EVENT_CLASSES}

@@ -39,6 +39,8 @@ from nyzhi.core.roles import RoleModels
 from nyzhi.core.session_knowledge import SessionKnowledge, load_session_knowledge
 from nyzhi.core.sessions.store import SessionWriter
 from nyzhi.core.subagents import SubagentManager, journal_to
+from nyzhi.core.teams.control import TeamRuntime
+from nyzhi.core.teams.membership import open_membership
 from nyzhi.core.tool_step import ApprovalAnswer, ApprovalBroker
 from nyzhi.core.turn import TurnSettings
 from nyzhi.provider import types as pt
@@ -62,6 +64,11 @@ class RuntimeOptions:
     # The root agent's budget (``nyz run --budget-*``), over ``[agent.agents.budget]``.
     budget: Limits | None = None
     plan: bool = False  # start in plan mode (read-only tools; see Runtime.knowledge)
+    # Teams (nyzhi.core.teams): run as ``member`` (default the lead) of ``team``; teammates
+    # it starts run ``teammate_mode`` (None: the team's configured mode).
+    team: str | None = None
+    member: str | None = None
+    teammate_mode: str | None = None
     # Library and test seams: a ready provider object, extra environment for key lookup.
     provider_instance: pt.Provider | None = None
     env: dict[str, str] | None = None
@@ -82,6 +89,7 @@ class Runtime:
     agents: SubagentManager
     notices: tuple[str, ...] = ()
     mcp: Any = None  # nyzhi.core.mcp.McpPool: the MCP connections every agent shares
+    teams: Any = None  # nyzhi.core.teams.control.TeamRuntime: this runtime's team members
 
     @property
     def tooling(self) -> Any:
@@ -151,10 +159,17 @@ class Runtime:
     async def answer_approval(self, request_id: str, answer: ApprovalAnswer | str) -> None:
         """Answer an ``approval_request``. A string must be an ``ApprovalAnswer`` value
         ("approve", "always" for this session, "deny"); anything else is a ``ValueError``."""
-        self.approvals.answer_approval(request_id, ApprovalAnswer.parse(answer))
+        answer = ApprovalAnswer.parse(answer)
+        if await self.teams.answer_remote(
+                request_id, {"op": "approval", "request_id": request_id, "answer": answer.value}):
+            return  # a process teammate asked: its answer goes down its pipe
+        self.approvals.answer_approval(request_id, answer)
 
     async def answer_question(self, request_id: str, text: str) -> None:
         """Answer a ``user_question`` event (the ``ask_user`` tool) with the chosen value."""
+        if await self.teams.answer_remote(
+                request_id, {"op": "answer", "request_id": request_id, "text": text}):
+            return
         self.approvals.answer_question(request_id, text)
 
     async def spawn(self, spec: AgentSpec) -> actors.ActorRef:
@@ -280,8 +295,16 @@ async def open_runtime(
             journal=journal_to(writer) if writer is not None else None,
         )
         tooling.context.agents = manager  # before any agent is built: every view shares it
-        main = factory.build(
-            AgentSpec(ev.MAIN_AGENT, session=writer, prompt_hooks=True, budget=root_budget))
+        teams = TeamRuntime(
+            system=system, factory=factory, manager=manager, emit=bus.publish, hooks=hooks,
+            session_id=session_id, env=options.env, mode=options.teammate_mode,
+            interactive=options.interactive,
+        )
+        tooling.context.teams = teams
+        membership = await open_membership(options, tooling, teams)
+        main = factory.build(attrs.evolve(
+            AgentSpec(ev.MAIN_AGENT, session=writer, prompt_hooks=True, budget=root_budget),
+            **membership.spec_changes(manager.catalog)))
         manager.main = main
         knowledge.toolings = (main.tooling, tooling)
         knowledge.set_plan_mode(options.plan)
@@ -292,8 +315,10 @@ async def open_runtime(
         if writer is not None:
             bus.add_listener(_session_listener(writer), name="session")
         bus.add_listener(_after_turn_listener(hooks, session_id), name="after_turn hook")
+        bus.add_listener(teams.on_event, name="teams")
         background = await stack.enter_async_context(trio.open_nursery())
         await background.start(manager.run)
+        await background.start(teams.run)
         session_start = ev.SessionStart(
             session_id=session_id, cwd=str(options.cwd), provider=provider.name,
             model=provider.model, prompt=main.prompt.describe(main.loop.tool_schemas()),
@@ -304,7 +329,7 @@ async def open_runtime(
         async def lifecycle(event: str, path: str, status: str) -> None:
             await hooks.fire(event, {"session_id": session_id, "agent": path, "status": status})
 
-        manager.lifecycle = lifecycle
+        manager.lifecycle = teams.lifecycle = lifecycle
 
         agents = system.spawn(actors.Supervisor, name="agents", restart=actors.Restart.PERMANENT)
         main_ref = await agents.ask(
@@ -318,11 +343,12 @@ async def open_runtime(
         rt = Runtime(
             system=system, bus=bus, approvals=approvals, hooks=hooks, factory=factory,
             main_agent=main, main=main_ref, session_start=session_start, agents=manager, mcp=mcp,
-            knowledge=knowledge,
+            knowledge=knowledge, teams=teams,
             notices=tuple(n for n in (*(str(w) for w in loaded.warnings), notice, *notes,
                                       *role_notes) if n),
         )
         await hooks.fire("session_start", {"session_id": session_id, "cwd": str(options.cwd)})
+        await membership.bind(rt)
         # Everything built so far (modules, config, tools, prompts) lives as long as the
         # process: move it out of the collector's view. A full collection walks every tracked
         # object, and with hundreds of subagents running it stalled the event loop for
@@ -331,6 +357,8 @@ async def open_runtime(
         try:
             yield rt
         finally:
+            with trio.CancelScope(shield=True):
+                await teams.stop()  # members' status files say "stopped"
             background.cancel_scope.cancel()  # the manager's watchers
             with trio.CancelScope(shield=True):
                 await system.shutdown()  # agents first, so session_end is the last hook

@@ -123,7 +123,7 @@ def clamp_wait_ms(timeout_ms: int | None) -> int:
 
 def depth_of(path: str) -> int:
     """0 for the main agent, 1 for its children, …"""
-    return path[len(ev.MAIN_AGENT):].count("/")
+    return path[len(ev.root_of(path)):].count("/")
 
 
 def _nickname_base(role: str) -> str:
@@ -159,6 +159,9 @@ class SubagentManager:
         self.max_depth = max_depth
         self.journal = journal
         self.records: dict[str, AgentRecord] = {}
+        # Other root agents whose subagents this manager runs: in-process teammates
+        # (``/team/<team>/<member>``, added by nyzhi.core.teams).
+        self.roots: dict[str, Agent] = {}
         self.budgets: dict[str, Budget] = {ev.MAIN_AGENT: root_budget}
         self.changed = trio.Event()
         self._counters: dict[str, int] = {}
@@ -228,6 +231,8 @@ class SubagentManager:
     def agent_at(self, path: str) -> Agent:
         if path == ev.MAIN_AGENT:
             return self.main
+        if path in self.roots:
+            return self.roots[path]
         rec = self.records.get(path)
         if rec is None or rec.agent is None:
             raise SubagentError(f"no running agent at {path}")

@@ -102,6 +102,13 @@ class ToolContext:
     # The runtime's subagent manager (nyzhi.core.subagents), for the lifecycle tools; shared
     # like ``leases``. None: no subagents in this run.
     agents: Any = None
+    # Teams: the team this agent belongs to and its member name there (None: not in a team;
+    # the team tools then need an explicit team, and act as "lead"), and the runtime's team
+    # control (nyzhi.tools.builtin.team.TeamControl), shared like ``agents``. None: the team
+    # tools work on the files alone (no teammates, events or hooks).
+    team_name: str | None = None
+    team_member: str | None = None
+    teams: Any = None
 
 
 def _lease_table() -> Any:

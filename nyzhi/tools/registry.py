@@ -38,6 +38,7 @@ BUILTIN_MODULES: tuple[str, ...] = (
     "knowledge",
     "interaction",
     "agents",
+    "team",
     "web",
     "verify",
 )

@@ -32,7 +32,9 @@ Results:
   {"permissionDecision": "deny"|"allow", "permissionDecisionReason", "additionalContext"}}``.
   Plain stdout of user_prompt_submit and session_start hooks is context for the model.
 * exit 2: on pre_tool_use / user_prompt_submit it blocks, with stderr as the reason the model
-  reads; on other events stderr becomes feedback for the model (``HookOutcome.message``).
+  reads; on teammate_idle the teammate gets stderr as its next message and keeps working; on
+  task_completed the task's owner is told stderr as why the completion was rejected. On other
+  events stderr becomes feedback for the model (``HookOutcome.message``).
 * any other exit, a timeout or a failure to start: a warning in the outcome, never an
   exception, unless the hook has ``block = true`` and the event can block (fail closed).
 """
@@ -55,7 +57,10 @@ from nyzhi.core.events import MAIN_AGENT
 from nyzhi.core.hooks.spec import HOOK_EVENTS, HookSpec
 from nyzhi.tools.env_policy import EnvPolicy, child_env
 
-BLOCKING_EVENTS = frozenset({"pre_tool_use", "user_prompt_submit"})
+# Exit 2 on these says no: the tool call or prompt is refused; a teammate going idle is given
+# the hook's stderr as more work; a completed task's owner is told why it was rejected.
+BLOCKING_EVENTS = frozenset({"pre_tool_use", "user_prompt_submit", "teammate_idle",
+                             "task_completed"})
 CONTEXT_EVENTS = frozenset({"user_prompt_submit", "session_start"})
 OUTPUT_LIMIT = 1 << 20  # bytes kept per stream; the rest is drained and dropped
 _PATH_KEYS = ("file_path", "path", "notebook_path")

@@ -38,6 +38,10 @@ HOOK_EVENTS = (
     "subagent_start",
     "subagent_stop",
     "session_end",
+    "teammate_idle",
+    "task_completed",
+    "worktree_create",
+    "worktree_remove",
 )
 TOOL_EVENTS = frozenset({"pre_tool_use", "post_tool_use", "after_edit"})
 # Older nyzhi configs used other names for the same moments.

@@ -36,6 +36,8 @@ NOT_ON_THE_RUN_PATH = (
     "nyzhi.provider.anthropic", "nyzhi.provider.gemini", "nyzhi.provider.ollama",
     "nyzhi.provider.openai_responses",  # other wire formats than the one configured
     "nyzhi.tools.executors.ssh", "nyzhi.tools.executors.monitored",  # no nodes configured
+    "nyzhi.teams.store", "nyzhi.teams.board", "nyzhi.teams.inbox",  # no team in this run
+    "nyzhi.core.teams.member", "nyzhi.core.teams.process",
 )
 
 

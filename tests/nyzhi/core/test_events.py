@@ -26,6 +26,8 @@ SAMPLES = [
     ev.Error("boom", kind="provider", retryable=True),
     ev.Result("done", session_id="s-1", usage={"input_tokens": 10}, is_error=False),
     ev.IndexProgress(3, 10, 2, 7, "a.py", 1.5, agent="/services/index"),
+    ev.TeamMessage("crew", "alice", "lead", "done", agent="/team/crew/alice"),
+    ev.TaskUpdate("crew", "3", "ship it", "completed", "bob", ("4",), agent="/team/crew/bob"),
 ]
 
 
@@ -34,7 +36,8 @@ def test_every_event_type_has_a_sample():
     assert set(ev.EVENT_TYPES) == {
         "session_start", "turn_start", "text_delta", "thinking_delta", "tool_start",
         "tool_output_delta", "tool_done", "approval_request", "user_question", "retry", "usage", "compaction",
-        "agent_status", "turn_complete", "error", "result", "index_progress",
+        "agent_status", "turn_complete", "error", "result", "index_progress", "team_message",
+        "task_update",
     }
 
 
@@ -106,6 +109,7 @@ FIELD_STRATEGIES = {
     dict[str, typing.Any]: st.dictionaries(st.text(), JSON_VALUES, max_size=4),
     tuple[dict[str, str], ...]: st.lists(
         st.dictionaries(st.text(), st.text(), max_size=3), max_size=3).map(tuple),
+    tuple[str, ...]: st.lists(st.text(), max_size=3).map(tuple),
 }
 
 

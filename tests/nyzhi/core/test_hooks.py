@@ -42,6 +42,10 @@ PAYLOADS = {
     "subagent_start": {"agent": "/agents/main/sub-1", "role": "explorer"},
     "subagent_stop": {"agent": "/agents/main/sub-1", "result": "found it"},
     "session_end": {"reason": "exit"},
+    "teammate_idle": {"team": "crew", "member": "alice", "agent": "/team/crew/alice"},
+    "task_completed": {"team": "crew", "task_id": "3", "subject": "ship", "owner": "bob"},
+    "worktree_create": {"team": "crew", "member": "alice", "path": "/w/.nyzhi/worktrees/alice"},
+    "worktree_remove": {"team": "crew", "member": "alice", "path": "/w/.nyzhi/worktrees/alice"},
 }
 
 

@@ -17,9 +17,12 @@ ORIGINAL_NAMES = {
     "verify", "web_fetch", "memory_read", "memory_write", "load_skill", "create_plan",
     "notepad_read", "notepad_write",
     "spawn_agent", "send_input", "wait", "close_agent", "resume_agent",
+    "team_create", "team_delete", "team_list", "send_team_message", "read_inbox", "task_create",
+    "task_update", "task_list", "spawn_teammate",
 }
 WRITE_TOOLS = {"write", "edit", "multi_edit", "apply_patch", "delete_file", "move_file", "copy_file", "create_dir"}
-NEEDS_APPROVAL = WRITE_TOOLS | {"bash", "git_commit", "git_checkout", "web_fetch", "memory_write"}
+NEEDS_APPROVAL = WRITE_TOOLS | {"bash", "git_commit", "git_checkout", "web_fetch", "memory_write",
+                                "team_delete"}
 
 
 class Dummy(Tool):

@@ -1,0 +1,411 @@
+"""``TeamRuntime``: teams inside one runtime (``Runtime.teams``).
+
+It is what the team tools call (``ctx.teams``, the ``TeamControl`` protocol of
+``nyzhi.tools.builtin.team``) and what ``nyz team start`` drives:
+
+* **binding** — an agent that creates a team (``team_create``), or the main agent of a runtime
+  opened with ``RuntimeOptions.team``, becomes a member (the lead, or a process teammate's own
+  member): its team tools default to that team, and a ``MemberDriver`` feeds its inbox;
+* **teammates** — ``start_member`` runs one member: ``in-process``, an agent at
+  ``/team/<team>/<member>`` under the ``/team/<team>`` supervisor, built by the runtime's one
+  agent factory with its budget carved from the root budget; or ``process``, a
+  ``TeammateProcess`` actor in the same place that runs ``nyz team member`` and re-tags its
+  events onto this bus;
+* **events and hooks** — ``team_message`` and ``task_update`` events, the ``task_completed``
+  hook;
+* **quiescence** — ``wait_quiet``: the lead idle, every member idle, no unread message (how
+  ``nyz team start --headless`` knows it is done).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+import attrs
+import trio
+
+import actors
+from nyzhi.core import events as ev
+from nyzhi.core.agent import AgentActor, UserInput
+from nyzhi.core.agent_factory import Agent, AgentSpec
+from nyzhi.core.budget import Limits
+from nyzhi.core.roles import RoleError
+from nyzhi.core.teams.prompt import teammate_prompt, teammate_role
+from nyzhi.teams.names import LEAD, TeamError
+from nyzhi.tools.offload import run_blocking
+
+if TYPE_CHECKING:  # imported when a team is first used: start-up builds none of their classes
+    from nyzhi.core.teams.member import MemberDriver
+    from nyzhi.teams.store import Member, TeamConfig, TeamStore
+
+MODES = ("in-process", "process")
+# A process teammate that dies more than MAX_RESTARTS times within RESTART_WINDOW seconds is
+# given up on (its team's supervisor stops restarting it; its status says "failed").
+MAX_RESTARTS = 3
+RESTART_WINDOW = 60.0
+# Member statuses that count as "done" for a headless lead (see wait_quiet).
+SETTLED = frozenset({"idle"})
+FAILED = frozenset({"errored", "failed"})
+
+
+class TeamRuntimeError(Exception):
+    """A team operation the runtime refused; the message is for the model or the user."""
+
+
+@attrs.define(eq=False)
+class Running:
+    """A member this runtime runs (its driver, and its agent when in-process)."""
+
+    team: str
+    member: str
+    path: str
+    mode: str
+    driver: MemberDriver | None = None
+    agent: Agent | None = None
+    ref: actors.ActorRef | None = None
+
+
+class TeamRuntime:
+    def __init__(
+        self,
+        *,
+        system: actors.ActorSystem,
+        factory: Any,  # AgentFactory
+        manager: Any,  # SubagentManager: roles, budgets, journal
+        emit: Callable[[ev.Event], Awaitable[None]],
+        hooks: Any,
+        session_id: str,
+        env: dict[str, str] | None = None,
+        lifecycle: Any = None,
+        member_command: list[str] | None = None,
+        mode: str | None = None,
+        interactive: bool = False,
+    ) -> None:
+        self.system = system
+        self.factory = factory
+        self.manager = manager
+        self.emit = emit
+        self.hooks = hooks
+        self.session_id = session_id
+        self.env = env
+        self.lifecycle = lifecycle
+        self._store: TeamStore | None = None
+        self.member_command = member_command
+        self.mode_override = mode
+        self.interactive = interactive
+        self.members: dict[str, Running] = {}  # by agent path
+        self.changed = trio.Event()
+        self.nursery: trio.Nursery | None = None
+        self.processes: dict[str, Any] = {}  # path -> TeammateProcess (live incarnation)
+        self.remote_requests: dict[str, str] = {}  # approval/question id -> member path
+
+    @property
+    def store(self) -> TeamStore:
+        """The team files (``$XDG_DATA_HOME/nyzhi/teams``), opened on first use."""
+        if self._store is None:
+            from nyzhi.teams.store import TeamStore
+
+            self._store = TeamStore(self.env)
+        return self._store
+
+    # ---- plumbing --------------------------------------------------------------------------
+
+    async def run(self, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
+        async with trio.open_nursery() as nursery:
+            self.nursery = nursery
+            task_status.started()
+            await trio.sleep_forever()
+
+    def _changed(self) -> None:
+        self.changed.set()
+        self.changed = trio.Event()
+
+    async def on_event(self, event: ev.Event) -> None:
+        """A bus listener: members' turns (drivers), and any team activity wakes ``wait_quiet``."""
+        for running in tuple(self.members.values()):
+            if running.driver is not None and running.mode != "process":
+                await running.driver.on_event(event)
+        if isinstance(event, ev.ApprovalRequest | ev.UserQuestion) and \
+                event.agent.startswith(ev.TEAM_ROOT + "/"):
+            member = ev.root_of(event.agent)
+            if member in self.processes:
+                self.remote_requests[event.request_id] = member
+        if isinstance(event, ev.AgentStatus | ev.TurnComplete | ev.TeamMessage | ev.TaskUpdate):
+            self._changed()
+
+    async def stop(self) -> None:
+        """Stop every member driver (status ``stopped``); the actors stop with the system."""
+        for running in tuple(self.members.values()):
+            if running.driver is not None:
+                await running.driver.stop()
+
+    def mode_of(self, config: TeamConfig) -> str:
+        return self.mode_override or config.teammate_mode or "in-process"
+
+    # ---- binding an agent to a team --------------------------------------------------------
+
+    async def bind(self, team: str, member: str, agent: Agent, submit: Callable[[str], Any],
+                   *, path: str | None = None, first_prompt: str | None = None) -> MemberDriver:
+        """Make ``agent`` member ``member`` of ``team``: its team tools default to the team and
+        a driver feeds its inbox (``path`` is the path its events carry)."""
+        from nyzhi.core.teams.member import MemberDriver
+
+        path = path or agent.spec.path
+        agent.tooling.context.team_name = team
+        agent.tooling.context.team_member = member
+        driver = MemberDriver(
+            store=self.store, team=team, member=member, path=path, submit=submit,
+            emit=self.emit, hooks=self.hooks, session_id=self.session_id,
+            first_prompt=first_prompt,
+        )
+        agent.loop.before_step = driver.inject
+        self.members[path] = Running(team, member, path, "bound", driver, agent)
+        assert self.nursery is not None, "TeamRuntime.run has not started"
+        await self.nursery.start(driver.run)
+        await run_blocking(lambda: self.store.set_status(
+            team, member, pid=os.getpid(), path=path, session_id=self.session_id))
+        return driver
+
+    def lead_of(self, team: str) -> Running | None:
+        return next((r for r in self.members.values()
+                     if r.team == team and r.member == LEAD), None)
+
+    # ---- TeamControl (the team tools) ------------------------------------------------------
+
+    async def team_created(self, config: TeamConfig, caller_path: str) -> None:
+        if caller_path in self.members:
+            return  # already a member of a team: the new team is managed by name
+        agent = self.manager.agent_at(caller_path)
+        ref = self.system.lookup(caller_path)
+        if ref is None:
+            return
+
+        async def submit(text: str) -> Any:
+            return await ref.ask(UserInput(text))
+
+        await self.bind(config.name, LEAD, agent, submit)
+
+    async def team_deleted(self, name: str) -> None:
+        for path, running in tuple(self.members.items()):
+            if running.team != name:
+                continue
+            if running.driver is not None:
+                running.driver.stopped = True
+                if running.driver.nursery is not None:
+                    running.driver.nursery.cancel_scope.cancel()
+            if running.member == LEAD:
+                running.agent.tooling.context.team_name = None  # type: ignore[union-attr]
+                running.agent.tooling.context.team_member = None  # type: ignore[union-attr]
+            del self.members[path]
+        sup = self.system.lookup(f"{ev.TEAM_ROOT}/{name}")
+        if sup is not None:
+            with trio.CancelScope(shield=True):
+                await sup.stop()
+
+    async def messages_sent(self, team: str, messages: list[Any]) -> None:
+        for m in messages:
+            await self.emit(ev.TeamMessage(
+                agent=self._path_of(team, m.sender), team=team, sender=m.sender, to=m.to,
+                text=m.text, kind=m.kind, message_id=m.id))
+
+    async def task_changed(self, team: str, change: Any) -> None:
+        task = change.task
+        by = task.owner or LEAD
+        await self.emit(ev.TaskUpdate(
+            agent=self._path_of(team, by), team=team, task_id=task.id, subject=task.subject,
+            status=str(task.status), owner=task.owner,
+            unblocked=tuple(t.id for t in change.unblocked)))
+        if change.completed and self.hooks is not None:
+            outcome = await self.hooks.fire("task_completed", {
+                "session_id": self.session_id, "team": team, "task_id": task.id,
+                "subject": task.subject, "owner": task.owner,
+            })
+            if outcome.blocked and task.owner:  # exit 2: feedback to whoever completed it
+                from nyzhi.teams.inbox import deliver
+
+                text = (f"The task_completed hook rejected task {task.id} "
+                        f"({task.subject}): {outcome.message or 'no reason given'}")
+                sent = await run_blocking(deliver, self.store, team, "hook", task.owner, text)
+                await self.messages_sent(team, sent)
+
+    async def spawn_teammate(self, team: str, name: str, message: str, role: str | None,
+                             model: str | None, caller_path: str) -> dict[str, Any]:
+        from nyzhi.teams.inbox import deliver
+        from nyzhi.teams.store import Member
+
+        config = await run_blocking(self.store.load, team)
+        member = config.member(name)
+        if member is None:
+            member = Member(name=name, role=role or config.default_role or "default",
+                            model=model or config.default_model)
+        else:
+            member = attrs.evolve(member, role=role or member.role, model=model or member.model)
+        config = await run_blocking(self.store.add_member, team, member)
+        running = await self.start_member(config, config.member(name) or member)
+        sender = self.members[caller_path].member if caller_path in self.members else LEAD
+        if message.strip():
+            sent = await run_blocking(deliver, self.store, team, sender, name, message)
+            await self.messages_sent(team, sent)
+        return {"team": team, "name": name, "agent_id": running.path, "role": member.role,
+                "mode": running.mode, "model": member.model or self.factory.provider.model}
+
+    # ---- running members -------------------------------------------------------------------
+
+    async def start_team(self, config: TeamConfig) -> list[Running]:
+        """Start every teammate of ``config`` (not the lead) that is not running yet."""
+        started = []
+        for member in config.members:
+            if member.name != LEAD:
+                started.append(await self.start_member(config, member))
+        return started
+
+    async def start_member(self, config: TeamConfig, member: Member) -> Running:
+        path = ev.teammate_path(config.name, member.name)
+        if path in self.members:
+            return self.members[path]
+        if member.name == LEAD:
+            raise TeamRuntimeError("the lead is the agent that runs the team, not a teammate")
+        sup = await self._team_supervisor(config.name)
+        if self.mode_of(config) == "process":
+            return await self._start_process(config, member, path, sup)
+        return await self._start_in_process(config, member, path, sup)
+
+    async def _team_supervisor(self, team: str) -> actors.ActorRef:
+        root = self.system.lookup(ev.TEAM_ROOT)
+        if root is None:
+            root = self.system.spawn(actors.Supervisor, name=ev.TEAM_ROOT.strip("/"),
+                                     restart=actors.Restart.PERMANENT)
+        sup = self.system.lookup(f"{ev.TEAM_ROOT}/{team}")
+        if sup is None:
+            sup = await root.ask(actors.StartChild(actors.ChildSpec(
+                actors.Supervisor,
+                ((), actors.Strategy.ONE_FOR_ONE, MAX_RESTARTS, RESTART_WINDOW),
+                name=team, restart=actors.Restart.TRANSIENT)))
+        return sup
+
+    def _role(self, name: str) -> Any:
+        try:
+            return self.manager.catalog.resolve(name or None)
+        except RoleError as exc:
+            raise TeamRuntimeError(str(exc)) from None
+
+    async def _start_in_process(self, config: TeamConfig, member: Member, path: str,
+                                sup: actors.ActorRef) -> Running:
+
+        role = teammate_role(self._role(member.role))
+        budget = self.manager.root_budget.carve(Limits.from_config(role.budget))
+        prompt = teammate_prompt(config.name, member.name, config.names(), role.system_prompt)
+        model = member.model or config.default_model
+        sink = None
+        if self.manager.journal is not None:
+            sink = self.manager.journal(path, {"role": role.name, "model": model,
+                                               "role_prompt": prompt, "team": config.name})
+        spec = AgentSpec(
+            path, role=role.name, role_prompt=prompt, model=model, fence=role, budget=budget,
+            max_steps=config.max_steps or role.max_steps, session=sink, team=config.name,
+            member=member.name, workdir=member.worktree,
+        )
+        agent = self.factory.build(spec)
+        self.manager.roots[path] = agent
+        self.manager.budgets[path] = budget
+        ref = await sup.ask(actors.StartChild(actors.ChildSpec(
+            AgentActor, (agent.loop, self.emit, self.lifecycle), name=member.name,
+            restart=actors.Restart.TRANSIENT)))
+
+        async def submit(text: str) -> Any:
+            return await ref.ask(UserInput(text))
+
+        driver = await self.bind(config.name, member.name, agent, submit, path=path)
+        running = self.members[path]
+        running.mode, running.ref = "in-process", ref
+        del driver
+        return running
+
+    async def _start_process(self, config: TeamConfig, member: Member, path: str,
+                             sup: actors.ActorRef) -> Running:
+        from nyzhi.core.teams.process import TeammateProcess
+
+        running = Running(config.name, member.name, path, "process")
+        self.members[path] = running
+        budget = self.manager.root_budget.carve(Limits())
+        self.manager.budgets[path] = budget
+        running.ref = await sup.ask(actors.StartChild(actors.ChildSpec(
+            TeammateProcess, (self, config.name, member.name, path), name=member.name,
+            restart=actors.Restart.TRANSIENT)))
+        return running
+
+    async def answer_remote(self, request_id: str, payload: dict[str, Any]) -> bool:
+        """Forward a front end's answer to the process teammate that asked; False if no
+        process teammate asked ``request_id``."""
+        path = self.remote_requests.pop(request_id, None)
+        proc = self.processes.get(path) if path else None
+        if proc is None:
+            return False
+        await proc.control(payload)
+        return True
+
+    # ---- quiescence ------------------------------------------------------------------------
+
+    async def quiet(self, team: str) -> tuple[bool, str]:
+        """Is the team done? Every inbox read first, then every status (see ``member``)."""
+        from nyzhi.core.teams.member import IDLE_NOTICE
+
+        config = await run_blocking(self.store.load, team)
+
+        def unread() -> dict[str, int]:
+            out = {}
+            for name in config.names():
+                msgs = [m for m in self.store.inbox(team, name).messages() if not m.read]
+                if name == LEAD:
+                    msgs = [m for m in msgs if m.kind != IDLE_NOTICE]
+                out[name] = len(msgs)
+            return out
+
+        counts = await run_blocking(unread)
+        statuses = await run_blocking(self.store.statuses, team)
+        for name, n in counts.items():
+            if n:
+                return False, f"{name} has {n} unread message(s)"
+        for name in config.names():
+            running = self.members.get(ev.teammate_path(team, name))
+            if name == LEAD:
+                lead = self.lead_of(team)
+                if lead is not None and lead.driver is not None and lead.driver.busy:
+                    return False, "the lead is working"
+                continue
+            status = statuses.get(name, {}).get("status", "")
+            if status in FAILED:
+                raise TeamRuntimeError(f"teammate {name} {status}: "
+                                       f"{statuses[name].get('detail', '')}".rstrip(": "))
+            if running is None:
+                continue  # not run by this lead (not started): nothing to wait for
+            if status not in SETTLED:
+                return False, f"{name} is {status or 'starting'}"
+        return True, "done"
+
+    async def wait_quiet(self, team: str, poll: float = 1.0) -> None:
+        """Until ``quiet``. Woken by team events; ``poll`` is a safety net for a status
+        written without an event reaching this process."""
+        while True:
+            changed = self.changed
+            done, _why = await self.quiet(team)
+            if done:
+                return
+            with trio.move_on_after(poll):
+                await changed.wait()
+
+    # ---- helpers ---------------------------------------------------------------------------
+
+    def _path_of(self, team: str, member: str) -> str:
+        for running in self.members.values():
+            if running.team == team and running.member == member:
+                return running.path
+        return ev.MAIN_AGENT if member == LEAD else ev.teammate_path(team, member)
+
+
+def check_mode(mode: str) -> str:
+    if mode not in MODES:
+        raise TeamError(f"teammate mode {mode!r}: expected one of {', '.join(MODES)}")
+    return mode

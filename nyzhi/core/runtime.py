@@ -142,13 +142,18 @@ class Runtime:
         """Cancel the running turn of the agent at ``path`` (Esc / Ctrl-C: the main agent),
         and with ``scope="subtree"`` (the default) every agent under it. Threads are kept:
         an interrupted subagent continues with ``send_input`` or ``resume_agent``."""
+        if path in self.teams.processes:  # a process teammate: cancel goes down its pipe
+            return await self.teams.cancel_process(path)
         return await self.agents.cancel(path, scope)
 
     async def send(self, path: str, text: str) -> TurnHandle | dict[str, Any]:
-        """Give the agent at ``path`` its next input: the main agent's turn handle, or a
-        subagent's status (a finished subagent starts a new turn)."""
+        """Give the agent at ``path`` its next input: the main agent's turn handle, a
+        subagent's status (a finished subagent starts a new turn), or for a teammate
+        (``/team/<team>/<member>``) a message from ``user`` in its inbox, which wakes it."""
         if path == ev.MAIN_AGENT:
             return await self.submit(text)
+        if path in self.teams.members and path != ev.MAIN_AGENT:
+            return await self.teams.send_to(path, text)  # a teammate: into its inbox
         return await self.agents.send(path, text)
 
     def set_role_model(self, role: str, model: str | None) -> None:

@@ -336,6 +336,25 @@ class TeamRuntime:
             restart=actors.Restart.TRANSIENT)))
         return running
 
+    async def send_to(self, path: str, text: str) -> dict[str, Any]:
+        """A front end's message to a teammate (the console's agent tree): into its inbox,
+        from ``user``."""
+        from nyzhi.teams.inbox import deliver
+
+        running = self.members[path]
+        sent = await run_blocking(deliver, self.store, running.team, "user", running.member,
+                                  text)
+        await self.messages_sent(running.team, sent)
+        return {"agent_id": path, "status": "sent", "team": running.team}
+
+    async def cancel_process(self, path: str) -> bool:
+        """Cancel a process teammate's running turn (and its subagents')."""
+        proc = self.processes.get(path)
+        if proc is None:
+            return False
+        await proc.control({"op": "cancel"})
+        return True
+
     async def answer_remote(self, request_id: str, payload: dict[str, Any]) -> bool:
         """Forward a front end's answer to the process teammate that asked; False if no
         process teammate asked ``request_id``."""

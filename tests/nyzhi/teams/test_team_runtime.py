@@ -89,3 +89,22 @@ async def test_two_teammates_racing_for_one_task_leave_one_owner(workspace, conf
     assert task.owner in ("amy", "ben") and task.status == "in_progress"
     outputs = [json.dumps(r.transcript()) for r in script.seen["RACE"]]
     assert sum("is owned by" in o for o in outputs) == 1  # the loser was told who owns it
+
+
+async def test_a_front_end_sends_to_a_teammate_by_path(workspace, configure, home):
+    """``Runtime.send`` to ``/team/<team>/<member>`` (the console's agent tree) puts a message
+    from ``user`` in the teammate's inbox, which wakes it."""
+    script = PerAgent({"FROM-USER": [reply("hello user")]})
+    async with open_fake_llm(script=script) as server:
+        configure(workspace, server.url_for("openai"))
+        async with open_runtime(RuntimeOptions(cwd=workspace, trust="full", ephemeral=True,
+                                               team="tree")) as rt:
+            await rt.teams.spawn_teammate("tree", "amy", "", "worker", None, ev.MAIN_AGENT)
+            async with rt.subscribe() as events:
+                sent = await rt.send("/team/tree/amy", "FROM-USER: hi amy")
+                assert sent["status"] == "sent"
+                with trio.fail_after(30):
+                    done = await _until(rt, lambda e: isinstance(e, ev.TurnComplete)
+                                        and e.agent == "/team/tree/amy", events)
+    assert done.text == "hello user"
+    assert script.seen["FROM-USER"][0].first_user_text() == "[message from user]\nFROM-USER: hi amy"

@@ -62,7 +62,7 @@ class Console:
         self.renderer = ConsoleRenderer(self)
         self.panel_shown = False
         self.following = True  # the view sticks to the end of the conversation
-        self.panel = AgentPanel(self.show_agent, self.cancel_agent)
+        self.panel = AgentPanel(self.show_agent, self.cancel_agent, self.resume_agent)
         self.listbox = urwid.ListBox(self.stream(self.main_path).walker)
         self.notice = urwid.Text("")
         self.input = InputBox(History(), self.submit, self._complete)
@@ -114,20 +114,16 @@ class Console:
         return s
 
     def _replay_thread(self) -> None:
-        """A resumed session's thread, drawn as it would have been live."""
+        """A resumed session's thread, drawn as it would have been live; its subagents (shut
+        down, resumable) in the tree."""
         assert self.rt is not None
         main = self.stream(self.main_path)
         messages = self.rt.main_agent.loop.messages
-        for m in messages:
-            if m.role == "user" and m.content:
-                main.user(m.content)
-            elif m.role == "assistant":
-                if m.content:
-                    main.answer(m.content)
-                for call in m.tool_calls:
-                    main.tool_start(call.id, call.name, call.arguments)
-            elif m.role == "tool" and m.tool_call_id in main.cards:
-                main.cards[m.tool_call_id].finish(m.content, False, 0.0)
+        replay(main, messages)
+        for path, rec in self.rt.agents.records.items():
+            info = self.panel.agent(path)
+            info["status"] = rec.status
+            info["step"] = "r resumes" if rec.closed else rec.reason[:20]
         if messages:
             main.note(("notice", f"resumed session {self.rt.session_id[:8]} "
                                  f"({len(messages)} messages)"))
@@ -161,6 +157,8 @@ class Console:
             info["step"] = event.detail[:20]
         elif isinstance(event, ev.TurnStart):
             info["status"] = "running"
+            if event.agent != self.main_path:  # its input: from its parent, the tree or /spawn
+                self.stream(event.agent).user(_clip(event.prompt))
         elif isinstance(event, ev.ToolStart):
             info["step"] = event.name
         self._agents_changed()
@@ -225,30 +223,47 @@ class Console:
         self._show_queue()
 
     async def _to_agent(self, path: str, text: str) -> None:
-        """Input for the subagent on screen (chosen in the agent tree)."""
-        from nyzhi.core.agent import UserInput
-
+        """Input for the subagent on screen (chosen in the agent tree), through the runtime
+        (``Runtime.send``): a new turn of its thread, shown when it starts."""
         assert self.rt is not None
-        ref = self.rt.system.lookup(path)
-        stream = self.stream(path)
-        if ref is None:
-            stream.note(("error", f"{path} is not running"))
-            return
-        stream.user(text)
+        try:
+            await self.rt.send(path, attach_files(text, self.cwd))
+        except Exception as exc:  # shut down (resume it first), gone: say why, keep the text
+            self.stream(path).note(("error", f"not sent: {exc}"))
+            self.input.set_edit_text(text)
+            self.input.set_edit_pos(len(text))
         self._follow()
-        handle = await ref.ask(UserInput(attach_files(text, self.cwd)))
-        await handle.wait()
 
-    def cancel_agent(self, path: str) -> None:
-        """Cancel one agent's running turn from the tree (its actor's ``Cancel`` message)."""
-        from nyzhi.core.agent import Cancel
-
-        ref = self.rt.system.lookup(path) if self.rt is not None else None
-        if ref is None or self.nursery is None:
-            self.flash(f"{path} is not running")
+    def cancel_agent(self, path: str, scope: str) -> None:
+        """Cancel one agent's running turn (``scope="turn"``) or it and every agent under it
+        (``"subtree"``) from the tree, through ``Runtime.cancel``."""
+        if self.rt is None or self.nursery is None:
             return
-        self.nursery.start_soon(ref.ask, Cancel())
-        self.flash(f"cancelling {path}")
+        self.nursery.start_soon(self._cancel_agent, self.rt, path, scope)
+
+    async def _cancel_agent(self, rt: Runtime, path: str, scope: str) -> None:
+        name = path.rsplit("/", 1)[-1]
+        what = name if scope == "turn" else f"{name} and its subagents"
+        self.flash(f"cancelled {what}" if await rt.cancel(path, scope)
+                   else f"{what}: nothing running to cancel")
+
+    def resume_agent(self, path: str) -> None:
+        """Reopen a closed or interrupted subagent from the tree (``Runtime.agents.resume``):
+        it is ``idle`` on its kept thread, and what is typed while it is shown goes to it."""
+        if self.rt is None or self.nursery is None:
+            return
+        if path == self.main_path:
+            self.flash("the main agent is always open")
+            return
+        self.nursery.start_soon(self._resume_agent, self.rt, path)
+
+    async def _resume_agent(self, rt: Runtime, path: str) -> None:
+        try:
+            await rt.agents.resume(path)
+        except Exception as exc:  # a parent that is shut down, a broken role file
+            self.flash(f"cannot resume {path.rsplit('/', 1)[-1]}: {exc}")
+            return
+        self.flash(f"resumed {path.rsplit('/', 1)[-1]}: Enter shows it, then type to it")
 
     async def _shell(self, command: str) -> None:
         """``!cmd``: the ``bash`` tool through the main agent's own gated tool step (trust,
@@ -396,9 +411,14 @@ class Console:
             self.show_agent(self.main_path)
 
     def show_agent(self, path: str) -> None:
+        stream = self.stream(path)
+        if not len(stream.walker) and path != self.main_path and self.rt is not None:
+            rec = self.rt.agents.records.get(path)  # its thread so far (a resumed session's)
+            if rec is not None:
+                replay(stream, rec.agent.loop.messages if rec.agent is not None else rec.saved)
         self.shown = path
-        self.stream(path).flush()
-        self.listbox.body = self.stream(path).walker
+        stream.flush()
+        self.listbox.body = stream.walker
         self._follow(force=True)
         self.panel.refresh(path)
         self.frame.focus_position = "footer"
@@ -573,6 +593,27 @@ class _Root(urwid.WidgetPlaceholder):
         if self.global_key(key):
             return None
         return super().keypress(size, key)
+
+
+def _clip(text: str, lines: int = 12) -> str:
+    """A long input (a parent's brief, an attached file) cut to its first ``lines`` lines."""
+    parts = text.split("\n")
+    return text if len(parts) <= lines else "\n".join(
+        [*parts[:lines], f"… {len(parts) - lines} more line(s)"])
+
+
+def replay(stream: Stream, messages: list[Any]) -> None:
+    """A thread (``pt.Message`` list) drawn into ``stream`` as it would have been live."""
+    for m in messages:
+        if m.role == "user" and m.content:
+            stream.user(m.content)
+        elif m.role == "assistant":
+            if m.content:
+                stream.answer(m.content)
+            for call in m.tool_calls:
+                stream.tool_start(call.id, call.name, call.arguments)
+        elif m.role == "tool" and m.tool_call_id in stream.cards:
+            stream.cards[m.tool_call_id].finish(m.content, False, 0.0)
 
 
 def attach_files(text: str, cwd: Path) -> str:

@@ -231,23 +231,22 @@ async def _agents(console: Console, _arg: str) -> None:
     console.toggle_panel()
 
 
-@command("spawn", "start a subagent and give it a task: /spawn NAME TASK")
+@command("spawn", "start a subagent of the main agent: /spawn ROLE TASK (F2 shows it)")
 async def _spawn(console: Console, arg: str) -> None:
-    from nyzhi.core.agent import UserInput
-
-    name, _, task = arg.partition(" ")
-    if not name or not task.strip():
-        console.note(("error", "usage: /spawn NAME TASK"))
+    """Through the subagent manager, as the ``spawn_agent`` tool does: the agent is tracked
+    (status, budget, limits) and appears in the tree. Any ROLE name works: one that is not
+    defined gets the default role under that name."""
+    role, _, task = arg.partition(" ")
+    if not role or not task.strip():
+        console.note(("error", "usage: /spawn ROLE TASK (roles: /subagent-config lists them)"))
         return
+    rt = console.rt
     try:
-        ref = await console.rt.spawn_agent(name)
-    except Exception as exc:  # a taken name, a stopped parent: the person should see why
-        console.note(("error", f"cannot start {name}: {exc}"))
+        started = await rt.agents.spawn(rt.main_agent.spec.path, task.strip(), role)
+    except Exception as exc:  # the thread or depth limit, a broken role file: say why
+        console.note(("error", f"cannot start a {role} agent: {exc}"))
         return
-    console.stream(f"{console.rt.main_agent.spec.path}/{name}").user(task.strip())
-    console.note(("notice", f"started {name}; F2 shows it"))
-    handle = await ref.ask(UserInput(task.strip()))
-    await handle.wait()
+    console.note(("notice", f"started {started['agent_nickname']}; F2 shows it"))
 
 
 @command("hooks", "list the hooks that run in this session")

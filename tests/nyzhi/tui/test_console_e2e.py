@@ -14,7 +14,7 @@ import pytest
 import trio
 
 from nyzhi.testing.cli import NYZ, nyz_env, run_nyz, running_with
-from nyzhi.testing.fake_llm import hang, open_fake_llm, reply, tool_call
+from nyzhi.testing.fake_llm import PerAgent, hang, open_fake_llm, reply, tool_call
 from nyzhi.testing.tmux import TmuxPane
 
 pytestmark = pytest.mark.skipif(not TmuxPane.available(), reason="tmux is not installed")
@@ -165,20 +165,56 @@ async def test_spawned_subagents_show_live_in_the_tree_and_one_is_cancelled_from
         configure(workspace, server.url_for("openai"))
         async with console(workspace, home) as pane:
             await ready(pane)
-            await say(pane, "/spawn alpha look at the code")
+            await say(pane, "/spawn alpha look at the code")  # tracked by the manager
+            await pane.wait_for("started alpha-1")
             await say(pane, "/spawn beta look at the tests")
+            await pane.wait_for("started beta-1")
             await pane.keys("F2")
             screen = await pane.wait_for(
-                lambda s: "alpha [running]" in s and "beta [running]" in s)
+                lambda s: "alpha-1 [running]" in s and "beta-1 [running]" in s)
             assert "main [" in screen
-            await pane.keys("Down", "Down", "c")  # main, alpha, beta: cancel beta
-            screen = await pane.wait_for("beta [idle]")
-            assert "alpha [running]" in screen
+            await pane.keys("Down", "Down", "c")  # main, alpha, beta: cancel beta's turn
+            screen = await pane.wait_for("beta-1 [shutdown]")
+            assert "alpha-1 [running]" in screen and "cancelled beta-1" in screen
             await pane.keys("Enter")  # beta's own stream
             await pane.wait_for(lambda s: "› look at the tests" in s and "[cancelled]" in s)
             await say(pane, "go on, beta")  # typed input goes to the agent on screen
             await pane.wait_for("beta carries on")
+            await pane.keys("F2", "F2", "Up", "Up", "C")  # main's row: cancel its subtree
+            screen = await pane.wait_for("alpha-1 [shutdown]")
+            assert "cancelled main and its subagents" in screen
     assert ("user", "go on, beta") in server.requests[2].transcript()
+
+
+async def test_a_subagent_of_a_resumed_session_is_resumed_from_the_tree(
+        workspace, home, configure):
+    keeper = "/agents/main/worker-1"
+    agents = PerAgent({
+        "MAIN": [reply(tool_calls=[tool_call("spawn_agent", {"message": "KEEPER remember PURPLE",
+                                                             "agent_type": "worker"})]),
+                 reply(tool_calls=[tool_call("wait", {"ids": [keeper]})]),
+                 reply("first run done")],
+        "KEEPER": [reply("noted PURPLE"),
+                   lambda req: reply("it was " + ("PURPLE" if ("assistant", "noted PURPLE")
+                                                  in req.transcript() else "unknown"))],
+    })
+    async with open_fake_llm(script=agents) as server:
+        configure(workspace, server.url_for("openai"))
+        first = await run_nyz(workspace, home, "run", "MAIN one")
+        assert first.returncode == 0, first.stderr.decode()
+        async with console(workspace, home, "--continue") as pane:
+            await pane.wait_for("resumed session")
+            await pane.keys("F2")
+            await pane.wait_for("worker-1 [shutdown]")  # closed with its session: resumable
+            await pane.keys("Down", "Enter")  # its thread, from the session log
+            await pane.wait_for(lambda s: "› KEEPER remember PURPLE" in s and "noted PURPLE" in s)
+            await say(pane, "which colour?")  # not running: refused, the text is kept
+            await pane.wait_for("resume_agent it first")
+            await pane.keys("F2", "F2", "r")  # back in the tree on worker-1: resume it
+            await pane.wait_for(lambda s: "worker-1 [idle]" in s and "resumed worker-1" in s)
+            await pane.keys("Enter", "Enter")  # show it again; send the kept text
+            await pane.wait_for("it was PURPLE")
+    assert agents.seen["KEEPER"][1].last_user_text() == "which colour?"
 
 
 async def test_plain_flag_keeps_the_line_chat_on_a_terminal(workspace, home, configure):

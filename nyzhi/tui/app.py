@@ -43,6 +43,7 @@ class Console:
     def __init__(self, cwd: Path, *, no_color: bool) -> None:
         self.rt: Runtime | None = None
         self.tui: Any = None  # the [tui] settings, once the config is loaded
+        self.config: Any = None  # the whole config in effect (/model lists its providers)
         self.cwd = cwd
         self.no_color = no_color
         self._config_text = ""
@@ -51,6 +52,7 @@ class Console:
         self.queue: list[str] = []
         self.pending: list[ev.ApprovalRequest | ev.UserQuestion] = []
         self.resume_id: str | None = None
+        self.switch: tuple[str, str | None] | None = None  # (provider, model) on the restart
         self.restart: trio.Event | None = None
         self.fatal: BaseException | None = None
         self.last_ctrl_c = -1e9
@@ -81,6 +83,7 @@ class Console:
     def attach(self, rt: Runtime, loaded: Any) -> None:
         """The runtime is open: draw its thread, apply ``[tui]``, send what was queued."""
         self.rt = rt
+        self.config = loaded.config
         self.tui = loaded.config.tui
         self._config_text = _config_summary(loaded)
         self.streams.clear()
@@ -186,7 +189,13 @@ class Console:
             self.nursery.start_soon(self._command, text)
         elif self.shown != self.main_path and self.rt is not None:
             self.nursery.start_soon(self._to_agent, self.shown, text)
-        elif self.busy or self.rt is None:
+        else:
+            self.send_main(text)
+
+    def send_main(self, text: str) -> None:
+        """A prompt for the main agent: now, or queued behind the running turn."""
+        assert self.nursery is not None
+        if self.busy or self.rt is None:
             self.queue.append(text)
             self._show_queue()
         else:
@@ -432,9 +441,11 @@ class Console:
         self.flash("plan mode on: read-only tools only" if gates.plan_mode else "plan mode off")
         self.refresh_status()
 
-    def restart_on(self, session_id: str) -> None:
-        """Close this runtime and open one on ``session_id`` (``/resume``)."""
+    def restart_on(self, session_id: str, switch: tuple[str, str | None] | None = None) -> None:
+        """Close this runtime and open one on ``session_id`` (``/resume``), with ``switch``
+        on another (provider, model) (``/model PROVIDER/MODEL``)."""
         self.resume_id = session_id
+        self.switch = switch or self.switch
         if self.restart is not None:
             self.restart.set()
 
@@ -553,6 +564,8 @@ class Console:
                 self.rt = None
                 self.refresh_status()
                 options.session, options.continue_latest = self.resume_id, False
+                if self.switch is not None:
+                    options.provider, options.model = self.switch
         except Exception as exc:
             self.fatal = exc
             self.quit()

@@ -102,3 +102,9 @@ def test_memory_command_lists_and_shows_what_memory_write_saved(home, tmp_path):
     assert "Run make test before committing." in memory_text(root, "build")
     assert "no topic 'deploy'" in memory_text(root, "deploy")
     assert "memory" in COMMANDS and not COMMANDS["memory"].needs_runtime
+
+
+def test_each_command_is_one_line_of_help_in_80_columns():
+    width = max(len(n) for n in commands.COMMANDS) + 2
+    too_long = [n for n, c in commands.COMMANDS.items() if 3 + width + len(c.summary) > 80]
+    assert too_long == []

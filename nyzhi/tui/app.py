@@ -26,7 +26,7 @@ import urwid
 
 from nyzhi.core import events as ev
 from nyzhi.tui import commands, theme
-from nyzhi.tui.conversation import ConsoleRenderer, Expansion, Stream
+from nyzhi.tui.conversation import Collapsible, ConsoleRenderer, Expansion, Stream
 from nyzhi.tui.history import History
 from nyzhi.tui.widgets import AgentPanel, ApprovalDialog, InputBox, QuestionDialog
 
@@ -64,6 +64,7 @@ class Console:
         self.renderer = ConsoleRenderer(self)
         self.panel_shown = False
         self.following = True  # the view sticks to the end of the conversation
+        self.selected: Collapsible | None = None  # a tool card or thinking chosen with Alt-↑↓
         self.panel = AgentPanel(self.show_agent, self.cancel_agent, self.resume_agent)
         self.listbox = urwid.ListBox(self.stream(self.main_path).walker)
         self.notice = urwid.Text("")
@@ -339,6 +340,13 @@ class Console:
             self._ctrl_c()
         elif key == "esc" and self.input.search is not None:
             self.input.end_search()
+        elif key == "esc" and self.selected is not None:
+            self.select_block(None)
+        elif key in ("meta up", "meta down") and self._on_input():
+            self.move_selection(-1 if key == "meta up" else 1)
+        elif key == "enter" and self.selected is not None and self._on_input() \
+                and not self.input.edit_text.strip():
+            self.selected.toggle()
         elif key == "esc":
             self.cancel_turn()
         elif key == "ctrl l":
@@ -356,6 +364,10 @@ class Console:
         else:
             return False
         return True
+
+    def _on_input(self) -> bool:
+        """Whether the input has the keys (no dialog open, the tree not focused)."""
+        return self.root.original_widget is self.frame and self.frame.focus_position == "footer"
 
     def _ctrl_c(self) -> None:
         now = time.monotonic()
@@ -390,6 +402,7 @@ class Console:
             self.flash("")
 
     def clear_screen(self) -> None:
+        self.select_block(None)
         self.stream(self.shown).walker[:] = []
         if self.loop is not None:
             self.loop.screen.clear()
@@ -400,6 +413,39 @@ class Console:
             self.loop.screen.register_palette(theme.palette(self.theme, no_color=self.no_color))
             self.loop.screen.clear()
         self.flash(f"theme: {self.theme}")
+
+    def move_selection(self, step: int) -> None:
+        """Alt-Up/Alt-Down: choose the previous/next tool card or thinking block of the
+        conversation on screen (Enter then expands or collapses just that one); past the last,
+        the selection ends and the view follows the conversation again."""
+        blocks = self.stream(self.shown).blocks()
+        if not blocks:
+            self.flash("no tool card or thinking to select here")
+            return
+        if self.selected in blocks:
+            at = blocks.index(self.selected) + step
+        else:
+            at = len(blocks) - 1
+        if at >= len(blocks):
+            self.select_block(None)
+            return
+        self.select_block(blocks[max(0, at)])
+
+    def select_block(self, block: Collapsible | None) -> None:
+        if block is None and self.selected is None:
+            return
+        if self.selected is not None:
+            self.selected.select(False)
+        self.selected = block
+        if block is None:
+            self.flash("")
+            self._follow(force=True)
+            return
+        block.select(True)
+        self.following = False
+        self.listbox.set_focus(self.listbox.body.index(block))
+        self.listbox.set_focus_valign("top")
+        self.flash("selected: Enter expands or collapses it · Alt-↑↓ another · Esc leaves")
 
     def toggle_expanded(self) -> None:
         Expansion.expanded = not Expansion.expanded
@@ -425,6 +471,7 @@ class Console:
             rec = self.rt.agents.records.get(path)  # its thread so far (a resumed session's)
             if rec is not None:
                 replay(stream, rec.agent.loop.messages if rec.agent is not None else rec.saved)
+        self.select_block(None)
         self.shown = path
         stream.flush()
         self.listbox.body = stream.walker

@@ -103,6 +103,7 @@ async def _help(console: Console, _arg: str) -> None:
                             "Tab complete · "
                             "Esc cancel turn · Ctrl-C twice quit · Ctrl-L clear · Ctrl-T theme · "
                             "Ctrl-O expand tool output and thinking · "
+                            "Alt-↑↓ select one, Enter expands or collapses it · "
                             "F2 agents · Shift-Tab plan mode · !cmd shell · @path attach"))
 
 

@@ -359,3 +359,34 @@ async def test_shell_prefix_at_path_and_the_queue(workspace, home, configure):
             await pane.wait_for("[cancelled]")
     assert len(server.requests) == 2  # the shell command and the queued message never reached it
     assert "the secret word is PAPAYA" in server.requests[0].transcript()[-1][1]
+
+
+async def test_one_tool_card_is_selected_and_expanded_on_its_own(workspace, home, configure):
+    def lines(tag):
+        return f"for i in $(seq -w 1 12); do echo {tag}-$i; done"
+
+    script = [reply(tool_calls=[tool_call("bash", {"command": lines("first")})]),
+              reply(tool_calls=[tool_call("bash", {"command": lines("second")})]),
+              reply("both listed")]
+    async with open_fake_llm(script=script) as server:
+        configure(workspace, server.url_for("openai"),
+                  extra='[agent.sandbox]\nlevel = "full-access"\n')
+        async with open_console(workspace, home, "--trust", "full") as pane:
+            await ready(pane)
+            await say(pane, "list twice")
+            screen = await pane.wait_for("both listed")
+            assert "second-12" in screen and "second-01" not in screen  # collapsed: the tail
+            await pane.keys("M-Up")  # the last card
+            await pane.wait_for(lambda s: "▶ bash command='for i in $(seq -w 1 12); do echo s"
+                                in s)
+            await pane.keys("M-Up")  # the one before it
+            await pane.wait_for("▶ bash command='for i in $(seq -w 1 12); do echo f")
+            await pane.keys("Enter")  # expands this card only
+            screen = await pane.wait_for("first-01")
+            assert "4 more line(s)" in screen  # the second card is still collapsed
+            await pane.keys("Enter")
+            await pane.wait_for(lambda s: "first-01" not in s and "first-12" in s)
+            await pane.keys("Escape")  # leaves the selection; nothing was cancelled
+            screen = await pane.wait_for(lambda s: "both listed" in s and "▶" not in s)
+            assert "[cancelled]" not in screen
+    assert len(server.requests) == 3

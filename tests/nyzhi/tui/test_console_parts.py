@@ -108,3 +108,28 @@ def test_each_command_is_one_line_of_help_in_80_columns():
     width = max(len(n) for n in commands.COMMANDS) + 2
     too_long = [n for n, c in commands.COMMANDS.items() if 3 + width + len(c.summary) > 80]
     assert too_long == []
+
+
+def test_a_thinking_block_toggles_on_its_own_until_ctrl_o():
+    from nyzhi.tui.conversation import Expansion, Stream
+
+    stream = Stream()
+    stream.add_thinking("\n".join(f"thought {i}" for i in range(1, 7)))
+    stream.add_text("answer")
+    stream.add_thinking("other 1\nother 2\nother 3\nother 4")
+    one, two = stream.blocks()
+
+    def shown(block):
+        return block.text.text
+
+    assert "thought 1" not in shown(one) and "thought 6" in shown(one)
+    one.toggle()
+    assert "thought 1" in shown(one) and "other 1" not in shown(two)
+    one.select(True)
+    assert shown(one).startswith("▶")
+    Expansion.expanded = True  # Ctrl-O: every block follows it again
+    try:
+        stream.refresh_blocks()
+        assert one.expanded is None and "other 1" in shown(two)
+    finally:
+        Expansion.expanded = False

@@ -13,6 +13,7 @@ the chosen session under the same screen.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -32,6 +33,7 @@ from nyzhi.tui.widgets import AgentPanel, ApprovalDialog, InputBox, QuestionDial
 
 if TYPE_CHECKING:
     from nyzhi.core.runtime import Runtime
+    from nyzhi.tui.first_frame import FirstFrame
 
 QUIT_WINDOW_S = 2.0
 PANEL_WIDTH = 30
@@ -619,8 +621,9 @@ class Console:
 
     # ---- running --------------------------------------------------------------------
 
-    async def run(self, args: Any) -> None:
-        """Draw until the person quits (or the runtime cannot start: ``fatal``)."""
+    async def run(self, args: Any, frame: FirstFrame | None = None) -> None:
+        """Draw until the person quits (or the runtime cannot start: ``fatal``); ``frame``:
+        the first frame on screen, whose terminal settings urwid takes over."""
         screen = urwid.display.raw.Screen()
         if self.no_color:
             screen.set_terminal_properties(colors=1)
@@ -633,10 +636,16 @@ class Console:
         async with trio.open_nursery() as nursery:
             self.nursery = nursery
             nursery.start_soon(self._tick)
+            # urwid saves the terminal's own settings, then sets its mode (and drops what
+            # is queued: the keys typed at the first frame are taken out before, fed after)
+            typed = frame.release() if frame is not None else b""
             with self.loop.start():
                 # Ctrl-C, Ctrl-\, Ctrl-Z, Ctrl-S/Q arrive as keys; stop() restores the terminal.
                 screen.tty_signal_keys("undefined", "undefined", "undefined", "undefined",
                                        "undefined")
+                if typed:
+                    keys, _raw = screen.parse_input(None, None, list(typed), wait_for_more=False)
+                    self.loop.process_input(keys)
                 self.loop.draw_screen()  # the input is live before the runtime's imports start
                 nursery.start_soon(self._runtime, args)
                 await evl.run_async()
@@ -706,19 +715,26 @@ def _config_summary(loaded: Any) -> str:
     return "\n".join(lines)
 
 
-async def console_main(args: Any) -> int:
-    console = Console(Path.cwd(), no_color=bool(os.environ.get("NO_COLOR")))
-    await console.run(args)
+async def console_main(args: Any, frame: FirstFrame | None = None, *,
+                       no_color: bool = False) -> int:
+    console = Console(Path.cwd(), no_color=no_color)
+    await console.run(args, frame)
     if console.fatal is not None:
         raise console.fatal
     return 0
 
 
-def main(args: Any) -> int:
+def main(args: Any, *, frame: FirstFrame | None = None, no_color: bool | None = None) -> int:
+    """The console until the person quits; ``frame``: the first frame already drawn
+    (``nyzhi.tui.launch``), whose terminal urwid takes over."""
+    if no_color is None:
+        no_color = bool(os.environ.get("NO_COLOR"))
     try:
-        return trio.run(console_main, args)
+        return trio.run(functools.partial(console_main, args, frame, no_color=no_color))
     except Exception as exc:
         from nyzhi.core.errors import describe_error
 
+        if frame is not None and frame.saved is not None:
+            frame.abandon()  # failed before urwid took the screen: leave the first frame
         print(f"nyz: {describe_error(exc)}", file=sys.stderr)
         return 1

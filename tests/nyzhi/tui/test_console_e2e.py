@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 
 import pytest
 import trio
 
-from nyzhi.testing.cli import run_nyz, running_with
+from nyzhi.testing.cli import NYZ, nyz_env, run_nyz, running_with
 from nyzhi.testing.fake_llm import PerAgent, hang, open_fake_llm, reply, tool_call
 from nyzhi.testing.tmux import INPUT_READY, TmuxPane, open_console, say
 
@@ -390,3 +391,26 @@ async def test_one_tool_card_is_selected_and_expanded_on_its_own(workspace, home
             screen = await pane.wait_for(lambda s: "both listed" in s and "▶" not in s)
             assert "[cancelled]" not in screen
     assert len(server.requests) == 3
+
+
+async def test_keys_typed_at_the_first_frame_are_kept_and_the_terminal_is_restored(
+        workspace, home, configure):
+    async with open_fake_llm(script=[reply("got the early words")]) as server:
+        configure(workspace, server.url_for("openai"))
+        pane = TmuxPane(workspace.parent / "tmux-stty.sock")
+        # stty after nyz: the settings the console leaves the terminal in
+        await pane.start(["sh", "-c", f"{shlex.join(NYZ)}; stty -a"], cwd=workspace,
+                         env=nyz_env(home))
+        try:
+            await pane.wait_for("starting…")  # the first frame: drawn before urwid loads
+            await pane.type("early words")
+            await pane.keys("C-c", "Enter")  # Ctrl-C is a key from the first frame on
+            await pane.wait_for("got the early words")
+            await pane.keys("C-c", "C-c")
+            assert await pane.wait_exit() == 0
+            settings = await pane.history()
+        finally:
+            pane.kill()
+    assert server.requests[0].last_user_text() == "early words"
+    assert re.search(r"(?<![-\w])icanon\b", settings) and re.search(r"(?<![-\w])echo\b",
+                                                                     settings), settings

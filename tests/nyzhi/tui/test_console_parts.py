@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 
 from nyzhi.tui import commands, markdown, theme
 from nyzhi.tui.app import attach_files
@@ -133,3 +134,19 @@ def test_a_thinking_block_toggles_on_its_own_until_ctrl_o():
         assert one.expanded is None and "other 1" in shown(two)
     finally:
         Expansion.expanded = False
+
+
+def test_the_first_frame_draws_the_consoles_starting_layout():
+    from nyzhi.tui.first_frame import screen
+
+    out = screen(80, 24, no_color=False).decode()
+    assert out.startswith("\x1b[?1049h\x1b[H\x1b[2J")  # urwid's alternate screen, cleared
+    assert "nyz · starting…" in out
+    assert "\x1b[22;1H" + "─" * 80 in out  # divider, input and status: the console's footer
+    assert "\x1b[23;1H\x1b[93;1m› " in out
+    assert "\x1b[24;1H\x1b[30;47m" + " starting…".ljust(80) in out
+    assert out.endswith("\x1b[23;3H")  # the cursor after the prompt
+    mono = screen(40, 10, no_color=True).decode()
+    assert not re.search(r"\x1b\[[0-9;]*(3[0-7]|9[0-7]|4[0-7])[;m]", mono)
+    assert "\x1b[10;1H\x1b[7m" in mono  # the status bar in reverse video
+    assert screen(40, 10, no_color=True, utf8=False).decode("ascii").count("-" * 40) == 1

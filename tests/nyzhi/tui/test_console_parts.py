@@ -150,3 +150,40 @@ def test_the_first_frame_draws_the_consoles_starting_layout():
     assert not re.search(r"\x1b\[[0-9;]*(3[0-7]|9[0-7]|4[0-7])[;m]", mono)
     assert "\x1b[10;1H\x1b[7m" in mono  # the status bar in reverse video
     assert screen(40, 10, no_color=True, utf8=False).decode("ascii").count("-" * 40) == 1
+
+
+def test_the_first_frame_echoes_plain_typing_and_keeps_every_byte():
+    import pty
+    import termios
+
+    from nyzhi.tui.first_frame import FirstFrame
+
+    master, slave = pty.openpty()
+    mode = termios.tcgetattr(slave)
+    mode[3] &= ~(termios.ECHO | termios.ICANON)  # as paint() leaves it; "restored" to the same
+    termios.tcsetattr(slave, termios.TCSANOW, mode)
+    frame = FirstFrame(slave, mode, cols=12, out=slave)
+    frame.start()
+
+    def read_until(expected: bytes) -> bytes:
+        got = b""
+        while not got.endswith(expected):
+            got += os.read(master, 100)
+        return got
+
+    try:
+        os.write(master, b"ab\x7fc")
+        assert read_until(b"c") == b"ab\b \bc"  # text and Backspace, drawn as typed
+        os.write(master, b"xyz")
+        assert read_until(b"z") == b"xyz"
+        typed = frame.release()  # stops the thread and takes what is still queued
+        assert typed == b"ab\x7fc" + b"xyz" and frame.shown == "acxyz"
+        frame._draw(b"\x1b[Ad")  # an arrow cannot be drawn here: the echo ends
+        assert frame.shown == "acxyz" and not frame.echoing
+        short = FirstFrame(slave, mode, cols=6, out=slave)  # room for 3 characters
+        short._draw(b"abcd")
+        assert short.shown == "abc" and not short.echoing
+        short.release()
+    finally:
+        os.close(master)
+        os.close(slave)

@@ -382,7 +382,9 @@ class Console:
         self.flash("press Ctrl-C again to quit")
 
     def _complete(self, text: str) -> str | None:
-        done, candidates = commands.complete(text, self.cwd)
+        knowledge = self.rt.knowledge if self.rt is not None else None
+        done, candidates = commands.complete(text, self.cwd,
+                                             knowledge.commands if knowledge else ())
         if len(candidates) > 1:
             self.flash("  ".join(candidates[:12]))
         return done
@@ -483,12 +485,18 @@ class Console:
         self.flash("" if path == self.main_path else f"showing {path}: input goes to it (F2 back)")
 
     def toggle_plan(self) -> None:
-        if self.rt is None:
+        """Plan mode through the session's knowledge (as the line chat's ``/plan``): the main
+        agent and agents spawned from now on get read-only tools; leaving it with a plan
+        written sends the message that executes it."""
+        if self.rt is None or self.rt.knowledge is None:
             return
-        gates = self.rt.main_agent.tooling.gates
-        gates.plan_mode = not gates.plan_mode
-        self.flash("plan mode on: read-only tools only" if gates.plan_mode else "plan mode off")
+        knowledge = self.rt.knowledge
+        execute = knowledge.set_plan_mode(not knowledge.plan_mode)
+        self.flash("plan mode on: read-only tools only" if knowledge.plan_mode
+                   else "plan mode off")
         self.refresh_status()
+        if execute:
+            self.send_main(execute)
 
     def restart_on(self, session_id: str, switch: tuple[str, str | None] | None = None) -> None:
         """Close this runtime and open one on ``session_id`` (``/resume``), with ``switch``

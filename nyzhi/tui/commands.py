@@ -10,7 +10,7 @@ idle agent.
 from __future__ import annotations
 
 import os
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -46,6 +46,10 @@ def command(name: str, summary: str, *, idle_only: bool = False,
 async def dispatch(console: Console, line: str) -> None:
     name, _, arg = line[1:].partition(" ")
     cmd = COMMANDS.get(name)
+    custom = console.rt.knowledge.commands if console.rt and console.rt.knowledge else {}
+    if cmd is None and name in custom:  # .nyzhi/commands, .claude/commands, [[agent.commands]]
+        console.send_main(console.rt.knowledge.expand(line))
+        return
     if cmd is None:
         console.note(("error", f"unknown command /{name} (not sent to the model); "
                                "/help lists the commands"))
@@ -59,11 +63,11 @@ async def dispatch(console: Console, line: str) -> None:
     await cmd.run(console, arg.strip())
 
 
-def complete(text: str, cwd: Path) -> tuple[str | None, list[str]]:
-    """(the completed input or None, the candidates) for Tab: a command name at the start,
-    or the ``@path`` being typed at the end."""
+def complete(text: str, cwd: Path, custom: Iterable[str] = ()) -> tuple[str | None, list[str]]:
+    """(the completed input or None, the candidates) for Tab: a command name at the start
+    (``custom``: the session's custom commands too), or the ``@path`` being typed at the end."""
     if text.startswith("/") and " " not in text:
-        names = sorted(n for n in COMMANDS if n.startswith(text[1:]))
+        names = sorted(n for n in {*COMMANDS, *custom} if n.startswith(text[1:]))
         if len(names) == 1:
             return f"/{names[0]} ", names
         if names:
@@ -99,6 +103,12 @@ async def _help(console: Console, _arg: str) -> None:
     width = max(len(n) for n in COMMANDS) + 2
     for name in sorted(COMMANDS):
         console.note(("body", f"  /{name.ljust(width)}{COMMANDS[name].summary}"))
+    custom = console.rt.knowledge.commands if console.rt and console.rt.knowledge else {}
+    if custom:
+        console.note(("notice", "custom commands (a prompt sent to the model):"))
+        for name in sorted(set(custom) - set(COMMANDS)):
+            summary = custom[name].description or custom[name].source
+            console.note(("body", f"  /{name.ljust(width)}{summary}"[:80]))
     console.note(("notice", "keys: Enter send · Alt-Enter newline · ↑↓ history · Ctrl-R search · "
                             "Tab complete · "
                             "Esc cancel turn · Ctrl-C twice quit · Ctrl-L clear · Ctrl-T theme · "

@@ -139,3 +139,43 @@ async def test_init_scaffolds_the_project_and_help_lists_the_commands(
             await pane.keys("PageDown")
             screen = await pane.wait_for("/subagent-config")
             assert "/team" not in screen
+
+
+async def test_a_custom_command_is_completed_listed_and_sent_as_its_prompt(
+        workspace, home, configure):
+    commands = workspace / ".nyzhi" / "commands"
+    commands.mkdir()
+    (commands / "review.md").write_text("---\ndescription: review a file\n---\n"
+                                        "Review $ARGUMENTS for bugs.\n")
+    async with open_fake_llm(script=[reply("reviewed")]) as server:
+        configure(workspace, server.url_for("openai"))
+        async with open_console(workspace, home) as pane:
+            await pane.wait_for(INPUT_READY)
+            await command(pane, "/help", "custom commands")
+            await pane.wait_for("/review")
+            await pane.keys("C-l")
+            await pane.type("/revi")
+            await pane.keys("Tab")
+            await pane.wait_for("› /review")  # (and a space: capture-pane trims it)
+            await say(pane, "app.py")
+            await pane.wait_for("reviewed")
+    assert server.requests[0].last_user_text() == "Review app.py for bugs."
+
+
+async def test_plan_mode_reaches_subagents_spawned_while_it_is_on(workspace, home, configure):
+    agents = PerAgent({"WRITER": [reply(tool_calls=[tool_call("write", {"file_path": "w.txt",
+                                                                         "content": "W"})]),
+                                  lambda req: reply("writer: " + req.tool_results()[-1])]})
+    async with open_fake_llm(script=agents) as server:
+        configure(workspace, server.url_for("openai"))
+        async with open_console(workspace, home, "--trust", "full") as pane:
+            await pane.wait_for(INPUT_READY)
+            await pane.keys("BTab")
+            await pane.wait_for("plan mode on")
+            await say(pane, "/spawn worker WRITER write w.txt")
+            await pane.keys("F2")
+            await pane.wait_for("worker-1 [completed]")
+            await pane.keys("Down", "Enter")
+            await pane.wait_for("writer: Permission denied (plan mode)")
+    assert not (workspace / "w.txt").exists()
+    assert "write" not in agents.seen["WRITER"][0].tool_names()  # only read-only tools shown

@@ -5,9 +5,11 @@ the console's own nursery: one task pumps runtime events into ``ConsoleRenderer`
 when trio goes idle, and every person's action becomes a message to the runtime (``submit``,
 ``cancel``, ``answer_approval``, ``answer_question``) sent from a task of that nursery.
 
-The screen is drawn before the runtime exists: the runtime's imports run in a worker thread and
-its assembly in a task, so the input is live at once and what is typed meanwhile waits in the
-queue (shown) until the runtime attaches. ``/resume`` closes the runtime and opens another on
+A first frame is on the terminal before this module is even imported (``first_frame``, from
+``launch``); urwid takes the keys typed at it. Then the screen is drawn before the runtime
+exists: the runtime's imports run in a worker thread and its assembly in a task, so the input
+is live at once and what is sent meanwhile waits in the queue (shown) until the runtime
+attaches. ``/resume`` closes the runtime and opens another on
 the chosen session under the same screen.
 """
 
@@ -126,7 +128,8 @@ class Console:
         main = self.stream(self.main_path)
         messages = self.rt.main_agent.loop.messages
         replay(main, messages)
-        for path, rec in self.rt.agents.records.items():
+        for path, rec in self.rt.agents.records.items():  # restored: closed, threads kept
+            replay(self.stream(path), rec.saved)
             info = self.panel.agent(path)
             info["status"] = rec.status
             info["step"] = "r resumes" if rec.closed else rec.reason[:20]
@@ -471,10 +474,6 @@ class Console:
 
     def show_agent(self, path: str) -> None:
         stream = self.stream(path)
-        if not len(stream.walker) and path != self.main_path and self.rt is not None:
-            rec = self.rt.agents.records.get(path)  # its thread so far (a resumed session's)
-            if rec is not None:
-                replay(stream, rec.agent.loop.messages if rec.agent is not None else rec.saved)
         self.select_block(None)
         self.shown = path
         stream.flush()

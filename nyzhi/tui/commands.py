@@ -147,6 +147,9 @@ async def _model(console: Console, arg: str) -> None:
             return
         if provider == rt.provider_name:
             arg = model.strip()
+    if not arg:
+        console.note(("error", f"usage: /model NAME · /model PROVIDER/MODEL (now {rt.model})"))
+        return
     rt.set_model(arg)
     console.note(("notice", f"model: {rt.provider_name}/{rt.model} from the next request"))
     console.refresh_status()

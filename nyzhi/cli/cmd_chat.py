@@ -24,7 +24,7 @@ def wants_console(args: argparse.Namespace) -> bool:
 
 def run_chat(args: argparse.Namespace) -> int:
     if wants_console(args):
-        from nyzhi.tui.app import main as console_main  # prewarms TLS after its first draw
+        from nyzhi.tui.launch import main as console_main  # draws at once, then imports urwid
 
         return console_main(args)
     from nyzhi.provider import tls

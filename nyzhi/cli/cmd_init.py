@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -11,17 +12,26 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_init(args: argparse.Namespace) -> int:
+    for line in init_lines():
+        print(line)
+    return 0
+
+
+def init_lines(cwd: Path | None = None) -> list[str]:
+    """Scaffold the workspace containing ``cwd`` (default: the working directory) and say what
+    was created and what was left alone; ``nyz init`` prints it, the console's ``/init`` shows
+    it."""
     from nyzhi.config import detect_workspace
     from nyzhi.config.scaffold import scaffold
 
-    root = detect_workspace().root
+    root = detect_workspace(cwd).root
     report = scaffold(root)
-    for path in report.created:
-        print(f"created  {path.relative_to(root)}{'/' if path.is_dir() else ''}")
-    for path in report.skipped:
-        print(f"exists   {path.relative_to(root)}{'/' if path.is_dir() else ''} (left unchanged)")
+    lines = [f"created  {path.relative_to(root)}{'/' if path.is_dir() else ''}"
+             for path in report.created]
+    lines += [f"exists   {path.relative_to(root)}{'/' if path.is_dir() else ''} (left unchanged)"
+              for path in report.skipped]
     if not report.created:
-        print(f"nothing to do: .nyzhi/ is already set up in {root}")
+        lines.append(f"nothing to do: .nyzhi/ is already set up in {root}")
     else:
-        print(f"initialised .nyzhi/ in {root}")
-    return 0
+        lines.append(f"initialised .nyzhi/ in {root}")
+    return lines

@@ -156,6 +156,11 @@ class SessionPrompt:
             self._sections = [name for name, _ in rendered]
         return self._text
 
+    def set_model(self, model: str) -> None:
+        """The model line for the next call (``Runtime.set_model``); the profile is kept."""
+        self.parts = attrs.evolve(self.parts, model=model)
+        self._key = None
+
     def tools(self, schemas: Callable[[], Sequence[Any]]) -> Callable[[], list[Any]]:
         """The tool schemas to send with this prompt: as they are, or in the compact profile
         with each description cut to its first sentence (the parameters stay described)."""

@@ -110,7 +110,8 @@ class Runtime:
 
     @property
     def model(self) -> str:
-        return self.session_start.model
+        """The main agent's model now (``set_model`` changes it during the session)."""
+        return self.main_agent.loop.model or self.session_start.model
 
     # ---- front-end API ----------------------------------------------------------------
 
@@ -155,6 +156,18 @@ class Runtime:
         if path in self.teams.members and path != ev.MAIN_AGENT:
             return await self.teams.send_to(path, text)  # a teammate: into its inbox
         return await self.agents.send(path, text)
+
+    def set_model(self, model: str) -> None:
+        """Run the main agent's next requests on ``model`` of the same provider (the console's
+        ``/model NAME``). Its context window and the model line of its prompt follow, and
+        subagents spawned from now on inherit it. Another provider needs another runtime."""
+        from nyzhi.provider.models import model_info
+
+        loop = self.main_agent.loop
+        loop.model = model
+        loop.settings = attrs.evolve(
+            loop.settings, context_window=model_info(model).context_window)
+        self.main_agent.prompt.set_model(model)
 
     def set_role_model(self, role: str, model: str | None) -> None:
         """Run subagents of ``role`` spawned from now on on ``model`` (None: as configured);

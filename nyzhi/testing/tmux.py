@@ -7,16 +7,20 @@ share one and never touch the user's. A terminal reports nothing when it draws, 
 
 from __future__ import annotations
 
+import itertools
 import re
 import shlex
 import shutil
 import subprocess
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import trio
 
 POLL_S = 0.05
+INPUT_READY = "/help for commands"  # the console's first note once its runtime is attached
+_SOCKETS = itertools.count()
 _EXIT = re.compile(r"^\[exit (\d+)\]$", re.M)
 
 
@@ -95,3 +99,24 @@ class TmuxPane:
 
     def kill(self) -> None:
         subprocess.run(self._cmd("kill-server"), capture_output=True, check=False)
+
+
+@asynccontextmanager
+async def open_console(workspace: Path, home: Path, *args: str,
+                       env: dict[str, str] | None = None) -> AsyncIterator[TmuxPane]:
+    """``nyz ARGS`` (the console, on a terminal) in an 80x24 pane of a fresh tmux server, as
+    the isolated user ``home``; the server is killed when the block ends."""
+    from nyzhi.testing.cli import NYZ, nyz_env
+
+    pane = TmuxPane(workspace.parent / f"tmux-{next(_SOCKETS)}.sock")
+    await pane.start([*NYZ, *args], cwd=workspace, env={**nyz_env(home), **(env or {})})
+    try:
+        yield pane
+    finally:
+        pane.kill()
+
+
+async def say(pane: TmuxPane, text: str) -> None:
+    """Type ``text`` and press Enter."""
+    await pane.type(text)
+    await pane.keys("Enter")

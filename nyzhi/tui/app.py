@@ -5,14 +5,17 @@ the console's own nursery: one task pumps runtime events into ``ConsoleRenderer`
 when trio goes idle, and every person's action becomes a message to the runtime (``submit``,
 ``cancel``, ``answer_approval``, ``answer_question``) sent from a task of that nursery.
 
-The screen is drawn before the runtime exists: the runtime's imports run in a worker thread and
-its assembly in a task, so the input is live at once and what is typed meanwhile waits in the
-queue (shown) until the runtime attaches. ``/resume`` closes the runtime and opens another on
+A first frame is on the terminal before this module is even imported (``first_frame``, from
+``launch``); urwid takes the keys typed at it. Then the screen is drawn before the runtime
+exists: the runtime's imports run in a worker thread and its assembly in a task, so the input
+is live at once and what is sent meanwhile waits in the queue (shown) until the runtime
+attaches. ``/resume`` closes the runtime and opens another on
 the chosen session under the same screen.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -26,12 +29,13 @@ import urwid
 
 from nyzhi.core import events as ev
 from nyzhi.tui import commands, theme
-from nyzhi.tui.conversation import ConsoleRenderer, Expansion, Stream
+from nyzhi.tui.conversation import Collapsible, ConsoleRenderer, Expansion, Stream
 from nyzhi.tui.history import History
 from nyzhi.tui.widgets import AgentPanel, ApprovalDialog, InputBox, QuestionDialog
 
 if TYPE_CHECKING:
     from nyzhi.core.runtime import Runtime
+    from nyzhi.tui.first_frame import FirstFrame
 
 QUIT_WINDOW_S = 2.0
 PANEL_WIDTH = 30
@@ -43,6 +47,7 @@ class Console:
     def __init__(self, cwd: Path, *, no_color: bool) -> None:
         self.rt: Runtime | None = None
         self.tui: Any = None  # the [tui] settings, once the config is loaded
+        self.config: Any = None  # the whole config in effect (/model lists its providers)
         self.cwd = cwd
         self.no_color = no_color
         self._config_text = ""
@@ -51,6 +56,7 @@ class Console:
         self.queue: list[str] = []
         self.pending: list[ev.ApprovalRequest | ev.UserQuestion] = []
         self.resume_id: str | None = None
+        self.switch: tuple[str, str | None] | None = None  # (provider, model) on the restart
         self.restart: trio.Event | None = None
         self.fatal: BaseException | None = None
         self.last_ctrl_c = -1e9
@@ -62,7 +68,8 @@ class Console:
         self.renderer = ConsoleRenderer(self)
         self.panel_shown = False
         self.following = True  # the view sticks to the end of the conversation
-        self.panel = AgentPanel(self.show_agent, self.cancel_agent)
+        self.selected: Collapsible | None = None  # a tool card or thinking chosen with Alt-↑↓
+        self.panel = AgentPanel(self.show_agent, self.cancel_agent, self.resume_agent)
         self.listbox = urwid.ListBox(self.stream(self.main_path).walker)
         self.notice = urwid.Text("")
         self.input = InputBox(History(), self.submit, self._complete)
@@ -81,6 +88,7 @@ class Console:
     def attach(self, rt: Runtime, loaded: Any) -> None:
         """The runtime is open: draw its thread, apply ``[tui]``, send what was queued."""
         self.rt = rt
+        self.config = loaded.config
         self.tui = loaded.config.tui
         self._config_text = _config_summary(loaded)
         self.streams.clear()
@@ -114,20 +122,17 @@ class Console:
         return s
 
     def _replay_thread(self) -> None:
-        """A resumed session's thread, drawn as it would have been live."""
+        """A resumed session's thread, drawn as it would have been live; its subagents (shut
+        down, resumable) in the tree."""
         assert self.rt is not None
         main = self.stream(self.main_path)
         messages = self.rt.main_agent.loop.messages
-        for m in messages:
-            if m.role == "user" and m.content:
-                main.user(m.content)
-            elif m.role == "assistant":
-                if m.content:
-                    main.answer(m.content)
-                for call in m.tool_calls:
-                    main.tool_start(call.id, call.name, call.arguments)
-            elif m.role == "tool" and m.tool_call_id in main.cards:
-                main.cards[m.tool_call_id].finish(m.content, False, 0.0)
+        replay(main, messages)
+        for path, rec in self.rt.agents.records.items():  # restored: closed, threads kept
+            replay(self.stream(path), rec.saved)
+            info = self.panel.agent(path)
+            info["status"] = rec.status
+            info["step"] = "r resumes" if rec.closed else rec.reason[:20]
         if messages:
             main.note(("notice", f"resumed session {self.rt.session_id[:8]} "
                                  f"({len(messages)} messages)"))
@@ -161,6 +166,8 @@ class Console:
             info["step"] = event.detail[:20]
         elif isinstance(event, ev.TurnStart):
             info["status"] = "running"
+            if event.agent != self.main_path:  # its input: from its parent, the tree or /spawn
+                self.stream(event.agent).user(_clip(event.prompt))
         elif isinstance(event, ev.ToolStart):
             info["step"] = event.name
         self._agents_changed()
@@ -188,7 +195,13 @@ class Console:
             self.nursery.start_soon(self._command, text)
         elif self.shown != self.main_path and self.rt is not None:
             self.nursery.start_soon(self._to_agent, self.shown, text)
-        elif self.busy or self.rt is None:
+        else:
+            self.send_main(text)
+
+    def send_main(self, text: str) -> None:
+        """A prompt for the main agent: now, or queued behind the running turn."""
+        assert self.nursery is not None
+        if self.busy or self.rt is None:
             self.queue.append(text)
             self._show_queue()
         else:
@@ -225,30 +238,47 @@ class Console:
         self._show_queue()
 
     async def _to_agent(self, path: str, text: str) -> None:
-        """Input for the subagent on screen (chosen in the agent tree)."""
-        from nyzhi.core.agent import UserInput
-
+        """Input for the subagent on screen (chosen in the agent tree), through the runtime
+        (``Runtime.send``): a new turn of its thread, shown when it starts."""
         assert self.rt is not None
-        ref = self.rt.system.lookup(path)
-        stream = self.stream(path)
-        if ref is None:
-            stream.note(("error", f"{path} is not running"))
-            return
-        stream.user(text)
+        try:
+            await self.rt.send(path, attach_files(text, self.cwd))
+        except Exception as exc:  # shut down (resume it first), gone: say why, keep the text
+            self.stream(path).note(("error", f"not sent: {exc}"))
+            self.input.set_edit_text(text)
+            self.input.set_edit_pos(len(text))
         self._follow()
-        handle = await ref.ask(UserInput(attach_files(text, self.cwd)))
-        await handle.wait()
 
-    def cancel_agent(self, path: str) -> None:
-        """Cancel one agent's running turn from the tree (its actor's ``Cancel`` message)."""
-        from nyzhi.core.agent import Cancel
-
-        ref = self.rt.system.lookup(path) if self.rt is not None else None
-        if ref is None or self.nursery is None:
-            self.flash(f"{path} is not running")
+    def cancel_agent(self, path: str, scope: str) -> None:
+        """Cancel one agent's running turn (``scope="turn"``) or it and every agent under it
+        (``"subtree"``) from the tree, through ``Runtime.cancel``."""
+        if self.rt is None or self.nursery is None:
             return
-        self.nursery.start_soon(ref.ask, Cancel())
-        self.flash(f"cancelling {path}")
+        self.nursery.start_soon(self._cancel_agent, self.rt, path, scope)
+
+    async def _cancel_agent(self, rt: Runtime, path: str, scope: str) -> None:
+        name = path.rsplit("/", 1)[-1]
+        what = name if scope == "turn" else f"{name} and its subagents"
+        self.flash(f"cancelled {what}" if await rt.cancel(path, scope)
+                   else f"{what}: nothing running to cancel")
+
+    def resume_agent(self, path: str) -> None:
+        """Reopen a closed or interrupted subagent from the tree (``Runtime.agents.resume``):
+        it is ``idle`` on its kept thread, and what is typed while it is shown goes to it."""
+        if self.rt is None or self.nursery is None:
+            return
+        if path == self.main_path:
+            self.flash("the main agent is always open")
+            return
+        self.nursery.start_soon(self._resume_agent, self.rt, path)
+
+    async def _resume_agent(self, rt: Runtime, path: str) -> None:
+        try:
+            await rt.agents.resume(path)
+        except Exception as exc:  # a parent that is shut down, a broken role file
+            self.flash(f"cannot resume {path.rsplit('/', 1)[-1]}: {exc}")
+            return
+        self.flash(f"resumed {path.rsplit('/', 1)[-1]}: Enter shows it, then type to it")
 
     async def _shell(self, command: str) -> None:
         """``!cmd``: the ``bash`` tool through the main agent's own gated tool step (trust,
@@ -315,6 +345,13 @@ class Console:
             self._ctrl_c()
         elif key == "esc" and self.input.search is not None:
             self.input.end_search()
+        elif key == "esc" and self.selected is not None:
+            self.select_block(None)
+        elif key in ("meta up", "meta down") and self._on_input():
+            self.move_selection(-1 if key == "meta up" else 1)
+        elif key == "enter" and self.selected is not None and self._on_input() \
+                and not self.input.edit_text.strip():
+            self.selected.toggle()
         elif key == "esc":
             self.cancel_turn()
         elif key == "ctrl l":
@@ -333,6 +370,10 @@ class Console:
             return False
         return True
 
+    def _on_input(self) -> bool:
+        """Whether the input has the keys (no dialog open, the tree not focused)."""
+        return self.root.original_widget is self.frame and self.frame.focus_position == "footer"
+
     def _ctrl_c(self) -> None:
         now = time.monotonic()
         if now - self.last_ctrl_c <= QUIT_WINDOW_S:
@@ -344,7 +385,9 @@ class Console:
         self.flash("press Ctrl-C again to quit")
 
     def _complete(self, text: str) -> str | None:
-        done, candidates = commands.complete(text, self.cwd)
+        knowledge = self.rt.knowledge if self.rt is not None else None
+        done, candidates = commands.complete(text, self.cwd,
+                                             knowledge.commands if knowledge else ())
         if len(candidates) > 1:
             self.flash("  ".join(candidates[:12]))
         return done
@@ -366,6 +409,7 @@ class Console:
             self.flash("")
 
     def clear_screen(self) -> None:
+        self.select_block(None)
         self.stream(self.shown).walker[:] = []
         if self.loop is not None:
             self.loop.screen.clear()
@@ -376,6 +420,39 @@ class Console:
             self.loop.screen.register_palette(theme.palette(self.theme, no_color=self.no_color))
             self.loop.screen.clear()
         self.flash(f"theme: {self.theme}")
+
+    def move_selection(self, step: int) -> None:
+        """Alt-Up/Alt-Down: choose the previous/next tool card or thinking block of the
+        conversation on screen (Enter then expands or collapses just that one); past the last,
+        the selection ends and the view follows the conversation again."""
+        blocks = self.stream(self.shown).blocks()
+        if not blocks:
+            self.flash("no tool card or thinking to select here")
+            return
+        if self.selected in blocks:
+            at = blocks.index(self.selected) + step
+        else:
+            at = len(blocks) - 1
+        if at >= len(blocks):
+            self.select_block(None)
+            return
+        self.select_block(blocks[max(0, at)])
+
+    def select_block(self, block: Collapsible | None) -> None:
+        if block is None and self.selected is None:
+            return
+        if self.selected is not None:
+            self.selected.select(False)
+        self.selected = block
+        if block is None:
+            self.flash("")
+            self._follow(force=True)
+            return
+        block.select(True)
+        self.following = False
+        self.listbox.set_focus(self.listbox.body.index(block))
+        self.listbox.set_focus_valign("top")
+        self.flash("selected: Enter expands or collapses it · Alt-↑↓ another · Esc leaves")
 
     def toggle_expanded(self) -> None:
         Expansion.expanded = not Expansion.expanded
@@ -396,25 +473,35 @@ class Console:
             self.show_agent(self.main_path)
 
     def show_agent(self, path: str) -> None:
+        stream = self.stream(path)
+        self.select_block(None)
         self.shown = path
-        self.stream(path).flush()
-        self.listbox.body = self.stream(path).walker
+        stream.flush()
+        self.listbox.body = stream.walker
         self._follow(force=True)
         self.panel.refresh(path)
         self.frame.focus_position = "footer"
         self.flash("" if path == self.main_path else f"showing {path}: input goes to it (F2 back)")
 
     def toggle_plan(self) -> None:
-        if self.rt is None:
+        """Plan mode through the session's knowledge (as the line chat's ``/plan``): the main
+        agent and agents spawned from now on get read-only tools; leaving it with a plan
+        written sends the message that executes it."""
+        if self.rt is None or self.rt.knowledge is None:
             return
-        gates = self.rt.main_agent.tooling.gates
-        gates.plan_mode = not gates.plan_mode
-        self.flash("plan mode on: read-only tools only" if gates.plan_mode else "plan mode off")
+        knowledge = self.rt.knowledge
+        execute = knowledge.set_plan_mode(not knowledge.plan_mode)
+        self.flash("plan mode on: read-only tools only" if knowledge.plan_mode
+                   else "plan mode off")
         self.refresh_status()
+        if execute:
+            self.send_main(execute)
 
-    def restart_on(self, session_id: str) -> None:
-        """Close this runtime and open one on ``session_id`` (``/resume``)."""
+    def restart_on(self, session_id: str, switch: tuple[str, str | None] | None = None) -> None:
+        """Close this runtime and open one on ``session_id`` (``/resume``), with ``switch``
+        on another (provider, model) (``/model PROVIDER/MODEL``)."""
         self.resume_id = session_id
+        self.switch = switch or self.switch
         if self.restart is not None:
             self.restart.set()
 
@@ -533,14 +620,17 @@ class Console:
                 self.rt = None
                 self.refresh_status()
                 options.session, options.continue_latest = self.resume_id, False
+                if self.switch is not None:
+                    options.provider, options.model = self.switch
         except Exception as exc:
             self.fatal = exc
             self.quit()
 
     # ---- running --------------------------------------------------------------------
 
-    async def run(self, args: Any) -> None:
-        """Draw until the person quits (or the runtime cannot start: ``fatal``)."""
+    async def run(self, args: Any, frame: FirstFrame | None = None) -> None:
+        """Draw until the person quits (or the runtime cannot start: ``fatal``); ``frame``:
+        the first frame on screen, whose terminal settings urwid takes over."""
         screen = urwid.display.raw.Screen()
         if self.no_color:
             screen.set_terminal_properties(colors=1)
@@ -553,10 +643,16 @@ class Console:
         async with trio.open_nursery() as nursery:
             self.nursery = nursery
             nursery.start_soon(self._tick)
+            # urwid saves the terminal's own settings, then sets its mode (and drops what
+            # is queued: the keys typed at the first frame are taken out before, fed after)
+            typed = frame.release() if frame is not None else b""
             with self.loop.start():
                 # Ctrl-C, Ctrl-\, Ctrl-Z, Ctrl-S/Q arrive as keys; stop() restores the terminal.
                 screen.tty_signal_keys("undefined", "undefined", "undefined", "undefined",
                                        "undefined")
+                if typed:
+                    keys, _raw = screen.parse_input(None, None, list(typed), wait_for_more=False)
+                    self.loop.process_input(keys)
                 self.loop.draw_screen()  # the input is live before the runtime's imports start
                 nursery.start_soon(self._runtime, args)
                 await evl.run_async()
@@ -573,6 +669,27 @@ class _Root(urwid.WidgetPlaceholder):
         if self.global_key(key):
             return None
         return super().keypress(size, key)
+
+
+def _clip(text: str, lines: int = 12) -> str:
+    """A long input (a parent's brief, an attached file) cut to its first ``lines`` lines."""
+    parts = text.split("\n")
+    return text if len(parts) <= lines else "\n".join(
+        [*parts[:lines], f"… {len(parts) - lines} more line(s)"])
+
+
+def replay(stream: Stream, messages: list[Any]) -> None:
+    """A thread (``pt.Message`` list) drawn into ``stream`` as it would have been live."""
+    for m in messages:
+        if m.role == "user" and m.content:
+            stream.user(m.content)
+        elif m.role == "assistant":
+            if m.content:
+                stream.answer(m.content)
+            for call in m.tool_calls:
+                stream.tool_start(call.id, call.name, call.arguments)
+        elif m.role == "tool" and m.tool_call_id in stream.cards:
+            stream.cards[m.tool_call_id].finish(m.content, False, 0.0)
 
 
 def attach_files(text: str, cwd: Path) -> str:
@@ -605,19 +722,26 @@ def _config_summary(loaded: Any) -> str:
     return "\n".join(lines)
 
 
-async def console_main(args: Any) -> int:
-    console = Console(Path.cwd(), no_color=bool(os.environ.get("NO_COLOR")))
-    await console.run(args)
+async def console_main(args: Any, frame: FirstFrame | None = None, *,
+                       no_color: bool = False) -> int:
+    console = Console(Path.cwd(), no_color=no_color)
+    await console.run(args, frame)
     if console.fatal is not None:
         raise console.fatal
     return 0
 
 
-def main(args: Any) -> int:
+def main(args: Any, *, frame: FirstFrame | None = None, no_color: bool | None = None) -> int:
+    """The console until the person quits; ``frame``: the first frame already drawn
+    (``nyzhi.tui.launch``), whose terminal urwid takes over."""
+    if no_color is None:
+        no_color = bool(os.environ.get("NO_COLOR"))
     try:
-        return trio.run(console_main, args)
+        return trio.run(functools.partial(console_main, args, frame, no_color=no_color))
     except Exception as exc:
         from nyzhi.core.errors import describe_error
 
+        if frame is not None and frame.saved is not None:
+            frame.abandon()  # failed before urwid took the screen: leave the first frame
         print(f"nyz: {describe_error(exc)}", file=sys.stderr)
         return 1

@@ -10,7 +10,7 @@ idle agent.
 from __future__ import annotations
 
 import os
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -46,6 +46,10 @@ def command(name: str, summary: str, *, idle_only: bool = False,
 async def dispatch(console: Console, line: str) -> None:
     name, _, arg = line[1:].partition(" ")
     cmd = COMMANDS.get(name)
+    custom = console.rt.knowledge.commands if console.rt and console.rt.knowledge else {}
+    if cmd is None and name in custom:  # .nyzhi/commands, .claude/commands, [[agent.commands]]
+        console.send_main(console.rt.knowledge.expand(line))
+        return
     if cmd is None:
         console.note(("error", f"unknown command /{name} (not sent to the model); "
                                "/help lists the commands"))
@@ -59,11 +63,11 @@ async def dispatch(console: Console, line: str) -> None:
     await cmd.run(console, arg.strip())
 
 
-def complete(text: str, cwd: Path) -> tuple[str | None, list[str]]:
-    """(the completed input or None, the candidates) for Tab: a command name at the start,
-    or the ``@path`` being typed at the end."""
+def complete(text: str, cwd: Path, custom: Iterable[str] = ()) -> tuple[str | None, list[str]]:
+    """(the completed input or None, the candidates) for Tab: a command name at the start
+    (``custom``: the session's custom commands too), or the ``@path`` being typed at the end."""
     if text.startswith("/") and " " not in text:
-        names = sorted(n for n in COMMANDS if n.startswith(text[1:]))
+        names = sorted(n for n in {*COMMANDS, *custom} if n.startswith(text[1:]))
         if len(names) == 1:
             return f"/{names[0]} ", names
         if names:
@@ -93,16 +97,24 @@ def complete(text: str, cwd: Path) -> tuple[str | None, list[str]]:
 
 @command("help", "list the commands and keys", needs_runtime=False)
 async def _help(console: Console, _arg: str) -> None:
-    rows = [("notice", "commands:\n")]
+    """One line per command (a note each, so the view follows to the last and PageUp shows
+    the first), then the keys."""
+    console.note(("notice", "commands:"))
     width = max(len(n) for n in COMMANDS) + 2
     for name in sorted(COMMANDS):
-        rows.append(("body", f"  /{name.ljust(width)}{COMMANDS[name].summary}\n"))
-    rows.append(("notice", "keys: Enter send · Alt-Enter newline · ↑↓ history · Ctrl-R search · "
-                           "Tab complete · "
-                           "Esc cancel turn · Ctrl-C twice quit · Ctrl-L clear · Ctrl-T theme · "
-                           "Ctrl-O expand tool output and thinking · "
-                           "F2 agents · Shift-Tab plan mode · !cmd shell · @path attach"))
-    console.note(rows)
+        console.note(("body", f"  /{name.ljust(width)}{COMMANDS[name].summary}"))
+    custom = console.rt.knowledge.commands if console.rt and console.rt.knowledge else {}
+    if custom:
+        console.note(("notice", "custom commands (a prompt sent to the model):"))
+        for name in sorted(set(custom) - set(COMMANDS)):
+            summary = custom[name].description or custom[name].source
+            console.note(("body", f"  /{name.ljust(width)}{summary}"[:80]))
+    console.note(("notice", "keys: Enter send · Alt-Enter newline · ↑↓ history · Ctrl-R search · "
+                            "Tab complete · "
+                            "Esc cancel turn · Ctrl-C twice quit · Ctrl-L clear · Ctrl-T theme · "
+                            "Ctrl-O expand tool output and thinking · "
+                            "Alt-↑↓ select one, Enter expands or collapses it · "
+                            "F2 agents · Shift-Tab plan mode · !cmd shell · @path attach"))
 
 
 @command("status", "session, model, trust, sandbox, context and usage")
@@ -110,7 +122,150 @@ async def _status(console: Console, _arg: str) -> None:
     console.note(("body", console.status_text(long=True)))
 
 
-@command("trust", "show or set the main agent's trust mode: /trust off|limited|autoedit|full")
+@command("model", "list models · switch: /model NAME · /model PROVIDER/MODEL")
+async def _model(console: Console, arg: str) -> None:
+    if not arg:
+        console.note(("body", await model_listing(console)))
+        return
+    rt = console.rt
+    provider, _, model = arg.partition("/")
+    if model or arg.endswith("/"):
+        switch = _provider_switch(console, provider, model.strip() or None)
+        if switch is None:
+            return
+        if switch:  # another provider: the session reopens on it (its thread is kept)
+            if console.busy:
+                console.note(("notice", "/model PROVIDER/MODEL waits for an idle agent: "
+                                        "Esc cancels the turn"))
+                return
+            if rt.main_agent.spec.session is None:
+                console.note(("error", "this session is not saved (--ephemeral), so it cannot "
+                                       "reopen on another provider"))
+                return
+            console.note(("notice", f"switching to {provider}/{model or '(its default model)'}…"))
+            console.restart_on(rt.session_id, (provider, model.strip() or None))
+            return
+        if provider == rt.provider_name:
+            arg = model.strip()
+    if not arg:
+        console.note(("error", f"usage: /model NAME · /model PROVIDER/MODEL (now {rt.model})"))
+        return
+    rt.set_model(arg)
+    console.note(("notice", f"model: {rt.provider_name}/{rt.model} from the next request"))
+    console.refresh_status()
+
+
+def _provider_switch(console: Console, provider: str, model: str | None) -> bool | None:
+    """Whether ``/model PROVIDER/MODEL`` names another provider that can be used (True), or a
+    model of the current one (False: OpenRouter's ``vendor/model`` names); None: the provider
+    is configured but cannot be used, and the person was told why."""
+    import os
+
+    from nyzhi.core.assembly import RuntimeConfigError, provider_spec
+    from nyzhi.provider import PRESETS
+
+    config = console.config
+    if provider == console.rt.provider_name or (
+            provider not in config.provider.entries and provider not in PRESETS):
+        return False
+    try:
+        provider_spec(provider, config.with_overrides(provider=provider, model=model), os.environ)
+    except RuntimeConfigError as exc:
+        if provider in config.provider.entries:
+            console.note(("error", f"cannot switch: {exc}"))
+            return None
+        return False  # a preset with no key: the whole name is the current provider's model
+    return True
+
+
+async def model_listing(console: Console) -> str:
+    """The model in use, what its provider lists (GET /models), and the configured providers."""
+    import trio
+
+    from nyzhi.provider.models import model_info, refresh_models
+
+    rt = console.rt
+    current = rt.model
+    lines = [f"model: {rt.provider_name}/{current} "
+             f"(context {model_info(current).context_window} tokens)"]
+    try:
+        with trio.fail_after(10):
+            listed = await refresh_models(rt.main_agent.loop.provider, register_unknown=False)
+        names = sorted({m.id for m in listed})
+        lines.append(f"{rt.provider_name} lists: " + (", ".join(
+            f"{n}{' *' if n == current else ''}" for n in names) or "nothing"))
+    except Exception as exc:  # no listing endpoint, offline, a timeout: the rest still helps
+        lines.append(f"{rt.provider_name} lists: (unavailable: {exc or type(exc).__name__})")
+    providers = console.config.provider.entries
+    if providers:
+        lines.append("configured providers: " + " · ".join(
+            f"{name} ({entry.model or 'its default model'})" for name, entry in providers.items()))
+    lines.append("/model NAME switches the model from the next request · /model PROVIDER/MODEL "
+                 "reopens this session on another provider")
+    return "\n".join(lines)
+
+
+@command("subagent-config", "model per subagent role · set: /subagent-config ROLE MODEL")
+async def _subagent_config(console: Console, arg: str) -> None:
+    agents = console.rt.agents
+    words = arg.split()
+    if len(words) == 2:
+        role, model = words
+        console.rt.set_role_model(role, None if model == "-" else model)
+        text = f"{role}: {model}" if model != "-" else f"{role}: as configured"
+        if role not in agents.catalog.roles:
+            text += (f" ({role} is not a defined role: it applies to agents spawned as {role}, "
+                     "which get the default role)")
+        console.note(("notice", text + "; for subagents spawned from now on"))
+        return
+    if words:
+        console.note(("error", "usage: /subagent-config · /subagent-config ROLE MODEL · "
+                               "/subagent-config ROLE - (back to the configured model)"))
+        return
+    console.note(("body", role_models_text(console)))
+
+
+def role_models_text(console: Console) -> str:
+    """Each role's model for the next subagent spawned with it, and where that comes from."""
+    rt = console.rt
+    agents = rt.agents
+    names = agents.catalog.names()
+    names += sorted(set(agents.models.overrides) - set(names))
+    rows = []
+    for name in names:
+        choice = agents.models.resolve(agents.catalog.resolve(name), rt.model)
+        rows.append(f"  {name:<20} {choice.model}  ({choice.source})")
+    return ("subagent models by role (first set wins: /subagent-config, the model spawn_agent "
+            "asks for, the role's model, agent.subagent_model, the main agent's):\n"
+            + "\n".join(rows) + "\n/subagent-config ROLE MODEL sets one for this session · "
+            "/subagent-config ROLE - removes it")
+
+
+@command("mcp", "MCP servers · /mcp read SERVER URI · /mcp prompt SERVER NAME")
+async def _mcp(console: Console, arg: str) -> None:
+    import io
+
+    from nyzhi.cli.mcp_console import mcp_command  # the line chat's /mcp: one implementation
+
+    out = io.StringIO()
+    prompt = await mcp_command(console.rt, f"/mcp {arg}", out)
+    console.note(("body", out.getvalue().rstrip("\n")))
+    if prompt is not None:
+        console.send_main(prompt)
+
+
+@command("init", "create .nyzhi/ (config, rules, commands…); never overwrites",
+         needs_runtime=False)
+async def _init(console: Console, _arg: str) -> None:
+    import trio
+
+    from nyzhi.cli.cmd_init import init_lines
+
+    lines = await trio.to_thread.run_sync(init_lines, console.cwd)
+    console.note(("body", "\n".join(lines) + "\n(nyz reads the new files when it next starts)"))
+
+
+@command("trust", "show or set trust: /trust off|limited|autoedit|full")
 async def _trust(console: Console, arg: str) -> None:
     from nyzhi.config.modes import parse_trust
 
@@ -231,23 +386,22 @@ async def _agents(console: Console, _arg: str) -> None:
     console.toggle_panel()
 
 
-@command("spawn", "start a subagent and give it a task: /spawn NAME TASK")
+@command("spawn", "start a subagent of the main agent: /spawn ROLE TASK")
 async def _spawn(console: Console, arg: str) -> None:
-    from nyzhi.core.agent import UserInput
-
-    name, _, task = arg.partition(" ")
-    if not name or not task.strip():
-        console.note(("error", "usage: /spawn NAME TASK"))
+    """Through the subagent manager, as the ``spawn_agent`` tool does: the agent is tracked
+    (status, budget, limits) and appears in the tree. Any ROLE name works: one that is not
+    defined gets the default role under that name."""
+    role, _, task = arg.partition(" ")
+    if not role or not task.strip():
+        console.note(("error", "usage: /spawn ROLE TASK (roles: /subagent-config lists them)"))
         return
+    rt = console.rt
     try:
-        ref = await console.rt.spawn_agent(name)
-    except Exception as exc:  # a taken name, a stopped parent: the person should see why
-        console.note(("error", f"cannot start {name}: {exc}"))
+        started = await rt.agents.spawn(rt.main_agent.spec.path, task.strip(), role)
+    except Exception as exc:  # the thread or depth limit, a broken role file: say why
+        console.note(("error", f"cannot start a {role} agent: {exc}"))
         return
-    console.stream(f"{console.rt.main_agent.spec.path}/{name}").user(task.strip())
-    console.note(("notice", f"started {name}; F2 shows it"))
-    handle = await ref.ask(UserInput(task.strip()))
-    await handle.wait()
+    console.note(("notice", f"started {started['agent_nickname']}; F2 shows it"))
 
 
 @command("hooks", "list the hooks that run in this session")
@@ -260,7 +414,7 @@ async def _hooks(console: Console, _arg: str) -> None:
                            f"  ({s.source})\n") for s in specs])
 
 
-@command("memory", "what the agent remembers: /memory lists, /memory TOPIC shows one topic",
+@command("memory", "saved memory: /memory lists, /memory TOPIC shows one topic",
          needs_runtime=False)
 async def _memory(console: Console, arg: str) -> None:
     import trio

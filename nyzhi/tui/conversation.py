@@ -25,9 +25,33 @@ THINKING_LINES = 3  # collapsed thinking shows its last lines
 
 
 class Expansion:
-    """Whether tool output and thinking are shown whole (Ctrl-O), shared by every block."""
+    """Whether tool output and thinking are shown whole (Ctrl-O), shared by every block that
+    was not expanded or collapsed on its own."""
 
     expanded = False
+
+
+class Collapsible(urwid.WidgetWrap):
+    """A block shown short or whole: by Ctrl-O for all, or on its own once selected
+    (Alt-Up/Alt-Down) and toggled (Enter); ``selected`` marks it while it is chosen."""
+
+    expanded: bool | None = None  # None: as Ctrl-O says (``Expansion``)
+    selected = False
+
+    @property
+    def is_expanded(self) -> bool:
+        return Expansion.expanded if self.expanded is None else self.expanded
+
+    def toggle(self) -> None:
+        self.expanded = not self.is_expanded
+        self.refresh()
+
+    def select(self, on: bool) -> None:
+        self.selected = on
+        self.refresh()
+
+    def refresh(self) -> None:
+        raise NotImplementedError
 
 
 def args_summary(arguments: str, width: int = 60) -> str:
@@ -45,7 +69,7 @@ def args_summary(arguments: str, width: int = 60) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-class ToolCard(urwid.WidgetWrap):
+class ToolCard(Collapsible):
     """One tool call: name, arguments, status, elapsed time and the tail of its output."""
 
     def __init__(self, name: str, arguments: str) -> None:
@@ -74,22 +98,24 @@ class ToolCard(urwid.WidgetWrap):
         ms = self.elapsed_ms if self.elapsed_ms is not None else (
             (time.monotonic() - self.started) * 1000)
         attr = {"running": "tool", "done": "tool_ok", "failed": "tool_err"}[self.status]
+        mark = ("selected", "▶") if self.selected else ("tool", "⚙")
         self.header.set_text([
-            ("tool", f"⚙ {self.name} "), ("dim", self.args + " "),
+            mark, ("tool", f" {self.name} "), ("dim", self.args + " "),
             (attr, f"[{self.status} {ms / 1000:.1f}s]"),
         ])
         lines = self.output.rstrip("\n").split("\n") if self.output.strip() else []
-        keep = EXPANDED_LINES if Expansion.expanded else OUTPUT_LINES
+        expanded = self.is_expanded
+        keep = EXPANDED_LINES if expanded else OUTPUT_LINES
         hidden = len(lines) - keep
         shown = lines[-keep:]
         text = "\n".join("  │ " + line[:200] for line in shown)
         if hidden > 0:
-            more = "" if Expansion.expanded else " (Ctrl-O expands)"
+            more = "" if expanded else " (Ctrl-O expands)"
             text = f"  │ … {hidden} more line(s){more}\n" + text
         self.body.set_text(("dim", text))
 
 
-class ThinkingBlock(urwid.WidgetWrap):
+class ThinkingBlock(Collapsible):
     """The model's thinking, dimmed: its last lines, or all of it when expanded."""
 
     def __init__(self) -> None:
@@ -103,10 +129,11 @@ class ThinkingBlock(urwid.WidgetWrap):
 
     def refresh(self) -> None:
         lines = self.raw.strip().split("\n")
-        if not Expansion.expanded and len(lines) > THINKING_LINES:
+        if not self.is_expanded and len(lines) > THINKING_LINES:
             lines = [f"… {len(lines) - THINKING_LINES} line(s) (Ctrl-O expands)",
                      *lines[-THINKING_LINES:]]
-        self.text.set_text(("dim", "✻ " + "\n  ".join(lines)))
+        mark = ("selected", "▶") if self.selected else ("dim", "✻")
+        self.text.set_text([mark, ("dim", " " + "\n  ".join(lines))])
 
 
 class Stream:
@@ -175,10 +202,14 @@ class Stream:
         self.thinking.add(delta)
 
     def refresh_blocks(self) -> None:
-        """Redraw tool cards and thinking after Ctrl-O."""
-        for widget in self.walker:
-            if isinstance(widget, ToolCard | ThinkingBlock):
-                widget.refresh()
+        """Redraw tool cards and thinking after Ctrl-O, which overrides their own toggles."""
+        for widget in self.blocks():
+            widget.expanded = None
+            widget.refresh()
+
+    def blocks(self) -> list[Collapsible]:
+        """The tool cards and thinking blocks, in order."""
+        return [w for w in self.walker if isinstance(w, Collapsible)]
 
     def answer(self, text: str) -> None:
         """A whole answer at once (a resumed thread)."""

@@ -183,20 +183,23 @@ class QuestionDialog(urwid.WidgetWrap):
 
 
 class AgentPanel(urwid.WidgetWrap):
-    """The agent tree: every agent seen on the event stream, indented by its path, with its
-    status, current step, tokens and cost. Enter on a row shows that agent's stream (and what
-    is typed then goes to it); ``c`` cancels that agent's running turn."""
+    """The agent tree: every agent seen on the event stream (and a resumed session's), indented
+    by its path, with its status, current step, tokens and cost. Enter on a row shows that
+    agent's stream (and what is typed then goes to it); ``c`` cancels its running turn, ``C``
+    it and its subagents; ``r`` resumes a closed or interrupted one."""
 
-    def __init__(self, on_select: Callable[[str], None], on_cancel: Callable[[str], None]) -> None:
+    def __init__(self, on_select: Callable[[str], None],
+                 on_cancel: Callable[[str, str], None], on_resume: Callable[[str], None]) -> None:
         self.on_select = on_select
         self.on_cancel = on_cancel
+        self.on_resume = on_resume
         self.paths: list[str] = []
         self.agents: dict[str, dict[str, Any]] = {}
         self.walker = urwid.SimpleFocusListWalker([])
-        self.title = urwid.Text(("heading", "Agents  ⏎ view · c cancel"))
+        self.title = urwid.Text([("heading", "Agents"),
+                                 ("dim", "\n⏎ view · r resume\nc cancel · C with subtree")])
         super().__init__(urwid.AttrMap(urwid.LineBox(
             urwid.Frame(urwid.ListBox(self.walker), header=self.title)), "panel"))
-
     def agent(self, path: str) -> dict[str, Any]:
         return self.agents.setdefault(
             path, {"status": "idle", "step": "", "tokens": 0, "cost": 0.0})
@@ -223,8 +226,12 @@ class AgentPanel(urwid.WidgetWrap):
 
     def keypress(self, size: tuple[int, ...], key: str) -> str | None:
         focus = self.walker.focus
-        if key == "c" and focus is not None and focus < len(self.paths):
-            self.on_cancel(self.paths[focus])
+        if key in ("c", "C", "r") and focus is not None and focus < len(self.paths):
+            path = self.paths[focus]
+            if key == "r":
+                self.on_resume(path)
+            else:
+                self.on_cancel(path, "turn" if key == "c" else "subtree")
             return None
         return super().keypress(size, key)
 

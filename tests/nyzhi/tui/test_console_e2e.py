@@ -3,45 +3,22 @@ send-keys, the screen read with capture-pane (bounded polling: a terminal gives 
 
 from __future__ import annotations
 
-import itertools
 import json
 import re
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-from pathlib import Path
+import shlex
 
 import pytest
 import trio
 
 from nyzhi.testing.cli import NYZ, nyz_env, run_nyz, running_with
-from nyzhi.testing.fake_llm import hang, open_fake_llm, reply, tool_call
-from nyzhi.testing.tmux import TmuxPane
+from nyzhi.testing.fake_llm import PerAgent, hang, open_fake_llm, reply, tool_call
+from nyzhi.testing.tmux import INPUT_READY, TmuxPane, open_console, say
 
 pytestmark = pytest.mark.skipif(not TmuxPane.available(), reason="tmux is not installed")
-
-INPUT_READY = "/help for commands"
-_SOCKETS = itertools.count()
-
-
-@asynccontextmanager
-async def console(workspace: Path, home: Path, *args: str) -> AsyncIterator[TmuxPane]:
-    """``nyz ARGS`` in an 80x24 tmux pane, once its input is ready."""
-    pane = TmuxPane(workspace.parent / f"tmux-{next(_SOCKETS)}.sock")  # a fresh server each
-    await pane.start([*NYZ, *args], cwd=workspace, env=nyz_env(home))
-    try:
-        yield pane
-    finally:
-        pane.kill()
 
 
 async def ready(pane: TmuxPane, marker: str = INPUT_READY) -> str:
     return await pane.wait_for(marker)
-
-
-async def say(pane: TmuxPane, text: str) -> None:
-    await pane.type(text)
-    await pane.keys("Enter")
-
 
 
 async def test_a_prompt_streams_and_esc_cancels_it(workspace, home, configure):
@@ -49,7 +26,7 @@ async def test_a_prompt_streams_and_esc_cancels_it(workspace, home, configure):
     script = [hang(reply(answer, chunk_size=6), after_frames=3), reply("second answer")]
     async with open_fake_llm(script=script) as server:
         configure(workspace, server.url_for("openai"))
-        async with console(workspace, home) as pane:
+        async with open_console(workspace, home) as pane:
             await ready(pane)
             await say(pane, "tell me something")
             screen = await pane.wait_for("Streaming")
@@ -72,7 +49,7 @@ async def test_approval_answered_with_y_and_a_remembers(workspace, home, configu
     ]
     async with open_fake_llm(script=script) as server:
         configure(workspace, server.url_for("openai"))
-        async with console(workspace, home) as pane:
+        async with open_console(workspace, home) as pane:
             await ready(pane)
             await say(pane, "write a")
             screen = await pane.wait_for("Approve write?")
@@ -98,7 +75,7 @@ async def test_esc_cancels_a_running_bash_and_leaves_no_process(workspace, home,
     async with open_fake_llm(script=script) as server:
         configure(workspace, server.url_for("openai"),
                   extra='[agent.sandbox]\nlevel = "full-access"\n')
-        async with console(workspace, home, "--trust", "full") as pane:
+        async with open_console(workspace, home, "--trust", "full") as pane:
             await ready(pane)
             await say(pane, "run it")
             await pane.wait_for("READY-TO-42")
@@ -113,11 +90,14 @@ async def test_esc_cancels_a_running_bash_and_leaves_no_process(workspace, home,
 async def test_help_status_and_an_unknown_command_stay_local(workspace, home, configure):
     async with open_fake_llm(script=[reply("unused")]) as server:
         configure(workspace, server.url_for("openai"))
-        async with console(workspace, home) as pane:
+        async with open_console(workspace, home) as pane:
             await ready(pane)
             await say(pane, "/help")
-            screen = await pane.wait_for("/quit")
-            assert "/status" in screen and "/compact" in screen
+            screen = await pane.wait_for("keys: Enter send")
+            assert "/status" in screen and "/undo" in screen
+            await pane.keys("PageUp")
+            await pane.wait_for("/compact")
+            await pane.keys("PageDown", "PageDown")
             await pane.keys("C-l")
             await pane.type("/sta")  # Tab completes the command name
             await pane.keys("Tab")
@@ -140,7 +120,7 @@ async def test_a_resumed_session_shows_its_history(workspace, home, configure):
         configure(workspace, server.url_for("openai"))
         first = await run_nyz(workspace, home, "run", "remember the colour")
         assert first.returncode == 0, first.stderr.decode()
-        async with console(workspace, home, "--continue") as pane:
+        async with open_console(workspace, home, "--continue") as pane:
             screen = await pane.wait_for("resumed session")
             assert "› remember the colour" in screen and "the colour is BLUE" in screen
 
@@ -148,7 +128,7 @@ async def test_a_resumed_session_shows_its_history(workspace, home, configure):
 async def test_ctrl_c_twice_quits(workspace, home, configure):
     async with open_fake_llm(script=[]) as server:
         configure(workspace, server.url_for("openai"))
-        async with console(workspace, home) as pane:
+        async with open_console(workspace, home) as pane:
             await ready(pane)
             await pane.keys("C-c")
             await pane.wait_for("press Ctrl-C again to quit")
@@ -163,28 +143,64 @@ async def test_spawned_subagents_show_live_in_the_tree_and_one_is_cancelled_from
               hang(reply("sub work " * 10), after_frames=2), reply("beta carries on")]
     async with open_fake_llm(script=script) as server:
         configure(workspace, server.url_for("openai"))
-        async with console(workspace, home) as pane:
+        async with open_console(workspace, home) as pane:
             await ready(pane)
-            await say(pane, "/spawn alpha look at the code")
+            await say(pane, "/spawn alpha look at the code")  # tracked by the manager
+            await pane.wait_for("started alpha-1")
             await say(pane, "/spawn beta look at the tests")
+            await pane.wait_for("started beta-1")
             await pane.keys("F2")
             screen = await pane.wait_for(
-                lambda s: "alpha [running]" in s and "beta [running]" in s)
+                lambda s: "alpha-1 [running]" in s and "beta-1 [running]" in s)
             assert "main [" in screen
-            await pane.keys("Down", "Down", "c")  # main, alpha, beta: cancel beta
-            screen = await pane.wait_for("beta [idle]")
-            assert "alpha [running]" in screen
+            await pane.keys("Down", "Down", "c")  # main, alpha, beta: cancel beta's turn
+            screen = await pane.wait_for("beta-1 [shutdown]")
+            assert "alpha-1 [running]" in screen and "cancelled beta-1" in screen
             await pane.keys("Enter")  # beta's own stream
             await pane.wait_for(lambda s: "› look at the tests" in s and "[cancelled]" in s)
             await say(pane, "go on, beta")  # typed input goes to the agent on screen
             await pane.wait_for("beta carries on")
+            await pane.keys("F2", "F2", "Up", "Up", "C")  # main's row: cancel its subtree
+            screen = await pane.wait_for("alpha-1 [shutdown]")
+            assert "cancelled main and its subagents" in screen
     assert ("user", "go on, beta") in server.requests[2].transcript()
+
+
+async def test_a_subagent_of_a_resumed_session_is_resumed_from_the_tree(
+        workspace, home, configure):
+    keeper = "/agents/main/worker-1"
+    agents = PerAgent({
+        "MAIN": [reply(tool_calls=[tool_call("spawn_agent", {"message": "KEEPER remember PURPLE",
+                                                             "agent_type": "worker"})]),
+                 reply(tool_calls=[tool_call("wait", {"ids": [keeper]})]),
+                 reply("first run done")],
+        "KEEPER": [reply("noted PURPLE"),
+                   lambda req: reply("it was " + ("PURPLE" if ("assistant", "noted PURPLE")
+                                                  in req.transcript() else "unknown"))],
+    })
+    async with open_fake_llm(script=agents) as server:
+        configure(workspace, server.url_for("openai"))
+        first = await run_nyz(workspace, home, "run", "MAIN one")
+        assert first.returncode == 0, first.stderr.decode()
+        async with open_console(workspace, home, "--continue") as pane:
+            await pane.wait_for("resumed session")
+            await pane.keys("F2")
+            await pane.wait_for("worker-1 [shutdown]")  # closed with its session: resumable
+            await pane.keys("Down", "Enter")  # its thread, from the session log
+            await pane.wait_for(lambda s: "› KEEPER remember PURPLE" in s and "noted PURPLE" in s)
+            await say(pane, "which colour?")  # not running: refused, the text is kept
+            await pane.wait_for("resume_agent it first")
+            await pane.keys("F2", "F2", "r")  # back in the tree on worker-1: resume it
+            await pane.wait_for(lambda s: "worker-1 [idle]" in s and "resumed worker-1" in s)
+            await pane.keys("Enter", "Enter")  # show it again; send the kept text
+            await pane.wait_for("it was PURPLE")
+    assert agents.seen["KEEPER"][1].last_user_text() == "which colour?"
 
 
 async def test_plain_flag_keeps_the_line_chat_on_a_terminal(workspace, home, configure):
     async with open_fake_llm(script=[reply("plain answer")]) as server:
         configure(workspace, server.url_for("openai"))
-        async with console(workspace, home, "chat", "--plain") as pane:
+        async with open_console(workspace, home, "chat", "--plain") as pane:
             await ready(pane, "session")
             await say(pane, "hi")
             await pane.wait_for("plain answer")
@@ -192,12 +208,12 @@ async def test_plain_flag_keeps_the_line_chat_on_a_terminal(workspace, home, con
             assert "›" not in screen  # no console input box
 
 
-async def test_tui_config_keys_change_the_console(workspace, home, configure):
+async def test_tui_config_keys_change_the_open_console(workspace, home, configure):
     answer = reply("# Plan\nuse `ls`", thinking="pondering quietly")
     tui = '[tui]\nmarkdown = false\nshow_thinking = false\ntheme = "light"\n'
     async with open_fake_llm(script=[answer, answer]) as server:
         configure(workspace, server.url_for("openai"), extra=tui)
-        async with console(workspace, home) as pane:
+        async with open_console(workspace, home) as pane:
             await ready(pane)
             await say(pane, "plan it")
             screen = await pane.wait_for("use `ls`")  # markdown off: the raw text
@@ -206,7 +222,7 @@ async def test_tui_config_keys_change_the_console(workspace, home, configure):
             await pane.wait_for("theme light")
         (workspace / ".nyzhi" / "config.toml").write_text(
             (workspace / ".nyzhi" / "config.toml").read_text().replace(tui, ""))
-        async with console(workspace, home) as pane:
+        async with open_console(workspace, home) as pane:
             await ready(pane)
             await say(pane, "plan it")
             screen = await pane.wait_for("use ls")  # markdown on: inline code drawn as code
@@ -216,9 +232,7 @@ async def test_tui_config_keys_change_the_console(workspace, home, configure):
 async def test_no_color_draws_without_colour_and_resize_redraws(workspace, home, configure):
     async with open_fake_llm(script=[]) as server:
         configure(workspace, server.url_for("openai"))
-        pane = TmuxPane(workspace.parent / "tmux.sock")
-        await pane.start([*NYZ], cwd=workspace, env={**nyz_env(home), "NO_COLOR": "1"})
-        try:
+        async with open_console(workspace, home, env={"NO_COLOR": "1"}) as pane:
             await ready(pane)
             styled = await pane.tmux("capture-pane", "-p", "-e")
             assert not re.search(r"\x1b\[[0-9;]*(3[0-7]|9[0-7]|38;5)[;m]", styled), styled
@@ -227,8 +241,6 @@ async def test_no_color_draws_without_colour_and_resize_redraws(workspace, home,
                                          and "fake/fake-model-1" in s.splitlines()[-1]
                                          and len(s.splitlines()) == 30)
             assert "─" * 100 in screen  # the divider spans the new width
-        finally:
-            pane.kill()
 
 
 async def test_resume_command_switches_to_another_session_in_place(workspace, home, configure):
@@ -237,7 +249,7 @@ async def test_resume_command_switches_to_another_session_in_place(workspace, ho
         first = await run_nyz(workspace, home, "run", "--output-format", "json", "the old task")
         assert first.returncode == 0, first.stderr.decode()
         old_id = json.loads(first.stdout)["session_id"]
-        async with console(workspace, home) as pane:
+        async with open_console(workspace, home) as pane:
             screen = await ready(pane)
             assert "old answer GREEN" not in screen  # a new session
             await say(pane, f"/resume {old_id[:8]}")
@@ -249,7 +261,7 @@ async def test_resume_command_switches_to_another_session_in_place(workspace, ho
 
 async def test_a_runtime_that_cannot_start_exits_with_its_error(workspace, home):
     (workspace / ".nyzhi" / "config.toml").write_text("[agent]\nmax_steps = 'many'\n")
-    async with console(workspace, home) as pane:
+    async with open_console(workspace, home) as pane:
         assert await pane.wait_exit() == 1
         screen = await pane.history()
         # said after the screen is restored
@@ -263,7 +275,7 @@ async def test_a_tool_card_shows_the_tail_of_its_output_and_ctrl_o_expands_it(
     async with open_fake_llm(script=script) as server:
         configure(workspace, server.url_for("openai"),
                   extra='[agent.sandbox]\nlevel = "full-access"\n')
-        async with console(workspace, home, "--trust", "full") as pane:
+        async with open_console(workspace, home, "--trust", "full") as pane:
             await ready(pane)
             await say(pane, "count")
             screen = await pane.wait_for("listed")
@@ -288,7 +300,7 @@ async def test_the_other_commands_do_their_jobs(workspace, home, configure):
     (workspace / "tracked.txt").write_text("changed line\n")
     async with open_fake_llm(script=script) as server:
         configure(workspace, server.url_for("openai"))
-        async with console(workspace, home, "--trust", "full") as pane:
+        async with open_console(workspace, home, "--trust", "full") as pane:
             await ready(pane)
 
             async def command(line: str, shows: str) -> str:
@@ -332,7 +344,7 @@ async def test_shell_prefix_at_path_and_the_queue(workspace, home, configure):
     async with open_fake_llm(script=script) as server:
         configure(workspace, server.url_for("openai"),
                   extra='[agent.sandbox]\nlevel = "full-access"\n')
-        async with console(workspace, home, "--trust", "full") as pane:
+        async with open_console(workspace, home, "--trust", "full") as pane:
             await ready(pane)
             await say(pane, "!echo shell-$((40+2))")  # through the bash tool and its gates
             screen = await pane.wait_for("shell-42")
@@ -348,3 +360,57 @@ async def test_shell_prefix_at_path_and_the_queue(workspace, home, configure):
             await pane.wait_for("[cancelled]")
     assert len(server.requests) == 2  # the shell command and the queued message never reached it
     assert "the secret word is PAPAYA" in server.requests[0].transcript()[-1][1]
+
+
+async def test_one_tool_card_is_selected_and_expanded_on_its_own(workspace, home, configure):
+    def lines(tag):
+        return f"for i in $(seq -w 1 12); do echo {tag}-$i; done"
+
+    script = [reply(tool_calls=[tool_call("bash", {"command": lines("first")})]),
+              reply(tool_calls=[tool_call("bash", {"command": lines("second")})]),
+              reply("both listed")]
+    async with open_fake_llm(script=script) as server:
+        configure(workspace, server.url_for("openai"),
+                  extra='[agent.sandbox]\nlevel = "full-access"\n')
+        async with open_console(workspace, home, "--trust", "full") as pane:
+            await ready(pane)
+            await say(pane, "list twice")
+            screen = await pane.wait_for("both listed")
+            assert "second-12" in screen and "second-01" not in screen  # collapsed: the tail
+            await pane.keys("M-Up")  # the last card
+            await pane.wait_for(lambda s: "▶ bash command='for i in $(seq -w 1 12); do echo s"
+                                in s)
+            await pane.keys("M-Up")  # the one before it
+            await pane.wait_for("▶ bash command='for i in $(seq -w 1 12); do echo f")
+            await pane.keys("Enter")  # expands this card only
+            screen = await pane.wait_for("first-01")
+            assert "4 more line(s)" in screen  # the second card is still collapsed
+            await pane.keys("Enter")
+            await pane.wait_for(lambda s: "first-01" not in s and "first-12" in s)
+            await pane.keys("Escape")  # leaves the selection; nothing was cancelled
+            screen = await pane.wait_for(lambda s: "both listed" in s and "▶" not in s)
+            assert "[cancelled]" not in screen
+    assert len(server.requests) == 3
+
+
+async def test_keys_typed_at_the_first_frame_are_kept_and_the_terminal_is_restored(
+        workspace, home, configure):
+    async with open_fake_llm(script=[reply("got the early words")]) as server:
+        configure(workspace, server.url_for("openai"))
+        pane = TmuxPane(workspace.parent / "tmux-stty.sock")
+        # stty after nyz: the settings the console leaves the terminal in
+        await pane.start(["sh", "-c", f"{shlex.join(NYZ)}; stty -a"], cwd=workspace,
+                         env=nyz_env(home))
+        try:
+            await pane.wait_for("starting…")  # the first frame: drawn before urwid loads
+            await pane.type("early words")
+            await pane.keys("C-c", "Enter")  # Ctrl-C is a key from the first frame on
+            await pane.wait_for("got the early words")
+            await pane.keys("C-c", "C-c")
+            assert await pane.wait_exit() == 0
+            settings = await pane.history()
+        finally:
+            pane.kill()
+    assert server.requests[0].last_user_text() == "early words"
+    assert re.search(r"(?<![-\w])icanon\b", settings) and re.search(r"(?<![-\w])echo\b",
+                                                                     settings), settings

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 
 from nyzhi.tui import commands, markdown, theme
 from nyzhi.tui.app import attach_files
@@ -102,3 +103,87 @@ def test_memory_command_lists_and_shows_what_memory_write_saved(home, tmp_path):
     assert "Run make test before committing." in memory_text(root, "build")
     assert "no topic 'deploy'" in memory_text(root, "deploy")
     assert "memory" in COMMANDS and not COMMANDS["memory"].needs_runtime
+
+
+def test_each_command_is_one_line_of_help_in_80_columns():
+    width = max(len(n) for n in commands.COMMANDS) + 2
+    too_long = [n for n, c in commands.COMMANDS.items() if 3 + width + len(c.summary) > 80]
+    assert too_long == []
+
+
+def test_a_thinking_block_toggles_on_its_own_until_ctrl_o():
+    from nyzhi.tui.conversation import Expansion, Stream
+
+    stream = Stream()
+    stream.add_thinking("\n".join(f"thought {i}" for i in range(1, 7)))
+    stream.add_text("answer")
+    stream.add_thinking("other 1\nother 2\nother 3\nother 4")
+    one, two = stream.blocks()
+
+    def shown(block):
+        return block.text.text
+
+    assert "thought 1" not in shown(one) and "thought 6" in shown(one)
+    one.toggle()
+    assert "thought 1" in shown(one) and "other 1" not in shown(two)
+    one.select(True)
+    assert shown(one).startswith("▶")
+    Expansion.expanded = True  # Ctrl-O: every block follows it again
+    try:
+        stream.refresh_blocks()
+        assert one.expanded is None and "other 1" in shown(two)
+    finally:
+        Expansion.expanded = False
+
+
+def test_the_first_frame_draws_the_consoles_starting_layout():
+    from nyzhi.tui.first_frame import screen
+
+    out = screen(80, 24, no_color=False).decode()
+    assert out.startswith("\x1b[?1049h\x1b[H\x1b[2J")  # urwid's alternate screen, cleared
+    assert "nyz · starting…" in out
+    assert "\x1b[22;1H" + "─" * 80 in out  # divider, input and status: the console's footer
+    assert "\x1b[23;1H\x1b[93;1m› " in out
+    assert "\x1b[24;1H\x1b[30;47m" + " starting…".ljust(80) in out
+    assert out.endswith("\x1b[23;3H")  # the cursor after the prompt
+    mono = screen(40, 10, no_color=True).decode()
+    assert not re.search(r"\x1b\[[0-9;]*(3[0-7]|9[0-7]|4[0-7])[;m]", mono)
+    assert "\x1b[10;1H\x1b[7m" in mono  # the status bar in reverse video
+    assert screen(40, 10, no_color=True, utf8=False).decode("ascii").count("-" * 40) == 1
+
+
+def test_the_first_frame_echoes_plain_typing_and_keeps_every_byte():
+    import pty
+    import termios
+
+    from nyzhi.tui.first_frame import FirstFrame
+
+    master, slave = pty.openpty()
+    mode = termios.tcgetattr(slave)
+    mode[3] &= ~(termios.ECHO | termios.ICANON)  # as paint() leaves it; "restored" to the same
+    termios.tcsetattr(slave, termios.TCSANOW, mode)
+    frame = FirstFrame(slave, mode, cols=12, out=slave)
+    frame.start()
+
+    def read_until(expected: bytes) -> bytes:
+        got = b""
+        while not got.endswith(expected):
+            got += os.read(master, 100)
+        return got
+
+    try:
+        os.write(master, b"ab\x7fc")
+        assert read_until(b"c") == b"ab\b \bc"  # text and Backspace, drawn as typed
+        os.write(master, b"xyz")
+        assert read_until(b"z") == b"xyz"
+        typed = frame.release()  # stops the thread and takes what is still queued
+        assert typed == b"ab\x7fc" + b"xyz" and frame.shown == "acxyz"
+        frame._draw(b"\x1b[Ad")  # an arrow cannot be drawn here: the echo ends
+        assert frame.shown == "acxyz" and not frame.echoing
+        short = FirstFrame(slave, mode, cols=6, out=slave)  # room for 3 characters
+        short._draw(b"abcd")
+        assert short.shown == "abc" and not short.echoing
+        short.release()
+    finally:
+        os.close(master)
+        os.close(slave)

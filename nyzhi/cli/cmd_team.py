@@ -220,51 +220,8 @@ def start_command(args: argparse.Namespace) -> int:
 # ---- status, send, list --------------------------------------------------------------------
 
 
-def _alive(pid: Any) -> bool:
-    """A live nyz process (not a zombie: a detached member whose lead is gone may linger
-    unreaped in a container), so a pid reused by another program is never signalled."""
-    if not isinstance(pid, int) or pid <= 0:
-        return False
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
-        if Path("/proc/self").exists():
-            return False
-        try:  # no /proc (macOS): the pid alone
-            os.kill(pid, 0)
-        except OSError:
-            return False
-        return True
-    return stat.rsplit(")", 1)[1].split()[0] != "Z" and b"nyzhi" in cmdline
-
-
-def team_status(name: str) -> dict[str, Any]:
-    from nyzhi.teams.store import TeamStore
-
-    store = TeamStore()
-    config = store.load(name)
-    statuses = store.statuses(name)
-    members = []
-    for m in config.members:
-        st = statuses.get(m.name, {})
-        status = st.get("status") or "not started"
-        pid = st.get("pid")
-        if status not in ("stopped", "not started") and not _alive(pid):
-            status = "stopped" if status in ("idle",) else f"dead ({status})"
-        members.append({
-            "name": m.name, "role": "lead" if m.agent_type == "leader" else m.role,
-            "model": m.model or config.default_model, "status": status, "pid": pid,
-            "unread": store.inbox(name, m.name).unread_count(),
-            "restarts": st.get("restarts", 0), "worktree": m.worktree,
-        })
-    tasks = [{"id": t.id, "subject": t.subject, "status": str(t.status), "owner": t.owner,
-              "blocked_by": list(t.blocked_by)} for t in store.board(name).list()]
-    return {"team": name, "mode": config.teammate_mode, "cwd": config.cwd,
-            "detach": config.detach, "members": members, "tasks": tasks}
-
-
 def status_command(args: argparse.Namespace) -> int:
+    from nyzhi.core.teams.report import team_status
     from nyzhi.teams.names import TeamError
 
     try:
@@ -339,6 +296,7 @@ def stop_team(name: str, grace: float = 10.0) -> list[str]:
     import signal
     import time
 
+    from nyzhi.core.teams.report import alive
     from nyzhi.teams.names import LEAD
     from nyzhi.teams.store import TeamStore
 
@@ -347,7 +305,7 @@ def stop_team(name: str, grace: float = 10.0) -> list[str]:
     statuses = store.statuses(name)
     order = sorted(statuses, key=lambda n: n == LEAD)
     live = {n: statuses[n]["pid"] for n in order
-            if _alive(statuses[n].get("pid")) and statuses[n].get("pid") != os.getpid()}
+            if alive(statuses[n].get("pid")) and statuses[n].get("pid") != os.getpid()}
     for pid in live.values():
         try:
             os.kill(pid, signal.SIGTERM)
@@ -355,9 +313,9 @@ def stop_team(name: str, grace: float = 10.0) -> list[str]:
             pass
     deadline = time.monotonic() + grace
     for member, pid in live.items():
-        while _alive(pid) and time.monotonic() < deadline:
+        while alive(pid) and time.monotonic() < deadline:
             time.sleep(0.05)  # another process's exit: nothing to wait on but its pid
-        if _alive(pid):
+        if alive(pid):
             try:
                 os.kill(pid, signal.SIGKILL)
             except OSError:

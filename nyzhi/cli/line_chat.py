@@ -138,14 +138,9 @@ def team_summary(rt: Any) -> str:
     team = rt.main_agent.tooling.context.team_name
     if not team:
         return "[not in a team: nyz team start NAME, or ask the agent to create one]"
-    from nyzhi.cli.cmd_team import team_status
+    from nyzhi.core.teams.report import summary_lines, team_status
 
-    data = team_status(team)
-    lines = [f"team {team} ({data['mode']})"]
-    lines += [f"  {m['name']:<12} {m['status']:<12} unread {m['unread']}" for m in data["members"]]
-    lines += [f"  #{t['id']} {t['status']:<11} {t['owner'] or '-':<10} {t['subject']}"
-              for t in data["tasks"]]
-    return "\n".join(lines)
+    return "\n".join(summary_lines(team_status(team)))
 
 
 async def chat(args: argparse.Namespace) -> int:

@@ -603,6 +603,9 @@ class Console:
             tls.prewarm()  # the CA bundle loads while the runtime is imported
             return runtime_options(args, interactive=True)
 
+        if getattr(args, "first_prompt", None):  # nyz team start --task: the lead's first
+            self.queue.append(args.first_prompt)  # prompt, sent once the runtime attaches
+            args.first_prompt = None
         try:
             options = await trio.to_thread.run_sync(prepare)
             from nyzhi.config import load_config

@@ -404,6 +404,34 @@ async def _spawn(console: Console, arg: str) -> None:
     console.note(("notice", f"started {started['agent_nickname']}; F2 shows it"))
 
 
+@command("team", "team members and tasks · message one: /team MEMBER TEXT")
+async def _team(console: Console, arg: str) -> None:
+    """Members (status, unread) and tasks, from the team's files; with an argument, a message
+    from ``user`` into a member's inbox (it wakes the member)."""
+    import trio
+
+    from nyzhi.core.teams.report import summary_lines, team_status
+
+    rt = console.rt
+    team = rt.main_agent.tooling.context.team_name
+    if not team:
+        console.note(("notice", "not in a team: nyz team start NAME --members alice:worker, "
+                                "or ask the agent to create one"))
+        return
+    if arg:
+        member, _, text = arg.partition(" ")
+        path = f"/team/{team}/{member}"
+        if not text.strip() or path not in rt.teams.members:
+            console.note(("error", "usage: /team MEMBER TEXT, MEMBER one of the running "
+                                   "teammates (F2 shows them)"))
+            return
+        await rt.send(path, text.strip())
+        console.note(("notice", f"sent to {member}"))
+        return
+    data = await trio.to_thread.run_sync(team_status, team)
+    console.note(("body", "\n".join(summary_lines(data))))
+
+
 @command("hooks", "list the hooks that run in this session")
 async def _hooks(console: Console, _arg: str) -> None:
     specs: Any = console.rt.hooks.specs

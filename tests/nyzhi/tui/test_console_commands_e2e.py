@@ -138,7 +138,7 @@ async def test_init_scaffolds_the_project_and_help_lists_the_commands(
                 assert line in screen, screen
             await pane.keys("PageDown")
             screen = await pane.wait_for("/subagent-config")
-            assert "/team" not in screen
+            assert "/team " in screen
 
 
 async def test_a_custom_command_is_completed_listed_and_sent_as_its_prompt(

@@ -168,14 +168,24 @@ class Tooling:
     _deferred: tuple[object, str] | None = attrs.field(default=None, init=False, repr=False)
 
     def schemas(self) -> tuple[pt.ToolSchema, ...]:
-        key = (self.registry.version, tuple(self.context.nodes), self.gates.plan_mode)
+        in_team = self.context.team_name is not None
+        key = (self.registry.version, tuple(self.context.nodes), self.gates.plan_mode, in_team)
         if self._schemas is None or self._schemas[0] != key:
+            from nyzhi.tools.builtin.team import TEAMMATE_TOOLS
+
+            # A teammate's everyday tools are shown to members of a team only: an agent in no
+            # team does not pay for their schemas on every request (team_create, deferred,
+            # makes it a lead, and then they appear).
+            hidden = () if in_team else TEAMMATE_TOOLS
             schemas = self.registry.shared(
-                f"schemas:{','.join(key[1])}:{'plan' if key[2] else 'all'}", lambda: tuple(
-                pt.ToolSchema(s["name"], s["description"], s["parameters"])
-                for s in self.registry.schemas(nodes=key[1])
-                if not key[2] or self.registry.get(s["name"]).permission is Permission.READ_ONLY
-            ))  # plan mode: the model is shown only read-only tools
+                f"schemas:{','.join(key[1])}:{'plan' if key[2] else 'all'}:{int(in_team)}",
+                lambda: tuple(
+                    pt.ToolSchema(s["name"], s["description"], s["parameters"])
+                    for s in self.registry.schemas(nodes=key[1])
+                    if s["name"] not in hidden and (
+                        not key[2]
+                        or self.registry.get(s["name"]).permission is Permission.READ_ONLY)
+                ))  # plan mode: the model is shown only read-only tools
             self._schemas = (key, schemas)
         return self._schemas[1]
 

@@ -171,12 +171,9 @@ class Tooling:
         in_team = self.context.team_name is not None
         key = (self.registry.version, tuple(self.context.nodes), self.gates.plan_mode, in_team)
         if self._schemas is None or self._schemas[0] != key:
-            from nyzhi.tools.builtin.team import TEAMMATE_TOOLS
-
-            # A teammate's everyday tools are shown to members of a team only: an agent in no
-            # team does not pay for their schemas on every request (team_create, deferred,
-            # makes it a lead, and then they appear).
-            hidden = () if in_team else TEAMMATE_TOOLS
+            # The team tools are shown to members of a team only: an agent in no team does not
+            # pay for them on every request (team_create, deferred, makes it a lead).
+            hidden = () if in_team else _in_team_only()
             schemas = self.registry.shared(
                 f"schemas:{','.join(key[1])}:{'plan' if key[2] else 'all'}:{int(in_team)}",
                 lambda: tuple(
@@ -192,9 +189,11 @@ class Tooling:
     def deferred_text(self) -> str:
         """Deferred tools not yet discovered, for the system prompt (full schemas of the
         others go with each request)."""
-        key = self.registry.version
+        in_team = self.context.team_name is not None
+        key = (self.registry.version, in_team)
         if self._deferred is None or self._deferred[0] != key:
-            self._deferred = (key, self.registry.prompt_summary())
+            self._deferred = (key, self.registry.prompt_summary(
+                () if in_team else _in_team_only()))
         return self._deferred[1]
 
     def for_agent(
@@ -227,6 +226,12 @@ class Tooling:
         except (OSError, UndoConflict) as exc:  # nothing reverted; the record is kept
             return f"not undone: {exc}"
         return "\n".join(lines) if lines else "nothing to undo"
+
+
+def _in_team_only() -> tuple[str, ...]:
+    from nyzhi.tools.builtin.team import IN_TEAM_ONLY
+
+    return IN_TEAM_ONLY
 
 
 def sandbox_policy(config: Any, workspace_root: Path) -> SandboxPolicy:

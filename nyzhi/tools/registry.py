@@ -219,9 +219,10 @@ class ToolRegistry:
             if all(w in f"{t.name}\n{t.description}".lower() for w in words)
         ]
 
-    def prompt_summary(self) -> str:
-        """One line per hidden deferred tool, for the system prompt ("" when there are none)."""
-        hidden = self.hidden()
+    def prompt_summary(self, unlisted: Iterable[str] = ()) -> str:
+        """One line per hidden deferred tool, for the system prompt ("" when there are none);
+        ``unlisted`` tools are left out of it (tool_search still finds them)."""
+        hidden = [t for t in self.hidden() if t.name not in set(unlisted)]
         if not hidden:
             return ""
         lines = [

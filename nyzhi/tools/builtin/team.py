@@ -37,6 +37,9 @@ T = TypeVar("T")
 NO_RUNTIME = "teammates need the team runtime (nyz team start, or nyz)"
 # The tools a teammate uses all the time: always in the prompt, the other five load on demand.
 TEAMMATE_TOOLS = ("send_team_message", "read_inbox", "task_list", "task_update")
+# What an agent in no team is not shown (schemas, the deferred list): only team_create is,
+# which makes it a lead. All stay reachable through tool_search.
+IN_TEAM_ONLY = (*TEAMMATE_TOOLS, "task_create", "spawn_teammate", "team_delete", "team_list")
 
 
 class TeamControl(Protocol):

@@ -108,3 +108,20 @@ async def test_a_front_end_sends_to_a_teammate_by_path(workspace, configure, hom
                                         and e.agent == "/team/tree/amy", events)
     assert done.text == "hello user"
     assert script.seen["FROM-USER"][0].first_user_text() == "[message from user]\nFROM-USER: hi amy"
+
+
+async def test_team_tools_are_offered_to_team_members_only(workspace, configure, home):
+    """An agent in no team is offered none of the team tools but team_create (deferred); once
+    it leads a team it gets the teammate's everyday tools and the rest in the deferred list."""
+    async with open_fake_llm(script=[]) as server:
+        configure(workspace, server.url_for("openai"))
+        async with open_runtime(RuntimeOptions(cwd=workspace, ephemeral=True)) as rt:
+            tooling = rt.main_agent.tooling
+            names = {s.name for s in tooling.schemas()}
+            assert not names & {"send_team_message", "read_inbox", "task_list", "task_update"}
+            assert "team_create" in tooling.deferred_text()
+            assert "spawn_teammate" not in tooling.deferred_text()
+            tooling.context.team_name = "crew"  # what team_create does to its caller
+            names = {s.name for s in tooling.schemas()}
+            assert {"send_team_message", "read_inbox", "task_list", "task_update"} <= names
+            assert "spawn_teammate" in tooling.deferred_text()

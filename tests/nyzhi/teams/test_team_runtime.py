@@ -119,9 +119,9 @@ async def test_team_tools_are_offered_to_team_members_only(workspace, configure,
             tooling = rt.main_agent.tooling
             names = {s.name for s in tooling.schemas()}
             assert not names & {"send_team_message", "read_inbox", "task_list", "task_update"}
-            assert "team_create" in tooling.deferred_text()
-            assert "spawn_teammate" not in tooling.deferred_text()
+            assert "- team_create:" in tooling.deferred_text()
+            assert "- spawn_teammate:" not in tooling.deferred_text()
             tooling.context.team_name = "crew"  # what team_create does to its caller
             names = {s.name for s in tooling.schemas()}
             assert {"send_team_message", "read_inbox", "task_list", "task_update"} <= names
-            assert "spawn_teammate" in tooling.deferred_text()
+            assert "- spawn_teammate:" in tooling.deferred_text()

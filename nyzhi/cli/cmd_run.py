@@ -92,6 +92,16 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_command(args: argparse.Namespace) -> int:
+    from nyzhi.core import collector
+
+    collector.pause()  # until the runtime is built (run_headless resumes it): ~40 ms less
+    try:
+        return _run_command(args)
+    finally:
+        collector.resume()  # when the runtime never got built
+
+
+def _run_command(args: argparse.Namespace) -> int:
     from nyzhi.provider import tls
 
     tls.prewarm()  # the CA bundle loads on another core while the rest is imported

@@ -24,6 +24,7 @@ from nyzhi.cli.options import runtime_options
 from nyzhi.cli.render import STARTUP, JsonLines, Progress, ResultOnly
 from nyzhi.cli.signals import STOP_SIGNALS, detach_closed_terminal, exit_code
 from nyzhi.config.fsutil import StorageError
+from nyzhi.core import collector
 from nyzhi.core import events as ev
 from nyzhi.core.event_bus import LISTENER_FAILED
 from nyzhi.core.event_renderer import EventRenderer
@@ -87,6 +88,7 @@ async def run_headless(args: argparse.Namespace, prompt: str, fmt: str) -> int:
     faults: list[str] = []  # listener failures (the session log on a full disk): exit 1
     try:
         async with open_runtime(options) as rt:
+            collector.resume()  # paused by ``nyz run`` while it started (nyzhi.core.collector)
             printer.render(rt.session_start)
             if not quiet:
                 for notice in rt.notices:

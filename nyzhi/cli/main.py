@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 from nyzhi import __version__
 from nyzhi.config.modes import TrustMode, parse_trust, spelled
+from nyzhi.core import collector
 
 # httpx imports its own command-line client at import time (click, rich and pygments, when they
 # are installed, as they are next to mcp: ~20 ms of every start-up) inside ``try/except
@@ -76,8 +77,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    with collector.paused():  # the parser's modules and classes: no garbage to look for
+        parser = build_parser()
+        args = parser.parse_args(argv)
     handler = getattr(args, "handler", None)
     if handler is None:
         from nyzhi.cli.cmd_chat import run_chat

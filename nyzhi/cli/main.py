@@ -2,8 +2,8 @@
 
 Subcommand modules register themselves through ``register(subparsers)`` and set
 ``handler`` on their parser to a function ``(args) -> int``. Handlers import what they
-need lazily. Exit codes: 0 success, 1 error (message on stderr), 2 usage error (argparse),
-130 interrupted.
+need lazily, and only the given subcommand's module is imported (``COMMANDS``). Exit codes:
+0 success, 1 error (message on stderr), 2 usage error (argparse), 130 interrupted.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from nyzhi import __version__
 from nyzhi.config.modes import TrustMode, parse_trust, spelled
@@ -23,15 +24,22 @@ from nyzhi.core import collector
 # back to its stub. This module is the nyz entry point; programs embedding nyzhi do not import it.
 sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
 
-# Each module adds its subcommands. Keep module-level imports in them light.
-COMMAND_MODULES: tuple[str, ...] = (
-    "nyzhi.cli.cmd_chat",
-    "nyzhi.cli.cmd_run",
-    "nyzhi.cli.cmd_config", "nyzhi.cli.cmd_init", "nyzhi.cli.cmd_auth",
-    "nyzhi.cli.cmd_sessions", "nyzhi.cli.cmd_index", "nyzhi.cli.cmd_mcp", "nyzhi.cli.cmd_memory",
-    "nyzhi.cli.cmd_team",
-)
-
+# The module that registers each subcommand, aliases included, in the order ``nyz --help``
+# lists them. Keep module-level imports in them light.
+COMMANDS: dict[str, str] = {
+    "chat": "nyzhi.cli.cmd_chat",
+    "run": "nyzhi.cli.cmd_run", "exec": "nyzhi.cli.cmd_run",
+    "config": "nyzhi.cli.cmd_config",
+    "init": "nyzhi.cli.cmd_init",
+    "login": "nyzhi.cli.cmd_auth", "logout": "nyzhi.cli.cmd_auth", "whoami": "nyzhi.cli.cmd_auth",
+    "sessions": "nyzhi.cli.cmd_sessions", "session": "nyzhi.cli.cmd_sessions",
+    "export": "nyzhi.cli.cmd_sessions", "replay": "nyzhi.cli.cmd_sessions",
+    "index": "nyzhi.cli.cmd_index",
+    "mcp": "nyzhi.cli.cmd_mcp",
+    "memory": "nyzhi.cli.cmd_memory",
+    "team": "nyzhi.cli.cmd_team", "teams": "nyzhi.cli.cmd_team",
+}
+COMMAND_MODULES: tuple[str, ...] = tuple(dict.fromkeys(COMMANDS.values()))
 
 def _trust(value: str) -> str:
     try:
@@ -63,23 +71,86 @@ def add_global_flags(parser: argparse.ArgumentParser, *, suppress: bool = False)
                         help="how teammates run: agents in this process, or nyz processes", **d)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+def build_parser(
+    modules: Sequence[str] = COMMAND_MODULES,
+    parser_class: type[argparse.ArgumentParser] = argparse.ArgumentParser,
+) -> argparse.ArgumentParser:
+    """The ``nyz`` parser with the subcommands of ``modules`` (all of them by default)."""
+    parser = parser_class(
         prog="nyz",
         description="nyzhi: a terminal coding agent and multi-agent runtime.",
     )
     parser.add_argument("--version", action="version", version=f"nyz {__version__}")
     add_global_flags(parser)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMAND_MODULES:
+    for name in modules:
         importlib.import_module(name).register(sub)
     return parser
 
 
+class _Unsure(Exception):  # noqa: N818 - a signal, not an error
+    """The parser of a few subcommands met an error: the full parser says it, its own way."""
+
+
+class _FewCommandsParser(argparse.ArgumentParser):
+    """A parser (and, through ``add_subparsers``, subparsers) that leaves errors to the full one.
+
+    It prints nothing before raising: only help and ``--version`` print, and they print the
+    same with a few subcommands registered as with all of them (checked in ``_modules_for``).
+    """
+
+    def error(self, message: str) -> NoReturn:
+        raise _Unsure(message)
+
+
+def _asks_help(token: str) -> bool:
+    """``-h``, ``--help`` or an abbreviation of it, or short flags bundled with ``h``."""
+    if token.startswith("--"):
+        return len(token) > 2 and "--help".startswith(token.split("=", 1)[0])
+    return token.startswith("-") and "h" in token
+
+
+def _modules_for(argv: Sequence[str]) -> tuple[str, ...] | None:
+    """The modules whose subcommands ``argv`` can name, or None for all of them.
+
+    Importing all ten command modules for every start costs more than the work of most
+    commands' parsing, so only the given subcommand's module is imported. The subcommand is the
+    first token that names one and does not follow an option (a value of ``-s``/``-p``/... may
+    spell a command name too: such tokens' modules are registered as well, harmlessly). Help
+    before the subcommand lists every command, and no subcommand at all means the default
+    (chat) and any message about a wrong one must list them: all modules then.
+    """
+    found: list[str] = []
+    after_option = False
+    for token in argv:
+        if token in COMMANDS:
+            found.append(COMMANDS[token])
+            if not after_option:
+                return tuple(m for m in COMMAND_MODULES if m in found)
+        elif _asks_help(token):
+            return None
+        after_option = token.startswith("-") and "=" not in token and token != "-"
+    return None
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    """Parse the command line, importing only the given subcommand's module when that is sure.
+
+    Whatever the few-subcommands parser cannot parse (any usage error) is parsed again with all
+    subcommands registered, so every message, usage line and exit code is the full parser's.
+    """
+    argv = sys.argv[1:] if argv is None else list(argv)
+    modules = _modules_for(argv)
+    if modules is not None:
+        try:
+            return build_parser(modules, _FewCommandsParser).parse_args(argv)
+        except _Unsure:
+            pass
+    return build_parser().parse_args(argv)
+
 def main(argv: Sequence[str] | None = None) -> int:
     with collector.paused():  # the parser's modules and classes: no garbage to look for
-        parser = build_parser()
-        args = parser.parse_args(argv)
+        args = parse_args(argv)
     handler = getattr(args, "handler", None)
     if handler is None:
         from nyzhi.cli.cmd_chat import run_chat

@@ -10,7 +10,8 @@ synchronous and cheap (a few small files are read).
     TrustMode, SandboxLevel                                (the one definition of each)
 
 Names are exported lazily, so ``from nyzhi.config.modes import TrustMode`` (the command line's
-argument parsing, the tools) does not pay for cattrs; ``load_config`` imports it when used.
+argument parsing, the tools) does not pay for the schema and loader; ``load_config`` imports
+them when used.
 """
 
 from __future__ import annotations

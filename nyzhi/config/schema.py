@@ -1,4 +1,4 @@
-"""The typed configuration tree (attrs classes, structured by cattrs in ``convert.py``).
+"""The typed configuration tree (attrs classes, structured by ``convert.py``).
 
 Every class is frozen: a loaded Config is shared by agents and tools and must not change
 under them. Runtime overrides (``--provider``, ``--model``, ``--trust``, ``--sandbox``) go

@@ -20,6 +20,8 @@ import attrs
 import httpx
 import trio
 
+from nyzhi import records
+
 GRANT_TYPE = "urn:ietf:params:oauth:grant-type:device_code"
 DEFAULT_INTERVAL = 5.0
 
@@ -28,7 +30,7 @@ class DeviceFlowError(Exception):
     """The login did not complete (denied, expired, or the server misbehaved)."""
 
 
-@attrs.frozen
+@records.frozen
 class DeviceFlowEndpoints:
     device_authorization_url: str
     token_url: str
@@ -36,7 +38,7 @@ class DeviceFlowEndpoints:
     scope: str | None = None
 
 
-@attrs.frozen
+@records.frozen
 class DeviceAuthorization:
     device_code: str = attrs.field(repr=False)
     user_code: str
@@ -46,7 +48,7 @@ class DeviceAuthorization:
     interval: float
 
 
-@attrs.frozen
+@records.frozen
 class OAuthToken:
     access_token: str = attrs.field(repr=False)
     token_type: str = "bearer"

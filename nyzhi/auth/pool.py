@@ -18,12 +18,13 @@ from typing import Literal
 
 import attrs
 
+from nyzhi import records
 from nyzhi.config.secrets import mask_secret
 
 CredentialSource = Literal["config", "env", "auth.json", "explicit"]
 
 
-@attrs.frozen
+@records.frozen
 class Account:
     label: str
     key: str = attrs.field(repr=False)
@@ -36,7 +37,7 @@ class Account:
         return mask_secret(self.key)
 
 
-@attrs.frozen
+@records.frozen
 class AccountState:
     account: Account
     cooldown_remaining: float  # seconds; 0.0 when usable now

@@ -13,14 +13,13 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-import attrs
-
+from nyzhi import records
 from nyzhi.auth.pool import Account, AccountPool
 from nyzhi.auth.store import AuthStore, AuthStoreError, StoredAccount
 from nyzhi.config.presets import env_vars_for
 
 
-@attrs.frozen
+@records.frozen
 class Unavailable:
     """A stored account the pool left out, and why (for whoami)."""
 

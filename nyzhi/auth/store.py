@@ -27,6 +27,7 @@ from typing import Any, Literal
 
 import attrs
 
+from nyzhi import records
 from nyzhi.config import paths
 from nyzhi.config.fsutil import atomic_write, describe_os_error, relocate_fix
 
@@ -37,7 +38,7 @@ class AuthStoreError(Exception):
     """auth.json exists but cannot be used (its contents are never included)."""
 
 
-@attrs.frozen
+@records.frozen
 class StoredAccount:
     label: str
     key: str = attrs.field(repr=False)  # never in reprs or logs

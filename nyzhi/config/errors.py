@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import attrs
+from nyzhi import records
 
 
-@attrs.frozen
+@records.frozen
 class ConfigProblem:
     """One thing wrong with one key of one file."""
 
@@ -33,7 +33,7 @@ class ConfigProblem:
         return text
 
 
-@attrs.frozen
+@records.frozen
 class ConfigWarning:
     """Something in a file that does not stop loading but that the user should hear about:
     a key nothing knows (a typo, ignored) or a key that is not yet active."""

@@ -11,8 +11,7 @@ import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 
-import attrs
-
+from nyzhi import records
 from nyzhi.config import paths
 from nyzhi.config.convert import dotted, structure
 from nyzhi.config.errors import ConfigError, ConfigProblem, ConfigWarning
@@ -24,13 +23,13 @@ from nyzhi.config.workspace import Workspace, detect_workspace
 LAYER_NAMES = ("global", "project", "local")
 
 
-@attrs.frozen
+@records.frozen
 class Layer:
     name: str  # "global" | "project" | "local"
     path: Path
 
 
-@attrs.frozen
+@records.frozen
 class LoadedConfig:
     config: Config
     workspace: Workspace

@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 import attrs
 
+from nyzhi import records
 from nyzhi.config.errors import ConfigError, ConfigProblem
 from nyzhi.config.schema import Config, McpHttpServer, McpServer, McpStdioServer
 
@@ -31,7 +32,7 @@ Source = Literal["config", "mcp.json"]
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
-@attrs.frozen
+@records.frozen
 class ServerEntry:
     """One declared server: its name, definition and where it was declared."""
 

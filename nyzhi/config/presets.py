@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import attrs
 
+from nyzhi import records
+
 API_STYLES = ("openai", "openai-responses", "anthropic", "gemini", "ollama", "llama-cpp")
 
 
-@attrs.frozen
+@records.frozen
 class ProviderPreset:
     """One built-in service. The single table: ``nyzhi.provider.spec.PRESETS`` derives from it."""
 

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import attrs
-
+from nyzhi import records
 from nyzhi.config.modes import SandboxLevel, TrustMode, choices
 
 CONFIG_TEMPLATE = f"""\
@@ -97,7 +96,7 @@ DIRS: tuple[str, ...] = (".nyzhi", ".nyzhi/agents", ".nyzhi/commands", ".nyzhi/s
                          ".nyzhi/rules")
 
 
-@attrs.frozen
+@records.frozen
 class ScaffoldReport:
     created: tuple[Path, ...]
     skipped: tuple[Path, ...]  # already existed, left untouched

@@ -11,13 +11,14 @@ from typing import Any, Literal
 
 import attrs
 
+from nyzhi import records
 from nyzhi.config.modes import SandboxLevel, TrustMode
 from nyzhi.config.schema_agent import AgentConfig
 
 ApiStyle = Literal["openai", "openai-responses", "anthropic", "gemini", "ollama", "llama-cpp"]
 
 
-@attrs.frozen
+@records.frozen
 class DeviceFlowConfig:
     """OAuth 2.0 device authorization grant (RFC 8628) endpoints for ``nyz login``."""
 
@@ -27,7 +28,7 @@ class DeviceFlowConfig:
     scope: str | None = None
 
 
-@attrs.frozen
+@records.frozen
 class ProviderEntry:
     """One ``[provider.NAME]`` table. Unset fields fall back to the built-in preset."""
 
@@ -44,7 +45,7 @@ class ProviderEntry:
     options: dict[str, Any] = attrs.Factory(dict)  # style-specific extras, passed through
 
 
-@attrs.frozen
+@records.frozen
 class ProviderSection:
     """``[provider]``: ``default`` plus one table per provider (stored in ``entries``)."""
 
@@ -56,20 +57,20 @@ class ProviderSection:
         return self.entries.get(name) or ProviderEntry()
 
 
-@attrs.frozen
+@records.frozen
 class ModelsConfig:
     max_tokens: int = 4096
     temperature: float | None = None
 
 
-@attrs.frozen
+@records.frozen
 class TuiNotifyConfig:
     bell: bool = True
     desktop: bool = False
     min_duration_ms: int = 5000
 
 
-@attrs.frozen
+@records.frozen
 class TuiConfig:
     markdown: bool = True
     streaming: bool = True
@@ -81,7 +82,7 @@ class TuiConfig:
     notify: TuiNotifyConfig = attrs.Factory(TuiNotifyConfig)
 
 
-@attrs.frozen
+@records.frozen
 class McpStdioServer:
     """A server nyz starts as a subprocess and talks to over stdin/stdout."""
 
@@ -94,7 +95,7 @@ class McpStdioServer:
     allow_tools: tuple[str, ...] = ()
 
 
-@attrs.frozen
+@records.frozen
 class McpHttpServer:
     """A server reached over streamable HTTP; ``headers`` go with every request."""
 
@@ -106,7 +107,7 @@ class McpHttpServer:
 McpServer = McpStdioServer | McpHttpServer
 
 
-@attrs.frozen
+@records.frozen
 class McpConfig:
     servers: dict[str, McpServer] = attrs.Factory(dict)
     # More MCP tools than this in a run: they are deferred (found through tool_search).
@@ -116,7 +117,7 @@ class McpConfig:
     startup_timeout: float = 30.0
 
 
-@attrs.frozen
+@records.frozen
 class NodeConfig:
     """One ``[[nodes]]`` entry: an SSH host tools can run commands on (key auth only)."""
 
@@ -128,7 +129,7 @@ class NodeConfig:
     cwd: str | None = None
 
 
-@attrs.frozen
+@records.frozen
 class ShellSandboxConfig:
     """Legacy nyzhi 3.x keys, accepted and ignored: the sandbox is ``[agent.sandbox]``."""
 
@@ -139,7 +140,7 @@ class ShellSandboxConfig:
     block_dotfiles: bool = True
 
 
-@attrs.frozen
+@records.frozen
 class ShellEnvConfig:
     """``[shell.env]``: what processes started for tools inherit (``nyzhi.tools.env_policy``).
 
@@ -152,7 +153,7 @@ class ShellEnvConfig:
     set: dict[str, str] = attrs.Factory(dict)
 
 
-@attrs.frozen
+@records.frozen
 class ShellConfig:
     """``[shell]``: how ``bash`` and ``verify`` run commands locally."""
 
@@ -162,26 +163,26 @@ class ShellConfig:
     sandbox: ShellSandboxConfig = attrs.Factory(ShellSandboxConfig)
 
 
-@attrs.frozen
+@records.frozen
 class BrowserConfig:
     enabled: bool = False
     executable_path: str | None = None
     headless: bool = True
 
 
-@attrs.frozen
+@records.frozen
 class MemoryConfig:
     auto_memory: bool = True
 
 
-@attrs.frozen
+@records.frozen
 class UpdateConfig:
     enabled: bool = True
     check_interval_hours: int = 4
     release_url: str = "https://get.nyzhi.com"
 
 
-@attrs.frozen
+@records.frozen
 class IndexConfig:
     enabled: bool = True
     embedding: str = "auto"
@@ -191,7 +192,7 @@ class IndexConfig:
     exclude: tuple[str, ...] = ()
 
 
-@attrs.frozen
+@records.frozen
 class ExternalNotifyConfig:
     webhook_url: str | None = None
     telegram_bot_token: str | None = None
@@ -200,7 +201,7 @@ class ExternalNotifyConfig:
     slack_webhook_url: str | None = None
 
 
-@attrs.frozen
+@records.frozen
 class Config:
     provider: ProviderSection = attrs.Factory(ProviderSection)
     models: ModelsConfig = attrs.Factory(ModelsConfig)

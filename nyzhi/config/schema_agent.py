@@ -11,6 +11,7 @@ from typing import Literal
 
 import attrs
 
+from nyzhi import records
 from nyzhi.config.durations import Duration
 from nyzhi.config.modes import SandboxLevel, TrustMode
 
@@ -22,7 +23,7 @@ HookEvent = Literal[
 ]
 
 
-@attrs.frozen
+@records.frozen
 class TrustConfig:
     mode: TrustMode = TrustMode.OFF
     allow_tools: tuple[str, ...] = ()
@@ -35,32 +36,32 @@ class TrustConfig:
     remember_approvals: bool = False
 
 
-@attrs.frozen
+@records.frozen
 class RetryConfig:
     max_retries: int = 3
     initial_backoff_ms: int = 1000
     max_backoff_ms: int = 30000
 
 
-@attrs.frozen
+@records.frozen
 class RoutingConfig:
     enabled: bool = False
     low_keywords: tuple[str, ...] = ()
     high_keywords: tuple[str, ...] = ()
 
 
-@attrs.frozen
+@records.frozen
 class VerifyCheck:
     kind: Literal["build", "test", "lint", "custom"]
     command: str
 
 
-@attrs.frozen
+@records.frozen
 class VerifyConfig:
     checks: tuple[VerifyCheck, ...] = ()
 
 
-@attrs.frozen
+@records.frozen
 class BudgetConfig:
     """Limits for one agent (``[agent.agents.budget]``, or a role's ``budget``); unset: none.
 
@@ -73,7 +74,7 @@ class BudgetConfig:
     steps: int | None = None
 
 
-@attrs.frozen
+@records.frozen
 class RoleConfig:
     """One ``[agent.agents.roles.NAME]`` table. ``config_file`` names a role file (the
     ``.nyzhi/agents/NAME.md`` format, relative to the workspace root) whose fields this table
@@ -91,7 +92,7 @@ class RoleConfig:
     budget: BudgetConfig | None = None  # added
 
 
-@attrs.frozen
+@records.frozen
 class AgentsConfig:
     max_threads: int = 4
     max_depth: int = 2
@@ -100,7 +101,7 @@ class AgentsConfig:
     roles: dict[str, RoleConfig] = attrs.Factory(dict)
 
 
-@attrs.frozen
+@records.frozen
 class SharingConfig:
     enabled: bool = False
     pages_project: str | None = None
@@ -108,14 +109,14 @@ class SharingConfig:
     redact_patterns: tuple[str, ...] = ()
 
 
-@attrs.frozen
+@records.frozen
 class VoiceConfig:
     enabled: bool = False
     api_key_env: str | None = None
     model: str | None = None
 
 
-@attrs.frozen
+@records.frozen
 class HookConfig:
     """One ``[[agent.hooks]]`` entry. ``pattern`` (nyzhi 3.x) and ``matcher`` (Claude Code
     style) both filter on paths / tool names; a hook matches when either is absent or matches."""
@@ -149,14 +150,14 @@ class HookConfig:
         }
 
 
-@attrs.frozen
+@records.frozen
 class CommandConfig:
     name: str
     prompt: str
     description: str | None = None
 
 
-@attrs.frozen
+@records.frozen
 class SandboxConfig:
     """Added (nyzhi 3.x had an unwired ``[shell.sandbox]``): the enforced sandbox."""
 
@@ -166,7 +167,7 @@ class SandboxConfig:
     fallback: Literal["refuse", "unsandboxed"] = "refuse"  # when bwrap is missing
 
 
-@attrs.frozen
+@records.frozen
 class AgentConfig:
     max_steps: int = 100
     max_tokens: int | None = None  # None: the model's max output

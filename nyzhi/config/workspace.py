@@ -13,8 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
 
-import attrs
-
+from nyzhi import records
 from nyzhi.config import paths
 
 ConfigSourceKind = Literal["nyzhi", "claude", "cursor", "git", "none"]
@@ -32,7 +31,7 @@ PROJECT_TYPES = (
 )
 
 
-@attrs.frozen
+@records.frozen
 class Workspace:
     root: Path
     rules_text: str  # the rule files' contents joined by blank lines ("" when none)

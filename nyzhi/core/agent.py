@@ -18,32 +18,33 @@ import attrs
 import trio
 
 import actors
+from nyzhi import records
 from nyzhi.core import events as ev
 from nyzhi.core.event_bus import Emit
 from nyzhi.core.turn import TurnLoop, TurnOutcome
 
 
-@attrs.frozen
+@records.frozen
 class UserInput:
     text: str
 
 
-@attrs.frozen
+@records.frozen
 class Cancel:
     """Cancel the running turn (if any); queued inputs are kept."""
 
 
-@attrs.frozen
+@records.frozen
 class Close:
     """Finish: cancel the running turn, then stop the agent (and its subtree)."""
 
 
-@attrs.frozen
+@records.frozen
 class GetStatus:
     pass
 
 
-@attrs.frozen
+@records.frozen
 class SpawnSubagent:
     """Start a child agent (its own ``TurnLoop``) under this one; replies with its ref.
 
@@ -59,7 +60,7 @@ class SpawnSubagent:
 Lifecycle = Callable[[str, str, str], Awaitable[None]]  # (hook event, agent path, status)
 
 
-@attrs.define(eq=False)
+@records.define(eq=False)
 class TurnHandle:
     """Returned by an ``ask(UserInput(...))``: await ``wait()`` for the turn's outcome."""
 

@@ -29,6 +29,7 @@ from typing import Any, Protocol
 
 import attrs
 
+from nyzhi import records
 from nyzhi.core import events as ev
 from nyzhi.core.assembly import Tooling
 from nyzhi.core.event_bus import Emit
@@ -87,7 +88,7 @@ def _fence(value: Sequence[str] | None) -> frozenset[str] | None:
     return None if value is None else frozenset(value)
 
 
-@attrs.frozen
+@records.frozen
 class AgentSpec:
     """Everything that makes one agent different from another (see the module docstring)."""
 
@@ -135,7 +136,7 @@ class AgentSpec:
         return attrs.evolve(spec, disallowed_tools=spec.disallowed_tools | self.disallowed_tools)
 
 
-@attrs.frozen(eq=False)
+@records.frozen(eq=False)
 class Agent:
     """A built agent, ready to be run by an ``AgentActor``."""
 
@@ -145,7 +146,7 @@ class Agent:
     prompt: SessionPrompt
 
 
-@attrs.frozen(eq=False)
+@records.frozen(eq=False)
 class AgentFactory:
     """What every agent of one runtime shares; ``build(spec)`` makes one agent."""
 

@@ -14,6 +14,7 @@ from typing import Any
 import attrs
 
 import actors
+from nyzhi import records
 from nyzhi.config.modes import SandboxLevel, TrustMode
 from nyzhi.config.secrets import Redactor
 from nyzhi.core.events import MAIN_AGENT
@@ -150,7 +151,7 @@ async def _local_model(services: actors.ActorRef, ensure: Any) -> tuple[Any, str
 # ---- tools ---------------------------------------------------------------------------------
 
 
-@attrs.define
+@records.define
 class Tooling:
     """One agent's tools: its registry view, gates, tool context and approvals memory.
 

@@ -19,8 +19,10 @@ import math
 import attrs
 import trio
 
+from nyzhi import records
 
-@attrs.frozen
+
+@records.frozen
 class Limits:
     """Limits; None: unlimited. ``time`` in seconds."""
 
@@ -60,7 +62,7 @@ def _min(a: float | None, b: float | None) -> float | None:
     return min(a, b)
 
 
-@attrs.define(eq=False)
+@records.define(eq=False)
 class Budget:
     """One agent's limits and what it and its subtree used. ``own_*`` is the agent alone
     (for its status line); ``tokens``/``usd``/``steps`` include every descendant."""

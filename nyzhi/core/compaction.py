@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 import attrs
 import trio
 
+from nyzhi import records
 from nyzhi.config.fsutil import StorageError
 from nyzhi.provider.types import ChatRequest, Message, Provider, TextDelta
 
@@ -36,7 +37,7 @@ KEEP_RECENT_MESSAGES = 6
 SUMMARY_HEADER = "[Conversation summary]"
 
 
-@attrs.frozen
+@records.frozen
 class CompactionResult:
     messages: list[Message]
     summary: str

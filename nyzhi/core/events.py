@@ -25,6 +25,8 @@ from typing import Any, ClassVar
 
 import attrs
 
+from nyzhi import records
+
 MAIN_AGENT = "/agents/main"
 # Teammates live at ``/team/<team>/<member>`` (their subagents below them), in both teammate
 # modes: a process teammate's events are re-tagged to that path by the lead.
@@ -48,7 +50,7 @@ class EventDecodeError(ValueError):
     """A JSON object could not be turned into an event (which type, which field, why)."""
 
 
-@attrs.frozen
+@records.frozen
 class Event:
     """Base of all events. ``agent`` is keyword-only so subclasses keep positional fields."""
 
@@ -60,7 +62,7 @@ class Event:
     agent: str = attrs.field(default=MAIN_AGENT, kw_only=True)
 
 
-@attrs.frozen
+@records.frozen
 class SessionStart(Event):
     type: ClassVar[str] = "session_start"
     session_id: str
@@ -72,28 +74,28 @@ class SessionStart(Event):
     prompt: dict[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen
+@records.frozen
 class TurnStart(Event):
     type: ClassVar[str] = "turn_start"
     turn_id: str
     prompt: str = ""
 
 
-@attrs.frozen
+@records.frozen
 class TextDelta(Event):
     type: ClassVar[str] = "text_delta"
     is_delta: ClassVar[bool] = True
     text: str
 
 
-@attrs.frozen
+@records.frozen
 class ThinkingDelta(Event):
     type: ClassVar[str] = "thinking_delta"
     is_delta: ClassVar[bool] = True
     text: str
 
 
-@attrs.frozen
+@records.frozen
 class ToolStart(Event):
     """A tool call begins. ``arguments`` is the raw JSON text the model produced."""
 
@@ -103,7 +105,7 @@ class ToolStart(Event):
     arguments: str = ""
 
 
-@attrs.frozen
+@records.frozen
 class ToolOutputDelta(Event):
     type: ClassVar[str] = "tool_output_delta"
     is_delta: ClassVar[bool] = True
@@ -111,7 +113,7 @@ class ToolOutputDelta(Event):
     text: str
 
 
-@attrs.frozen
+@records.frozen
 class ToolDone(Event):
     type: ClassVar[str] = "tool_done"
     call_id: str
@@ -122,7 +124,7 @@ class ToolDone(Event):
     metadata: dict[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen
+@records.frozen
 class ApprovalRequest(Event):
     """A person must allow ``call_id``; the front end answers with ``request_id``."""
 
@@ -134,7 +136,7 @@ class ApprovalRequest(Event):
     preview: str = ""
 
 
-@attrs.frozen
+@records.frozen
 class Retry(Event):
     type: ClassVar[str] = "retry"
     attempt: int
@@ -143,7 +145,7 @@ class Retry(Event):
     reason: str = ""
 
 
-@attrs.frozen
+@records.frozen
 class Usage(Event):
     """Token use of one model call plus the running totals of the session."""
 
@@ -158,7 +160,7 @@ class Usage(Event):
     total_cost_usd: float = 0.0
 
 
-@attrs.frozen
+@records.frozen
 class Compaction(Event):
     """Older history was summarised; the full history was saved to ``archived_path``."""
 
@@ -174,7 +176,7 @@ def _check_status(_inst: Any, _attr: Any, value: str) -> None:
         raise ValueError(f"agent status {value!r} is not one of {', '.join(AGENT_STATUSES)}")
 
 
-@attrs.frozen
+@records.frozen
 class AgentStatus(Event):
     """An agent's lifecycle status changed (``AGENT_STATUSES``). ``detail`` says why (an
     errored agent's reason, its role when it starts); ``step``, ``tokens`` and ``cost_usd`` are
@@ -188,7 +190,7 @@ class AgentStatus(Event):
     cost_usd: float = 0.0
 
 
-@attrs.frozen
+@records.frozen
 class TurnComplete(Event):
     type: ClassVar[str] = "turn_complete"
     turn_id: str
@@ -197,7 +199,7 @@ class TurnComplete(Event):
     stop_reason: str = "end_turn"
 
 
-@attrs.frozen
+@records.frozen
 class Error(Event):
     type: ClassVar[str] = "error"
     message: str
@@ -205,7 +207,7 @@ class Error(Event):
     retryable: bool = False
 
 
-@attrs.frozen
+@records.frozen
 class UserQuestion(Event):
     """The agent's ``ask_user`` tool waits for the front end's answer
     (``Runtime.answer_question(request_id, text)``)."""
@@ -218,7 +220,7 @@ class UserQuestion(Event):
     allow_custom: bool = True
 
 
-@attrs.frozen
+@records.frozen
 class Result(Event):
     """The last line of ``nyz run --output-format json|stream-json``."""
 
@@ -229,7 +231,7 @@ class Result(Event):
     is_error: bool = False
 
 
-@attrs.frozen
+@records.frozen
 class IndexProgress(Event):
     """The semantic index service (``agent`` is its path, ``/services/index``) looked at
     ``files_done`` of ``files_total`` files, (re)embedding ``embedded`` of them (``chunks``
@@ -248,7 +250,7 @@ class IndexProgress(Event):
     summary: str = ""
 
 
-@attrs.frozen
+@records.frozen
 class TeamMessage(Event):
     """A message was delivered to a team member's inbox (``agent`` is the sender's path).
     ``kind`` is ``message`` or ``idle_notification`` (a teammate telling the lead it is idle);
@@ -263,7 +265,7 @@ class TeamMessage(Event):
     message_id: str = ""
 
 
-@attrs.frozen
+@records.frozen
 class TaskUpdate(Event):
     """A task on a team's board was created or changed (``agent`` is who changed it).
     ``unblocked`` lists the ids this change unblocked (a completed dependency)."""
@@ -277,7 +279,7 @@ class TaskUpdate(Event):
     unblocked: tuple[str, ...] = attrs.field(default=(), converter=tuple)
 
 
-@attrs.frozen
+@records.frozen
 class GenericEvent:
     """An event of a type this version does not know; kept verbatim so replay still works."""
 

@@ -22,6 +22,7 @@ import attrs
 import trio
 
 import actors
+from nyzhi import records
 from nyzhi.provider.llama_server import (
     DEFAULT_CHAT_FORMAT,
     DEFAULT_MODEL_ALIAS,
@@ -53,7 +54,7 @@ LOCAL_MODEL_NOTICE = (
 DEFAULT_ACTOR_NAME = "local-model"
 
 
-@attrs.frozen
+@records.frozen
 class LocalModelConfig:
     """How to run the server. ``port=None`` means: pick a free one per incarnation;
     ``ensure_local_model`` fixes it up front so restarts keep the same URL."""
@@ -78,17 +79,17 @@ class LocalModelConfig:
         return cls(model=model, port=port)
 
 
-@attrs.frozen
+@records.frozen
 class GetBaseUrl:
     """Ask: the server's base URL (``http://127.0.0.1:PORT/v1``), once it answers."""
 
 
-@attrs.frozen
+@records.frozen
 class GetServerInfo:
     """Ask: a :class:`LocalModelInfo` for the running server, once it answers."""
 
 
-@attrs.frozen
+@records.frozen
 class LocalModelInfo:
     base_url: str
     pid: int

@@ -33,6 +33,7 @@ from typing import Any
 import attrs
 import trio
 
+from nyzhi import records
 from nyzhi.core import prompt_sections as s
 from nyzhi.core.prompt_env import Environment, recorded_environment, take_environment
 
@@ -41,7 +42,7 @@ from nyzhi.core.prompt_env import Environment, recorded_environment, take_enviro
 FIRST_REQUEST_TOKEN_BUDGET = 8000
 
 
-@attrs.define
+@records.define
 class PromptParts:
     """Everything the system prompt says, gathered once per session by the runtime."""
 

@@ -20,10 +20,12 @@ from typing import Any
 
 import attrs
 
+from nyzhi import records
+
 GIT_TIMEOUT_S = 2.0  # a huge repository must not hold up start-up; the flag is then unknown
 
 
-@attrs.frozen
+@records.frozen
 class Environment:
     """What the prompt's environment block says. ``None`` means unknown (left out)."""
 

@@ -29,6 +29,7 @@ from typing import Any
 
 import attrs
 
+from nyzhi import records
 from nyzhi.config.schema_agent import BudgetConfig, RoleConfig
 from nyzhi.core import role_prompts as rp
 from nyzhi.core.frontmatter import FrontMatterError, split_front_matter
@@ -63,7 +64,7 @@ class RoleError(ValueError):
     """A role file or table that cannot be used; the message names the file or key."""
 
 
-@attrs.frozen
+@records.frozen
 class Role:
     """One role. ``allowed_tools`` None means every tool; ``mcp_servers`` None means every
     configured MCP server's tools; ``model`` None means "as resolved by ``RoleModels``";
@@ -266,7 +267,7 @@ def _apply_config(base: Role, table: RoleConfig, name: str) -> Role:
 # ---- the catalog ----------------------------------------------------------------------------
 
 
-@attrs.define
+@records.define
 class RoleCatalog:
     """Every role a runtime knows, resolved once (``load``). ``errors`` are role files that
     could not be read (resolving that name raises their error); ``warnings`` are notices for
@@ -367,13 +368,13 @@ class RoleCatalog:
 # ---- models ---------------------------------------------------------------------------------
 
 
-@attrs.frozen
+@records.frozen
 class ModelChoice:
     model: str
     source: str  # "override", "requested", "role", "agent.subagent_model", "parent"
 
 
-@attrs.define
+@records.define
 class RoleModels:
     """Which model a subagent runs on. First set wins: a runtime override for its role
     (``Runtime.set_role_model``, the console's ``/subagent-config``), the ``model`` the spawning
@@ -404,7 +405,7 @@ class RoleModels:
 # ---- applying a role to an agent's tools -------------------------------------------------------
 
 
-@attrs.frozen
+@records.frozen
 class FencedTools:
     """An agent's tools under its role: the registry view the model sees, the gates that
     enforce the fence, and the tool context (read-only roles: the read-only sandbox)."""

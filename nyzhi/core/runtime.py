@@ -27,6 +27,7 @@ import attrs
 import trio
 
 import actors
+from nyzhi import records
 from nyzhi.core import assembly
 from nyzhi.core import events as ev
 from nyzhi.core.agent import AgentActor, SpawnSubagent, TurnHandle, UserInput
@@ -46,7 +47,7 @@ from nyzhi.core.turn import TurnSettings
 from nyzhi.provider import types as pt
 
 
-@attrs.define
+@records.define
 class RuntimeOptions:
     """What a front end asks for; ``None`` means "as configured"."""
 
@@ -74,7 +75,7 @@ class RuntimeOptions:
     env: dict[str, str] | None = None
 
 
-@attrs.define(eq=False)
+@records.define(eq=False)
 class Runtime:
     """The assembled runtime. Create it with ``open_runtime``; every attribute is set there."""
 

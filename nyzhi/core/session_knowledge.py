@@ -30,6 +30,7 @@ from typing import Any
 import attrs
 import trio
 
+from nyzhi import records
 from nyzhi.knowledge import plans
 from nyzhi.knowledge.commands import Command, expand, load_commands
 from nyzhi.knowledge.memory import MemoryStore
@@ -39,7 +40,7 @@ from nyzhi.knowledge.skills import skills_index
 log = logging.getLogger(__name__)
 
 
-@attrs.define(eq=False)
+@records.define(eq=False)
 class SessionKnowledge:
     root: Path
     session_id: str

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from nyzhi import records
 from nyzhi.core import events as ev
 from nyzhi.provider.types import Message
 
@@ -38,7 +39,7 @@ OUTPUT_CHARS = 1500
 ACTIONS = ("created", "edited", "deleted", "changed")  # "changed": known from a log, kind unknown
 
 
-@attrs.frozen
+@records.frozen
 class Failure:
     """The last command that failed: what ran and how its output ended."""
 
@@ -46,7 +47,7 @@ class Failure:
     output: str = ""
 
 
-@attrs.frozen
+@records.frozen
 class StateRecord:
     first_prompt: str = ""
     todos: tuple[dict[str, Any], ...] = attrs.field(default=(), converter=tuple)

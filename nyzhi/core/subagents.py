@@ -33,6 +33,7 @@ import attrs
 import trio
 
 import actors
+from nyzhi import records
 from nyzhi.core import events as ev
 from nyzhi.core.agent import Cancel, SpawnSubagent, TurnHandle, UserInput
 from nyzhi.core.agent_factory import Agent, AgentFactory, AgentSpec
@@ -54,7 +55,7 @@ class SubagentError(AgentControlError):
     """A lifecycle call that cannot be done; the text goes back to the model as a tool error."""
 
 
-@attrs.define(eq=False)
+@records.define(eq=False)
 class AgentJournal:
     """A subagent's ``SessionSink``: its thread goes to the session's log under its path."""
 
@@ -80,7 +81,7 @@ def journal_to(writer: Any) -> Callable[[str, dict[str, Any]], AgentJournal]:
     return journal
 
 
-@attrs.define(eq=False)
+@records.define(eq=False)
 class AgentRecord:
     path: str
     nickname: str

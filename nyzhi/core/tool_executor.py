@@ -19,12 +19,13 @@ import attrs
 import trio
 
 import actors
+from nyzhi import records
 from nyzhi.tools.execution import ToolCallOutcome
 
 Run = Callable[[list[ToolCallOutcome]], Awaitable[Any]]
 
 
-@attrs.define(eq=False)
+@records.define(eq=False)
 class CallsHandle:
     outcomes: list[ToolCallOutcome]
     scope: trio.CancelScope = attrs.field(factory=trio.CancelScope)
@@ -36,7 +37,7 @@ class CallsHandle:
         self.scope.cancel()
 
 
-@attrs.frozen
+@records.frozen
 class RunCalls:
     """``run(handle.outcomes)`` executes the calls, appending every outcome to the list."""
 

@@ -18,10 +18,10 @@ import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-import attrs
 import trio
 
 import actors
+from nyzhi import records
 from nyzhi.core import events as ev
 from nyzhi.core.event_bus import Emit, EventBus
 from nyzhi.core.hooks import HookRunner
@@ -60,7 +60,7 @@ class ApprovalAnswer(enum.StrEnum):
             raise ValueError(f"approval answer {value!r} is not one of {choices}") from None
 
 
-@attrs.define(eq=False)
+@records.define(eq=False)
 class _Pending:
     done: trio.Event
     kind: type[ev.Event]

@@ -22,6 +22,7 @@ from typing import Any, Protocol
 import attrs
 import trio
 
+from nyzhi import records
 from nyzhi.core import events as ev
 from nyzhi.core.compaction import compact
 from nyzhi.core.context_window import ThreadMeter
@@ -41,7 +42,7 @@ class ToolStep(Protocol):
     ) -> None: ...
 
 
-@attrs.define
+@records.define
 class TurnSettings:
     max_steps: int = 100
     compaction_threshold: float = 0.85
@@ -51,7 +52,7 @@ class TurnSettings:
     archive_dir: Path | None = None
 
 
-@attrs.define
+@records.define
 class TurnOutcome:
     text: str
     steps: int
@@ -61,7 +62,7 @@ class TurnOutcome:
     reason: str = ""  # why a turn stopped early ("budget: tokens 20000/20000")
 
 
-@attrs.define
+@records.define
 class UsageTotals:
     input_tokens: int = 0
     output_tokens: int = 0

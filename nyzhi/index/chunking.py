@@ -16,7 +16,7 @@ from __future__ import annotations
 import ast
 import re
 
-import attrs
+from nyzhi import records
 
 WINDOW = 40
 OVERLAP = 10
@@ -41,7 +41,7 @@ _LANG_BY_SUFFIX = {
 }
 
 
-@attrs.frozen
+@records.frozen
 class Chunk:
     """Lines ``start``..``end`` (1-based, inclusive) of a file; ``symbol`` names the
     declaration when the chunk is one ("" for windows and glue)."""

@@ -21,8 +21,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-import attrs
-
+from nyzhi import records
 from nyzhi.index.chunking import chunk_file
 from nyzhi.index.store import FileRecord, IndexStore, content_hash
 from nyzhi.tools.builtin._ignore import walk_files
@@ -32,7 +31,7 @@ SAVE_EVERY = 20.0
 SKIP_DIRS = frozenset({"node_modules", "target"})  # as grep skips them
 
 
-@attrs.frozen
+@records.frozen
 class Progress:
     """Where a build is: ``files_done`` of ``files_total`` looked at, ``embedded`` of them
     (re)embedded so far, ``chunks`` embedded so far."""
@@ -45,7 +44,7 @@ class Progress:
     elapsed: float
 
 
-@attrs.define
+@records.define
 class BuildReport:
     files: int = 0
     embedded: int = 0

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import attrs
-
+from nyzhi import records
 from nyzhi.index.store import IndexStore
 
 RRF_K = 60
@@ -19,7 +18,7 @@ CANDIDATES = 50
 MODES = ("hybrid", "vector", "keyword")
 
 
-@attrs.frozen
+@records.frozen
 class Hit:
     path: str
     start: int

@@ -19,10 +19,10 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-import attrs
 import trio
 
 import actors
+from nyzhi import records
 from nyzhi.core import events as ev
 from nyzhi.index.indexer import BuildReport, Progress, build_index
 from nyzhi.index.search import Hit, search
@@ -34,7 +34,7 @@ PROGRESS_EVERY = 100
 Emit = Callable[[ev.Event], Awaitable[None]]
 
 
-@attrs.frozen
+@records.frozen
 class IndexSettings:
     root: Path
     directory: Path
@@ -43,12 +43,12 @@ class IndexSettings:
     refresh_on_start: bool = False  # bring an existing index up to date when the actor starts
 
 
-@attrs.frozen
+@records.frozen
 class Build:
     """Ask: start a build (or join the running one); answers a ``BuildHandle``."""
 
 
-@attrs.frozen
+@records.frozen
 class Search:
     query: str
     k: int = 5
@@ -56,12 +56,12 @@ class Search:
     mode: str = "hybrid"
 
 
-@attrs.frozen
+@records.frozen
 class Status:
     """Ask: an ``IndexStatus``."""
 
 
-@attrs.frozen
+@records.frozen
 class IndexStatus:
     exists: bool
     files: int

@@ -24,8 +24,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-import attrs
-
+from nyzhi import records
 from nyzhi.config.paths import project_data_dir
 
 SCHEMA_VERSION = "1"
@@ -67,7 +66,7 @@ def search_terms(path: str, text: str) -> str:
     return " ".join([*words, text, _CAMEL.sub(" ", split)])
 
 
-@attrs.frozen
+@records.frozen
 class StoredChunk:
     id: int
     path: str
@@ -77,7 +76,7 @@ class StoredChunk:
     text: str
 
 
-@attrs.frozen
+@records.frozen
 class FileRecord:
     path: str
     hash: str

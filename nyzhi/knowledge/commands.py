@@ -24,15 +24,14 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-import attrs
-
+from nyzhi import records
 from nyzhi.knowledge.frontmatter import split_front_matter
 
 COMMAND_DIRS: tuple[str, ...] = (".claude/commands", ".nyzhi/commands")
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]*")
 
 
-@attrs.frozen
+@records.frozen
 class Command:
     name: str
     template: str

@@ -24,8 +24,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Literal
 
-import attrs
-
+from nyzhi import records
 from nyzhi.config import paths
 from nyzhi.config.fsutil import atomic_write
 from nyzhi.knowledge.frontmatter import first_prose_line
@@ -60,7 +59,7 @@ def topic_slug(topic: str) -> str:
     return slug
 
 
-@attrs.frozen
+@records.frozen
 class Fact:
     """One entry of a memory file: a paragraph or a list item, with where it came from."""
 
@@ -70,7 +69,7 @@ class Fact:
     path: Path
 
 
-@attrs.frozen
+@records.frozen
 class MemoryStore:
     """The memory files of one user and one project."""
 

@@ -12,15 +12,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import attrs
-
+from nyzhi import records
 from nyzhi.knowledge.frontmatter import first_prose_line, split_front_matter
 
 SKILL_DIRS: tuple[str, ...] = (".nyzhi/skills", ".claude/skills")
 SKILL_FILE = "SKILL.md"
 
 
-@attrs.frozen
+@records.frozen
 class Skill:
     name: str
     description: str

@@ -12,10 +12,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import attrs
+from nyzhi import records
 
 
-@attrs.frozen
+@records.frozen
 class ToolArgumentError:
     """Why a tool call's arguments could not be used; ``str()`` is meant for the model."""
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 
+from nyzhi import records
 from nyzhi.provider.types import Usage
 
 if TYPE_CHECKING:
@@ -28,7 +29,7 @@ Tier = Literal["low", "medium", "high"]
 Thinking = Literal["none", "effort", "budget"]  # how thinking is asked for, if at all
 
 
-@attrs.frozen
+@records.frozen
 class ModelInfo:
     id: str
     context_window: int = 8192

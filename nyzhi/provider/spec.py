@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 import attrs
 
+from nyzhi import records
 from nyzhi.config.presets import BUILTIN_PROVIDERS
 from nyzhi.provider.types import KeySource, ThinkingConfig
 
@@ -25,7 +26,7 @@ API_STYLES: tuple[str, ...] = (
 )
 
 
-@attrs.define
+@records.define
 class StaticKey:
     """A one-key ``KeySource``: a 429 on it can only be waited out."""
 
@@ -46,7 +47,7 @@ def _as_key_source(value: KeySource | str | None) -> KeySource:
     return value
 
 
-@attrs.frozen
+@records.frozen
 class RetryPolicy:
     """Bounds of the retry loop (maps from ``[agent.retry]``).
 
@@ -69,7 +70,7 @@ class RetryPolicy:
         return base * (1 - self.jitter * rand)
 
 
-@attrs.define
+@records.define
 class ProviderSpec:
     """One configured model service.
 
@@ -92,7 +93,7 @@ class ProviderSpec:
     read_timeout_s: float | None = 300.0
 
 
-@attrs.frozen
+@records.frozen
 class Preset:
     """A built-in service as the provider layer sees it (derived from the config layer's
     ``BUILTIN_PROVIDERS``, the one table of presets)."""

@@ -14,12 +14,12 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any, Literal, Protocol, runtime_checkable
 
-import attrs
+from nyzhi import records
 
 Role = Literal["system", "user", "assistant", "tool"]
 
 
-@attrs.frozen
+@records.frozen
 class ToolCall:
     """One call the model asked for. ``arguments`` is the raw JSON text the model produced."""
 
@@ -28,7 +28,7 @@ class ToolCall:
     arguments: str
 
 
-@attrs.frozen
+@records.frozen
 class Message:
     """One message of a thread.
 
@@ -46,21 +46,21 @@ class Message:
     thinking_signature: str | None = None
 
 
-@attrs.frozen
+@records.frozen
 class ToolSchema:
     name: str
     description: str
     parameters: dict[str, Any]
 
 
-@attrs.frozen
+@records.frozen
 class ThinkingConfig:
     enabled: bool = False
     budget_tokens: int | None = None  # Anthropic / Gemini budget
     effort: str | None = None  # OpenAI reasoning effort: low / medium / high
 
 
-@attrs.frozen
+@records.frozen
 class ChatRequest:
     """Everything one model call needs. ``system`` is kept apart because wire formats differ
     on where it goes."""
@@ -78,31 +78,31 @@ class ChatRequest:
 # ---- stream events -------------------------------------------------------------------
 
 
-@attrs.frozen
+@records.frozen
 class TextDelta:
     text: str
 
 
-@attrs.frozen
+@records.frozen
 class ThinkingDelta:
     text: str = ""
     signature: str | None = None
 
 
-@attrs.frozen
+@records.frozen
 class ToolCallStart:
     index: int
     id: str
     name: str
 
 
-@attrs.frozen
+@records.frozen
 class ToolCallDelta:
     index: int
     arguments_delta: str
 
 
-@attrs.frozen
+@records.frozen
 class ToolCallEnd:
     index: int
     id: str
@@ -110,7 +110,7 @@ class ToolCallEnd:
     arguments: str  # the complete raw JSON text
 
 
-@attrs.frozen
+@records.frozen
 class Usage:
     input_tokens: int = 0
     output_tokens: int = 0
@@ -121,13 +121,13 @@ class Usage:
 StopReasonName = Literal["end_turn", "tool_use", "max_tokens", "stop_sequence", "error", "other"]
 
 
-@attrs.frozen
+@records.frozen
 class Stop:
     reason: StopReasonName
     raw: str | None = None  # the provider's own word for it
 
 
-@attrs.frozen
+@records.frozen
 class Retry:
     """A retry the provider is about to make after ``delay`` seconds."""
 

@@ -17,8 +17,7 @@ from __future__ import annotations
 import json
 from typing import Any, Literal, Protocol
 
-import attrs
-
+from nyzhi import records
 from nyzhi.provider.errors import StreamEndedEarly
 from nyzhi.provider.spec import ProviderSpec
 from nyzhi.provider.types import (
@@ -33,7 +32,7 @@ from nyzhi.provider.types import (
 )
 
 
-@attrs.frozen
+@records.frozen
 class HttpCall:
     method: str
     url: str

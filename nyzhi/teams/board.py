@@ -24,6 +24,7 @@ from typing import Any
 
 import attrs
 
+from nyzhi import records
 from nyzhi.teams.errors import TaskClaimError, TeamError
 from nyzhi.teams.locking import file_lock, now_rfc3339, read_json, take, write_json
 from nyzhi.teams.status import TaskStatus as TaskStatus
@@ -32,7 +33,7 @@ FINISHED = (TaskStatus.COMPLETED, TaskStatus.DELETED)
 _ID_RE = re.compile(r"[1-9][0-9]{0,8}")
 
 
-@attrs.define
+@records.define
 class Task:
     id: str
     subject: str
@@ -79,7 +80,7 @@ class Task:
         )
 
 
-@attrs.define
+@records.define
 class TaskChange:
     """What one ``update`` did: the task as written, the dependents it unblocked, and whether
     this call is the one that completed it (so a ``task_completed`` hook fires once)."""

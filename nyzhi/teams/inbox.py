@@ -19,8 +19,7 @@ import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import attrs
-
+from nyzhi import records
 from nyzhi.teams.errors import TeamError
 from nyzhi.teams.locking import file_lock, now_rfc3339, read_json, take, write_json
 from nyzhi.teams.names import check_name
@@ -36,7 +35,7 @@ def new_id() -> str:
     return uuid.uuid4().hex[:12]
 
 
-@attrs.define
+@records.define
 class Message:
     id: str
     sender: str  # JSON key "from"

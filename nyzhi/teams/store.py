@@ -24,6 +24,7 @@ from typing import Any
 
 import attrs
 
+from nyzhi import records
 from nyzhi.config.paths import data_dir
 from nyzhi.teams.board import TaskBoard
 from nyzhi.teams.errors import TeamError, TeamNotFound
@@ -55,7 +56,7 @@ def tasks_root(env: Mapping[str, str] | None = None) -> Path:
     return data_dir(env) / "tasks"
 
 
-@attrs.define
+@records.define
 class Member:
     name: str
     role: str = "default"
@@ -87,7 +88,7 @@ class Member:
         )
 
 
-@attrs.define
+@records.define
 class TeamConfig:
     name: str
     created_at: str = attrs.field(factory=now_rfc3339)

@@ -37,6 +37,7 @@ import attrs
 import h11
 import trio
 
+from nyzhi import records
 from nyzhi.testing.fake_llm_wire import (
     RENDERERS,
     WIRE_STYLES,
@@ -53,7 +54,7 @@ __all__ = [
 ]
 
 
-@attrs.frozen
+@records.frozen
 class FakeUsage:
     input_tokens: int = 12
     output_tokens: int = 7
@@ -61,7 +62,7 @@ class FakeUsage:
     cache_write_tokens: int = 0
 
 
-@attrs.frozen
+@records.frozen
 class FakeToolCall:
     """``arguments``: a dict (sent as JSON), or a str sent verbatim (to script broken JSON)."""
 
@@ -70,7 +71,7 @@ class FakeToolCall:
     id: str | None = None
 
 
-@attrs.frozen
+@records.frozen
 class Reply:
     """One scripted model answer. ``chunk_size`` characters per text/thinking delta;
     ``delay`` seconds before every frame; ``stop`` overrides the stop reason (by default
@@ -91,7 +92,7 @@ class Reply:
 FaultKind = Literal["status", "truncate", "garbage", "hang", "stream_error"]
 
 
-@attrs.frozen
+@records.frozen
 class Fault:
     """A scripted failure.
 
@@ -188,7 +189,7 @@ def stream_error(message: str = "Overloaded", error_type: str = "overloaded_erro
     return Fault("stream_error", message=message, error_type=error_type, reply=reply, after_frames=after_frames)
 
 
-@attrs.define(eq=False)
+@records.define(eq=False)
 class FakeRequest:
     method: str
     path: str

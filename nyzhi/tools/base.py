@@ -15,6 +15,8 @@ from typing import Any, ClassVar
 
 import attrs
 
+from nyzhi import records
+
 # Defined once, in the config layer; re-exported because tools and their tests name them here.
 from nyzhi.config.modes import SandboxLevel as SandboxLevel
 from nyzhi.config.modes import TrustMode as TrustMode
@@ -27,7 +29,7 @@ class Permission(enum.Enum):
     NEEDS_APPROVAL = "needs_approval"
 
 
-@attrs.define
+@records.define
 class ToolResult:
     output: str
     is_error: bool = False
@@ -41,7 +43,7 @@ async def _discard_output(_chunk: str) -> None:
     return None
 
 
-@attrs.define
+@records.define
 class FileChange:
     """One file change a tool made, enough to revert it (``before`` None: the file did not exist;
     ``after`` None: the tool deleted it)."""
@@ -58,7 +60,7 @@ class FileChange:
     mode: int | None = None  # permission bits of ``before``, restored on undo
 
 
-@attrs.define
+@records.define
 class ChangeLog:
     """Every file change made through tools in a session, in order, so ``/undo`` can revert."""
 
@@ -76,7 +78,7 @@ class ChangeLog:
         return batch
 
 
-@attrs.define
+@records.define
 class ToolContext:
     """What a tool runs with. Built per call by the executor from the agent's settings."""
 

@@ -30,6 +30,8 @@ from typing import Any, Literal
 
 import attrs
 
+from nyzhi import records
+
 Inherit = Literal["all", "core", "none"]
 
 CORE_VARS = ("PATH", "HOME", "USER", "LANG", "TERM", "TMPDIR", "SHELL")
@@ -52,7 +54,7 @@ def _matches(name: str, patterns: Iterable[str]) -> bool:
     return any(fnmatch.fnmatchcase(upper, p.upper()) for p in patterns)
 
 
-@attrs.frozen
+@records.frozen
 class EnvPolicy:
     """What a child process inherits (see the module docstring). The default is the safe one:
     everything except secret-looking names and provider key variables."""

@@ -26,6 +26,7 @@ from typing import Any
 import attrs
 import trio
 
+from nyzhi import records
 from nyzhi.tools.base import Permission, Tool, ToolContext, ToolResult
 from nyzhi.tools.gates import ROLE_FENCE, GateDecision, Gates
 from nyzhi.tools.leases import LeaseBusy, write_leases
@@ -36,7 +37,7 @@ log = logging.getLogger(__name__)
 CANCELLED_TEXT = "cancelled by user"
 
 
-@attrs.frozen
+@records.frozen
 class ToolCallRequest:
     """One call from the model. ``error`` is set (and ``arguments`` None) when its arguments
     did not parse (``nyzhi.provider.arguments.parse_tool_arguments`` says why)."""
@@ -47,7 +48,7 @@ class ToolCallRequest:
     error: str | None = None
 
 
-@attrs.frozen
+@records.frozen
 class ToolCallOutcome:
     call_id: str
     name: str
@@ -57,21 +58,21 @@ class ToolCallOutcome:
     cancelled: bool = False
 
 
-@attrs.frozen
+@records.frozen
 class ToolCallStarted:
     call_id: str
     name: str
     arguments: dict[str, Any] | None
 
 
-@attrs.frozen
+@records.frozen
 class ToolOutputDelta:
     call_id: str
     name: str
     text: str
 
 
-@attrs.frozen
+@records.frozen
 class ToolCallFinished:
     outcome: ToolCallOutcome
 

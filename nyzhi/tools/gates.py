@@ -41,6 +41,7 @@ from typing import Any
 import attrs
 import trio
 
+from nyzhi import records
 from nyzhi.config.modes import SandboxLevel, TrustMode
 from nyzhi.tools.base import Permission, Tool, ToolContext, ToolResult
 
@@ -71,7 +72,7 @@ def _lower_set(names: Iterable[str]) -> frozenset[str]:
     return frozenset(n.lower() for n in names)
 
 
-@attrs.frozen
+@records.frozen
 class TrustPolicy:
     """The ``[agent.trust]`` settings: what runs without asking and what never runs.
 
@@ -135,7 +136,7 @@ class ApprovalKind(enum.Enum):
     DENY = "deny"
 
 
-@attrs.frozen
+@records.frozen
 class ApprovalDecision:
     kind: ApprovalKind
     reason: str = ""
@@ -153,7 +154,7 @@ class ApprovalDecision:
         return cls(ApprovalKind.DENY, reason)
 
 
-@attrs.frozen
+@records.frozen
 class ApprovalRequest:
     """What a front end shows when asking: the call, a one-line summary and maybe a diff."""
 
@@ -168,7 +169,7 @@ class ApprovalRequest:
 Approver = Callable[[ApprovalRequest], Awaitable[ApprovalDecision]]
 
 
-@attrs.define
+@records.define
 class ApprovalMemory:
     """Tool names the user approved "always for this session" (the runtime keeps one per session).
 
@@ -190,7 +191,7 @@ class ApprovalMemory:
         self.remembered = None  # re-read from the file on the next check
 
 
-@attrs.frozen
+@records.frozen
 class GateDecision:
     """The gates' verdict for one call.
 
@@ -299,7 +300,7 @@ async def _preview(tool: Tool, args: dict[str, Any], ctx: ToolContext) -> str | 
     return value or None
 
 
-@attrs.define
+@records.define
 class Gates:
     """The gate pipeline for one agent (its role fence, plan mode, trust, approver, memory).
 

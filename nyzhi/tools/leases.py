@@ -26,8 +26,9 @@ from collections.abc import AsyncIterator, Iterable
 from pathlib import Path
 from typing import Any
 
-import attrs
 import trio
+
+from nyzhi import records
 
 DEFAULT_WAIT = 30.0
 
@@ -45,7 +46,7 @@ class LeaseBusy(Exception):
         )
 
 
-@attrs.define(eq=False)
+@records.define(eq=False)
 class Lease:
     """The paths one call holds (only those it took: paths its agent already held are not
     its to release)."""

@@ -40,6 +40,7 @@ from typing import Literal
 
 import attrs
 
+from nyzhi import records
 from nyzhi.config.modes import SandboxLevel
 
 BWRAP_INSTALL_HINT = (
@@ -60,7 +61,7 @@ class SandboxUnavailable(SandboxError):
     """The sandbox needs bubblewrap and it is not installed; nothing was run."""
 
 
-@attrs.frozen
+@records.frozen
 class WrappedCommand:
     """What to execute for a shell command, and whether it is actually confined.
 
@@ -90,7 +91,7 @@ def _is_under(path: Path, root: Path) -> bool:
     return path == root or path.is_relative_to(root)
 
 
-@attrs.frozen
+@records.frozen
 class SandboxPolicy:
     """Where writes may go. ``writable_roots`` add to the workspace root under workspace-write.
 

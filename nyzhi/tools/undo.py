@@ -19,8 +19,7 @@ import os
 import threading
 from pathlib import Path
 
-import attrs
-
+from nyzhi import records
 from nyzhi.config.fsutil import StorageError, describe_os_error
 from nyzhi.tools.base import ChangeLog, FileChange, ToolContext
 from nyzhi.tools.paths import (
@@ -41,7 +40,7 @@ class UndoConflict(Exception):
     """The file changed since the tool wrote it; reverting would lose those later edits."""
 
 
-@attrs.define
+@records.define
 class Planned:
     """One intended change: ``after`` None deletes; ``kind`` "dir" creates/removes a directory."""
 

@@ -16,13 +16,15 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from nyzhi import records
+
 if TYPE_CHECKING:
     from nyzhi.tui.app import Console
 
 Handler = Callable[["Console", str], Awaitable[None]]
 
 
-@attrs.frozen
+@records.frozen
 class Command:
     name: str
     summary: str

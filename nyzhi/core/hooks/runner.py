@@ -50,9 +50,9 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import attrs
 import trio
 
+from nyzhi import records
 from nyzhi.core.events import MAIN_AGENT
 from nyzhi.core.hooks.spec import HOOK_EVENTS, HookSpec
 from nyzhi.tools.env_policy import EnvPolicy, child_env
@@ -66,7 +66,7 @@ OUTPUT_LIMIT = 1 << 20  # bytes kept per stream; the rest is drained and dropped
 _PATH_KEYS = ("file_path", "path", "notebook_path")
 
 
-@attrs.frozen
+@records.frozen
 class HookResult:
     """What one hook process did. ``exit_code`` is None when it timed out or never started."""
 
@@ -79,7 +79,7 @@ class HookResult:
     error: str | None = None
 
 
-@attrs.frozen
+@records.frozen
 class HookOutcome:
     """The combined verdict of an event's hooks.
 
@@ -285,7 +285,7 @@ async def _drain(stream: Any, sink: bytearray) -> None:
             sink += chunk[:room]
 
 
-@attrs.frozen
+@records.frozen
 class _Verdict:
     blocked: bool = False
     approved: bool = False

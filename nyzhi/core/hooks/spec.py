@@ -28,6 +28,8 @@ from typing import Any
 
 import attrs
 
+from nyzhi import records
+
 HOOK_EVENTS = (
     "session_start",
     "user_prompt_submit",
@@ -77,7 +79,7 @@ def _compile(pattern: str | None) -> re.Pattern[str] | None:
     return re.compile(pattern)
 
 
-@attrs.frozen
+@records.frozen
 class HookSpec:
     """One hook: run ``command`` (``sh -c``) on ``event`` when the matchers fit.
 

@@ -21,10 +21,10 @@ import logging
 import math
 from typing import Any
 
-import attrs
 import trio
 
 import actors
+from nyzhi import records
 
 log = logging.getLogger(__name__)
 
@@ -33,14 +33,14 @@ class ServerDropped(Exception):
     """The server's connection ended (its process exited or the peer went away)."""
 
 
-@attrs.frozen
+@records.frozen
 class Dropped:
     """Told to a connection actor when a call saw its connection fail."""
 
     client: Any
 
 
-@attrs.frozen
+@records.frozen
 class Intensity:
     """How hard one server is restarted: at most ``max_restarts`` in ``within`` seconds,
     each after ``backoff``; one crash more and the server is marked failed."""

@@ -20,10 +20,10 @@ from collections.abc import Awaitable, Callable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
 
-import attrs
 import trio
 
 import actors
+from nyzhi import records
 from nyzhi.config import paths
 from nyzhi.config.mcp_sources import ServerEntry
 from nyzhi.core.mcp.actor import Dropped, Intensity, McpSupervisor, server_spec
@@ -60,7 +60,7 @@ class McpUnavailable(Exception):
     """A call or listing for a server that is not connected; the message says why."""
 
 
-@attrs.frozen
+@records.frozen
 class McpResource:
     server: str
     uri: str
@@ -69,7 +69,7 @@ class McpResource:
     mime_type: str | None = None
 
 
-@attrs.frozen
+@records.frozen
 class McpPrompt:
     server: str
     name: str
@@ -77,7 +77,7 @@ class McpPrompt:
     arguments: tuple[str, ...] = ()
 
 
-@attrs.frozen
+@records.frozen
 class ServerStatus:
     name: str
     status: str

@@ -34,6 +34,7 @@ from typing import Any
 
 import attrs
 
+from nyzhi import records
 from nyzhi.provider.types import Message, ToolCall
 
 FORMAT_VERSION = 1
@@ -79,7 +80,7 @@ def empty_usage() -> dict[str, Any]:
     }
 
 
-@attrs.define
+@records.define
 class SessionMeta:
     """The small per-session summary kept in ``<id>.meta.json`` (a cache of the log).
 

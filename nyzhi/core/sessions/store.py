@@ -53,6 +53,7 @@ from typing import Any, Literal
 
 import attrs
 
+from nyzhi import records
 from nyzhi.config.fsutil import StorageError, describe_os_error
 from nyzhi.config.secrets import Redactor
 from nyzhi.core import events as ev
@@ -101,7 +102,7 @@ def default_sessions_dir() -> Path:
     return sessions_dir()
 
 
-@attrs.define
+@records.define
 class AgentThread:
     """A subagent's journaled thread: its ``agent`` record (role, model) and messages (paired
     like ``Session.messages``; ``interrupted`` as there)."""
@@ -111,7 +112,7 @@ class AgentThread:
     interrupted: list[ToolCall] = attrs.field(factory=list)
 
 
-@attrs.define
+@records.define
 class Session:
     """A loaded session.
 

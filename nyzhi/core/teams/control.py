@@ -27,6 +27,7 @@ import attrs
 import trio
 
 import actors
+from nyzhi import records
 from nyzhi.core import events as ev
 from nyzhi.core.agent import AgentActor, UserInput
 from nyzhi.core.agent_factory import Agent, AgentSpec
@@ -54,7 +55,7 @@ class TeamRuntimeError(Exception):
     """A team operation the runtime refused; the message is for the model or the user."""
 
 
-@attrs.define(eq=False)
+@records.define(eq=False)
 class Running:
     """A member this runtime runs (its driver, and its agent when in-process)."""
 

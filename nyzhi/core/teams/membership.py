@@ -14,8 +14,7 @@ import datetime as dt
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import attrs
-
+from nyzhi import records
 from nyzhi.core import events as ev
 from nyzhi.core.roles import RoleError
 from nyzhi.core.teams.prompt import teammate_prompt, teammate_role
@@ -28,7 +27,7 @@ RESTARTED = ("[nyz] Your process was restarted while you were working (your thre
              "intact). Check the task board and continue where you left off.")
 
 
-@attrs.define
+@records.define
 class Membership:
     team: str | None = None
     member: str = LEAD

@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-import attrs
+from nyzhi import records
 
 IGNORE_FILES = (".gitignore", ".ignore")
 
@@ -94,7 +94,7 @@ def compile_include(pat: str) -> re.Pattern[str]:
     return re.compile(f"^(?:.*/)?{translate_glob(pat, braces=True)}$", re.DOTALL)
 
 
-@attrs.frozen
+@records.frozen
 class Rule:
     regex: re.Pattern[str]
     negated: bool
@@ -131,7 +131,7 @@ def parse_rules(text: str) -> list[Rule]:
     return [r for r in (parse_rule(line) for line in text.splitlines()) if r is not None]
 
 
-@attrs.frozen
+@records.frozen
 class IgnoreFile:
     base: str  # absolute directory the rules are relative to
     rules: tuple[Rule, ...]

@@ -13,15 +13,15 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-import attrs
 import trio
 
+from nyzhi import records
 from nyzhi.tools.env_policy import EnvPolicy, child_env
 
 STDERR_CAP = 64 * 1024
 
 
-@attrs.frozen
+@records.frozen
 class ProcResult:
     returncode: int
     stdout: bytes

@@ -15,8 +15,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-import attrs
-
+from nyzhi import records
 from nyzhi.tools.base import FileChange, Permission, ToolContext, ToolResult
 from nyzhi.tools.builtin._common import ArgError, BuiltinTool, opt_bool, req_str
 from nyzhi.tools.builtin._diff import (
@@ -38,7 +37,7 @@ from nyzhi.tools.paths import (
 from nyzhi.tools.undo import TRANSACTION_LOCK, Planned, apply, record
 
 
-@attrs.define
+@records.define
 class Step:
     """One planned change with what the file held before (for diffs)."""
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import attrs
 
+from nyzhi import records
 from nyzhi.tools.base import ToolContext
 from nyzhi.tools.builtin._common import ArgError, req_str
 from nyzhi.tools.builtin._diff import decode, encode
@@ -28,7 +29,7 @@ class PatchError(ArgError):
     """The patch is malformed or does not apply; nothing was written."""
 
 
-@attrs.define
+@records.define
 class Hunk:
     header: str
     old_start: int
@@ -38,7 +39,7 @@ class Hunk:
     new_no_eol: bool = False
 
 
-@attrs.define
+@records.define
 class FilePatch:
     old_path: str | None = None  # None: /dev/null (a new file)
     new_path: str | None = None  # None: /dev/null (a deletion)

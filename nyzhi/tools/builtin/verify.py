@@ -22,6 +22,7 @@ from typing import Any, ClassVar
 
 import attrs
 
+from nyzhi import records
 from nyzhi.tools.base import Permission, Tool, ToolContext, ToolResult
 from nyzhi.tools.builtin._common import ArgError
 from nyzhi.tools.builtin.bash import run_command
@@ -32,7 +33,7 @@ CHECK_TIMEOUT = 600.0
 TAIL_CHARS = 2000
 
 
-@attrs.frozen
+@records.frozen
 class Check:
     kind: str
     command: str

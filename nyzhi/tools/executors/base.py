@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-import attrs
+from nyzhi import records
 
 DEFAULT_OUTPUT_CAP = 100 * 1024
 
@@ -34,7 +34,7 @@ class CommandRefused(ExecutorError):
     """The executor refuses to run the command; nothing was started."""
 
 
-@attrs.frozen
+@records.frozen
 class ExecResult:
     """How a command ended.
 

@@ -6,12 +6,13 @@ from pathlib import Path
 
 import attrs
 
+from nyzhi import records
 from nyzhi.tools.env_policy import EnvPolicy, child_env
 from nyzhi.tools.executors.base import DEFAULT_OUTPUT_CAP, ExecResult, OutputCallback
 from nyzhi.tools.executors.process import run_process
 
 
-@attrs.define
+@records.define
 class LocalExecutor:
     """Runs commands locally in their own process group (see ``process.run_process``).
 

@@ -13,8 +13,7 @@ import re
 import shlex
 from pathlib import Path
 
-import attrs
-
+from nyzhi import records
 from nyzhi.tools.executors.base import (
     DEFAULT_OUTPUT_CAP,
     CommandRefused,
@@ -100,7 +99,7 @@ def _classify_git(args: list[str]) -> str | None:
     return None
 
 
-@attrs.define
+@records.define
 class MonitoredExecutor:
     """Wraps ``inner`` and refuses every command the classifier cannot prove read-only."""
 

@@ -20,6 +20,7 @@ from pathlib import Path, PurePosixPath
 
 import attrs
 
+from nyzhi import records
 from nyzhi.tools.env_policy import EnvPolicy, child_env
 from nyzhi.tools.executors.base import DEFAULT_OUTPUT_CAP, ExecResult, OutputCallback
 from nyzhi.tools.executors.process import run_process
@@ -46,7 +47,7 @@ exit $rc
 """
 
 
-@attrs.define
+@records.define
 class SshExecutor:
     """One ``[[nodes]]`` entry: runs commands as ``user@host:port`` in ``cwd`` (remote path).
 

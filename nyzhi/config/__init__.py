@@ -1,8 +1,7 @@
 """nyzhi.config: the configuration schema, three-layer merge, workspace detection, paths.
 
-The bottom layer of nyzhi: it imports nothing else from nyzhi (but ``nyzhi.records``, the
-attrs decorators). Everything here is
-synchronous and cheap (a few small files are read).
+The bottom layer of nyzhi: it imports nothing else from nyzhi but ``nyzhi.records`` (the
+attrs decorators). Everything here is synchronous and cheap (a few small files are read).
 
     load_config(cwd=None, *, env=None) -> LoadedConfig   (.config, .workspace, .sources, .layers,
                                                           .warnings: unknown keys, not fatal)

@@ -22,7 +22,6 @@ at once (httpx cannot reuse a half-read connection and drops it).
 
 from __future__ import annotations
 
-import email.utils
 import random
 import time
 from collections.abc import AsyncIterator
@@ -54,6 +53,8 @@ def parse_retry_after(value: str | None, now: float | None = None) -> float | No
         return max(0.0, float(value))
     except ValueError:
         pass
+    import email.utils  # an HTTP date here is rare; the import costs ~2 ms of every start-up
+
     try:
         when = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError):

@@ -8,7 +8,7 @@ memory) and the text is cut at ``max_length`` characters.
 
 from __future__ import annotations
 
-import html.parser
+import functools
 import re
 from typing import Any
 
@@ -29,53 +29,61 @@ _BLOCK = {
 _VOID = {"br", "hr", "img", "input", "meta", "link", "area", "base", "col", "embed", "source", "wbr"}
 
 
-class _TextExtractor(html.parser.HTMLParser):
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.parts: list[str] = []
-        self.skip_depth = 0
-        self.pre_depth = 0
-        self.title = ""
-        self._in_title = False
+@functools.cache
+def _text_extractor() -> type:
+    """The parser class, made at the first fetch: ``html.parser`` (with ``html.entities``) costs
+    ~2 ms to import, on every start-up that registers this tool, and most runs fetch nothing."""
+    import html.parser
 
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag == "title":
-            self._in_title = True
-        if tag in _SKIP and tag not in _VOID:
-            self.skip_depth += 1
-        if tag == "pre":
-            self.pre_depth += 1
-        if tag in _BLOCK:
-            self.parts.append("\n")
-        if tag == "li":
-            self.parts.append("- ")
-        if tag in ("td", "th"):
-            self.parts.append(" | ")
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag == "title":
+    class _TextExtractor(html.parser.HTMLParser):
+        def __init__(self) -> None:
+            super().__init__(convert_charrefs=True)
+            self.parts: list[str] = []
+            self.skip_depth = 0
+            self.pre_depth = 0
+            self.title = ""
             self._in_title = False
-        if tag in _SKIP and self.skip_depth:
-            self.skip_depth -= 1
-        if tag == "pre" and self.pre_depth:
-            self.pre_depth -= 1
-        if tag in _BLOCK:
-            self.parts.append("\n")
 
-    def handle_data(self, data: str) -> None:
-        if self._in_title:
-            self.title += data
-        if self.skip_depth:
-            return
-        if self.pre_depth:
-            self.parts.append(data)
-        else:
-            self.parts.append(re.sub(r"\s+", " ", data))
+        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            if tag == "title":
+                self._in_title = True
+            if tag in _SKIP and tag not in _VOID:
+                self.skip_depth += 1
+            if tag == "pre":
+                self.pre_depth += 1
+            if tag in _BLOCK:
+                self.parts.append("\n")
+            if tag == "li":
+                self.parts.append("- ")
+            if tag in ("td", "th"):
+                self.parts.append(" | ")
+
+        def handle_endtag(self, tag: str) -> None:
+            if tag == "title":
+                self._in_title = False
+            if tag in _SKIP and self.skip_depth:
+                self.skip_depth -= 1
+            if tag == "pre" and self.pre_depth:
+                self.pre_depth -= 1
+            if tag in _BLOCK:
+                self.parts.append("\n")
+
+        def handle_data(self, data: str) -> None:
+            if self._in_title:
+                self.title += data
+            if self.skip_depth:
+                return
+            if self.pre_depth:
+                self.parts.append(data)
+            else:
+                self.parts.append(re.sub(r"\s+", " ", data))
+
+    return _TextExtractor
 
 
 def html_to_text(markup: str) -> tuple[str, str]:
     """(title, text) of an HTML document."""
-    parser = _TextExtractor()
+    parser = _text_extractor()()
     parser.feed(markup)
     parser.close()
     text = "".join(parser.parts)

@@ -88,7 +88,7 @@ async def run_headless(args: argparse.Namespace, prompt: str, fmt: str) -> int:
     faults: list[str] = []  # listener failures (the session log on a full disk): exit 1
     try:
         async with open_runtime(options) as rt:
-            collector.resume()  # paused by ``nyz run`` while it started (nyzhi.core.collector)
+            collector.resume(freeze=True)  # paused by ``nyz run`` while it started
             printer.render(rt.session_start)
             if not quiet:
                 for notice in rt.notices:

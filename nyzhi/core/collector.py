@@ -4,10 +4,10 @@ Start-up allocates hundreds of thousands of objects that all live on (modules, c
 functions attrs generates, the config, the runtime), and every 700 allocations the collector
 walks the young ones, every tenth of those the older ones too: measured ~40 ms of collections
 (118 young, 11 middle, 1 full) before ``nyz run`` sent its first request, finding next to no
-garbage. So the collector is off from the command line's parsing until the runtime is built;
-then ``gc.freeze()`` moves everything that exists into the permanent generation (later
-collections no longer walk it) and the collector is on again for the turns, which do make
-cyclic garbage.
+garbage. So the collector is off while the command line is parsed, and for ``nyz run`` until
+the runtime is built; then ``gc.freeze()`` moves everything that exists into the permanent
+generation (later collections no longer walk it) and the collector is on again for the turns,
+which do make cyclic garbage.
 
 ``pause``/``resume`` only undo what they did: in a process where the collector was already
 off (a test that turned it off, an embedding program) they do nothing.
@@ -30,12 +30,15 @@ def pause() -> None:
         _paused = True
 
 
-def resume() -> None:
-    """Turn the collector back on if ``pause`` turned it off; what exists now is frozen."""
+def resume(*, freeze: bool = False) -> None:
+    """Turn the collector back on if ``pause`` turned it off. With ``freeze``, what exists now
+    moves to the permanent generation first: a built runtime, which lives as long as the
+    process, so that full collections during the turns do not walk it again and again."""
     global _paused
     if _paused:
         _paused = False
-        gc.freeze()
+        if freeze:
+            gc.freeze()
         gc.enable()
 
 

@@ -24,3 +24,15 @@ def test_a_collector_already_off_stays_off() -> None:
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_resume_can_freeze_what_exists() -> None:
+    collector.pause()
+    try:
+        assert not gc.isenabled()
+    finally:
+        collector.resume(freeze=True)
+    try:
+        assert gc.isenabled() and gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()

@@ -41,6 +41,7 @@ COMMANDS: dict[str, str] = {
 }
 COMMAND_MODULES: tuple[str, ...] = tuple(dict.fromkeys(COMMANDS.values()))
 
+
 def _trust(value: str) -> str:
     try:
         return parse_trust(value).value

@@ -27,6 +27,7 @@ import attrs
 import trio
 
 from nyzhi import records
+from nyzhi.tools.admission import admit
 from nyzhi.tools.base import Permission, Tool, ToolContext, ToolResult
 from nyzhi.tools.gates import ROLE_FENCE, GateDecision, Gates
 from nyzhi.tools.leases import LeaseBusy, write_leases
@@ -161,6 +162,9 @@ async def execute_calls(
         args = call.arguments or {}
         decision: GateDecision | None = None
         try:
+            # Gating and the tool's start are synchronous work on the shared trio thread: one
+            # call at a time per scheduler batch, so a burst of calls never stalls the loop.
+            await admit()
             is_allowed = getattr(registry, "is_allowed", None)
             if callable(is_allowed) and not is_allowed(call.name):
                 decision = GateDecision(

@@ -207,3 +207,67 @@ async def test_cancellation_yields_a_result_for_every_call_and_kills_processes(t
 def test_needs_exactly_one_context_source():
     with pytest.raises(TypeError):
         trio.run(lambda: execute_calls([], registry=Registry(), gates=FULL))
+
+
+async def test_a_burst_of_calls_is_gated_one_per_scheduler_batch(tmp_path: Path):
+    """100 agents calling at once must not gate all 100 calls in one batch of the trio
+    scheduler: the loop (timers, the console's keys) would wait behind all of them."""
+    batch = {"n": 0}
+    seen: list[int] = []
+
+    class Counted(Reader):
+        def target_paths(self, args):  # runs in the gate's synchronous part
+            seen.append(batch["n"])
+            return []
+
+    async def pacer() -> None:  # runs once per scheduler batch
+        while True:
+            batch["n"] += 1
+            await trio.lowlevel.checkpoint()
+
+    registry, ctx = Registry(Counted()), ctx_for(tmp_path)
+
+    async def agent(i: int) -> None:
+        await execute_calls([ToolCallRequest(f"c{i}", "reader", {})], registry=registry,
+                            gates=FULL, ctx=ctx)
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(pacer)
+        async with trio.open_nursery() as agents:
+            for i in range(100):
+                agents.start_soon(agent, i)
+        nursery.cancel_scope.cancel()
+    assert len(seen) == 100
+    # Without admission every gate shares one batch; with it, at most a couple share one.
+    assert max(seen.count(n) for n in set(seen)) <= 2
+
+
+async def test_admission_is_not_held_while_a_call_waits_for_approval(tmp_path: Path):
+    from nyzhi.tools.gates import ApprovalDecision
+
+    asked, release = trio.Event(), trio.Event()
+
+    async def approver(request):
+        asked.set()
+        await release.wait()
+        return ApprovalDecision.deny("no")
+
+    ran = trio.Event()
+
+    async def quick(args, ctx):
+        ran.set()
+        return ToolResult("ok")
+
+    registry = Registry(Writer(), make_tool("quick", Permission.READ_ONLY, quick))
+    ctx = ctx_for(tmp_path)
+    asking = Gates(trust=TrustPolicy(mode=TrustMode.OFF), approver=approver)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(lambda: execute_calls(
+            [ToolCallRequest("w", "writer", {"path": "a.txt"})], registry=registry, gates=asking,
+            ctx=ctx))
+        await asked.wait()
+        with trio.fail_after(5):  # a deadlock, if admission were held across the prompt
+            [outcome] = await execute_calls([ToolCallRequest("q", "quick", {})],
+                                            registry=registry, gates=FULL, ctx=ctx)
+        assert ran.is_set() and outcome.result.output == "ok"
+        release.set()

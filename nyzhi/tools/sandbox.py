@@ -235,7 +235,10 @@ class SandboxPolicy:
 
         * ``--unshare-pid`` + ``--die-with-parent``: the command is PID 1's child in its own PID
           namespace; when bwrap dies (we kill its process group on timeout or cancel) the kernel
-          kills everything in the namespace, background grandchildren included.
+          kills everything in the namespace, background grandchildren included. The death
+          signal is tied to the thread that forked bwrap, so bwrap must be started through
+          ``nyzhi.spawn.open_bound_process`` (as ``executors.process`` does), whose thread
+          lives until bwrap exits; forked from a trio worker thread it dies after ten seconds.
         * No ``--new-session``: the executor already starts bwrap in a new session without a
           controlling terminal (so TIOCSTI injection is moot), and a second setsid inside would
           only hide the command from our process-group kill.

@@ -5,6 +5,10 @@ everything it spawns (unless they call setsid themselves) share one process grou
 child's pid. Timeout, cancellation and normal exit all end with that group terminated: SIGTERM,
 a short grace, then SIGKILL. Background jobs (``sleep 1000 &``) therefore do not survive a bash
 call; a tool call is not a way to start daemons.
+
+The child is started by ``nyzhi.spawn.open_bound_process``, whose forking thread stays alive
+until the child exits: bwrap's ``--die-with-parent`` death signal is tied to that thread, so a
+child forked from one of trio's short-lived worker threads was killed after ten seconds.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from pathlib import Path
 
 import trio
 
+from nyzhi.spawn import BoundProcess, open_bound_process
 from nyzhi.tools.env_policy import child_env
 from nyzhi.tools.executors.base import CappedOutput, ExecResult, OutputCallback
 
@@ -52,7 +57,7 @@ def _signal_group(pgid: int, sig: int) -> bool:
         return False
 
 
-async def terminate_group(pgid: int, proc: trio.Process, grace: float = TERM_GRACE) -> None:
+async def terminate_group(pgid: int, proc: trio.Process | BoundProcess, grace: float = TERM_GRACE) -> None:
     """SIGTERM the whole group, wait up to ``grace`` for it to empty, then SIGKILL it.
 
     Safe to call when the group is already gone. Waits for the direct child, so it is reaped.
@@ -95,7 +100,7 @@ async def run_process(
         if on_output is not None:
             await on_output(note + "\n")
     full_env = child_env() if env is None else dict(env)
-    proc = await trio.lowlevel.open_process(
+    proc = await open_bound_process(
         list(argv),
         stdin=subprocess.PIPE if keep_stdin_open else subprocess.DEVNULL,
         stdout=subprocess.PIPE,

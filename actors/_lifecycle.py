@@ -45,13 +45,26 @@ _BASE_STOPPING = Actor.stopping
 
 
 async def run_cell(cell: Cell) -> None:
-    """The body of an actor's task (started by the system for every spawned cell)."""
+    """The body of an actor's task (started by the system for every spawned cell).
+
+    Each pass of the loop is one incarnation: construct and start the instance and run its
+    message loop inside the incarnation's shielded scope, then its stop sequence
+    (``_end_incarnation``). The message loop is awaited from here rather than from a helper
+    coroutine so that an idle actor's task holds two frames, not three (memory per actor)."""
     cell.bind(current_task(), Context(cell))
     outcome = STOPPED_OUTCOME
     reason: Any = NO_RESTART
     try:
         while True:
-            result = await _incarnation(cell, reason)
+            error: BaseException | None = None
+            with cell.begin_incarnation():
+                if cell.stop_kind is None and cell.hold is None:
+                    try:
+                        inst = await _start_instance(cell, reason)
+                        await _loop(cell, inst)
+                    except Exception as exc:
+                        error = exc
+            result = await _end_incarnation(cell, error)
             if result is None:  # stopped by a group restart: wait for the go-ahead
                 reason = await cell.await_resume()
                 if reason is STOPPED:
@@ -91,26 +104,25 @@ def _instantiate(cell: Cell) -> Actor:
     return inst
 
 
-async def _incarnation(cell: Cell, reason: Any) -> Outcome | None:
-    """Run one instance from construction to the end of its stop sequence.
+async def _start_instance(cell: Cell, reason: Any) -> Actor:
+    """Construct the incarnation's instance and run its ``restarted``/``started`` hooks."""
+    inst = _instantiate(cell)
+    kind = type(inst)
+    # The base class's hooks do nothing: skip them (no coroutine to create).
+    cell.adopt(inst, inst.stopping if kind.stopping is not _BASE_STOPPING else None)
+    if reason is not NO_RESTART and kind.restarted is not _BASE_RESTARTED:
+        await inst.restarted(reason)
+    if kind.started is not _BASE_STARTED:
+        await inst.started()
+    cell.mark_running()
+    return inst
 
-    Returns ``None`` when a group restart stopped it (the caller waits to be resumed)."""
-    error: BaseException | None = None
-    with cell.begin_incarnation():
-        if cell.stop_kind is None and cell.hold is None:
-            try:
-                inst = _instantiate(cell)
-                kind = type(inst)
-                # The base class's hooks do nothing: skip them (no coroutine to create).
-                cell.adopt(inst, inst.stopping if kind.stopping is not _BASE_STOPPING else None)
-                if reason is not NO_RESTART and kind.restarted is not _BASE_RESTARTED:
-                    await inst.restarted(reason)
-                if kind.started is not _BASE_STARTED:
-                    await inst.started()
-                cell.mark_running()
-                await _loop(cell, inst)
-            except Exception as exc:
-                error = exc
+
+async def _end_incarnation(cell: Cell, error: BaseException | None) -> Outcome | None:
+    """After the message loop: stop children, run ``stopping()``, reap background work.
+
+    Returns the incarnation's outcome, or ``None`` when a group restart stopped it (the
+    caller waits to be resumed)."""
     if cell.outcome is not None:  # stopped while idle: the stopper did the rest
         return cell.outcome
     cell.end_loop()

@@ -71,6 +71,41 @@ def raw_ask(n: int) -> Callable[[], Awaitable[float]]:
     return run
 
 
+def floor_ask(n: int) -> Callable[[], Awaitable[float]]:
+    """trio's own floor for any ask: two tasks handing control back and forth with bare
+    ``reschedule`` / ``wait_task_rescheduled`` (no message, no channel, no Event). Every ask
+    is two scheduler batches, so no actor ask can beat this; it is reported beside the
+    baseline so the ask ratio can be read against what is physically possible."""
+
+    async def run() -> float:
+        from trio.lowlevel import Abort, current_task, reschedule, wait_task_rescheduled
+
+        def abort(_: object) -> Abort:
+            return Abort.SUCCEEDED
+
+        tasks: dict[str, trio.lowlevel.Task] = {}
+
+        async def server() -> None:
+            tasks["server"] = current_task()
+            while True:
+                await wait_task_rescheduled(abort)
+                reschedule(tasks["client"])
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(server)
+            await trio.testing.wait_all_tasks_blocked()
+            tasks["client"] = current_task()
+            t0 = time.perf_counter()
+            for _ in range(n):
+                reschedule(tasks["server"])
+                await wait_task_rescheduled(abort)
+            elapsed = time.perf_counter() - t0
+            nursery.cancel_scope.cancel()
+        return elapsed / n
+
+    return run
+
+
 class Echo(actors.Actor):
     async def receive(self, message: object) -> object:
         return message
@@ -272,6 +307,9 @@ def measure(quick: bool = False) -> list[dict[str, object]]:
     ours_nt = _best(actor_ask(n_ask, None), repeats)
     row("ask round trip (timeout=None)", "us/ask", base * 1e6, ours_nt * 1e6, "<= 0.6x",
         ours_nt / base <= 0.6)  # fmt: skip
+    floor = _best(floor_ask(n_ask), repeats)
+    row("trio floor: bare 2-task ping-pong", "us/ask", base * 1e6, floor * 1e6, "reference",
+        True)  # fmt: skip
 
     base = _best(raw_tell(n_tell), repeats)
     ours = _best(actor_tell(n_tell), repeats)

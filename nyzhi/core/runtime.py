@@ -333,15 +333,31 @@ async def _assemble(stack: contextlib.AsyncExitStack, system: actors.ActorSystem
     auto_context = await assembly.open_index(
         system, config, workspace.root, bus.publish, tooling.registry, options.env)
     knowledge = await load_session_knowledge(config, workspace.root, session_id, options.env)
-    factory = AgentFactory(
-        provider=provider,
-        tooling=tooling,
-        hooks=hooks,
-        approvals=approvals,
-        emit=bus.publish,
+    base = _Assembly(
+        options=options, config=config, system=system, bus=bus,
+        approvals=approvals, provider=provider, tooling=tooling, catalog=catalog, hooks=hooks,
+        writer=writer, resumed=resumed, session_id=session_id, mcp=mcp, knowledge=knowledge,
+        factory=None,  # type: ignore[arg-type]  # set below, from the rest
+        notices=tuple(n for n in (*(str(w) for w in loaded.warnings), notice, *notes,
+                                  *role_notes) if n),
+    )
+    base.factory = await _agent_factory(base, workspace, auto_context)
+    return base
+
+
+async def _agent_factory(base: _Assembly, workspace: Any, auto_context: Any) -> AgentFactory:
+    """The one factory every agent of the runtime is built by (``nyzhi.core.agent_factory``):
+    the session's prompt parts (with skills and memory) and turn settings from config."""
+    config, options, knowledge = base.config, base.options, base.knowledge
+    return AgentFactory(
+        provider=base.provider,
+        tooling=base.tooling,
+        hooks=base.hooks,
+        approvals=base.approvals,
+        emit=base.bus.publish,
         prompt=attrs.evolve(
             await session_parts(
-                workspace=workspace, cwd=options.cwd, config=config, resumed=resumed
+                workspace=workspace, cwd=options.cwd, config=config, resumed=base.resumed
             ),
             skills=knowledge.skills, memory=knowledge.memory_text,
         ),
@@ -351,20 +367,12 @@ async def _assemble(stack: contextlib.AsyncExitStack, system: actors.ActorSystem
             compaction_threshold=config.agent.auto_compact_threshold,
             compact_instructions=config.agent.compact_instructions or "",
         ),
-        session_id=session_id,
-        mcp=mcp,
+        session_id=base.session_id,
+        mcp=base.mcp,
         wait_for_mcp=not options.interactive,
-        resumed=resumed,
+        resumed=base.resumed,
         auto_context=auto_context,
         turn_context=knowledge.turn_context,
-    )
-    notices = tuple(n for n in (*(str(w) for w in loaded.warnings), notice, *notes,
-                                *role_notes) if n)
-    return _Assembly(
-        options=options, config=config, system=system, bus=bus,
-        approvals=approvals, provider=provider, tooling=tooling, catalog=catalog, hooks=hooks,
-        writer=writer, resumed=resumed, session_id=session_id, mcp=mcp, knowledge=knowledge,
-        factory=factory, notices=notices,
     )
 
 

@@ -13,7 +13,7 @@ import trio
 from nyzhi.core import events as ev
 from nyzhi.core.agent import UserInput
 from nyzhi.core.budget import Budget, Limits
-from nyzhi.core.placement import PlacementError
+from nyzhi.core.placement import AgentTree, Placed, PlacementError
 from nyzhi.core.runtime import RuntimeOptions, open_runtime
 from nyzhi.testing.fake_llm import FakeRequest, PerAgent, open_fake_llm, reply, tool_call
 
@@ -164,3 +164,17 @@ async def test_an_in_process_teammate_is_placed_within_the_limits_and_the_budget
     assert script.seen["AMY-GRAND"] == [] and len(script.seen["AMY-CHILD"]) == 2
     assert (used[amy].kind, used[amy].tokens) == ("teammate", 4 * STEP)
     assert used[child].tokens == 2 * STEP
+
+
+async def test_usage_of_an_agent_placed_in_another_process_is_charged_to_its_placed_root():
+    """A process teammate's own subagents are placed in its process; their usage comes back as
+    events under its path and is charged to the budget the lead's tree reserved for it."""
+    tree = AgentTree(system=None, factory=None, root_budget=Budget(Limits(tokens=100)),
+                     emit=None)  # type: ignore[arg-type]
+    member = tree.reserve("/team/t/bob")
+    await tree.on_event(ev.Usage(agent="/team/t/bob/default-1", input_tokens=30,
+                                 output_tokens=10))
+    await tree.on_event(ev.AgentStatus(agent="/team/t/bob", status="running"))
+    assert (member.own_tokens, member.parent) == (40, tree.root_budget)
+    assert tree.root_budget.tokens == 40
+    assert tree.placed() == [Placed("/team/t/bob", "process", "running", 40, 0.0, 0)]

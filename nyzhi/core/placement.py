@@ -164,6 +164,7 @@ class AgentTree:
         self._kinds: dict[str, str] = {}  # root path -> its Placed.kind
         self._root_status: dict[str, str] = {}  # root path -> its last agent_status
         self._budgets: dict[str, Budget] = {ev.MAIN_AGENT: root_budget}
+        self._counters: dict[str, int] = {}  # nickname base -> the last number given
         self.changed = trio.Event()
         # Fires the subagent_stop hook when a subagent's work ends; set by open_runtime.
         self.lifecycle: Callable[[str, str, str], Awaitable[None]] | None = None
@@ -228,8 +229,10 @@ class AgentTree:
                 f"Agent limit ({self.max_threads}) reached. Wait for an agent to finish "
                 "(wait) or close one (close_agent) before spawning another.")
 
-    def free_nickname(self, parent: str, base: str, counters: dict[str, int]) -> str:
-        """``<base>-<n>``, numbered across the tree, skipping a path already taken."""
+    def free_nickname(self, parent: str, base: str) -> str:
+        """``<base>-<n>`` for a child of ``parent``, numbered across the tree (so a nickname
+        names one agent), skipping a path already taken."""
+        counters = self._counters
         while True:
             counters[base] = counters.get(base, 0) + 1
             nickname = f"{base}-{counters[base]}"
@@ -344,9 +347,10 @@ class AgentTree:
                 rec.status = event.status
                 self._changed()
 
-    def restore(self, threads: dict[str, Any], counters: dict[str, int]) -> None:
+    def restore(self, threads: dict[str, Any]) -> None:
         """Records for the subagents of a resumed session (``Session.agents``): shut down,
-        their threads kept until ``resume_agent``; ``counters`` learn their numbers."""
+        their threads kept until ``resume_agent``; new nicknames are numbered after theirs."""
+        counters = self._counters
         for path, thread in threads.items():
             info = thread.info
             nickname = path.rsplit("/", 1)[-1]

@@ -3,9 +3,10 @@
 ``open_runtime`` builds, in order: config (three layers, then the front end's overrides through
 ``Config.with_overrides``), the actor system, the provider (configured, or the local offline
 model as a supervised actor), the tool registry with its gates and sandbox, hooks, the session,
-the event bus, the agent factory, and the main agent actor at ``/agents/main``. Every agent,
-the main one included, is built by that factory from an ``AgentSpec``
-(``nyzhi.core.agent_factory``). The console, ``nyz run``, teams, the web console and library users
+the event bus, the agent factory, the agent tree, and the main agent actor at
+``/agents/main``. Every agent, the main one included, is built by that factory from an
+``AgentSpec`` (``nyzhi.core.agent_factory``) and placed by that tree, which holds the limits,
+budgets, journal and statuses (``nyzhi.core.placement``). The console, ``nyz run``, teams, the web console and library users
 all get the same thing; front ends only consume events (``subscribe``) and answer approvals
 and questions.
 

@@ -83,7 +83,6 @@ class SubagentManager(AgentTree):
                          max_threads=max_threads, max_depth=max_depth, journal=journal)
         self.catalog = catalog
         self.models = models
-        self._counters: dict[str, int] = {}
         self.nursery: trio.Nursery | None = None
 
     # ---- plumbing --------------------------------------------------------------------------
@@ -94,10 +93,6 @@ class SubagentManager(AgentTree):
             self.nursery = nursery
             task_status.started()
             await trio.sleep_forever()
-
-    def restore(self, threads: dict[str, Any]) -> None:  # type: ignore[override]
-        """Records for the subagents of a resumed session (see ``AgentTree.restore``)."""
-        super().restore(threads, self._counters)
 
     def _get(self, ident: str) -> AgentRecord:
         rec = self.lookup(ident)
@@ -121,7 +116,7 @@ class SubagentManager(AgentTree):
         parent = self.agent_at(caller)
         if self.system.lookup(caller) is None:
             raise SubagentError(f"the calling agent {caller} is not running")
-        nickname = self.free_nickname(caller, nickname_base(role.name), self._counters)
+        nickname = self.free_nickname(caller, nickname_base(role.name))
         choice = self.models.resolve(role, parent.loop.model or self.factory.provider.model,
                                      requested=model or None)
         budget = self.budget_of(caller).carve(Limits.from_config(role.budget))

@@ -1,4 +1,4 @@
-"""The hand-written .gitignore matcher (``tools/builtin/_ignore.py``) against ``pathspec``.
+"""The hand-written .gitignore matcher (``tools/ignore.py``) against ``pathspec``.
 
     python -m benchmarks ignore [--json]
 
@@ -98,7 +98,7 @@ def walk(root: str, ignored: Callable[[str, str, bool], bool]) -> list[str]:
 
 
 def ours(root: str) -> Callable[[str, str, bool], bool]:
-    from nyzhi.tools.builtin._ignore import IgnoreFile, parse_rules
+    from nyzhi.tools.ignore import IgnoreFile, parse_rules
 
     f = IgnoreFile(root, tuple(parse_rules(RULES)))
     return lambda path, _rel, is_dir: bool(f.match(path, is_dir))

@@ -92,8 +92,7 @@ async def many_agents(n: int, steps: int, ws: Path) -> dict:
     options = RuntimeOptions(cwd=ws, provider_instance=PerThreadModel(steps), trust="full",
                              ephemeral=True)
     async with open_runtime(options) as rt:
-        manager = rt.agents
-        manager.max_threads = n
+        manager = rt.agents  # [agent.agents] max_threads = n (measure writes the config)
         monitor = Monitor()
         before = rss_bytes()
         async with trio.open_nursery() as nursery:
@@ -117,6 +116,7 @@ def measure(quick: bool) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         ws = Path(tmp) / "ws"
         (ws / ".nyzhi").mkdir(parents=True)
+        (ws / ".nyzhi" / "config.toml").write_text(f"[agent.agents]\nmax_threads = {n}\n")
         with isolated_home(Path(tmp) / "home"):  # isolated sessions and config
             base = trio.run(one_agent, n, STEPS, ws)
             many = trio.run(many_agents, n, STEPS, ws)

@@ -1,8 +1,11 @@
 """nyzhi: a terminal coding agent and multi-agent runtime on trio.
 
-The package layers flow one way: ``config`` at the bottom; ``auth``, ``provider``,
-``tools`` and ``index`` above it; ``core`` above those; front ends (``tui``, web) above
-``core``; ``cli`` on top.
+The package layers flow one way, bottom to top: ``records`` (the attrs conventions);
+``config``; ``auth``, ``provider``, ``tools``, ``index``, ``knowledge`` and ``teams`` (one
+layer: they may import each other, never in a circle); ``core`` (and this package's lazy
+exports); front ends (``tui``, web); ``cli``; ``testing`` (helpers for tests). A module
+imports only its own layer and those below, and a private module (``_name.py``) only inside
+its own package: ``tests/nyzhi/test_layering.py`` checks every import.
 
 An embedding program needs only what is exported here::
 

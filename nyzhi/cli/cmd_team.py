@@ -379,7 +379,7 @@ def merge_command(args: argparse.Namespace) -> int:
 def member_command(args: argparse.Namespace) -> int:
     import trio
 
-    from nyzhi.core.teams.member_main import run_member
+    from nyzhi.cli.team_member import run_member
     from nyzhi.teams.names import TeamError
 
     try:

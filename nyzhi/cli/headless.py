@@ -20,7 +20,6 @@ from typing import Any, TextIO
 
 import trio
 
-from nyzhi.cli.options import runtime_options
 from nyzhi.cli.render import STARTUP, JsonLines, Progress, ResultOnly
 from nyzhi.cli.signals import STOP_SIGNALS, detach_closed_terminal, exit_code
 from nyzhi.config.fsutil import StorageError
@@ -28,6 +27,7 @@ from nyzhi.core import collector
 from nyzhi.core import events as ev
 from nyzhi.core.event_bus import LISTENER_FAILED
 from nyzhi.core.event_renderer import EventRenderer
+from nyzhi.core.flags import runtime_options
 
 
 class OutputError(StorageError):

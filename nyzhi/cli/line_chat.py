@@ -24,10 +24,10 @@ from typing import Any, TextIO
 
 import trio
 
-from nyzhi.cli.options import runtime_options
 from nyzhi.cli.signals import STOP_SIGNALS, detach_closed_terminal, exit_code
 from nyzhi.core import events as ev
 from nyzhi.core.event_renderer import EventRenderer
+from nyzhi.core.flags import runtime_options
 from nyzhi.core.tool_step import ApprovalAnswer
 
 HELP = """commands: /exit (or Ctrl-D) quit · /cancel cancel the turn · /compact compact the context
@@ -240,7 +240,7 @@ async def chat(args: argparse.Namespace) -> int:
                 elif text == "/undo":
                     out.write(rt.undo() + "\n> ")
                 elif text == "/mcp" or text.startswith("/mcp "):
-                    from nyzhi.cli.mcp_console import mcp_command
+                    from nyzhi.core.mcp.console import mcp_command
 
                     prompt = await mcp_command(rt, text, out)
                     if prompt:

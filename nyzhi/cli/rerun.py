@@ -14,7 +14,7 @@ from pathlib import Path
 import attrs
 import trio
 
-from nyzhi.cli.options import runtime_options
+from nyzhi.core.flags import runtime_options
 from nyzhi.core.runtime import open_runtime
 from nyzhi.core.sessions import RecordedProvider, Session
 

@@ -20,10 +20,10 @@ import trio
 import trio.lowlevel
 
 from nyzhi.cli.headless import make_printer
-from nyzhi.cli.options import runtime_options
 from nyzhi.cli.render import STARTUP
 from nyzhi.cli.signals import STOP_SIGNALS, exit_code
 from nyzhi.core import events as ev
+from nyzhi.core.flags import runtime_options
 
 
 async def run_team_headless(args: argparse.Namespace, task: str, fmt: str) -> int:

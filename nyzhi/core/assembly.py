@@ -329,6 +329,20 @@ def build_tooling(config: Any, workspace: Any, options: Any, broker: Any) -> Too
 AUTO_CONTEXT_TIMEOUT = 10.0
 
 
+def index_progress_to(emit: Any) -> Any:
+    """The index service's progress ``report`` (``nyzhi.index.service.Report``) as
+    ``index_progress`` events through ``emit`` (the runtime's bus, ``nyz index build``'s
+    renderer): the index sits below ``core`` and knows no events."""
+    from nyzhi.core.events import IndexProgress
+
+    async def report(p: Any, path: str) -> None:
+        await emit(IndexProgress(p.files_done, p.files_total, p.embedded, p.chunks, p.path,
+                                 round(p.elapsed, 3), done=p.done, summary=p.summary,
+                                 agent=path))
+
+    return report
+
+
 async def open_index(
     system: actors.ActorSystem, config: Any, workspace_root: Path, emit: Any,
     registry: ToolRegistry, env: Mapping[str, str] | None = None,
@@ -347,7 +361,8 @@ async def open_index(
     from nyzhi.index.tool import SemanticSearchTool
 
     settings = settings_from_config(config, workspace_root, refresh_on_start=True, env=env)
-    ref = await start_index_service(services_supervisor(system), settings, emit)
+    ref = await start_index_service(services_supervisor(system), settings,
+                                    index_progress_to(emit))
 
     async def run_search(query: str, k: int, mode: str) -> Any:
         return await ref.ask(Search(query, k=k, mode=mode), timeout=300)

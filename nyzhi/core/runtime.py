@@ -3,9 +3,10 @@
 ``open_runtime`` builds, in order: config (three layers, then the front end's overrides through
 ``Config.with_overrides``), the actor system, the provider (configured, or the local offline
 model as a supervised actor), the tool registry with its gates and sandbox, hooks, the session,
-the event bus, the agent factory, and the main agent actor at ``/agents/main``. Every agent,
-the main one included, is built by that factory from an ``AgentSpec``
-(``nyzhi.core.agent_factory``). The console, ``nyz run``, teams, the web console and library users
+the event bus, the agent factory, the agent tree, and the main agent actor at
+``/agents/main``. Every agent, the main one included, is built by that factory from an
+``AgentSpec`` (``nyzhi.core.agent_factory``) and placed by that tree, which holds the limits,
+budgets, journal and statuses (``nyzhi.core.placement``). The console, ``nyz run``, teams, the web console and library users
 all get the same thing; front ends only consume events (``subscribe``) and answer approvals
 and questions.
 
@@ -30,16 +31,17 @@ import actors
 from nyzhi import records
 from nyzhi.core import assembly
 from nyzhi.core import events as ev
-from nyzhi.core.agent import AgentActor, SpawnSubagent, TurnHandle, UserInput
+from nyzhi.core.agent import TurnHandle, UserInput
 from nyzhi.core.agent_factory import Agent, AgentFactory, AgentSpec
 from nyzhi.core.budget import Budget, Limits
 from nyzhi.core.event_bus import EventBus, Listener
 from nyzhi.core.hooks import HookRunner
+from nyzhi.core.placement import journal_to
 from nyzhi.core.prompt import session_parts
 from nyzhi.core.roles import RoleModels
 from nyzhi.core.session_knowledge import SessionKnowledge, load_session_knowledge
 from nyzhi.core.sessions.store import SessionWriter
-from nyzhi.core.subagents import SubagentManager, journal_to
+from nyzhi.core.subagents import SubagentManager
 from nyzhi.core.teams.control import TeamRuntime
 from nyzhi.core.teams.membership import open_membership
 from nyzhi.core.tool_step import ApprovalAnswer, ApprovalBroker
@@ -192,18 +194,18 @@ class Runtime:
         self.approvals.answer_question(request_id, text)
 
     async def spawn(self, spec: AgentSpec) -> actors.ActorRef:
-        """Start the agent ``spec`` describes under its parent (the agent one level up its
-        path), built like every agent by the runtime's factory. ``await ref.ask(UserInput(...))``
-        drives it; stopping the parent stops it."""
-        parent_path, _, name = spec.path.rpartition("/")
-        parent = self.system.lookup(parent_path)
-        if parent is None:
-            raise LookupError(f"cannot start {spec.path}: no running agent at {parent_path}")
-        return await parent.ask(SpawnSubagent(name, self.factory.build(spec).loop))
+        """Place the agent ``spec`` describes under its parent (the agent one level up its
+        path), built like every agent by the runtime's factory and placed like every agent by
+        its tree (``Runtime.agents``): within ``[agent.agents] max_depth`` and
+        ``max_threads`` (else ``PlacementError``), on a budget carved from its parent's
+        (``spec.budget``'s limits, if any), listed by ``agents.placed()`` and closed by
+        ``agents.close``. ``await ref.ask(UserInput(...))`` drives it; stopping the parent
+        stops it. ``LookupError`` if no agent runs at the parent's path."""
+        return await self.agents.place(spec)
 
     async def spawn_agent(self, name: str) -> actors.ActorRef:
-        """Start a subagent ``/agents/main/<name>`` sharing the main agent's provider, model
-        and tools (with its own thread and approvals memory)."""
+        """Place a subagent ``/agents/main/<name>`` sharing the main agent's provider, model
+        and tools (with its own thread and approvals memory), like ``spawn``."""
         return await self.spawn(self.main_agent.spec.child(name))
 
     # ---- MCP (the pool is shared by every agent of this runtime) ----------------------------
@@ -242,131 +244,53 @@ class Runtime:
         return self.main_agent.loop.totals.as_dict()
 
 
+@records.define(eq=False)
+class _Assembly:
+    """What ``open_runtime`` builds before it places any agent."""
+
+    options: RuntimeOptions
+    config: Any
+    system: actors.ActorSystem
+    bus: EventBus
+    approvals: ApprovalBroker
+    provider: pt.Provider
+    tooling: Any  # nyzhi.core.assembly.Tooling
+    catalog: Any  # nyzhi.core.roles.RoleCatalog
+    hooks: HookRunner
+    writer: SessionWriter | None
+    resumed: Any  # nyzhi.core.sessions.Session
+    session_id: str
+    mcp: Any
+    knowledge: SessionKnowledge
+    factory: AgentFactory
+    notices: tuple[str, ...]
+
+
 @contextlib.asynccontextmanager
 async def open_runtime(
     options: RuntimeOptions | None = None, **kwargs: Any
 ) -> AsyncIterator[Runtime]:
     """Assemble the runtime inside the caller's trio program; leaving the block stops every
-    actor (agents, model servers, tool executors) and closes the session."""
-    from nyzhi.config import load_config
-
+    actor (agents, model servers, tool executors) and closes the session (``_shut_down``)."""
     options = options or RuntimeOptions(**kwargs)
-    loaded = load_config(options.cwd, env=options.env)
-    config = loaded.config.with_overrides(
-        provider=options.provider, trust=options.trust, sandbox=options.sandbox,
-        max_steps=options.max_steps, network=options.network,
-    )
-    workspace = loaded.workspace
-    bus = EventBus()
-    approvals = ApprovalBroker(bus)
     async with contextlib.AsyncExitStack() as stack:
         system = await stack.enter_async_context(actors.open_system(name="nyzhi"))
-        provider, notice = await assembly.open_provider(stack, system, config, options)
-        tooling = assembly.build_tooling(config, workspace, options, approvals)
-        agents_config = config.agent.agents
-        tooling.context.leases.wait = agents_config.write_lease_wait
-        catalog, role_notes = assembly.load_roles(config, workspace, tooling)
-        hooks, notes = assembly.build_hooks(config, workspace, options.cwd)
-        _store, writer, resumed = assembly.open_session(options, workspace, provider)
-        bus.redactor = tooling.redactor  # known secrets never reach an event or the log
-        if writer is not None:
-            writer.redactor = tooling.redactor
-        session_id = writer.id if writer else (resumed.id if resumed else uuid.uuid4().hex)
-        tooling.context.session_id = hooks.session_id = session_id
-        # MCP: one pool under /mcp for every agent; servers connect in the background.
-        mcp = await assembly.open_mcp(system, config, workspace, options, tooling.registry,
-                                      approvals, bus.publish)
-        auto_context = await assembly.open_index(
-            system, config, workspace.root, bus.publish, tooling.registry, options.env)
-        knowledge = await load_session_knowledge(config, workspace.root, session_id, options.env)
-        factory = AgentFactory(
-            provider=provider,
-            tooling=tooling,
-            hooks=hooks,
-            approvals=approvals,
-            emit=bus.publish,
-            prompt=attrs.evolve(
-                await session_parts(
-                    workspace=workspace, cwd=options.cwd, config=config, resumed=resumed
-                ),
-                skills=knowledge.skills, memory=knowledge.memory_text,
-            ),
-            settings=TurnSettings(
-                max_steps=config.agent.max_steps,
-                archive_dir=workspace.root / ".nyzhi" / "context" / "history",
-                compaction_threshold=config.agent.auto_compact_threshold,
-                compact_instructions=config.agent.compact_instructions or "",
-            ),
-            session_id=session_id,
-            mcp=mcp,
-            wait_for_mcp=not options.interactive,
-            resumed=resumed,
-            auto_context=auto_context,
-            turn_context=knowledge.turn_context,
-        )
-        root_budget = Budget(
-            Limits.from_config(agents_config.budget).merged(options.budget or Limits()))
-        manager = SubagentManager(
-            system=system, factory=factory, main=None, catalog=catalog,  # type: ignore[arg-type]
-            models=RoleModels(subagent_model=config.agent.subagent_model),
-            root_budget=root_budget, emit=bus.publish, max_threads=agents_config.max_threads,
-            max_depth=agents_config.max_depth,
-            journal=journal_to(writer) if writer is not None else None,
-        )
-        tooling.context.agents = manager  # before any agent is built: every view shares it
-        teams = TeamRuntime(
-            system=system, factory=factory, manager=manager, emit=bus.publish, hooks=hooks,
-            session_id=session_id, env=options.env, mode=options.teammate_mode,
-            interactive=options.interactive,
-        )
-        tooling.context.teams = teams
-        membership = await open_membership(options, tooling, teams)
-        main = factory.build(attrs.evolve(
-            AgentSpec(ev.MAIN_AGENT, session=writer, prompt_hooks=True, budget=root_budget),
-            **membership.spec_changes(manager.catalog)))
-        manager.main = main
-        knowledge.toolings = (main.tooling, tooling)
-        knowledge.set_plan_mode(options.plan)
-        if resumed is not None:
-            main.loop.messages.extend(resumed.messages)
-            manager.restore(resumed.agents)
-        bus.add_listener(manager.on_event, name="subagents")
-        if writer is not None:
-            bus.add_listener(_session_listener(writer), name="session")
-        bus.add_listener(_after_turn_listener(hooks, session_id), name="after_turn hook")
-        bus.add_listener(teams.on_event, name="teams")
+        base = await _assemble(stack, system, options)
+        tree, teams = _agent_tree(base)
+        membership = await open_membership(options, base.tooling, teams)
+        main = tree.build_root(attrs.evolve(
+            AgentSpec(ev.MAIN_AGENT, session=base.writer, prompt_hooks=True),
+            **membership.spec_changes(tree.catalog)))
+        base.knowledge.toolings = (main.tooling, base.tooling)
+        base.knowledge.set_plan_mode(options.plan)
+        if base.resumed is not None:
+            main.loop.messages.extend(base.resumed.messages)
+            tree.restore(base.resumed.agents)
+        _listen(base, tree, teams)
         background = await stack.enter_async_context(trio.open_nursery())
-        await background.start(manager.run)
+        await background.start(tree.run)
         await background.start(teams.run)
-        session_start = ev.SessionStart(
-            session_id=session_id, cwd=str(options.cwd), provider=provider.name,
-            model=provider.model, prompt=main.prompt.describe(main.loop.tool_schemas()),
-        )
-        if writer is not None:
-            writer.append_event(session_start)
-
-        async def lifecycle(event: str, path: str, status: str) -> None:
-            await hooks.fire(event, {"session_id": session_id, "agent": path, "status": status})
-
-        manager.lifecycle = teams.lifecycle = lifecycle
-
-        agents = system.spawn(actors.Supervisor, name="agents", restart=actors.Restart.PERMANENT)
-        main_ref = await agents.ask(
-            actors.StartChild(
-                actors.ChildSpec(
-                    AgentActor, (main.loop, bus.publish, lifecycle), name=main.spec.name,
-                    restart=actors.Restart.TRANSIENT,
-                )
-            )
-        )
-        rt = Runtime(
-            system=system, bus=bus, approvals=approvals, hooks=hooks, factory=factory,
-            main_agent=main, main=main_ref, session_start=session_start, agents=manager, mcp=mcp,
-            knowledge=knowledge, teams=teams,
-            notices=tuple(n for n in (*(str(w) for w in loaded.warnings), notice, *notes,
-                                      *role_notes) if n),
-        )
-        await hooks.fire("session_start", {"session_id": session_id, "cwd": str(options.cwd)})
+        rt = await _start(base, tree, teams, main)
         await membership.bind(rt)
         # Everything built so far (modules, config, tools, prompts) lives as long as the
         # process: move it out of the collector's view. A full collection walks every tracked
@@ -376,14 +300,162 @@ async def open_runtime(
         try:
             yield rt
         finally:
-            with trio.CancelScope(shield=True):
-                await teams.stop()  # members' status files say "stopped"
-            background.cancel_scope.cancel()  # the manager's watchers
-            with trio.CancelScope(shield=True):
-                await system.shutdown()  # agents first, so session_end is the last hook
-                await hooks.fire("session_end", {"session_id": session_id})
-                if writer is not None:
-                    writer.close()
+            await _shut_down(rt, background, base.writer)
+
+
+async def _assemble(stack: contextlib.AsyncExitStack, system: actors.ActorSystem,
+                    options: RuntimeOptions) -> _Assembly:
+    """Config, provider, tools, roles, hooks, session, MCP, index, knowledge and the agent
+    factory: everything an agent is built from. What needs closing is on ``stack``."""
+    from nyzhi.config import load_config
+
+    loaded = load_config(options.cwd, env=options.env)
+    config = loaded.config.with_overrides(
+        provider=options.provider, trust=options.trust, sandbox=options.sandbox,
+        max_steps=options.max_steps, network=options.network,
+    )
+    workspace = loaded.workspace
+    bus = EventBus()
+    approvals = ApprovalBroker(bus)
+    provider, notice = await assembly.open_provider(stack, system, config, options)
+    tooling = assembly.build_tooling(config, workspace, options, approvals)
+    tooling.context.leases.wait = config.agent.agents.write_lease_wait
+    catalog, role_notes = assembly.load_roles(config, workspace, tooling)
+    hooks, notes = assembly.build_hooks(config, workspace, options.cwd)
+    _store, writer, resumed = assembly.open_session(options, workspace, provider)
+    bus.redactor = tooling.redactor  # known secrets never reach an event or the log
+    if writer is not None:
+        writer.redactor = tooling.redactor
+    session_id = writer.id if writer else (resumed.id if resumed else uuid.uuid4().hex)
+    tooling.context.session_id = hooks.session_id = session_id
+    # MCP: one pool under /mcp for every agent; servers connect in the background.
+    mcp = await assembly.open_mcp(system, config, workspace, options, tooling.registry,
+                                  approvals, bus.publish)
+    auto_context = await assembly.open_index(
+        system, config, workspace.root, bus.publish, tooling.registry, options.env)
+    knowledge = await load_session_knowledge(config, workspace.root, session_id, options.env)
+    base = _Assembly(
+        options=options, config=config, system=system, bus=bus,
+        approvals=approvals, provider=provider, tooling=tooling, catalog=catalog, hooks=hooks,
+        writer=writer, resumed=resumed, session_id=session_id, mcp=mcp, knowledge=knowledge,
+        factory=None,  # type: ignore[arg-type]  # set below, from the rest
+        notices=tuple(n for n in (*(str(w) for w in loaded.warnings), notice, *notes,
+                                  *role_notes) if n),
+    )
+    base.factory = await _agent_factory(base, workspace, auto_context)
+    return base
+
+
+async def _agent_factory(base: _Assembly, workspace: Any, auto_context: Any) -> AgentFactory:
+    """The one factory every agent of the runtime is built by (``nyzhi.core.agent_factory``):
+    the session's prompt parts (with skills and memory) and turn settings from config."""
+    config, options, knowledge = base.config, base.options, base.knowledge
+    return AgentFactory(
+        provider=base.provider,
+        tooling=base.tooling,
+        hooks=base.hooks,
+        approvals=base.approvals,
+        emit=base.bus.publish,
+        prompt=attrs.evolve(
+            await session_parts(
+                workspace=workspace, cwd=options.cwd, config=config, resumed=base.resumed
+            ),
+            skills=knowledge.skills, memory=knowledge.memory_text,
+        ),
+        settings=TurnSettings(
+            max_steps=config.agent.max_steps,
+            archive_dir=workspace.root / ".nyzhi" / "context" / "history",
+            compaction_threshold=config.agent.auto_compact_threshold,
+            compact_instructions=config.agent.compact_instructions or "",
+        ),
+        session_id=base.session_id,
+        mcp=base.mcp,
+        wait_for_mcp=not options.interactive,
+        resumed=base.resumed,
+        auto_context=auto_context,
+        turn_context=knowledge.turn_context,
+    )
+
+
+def _agent_tree(base: _Assembly) -> tuple[SubagentManager, TeamRuntime]:
+    """The agent tree (limits, the root budget, the journal) and the teams that ask it to
+    place their members; every tool view shares both."""
+    options, agents_config = base.options, base.config.agent.agents
+    root_budget = Budget(
+        Limits.from_config(agents_config.budget).merged(options.budget or Limits()))
+    tree = SubagentManager(
+        system=base.system, factory=base.factory, catalog=base.catalog,
+        models=RoleModels(subagent_model=base.config.agent.subagent_model),
+        root_budget=root_budget, emit=base.bus.publish, max_threads=agents_config.max_threads,
+        max_depth=agents_config.max_depth,
+        journal=journal_to(base.writer) if base.writer is not None else None,
+    )
+    base.tooling.context.agents = tree  # before any agent is built: every view shares it
+    teams = TeamRuntime(
+        system=base.system, factory=base.factory, tree=tree, emit=base.bus.publish,
+        hooks=base.hooks, session_id=base.session_id, env=options.env,
+        mode=options.teammate_mode, interactive=options.interactive,
+    )
+    base.tooling.context.teams = teams
+    return tree, teams
+
+
+def _listen(base: _Assembly, tree: SubagentManager, teams: TeamRuntime) -> None:
+    """The bus's listeners, in order: budgets and statuses, the session log, the
+    ``after_turn`` hook, the teams."""
+    bus = base.bus
+    bus.add_listener(tree.on_event, name="subagents")
+    if base.writer is not None:
+        bus.add_listener(_session_listener(base.writer), name="session")
+    bus.add_listener(_after_turn_listener(base.hooks, base.session_id), name="after_turn hook")
+    bus.add_listener(teams.on_event, name="teams")
+
+
+async def _start(base: _Assembly, tree: SubagentManager, teams: TeamRuntime,
+                 main: Agent) -> Runtime:
+    """Record the session's start, start the main agent's actor under ``/agents`` and fire
+    the ``session_start`` hook."""
+    hooks, session_id, options = base.hooks, base.session_id, base.options
+    session_start = ev.SessionStart(
+        session_id=session_id, cwd=str(options.cwd), provider=base.provider.name,
+        model=base.provider.model, prompt=main.prompt.describe(main.loop.tool_schemas()),
+    )
+    if base.writer is not None:
+        base.writer.append_event(session_start)
+
+    async def lifecycle(event: str, path: str, status: str) -> None:
+        await hooks.fire(event, {"session_id": session_id, "agent": path, "status": status})
+
+    tree.lifecycle = teams.lifecycle = lifecycle
+    agents = base.system.spawn(actors.Supervisor, name="agents",
+                               restart=actors.Restart.PERMANENT)
+    main_ref = await tree.start_root(main, agents)
+    rt = Runtime(
+        system=base.system, bus=base.bus, approvals=base.approvals, hooks=hooks,
+        factory=base.factory, main_agent=main, main=main_ref, session_start=session_start,
+        agents=tree, mcp=base.mcp, knowledge=base.knowledge, teams=teams,
+        notices=base.notices,
+    )
+    await hooks.fire("session_start", {"session_id": session_id, "cwd": str(options.cwd)})
+    return rt
+
+
+async def _shut_down(rt: Runtime, background: trio.Nursery,
+                     writer: SessionWriter | None) -> None:
+    """Leaving ``open_runtime``, in this order, shielded so that a cancelled caller still
+    gets all of it: the team members' drivers stop (their status files say "stopped"); the
+    tree's and the teams' watchers are cancelled; every actor stops, children before parents
+    (turns cancelled, tool subprocesses killed, model servers stopped); the ``session_end``
+    hook fires, the last one; the session log closes. The exit stack then closes what the
+    assembly opened (the provider's connections, the actor system)."""
+    with trio.CancelScope(shield=True):
+        await rt.teams.stop()
+    background.cancel_scope.cancel()
+    with trio.CancelScope(shield=True):
+        await rt.system.shutdown()
+        await rt.hooks.fire("session_end", {"session_id": rt.session_id})
+        if writer is not None:
+            writer.close()
 
 
 def _session_listener(writer: SessionWriter) -> Listener:

@@ -1,9 +1,10 @@
-"""The subagent manager: one per runtime, behind the five lifecycle tools and ``Runtime``.
+"""The subagent manager: the agent tree plus the five lifecycle tools' operations.
 
 ``spawn_agent`` / ``send_input`` / ``wait`` / ``close_agent`` / ``resume_agent``
-(``nyzhi.tools.builtin.agents``) call it with the calling agent's path. It keeps a record per
-subagent (path, nickname, role, model, status, final message, budget) and is the only place
-that decides a subagent's status, so ``agent_status`` events and ``wait`` always agree:
+(``nyzhi.tools.builtin.agents``) call it with the calling agent's path. It is the runtime's
+``AgentTree`` (``nyzhi.core.placement``: limits, budgets, journal, one record per child), and
+the only place that decides a subagent's status, so ``agent_status`` events and ``wait``
+always agree:
 
 * ``pending_init`` — built, its actor starting; ``running`` — a turn is queued or running;
 * ``completed`` — its last turn answered (``final`` is the answer); ``errored`` — its turn
@@ -25,96 +26,35 @@ a watcher task of its own nursery, which is also where the wall-time budget is w
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-import attrs
 import trio
 
 import actors
-from nyzhi import records
 from nyzhi.core import events as ev
-from nyzhi.core.agent import Cancel, SpawnSubagent, TurnHandle, UserInput
+from nyzhi.core.agent import Cancel, TurnHandle, UserInput
 from nyzhi.core.agent_factory import Agent, AgentFactory, AgentSpec
 from nyzhi.core.briefing import briefing_from_context
 from nyzhi.core.budget import Budget, Limits
 from nyzhi.core.errors import describe_error
+from nyzhi.core.placement import (
+    ACTIVE,
+    FINAL,
+    AgentRecord,
+    AgentTree,
+    Journal,
+    PlacementError,
+    depth_of,
+    nickname_base,
+)
 from nyzhi.core.roles import Role, RoleCatalog, RoleError, RoleModels, subagent_prompt
-from nyzhi.provider import types as pt
-from nyzhi.tools.builtin.agents import AgentControlError
 
 WAIT_MIN_MS = 10_000
 WAIT_MAX_MS = 300_000
 WAIT_DEFAULT_MS = 30_000
-ACTIVE = ("pending_init", "running")
-FINAL = ("completed", "errored", "shutdown", "idle")
-
-
-class SubagentError(AgentControlError):
-    """A lifecycle call that cannot be done; the text goes back to the model as a tool error."""
-
-
-@records.define(eq=False)
-class AgentJournal:
-    """A subagent's ``SessionSink``: its thread goes to the session's log under its path."""
-
-    writer: Any  # nyzhi.core.sessions.SessionWriter
-    path: str
-
-    def append_message(self, message: pt.Message) -> None:
-        self.writer.append_message(message, agent=self.path)
-
-    def replace_thread(
-        self, messages: list[pt.Message], state: dict[str, object] | None = None
-    ) -> None:
-        self.writer.replace_thread(messages, state, agent=self.path)
-
-
-def journal_to(writer: Any) -> Callable[[str, dict[str, Any]], AgentJournal]:
-    """``SubagentManager.journal`` for a session writer: records the agent, then its thread."""
-
-    def journal(path: str, info: dict[str, Any]) -> AgentJournal:
-        writer.append_agent(path, info)
-        return AgentJournal(writer, path)
-
-    return journal
-
-
-@records.define(eq=False)
-class AgentRecord:
-    path: str
-    nickname: str
-    role: str
-    model: str
-    agent: Agent | None  # None: restored from a session log, built on resume
-    budget: Budget
-    ref: actors.ActorRef | None = None
-    status: str = "pending_init"
-    final: str = ""
-    reason: str = ""
-    pending: int = 0  # turns queued or running
-    closed: bool = False  # no actor (closed, or restored from a log)
-    forced: str = ""  # a reason the manager stopped the running turn for (wall-time budget)
-    saved: list[pt.Message] = attrs.field(factory=list)  # a restored thread, until resumed
-    prompt: str = ""  # a restored agent's role prompt (with its original briefing)
-
-    @property
-    def parent(self) -> str:
-        return self.path.rsplit("/", 1)[0]
-
-    def summary(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "agent_id": self.path, "agent_nickname": self.nickname, "role": self.role,
-            "status": self.status,
-        }
-        if self.status == "completed":
-            out["message"] = self.final
-        elif self.status == "errored":
-            out["reason"] = self.reason
-        elif self.status == "shutdown" and self.reason:
-            out["reason"] = self.reason
-        return out
+# The error the lifecycle tools answer with: the tree's (a limit, an unknown id).
+SubagentError = PlacementError
 
 
 def clamp_wait_ms(timeout_ms: int | None) -> int:
@@ -122,54 +62,28 @@ def clamp_wait_ms(timeout_ms: int | None) -> int:
     return min(max(int(timeout_ms or WAIT_DEFAULT_MS), WAIT_MIN_MS), WAIT_MAX_MS)
 
 
-def depth_of(path: str) -> int:
-    """0 for the main agent, 1 for its children, …"""
-    return path[len(ev.root_of(path)):].count("/")
-
-
-def _nickname_base(role: str) -> str:
-    return (re.sub(r"[^A-Za-z0-9_.-]+", "-", role).strip("-.") or "agent")[:50]
-
-
-class SubagentManager:
-    """See the module docstring. ``journal(path, info)`` returns the ``SessionSink`` a
-    subagent's thread is recorded to (None: not recorded)."""
+class SubagentManager(AgentTree):
+    """The agent tree (``nyzhi.core.placement``) and the five lifecycle operations on it;
+    see the module docstring."""
 
     def __init__(
         self,
         *,
         system: actors.ActorSystem,
         factory: AgentFactory,
-        main: Agent,
         catalog: RoleCatalog,
         models: RoleModels,
         root_budget: Budget,
         emit: Callable[[ev.Event], Awaitable[None]],
         max_threads: int = 4,
         max_depth: int = 2,
-        journal: Callable[[str, dict[str, Any]], Any] | None = None,
+        journal: Journal | None = None,
     ) -> None:
-        self.system = system
-        self.factory = factory
-        self.main = main
+        super().__init__(system=system, factory=factory, root_budget=root_budget, emit=emit,
+                         max_threads=max_threads, max_depth=max_depth, journal=journal)
         self.catalog = catalog
         self.models = models
-        self.root_budget = root_budget
-        self.emit = emit
-        self.max_threads = max_threads
-        self.max_depth = max_depth
-        self.journal = journal
-        self.records: dict[str, AgentRecord] = {}
-        # Other root agents whose subagents this manager runs: in-process teammates
-        # (``/team/<team>/<member>``, added by nyzhi.core.teams).
-        self.roots: dict[str, Agent] = {}
-        self.budgets: dict[str, Budget] = {ev.MAIN_AGENT: root_budget}
-        self.changed = trio.Event()
-        self._counters: dict[str, int] = {}
         self.nursery: trio.Nursery | None = None
-        # Fires the subagent_stop hook when a subagent's work ends (completed, errored or
-        # interrupted); its actor fires subagent_start, and subagent_stop again when it stops.
-        self.lifecycle: Callable[[str, str, str], Awaitable[None]] | None = None
 
     # ---- plumbing --------------------------------------------------------------------------
 
@@ -180,67 +94,12 @@ class SubagentManager:
             task_status.started()
             await trio.sleep_forever()
 
-    async def on_event(self, event: ev.Event) -> None:
-        """A bus listener: every model call's tokens and cost are charged to the agent's
-        budget and its ancestors'."""
-        if isinstance(event, ev.Usage):
-            budget = self.budgets.get(event.agent)
-            if budget is not None:
-                budget.charge(tokens=event.input_tokens + event.output_tokens,
-                              usd=event.cost_usd)
-
-    def restore(self, threads: dict[str, Any]) -> None:
-        """Records for the subagents of a resumed session (``Session.agents``): shut down,
-        their threads kept until ``resume_agent``."""
-        for path, thread in threads.items():
-            info = thread.info
-            nickname = path.rsplit("/", 1)[-1]
-            self.records[path] = AgentRecord(
-                path=path, nickname=nickname, role=str(info.get("role", "default")),
-                model=str(info.get("model") or self.factory.provider.model), agent=None,
-                budget=Budget(parent=self.root_budget), status="shutdown", closed=True,
-                reason="from the resumed session: resume_agent reopens it",
-                saved=list(thread.messages), prompt=str(info.get("role_prompt") or ""),
-            )
-            base, _, n = nickname.rpartition("-")
-            if n.isdigit():
-                self._counters[base] = max(self._counters.get(base, 0), int(n))
-
-    async def _set(self, rec: AgentRecord, status: str, detail: str = "") -> None:
-        rec.status = status
-        await self.emit(ev.AgentStatus(
-            agent=rec.path, status=status, detail=detail, step=rec.budget.own_steps,
-            tokens=rec.budget.own_tokens, cost_usd=round(rec.budget.own_usd, 6),
-        ))
-        self.changed.set()
-        self.changed = trio.Event()
-
-    def lookup(self, ident: str) -> AgentRecord | None:
-        """By path (the ``agent_id``) or by nickname (unique in the tree)."""
-        ident = (ident or "").strip()
-        if ident in self.records:
-            return self.records[ident]
-        return next((r for r in self.records.values() if r.nickname == ident), None)
-
     def _get(self, ident: str) -> AgentRecord:
         rec = self.lookup(ident)
         if rec is None:
             raise SubagentError(f"no agent {ident!r} (status not_found): use an agent_id "
                                 "that spawn_agent returned")
         return rec
-
-    def agent_at(self, path: str) -> Agent:
-        if path == ev.MAIN_AGENT:
-            return self.main
-        if path in self.roots:
-            return self.roots[path]
-        rec = self.records.get(path)
-        if rec is None or rec.agent is None:
-            raise SubagentError(f"no running agent at {path}")
-        return rec.agent
-
-    def active(self) -> int:
-        return sum(1 for r in self.records.values() if r.status in ACTIVE)
 
     # ---- the five operations ---------------------------------------------------------------
 
@@ -249,57 +108,42 @@ class SubagentManager:
     ) -> dict[str, Any]:
         if not message.strip():
             raise SubagentError("spawn_agent needs a non-empty 'message' (the child's task)")
-        depth = depth_of(caller) + 1
-        if depth > self.max_depth:
-            raise SubagentError(
-                f"Agent depth limit ({self.max_depth}) reached. Solve the task yourself.")
-        if self.active() >= self.max_threads:
-            raise SubagentError(
-                f"Agent limit ({self.max_threads}) reached. Wait for an agent to finish "
-                "(wait) or close one (close_agent) before spawning another.")
+        self.check_room(depth_of(caller) + 1)
         try:
             role = self.catalog.resolve(agent_type)
         except RoleError as exc:
             raise SubagentError(str(exc)) from None
         parent = self.agent_at(caller)
-        parent_ref = self.system.lookup(caller)
-        if parent_ref is None:
+        if self.system.lookup(caller) is None:
             raise SubagentError(f"the calling agent {caller} is not running")
-        base = _nickname_base(role.name)
-        self._counters[base] = self._counters.get(base, 0) + 1
-        nickname = f"{base}-{self._counters[base]}"
-        path = f"{caller}/{nickname}"
+        nickname = self.free_nickname(caller, nickname_base(role.name))
         choice = self.models.resolve(role, parent.loop.model or self.factory.provider.model,
                                      requested=model or None)
-        parent_budget = self.budgets.get(caller, self.root_budget)
-        budget = parent_budget.carve(Limits.from_config(role.budget))
-        rec = AgentRecord(path=path, nickname=nickname, role=role.name, model=choice.model,
-                          agent=None, budget=budget)
+        budget = self.budget_of(caller).carve(Limits.from_config(role.budget))
+        rec = AgentRecord(path=f"{caller}/{nickname}", nickname=nickname, role=role.name,
+                          model=choice.model, agent=None, budget=budget)
         briefing = briefing_from_context(parent.tooling.context, parent.loop.messages)
-        rec.agent = self._build(rec, role, parent.spec, subagent_prompt(role, briefing))
-        self.records[path] = rec
-        self.budgets[path] = budget
-        await self._set(rec, "pending_init", f"role {role.name}, model {choice.model}")
-        rec.ref = await parent_ref.ask(SpawnSubagent(nickname, rec.agent.loop, False))
+        self._build(rec, role, parent.spec, subagent_prompt(role, briefing))
+        await self.set_status(rec, "pending_init", f"role {role.name}, model {choice.model}")
+        await self.start_child(rec)
         await self._start_turn(rec, message)
         return rec.summary()
 
     def _build(self, rec: AgentRecord, role: Role, parent_spec: AgentSpec,
                role_prompt: str) -> Agent:
-        info = {"role": rec.role, "model": rec.model, "role_prompt": role_prompt}
-        sink = self.journal(rec.path, info) if self.journal is not None else None
         spec = parent_spec.child(
             rec.nickname, role=role.name, role_prompt=role_prompt, model=rec.model,
-            max_steps=role.max_steps, fence=role, budget=rec.budget, session=sink,
+            max_steps=role.max_steps, fence=role,
         )
-        return self.factory.build(spec)
+        info = {"role": rec.role, "model": rec.model, "role_prompt": role_prompt}
+        return self.build_child(rec, spec, journal=info)
 
     async def _start_turn(self, rec: AgentRecord, text: str) -> None:
         assert rec.ref is not None and self.nursery is not None
         handle: TurnHandle = await rec.ref.ask(UserInput(text))
         rec.pending += 1
         rec.final, rec.reason, rec.forced = "", "", ""
-        await self._set(rec, "running")
+        await self.set_status(rec, "running")
         self.nursery.start_soon(self._watch, rec, handle)
 
     async def _watch(self, rec: AgentRecord, handle: TurnHandle) -> None:
@@ -316,20 +160,20 @@ class SubagentManager:
         if rec.forced:
             rec.reason = rec.forced
             await self.emit(ev.Error(agent=rec.path, message=rec.forced, kind="budget"))
-            await self._set(rec, "errored", rec.reason)
+            await self.set_status(rec, "errored", rec.reason)
         elif handle.error is not None:
             rec.reason = describe_error(handle.error)
-            await self._set(rec, "errored", rec.reason)
+            await self.set_status(rec, "errored", rec.reason)
         elif handle.cancelled or outcome is None:
             rec.reason = "interrupted: send_input or resume_agent continues it"
-            await self._set(rec, "shutdown", "interrupted")
+            await self.set_status(rec, "shutdown", "interrupted")
         elif outcome.is_error:
             rec.reason = outcome.reason or f"stopped: {outcome.stop_reason}"
             rec.final = outcome.text
-            await self._set(rec, "errored", rec.reason)
+            await self.set_status(rec, "errored", rec.reason)
         else:
             rec.final = outcome.text
-            await self._set(rec, "completed")
+            await self.set_status(rec, "completed")
         if self.lifecycle is not None:
             await self.lifecycle("subagent_stop", rec.path, rec.status)
 
@@ -379,7 +223,7 @@ class SubagentManager:
         for r in fresh:
             r.ref = None
             r.reason = "closed: resume_agent reopens it"
-            await self._set(r, "shutdown", "closed")
+            await self.set_status(r, "shutdown", "closed")
         self.main.tooling.context.leases.release_all(rec.path)
         return rec.summary()
 
@@ -388,10 +232,9 @@ class SubagentManager:
         if not rec.closed:
             if rec.status not in ACTIVE:
                 rec.reason = ""
-                await self._set(rec, "idle", "resumed")
+                await self.set_status(rec, "idle", "resumed")
             return rec.summary()
-        parent_ref = self.system.lookup(rec.parent)
-        if parent_ref is None:
+        if self.system.lookup(rec.parent) is None:
             raise SubagentError(f"the parent of {rec.path} is shut down: "
                                 f"resume_agent {rec.parent} first")
         if rec.agent is None:  # restored from the session log
@@ -400,15 +243,13 @@ class SubagentManager:
             except RoleError as exc:
                 raise SubagentError(str(exc)) from None
             parent = self.agent_at(rec.parent)
-            rec.agent = self._build(rec, role, parent.spec,
-                                    rec.prompt or subagent_prompt(role))
+            self._build(rec, role, parent.spec, rec.prompt or subagent_prompt(role))
+            assert rec.agent is not None
             rec.agent.loop.messages.extend(rec.saved)
             rec.saved = []
-        self.budgets[rec.path] = rec.budget
-        rec.ref = await parent_ref.ask(SpawnSubagent(rec.nickname, rec.agent.loop, False))
-        rec.closed = False
+        await self.start_child(rec)
         rec.reason = ""
-        await self._set(rec, "idle", "resumed")
+        await self.set_status(rec, "idle", "resumed")
         return rec.summary()
 
     # ---- runtime-level control -------------------------------------------------------------

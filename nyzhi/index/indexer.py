@@ -24,7 +24,7 @@ from typing import Any
 from nyzhi import records
 from nyzhi.index.chunking import chunk_file
 from nyzhi.index.store import FileRecord, IndexStore, content_hash
-from nyzhi.tools.builtin._ignore import walk_files
+from nyzhi.tools.ignore import walk_files
 
 MAX_FILE_BYTES = 1_000_000
 SAVE_EVERY = 20.0
@@ -34,7 +34,8 @@ SKIP_DIRS = frozenset({"node_modules", "target"})  # as grep skips them
 @records.frozen
 class Progress:
     """Where a build is: ``files_done`` of ``files_total`` looked at, ``embedded`` of them
-    (re)embedded so far, ``chunks`` embedded so far."""
+    (re)embedded so far, ``chunks`` embedded so far; ``done`` on the last one of a build, with
+    the build's ``summary``."""
 
     files_done: int
     files_total: int
@@ -42,6 +43,8 @@ class Progress:
     chunks: int
     path: str
     elapsed: float
+    done: bool = False
+    summary: str = ""
 
 
 @records.define

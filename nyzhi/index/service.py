@@ -3,10 +3,11 @@
 ``IndexService`` owns one project's ``IndexStore`` and embedder. Building runs as long-lived
 work of the actor (in a worker thread: embedding is CPU work), so asks keep being answered
 while it runs: ``Build`` starts a refresh (or joins the running one) and returns a
-``BuildHandle`` to await; ``Search`` and ``Status`` answer at once. Progress goes out as
-``index_progress`` events through the ``emit`` it was given (the runtime's event bus, or
-``nyz index build``'s renderer): one per file (re)embedded, one per ``PROGRESS_EVERY`` files
-looked at, and a last one with ``done=True``.
+``BuildHandle`` to await; ``Search`` and ``Status`` answer at once. Progress goes to the
+``report`` it was given, with the service's path: one ``Progress`` per file (re)embedded, one
+per ``PROGRESS_EVERY`` files looked at, and a last one with ``done=True``. The index sits
+below ``core`` and knows no events: the runtime (and ``nyz index build``) turn each report
+into an ``index_progress`` event (``nyzhi.core.assembly.index_progress_to``).
 
 The embedder (seconds to load the ONNX model) is made on first need, in a worker thread.
 Stopping the actor asks the build to stop after the current file; what was committed stays.
@@ -23,7 +24,6 @@ import trio
 
 import actors
 from nyzhi import records
-from nyzhi.core import events as ev
 from nyzhi.index.indexer import BuildReport, Progress, build_index
 from nyzhi.index.search import Hit, search
 from nyzhi.index.store import IndexStore
@@ -31,7 +31,7 @@ from nyzhi.index.store import IndexStore
 SERVICE_NAME = "index"
 SERVICE_PATH = f"/services/{SERVICE_NAME}"
 PROGRESS_EVERY = 100
-Emit = Callable[[ev.Event], Awaitable[None]]
+Report = Callable[[Progress, str], Awaitable[None]]  # (progress, the service's path)
 
 
 @records.frozen
@@ -98,9 +98,9 @@ def index_exists(directory: Path) -> bool:
 class IndexService(actors.Actor):
     crash_on_ask_error = False  # a failed search or a missing model is the asker's problem
 
-    def __init__(self, settings: IndexSettings, emit: Emit | None = None) -> None:
+    def __init__(self, settings: IndexSettings, report: Report | None = None) -> None:
         self._settings = settings
-        self._emit = emit
+        self._report = report
         self._store: IndexStore | None = None
         self._embedder: Any = None
         self._building: BuildHandle | None = None
@@ -135,19 +135,17 @@ class IndexService(actors.Actor):
             embedder = await self._get_embedder()
             store = self._get_store()
             token = trio.lowlevel.current_trio_token()
-            emit = self._emit
-            agent = self.context.path
+            report = self._report
+            path = self.context.path
 
             last = [0]
 
             def progress(p: Progress) -> None:
-                # One event per embedded file, one per PROGRESS_EVERY files looked at.
+                # One report per embedded file, one per PROGRESS_EVERY files looked at.
                 quiet = p.embedded == last[0] and p.files_done % PROGRESS_EVERY
                 last[0] = p.embedded
-                if emit is not None and (not quiet or p.files_done == p.files_total):
-                    event = ev.IndexProgress(p.files_done, p.files_total, p.embedded, p.chunks,
-                                             p.path, round(p.elapsed, 3), agent=agent)
-                    trio.from_thread.run(emit, event, trio_token=token)
+                if report is not None and (not quiet or p.files_done == p.files_total):
+                    trio.from_thread.run(report, p, path, trio_token=token)
 
             # Abandoned on cancel (the actor stopping): the thread sees ``_stop`` after the
             # file it is on, and every commit is whole, so nothing waits for the model.
@@ -157,11 +155,10 @@ class IndexService(actors.Actor):
                                     should_stop=self._stop.is_set),
                 abandon_on_cancel=True,
             )
-            if emit is not None:
+            if report is not None:
                 r = handle.report
-                await emit(ev.IndexProgress(
-                    r.files, r.files, r.embedded, r.chunks, "", round(r.seconds, 3),
-                    done=True, summary=r.summary(), agent=agent))
+                await report(Progress(r.files, r.files, r.embedded, r.chunks, "", r.seconds,
+                                      done=True, summary=r.summary()), path)
         except Exception as exc:
             handle.error = exc
         finally:
@@ -212,11 +209,11 @@ class IndexService(actors.Actor):
 
 
 async def start_index_service(services: actors.ActorRef, settings: IndexSettings,
-                              emit: Emit | None = None) -> actors.ActorRef:
+                              report: Report | None = None) -> actors.ActorRef:
     """Spawn the service under the ``/services`` supervisor ``services`` (``PERMANENT``)."""
     return await services.ask(
         actors.StartChild(
-            actors.ChildSpec(IndexService, (settings, emit), name=SERVICE_NAME,
+            actors.ChildSpec(IndexService, (settings, report), name=SERVICE_NAME,
                              restart=actors.Restart.PERMANENT)
         )
     )

@@ -12,7 +12,7 @@ from typing import Any
 
 from nyzhi.index.search import MODES, Hit, format_hits
 from nyzhi.tools.base import Permission, ToolContext, ToolResult
-from nyzhi.tools.builtin._common import ArgError, BuiltinTool, error, opt_int, opt_str, req_str
+from nyzhi.tools.builtin.common import ArgError, BuiltinTool, error, opt_int, opt_str, req_str
 
 SearchFn = Callable[[str, int, str], Awaitable[list[Hit]]]
 

@@ -597,7 +597,7 @@ class Console:
         """Open the runtime (again after ``/resume``) and feed its events to the screen; a
         runtime that cannot start ends the console with its error in ``fatal``."""
         def prepare() -> Any:
-            from nyzhi.cli.options import runtime_options  # the runtime's imports, off the UI
+            from nyzhi.core.flags import runtime_options  # the runtime's imports, off the UI
             from nyzhi.provider import tls
 
             tls.prewarm()  # the CA bundle loads while the runtime is imported

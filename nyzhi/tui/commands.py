@@ -247,7 +247,7 @@ def role_models_text(console: Console) -> str:
 async def _mcp(console: Console, arg: str) -> None:
     import io
 
-    from nyzhi.cli.mcp_console import mcp_command  # the line chat's /mcp: one implementation
+    from nyzhi.core.mcp.console import mcp_command  # the line chat's /mcp: one implementation
 
     out = io.StringIO()
     prompt = await mcp_command(console.rt, f"/mcp {arg}", out)
@@ -261,7 +261,7 @@ async def _mcp(console: Console, arg: str) -> None:
 async def _init(console: Console, _arg: str) -> None:
     import trio
 
-    from nyzhi.cli.cmd_init import init_lines
+    from nyzhi.config.scaffold import init_lines
 
     lines = await trio.to_thread.run_sync(init_lines, console.cwd)
     console.note(("body", "\n".join(lines) + "\n(nyz reads the new files when it next starts)"))

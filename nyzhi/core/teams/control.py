@@ -7,8 +7,9 @@ It is what the team tools call (``ctx.teams``, the ``TeamControl`` protocol of
   opened with ``RuntimeOptions.team``, becomes a member (the lead, or a process teammate's own
   member): its team tools default to that team, and a ``MemberDriver`` feeds its inbox;
 * **teammates** — ``start_member`` runs one member: ``in-process``, an agent at
-  ``/team/<team>/<member>`` under the ``/team/<team>`` supervisor, built by the runtime's one
-  agent factory with its budget carved from the root budget; or ``process``, a
+  ``/team/<team>/<member>`` under the ``/team/<team>`` supervisor, placed by the runtime's
+  agent tree (``nyzhi.core.placement``: its budget carved from the root budget, its thread
+  journaled); or ``process``, a
   ``TeammateProcess`` actor in the same place that runs ``nyz team member`` and re-tags its
   events onto this bus;
 * **events and hooks** — ``team_message`` and ``task_update`` events, the ``task_completed``
@@ -29,7 +30,7 @@ import trio
 import actors
 from nyzhi import records
 from nyzhi.core import events as ev
-from nyzhi.core.agent import AgentActor, UserInput
+from nyzhi.core.agent import UserInput
 from nyzhi.core.agent_factory import Agent, AgentSpec
 from nyzhi.core.budget import Limits
 from nyzhi.core.roles import RoleError
@@ -74,7 +75,7 @@ class TeamRuntime:
         *,
         system: actors.ActorSystem,
         factory: Any,  # AgentFactory
-        manager: Any,  # SubagentManager: roles, budgets, journal
+        tree: Any,  # nyzhi.core.placement.AgentTree (the runtime's SubagentManager)
         emit: Callable[[ev.Event], Awaitable[None]],
         hooks: Any,
         session_id: str,
@@ -86,7 +87,7 @@ class TeamRuntime:
     ) -> None:
         self.system = system
         self.factory = factory
-        self.manager = manager
+        self.tree = tree  # places members: budgets, journal, roles
         self.emit = emit
         self.hooks = hooks
         self.session_id = session_id
@@ -178,7 +179,7 @@ class TeamRuntime:
     async def team_created(self, config: TeamConfig, caller_path: str) -> None:
         if caller_path in self.members:
             return  # already a member of a team: the new team is managed by name
-        agent = self.manager.agent_at(caller_path)
+        agent = self.tree.agent_at(caller_path)
         ref = self.system.lookup(caller_path)
         if ref is None:
             return
@@ -288,40 +289,32 @@ class TeamRuntime:
 
     def _role(self, name: str) -> Any:
         try:
-            return self.manager.catalog.resolve(name or None)
+            return self.tree.catalog.resolve(name or None)
         except RoleError as exc:
             raise TeamRuntimeError(str(exc)) from None
 
     async def _start_in_process(self, config: TeamConfig, member: Member, path: str,
                                 sup: actors.ActorRef) -> Running:
-
         role = teammate_role(self._role(member.role))
-        budget = self.manager.root_budget.carve(Limits.from_config(role.budget))
         prompt = teammate_prompt(config.name, member.name, config.names(), role.system_prompt)
         model = member.model or config.default_model
-        sink = None
-        if self.manager.journal is not None:
-            sink = self.manager.journal(path, {"role": role.name, "model": model,
-                                               "role_prompt": prompt, "team": config.name})
         spec = AgentSpec(
-            path, role=role.name, role_prompt=prompt, model=model, fence=role, budget=budget,
-            max_steps=config.max_steps or role.max_steps, session=sink, team=config.name,
+            path, role=role.name, role_prompt=prompt, model=model, fence=role,
+            max_steps=config.max_steps or role.max_steps, team=config.name,
             member=member.name, workdir=member.worktree,
         )
-        agent = self.factory.build(spec)
-        self.manager.roots[path] = agent
-        self.manager.budgets[path] = budget
-        ref = await sup.ask(actors.StartChild(actors.ChildSpec(
-            AgentActor, (agent.loop, self.emit, self.lifecycle), name=member.name,
-            restart=actors.Restart.TRANSIENT)))
+        agent = self.tree.build_root(
+            spec, kind="teammate", limits=Limits.from_config(role.budget),
+            journal={"role": role.name, "model": model, "role_prompt": prompt,
+                     "team": config.name})
+        ref = await self.tree.start_root(agent, sup)
 
         async def submit(text: str) -> Any:
             return await ref.ask(UserInput(text))
 
-        driver = await self.bind(config.name, member.name, agent, submit, path=path)
+        await self.bind(config.name, member.name, agent, submit, path=path)
         running = self.members[path]
         running.mode, running.ref = "in-process", ref
-        del driver
         return running
 
     async def _start_process(self, config: TeamConfig, member: Member, path: str,
@@ -330,8 +323,7 @@ class TeamRuntime:
 
         running = Running(config.name, member.name, path, "process")
         self.members[path] = running
-        budget = self.manager.root_budget.carve(Limits())
-        self.manager.budgets[path] = budget
+        self.tree.reserve(path)
         running.ref = await sup.ask(actors.StartChild(actors.ChildSpec(
             TeammateProcess, (self, config.name, member.name, path), name=member.name,
             restart=actors.Restart.TRANSIENT)))

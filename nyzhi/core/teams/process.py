@@ -179,8 +179,7 @@ class TeammateProcess(actors.Actor):
             return
         await self.teams.emit(event)
         if isinstance(event, ev.Usage):
-            budget = self.teams.manager.budgets.get(self.path)
-            if budget is not None and budget.over():
+            if self.teams.tree.budget_of(self.path).over():
                 await self.control({"op": "cancel"})
 
     async def control(self, payload: dict[str, Any]) -> None:

@@ -16,7 +16,7 @@ import json
 from typing import Any, Protocol
 
 from nyzhi.tools.base import ToolContext, ToolResult
-from nyzhi.tools.builtin._common import (
+from nyzhi.tools.builtin.common import (
     ArgError,
     BuiltinTool,
     error,

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from nyzhi.tools.base import Permission, Tool, ToolContext, ToolResult
-from nyzhi.tools.builtin._common import ArgError
+from nyzhi.tools.builtin.common import ArgError
 
 DEFAULT_TIMEOUT = 30
 MAX_TIMEOUT = 600

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from nyzhi.tools.base import ToolContext, ToolResult
-from nyzhi.tools.builtin._common import (
+from nyzhi.tools.builtin.common import (
     BuiltinTool,
     error,
     human_size,

@@ -17,7 +17,6 @@ from typing import Any
 
 from nyzhi import records
 from nyzhi.tools.base import FileChange, Permission, ToolContext, ToolResult
-from nyzhi.tools.builtin._common import ArgError, BuiltinTool, opt_bool, req_str
 from nyzhi.tools.builtin._diff import (
     PREVIEW_DIFF_LINES,
     RESULT_DIFF_LINES,
@@ -25,6 +24,7 @@ from nyzhi.tools.builtin._diff import (
     encode,
     unified,
 )
+from nyzhi.tools.builtin.common import ArgError, BuiltinTool, opt_bool, req_str
 from nyzhi.tools.offload import run_blocking
 from nyzhi.tools.paths import (
     ToolPathError,

@@ -13,7 +13,8 @@ import shlex
 from typing import Any
 
 from nyzhi.tools.base import Permission, ToolContext, ToolResult
-from nyzhi.tools.builtin._common import (
+from nyzhi.tools.builtin._proc import run_argv
+from nyzhi.tools.builtin.common import (
     ArgError,
     BuiltinTool,
     error,
@@ -22,7 +23,6 @@ from nyzhi.tools.builtin._common import (
     opt_str,
     req_str,
 )
-from nyzhi.tools.builtin._proc import run_argv
 
 GIT_ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_PAGER": "cat", "PAGER": "cat", "LC_ALL": "C"}
 GIT_TIMEOUT = 60.0

@@ -12,7 +12,7 @@ import re
 from typing import Any
 
 from nyzhi.tools.base import ToolContext, ToolResult
-from nyzhi.tools.builtin._common import ArgError, BuiltinTool, error, opt_bool, req_str
+from nyzhi.tools.builtin.common import ArgError, BuiltinTool, error, opt_bool, req_str
 
 CANCELLED = "__cancelled__"
 

@@ -22,7 +22,7 @@ from nyzhi.knowledge import plans
 from nyzhi.knowledge.memory import MODES, SCOPES, MemoryRequestError, MemoryStore
 from nyzhi.knowledge.skills import discover_skills, find_skill
 from nyzhi.tools.base import Permission, ToolContext, ToolResult
-from nyzhi.tools.builtin._common import ArgError, BuiltinTool, error, opt_str, req_str
+from nyzhi.tools.builtin.common import ArgError, BuiltinTool, error, opt_str, req_str
 from nyzhi.tools.paths import atomic_write
 
 

@@ -17,8 +17,8 @@ import attrs
 
 from nyzhi import records
 from nyzhi.tools.base import ToolContext
-from nyzhi.tools.builtin._common import ArgError, req_str
 from nyzhi.tools.builtin._diff import decode, encode
+from nyzhi.tools.builtin.common import ArgError, req_str
 from nyzhi.tools.builtin.files_write import Step, _PlanningTool, missing_parents, read_existing
 from nyzhi.tools.paths import display, resolve_arg
 

@@ -15,7 +15,7 @@ from typing import Any
 import trio
 
 from nyzhi.tools.base import ToolContext, ToolResult
-from nyzhi.tools.builtin._common import ArgError, BuiltinTool, req_str
+from nyzhi.tools.builtin.common import ArgError, BuiltinTool, req_str
 from nyzhi.tools.offload import run_blocking
 from nyzhi.tools.paths import atomic_write
 

@@ -17,9 +17,9 @@ from typing import Any
 import trio
 
 from nyzhi.tools.base import ToolContext, ToolResult
-from nyzhi.tools.builtin._common import ArgError, BuiltinTool, error, opt_int, opt_str, req_str
-from nyzhi.tools.builtin._ignore import compile_glob, compile_include, walk_files
 from nyzhi.tools.builtin._proc import run_argv
+from nyzhi.tools.builtin.common import ArgError, BuiltinTool, error, opt_int, opt_str, req_str
+from nyzhi.tools.ignore import compile_glob, compile_include, walk_files
 from nyzhi.tools.offload import run_blocking
 from nyzhi.tools.paths import check_read, display, resolve_arg
 

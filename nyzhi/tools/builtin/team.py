@@ -23,8 +23,8 @@ from nyzhi.teams.errors import TeamError
 from nyzhi.teams.names import LEAD, check_name
 from nyzhi.teams.status import TaskStatus
 from nyzhi.tools.base import Permission, ToolContext, ToolResult
-from nyzhi.tools.builtin._common import ArgError, BuiltinTool, error, opt_str, req_str
 from nyzhi.tools.builtin.agents import AgentControlError
+from nyzhi.tools.builtin.common import ArgError, BuiltinTool, error, opt_str, req_str
 from nyzhi.tools.offload import run_blocking
 
 if TYPE_CHECKING:  # the store's classes are built when a team tool first runs

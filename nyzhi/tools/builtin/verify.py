@@ -24,8 +24,8 @@ import attrs
 
 from nyzhi import records
 from nyzhi.tools.base import Permission, Tool, ToolContext, ToolResult
-from nyzhi.tools.builtin._common import ArgError
 from nyzhi.tools.builtin.bash import run_command
+from nyzhi.tools.builtin.common import ArgError
 from nyzhi.tools.offload import run_blocking
 
 KINDS = ("build", "test", "lint", "custom")

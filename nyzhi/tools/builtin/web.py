@@ -13,7 +13,7 @@ import re
 from typing import Any
 
 from nyzhi.tools.base import Permission, ToolContext, ToolResult
-from nyzhi.tools.builtin._common import ArgError, BuiltinTool, error, opt_int, req_str
+from nyzhi.tools.builtin.common import ArgError, BuiltinTool, error, opt_int, req_str
 
 DEFAULT_MAX_LENGTH = 50_000
 MAX_DOWNLOAD_BYTES = 5 * 1024 * 1024

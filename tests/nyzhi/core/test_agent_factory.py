@@ -89,7 +89,7 @@ def test_runtime_options_map_every_flag_once():
     """``nyz run`` and the chat build their options through one mapping."""
     import argparse
 
-    from nyzhi.cli.options import runtime_options
+    from nyzhi.core.flags import runtime_options
 
     args = argparse.Namespace(provider="p", model="m", trust="full", sandbox="read-only",
                               max_steps=7, ephemeral=True, continue_=True, session="s")

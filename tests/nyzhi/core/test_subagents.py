@@ -11,10 +11,11 @@ import trio
 
 from nyzhi.core import events as ev
 from nyzhi.core.budget import Budget, Limits
+from nyzhi.core.placement import AgentRecord
 from nyzhi.core.runtime import RuntimeOptions, open_runtime
 from nyzhi.core.sessions import SessionStore
 from nyzhi.core.sessions.pairing import INTERRUPTED_TEXT
-from nyzhi.core.subagents import AgentRecord, SubagentError, SubagentManager, clamp_wait_ms
+from nyzhi.core.subagents import SubagentError, SubagentManager, clamp_wait_ms
 from nyzhi.provider.types import Message, ToolCall
 from nyzhi.testing.cli import running_with
 from nyzhi.testing.fake_llm import open_fake_llm, reply, tool_call
@@ -57,7 +58,7 @@ def test_wait_timeouts_are_clamped_like_the_original():
 
 async def test_wait_reports_not_found_at_once_and_times_out_on_running_agents(autojump_clock):
     manager = SubagentManager(
-        system=None, factory=None, main=None, catalog=None, models=None,  # type: ignore[arg-type]
+        system=None, factory=None, catalog=None, models=None,  # type: ignore[arg-type]
         root_budget=Budget(), emit=_discard,
     )
     rec = AgentRecord(path="/agents/main/w-1", nickname="w-1", role="worker", model="m",

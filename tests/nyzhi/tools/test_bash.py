@@ -5,8 +5,8 @@ from pathlib import Path
 import pytest
 
 from nyzhi.tools.base import SandboxLevel, ToolContext
-from nyzhi.tools.builtin._common import ArgError
 from nyzhi.tools.builtin.bash import MAX_TIMEOUT, BashTool, parse_timeout
+from nyzhi.tools.builtin.common import ArgError
 from nyzhi.tools.executors import LocalExecutor, MonitoredExecutor
 from nyzhi.tools.sandbox import SandboxPolicy
 

@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 from _toolctx import git, make_ctx
 
-from nyzhi.tools.builtin._ignore import compile_glob, compile_include, parse_rule, walk_files
 from nyzhi.tools.builtin.search import FuzzyFindTool, GlobTool, GrepTool, find_rg
+from nyzhi.tools.ignore import compile_glob, compile_include, parse_rule, walk_files
 
 HAVE_RG = shutil.which("rg") is not None
 

@@ -8,7 +8,8 @@ shallower ones and, within a file, the last matching line wins — as in git. An
 is not descended into, so (as in git) a file inside it cannot be re-included.
 
 The walker also reads ``.ignore`` files (ripgrep does) and ``.git/info/exclude``, and always
-skips ``.git`` itself, so both search engines see the same files.
+skips ``.git`` itself, so both search engines see the same files. The semantic index
+(``nyzhi.index``) walks a project with it too, so it lives in ``tools``, not in a tool.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""``/mcp`` in the line chat: servers, resources and prompts of the runtime's MCP pool.
+"""``/mcp`` in the line chat and the console: servers, resources and prompts of the runtime's
+MCP pool, as text lines (front-end neutral, so both front ends run this one implementation).
 
     /mcp                              each server's status and tools, resources, prompts
     /mcp read SERVER URI              print a resource

@@ -1,8 +1,9 @@
 """The one mapping from parsed command-line flags to ``RuntimeOptions``.
 
-Every front end that opens a runtime (``nyz run``, the chat, ``nyz replay --rerun``) goes
-through ``runtime_options``, so a flag means the same thing everywhere. Flags a command does
-not define are simply absent from its namespace and stay "as configured".
+Every front end that opens a runtime (``nyz run``, the line chat, the console, ``nyz replay
+--rerun``) goes through ``runtime_options``, so a flag means the same thing everywhere. Flags
+a command does not define are simply absent from its namespace and stay "as configured". It
+lives in ``core``, below the front ends that share it (the console may not import ``cli``).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""What ``nyz team member <team> <member>`` runs: one process teammate.
+"""What ``nyz team member <team> <member>`` runs: one process teammate, a headless front end.
 
 It opens the same runtime as every front end (``open_runtime``) with ``team`` and ``member``
 set, so its main agent is the member (its role, fence, model and teammate prompt) and a
@@ -103,8 +103,8 @@ async def _apply(rt: Any, line: bytes) -> None:
 
 
 async def _until_signalled() -> None:
-    import signal
+    from nyzhi.cli.signals import STOP_SIGNALS
 
-    with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT, signal.SIGHUP) as signals:
+    with trio.open_signal_receiver(*STOP_SIGNALS) as signals:
         async for _ in signals:
             return

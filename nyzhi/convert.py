@@ -106,18 +106,18 @@ def _wire_of(cls: type) -> Wire:
 
 def unstructure(obj: Any) -> Any:
     """``obj`` as plain JSON-ready data (dicts, lists, strings, numbers, booleans, None)."""
-    return _converter().unstructure(obj)
+    return _bound[0](obj)
 
 
 def structure(data: Any, cls: type[T], source: object, error: type[ValueError] = RecordError) -> T:
     """``data`` (parsed JSON) as a ``cls``, checked; ``error`` (a ``RecordError`` unless the
     caller's package has its own) with one line naming ``source`` and the field otherwise."""
-    import cattrs
-
     try:
-        return _converter().structure(data, cls)
-    except (cattrs.BaseValidationError, TypeError, ValueError, KeyError, AttributeError) as exc:
-        raise error(f"{source}: {describe(exc)}") from None
+        return _bound[1](cls)(data, cls)
+    except Exception as exc:  # cattrs' errors are ExceptionGroups of these
+        if isinstance(exc, TypeError | ValueError | KeyError | AttributeError | ExceptionGroup):
+            raise error(f"{source}: {describe(exc)}") from None
+        raise
 
 
 def describe(exc: BaseException) -> str:
@@ -207,6 +207,21 @@ def _container_check(base_factory: Callable[[Any, Any], Any], kind: type) -> Cal
     return factory
 
 
+def _any_dict(value: Any, _: Any) -> dict[str, Any]:
+    if type(value) is not dict:
+        raise _mismatch(dict, value)
+    return dict(value)
+
+
+_PLAIN = frozenset({str, int, float, bool, type(None)})
+
+
+def _any_dict_out(value: dict[str, Any]) -> dict[str, Any]:
+    """An object of anything, written: plain values copied as they are, others (a nested
+    object, a list, a record such as the environment snapshot) through the converter."""
+    return {k: v if v.__class__ in _PLAIN else _bound[0](v) for k, v in value.items()}
+
+
 def _class_unstructure(cls: type, conv: Any) -> Hook:
     from cattrs.gen import make_dict_unstructure_fn, override
 
@@ -245,13 +260,24 @@ def _class_structure(cls: type, conv: Any) -> Callable[[Any, Any], Any]:
                 rename=spec.rename.get(name),
                 struct_hook=(lambda v, _t, r=read: r(v)) if read is not None else None,
             )
-    fn = make_dict_structure_fn(cls, conv, _cattrs_detailed_validation=True, **overrides)
+    # Two functions: a fast one without cattrs' per-field bookkeeping for the usual case, and,
+    # made only when that one fails, the detailed one, run again for the field's path.
+    fast = make_dict_structure_fn(cls, conv, _cattrs_detailed_validation=False, **overrides)
+    detailed: list[Callable[[Any, Any], Any]] = []
     plain = not (spec.aliases or spec.null_is_missing or spec.defaults or spec.required)
 
     def hook(value: Any, cl: Any) -> Any:
         if not isinstance(value, dict):
             raise _mismatch(dict, value)
-        return fn(value if plain else _normalised(value, spec, cl), cl)
+        if not plain:
+            value = _normalised(value, spec, cl)
+        try:
+            return fast(value, cl)
+        except Exception:
+            if not detailed:
+                detailed.append(make_dict_structure_fn(
+                    cls, conv, _cattrs_detailed_validation=True, **overrides))
+            return detailed[0](value, cl)  # raises again, with the path
 
     return hook
 
@@ -295,6 +321,19 @@ def _enum_structure(value: Any, t: Any) -> Any:
         raise ValueError(f"must be one of {allowed}, found {value!r:.80}") from None
 
 
+def _first_unstructure(obj: Any) -> Any:
+    return _converter().unstructure(obj)
+
+
+def _first_structure(cls: Any) -> Any:
+    return _converter().get_structure_hook(cls)
+
+
+# The converter's unstructure and its (cached) structure-hook lookup once it is built (these two
+# until then): the per-event path is a list index and a call, not a cache lookup and a method.
+_bound: list[Callable[..., Any]] = [_first_unstructure, _first_structure]
+
+
 @functools.cache
 def _converter() -> JsonConverter:
     """Built once, at the first use (this is where cattrs is imported)."""
@@ -324,6 +363,13 @@ def _converter() -> JsonConverter:
         conv.register_structure_hook_factory(
             lambda t: getattr(t, "__origin__", None) is dict,
             _container_check(mapping_structure_factory, dict))
+        # an object of anything (event metadata, usage): checked, copied, no per-value dispatch
+        conv.register_structure_hook_func(
+            lambda t: getattr(t, "__origin__", None) is dict and t.__args__[1] is Any, _any_dict)
+        conv.register_unstructure_hook_func(
+            lambda t: getattr(t, "__origin__", None) is dict and t.__args__[1] is Any,
+            _any_dict_out)
         conv.register_unstructure_hook_factory(attrs.has, _class_unstructure)
         conv.register_structure_hook_factory(attrs.has, _class_structure)
+        _bound[:] = [conv.unstructure, conv.get_structure_hook]
     return conv

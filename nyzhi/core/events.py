@@ -338,6 +338,7 @@ EVENT_CLASSES: tuple[type[Event], ...] = (
 )
 
 EVENT_TYPES: dict[str, type[Event]] = {cls.type: cls for cls in EVENT_CLASSES}
+_SOURCES = {name: f"{name} event" for name in EVENT_TYPES}  # how a decode error names it
 
 AnyEvent = Event | GenericEvent
 
@@ -363,7 +364,7 @@ def from_json(data: dict[str, Any]) -> AnyEvent:
     if cls is None:
         rest = {k: v for k, v in data.items() if k not in ("type", "agent")}
         return GenericEvent(type_name, str(data.get("agent", MAIN_AGENT)), rest)
-    return convert.structure(data, cls, f"{type_name} event", EventDecodeError)
+    return convert.structure(data, cls, _SOURCES[type_name], EventDecodeError)
 
 
 def _short(data: Any, limit: int = 120) -> str:

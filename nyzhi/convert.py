@@ -2,7 +2,8 @@
 
 Every record written to disk (team configs, members, inboxes, tasks, session metadata, the
 state record, the environment snapshot) and every event (stream-json lines, session logs,
-a process teammate's output) goes through here, and so does validation of what is read back.
+a process teammate's output) goes through here, and so does validation of what is read back;
+the coming WebSocket and editor protocols are meant to use it too.
 It is cattrs' preconfigured JSON converter with nyzhi's rules on top:
 
 * scalars are strict both ways: no ``str(5)`` for a string, no ``true`` for an integer, no
@@ -334,9 +335,22 @@ def _first_structure(cls: Any) -> Any:
 _bound: list[Callable[..., Any]] = [_first_unstructure, _first_structure]
 
 
-@functools.cache
+_built: list[JsonConverter] = []
+
+
 def _converter() -> JsonConverter:
-    """Built once, at the first use (this is where cattrs is imported)."""
+    """Built once, at the first use (this is where cattrs is imported). Under a lock: team
+    files are converted in worker threads while the trio thread writes events."""
+    if _built:
+        return _built[0]
+    with _lock:
+        if not _built:
+            _built.append(_build())
+            _bound[:] = [_built[0].unstructure, _built[0].get_structure_hook]
+    return _built[0]
+
+
+def _build() -> JsonConverter:
     import enum
 
     from cattrs.cols import (
@@ -347,29 +361,26 @@ def _converter() -> JsonConverter:
     from cattrs.gen import mapping_structure_factory
     from cattrs.preconf.json import make_converter
 
-    with _lock:
-        conv = make_converter()
-        for t in (str, int, float, bool):
-            conv.register_structure_hook(t, _strict(t))
-        # (registered on the enum bases, so a StrEnum is not taken for a plain string)
-        for base in (enum.Enum, enum.StrEnum, enum.IntEnum):
-            conv.register_structure_hook(base, _enum_structure)
-        conv.register_structure_hook_factory(
-            lambda t: is_sequence(t) and getattr(t, "__origin__", t) is tuple,
-            _container_check(homogenous_tuple_structure_factory, list))
-        conv.register_structure_hook_factory(
-            lambda t: is_sequence(t) and getattr(t, "__origin__", t) is not tuple,
-            _container_check(list_structure_factory, list))
-        conv.register_structure_hook_factory(
-            lambda t: getattr(t, "__origin__", None) is dict,
-            _container_check(mapping_structure_factory, dict))
-        # an object of anything (event metadata, usage): checked, copied, no per-value dispatch
-        conv.register_structure_hook_func(
-            lambda t: getattr(t, "__origin__", None) is dict and t.__args__[1] is Any, _any_dict)
-        conv.register_unstructure_hook_func(
-            lambda t: getattr(t, "__origin__", None) is dict and t.__args__[1] is Any,
-            _any_dict_out)
-        conv.register_unstructure_hook_factory(attrs.has, _class_unstructure)
-        conv.register_structure_hook_factory(attrs.has, _class_structure)
-        _bound[:] = [conv.unstructure, conv.get_structure_hook]
+    conv = make_converter()
+    for t in (str, int, float, bool):
+        conv.register_structure_hook(t, _strict(t))
+    # (registered on the enum bases, so a StrEnum is not taken for a plain string)
+    for base in (enum.Enum, enum.StrEnum, enum.IntEnum):
+        conv.register_structure_hook(base, _enum_structure)
+    conv.register_structure_hook_factory(
+        lambda t: is_sequence(t) and getattr(t, "__origin__", t) is tuple,
+        _container_check(homogenous_tuple_structure_factory, list))
+    conv.register_structure_hook_factory(
+        lambda t: is_sequence(t) and getattr(t, "__origin__", t) is not tuple,
+        _container_check(list_structure_factory, list))
+    conv.register_structure_hook_factory(
+        lambda t: getattr(t, "__origin__", None) is dict,
+        _container_check(mapping_structure_factory, dict))
+    # an object of anything (event metadata, a session_start's prompt): checked and copied,
+    # values dispatched only when they are not plain
+    any_dict = lambda t: getattr(t, "__origin__", None) is dict and t.__args__[1] is Any  # noqa: E731
+    conv.register_structure_hook_func(any_dict, _any_dict)
+    conv.register_unstructure_hook_func(any_dict, _any_dict_out)
+    conv.register_unstructure_hook_factory(attrs.has, _class_unstructure)
+    conv.register_structure_hook_factory(attrs.has, _class_structure)
     return conv

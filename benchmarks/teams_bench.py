@@ -33,6 +33,7 @@ from pathlib import Path
 
 import trio
 
+from nyzhi import convert
 from nyzhi.config.fsutil import atomic_write
 from nyzhi.teams.inbox import deliver
 from nyzhi.teams.locking import file_lock
@@ -73,7 +74,7 @@ def _baseline(root: Path, n: int) -> float:
     """One plain atomic write of a task's JSON, per call."""
     path = root / "plain" / "1.json"
     store = _store(root / "b")
-    data = json.dumps(store.board("bench").create("subject").to_json(), indent=1).encode()
+    data = json.dumps(convert.unstructure(store.board("bench").create("subject")), indent=1).encode()
     t0 = time.perf_counter()
     for _ in range(n):
         atomic_write(path, data, mode=0o600)

@@ -1,6 +1,6 @@
 """nyzhi: a terminal coding agent and multi-agent runtime on trio.
 
-The package layers flow one way, bottom to top: ``records`` (the attrs conventions) and
+The package layers flow one way, bottom to top: ``records`` (the attrs conventions), ``convert`` (the one converter) and
 ``spawn`` (child processes whose forking thread outlives them); ``config``; ``auth``,
 ``provider``, ``tools``, ``index``, ``knowledge`` and ``teams`` (one layer: they may import
 each other, never in a circle); ``core`` (and this package's lazy exports); front ends

@@ -5,6 +5,12 @@ worked out once from its type hints, and every value is checked strictly: no ``s
 string, no table for an array, no key the class lacks. Every problem in a file is collected
 (path, what was expected, what was found) rather than stopping at the first.
 
+It is also the one walk of a raw layer down the schema: ``walk`` structures a layer and, in
+the same pass, reports each key the schema lacks (a typo: the loader warns and drops it) and
+each known key that is set (``keys.check_layer`` looks those up in ``INACTIVE``). Each plan
+carries the shape of its type (``plan.shape``), which ``keys.schema_keys`` reads to list the
+schema's keys for the docs test, so the schema's types are worked out here only.
+
 It replaced cattrs, whose converter generates and compiles code for each class at first use:
 importing it and structuring the first config cost ~25 ms of every start-up, more than the
 rest of loading the configuration.
@@ -32,11 +38,35 @@ from nyzhi.config.schema import (
     ProviderSection,
 )
 
+
+class Free(str):
+    """A key that is a free name (a provider, a server, a role), not a field: in the regular
+    form of a path (``provider.NAME.model``) it is written ``NAME``."""
+
+    __slots__ = ()
+
+
+class _Problems(list):
+    """What a pass found: the problems (this list, as (path, expected, found, hint)) and, when
+    asked for, unknown keys kept aside instead of being problems, and the known keys set."""
+
+    def __init__(self, unknown: list | None = None, keys: list | None = None) -> None:
+        super().__init__()
+        self.unknown = unknown  # None: an unknown key is a problem
+        self.keys = keys  # None: known keys are not recorded
+
+
 # A plan structures one value at a key path: it returns the typed value, or _FAILED after
-# adding what is wrong to ``out`` as (path, expected, found, hint).
-_Problems = list[tuple[tuple, str, str, str]]
+# adding what is wrong to ``out`` as (path, expected, found, hint). ``plan.shape`` says what the
+# type is to a schema walk: None for a leaf, ("table", {field: type}), ("map", item type),
+# ("array", item type), ("provider", entry type), ("server", (stdio class, http class)).
 _Plan = Callable[[Any, tuple, _Problems], Any]
 _FAILED: Any = object()
+
+
+def _shaped(plan: _Plan, shape: tuple | None) -> _Plan:
+    plan.shape = shape  # type: ignore[attr-defined]
+    return plan
 
 
 def describe(value: Any) -> str:
@@ -109,7 +139,7 @@ def _optional(inner: _Plan) -> _Plan:
     def plan(value: Any, path: tuple, out: _Problems) -> Any:
         return None if value is None else inner(value, path, out)
 
-    return plan
+    return _shaped(plan, inner.shape)  # type: ignore[attr-defined]
 
 
 def _array(item: Any) -> _Plan:
@@ -120,7 +150,7 @@ def _array(item: Any) -> _Plan:
         items = [each(v, (*path, i), out) for i, v in enumerate(value)]
         return _FAILED if any(v is _FAILED for v in items) else tuple(items)
 
-    return plan
+    return _shaped(plan, ("array", item))
 
 
 def _table(item: Any) -> _Plan:
@@ -130,15 +160,22 @@ def _table(item: Any) -> _Plan:
         if item is Any:
             return dict(value)
         each = _plan(item)
-        items = {k: each(v, (*path, k), out) for k, v in value.items()}
+        keys = out.keys
+        items = {}
+        for k, v in value.items():
+            here = (*path, Free(k))
+            if keys is not None:
+                keys.append(here)
+            items[k] = each(v, here, out)
         return _FAILED if any(v is _FAILED for v in items.values()) else items
 
-    return plan
+    return _shaped(plan, ("map", item))
 
 
 def _attrs_class(cl: type) -> _Plan:
     """Every field by its name; a missing required one, or a key the class lacks, is an error
-    (unknown keys listed last, sorted, each with a close match when there is one)."""
+    (unknown keys listed last, sorted, each with a close match when there is one), unless the
+    pass keeps unknown keys aside (``out.unknown``)."""
     hints = typing.get_type_hints(cl)
     fields = [(f.name, f.alias, hints[f.name], f.default is attrs.NOTHING) for f in attrs.fields(cl)]
     known = [name for name, *_ in fields]
@@ -149,18 +186,26 @@ def _attrs_class(cl: type) -> _Plan:
         if not isinstance(value, dict):
             return _mismatch(out, path, "a table", value)
         before = len(out)
+        keys = out.keys
         kwargs = {}
         for name, alias, t, required in fields:
             if name in value:
+                if keys is not None:
+                    keys.append((*path, name))
                 kwargs[alias] = _plan(t)(value[name], (*path, name), out)
             elif required:
                 out.append(((*path, name), "a value (this key is required)", "nothing", ""))
-        for extra in sorted(set(value) - known_set):
-            import difflib  # only for a config with a typo
+        if len(value) > len(kwargs):
+            for extra in sorted(set(value) - known_set) if out.unknown is None else (
+                    k for k in value if k not in known_set):
+                if out.unknown is not None:
+                    out.unknown.append(((*path, extra), known))
+                    continue
+                import difflib  # only for a config with a typo
 
-            close = difflib.get_close_matches(extra, known, n=1)
-            hint = f'did you mean "{close[0]}"?' if close else ""
-            out.append(((*path, extra), expected_key, "an unknown key", hint))
+                close = difflib.get_close_matches(extra, known, n=1)
+                hint = f'did you mean "{close[0]}"?' if close else ""
+                out.append(((*path, extra), expected_key, "an unknown key", hint))
         if len(out) > before:
             return _FAILED
         try:
@@ -168,7 +213,7 @@ def _attrs_class(cl: type) -> _Plan:
         except Exception as exc:  # a class that checks its values: said at its own key
             return _mismatch(out, path, str(exc) or type(exc).__name__, value)
 
-    return plan
+    return _shaped(plan, ("table", {name: t for name, _alias, t, _req in fields}))
 
 
 def _provider_section(value: Any, path: tuple, out: _Problems) -> Any:
@@ -178,14 +223,21 @@ def _provider_section(value: Any, path: tuple, out: _Problems) -> Any:
     default = None
     entries: dict[str, ProviderEntry] = {}
     failed = False
+    keys = out.keys
     for key, item in value.items():
+        here = (*path, key if key == "default" else Free(key))
+        if keys is not None:
+            keys.append(here)
         if key == "default":
-            default = _plan(str)(item, (*path, key), out)
+            default = _plan(str)(item, here, out)
             failed = failed or default is _FAILED
         else:
-            entries[key] = _plan(ProviderEntry)(item, (*path, key), out)
+            entries[key] = _plan(ProviderEntry)(item, here, out)
             failed = failed or entries[key] is _FAILED
     return _FAILED if failed else ProviderSection(default=default, entries=entries)
+
+
+_shaped(_provider_section, ("provider", ProviderEntry))
 
 
 def _mcp_server(value: Any, path: tuple, out: _Problems) -> Any:
@@ -197,19 +249,25 @@ def _mcp_server(value: Any, path: tuple, out: _Problems) -> Any:
     return _mismatch(out, path, 'a table with "command" (stdio server) or "url" (http server)', value)
 
 
+_shaped(_mcp_server, ("server", (McpStdioServer, McpHttpServer)))
+
+
 _PLANS: dict[Any, _Plan] = {
     str: _scalar(str), int: _scalar(int), float: _scalar(float), bool: _scalar(bool),
     Any: _any, Duration: _duration,
     ProviderSection: _provider_section, McpServer: _mcp_server,
 }
+for _leaf in _PLANS.values():
+    if not hasattr(_leaf, "shape"):
+        _shaped(_leaf, None)
 
 
 def _make_plan(t: Any) -> _Plan:
     origin, args = typing.get_origin(t), typing.get_args(t)
     if isinstance(t, type) and issubclass(t, enum.Enum):
-        return _choices({m.value: m for m in t})
+        return _shaped(_choices({m.value: m for m in t}), None)
     if origin is Literal:
-        return _choices({a: a for a in args})
+        return _shaped(_choices({a: a for a in args}), None)
     if origin in (typing.Union, types.UnionType) and type(None) in args:
         rest = tuple(a for a in args if a is not type(None))
         return _optional(_plan(rest[0] if len(rest) == 1 else typing.Union[rest]))  # noqa: UP007
@@ -245,9 +303,40 @@ def dotted(path: tuple) -> str:
 
 
 def structure(raw: dict, file: Path | None = None, cls: type = Config) -> Any:
-    """Build ``cls`` from a raw TOML dict; raise ConfigError listing every problem."""
-    out: _Problems = []
+    """Build ``cls`` from a raw TOML dict; raise ConfigError listing every problem (a key the
+    schema lacks is one)."""
+    out = _Problems()
     value = _plan(cls)(raw, (), out)
     if out:
-        raise ConfigError([ConfigProblem(file, dotted(p), exp, found, hint) for p, exp, found, hint in out])
+        raise _error(out, file)
     return value
+
+
+def _error(out: _Problems, file: Path | None) -> ConfigError:
+    return ConfigError([ConfigProblem(file, dotted(p), exp, found, hint) for p, exp, found, hint in out])
+
+
+@attrs.frozen
+class Walked:
+    """One pass over a layer: the value (None when there were problems), the problems as a
+    ConfigError (or None), each unknown key as (path, the keys known there), and each known
+    key set, as its path (free names are ``Free``)."""
+
+    value: Any
+    error: ConfigError | None
+    unknown: list[tuple[tuple, list[str]]]
+    keys: list[tuple]
+
+
+def walk(raw: dict, file: Path | None = None, cls: type = Config) -> Walked:
+    """Structure ``raw`` (one layer) as ``cls`` in one pass that also reports the keys the
+    schema lacks (left out of the value, not problems) and the known keys that are set."""
+    out = _Problems(unknown=[], keys=[])
+    value = _plan(cls)(raw, (), out)
+    return Walked(None if out else value, _error(out, file) if out else None, out.unknown or [],
+                  out.keys or [])
+
+
+def shape(t: Any) -> tuple | None:
+    """What ``t`` is to a schema walk (see ``_Plan``)."""
+    return _plan(t).shape  # type: ignore[attr-defined]

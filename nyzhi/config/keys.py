@@ -1,34 +1,28 @@
 """Which keys the schema knows, which of them do nothing yet, and what a layer sets that is neither.
 
-One walker follows a raw TOML dict down the attrs schema the way the converter does (the
-``[provider]`` section's free names, ``mcp.servers`` stdio/http entries, tables of tables,
-arrays of tables). It serves three callers:
+The converter's one pass over a layer (``convert.walk``) structures it and reports each key
+the schema lacks and each known key set. Here that serves three callers:
 
 - the loader: keys nothing knows (typos) become warnings naming the file, the key and a close
-  match, and are dropped before structuring, so a typo never stops nyz from starting;
+  match, and are dropped before merging, so a typo never stops nyz from starting;
 - the loader again: keys that are known but not wired yet (``INACTIVE``) get a notice, so a
   setting that has no effect never looks as if it had one;
 - the docs test: ``schema_keys()`` lists every key in one regular form (free names written
-  ``NAME``, array entries without an index: ``agent.hooks.event``), compared with the keys
-  docs/config.md documents.
+  ``NAME``, array entries without an index: ``agent.hooks.event``), read from the converter's
+  plans (``convert.shape``), compared with the keys docs/config.md documents.
 """
 
 from __future__ import annotations
 
 import copy
 import difflib
-import functools
-import types
-import typing
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import attrs
-
-from nyzhi.config.convert import dotted
-from nyzhi.config.errors import ConfigWarning
-from nyzhi.config.schema import Config, McpHttpServer, McpServer, McpStdioServer, ProviderSection
+from nyzhi.config.convert import Free, dotted, shape, walk
+from nyzhi.config.errors import ConfigError, ConfigWarning
+from nyzhi.config.schema import Config
 
 NAME = "NAME"  # how a free name (a provider, a server, a role) is written in the regular form
 
@@ -63,149 +57,65 @@ INACTIVE: dict[str, str] = {
 _INACTIVE_PARTS = {tuple(key.split(".")): key for key in INACTIVE}
 
 
-@functools.cache
-def _hints(cls: type) -> dict[str, Any]:
-    return typing.get_type_hints(cls)
+def form(path: tuple) -> tuple:
+    """The regular form of a key's path: free names as ``NAME``, array indices left out."""
+    return tuple(NAME if isinstance(p, Free) else p for p in path if not isinstance(p, int))
 
 
-def _unwrap_optional(t: Any) -> Any:
-    if typing.get_origin(t) in (typing.Union, types.UnionType) and t != McpServer:
-        args = [a for a in typing.get_args(t) if a is not type(None)]
-        if len(args) == 1:
-            return args[0]
-    return t
-
-
-def _is_table(t: Any) -> bool:
-    return attrs.has(t) or t == McpServer or t is ProviderSection
-
-
-def _server_class(raw: Any) -> type | None:
-    if isinstance(raw, dict) and "command" in raw:
-        return McpStdioServer
-    if isinstance(raw, dict) and "url" in raw:
-        return McpHttpServer
-    return None
-
-
-@functools.cache
-def _shape(t: Any) -> tuple[str, Any]:
-    """What the walker does with a value of type ``t`` (worked out once per type):
-    ("provider" | "server" | "table", field types) or ("map" | "array", item type) or
-    ("leaf", None)."""
-    t = _unwrap_optional(t)
-    if t is ProviderSection:
-        return "provider", typing.get_args(_hints(ProviderSection)["entries"])[1]
-    if t == McpServer:
-        return "server", None
-    if attrs.has(t):
-        return "table", _hints(t)
-    origin, args = typing.get_origin(t), typing.get_args(t)
-    if origin is dict and _is_table(args[1]):
-        return "map", args[1]
-    if origin is tuple and args and _is_table(args[0]):
-        return "array", args[0]
-    return "leaf", None
-
-
-Visit = Callable[[tuple, tuple], None]  # (raw path, regular-form path)
-
-
-def walk(
-    raw: Any, t: Any, on_key: Visit, on_unknown: Callable[[tuple, list[str]], None],
-    path: tuple = (), form: tuple = (),
-) -> None:
-    """Follow ``raw`` down type ``t``: ``on_key(path, form)`` for each known key set,
-    ``on_unknown(path, known_names)`` for each key the schema lacks. Values of the wrong
-    type are left alone (the converter reports those)."""
-    kind, sub = _shape(t)
-    if kind == "leaf":
-        return
-    if kind == "server":
-        cls = _server_class(raw)
-        if cls is not None:
-            walk(raw, cls, on_key, on_unknown, path, form)
-        return
-    if kind == "array":
-        if isinstance(raw, list):
-            for i, item in enumerate(raw):
-                walk(item, sub, on_key, on_unknown, (*path, i), form)
-        return
-    if not isinstance(raw, dict):
-        return
-    for key, value in raw.items():
-        here = (*path, key)
-        if kind == "table":
-            if key not in sub:
-                on_unknown(here, list(sub))
-                continue
-            at, item_type = (*form, key), sub[key]
-        elif kind == "provider" and key == "default":
-            on_key(here, (*form, key))
-            continue
-        else:  # provider entries and tables of tables: free names
-            at, item_type = (*form, NAME), sub
-        on_key(here, at)
-        walk(value, item_type, on_key, on_unknown, here, at)
-
-
-def schema_keys(t: Any = Config, form: tuple = ()) -> Iterator[str]:
+def schema_keys(t: Any = Config, at: tuple = ()) -> Iterator[str]:
     """Every key of the schema in the regular form (``provider.NAME.model``,
     ``agent.hooks.event``), tables included (``agent.trust``)."""
-    t = _unwrap_optional(t)
-    if t is ProviderSection:
-        yield ".".join((*form, "default"))
-        yield ".".join((*form, NAME))
-        yield from schema_keys(_shape(ProviderSection)[1], (*form, NAME))
+    found = shape(t)
+    if found is None:
         return
-    if t == McpServer:
+    kind, sub = found
+    if kind == "provider":
+        yield ".".join((*at, "default"))
+        yield ".".join((*at, NAME))
+        yield from schema_keys(sub, (*at, NAME))
+    elif kind == "server":
         seen: set[str] = set()
-        for cls in (McpStdioServer, McpHttpServer):
-            for key in schema_keys(cls, form):
+        for cls in sub:
+            for key in schema_keys(cls, at):
                 if key not in seen:
                     seen.add(key)
                     yield key
-        return
-    if attrs.has(t):
-        for name, hint in _hints(t).items():
-            here = (*form, name)
-            yield ".".join(here)
-            yield from schema_keys(hint, here)
-        return
-    origin, args = typing.get_origin(t), typing.get_args(t)
-    if origin is dict and _is_table(args[1]):
-        yield ".".join((*form, NAME))
-        yield from schema_keys(args[1], (*form, NAME))
-    elif origin is tuple and args and _is_table(args[0]):
-        yield from schema_keys(args[0], form)
+    elif kind == "table":
+        for name, hint in sub.items():
+            yield ".".join((*at, name))
+            yield from schema_keys(hint, (*at, name))
+    elif kind == "map" and shape(sub) is not None:
+        yield ".".join((*at, NAME))
+        yield from schema_keys(sub, (*at, NAME))
+    elif kind == "array" and shape(sub) is not None:
+        yield from schema_keys(sub, at)
 
 
-def check_layer(raw: dict, file: Path | None) -> tuple[dict, list[ConfigWarning]]:
-    """``raw`` without the keys the schema lacks, and the warnings for ``file``: one per such
-    key (with a close match when there is one), one per inactive table or key that is set."""
+def check_layer(
+    raw: dict, file: Path | None,
+) -> tuple[dict, list[ConfigWarning], ConfigError | None]:
+    """One pass over a layer: ``raw`` without the keys the schema lacks, the warnings for
+    ``file`` (one per such key, with a close match when there is one; one per inactive table
+    or key that is set), and the layer's problems (wrong types, ...) or None."""
+    walked = walk(raw, file)
     warnings: list[ConfigWarning] = []
-    unknown: list[tuple] = []
-    inactive: dict[str, str] = {}
-
-    def on_unknown(path: tuple, known: list[str]) -> None:
-        unknown.append(path)
+    for path, known in walked.unknown:
         close = difflib.get_close_matches(str(path[-1]), known, n=1)
         hint = f'did you mean "{close[0]}"?' if close else "known keys here: " + ", ".join(known)
         warnings.append(ConfigWarning(file, dotted(path), f"unknown key, ignored ({hint})"))
-
-    def on_key(path: tuple, form: tuple) -> None:
-        for i in range(1, len(form) + 1):
-            prefix = _INACTIVE_PARTS.get(form[:i])
+    inactive: dict[str, str] = {}
+    for path in walked.keys:
+        at = form(path)
+        for i in range(1, len(at) + 1):
+            prefix = _INACTIVE_PARTS.get(at[:i])
             if prefix is not None:
                 inactive.setdefault(prefix, dotted(path[: _raw_len(path, i)]))
-                return
-
-    walk(raw, Config, on_key, on_unknown)
+                break
     for prefix, shown in inactive.items():
         warnings.append(ConfigWarning(
             file, shown, f"not yet active ({INACTIVE[prefix]}), so it has no effect",
         ))
-    return _without(raw, unknown), warnings
+    return _without(raw, [p for p, _known in walked.unknown]), warnings, walked.error
 
 
 def _raw_len(path: tuple, n: int) -> int:

@@ -106,12 +106,10 @@ def load_config(cwd: Path | None = None, *, env: Mapping[str, str] | None = None
         if raw is None:
             continue
         existing.append(layer)
-        raw, found = check_layer(raw, layer.path)
+        raw, found, error = check_layer(raw, layer.path)  # one pass: keys and values
         warnings.extend(found)
-        try:
-            validate_layer(raw, layer.path)
-        except ConfigError as exc:
-            problems.extend(exc.problems)
+        if error is not None:
+            problems.extend(error.problems)
         raws.append((layer.name, raw))
     if problems:
         raise ConfigError(problems)

@@ -29,7 +29,7 @@ from typing import Any, Protocol
 
 import attrs
 
-from nyzhi import records
+from nyzhi import convert, records
 from nyzhi.core import events as ev
 from nyzhi.core.assembly import Tooling
 from nyzhi.core.event_bus import Emit
@@ -274,7 +274,7 @@ def _journal_thread(
         return None
 
     async def replace(messages: list[pt.Message]) -> None:
-        state = keeper.current.to_json() if keeper.current is not None else None
+        state = convert.unstructure(keeper.current) if keeper.current is not None else None
         sink.replace_thread(messages, state=state)
 
     return replace

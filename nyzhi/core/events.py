@@ -14,9 +14,11 @@ Conventions:
 * class names are the CamelCase of ``type``. Some collide with provider stream types
   (``TextDelta``, ``Usage``, ``Retry``), so import the module: ``from nyzhi.core import events``.
 
-``to_json`` gives a plain dict with ``type`` first; ``from_json`` inverts it. Unknown types decode
-to ``GenericEvent`` (a newer log read by an older nyz still replays); a known type with a
-missing field raises ``EventDecodeError`` naming the type and the field.
+``to_json`` gives a plain dict with ``type`` first, then ``agent``, then the fields in declaration
+order; ``from_json`` inverts it. Both go through the one converter (``nyzhi.convert``), which is
+imported at the first event serialised. Unknown types decode to ``GenericEvent`` (a newer log
+read by an older nyz still replays); a known type with a missing or mistyped field raises
+``EventDecodeError`` naming the type and the field.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from typing import Any, ClassVar
 
 import attrs
 
-from nyzhi import records
+from nyzhi import convert, records
 
 MAIN_AGENT = "/agents/main"
 # Teammates live at ``/team/<team>/<member>`` (their subagents below them), in both teammate
@@ -50,6 +52,7 @@ class EventDecodeError(ValueError):
     """A JSON object could not be turned into an event (which type, which field, why)."""
 
 
+@convert.wire(tag="type")
 @records.frozen
 class Event:
     """Base of all events. ``agent`` is keyword-only so subclasses keep positional fields."""
@@ -62,6 +65,22 @@ class Event:
     agent: str = attrs.field(default=MAIN_AGENT, kw_only=True)
 
 
+def _session_prompt(value: Any) -> dict[str, Any]:
+    """The ``prompt`` of a read ``session_start``: its environment snapshot as the object a
+    live run carries (``nyzhi.core.prompt_env.Environment``), when it is one."""
+    if not isinstance(value, dict):
+        raise TypeError(f"must be an object, found {value!r:.80}")
+    env = value.get("environment")
+    if isinstance(env, dict) and env:
+        from nyzhi.core.prompt_env import read_environment
+
+        found = read_environment(env)
+        if found is not None:
+            return {**value, "environment": found}
+    return value
+
+
+@convert.wire(tag="type", read={"prompt": _session_prompt})
 @records.frozen
 class SessionStart(Event):
     type: ClassVar[str] = "session_start"
@@ -70,7 +89,7 @@ class SessionStart(Event):
     provider: str = ""
     model: str = ""
     # The system prompt's size (chars, estimated tokens), its sections and its environment
-    # snapshot (reused on resume); see nyzhi.core.prompt.SessionPrompt.describe.
+    # snapshot (an ``Environment``, reused on resume); see SessionPrompt.describe.
     prompt: dict[str, Any] = attrs.field(factory=dict)
 
 
@@ -279,6 +298,13 @@ class TaskUpdate(Event):
     unblocked: tuple[str, ...] = attrs.field(default=(), converter=tuple)
 
 
+def _generic_to_json(event: GenericEvent) -> dict[str, Any]:
+    out: dict[str, Any] = {"type": event.type, "agent": event.agent}
+    out.update((k, v) for k, v in event.data.items() if k not in out)
+    return out
+
+
+@convert.wire(unstructure=_generic_to_json)
 @records.frozen
 class GenericEvent:
     """An event of a type this version does not know; kept verbatim so replay still works."""
@@ -312,21 +338,14 @@ EVENT_CLASSES: tuple[type[Event], ...] = (
 )
 
 EVENT_TYPES: dict[str, type[Event]] = {cls.type: cls for cls in EVENT_CLASSES}
+_SOURCES = {name: f"{name} event" for name in EVENT_TYPES}  # how a decode error names it
 
 AnyEvent = Event | GenericEvent
 
 
 def to_json(event: AnyEvent) -> dict[str, Any]:
     """A JSON-ready dict: ``type`` first, then ``agent``, then the fields in declaration order."""
-    if isinstance(event, GenericEvent):
-        out: dict[str, Any] = {"type": event.type, "agent": event.agent}
-        out.update((k, v) for k, v in event.data.items() if k not in out)
-        return out
-    out = {"type": event.type}
-    for field in attrs.fields(type(event)):
-        value = getattr(event, field.name)
-        out[field.name] = dict(value) if isinstance(value, dict) else value
-    return out
+    return convert.unstructure(event)
 
 
 def from_json(data: dict[str, Any]) -> AnyEvent:
@@ -334,7 +353,7 @@ def from_json(data: dict[str, Any]) -> AnyEvent:
 
     Raises:
         EventDecodeError: not an object, no ``type``, a required field missing, or a field
-            value the class rejects.
+            value of the wrong type or one the class rejects (one line naming the field).
     """
     if not isinstance(data, dict):
         raise EventDecodeError(f"an event must be a JSON object, got {type(data).__name__}")
@@ -345,16 +364,7 @@ def from_json(data: dict[str, Any]) -> AnyEvent:
     if cls is None:
         rest = {k: v for k, v in data.items() if k not in ("type", "agent")}
         return GenericEvent(type_name, str(data.get("agent", MAIN_AGENT)), rest)
-    kwargs: dict[str, Any] = {}
-    for field in attrs.fields(cls):
-        if field.name in data:
-            kwargs[field.name] = data[field.name]
-        elif field.default is attrs.NOTHING:
-            raise EventDecodeError(f"{type_name} event is missing field {field.name!r}")
-    try:
-        return cls(**kwargs)
-    except (TypeError, ValueError) as exc:
-        raise EventDecodeError(f"bad {type_name} event: {exc}") from exc
+    return convert.structure(data, cls, _SOURCES[type_name], EventDecodeError)
 
 
 def _short(data: Any, limit: int = 120) -> str:

@@ -183,7 +183,9 @@ class SessionPrompt:
             "tools_tokens": chars_to_tokens(tools),
             "sections": list(self._sections),
             "profile": "compact" if self.parts.compact else "full",
-            "environment": env.to_json() if env is not None else {},
+            # the snapshot itself: the converter writes it when the event is sent or saved,
+            # so a run that serialises nothing never pays for the converter
+            "environment": env if env is not None else {},
         }
 
 

@@ -18,44 +18,13 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-import attrs
-
-from nyzhi import records
+from nyzhi import convert, records
 
 GIT_TIMEOUT_S = 2.0  # a huge repository must not hold up start-up; the flag is then unknown
 
 
-@records.frozen
-class Environment:
-    """What the prompt's environment block says. ``None`` means unknown (left out)."""
-
-    platform: str = ""
-    date: str = ""  # YYYY-MM-DD
-    project_type: str | None = None
-    git_branch: str | None = None
-    git_dirty: bool | None = None  # None: git could not tell
-    in_git: bool | None = None  # False: git says this is not a repository; None: unknown
-
-    def to_json(self) -> dict[str, Any]:
-        return attrs.asdict(self)
-
-    @classmethod
-    def from_json(cls, data: Any) -> Environment | None:
-        """The snapshot recorded in a session log, or None when it is missing or malformed
-        (an older log): the caller then takes a fresh one."""
-        if not isinstance(data, Mapping):
-            return None
-        try:
-            return cls(
-                platform=str(data.get("platform") or ""),
-                date=str(data.get("date") or ""),
-                project_type=_opt_str(data.get("project_type")),
-                git_branch=_opt_str(data.get("git_branch")),
-                git_dirty=_opt_bool(data.get("git_dirty")),
-                in_git=_opt_bool(data.get("in_git")),
-            )
-        except (TypeError, ValueError):
-            return None
+def _text(value: Any) -> str:
+    return str(value or "")
 
 
 def _opt_str(value: Any) -> str | None:
@@ -64,6 +33,36 @@ def _opt_str(value: Any) -> str | None:
 
 def _opt_bool(value: Any) -> bool | None:
     return value if isinstance(value, bool) else None
+
+
+# Read leniently: a field of the wrong shape is unknown (None) rather than an error, so an
+# older or damaged log still resumes (its snapshot, or a fresh one, is used).
+@convert.wire(read={"platform": _text, "date": _text, "project_type": _opt_str,
+                    "git_branch": _opt_str, "git_dirty": _opt_bool, "in_git": _opt_bool})
+@records.frozen
+class Environment:
+    """What the prompt's environment block says. ``None`` means unknown (left out).
+
+    In a ``session_start`` event's ``prompt`` it is this object; its JSON form (the one
+    converter's) is a plain object of these fields."""
+
+    platform: str = ""
+    date: str = ""  # YYYY-MM-DD
+    project_type: str | None = None
+    git_branch: str | None = None
+    git_dirty: bool | None = None  # None: git could not tell
+    in_git: bool | None = None  # False: git says this is not a repository; None: unknown
+
+
+def read_environment(data: Any) -> Environment | None:
+    """The snapshot recorded in a session log (or already one), or None when it is missing
+    or not an object (an older log): the caller then takes a fresh one."""
+    if isinstance(data, Environment) or data is None:
+        return data
+    try:
+        return convert.structure(data, Environment, "environment snapshot")
+    except convert.RecordError:
+        return None
 
 
 def git_state(root: Path) -> tuple[bool | None, str | None, bool | None]:
@@ -119,7 +118,7 @@ def recorded_environment(events: Iterable[Any]) -> Environment | None:
             continue
         prompt = getattr(event, "prompt", None)
         if isinstance(prompt, Mapping):
-            found = Environment.from_json(prompt.get("environment"))
+            found = read_environment(prompt.get("environment"))
             if found is not None:
                 return found
     return None

@@ -10,7 +10,7 @@ model, so they are kept next to the summary (never inside it), word for word:
 * the last failing command, with the end of its output.
 
 ``StateKeeper`` builds the record when a compaction happens. The record is saved with the
-compacted thread (``SessionWriter.replace_thread(..., state=record.to_json())``), so a resumed
+compacted thread (``SessionWriter.replace_thread(..., state=convert.unstructure(record))``), so a resumed
 session starts from it: its first prompt and files carry forward, and files written after the
 snapshot are read back from the log's ``tool_done`` events.
 """
@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from nyzhi import records
+from nyzhi import convert, records
 from nyzhi.core import events as ev
 from nyzhi.provider.types import Message
 
@@ -47,6 +47,36 @@ class Failure:
     output: str = ""
 
 
+def _prompt(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _todos(value: Any) -> list[dict[str, Any]]:
+    return [t for t in value if isinstance(t, dict) and "id" in t] if isinstance(value, list) else []
+
+
+def _files(value: Any) -> list[tuple[str, str]]:
+    """``[{"path", "action"}]`` on disk; an unknown action reads as ``changed``."""
+    if not isinstance(value, list):
+        return []
+    return [
+        (str(f["path"]), f["action"] if f.get("action") in ACTIONS else "changed")
+        for f in value if isinstance(f, dict) and isinstance(f.get("path"), str)
+    ]
+
+
+def _failure(value: Any) -> Failure | None:
+    if isinstance(value, dict) and isinstance(value.get("command"), str):
+        return Failure(value["command"], str(value.get("output", "")))
+    return None
+
+
+# Read leniently: a field of the wrong shape is left empty (a newer or damaged log must not
+# stop a resume). Files are written as objects ({"path", "action"}), not pairs.
+@convert.wire(
+    read={"first_prompt": _prompt, "todos": _todos, "files": _files, "last_failure": _failure},
+    write={"files": lambda files: [{"path": p, "action": a} for p, a in files]},
+)
 @records.frozen
 class StateRecord:
     first_prompt: str = ""
@@ -73,34 +103,14 @@ class StateRecord:
             lines.append("Last failing command: none")
         return "\n".join(lines)
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "first_prompt": self.first_prompt,
-            "todos": [dict(t) for t in self.todos],
-            "files": [{"path": p, "action": a} for p, a in self.files],
-            "last_failure": attrs.asdict(self.last_failure) if self.last_failure else None,
-        }
 
-    @classmethod
-    def from_json(cls, data: Any) -> StateRecord:
-        """Tolerant: a field of the wrong shape is left empty (a newer or damaged log must
-        not stop a resume)."""
-        if not isinstance(data, dict):
-            return cls()
-        prompt = data.get("first_prompt")
-        todos = [t for t in data.get("todos") or () if isinstance(t, dict) and "id" in t]
-        files = [
-            (str(f["path"]), f["action"] if f.get("action") in ACTIONS else "changed")
-            for f in data.get("files") or ()
-            if isinstance(f, dict) and isinstance(f.get("path"), str)
-        ]
-        failure = data.get("last_failure")
-        last = (
-            Failure(failure["command"], str(failure.get("output", "")))
-            if isinstance(failure, dict) and isinstance(failure.get("command"), str)
-            else None
-        )
-        return cls(prompt if isinstance(prompt, str) else "", todos, files, last)
+def read_state(data: Any) -> StateRecord:
+    """The state record saved with a compacted thread; an empty one when there is none or it
+    is not an object."""
+    try:
+        return convert.structure(data, StateRecord, "state record")
+    except convert.RecordError:
+        return StateRecord()
 
 
 class StateKeeper:
@@ -235,7 +245,7 @@ def _base_from_session(session: Session | None, root: Path) -> StateRecord:
     """What a resumed session knew: its saved record plus files written after it."""
     if session is None:
         return StateRecord()
-    saved = StateRecord.from_json(session.state)
+    saved = read_state(session.state)
     later: list[tuple[str, str]] = []
     for event in session.events[session.snapshot_events :]:
         if (

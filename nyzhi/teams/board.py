@@ -24,60 +24,39 @@ from typing import Any
 
 import attrs
 
-from nyzhi import records
+from nyzhi import convert, records
 from nyzhi.teams.errors import TaskClaimError, TeamError
-from nyzhi.teams.locking import file_lock, now_rfc3339, read_json, take, write_json
+from nyzhi.teams.locking import file_lock, now_rfc3339, read_json, write_json
 from nyzhi.teams.status import TaskStatus as TaskStatus
 
 FINISHED = (TaskStatus.COMPLETED, TaskStatus.DELETED)
 _ID_RE = re.compile(r"[1-9][0-9]{0,8}")
 
 
+def _ids(value: Any) -> list[str]:
+    """Task ids as written by any version: strings, or numbers (read as their text)."""
+    if not isinstance(value, list):
+        raise TypeError(f"must be an array of task ids, found {value!r:.80}")
+    return [str(i) for i in value]
+
+
+# On disk: ``blockedBy`` (``blocked_by`` read too), ``active_form`` only when set, a JSON null
+# read as absent (the default applies).
+@convert.wire(rename={"blocked_by": "blockedBy"}, aliases={"blockedBy": ("blocked_by",)},
+              omit_if_none=("active_form",), null_is_missing=True,
+              read={"blocks": _ids, "blocked_by": _ids})
 @records.define
 class Task:
     id: str
     subject: str
     description: str = ""
     active_form: str | None = None
-    status: str = TaskStatus.PENDING
+    status: TaskStatus = TaskStatus.PENDING
     owner: str | None = None
     blocks: list[str] = attrs.field(factory=list)
     blocked_by: list[str] = attrs.field(factory=list)
     created_at: str = ""
     updated_at: str = ""
-
-    def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {
-            "id": self.id, "subject": self.subject, "description": self.description,
-            "status": str(self.status), "owner": self.owner, "blocks": self.blocks,
-            "blockedBy": self.blocked_by, "created_at": self.created_at,
-            "updated_at": self.updated_at,
-        }
-        if self.active_form is not None:
-            data["active_form"] = self.active_form
-        return data
-
-    @classmethod
-    def from_json(cls, data: Any, source: object) -> Task:
-        if not isinstance(data, dict):
-            raise TeamError(f"{source}: expected a JSON object")
-        status = take(data, "status", str, source, "pending")
-        if status not in TaskStatus.__members__.values():
-            raise TeamError(f"{source}: 'status' must be one of {', '.join(TaskStatus)}, "
-                            f"found {status!r}")
-        return cls(
-            id=take(data, "id", str, source),
-            subject=take(data, "subject", str, source),
-            description=take(data, "description", str, source, ""),
-            active_form=take(data, "active_form", str, source, None),
-            status=TaskStatus(status),
-            owner=take(data, "owner", str, source, None),
-            blocks=[str(i) for i in take(data, "blocks", list, source, [])],
-            blocked_by=[str(i) for i in take(data, "blockedBy", list, source, [],
-                                             aliases=("blocked_by",))],
-            created_at=take(data, "created_at", str, source, ""),
-            updated_at=take(data, "updated_at", str, source, ""),
-        )
 
 
 @records.define
@@ -122,7 +101,7 @@ class TaskBoard:
     def _load(self, task_id: str) -> Task | None:
         path = self._path(task_id)
         data = read_json(path, None)
-        return None if data is None else Task.from_json(data, path)
+        return None if data is None else convert.structure(data, Task, path, TeamError)
 
     def get(self, task_id: str) -> Task:
         """The task, or a ``TeamError`` when there is none of that id."""
@@ -179,11 +158,11 @@ class TaskBoard:
                 status=TaskStatus.BLOCKED if open_deps else TaskStatus.PENDING,
                 blocked_by=open_deps, created_at=now, updated_at=now,
             )
-            write_json(self._path(task.id), task.to_json())
+            write_json(self._path(task.id), convert.unstructure(task))
             for blocker in blockers:
                 if blocker.status != TaskStatus.COMPLETED and task.id not in blocker.blocks:
                     blocker.blocks.append(task.id)
-                    write_json(self._path(blocker.id), blocker.to_json())
+                    write_json(self._path(blocker.id), convert.unstructure(blocker))
         return task
 
     def update(self, task_id: str, *, status: str | None = None, owner: str | None = None,
@@ -219,7 +198,7 @@ class TaskBoard:
                         f"{', '.join(task.blocked_by)}; finish those first")
                 task.status = new_status
             task.updated_at = now_rfc3339()
-            write_json(self._path(task_id), task.to_json())
+            write_json(self._path(task_id), convert.unstructure(task))
             unblocked = []
             if task.status in FINISHED and old_status not in FINISHED:
                 unblocked = self._release(task)
@@ -251,7 +230,7 @@ class TaskBoard:
                 task.status = TaskStatus.PENDING
                 unblocked.append(task)
             task.updated_at = now_rfc3339()
-            write_json(self._path(task.id), task.to_json())
+            write_json(self._path(task.id), convert.unstructure(task))
         return unblocked
 
     def delete_all(self) -> None:

@@ -17,11 +17,11 @@ import errno
 import os
 import uuid
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from nyzhi import records
+from nyzhi import convert, records
 from nyzhi.teams.errors import TeamError
-from nyzhi.teams.locking import file_lock, now_rfc3339, read_json, take, write_json
+from nyzhi.teams.locking import file_lock, now_rfc3339, read_json, write_json
 from nyzhi.teams.names import check_name
 
 if TYPE_CHECKING:
@@ -35,6 +35,10 @@ def new_id() -> str:
     return uuid.uuid4().hex[:12]
 
 
+# On disk: the sender is ``from``; ``timestamp`` is read for ``time``; a null reads as absent;
+# only ``from`` and ``text`` are required (older writers left the others out).
+@convert.wire(rename={"sender": "from"}, aliases={"time": ("timestamp",)}, null_is_missing=True,
+              defaults={"id": "", "to": "", "time": ""})
 @records.define
 class Message:
     id: str
@@ -44,24 +48,6 @@ class Message:
     time: str
     read: bool = False
     kind: str = "message"  # or "idle_notification"
-
-    def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "from": self.sender, "to": self.to, "text": self.text,
-                "time": self.time, "read": self.read, "kind": self.kind}
-
-    @classmethod
-    def from_json(cls, data: Any, source: object) -> Message:
-        if not isinstance(data, dict):
-            raise TeamError(f"{source}: each message must be an object, found {data!r}")
-        return cls(
-            id=take(data, "id", str, source, ""),
-            sender=take(data, "from", str, source),
-            to=take(data, "to", str, source, ""),
-            text=take(data, "text", str, source),
-            time=take(data, "time", str, source, "", aliases=("timestamp",)),
-            read=take(data, "read", bool, source, False),
-            kind=take(data, "kind", str, source, "message"),
-        )
 
 
 class Inbox:
@@ -78,14 +64,14 @@ class Inbox:
         data = read_json(self.path, [])
         if not isinstance(data, list):
             raise TeamError(f"{self.path}: expected a JSON array of messages")
-        return [Message.from_json(m, self.path) for m in data]
+        return convert.structure(data, list[Message], self.path, TeamError)
 
     def _write(self, messages: list[Message]) -> None:
         read = [i for i, m in enumerate(messages) if m.read]
         if len(read) > KEEP_READ:
             drop = set(read[: len(read) - KEEP_READ])
             messages = [m for i, m in enumerate(messages) if i not in drop]
-        write_json(self.path, [m.to_json() for m in messages])
+        write_json(self.path, convert.unstructure(messages))
 
     def append(self, messages: list[Message]) -> None:
         """Add ``messages`` (atomically, under the member's lock), then poke the reader."""

@@ -67,31 +67,3 @@ def write_json(path: Path, data: Any, *, indent: int | None = None) -> None:
 def now_rfc3339() -> str:
     """The time stamp every team record carries: UTC, RFC 3339, milliseconds."""
     return _dt.datetime.now(_dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-REQUIRED: Any = object()
-_TYPE_NAMES = {str: "a string", int: "an integer", bool: "true or false", list: "an array",
-               dict: "an object"}
-
-
-def take(obj: dict[str, Any], key: str, kind: type, source: object, default: Any = REQUIRED,
-         *, aliases: tuple[str, ...] = ()) -> Any:
-    """``obj[key]`` (or the first alias present) checked to be a ``kind``; ``default`` when it
-    is missing or null. A missing required key or a wrong type is a ``TeamError`` naming
-    ``source`` (the file), the key, what was expected and what was found. Tolerant reads:
-    callers ignore keys they do not know, so older and newer files both load."""
-    value = obj.get(key)
-    if type(value) is kind:  # the usual case, first: inboxes parse every message per change
-        return value
-    for name in (key, *aliases):
-        if obj.get(name) is not None:
-            value = obj[name]
-            break
-    else:
-        if default is REQUIRED:
-            raise TeamError(f"{source}: missing key '{key}'")
-        return default
-    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-        raise TeamError(f"{source}: '{key}' must be {_TYPE_NAMES.get(kind, kind.__name__)}, "
-                        f"found {value!r}")
-    return value

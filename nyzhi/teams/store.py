@@ -24,7 +24,7 @@ from typing import Any
 
 import attrs
 
-from nyzhi import records
+from nyzhi import convert, records
 from nyzhi.config.paths import data_dir
 from nyzhi.teams.board import TaskBoard
 from nyzhi.teams.errors import TeamError, TeamNotFound
@@ -34,7 +34,6 @@ from nyzhi.teams.locking import (
     file_lock,
     now_rfc3339,
     read_json,
-    take,
     write_json,
 )
 from nyzhi.teams.names import LEAD, check_name
@@ -56,6 +55,11 @@ def tasks_root(env: Mapping[str, str] | None = None) -> Path:
     return data_dir(env) / "tasks"
 
 
+# On disk (the team's config.json): ``agentType`` (``agent_type`` read too), ``worktree``
+# (``worktree_path`` read too), ``model`` and ``worktree`` only when set; a null reads as absent.
+@convert.wire(rename={"agent_type": "agentType"},
+              aliases={"agentType": ("agent_type",), "worktree": ("worktree_path",)},
+              omit_if_none=("model", "worktree"), null_is_missing=True)
 @records.define
 class Member:
     name: str
@@ -65,29 +69,11 @@ class Member:
     color: str = ""
     worktree: str | None = None
 
-    def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"name": self.name, "role": self.role,
-                                "agentType": self.agent_type, "color": self.color}
-        if self.model is not None:
-            data["model"] = self.model
-        if self.worktree is not None:
-            data["worktree"] = self.worktree
-        return data
 
-    @classmethod
-    def from_json(cls, data: Any, source: object) -> Member:
-        if not isinstance(data, dict):
-            raise TeamError(f"{source}: each member must be an object, found {data!r}")
-        return cls(
-            name=take(data, "name", str, source),
-            role=take(data, "role", str, source, "default"),
-            model=take(data, "model", str, source, None),
-            agent_type=take(data, "agentType", str, source, "teammate", aliases=("agent_type",)),
-            color=take(data, "color", str, source, ""),
-            worktree=take(data, "worktree", str, source, None, aliases=("worktree_path",)),
-        )
-
-
+# Tolerant: unknown keys are ignored and optional ones defaulted; name, created_at and members
+# are required. The optional defaults are written only when set.
+@convert.wire(omit_if_none=("default_model", "default_role", "trust"), null_is_missing=True,
+              required=("created_at", "members"))
 @records.define
 class TeamConfig:
     name: str
@@ -107,39 +93,6 @@ class TeamConfig:
 
     def names(self) -> list[str]:
         return [m.name for m in self.members]
-
-    def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {
-            "name": self.name, "created_at": self.created_at,
-            "members": [m.to_json() for m in self.members],
-            "teammate_mode": self.teammate_mode, "cwd": self.cwd, "max_steps": self.max_steps,
-            "worktrees": self.worktrees, "detach": self.detach,
-        }
-        for key in ("default_model", "default_role", "trust"):
-            if getattr(self, key) is not None:
-                data[key] = getattr(self, key)
-        return data
-
-    @classmethod
-    def from_json(cls, data: Any, source: object = "team config") -> TeamConfig:
-        """Tolerant: unknown keys are ignored and optional ones defaulted; a missing required
-        key (name, created_at, members) or a wrong type is a ``TeamError`` naming ``source``."""
-        if not isinstance(data, dict):
-            raise TeamError(f"{source}: expected a JSON object, found {type(data).__name__}")
-        members = take(data, "members", list, source)
-        return cls(
-            name=take(data, "name", str, source),
-            created_at=take(data, "created_at", str, source),
-            members=[Member.from_json(m, source) for m in members],
-            teammate_mode=take(data, "teammate_mode", str, source, "in-process"),
-            cwd=take(data, "cwd", str, source, ""),
-            default_model=take(data, "default_model", str, source, None),
-            default_role=take(data, "default_role", str, source, None),
-            max_steps=take(data, "max_steps", int, source, 0),
-            worktrees=take(data, "worktrees", bool, source, False),
-            detach=take(data, "detach", bool, source, False),
-            trust=take(data, "trust", str, source, None),
-        )
 
 
 def _checked(config: TeamConfig) -> TeamConfig:
@@ -202,7 +155,7 @@ class TeamStore:
         data = read_json(path, None)
         if data is None:
             raise TeamNotFound(f"no team '{name}' (nyz team list shows the teams)")
-        return TeamConfig.from_json(data, path)
+        return convert.structure(data, TeamConfig, path, TeamError)
 
     def list(self) -> list[str]:
         """The names of existing teams, sorted."""
@@ -229,7 +182,7 @@ class TeamStore:
             shutil.rmtree(self.tasks / config.name, ignore_errors=True)
             for sub in ("inboxes", "members"):
                 (team_dir / sub).mkdir(exist_ok=True, mode=DIR_MODE)
-            write_json(team_dir / "config.json", config.to_json(), indent=2)
+            write_json(team_dir / "config.json", convert.unstructure(config), indent=2)
         return config
 
     def update(self, name: str, fn: Callable[[TeamConfig], None]) -> TeamConfig:
@@ -241,7 +194,7 @@ class TeamStore:
             if config.name != name:
                 raise TeamError(f"a team cannot be renamed ('{name}' to '{config.name}')")
             config = _checked(config)
-            write_json(self._config_path(name), config.to_json(), indent=2)
+            write_json(self._config_path(name), convert.unstructure(config), indent=2)
         return config
 
     def add_member(self, name: str, member: Member) -> TeamConfig:

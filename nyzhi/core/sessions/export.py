@@ -10,6 +10,7 @@ import json
 import re
 from typing import Any
 
+from nyzhi import convert
 from nyzhi.core import events as ev
 from nyzhi.core.sessions.records import message_to_json
 from nyzhi.core.sessions.store import Session
@@ -75,7 +76,7 @@ def export_markdown(session: Session) -> str:
 def export_json(session: Session) -> dict[str, Any]:
     """``{"meta", "messages" (the resumable thread), "history", "events"}``."""
     return {
-        "meta": session.meta.to_json(),
+        "meta": convert.unstructure(session.meta),
         "messages": [message_to_json(m) for m in session.messages],
         "history": [message_to_json(m) for m in session.history],
         "events": [ev.to_json(e) for e in session.events],

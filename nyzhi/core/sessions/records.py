@@ -34,7 +34,7 @@ from typing import Any
 
 import attrs
 
-from nyzhi import records
+from nyzhi import convert, records
 from nyzhi.provider.types import Message, ToolCall
 
 FORMAT_VERSION = 1
@@ -80,6 +80,14 @@ def empty_usage() -> dict[str, Any]:
     }
 
 
+def _usage(value: Any) -> dict[str, Any]:
+    """Usage totals with every key (an older meta file may lack some)."""
+    if not isinstance(value, dict):
+        raise TypeError(f"must be an object, found {value!r:.80}")
+    return {**empty_usage(), **value}
+
+
+@convert.wire(read={"usage": _usage})
 @records.define
 class SessionMeta:
     """The small per-session summary kept in ``<id>.meta.json`` (a cache of the log).
@@ -100,20 +108,6 @@ class SessionMeta:
     message_count: int = 0
     usage: dict[str, Any] = attrs.field(factory=empty_usage)
     log_size: int = 0
-
-    def to_json(self) -> dict[str, Any]:
-        return attrs.asdict(self)
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> SessionMeta:
-        names = {f.name for f in attrs.fields(cls)}
-        if not isinstance(data, dict) or not isinstance(data.get("id"), str):
-            raise ValueError("session metadata needs an 'id' string")
-        kwargs = {k: v for k, v in data.items() if k in names}
-        usage = empty_usage()
-        usage.update(kwargs.get("usage") or {})
-        kwargs["usage"] = usage
-        return cls(**kwargs)
 
 
 def auto_title(prompt: str) -> str:

@@ -53,7 +53,7 @@ from typing import Any, Literal
 
 import attrs
 
-from nyzhi import records
+from nyzhi import convert, records
 from nyzhi.config.fsutil import StorageError, describe_os_error
 from nyzhi.config.secrets import Redactor
 from nyzhi.core import events as ev
@@ -406,7 +406,7 @@ class SessionWriter:
         self.meta.log_size = self._size
         path = self._store.meta_path(self.meta.id)
         try:
-            atomic_write_json(path, self.meta.to_json())
+            atomic_write_json(path, convert.unstructure(self.meta))
         except OSError as exc:  # only a cache (rebuilt from the log), but say it could not
             self._failed(exc, "the session index", path)
 
@@ -540,7 +540,8 @@ class SessionStore:
         except FileNotFoundError:
             raise SessionNotFound(f"no session {session_id!r} in {self.root}") from None
         try:
-            meta = SessionMeta.from_json(json.loads(self.meta_path(session_id).read_text()))
+            path = self.meta_path(session_id)
+            meta = convert.structure(json.loads(path.read_text()), SessionMeta, path)
             if meta.id == session_id and meta.log_size == size:
                 return meta
         except (OSError, ValueError, TypeError):
@@ -612,7 +613,7 @@ class SessionStore:
         finally:
             os.close(fd)
         meta = self.load(session_id).meta
-        atomic_write_json(self.meta_path(session_id), meta.to_json())
+        atomic_write_json(self.meta_path(session_id), convert.unstructure(meta))
         return meta
 
     def delete(self, session_id: str) -> None:

@@ -19,6 +19,7 @@ import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
+from nyzhi import convert
 from nyzhi.teams.errors import TeamError
 from nyzhi.teams.names import LEAD, check_name
 from nyzhi.teams.status import TaskStatus
@@ -151,7 +152,7 @@ class TeamCreateTool(_TeamTool):
             await ctx.teams.team_created(config, ctx.agent_path)
         who = ", ".join(f"{m.name} ({m.role})" for m in config.members if m.name != LEAD)
         return ToolResult(f"team '{name}' created; you are 'lead'; members: {who or 'none yet'}",
-                          metadata={"team": config.to_json()})
+                          metadata={"team": convert.unstructure(config)})
 
 
 class TeamDeleteTool(_TeamTool):
@@ -278,7 +279,7 @@ class TaskCreateTool(_TeamTool):
             from nyzhi.teams.board import TaskChange
 
             await ctx.teams.task_changed(team, TaskChange(task))
-        return ToolResult(f"created {task_line(task)}", metadata={"task": task.to_json()})
+        return ToolResult(f"created {task_line(task)}", metadata={"task": convert.unstructure(task)})
 
 
 class TaskUpdateTool(_TeamTool):
@@ -321,7 +322,7 @@ class TaskUpdateTool(_TeamTool):
         text = f"updated {task_line(change.task)}"
         if change.unblocked:
             text += "\nunblocked: " + "; ".join(task_line(t) for t in change.unblocked)
-        return ToolResult(text, metadata={"task": change.task.to_json(),
+        return ToolResult(text, metadata={"task": convert.unstructure(change.task),
                                           "unblocked": [t.id for t in change.unblocked]})
 
 

@@ -18,7 +18,7 @@ from nyzhi.testing.fake_llm import open_fake_llm, reply
 
 WRAPPER = """
 import json, os, runpy, sys
-out, sys.argv = sys.argv[1], ["nyz", "run", "--ephemeral", "hi"]
+out, sys.argv = sys.argv[1], ["nyz", "run", *sys.argv[2:]]
 real_exit = os._exit
 def _exit(code):
     with open(out, "w") as fh:
@@ -38,7 +38,10 @@ NOT_ON_THE_RUN_PATH = (
     "nyzhi.tools.executors.ssh", "nyzhi.tools.executors.monitored",  # no nodes configured
     "nyzhi.teams.store", "nyzhi.teams.board", "nyzhi.teams.inbox",  # no team in this run
     "nyzhi.core.teams.member", "nyzhi.core.teams.process",
-    "cattrs",  # the config is structured by nyzhi.config.convert
+    # The one converter (nyzhi.convert) imports cattrs at the first record or event it
+    # converts; a text run that saves no session converts nothing (the config is structured by
+    # nyzhi.config.convert). stream-json output and a saved session do import it.
+    "cattrs",
     # only the given subcommand's module (nyzhi.cli.main.COMMANDS)
     "nyzhi.cli.cmd_chat", "nyzhi.cli.cmd_config", "nyzhi.cli.cmd_init", "nyzhi.cli.cmd_auth",
     "nyzhi.cli.cmd_sessions", "nyzhi.cli.cmd_index", "nyzhi.cli.cmd_mcp", "nyzhi.cli.cmd_memory",
@@ -46,7 +49,7 @@ NOT_ON_THE_RUN_PATH = (
 )
 
 
-async def test_nyz_run_imports_only_its_path_and_exits_fast(workspace, home, configure, tmp_path):
+async def _run_modules(args: list[str], workspace, home, configure, tmp_path) -> tuple[bytes, set]:
     modules_file = tmp_path / "modules.json"
     async with open_fake_llm(script=[reply("the answer")]) as server:
         configure(workspace, server.url_for("openai"))
@@ -54,11 +57,28 @@ async def test_nyz_run_imports_only_its_path_and_exits_fast(workspace, home, con
         env["HOME"] = str(home)
         with trio.fail_after(60):
             result = await trio.run_process(
-                [sys.executable, "-c", WRAPPER, str(modules_file)], cwd=workspace, env=env,
-                stdin=subprocess.DEVNULL, capture_stdout=True, capture_stderr=True, check=False,
+                [sys.executable, "-c", WRAPPER, str(modules_file), *args], cwd=workspace,
+                env=env, stdin=subprocess.DEVNULL, capture_stdout=True, capture_stderr=True,
+                check=False,
             )
     assert result.returncode == 0, result.stderr.decode()
-    assert result.stdout == b"the answer\n"  # flushed before the fast exit
     loaded = set(json.loads(modules_file.read_text()))
     assert "nyzhi.provider.openai_chat" in loaded  # the wrapper saw a real run
+    return result.stdout, loaded
+
+
+async def test_nyz_run_imports_only_its_path_and_exits_fast(workspace, home, configure, tmp_path):
+    out, loaded = await _run_modules(["--ephemeral", "hi"], workspace, home, configure, tmp_path)
+    assert out == b"the answer\n"  # flushed before the fast exit
     assert sorted(m for m in NOT_ON_THE_RUN_PATH if m in loaded) == []
+
+
+async def test_stream_json_pays_only_for_the_converter(workspace, home, configure, tmp_path):
+    """Events on the wire go through nyzhi.convert, so this run imports cattrs, and nothing
+    else of the list."""
+    out, loaded = await _run_modules(
+        ["--ephemeral", "--output-format", "stream-json", "hi"], workspace, home, configure,
+        tmp_path)
+    assert json.loads(out.splitlines()[-1])["result"] == "the answer"
+    assert "cattrs" in loaded and "nyzhi.convert" in loaded
+    assert sorted(m for m in NOT_ON_THE_RUN_PATH if m in loaded and m != "cattrs") == []

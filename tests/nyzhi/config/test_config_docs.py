@@ -1,8 +1,8 @@
 """docs/config.md documents exactly the schema's keys, and marks exactly the inactive ones.
 
 The docs give every key in ```toml blocks that are valid TOML, free names written in capitals
-(``[provider.NAME]``, ``[mcp.servers.OTHER]``). Each block is walked down the schema with the
-loader's own walker, so the docs and the loader agree on what a key is.
+(``[provider.NAME]``, ``[mcp.servers.OTHER]``). Each block goes through the loader's own pass
+(``convert.walk``), so the docs and the loader agree on what a key is.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from nyzhi.config.keys import INACTIVE, NAME, schema_keys, walk
-from nyzhi.config.schema import Config
+from nyzhi.config.convert import walk
+from nyzhi.config.keys import INACTIVE, NAME, form, schema_keys
 
 DOCS = Path(__file__).resolve().parents[3] / "docs" / "config.md"
 MARK = re.compile(r"not yet active \(((?:issue: )?[^)]+)\)")
@@ -33,11 +33,9 @@ def documented_keys() -> tuple[set[str], list[str]]:
     seen: set[str] = set()
     unknown: list[str] = []
     for block in toml_blocks():
-        walk(
-            tomllib.loads(block), Config,
-            on_key=lambda _path, form: seen.add(".".join(form)),
-            on_unknown=lambda path, _known: unknown.append(".".join(map(str, path))),
-        )
+        walked = walk(tomllib.loads(block))
+        seen.update(".".join(form(path)) for path in walked.keys)
+        unknown += [".".join(map(str, path)) for path, _known in walked.unknown]
     return seen, unknown
 
 

@@ -70,8 +70,15 @@ def test_unknown_type_becomes_generic_and_round_trips():
 
 
 def test_missing_field_is_a_clear_error():
-    with pytest.raises(ev.EventDecodeError, match="tool_done event is missing field 'call_id'"):
+    with pytest.raises(ev.EventDecodeError) as info:
         ev.from_json({"type": "tool_done", "name": "bash"})
+    assert str(info.value) == "tool_done event: 'call_id' is missing"
+
+
+def test_a_mistyped_field_is_named():
+    with pytest.raises(ev.EventDecodeError) as info:
+        ev.from_json({"type": "retry", "attempt": "1", "max": 5, "wait_ms": 10})
+    assert str(info.value) == "retry event: 'attempt' must be an integer, found '1'"
 
 
 @pytest.mark.parametrize("bad", [[], {"text": "x"}, {"type": 3}])

@@ -189,7 +189,7 @@ def test_session_prompt_rebuilds_only_when_the_deferred_list_changes():
     assert prompt().endswith(deferred[0]) and prompt().startswith(first)
     info = prompt.describe([ToolSchema("t", "d", {"type": "object"})])
     assert info["chars"] == len(prompt()) and info["tokens"] == chars_to_tokens(len(prompt()))
-    assert info["sections"][-1] == "extra" and info["environment"] == ENV.to_json()
+    assert info["sections"][-1] == "extra" and info["environment"] == ENV
     assert info["tools_chars"] == schemas_chars([ToolSchema("t", "d", {"type": "object"})])
 
 

@@ -6,9 +6,16 @@ import datetime
 import subprocess
 from pathlib import Path
 
+from nyzhi import convert
 from nyzhi.config.workspace import detect_workspace
 from nyzhi.core import events as ev
-from nyzhi.core.prompt_env import Environment, git_state, recorded_environment, take_environment
+from nyzhi.core.prompt_env import (
+    Environment,
+    git_state,
+    read_environment,
+    recorded_environment,
+    take_environment,
+)
 
 
 def git(repo: Path, *args: str) -> None:
@@ -48,9 +55,9 @@ def test_take_environment_reads_the_workspace_once(tmp_path, home):
 
 def test_snapshot_round_trips_and_tolerates_old_logs():
     env = Environment("Linux x86_64", "2026-11-23", "go", "dev", True, True)
-    assert Environment.from_json(env.to_json()) == env
-    assert Environment.from_json(None) is None and Environment.from_json("x") is None
-    assert Environment.from_json({"git_dirty": "yes", "date": 5}) == Environment(date="5")
+    assert read_environment(convert.unstructure(env)) == env
+    assert read_environment(None) is None and read_environment("x") is None
+    assert read_environment({"git_dirty": "yes", "date": 5}) == Environment(date="5")
 
 
 def test_recorded_environment_takes_the_first_session_start_that_has_one():
@@ -58,8 +65,8 @@ def test_recorded_environment_takes_the_first_session_start_that_has_one():
     events = [
         ev.SessionStart("s"),  # a log written before the prompt field existed
         ev.TurnStart("t"),
-        ev.SessionStart("s", prompt={"environment": first.to_json()}),
-        ev.SessionStart("s", prompt={"environment": Environment(date="2026-11-02").to_json()}),
+        ev.SessionStart("s", prompt={"environment": convert.unstructure(first)}),  # from a log
+        ev.SessionStart("s", prompt={"environment": Environment(date="2026-11-02")}),  # live
     ]
     assert recorded_environment(events) == first
     assert recorded_environment(events[:2]) is None

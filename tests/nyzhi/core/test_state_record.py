@@ -7,9 +7,17 @@ the compacted thread, and survive a resume and a further compaction.
 
 from __future__ import annotations
 
+from nyzhi import convert
 from nyzhi.core.runtime import RuntimeOptions, open_runtime
 from nyzhi.core.sessions import SessionStore
-from nyzhi.core.state_record import HEADER, Failure, StateRecord, _merge, last_failure
+from nyzhi.core.state_record import (
+    HEADER,
+    Failure,
+    StateRecord,
+    _merge,
+    last_failure,
+    read_state,
+)
 from nyzhi.provider.types import Message, ToolCall
 from nyzhi.testing.fake_llm import FakeRequest, open_fake_llm, reply, tool_call
 
@@ -106,7 +114,7 @@ async def test_compaction_keeps_todos_files_prompt_and_failure_across_resume(
     # the record was saved with the compacted thread
     store = SessionStore(home / ".local" / "share" / "nyzhi" / "sessions")
     session = store.load(session_id)
-    record = StateRecord.from_json(session.state)
+    record = read_state(session.state)
     assert record.first_prompt == "build the greeting feature"
     assert ("later.py", "created") in record.files and ("hello.py", "created") in record.files
     assert [t["id"] for t in record.todos] == ["1", "2"]
@@ -118,11 +126,11 @@ async def test_compaction_keeps_todos_files_prompt_and_failure_across_resume(
 def test_record_round_trips_and_tolerates_damage():
     record = StateRecord("fix it", TODOS, [("a.py", "created"), ("b.py", "deleted")],
                          Failure("pytest -x", "1 failed"))
-    assert StateRecord.from_json(record.to_json()) == record
-    assert StateRecord.from_json(None) == StateRecord()
-    damaged = StateRecord.from_json({"first_prompt": 3, "todos": ["x", {"id": "1"}],
-                                     "files": [{"path": "a", "action": "exploded"}, {"x": 1}],
-                                     "last_failure": {"output": "no command"}})
+    assert read_state(convert.unstructure(record)) == record
+    assert read_state(None) == StateRecord()
+    damaged = read_state({"first_prompt": 3, "todos": ["x", {"id": "1"}],
+                          "files": [{"path": "a", "action": "exploded"}, {"x": 1}],
+                          "last_failure": {"output": "no command"}})
     assert damaged == StateRecord("", [{"id": "1"}], [("a", "changed")], None)
 
 

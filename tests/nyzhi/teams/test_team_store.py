@@ -99,12 +99,14 @@ def test_tolerant_read_of_older_and_newer_files(store):
 
 
 @pytest.mark.parametrize(("data", "match"), [
-    ({"name": "t", "members": []}, "missing key 'created_at'"),
-    ({"name": "t", "created_at": "x", "members": [{"role": "r"}]}, "missing key 'name'"),
-    ({"name": "t", "created_at": "x", "members": "alice"}, "'members' must be an array"),
+    ({"name": "t", "members": []}, ": 'created_at' is missing$"),
+    ({"name": "t", "created_at": "x", "members": [{"role": "r"}]},
+     r": 'members\[0\].name' is missing$"),
+    ({"name": "t", "created_at": "x", "members": "alice"},
+     ": 'members' must be an array, found 'alice'$"),
     ({"name": "t", "created_at": "x", "members": [], "max_steps": "9"},
-     "'max_steps' must be an integer, found '9'"),
-    ([1, 2], "expected a JSON object"),
+     ": 'max_steps' must be an integer, found '9'$"),
+    ([1, 2], r": must be an object, found \[1, 2\]$"),
 ])
 def test_a_broken_config_names_file_and_key(store, data, match):
     path = store.team_dir("t") / "config.json"

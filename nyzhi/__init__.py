@@ -1,12 +1,12 @@
 """nyzhi: a terminal coding agent and multi-agent runtime on trio.
 
-The package layers flow one way, bottom to top: ``records`` (the attrs conventions), ``convert`` (the one converter) and
-``spawn`` (child processes whose forking thread outlives them); ``config``; ``auth``,
-``provider``, ``tools``, ``index``, ``knowledge`` and ``teams`` (one layer: they may import
-each other, never in a circle); ``core`` (and this package's lazy exports); front ends
-(``tui``, web); ``cli``; ``testing`` (helpers for tests). A module imports only its own layer
-and those below, and a private module (``_name.py``) only inside its own package:
-``tests/nyzhi/test_layering.py`` checks every import.
+The package layers flow one way, bottom to top: ``records`` (the attrs conventions),
+``convert`` (the one converter) and ``spawn`` (child processes whose forking thread outlives
+them); ``config``; ``auth``, ``provider``, ``tools``, ``index``, ``knowledge`` and ``teams``
+(one layer: they may import each other, never in a circle); ``core`` (and this package's lazy
+exports); front ends (``tui``, web); ``cli``; ``testing`` (helpers for tests). A module imports
+only its own layer and those below, and a private module (``_name.py``) only inside its own
+package: ``tests/nyzhi/test_layering.py`` checks every import.
 
 An embedding program needs only what is exported here::
 

@@ -364,7 +364,7 @@ async def open_runtime(
             main_agent=main, main=main_ref, session_start=session_start, agents=manager, mcp=mcp,
             knowledge=knowledge, teams=teams,
             notices=tuple(n for n in (*(str(w) for w in loaded.warnings), notice, *notes,
-                                      *role_notes) if n),
+                                      *role_notes, *knowledge.notices) if n),
         )
         await hooks.fire("session_start", {"session_id": session_id, "cwd": str(options.cwd)})
         await membership.bind(rt)

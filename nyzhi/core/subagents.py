@@ -47,8 +47,9 @@ from nyzhi.tools.builtin.agents import AgentControlError
 WAIT_MIN_MS = 10_000
 WAIT_MAX_MS = 300_000
 WAIT_DEFAULT_MS = 30_000
-ACTIVE = ("pending_init", "running")
-FINAL = ("completed", "errored", "shutdown", "idle")
+ACTIVE = (ev.AgentState.PENDING_INIT, ev.AgentState.RUNNING)
+FINAL = (ev.AgentState.COMPLETED, ev.AgentState.ERRORED, ev.AgentState.SHUTDOWN,
+         ev.AgentState.IDLE)
 
 
 class SubagentError(AgentControlError):
@@ -90,7 +91,7 @@ class AgentRecord:
     agent: Agent | None  # None: restored from a session log, built on resume
     budget: Budget
     ref: actors.ActorRef | None = None
-    status: str = "pending_init"
+    status: str = ev.AgentState.PENDING_INIT
     final: str = ""
     reason: str = ""
     pending: int = 0  # turns queued or running
@@ -108,11 +109,11 @@ class AgentRecord:
             "agent_id": self.path, "agent_nickname": self.nickname, "role": self.role,
             "status": self.status,
         }
-        if self.status == "completed":
+        if self.status == ev.AgentState.COMPLETED:
             out["message"] = self.final
-        elif self.status == "errored":
+        elif self.status == ev.AgentState.ERRORED:
             out["reason"] = self.reason
-        elif self.status == "shutdown" and self.reason:
+        elif self.status == ev.AgentState.SHUTDOWN and self.reason:
             out["reason"] = self.reason
         return out
 
@@ -198,7 +199,7 @@ class SubagentManager:
             self.records[path] = AgentRecord(
                 path=path, nickname=nickname, role=str(info.get("role", "default")),
                 model=str(info.get("model") or self.factory.provider.model), agent=None,
-                budget=Budget(parent=self.root_budget), status="shutdown", closed=True,
+                budget=Budget(parent=self.root_budget), status=ev.AgentState.SHUTDOWN, closed=True,
                 reason="from the resumed session: resume_agent reopens it",
                 saved=list(thread.messages), prompt=str(info.get("role_prompt") or ""),
             )
@@ -279,7 +280,7 @@ class SubagentManager:
         rec.agent = self._build(rec, role, parent.spec, subagent_prompt(role, briefing))
         self.records[path] = rec
         self.budgets[path] = budget
-        await self._set(rec, "pending_init", f"role {role.name}, model {choice.model}")
+        await self._set(rec, ev.AgentState.PENDING_INIT, f"role {role.name}, model {choice.model}")
         rec.ref = await parent_ref.ask(SpawnSubagent(nickname, rec.agent.loop, False))
         await self._start_turn(rec, message)
         return rec.summary()
@@ -299,7 +300,7 @@ class SubagentManager:
         handle: TurnHandle = await rec.ref.ask(UserInput(text))
         rec.pending += 1
         rec.final, rec.reason, rec.forced = "", "", ""
-        await self._set(rec, "running")
+        await self._set(rec, ev.AgentState.RUNNING)
         self.nursery.start_soon(self._watch, rec, handle)
 
     async def _watch(self, rec: AgentRecord, handle: TurnHandle) -> None:
@@ -316,20 +317,20 @@ class SubagentManager:
         if rec.forced:
             rec.reason = rec.forced
             await self.emit(ev.Error(agent=rec.path, message=rec.forced, kind="budget"))
-            await self._set(rec, "errored", rec.reason)
+            await self._set(rec, ev.AgentState.ERRORED, rec.reason)
         elif handle.error is not None:
             rec.reason = describe_error(handle.error)
-            await self._set(rec, "errored", rec.reason)
+            await self._set(rec, ev.AgentState.ERRORED, rec.reason)
         elif handle.cancelled or outcome is None:
             rec.reason = "interrupted: send_input or resume_agent continues it"
-            await self._set(rec, "shutdown", "interrupted")
+            await self._set(rec, ev.AgentState.SHUTDOWN, "interrupted")
         elif outcome.is_error:
             rec.reason = outcome.reason or f"stopped: {outcome.stop_reason}"
             rec.final = outcome.text
-            await self._set(rec, "errored", rec.reason)
+            await self._set(rec, ev.AgentState.ERRORED, rec.reason)
         else:
             rec.final = outcome.text
-            await self._set(rec, "completed")
+            await self._set(rec, ev.AgentState.COMPLETED)
         if self.lifecycle is not None:
             await self.lifecycle("subagent_stop", rec.path, rec.status)
 
@@ -379,7 +380,7 @@ class SubagentManager:
         for r in fresh:
             r.ref = None
             r.reason = "closed: resume_agent reopens it"
-            await self._set(r, "shutdown", "closed")
+            await self._set(r, ev.AgentState.SHUTDOWN, "closed")
         self.main.tooling.context.leases.release_all(rec.path)
         return rec.summary()
 
@@ -388,7 +389,7 @@ class SubagentManager:
         if not rec.closed:
             if rec.status not in ACTIVE:
                 rec.reason = ""
-                await self._set(rec, "idle", "resumed")
+                await self._set(rec, ev.AgentState.IDLE, "resumed")
             return rec.summary()
         parent_ref = self.system.lookup(rec.parent)
         if parent_ref is None:
@@ -408,7 +409,7 @@ class SubagentManager:
         rec.ref = await parent_ref.ask(SpawnSubagent(rec.nickname, rec.agent.loop, False))
         rec.closed = False
         rec.reason = ""
-        await self._set(rec, "idle", "resumed")
+        await self._set(rec, ev.AgentState.IDLE, "resumed")
         return rec.summary()
 
     # ---- runtime-level control -------------------------------------------------------------

@@ -22,10 +22,11 @@ import re
 from pathlib import Path
 from typing import Any
 
+from nyzhi.config.modes import TodoStatus, choices
 from nyzhi.knowledge import frontmatter as fm
 
 NOTEPAD_CATEGORIES: tuple[str, ...] = ("learnings", "decisions", "issues")
-TODO_STATUSES: tuple[str, ...] = ("pending", "in_progress", "completed", "cancelled")
+TODO_STATUSES: tuple[str, ...] = choices(TodoStatus)
 
 PLAN_MODE_NOTE = """<plan_mode>
 Plan mode is on: only read-only tools run, and anything that changes files or state is refused.
@@ -105,7 +106,7 @@ def merge_todos(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> list[di
             by_id[tid].update({k: v for k, v in item.items() if v is not None})
         else:
             entry = {"id": tid, "content": item.get("content", ""),
-                     "status": item.get("status") or "pending"}
+                     "status": item.get("status") or TodoStatus.PENDING}
             merged.append(entry)
             by_id[tid] = entry
     return merged

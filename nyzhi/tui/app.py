@@ -165,7 +165,7 @@ class Console:
             info["status"] = event.status
             info["step"] = event.detail[:20]
         elif isinstance(event, ev.TurnStart):
-            info["status"] = "running"
+            info["status"] = ev.AgentState.RUNNING
             if event.agent != self.main_path:  # its input: from its parent, the tree or /spawn
                 self.stream(event.agent).user(_clip(event.prompt))
         elif isinstance(event, ev.ToolStart):
@@ -174,8 +174,8 @@ class Console:
 
     def on_turn_done(self, event: ev.TurnComplete) -> None:
         info = self.panel.agent(event.agent)
-        if info["status"] == "running":
-            info["status"] = "idle"
+        if info["status"] == ev.AgentState.RUNNING:
+            info["status"] = ev.AgentState.IDLE
         info["step"] = event.stop_reason
         self._agents_changed()
 

@@ -89,8 +89,7 @@ if os.environ.pop("NYZHI_LLAMA_EXTRA_BUFFERS", "0") != "1":
         print("nyzhi: could not disable llama.cpp extra buffers:", exc, file=sys.stderr)
 try:
     import llama_cpp as _llama_cpp
-    from nyzhi.config.procgroup import signal_group
-from nyzhi.provider.llama_cpp import RepetitionGuard
+    from nyzhi.provider.llama_cpp import RepetitionGuard
     _guard = RepetitionGuard(min_copies=4, min_span=64, max_period=64)  # in tokens
 
     # Stops a completion whose generated tokens have started to loop (the client's guard

@@ -99,6 +99,9 @@ def _finish(cls: type, make: Callable[..., type], frozen: bool, kwargs: dict[str
     ):
         return make(cls, **kwargs)
     frozen = frozen or bool(kwargs.get("frozen"))
+    # A copy: ``kwargs`` is the decorator's own dict, and ``records.define(eq=False)`` kept in
+    # a variable decorates every class it is applied to with the same one.
+    kwargs = dict(kwargs)
     eq = kwargs.pop("eq", None) is not False
     cls = make(cls, repr=False, eq=False, **kwargs)
     methods: dict[str, Any] = {"__repr__": _make_repr(cls)}

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-MODES = ("in-process", "process")
+from nyzhi.config.modes import TeammateMode
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -127,7 +127,7 @@ def prepare_team(args: argparse.Namespace, cwd: Path) -> Any:
         store.create(TeamConfig(
             name=name, created_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
             members=[Member(LEAD, agent_type="leader"), *members],
-            teammate_mode=mode or "in-process", cwd=str(cwd), worktrees=args.worktrees,
+            teammate_mode=mode or TeammateMode.IN_PROCESS, cwd=str(cwd), worktrees=args.worktrees,
             detach=args.detach, trust=trust,
         ))
     else:
@@ -149,7 +149,7 @@ def prepare_team(args: argparse.Namespace, cwd: Path) -> Any:
 
         store.update(name, change)
     config = store.load(name)
-    if config.detach and (mode or config.teammate_mode) != "process":
+    if config.detach and (mode or config.teammate_mode) != TeammateMode.PROCESS:
         from nyzhi.teams.names import TeamError
 
         raise TeamError("--detach needs --teammate-mode process (in-process teammates live "

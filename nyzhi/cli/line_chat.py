@@ -1,4 +1,5 @@
-"""Plain line-mode chat over the shared runtime (stands in until the urwid console).
+"""Plain line-mode chat over the shared runtime: what ``nyz chat --plain``, a pipe or a
+redirect get instead of the console (``nyz chat`` on a terminal).
 
 One reader task turns stdin lines into a channel; the chat loop sends them to the agent or,
 while an approval is pending, answers it (y = yes, a = always for this session, n or an empty

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from nyzhi import __version__
-from nyzhi.config.modes import TrustMode, parse_trust, spelled
+from nyzhi.config.modes import TeammateMode, TrustMode, choices, parse_trust, spelled
 from nyzhi.core import collector
 
 # httpx imports its own command-line client at import time (click, rich and pygments, when they
@@ -68,7 +68,7 @@ def add_global_flags(parser: argparse.ArgumentParser, *, suppress: bool = False)
     parser.add_argument("-s", "--session", help="resume a session by id prefix or title", **d)
     parser.add_argument("--team-name", metavar="TEAM",
                         help="run as the lead of this team (created if missing)", **d)
-    parser.add_argument("--teammate-mode", choices=("in-process", "process"),
+    parser.add_argument("--teammate-mode", choices=choices(TeammateMode),
                         help="how teammates run: agents in this process, or nyz processes", **d)
 
 

@@ -25,6 +25,7 @@ from typing import Any
 
 import trio
 
+from nyzhi.config.modes import TeammateMode
 from nyzhi.core import events as ev
 
 
@@ -46,7 +47,7 @@ async def run_member(team: str, member: str, *, attached: bool, interactive: boo
     # worktree when it has one (Membership gives the agent that workdir).
     cwd = Path(config.cwd or os.getcwd())
     options = RuntimeOptions(
-        cwd=cwd, team=team, member=member, trust=config.trust, teammate_mode="process",
+        cwd=cwd, team=team, member=member, trust=config.trust, teammate_mode=TeammateMode.PROCESS,
         interactive=interactive, session=prior.get("session_id") or None,
     )
     out = JsonLines(sys.stdout)

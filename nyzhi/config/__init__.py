@@ -7,7 +7,7 @@ attrs decorators). Everything here is synchronous and cheap (a few small files a
                                                           .warnings: unknown keys, not fatal)
     detect_workspace(cwd=None, env=None) -> Workspace
     Config.with_overrides(provider=, model=, trust=, sandbox=, max_steps=) -> Config
-    TrustMode, SandboxLevel                                (the one definition of each)
+    TrustMode, SandboxLevel, ApiStyle, TeammateMode, TodoStatus  (the one definition of each)
 
 Names are exported lazily, so ``from nyzhi.config.modes import TrustMode`` (the command line's
 argument parsing, the tools) does not pay for the schema and loader; ``load_config`` imports
@@ -33,6 +33,9 @@ _EXPORTS = {
     "HookConfig": "nyzhi.config.schema_agent",
     "SandboxLevel": "nyzhi.config.modes",
     "TrustMode": "nyzhi.config.modes",
+    "ApiStyle": "nyzhi.config.modes",
+    "TeammateMode": "nyzhi.config.modes",
+    "TodoStatus": "nyzhi.config.modes",
     "Workspace": "nyzhi.config.workspace",
     "detect_workspace": "nyzhi.config.workspace",
 }
@@ -44,7 +47,10 @@ if TYPE_CHECKING:
     from nyzhi.config.loader import Layer as Layer
     from nyzhi.config.loader import LoadedConfig as LoadedConfig
     from nyzhi.config.loader import load_config as load_config
+    from nyzhi.config.modes import ApiStyle as ApiStyle
     from nyzhi.config.modes import SandboxLevel as SandboxLevel
+    from nyzhi.config.modes import TeammateMode as TeammateMode
+    from nyzhi.config.modes import TodoStatus as TodoStatus
     from nyzhi.config.modes import TrustMode as TrustMode
     from nyzhi.config.presets import BUILTIN_PROVIDERS as BUILTIN_PROVIDERS
     from nyzhi.config.presets import ProviderPreset as ProviderPreset

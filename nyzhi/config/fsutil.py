@@ -2,7 +2,10 @@
 
 ``atomic_write``: temp file in the same directory + fsync + rename + directory fsync. A reader
 (another nyz process) sees either the old file or the new one, never a torn one, and a crash
-mid-write (or a full disk) leaves the old file intact. Used for config edits and auth.json.
+mid-write (or a full disk) leaves the old file intact. ``replace_in_dir`` is that write itself,
+the one copy: config edits, auth.json, session metadata and team files go through
+``atomic_write``; the file tools through ``nyzhi.tools.paths.atomic_write``, which first opens
+the directory refusing symlinks.
 
 ``describe_os_error`` / ``StorageError``: every writer (sessions, config, credentials, tool
 output, the compaction archive, remembered approvals) turns an ``OSError`` into one line that
@@ -15,7 +18,8 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import tempfile
+import secrets
+import stat
 from pathlib import Path
 
 # What the user can do about it, when the caller does not say more.
@@ -87,43 +91,61 @@ def atomic_write(
     ``StorageError`` says ``could not write <what> <path>: <reason>; <fix>``.
 
     ``mode``: permission bits of the new file (default: keep the existing file's mode, else
-    0644). The temp file is created 0600 and chmod-ed before the rename, so a secret is
-    never readable by others even for an instant. ``dir_mode``: create missing parent
-    directories with this mode (and tighten an existing parent to it).
+    what the umask gives a new file). ``dir_mode``: create missing parent directories with
+    this mode (and tighten an existing parent to it).
     """
     path = Path(path)
     try:
-        _atomic_write(path, data, mode, dir_mode)
+        parent = path.parent
+        if dir_mode is not None:
+            parent.mkdir(parents=True, exist_ok=True, mode=dir_mode)
+            os.chmod(parent, dir_mode)
+        else:
+            parent.mkdir(parents=True, exist_ok=True)
+        dir_fd = os.open(parent, os.O_RDONLY | os.O_DIRECTORY | _CLOEXEC)
+        try:
+            replace_in_dir(dir_fd, path.name, data, mode=mode)
+        finally:
+            os.close(dir_fd)
     except OSError as exc:
         raise StorageError.wrap(exc, f"write {what}".rstrip(), path, fix) from exc
 
 
-def _atomic_write(path: Path, data: bytes, mode: int | None, dir_mode: int | None) -> None:
-    parent = path.parent
-    if dir_mode is not None:
-        parent.mkdir(parents=True, exist_ok=True, mode=dir_mode)
-        os.chmod(parent, dir_mode)
-    else:
-        parent.mkdir(parents=True, exist_ok=True)
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+
+
+def replace_in_dir(dir_fd: int, name: str, data: bytes, *, mode: int | None = None) -> None:
+    """The one atomic write: ``name`` in the open directory ``dir_fd`` replaced by ``data``.
+
+    A temp file in the same directory (created exclusively, never through a symlink) is
+    written, fsynced and renamed over ``name``; then the directory is fsynced, so after a crash
+    the file is the old one or the new one, never a torn one. ``mode`` None keeps an existing
+    file's permission bits (a new file gets what the umask gives); a given ``mode`` is set on
+    the temp file, created 0600, before the rename, so a secret is never readable by others
+    even for an instant. ``atomic_write`` opens the directory plainly; the file tools open it
+    refusing symlinks at every component (``nyzhi.tools.paths.atomic_write``). Raises the
+    ``OSError``; the temp file is removed."""
     if mode is None:
         try:
-            mode = path.stat().st_mode & 0o777
+            mode = stat.S_IMODE(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
         except FileNotFoundError:
-            mode = 0o644
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=parent)
+            pass
+    tmp = f".{name}.{os.getpid()}-{secrets.token_hex(4)}.tmp"
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | _CLOEXEC
+    fd = os.open(tmp, flags, 0o666 if mode is None else 0o600, dir_fd=dir_fd)
     try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fchmod(fh.fileno(), mode)
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            if mode is not None:
+                os.fchmod(fd, mode)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
     except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
+        with contextlib.suppress(OSError):
+            os.unlink(tmp, dir_fd=dir_fd)
         raise
-    dir_fd = os.open(parent, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
+    os.fsync(dir_fd)

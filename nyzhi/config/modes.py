@@ -1,9 +1,13 @@
-"""The two permission vocabularies: trust modes and sandbox levels (the one definition of each).
+"""The shared vocabularies, one definition each: trust modes, sandbox levels, API styles,
+teammate modes and todo statuses.
 
 They live here, at the bottom layer, because the config schema types its keys with them and
-everything above (the gates, the sandbox, the command line, the runtime) imports them from
-here. They are ``StrEnum``s, so a member compares equal to its TOML spelling and serialises
-as it (``TrustMode.FULL == "full"``, ``json.dumps`` writes ``"full"``).
+everything above (the gates, the sandbox, the providers, teams, the tools, the command line,
+the runtime) imports them from here. They are ``StrEnum``s, so a member compares equal to its
+TOML or JSON spelling and serialises as it (``TrustMode.FULL == "full"``, ``json.dumps``
+writes ``"full"``): the strings in config files, team files, plans and stream-json are the
+members' values, unchanged. (Agent statuses are the events' vocabulary:
+``nyzhi.core.events.AgentStatus``.)
 
 The config file accepts only the canonical spellings; the command line also takes a few
 aliases (``--trust auto-edit``, ``--sandbox workspace``), listed here so they are one table.
@@ -31,6 +35,40 @@ class SandboxLevel(enum.StrEnum):
     READ_ONLY = "read-only"
     WORKSPACE_WRITE = "workspace-write"
     FULL_ACCESS = "full-access"
+
+
+class ApiStyle(enum.StrEnum):
+    """The wire format a provider speaks (``[provider.NAME] api_style``)."""
+
+    OPENAI = "openai"
+    OPENAI_RESPONSES = "openai-responses"
+    ANTHROPIC = "anthropic"
+    GEMINI = "gemini"
+    OLLAMA = "ollama"
+    LLAMA_CPP = "llama-cpp"
+
+
+class TeammateMode(enum.StrEnum):
+    """Where a team's teammates run: agents in the lead's process, or a process each."""
+
+    IN_PROCESS = "in-process"
+    PROCESS = "process"
+
+
+class TodoStatus(enum.StrEnum):
+    """A todo's status, in ``todowrite`` and in a plan's ``todos``."""
+
+    PENDING = "pending"
+    IN_PROGRESS = "in_progress"
+    COMPLETED = "completed"
+    CANCELLED = "cancelled"
+
+
+# How a todo is shown in a list (``todoread``, a subagent's briefing).
+TODO_MARKS: dict[str, str] = {
+    TodoStatus.PENDING: "[ ]", TodoStatus.IN_PROGRESS: "[~]", TodoStatus.COMPLETED: "[x]",
+    TodoStatus.CANCELLED: "[-]",
+}
 
 
 E = TypeVar("E", bound=enum.StrEnum)

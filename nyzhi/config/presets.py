@@ -11,8 +11,7 @@ from __future__ import annotations
 import attrs
 
 from nyzhi import records
-
-API_STYLES = ("openai", "openai-responses", "anthropic", "gemini", "ollama", "llama-cpp")
+from nyzhi.config.modes import ApiStyle
 
 
 @records.frozen
@@ -21,7 +20,7 @@ class ProviderPreset:
 
     name: str
     title: str
-    api_style: str
+    api_style: ApiStyle
     base_url: str
     env_vars: tuple[str, ...]  # checked in order; the first one set wins
     default_model: str
@@ -32,26 +31,26 @@ class ProviderPreset:
 BUILTIN_PROVIDERS: dict[str, ProviderPreset] = {
     p.name: p
     for p in (
-        ProviderPreset("openai", "OpenAI", "openai", "https://api.openai.com/v1",
+        ProviderPreset("openai", "OpenAI", ApiStyle.OPENAI, "https://api.openai.com/v1",
                        ("OPENAI_API_KEY",), "gpt-4.1"),
-        ProviderPreset("anthropic", "Anthropic", "anthropic", "https://api.anthropic.com/v1",
+        ProviderPreset("anthropic", "Anthropic", ApiStyle.ANTHROPIC, "https://api.anthropic.com/v1",
                        ("ANTHROPIC_API_KEY",), "claude-sonnet-4-5"),
-        ProviderPreset("gemini", "Google Gemini", "gemini",
+        ProviderPreset("gemini", "Google Gemini", ApiStyle.GEMINI,
                        "https://generativelanguage.googleapis.com/v1beta",
                        ("GEMINI_API_KEY", "GOOGLE_API_KEY"), "gemini-2.5-flash"),
-        ProviderPreset("openrouter", "OpenRouter", "openai", "https://openrouter.ai/api/v1",
+        ProviderPreset("openrouter", "OpenRouter", ApiStyle.OPENAI, "https://openrouter.ai/api/v1",
                        ("OPENROUTER_API_KEY",), "anthropic/claude-sonnet-4.5",
                        headers={"HTTP-Referer": "https://github.com/nyzhi", "X-Title": "nyzhi"}),
-        ProviderPreset("groq", "Groq", "openai", "https://api.groq.com/openai/v1",
+        ProviderPreset("groq", "Groq", ApiStyle.OPENAI, "https://api.groq.com/openai/v1",
                        ("GROQ_API_KEY",), "llama-3.3-70b-versatile"),
-        ProviderPreset("together", "Together AI", "openai", "https://api.together.xyz/v1",
+        ProviderPreset("together", "Together AI", ApiStyle.OPENAI, "https://api.together.xyz/v1",
                        ("TOGETHER_API_KEY",), "meta-llama/Llama-3.3-70B-Instruct-Turbo"),
-        ProviderPreset("deepseek", "DeepSeek", "openai", "https://api.deepseek.com/v1",
+        ProviderPreset("deepseek", "DeepSeek", ApiStyle.OPENAI, "https://api.deepseek.com/v1",
                        ("DEEPSEEK_API_KEY",), "deepseek-chat"),
-        ProviderPreset("ollama", "Ollama (local)", "ollama", "http://localhost:11434",
+        ProviderPreset("ollama", "Ollama (local)", ApiStyle.OLLAMA, "http://localhost:11434",
                        ("OLLAMA_API_KEY",), "llama3.1", needs_key=False),
         # The offline default: the runtime starts the server and fills in the real port.
-        ProviderPreset("llama-cpp", "llama.cpp (offline default model)", "llama-cpp",
+        ProviderPreset("llama-cpp", "llama.cpp (offline default model)", ApiStyle.LLAMA_CPP,
                        "http://127.0.0.1:8080/v1", (), "smollm2-135m-instruct", needs_key=False),
     )
 }

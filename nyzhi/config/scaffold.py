@@ -57,7 +57,7 @@ CONFIG_TEMPLATE = f"""\
 # prompt = "Review $ARGUMENTS for bugs and missing tests."
 # description = "Review code"
 
-## Not yet active: MCP servers (issue: MCP).
+## An MCP server: its tools are mcp__files__TOOL, gated like ours (also from .mcp.json).
 # [mcp.servers.files]
 # command = "npx"
 # args = ["-y", "@modelcontextprotocol/server-filesystem", "."]

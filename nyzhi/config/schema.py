@@ -12,10 +12,8 @@ from typing import Any, Literal
 import attrs
 
 from nyzhi import records
-from nyzhi.config.modes import SandboxLevel, TrustMode
+from nyzhi.config.modes import ApiStyle, SandboxLevel, TrustMode
 from nyzhi.config.schema_agent import AgentConfig
-
-ApiStyle = Literal["openai", "openai-responses", "anthropic", "gemini", "ollama", "llama-cpp"]
 
 
 @records.frozen

@@ -91,7 +91,7 @@ class AgentActor(actors.Actor):
         self.wake = trio.Event()
         self.current: TurnHandle | None = None
         self.scope: trio.CancelScope | None = None
-        self.status = "idle"
+        self.status = ev.AgentState.IDLE
 
     async def started(self) -> None:
         from nyzhi.core.tool_executor import ToolExecutorActor
@@ -102,7 +102,7 @@ class AgentActor(actors.Actor):
                 ToolExecutorActor, name="tools", restart=actors.Restart.PERMANENT
             )
         self.context.start_soon(self._run_turns, name=f"{self.context.path}:turns")
-        await self._set_status("idle")
+        await self._set_status(ev.AgentState.IDLE)
 
     async def receive(self, message: Any) -> Any:
         if isinstance(message, UserInput):
@@ -128,7 +128,7 @@ class AgentActor(actors.Actor):
                 name=message.name, restart=actors.Restart.TEMPORARY,
             )
             if self.lifecycle is not None:
-                await self.lifecycle("subagent_start", ref.path, "running")
+                await self.lifecycle("subagent_start", ref.path, ev.AgentState.RUNNING)
             return ref
         return await super().receive(message)
 
@@ -146,10 +146,10 @@ class AgentActor(actors.Actor):
                 handle.cancelled = True
                 handle.done.set()
         self.queue.clear()
-        await self._set_status("shutdown")
+        await self._set_status(ev.AgentState.SHUTDOWN)
         parent = self.context.parent
         if self.lifecycle is not None and parent is not None and parent.name != "agents":
-            await self.lifecycle("subagent_stop", self.context.path, "shutdown")
+            await self.lifecycle("subagent_stop", self.context.path, ev.AgentState.SHUTDOWN)
 
     async def _set_status(self, status: str, detail: str = "") -> None:
         self.status = status
@@ -169,7 +169,7 @@ class AgentActor(actors.Actor):
                 await self.wake.wait()
             handle = self.queue.popleft()
             self.current = handle
-            await self._set_status("running")
+            await self._set_status(ev.AgentState.RUNNING)
             with trio.CancelScope() as scope:
                 self.scope = scope
                 try:
@@ -180,5 +180,5 @@ class AgentActor(actors.Actor):
             handle.cancelled = scope.cancelled_caught
             self.current = None
             handle.done.set()
-            await self._set_status("idle")
+            await self._set_status(ev.AgentState.IDLE)
 

@@ -15,7 +15,7 @@ import attrs
 
 import actors
 from nyzhi import records
-from nyzhi.config.modes import SandboxLevel, TrustMode
+from nyzhi.config.modes import ApiStyle, SandboxLevel, TrustMode
 from nyzhi.config.secrets import Redactor
 from nyzhi.core.events import MAIN_AGENT
 from nyzhi.core.hooks import HookRunner, hooks_from_config, load_claude_hooks
@@ -59,7 +59,7 @@ def provider_spec(name: str, config: Any, env: Mapping[str, str]) -> Any:
 
     entry = config.provider.get(name)
     preset = PRESETS.get(name)
-    api_style = entry.api_style or (preset.api_style if preset else "openai")
+    api_style = entry.api_style or (preset.api_style if preset else ApiStyle.OPENAI)
     base_url = entry.base_url or (preset.base_url if preset else None)
     if not base_url:
         raise RuntimeConfigError(

@@ -15,13 +15,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from nyzhi.config.modes import TODO_MARKS, TodoStatus
+
 HEADING = "# Context Briefing (from parent)"
 MAX_LINES = 60
 MAX_CHANGES = 20
 MAX_MESSAGES = 5
 PREVIEW_CHARS = 200
 
-_TODO_MARK = {"pending": "[ ]", "in_progress": "[~]"}
 
 
 def build_briefing(
@@ -89,10 +90,10 @@ def todo_lines(todos: Iterable[Mapping[str, Any]]) -> list[str]:
     """Todos that are neither completed nor cancelled."""
     out = []
     for todo in todos:
-        status = str(todo.get("status", "pending"))
-        if status in ("completed", "cancelled"):
+        status = str(todo.get("status", TodoStatus.PENDING))
+        if status in (TodoStatus.COMPLETED, TodoStatus.CANCELLED):
             continue
-        mark = _TODO_MARK.get(status, "[?]")
+        mark = TODO_MARKS.get(status, "[?]")
         out.append(f"- {mark} {todo.get('id', '?')}: {_one_line(str(todo.get('content', '')))}")
     return out
 

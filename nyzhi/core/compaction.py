@@ -1,9 +1,10 @@
 """Auto-compaction: summarise older history with the model, keep the recent messages.
 
-The full history is saved first (JSONL, one message per line) so nothing is lost; the thread
-is then rebuilt as a summary message followed by the most recent messages. The cut never
-separates an assistant's tool calls from their results, so the thread stays valid for every
-wire format.
+The full history is saved first (JSONL, one message per line, in the session log's message
+format: ``sessions.records.message_to_json``, which ``message_from_json`` reads back) so
+nothing is lost; the thread is then rebuilt as a summary message followed by the most recent
+messages. The cut never separates an assistant's tool calls from their results, so the thread
+stays valid for every wire format.
 
 The summary message also carries the runtime's state record (``nyzhi.core.state_record``)
 verbatim, in its own section after the model's summary: the first prompt, todos, changed files
@@ -19,11 +20,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import attrs
 import trio
 
 from nyzhi import records
 from nyzhi.config.fsutil import StorageError
+from nyzhi.core.sessions.records import message_to_json
 from nyzhi.provider.types import ChatRequest, Message, Provider, TextDelta
 
 if TYPE_CHECKING:
@@ -54,10 +55,6 @@ def cut_index(messages: list[Message], keep_recent: int = KEEP_RECENT_MESSAGES) 
     while i > 0 and messages[i].role == "tool":
         i -= 1
     return i
-
-
-def message_to_json(m: Message) -> dict:
-    return attrs.asdict(m, recurse=True)
 
 
 def archive_history(messages: Sequence[Message], directory: Path, stem: str) -> Path:

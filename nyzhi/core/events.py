@@ -23,6 +23,7 @@ read by an older nyz still replays); a known type with a missing or mistyped fie
 
 from __future__ import annotations
 
+import enum
 from typing import Any, ClassVar
 
 import attrs
@@ -45,7 +46,22 @@ def root_of(path: str) -> str:
         return "/".join(path.split("/")[:4])
     return MAIN_AGENT
 
-AGENT_STATUSES = ("pending_init", "running", "idle", "completed", "errored", "shutdown")
+
+
+class AgentState(enum.StrEnum):
+    """An agent's lifecycle status: the values of ``AgentStatus.status`` (and of the lifecycle
+    hooks' ``status``, and the words a team member's status file shares with them). A
+    ``StrEnum``, so events carry and serialise the plain words."""
+
+    PENDING_INIT = "pending_init"
+    RUNNING = "running"
+    IDLE = "idle"
+    COMPLETED = "completed"
+    ERRORED = "errored"
+    SHUTDOWN = "shutdown"
+
+
+AGENT_STATUSES: tuple[str, ...] = tuple(s.value for s in AgentState)
 
 
 class EventDecodeError(ValueError):
@@ -197,7 +213,7 @@ def _check_status(_inst: Any, _attr: Any, value: str) -> None:
 
 @records.frozen
 class AgentStatus(Event):
-    """An agent's lifecycle status changed (``AGENT_STATUSES``). ``detail`` says why (an
+    """An agent's lifecycle status changed (``AgentState``). ``detail`` says why (an
     errored agent's reason, its role when it starts); ``step``, ``tokens`` and ``cost_usd`` are
     what the agent itself has used so far (a console builds its agent tree on these)."""
 

@@ -38,8 +38,9 @@ from nyzhi.core.budget import Budget, Limits
 from nyzhi.provider import types as pt
 from nyzhi.tools.builtin.agents import AgentControlError
 
-ACTIVE = ("pending_init", "running")
-FINAL = ("completed", "errored", "shutdown", "idle")
+ACTIVE = (ev.AgentState.PENDING_INIT, ev.AgentState.RUNNING)
+FINAL = (ev.AgentState.COMPLETED, ev.AgentState.ERRORED, ev.AgentState.SHUTDOWN,
+         ev.AgentState.IDLE)
 
 Journal = Callable[[str, dict[str, Any]], Any]  # (path, info) -> the agent's SessionSink
 
@@ -86,7 +87,7 @@ class AgentRecord:
     agent: Agent | None  # None: restored from a session log, built on resume
     budget: Budget
     ref: actors.ActorRef | None = None
-    status: str = "pending_init"
+    status: str = ev.AgentState.PENDING_INIT
     final: str = ""
     reason: str = ""
     pending: int = 0  # turns queued or running
@@ -107,11 +108,11 @@ class AgentRecord:
             "agent_id": self.path, "agent_nickname": self.nickname, "role": self.role,
             "status": self.status,
         }
-        if self.status == "completed":
+        if self.status == ev.AgentState.COMPLETED:
             out["message"] = self.final
-        elif self.status == "errored":
+        elif self.status == ev.AgentState.ERRORED:
             out["reason"] = self.reason
-        elif self.status == "shutdown" and self.reason:
+        elif self.status == ev.AgentState.SHUTDOWN and self.reason:
             out["reason"] = self.reason
         return out
 
@@ -208,7 +209,7 @@ class AgentTree:
         out = []
         for path, kind in self._kinds.items():
             b = self._budgets[path]
-            out.append(Placed(path, kind, self._root_status.get(path, "idle"), b.own_tokens,
+            out.append(Placed(path, kind, self._root_status.get(path, ev.AgentState.IDLE), b.own_tokens,
                               round(b.own_usd, 6), b.own_steps))
         for rec in self.records.values():
             b = rec.budget
@@ -312,7 +313,7 @@ class AgentTree:
         rec = AgentRecord(
             path=spec.path, nickname=name, role=spec.role,
             model=spec.model or self.factory.provider.model, agent=None,
-            budget=self.budget_of(parent_path).carve(limits), status="idle", external=True,
+            budget=self.budget_of(parent_path).carve(limits), status=ev.AgentState.IDLE, external=True,
         )
         self.build_child(rec, spec)
         return await self.start_child(rec)
@@ -357,7 +358,7 @@ class AgentTree:
             self.records[path] = AgentRecord(
                 path=path, nickname=nickname, role=str(info.get("role", "default")),
                 model=str(info.get("model") or self.factory.provider.model), agent=None,
-                budget=Budget(parent=self.root_budget), status="shutdown", closed=True,
+                budget=Budget(parent=self.root_budget), status=ev.AgentState.SHUTDOWN, closed=True,
                 reason="from the resumed session: resume_agent reopens it",
                 saved=list(thread.messages), prompt=str(info.get("role_prompt") or ""),
             )

@@ -32,7 +32,7 @@ import attrs
 from nyzhi import records
 from nyzhi.config.schema_agent import BudgetConfig, RoleConfig
 from nyzhi.core import role_prompts as rp
-from nyzhi.core.frontmatter import FrontMatterError, split_front_matter
+from nyzhi.knowledge import frontmatter as fm
 
 DEFAULT_ROLE = "default"
 DEFAULT_MAX_STEPS = 50  # a subagent's step limit when its role does not set one
@@ -53,11 +53,15 @@ CLAUDE_TOOL_NAMES: dict[str, str] = {
     "todowrite": "todowrite", "todoread": "todoread",
 }
 
-# Front matter keys a role file may set (Claude Code's ``tools`` and ``color`` included).
-ROLE_FILE_KEYS = frozenset({
-    "name", "description", "model", "max_steps", "read_only", "allowed_tools",
-    "disallowed_tools", "mcp_servers", "tools", "color",
-})
+# Front matter keys a role file may set (Claude Code's ``tools`` and ``color`` included). The
+# name and description reach the ``spawn_agent`` description, so they are capped.
+ROLE_FILE_KEYS: dict[str, fm.Key] = {
+    "name": fm.Key(fm.NAME), "description": fm.Key(fm.TEXT), "model": fm.Key(fm.NAME, 128),
+    "max_steps": fm.Key(fm.COUNT, what="a whole number of steps"), "read_only": fm.Key(fm.FLAG),
+    "allowed_tools": fm.Key(fm.NAMES), "tools": fm.Key(fm.NAMES),
+    "disallowed_tools": fm.Key(fm.NAMES), "mcp_servers": fm.Key(fm.NAMES),
+    "color": fm.Key(fm.ANY),
+}
 
 
 class RoleError(ValueError):
@@ -169,14 +173,6 @@ def _tool_list(value: Any, where: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(normalize_tool_name(v) for v in items))
 
 
-def _name_list(value: Any, where: str) -> tuple[str, ...]:
-    if isinstance(value, str):
-        return tuple(v.strip() for v in value.split(",") if v.strip())
-    if isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
-        return tuple(value)
-    raise RoleError(f"{where}: expected a list of names, got {value!r}")
-
-
 # ---- role files -----------------------------------------------------------------------------
 
 
@@ -188,48 +184,36 @@ def load_role_file(path: Path) -> tuple[Role, list[str]]:
     except (OSError, UnicodeDecodeError) as exc:
         raise RoleError(f"{path}: cannot read role file: {exc}") from None
     try:
-        fields, body = split_front_matter(text, path)
-    except FrontMatterError as exc:
+        fields, body = fm.split_front_matter(text, path)
+        values, warnings = fm.check_fields(fields, ROLE_FILE_KEYS, path)
+    except fm.FrontMatterError as exc:
         raise RoleError(str(exc)) from None
-    warnings = [
-        f"{path}: unknown key {key!r} ignored (known: {', '.join(sorted(ROLE_FILE_KEYS))})"
-        for key in fields if key not in ROLE_FILE_KEYS
-    ]
-
-    def field(key: str, kind: type | tuple[type, ...], what: str) -> Any:
-        value = fields.get(key)
-        if value is None:
-            return None
-        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-            raise RoleError(f"{path}: {key}: expected {what}, found {value!r}")
-        return value
-
-    name = field("name", str, "a string") or path.stem
-    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", name):
-        raise RoleError(f"{path}: name: expected letters, digits, '-', '_' or '.', found {name!r}")
-    steps = field("max_steps", int, "a whole number of steps")
+    name = values.get("name") or path.stem
+    if len(name) > fm.NAME_CAP or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", name):
+        raise RoleError(f"{path}: name: expected letters, digits, '-', '_' or '.' (at most "
+                        f"{fm.NAME_CAP}), found {fm.cut(name, 80)!r}")
+    steps = values.get("max_steps")
     if steps is not None and steps < 1:
         raise RoleError(f"{path}: max_steps: expected at least 1, found {steps}")
-    allowed = fields.get("allowed_tools")
+    allowed = values.get("allowed_tools")
     if allowed is None:  # Claude Code's spelling, accepted in both folders
-        allowed = fields.get("tools")
-    model = field("model", str, "a model name")
-    if model is not None and model.strip().lower() == "inherit":
+        allowed = values.get("tools")
+    model = values.get("model")
+    if model is not None and model.lower() == "inherit":
         model = None
     if not body:
         raise RoleError(f"{path}: the file has no body; the body is the role's system prompt")
     role = Role(
         name=name,
-        description=field("description", str, "a string") or "",
+        description=values.get("description", ""),
         system_prompt=body,
         max_steps=steps or DEFAULT_MAX_STEPS,
-        read_only=bool(field("read_only", bool, "true or false")),
+        read_only=bool(values.get("read_only")),
         allowed_tools=None if allowed is None else _tool_list(allowed, f"{path}: allowed_tools"),
-        disallowed_tools=_tool_list(fields.get("disallowed_tools") or [],
+        disallowed_tools=_tool_list(values.get("disallowed_tools", ()),
                                     f"{path}: disallowed_tools"),
         model=model,
-        mcp_servers=None if fields.get("mcp_servers") is None
-        else _name_list(fields["mcp_servers"], f"{path}: mcp_servers"),
+        mcp_servers=values.get("mcp_servers"),
         source=str(path),
     )
     return role, warnings

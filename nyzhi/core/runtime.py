@@ -340,7 +340,7 @@ async def _assemble(stack: contextlib.AsyncExitStack, system: actors.ActorSystem
         writer=writer, resumed=resumed, session_id=session_id, mcp=mcp, knowledge=knowledge,
         factory=None,  # type: ignore[arg-type]  # set below, from the rest
         notices=tuple(n for n in (*(str(w) for w in loaded.warnings), notice, *notes,
-                                  *role_notes) if n),
+                                  *role_notes, *knowledge.notices) if n),
     )
     base.factory = await _agent_factory(base, workspace, auto_context)
     return base

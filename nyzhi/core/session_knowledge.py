@@ -7,7 +7,9 @@ is fixed for the session (its prefix is what providers cache):
   capped, for ``PromptParts.memory``;
 - ``skills``: the skill index, for ``PromptParts.skills``;
 - ``commands``: custom slash commands, which front ends expand with ``expand`` before
-  submitting.
+  submitting;
+- ``notices``: skill and command files left out (front matter that is not YAML, a name too
+  long) or with unknown keys, one line each, for the runtime's notices.
 
 What changes from message to message travels with the message instead (``turn_context``,
 which the main agent's prompt step appends to each user message): the memory facts the recall
@@ -51,6 +53,7 @@ class SessionKnowledge:
     # The main agent's Tooling first, then the factory's template (which agents spawned
     # later start from): their gates hold plan mode.
     toolings: tuple[Any, ...] = ()
+    notices: tuple[str, ...] = ()
 
     # ---- plan mode ------------------------------------------------------------------------
 
@@ -104,13 +107,15 @@ class SessionKnowledge:
 def _gather(config: Any, root: Path, session_id: str,
             env: Mapping[str, str] | None) -> SessionKnowledge:
     auto = bool(config.memory.auto_memory)
+    notes: list[str] = []
     return SessionKnowledge(
         root=root,
         session_id=session_id,
         memory_text=MemoryStore.for_workspace(root, env).prompt_text() if auto else "",
-        skills=skills_index(root),
-        commands=load_commands(root, config.agent.commands),
+        skills=skills_index(root, notes),
+        commands=load_commands(root, config.agent.commands, notes),
         recall=RecallStore.for_workspace(root, env) if auto else None,
+        notices=tuple(notes),
     )
 
 

@@ -124,7 +124,7 @@ class SubagentManager(AgentTree):
                           model=choice.model, agent=None, budget=budget)
         briefing = briefing_from_context(parent.tooling.context, parent.loop.messages)
         self._build(rec, role, parent.spec, subagent_prompt(role, briefing))
-        await self.set_status(rec, "pending_init", f"role {role.name}, model {choice.model}")
+        await self.set_status(rec, ev.AgentState.PENDING_INIT, f"role {role.name}, model {choice.model}")
         await self.start_child(rec)
         await self._start_turn(rec, message)
         return rec.summary()
@@ -143,7 +143,7 @@ class SubagentManager(AgentTree):
         handle: TurnHandle = await rec.ref.ask(UserInput(text))
         rec.pending += 1
         rec.final, rec.reason, rec.forced = "", "", ""
-        await self.set_status(rec, "running")
+        await self.set_status(rec, ev.AgentState.RUNNING)
         self.nursery.start_soon(self._watch, rec, handle)
 
     async def _watch(self, rec: AgentRecord, handle: TurnHandle) -> None:
@@ -160,20 +160,20 @@ class SubagentManager(AgentTree):
         if rec.forced:
             rec.reason = rec.forced
             await self.emit(ev.Error(agent=rec.path, message=rec.forced, kind="budget"))
-            await self.set_status(rec, "errored", rec.reason)
+            await self.set_status(rec, ev.AgentState.ERRORED, rec.reason)
         elif handle.error is not None:
             rec.reason = describe_error(handle.error)
-            await self.set_status(rec, "errored", rec.reason)
+            await self.set_status(rec, ev.AgentState.ERRORED, rec.reason)
         elif handle.cancelled or outcome is None:
             rec.reason = "interrupted: send_input or resume_agent continues it"
-            await self.set_status(rec, "shutdown", "interrupted")
+            await self.set_status(rec, ev.AgentState.SHUTDOWN, "interrupted")
         elif outcome.is_error:
             rec.reason = outcome.reason or f"stopped: {outcome.stop_reason}"
             rec.final = outcome.text
-            await self.set_status(rec, "errored", rec.reason)
+            await self.set_status(rec, ev.AgentState.ERRORED, rec.reason)
         else:
             rec.final = outcome.text
-            await self.set_status(rec, "completed")
+            await self.set_status(rec, ev.AgentState.COMPLETED)
         if self.lifecycle is not None:
             await self.lifecycle("subagent_stop", rec.path, rec.status)
 
@@ -223,7 +223,7 @@ class SubagentManager(AgentTree):
         for r in fresh:
             r.ref = None
             r.reason = "closed: resume_agent reopens it"
-            await self.set_status(r, "shutdown", "closed")
+            await self.set_status(r, ev.AgentState.SHUTDOWN, "closed")
         self.main.tooling.context.leases.release_all(rec.path)
         return rec.summary()
 
@@ -232,7 +232,7 @@ class SubagentManager(AgentTree):
         if not rec.closed:
             if rec.status not in ACTIVE:
                 rec.reason = ""
-                await self.set_status(rec, "idle", "resumed")
+                await self.set_status(rec, ev.AgentState.IDLE, "resumed")
             return rec.summary()
         if self.system.lookup(rec.parent) is None:
             raise SubagentError(f"the parent of {rec.path} is shut down: "
@@ -249,7 +249,7 @@ class SubagentManager(AgentTree):
             rec.saved = []
         await self.start_child(rec)
         rec.reason = ""
-        await self.set_status(rec, "idle", "resumed")
+        await self.set_status(rec, ev.AgentState.IDLE, "resumed")
         return rec.summary()
 
     # ---- runtime-level control -------------------------------------------------------------

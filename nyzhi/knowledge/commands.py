@@ -12,6 +12,10 @@ first ``# heading`` line (which is then not part of the prompt). In the template
 ``$ARGUMENTS`` becomes everything after the name and ``$1`` … ``$9`` the words of it; a
 template that uses neither gets the arguments appended, so they are never lost.
 
+The front matter is YAML (``nyzhi.knowledge.frontmatter``): Claude Code's keys are accepted,
+``description`` is used (capped), any other key is a notice. A file whose front matter cannot
+be read is left out with a one-line notice naming it.
+
 ``expand`` is what front ends call before submitting input: a leading ``/name`` that names a
 custom command becomes the command's prompt; anything else comes back unchanged (an unknown
 ``/x`` is sent as text, as typed).
@@ -25,9 +29,15 @@ from pathlib import Path
 from typing import Any
 
 from nyzhi import records
-from nyzhi.knowledge.frontmatter import split_front_matter
+from nyzhi.knowledge import frontmatter as fm
 
 COMMAND_DIRS: tuple[str, ...] = (".claude/commands", ".nyzhi/commands")
+# Front matter keys of a command file (Claude Code's); only ``description`` is used.
+COMMAND_KEYS: dict[str, fm.Key] = {
+    "description": fm.Key(fm.TEXT), "argument-hint": fm.Key(fm.ANY),
+    "allowed-tools": fm.Key(fm.ANY), "model": fm.Key(fm.ANY),
+    "disable-model-invocation": fm.Key(fm.ANY),
+}
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]*")
 
 
@@ -53,29 +63,44 @@ def _nth(words: list[str], n: int) -> str:
     return words[n - 1] if n <= len(words) else ""
 
 
-def _from_file(path: Path) -> Command | None:
+def _from_file(path: Path, notes: list[str] | None = None) -> Command | None:
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return None
-    meta, body = split_front_matter(text)
+    try:
+        fields, body = fm.split_front_matter(text, path)
+        meta, warnings = fm.check_fields(fields, COMMAND_KEYS, path)
+    except fm.FrontMatterError as exc:
+        if notes is not None:
+            notes.append(f"command left out: {exc}")
+        return None
+    if notes is not None:
+        notes.extend(warnings)
     description = meta.get("description", "")
     lines = body.strip().splitlines()
     if lines and lines[0].startswith("# ") and not description:
-        description, lines = lines[0][2:].strip(), lines[1:]
+        description, lines = fm.cut(lines[0][2:].strip(), fm.TEXT_CAP), lines[1:]
     return Command(path.stem, "\n".join(lines).strip(), description, str(path))
 
 
-def load_commands(root: Path, configured: Iterable[Any] = ()) -> dict[str, Command]:
+def load_commands(
+    root: Path, configured: Iterable[Any] = (), notes: list[str] | None = None,
+) -> dict[str, Command]:
     """Every custom command by name (see the module docstring for precedence).
     ``configured`` holds ``[[agent.commands]]`` entries (``name``, ``prompt``,
-    ``description``)."""
+    ``description``). Notices about command files are appended to ``notes``."""
     found: dict[str, Command] = {}
     for rel in COMMAND_DIRS:
         base = root / rel
         if base.is_dir():
             for path in sorted(base.glob("*.md")):
-                command = _from_file(path) if _NAME.fullmatch(path.stem) else None
+                if not _NAME.fullmatch(path.stem) or len(path.stem) > fm.NAME_CAP:
+                    if notes is not None:
+                        notes.append(f"command left out: {path}: its name is not letters, "
+                                     f"digits and '_.:-' of at most {fm.NAME_CAP} characters")
+                    continue
+                command = _from_file(path, notes)
                 if command is not None:
                     found[command.name] = command
     for entry in configured:

@@ -1,9 +1,11 @@
 """Plans and notepads: where they live in the workspace, their file format, plan-mode texts.
 
 - A plan is ``<root>/.nyzhi/plans/<session>.plan.md``: front matter (``name``, ``overview``,
-  ``todos``) and a markdown body, written by the ``create_plan`` tool. Todos are one JSON
-  array on one line, which is also valid YAML, so the file reads as ordinary front matter and
-  parses back without a YAML library. A new call merges todos by id and replaces the body.
+  ``todos``) and a markdown body, written by the ``create_plan`` tool. Each value is written
+  as JSON on one line (todos one array), with the characters YAML refuses raw escaped, so the
+  file is ordinary YAML front matter that the one front matter parser
+  (``nyzhi.knowledge.frontmatter``) reads back, hand edits included. A new call merges todos
+  by id and replaces the body.
 - A notepad is ``<root>/.nyzhi/notepads/<plan>/<category>.md`` (learnings, decisions, issues),
   one ``## [time]`` entry per ``notepad_write``: what a long task learns along the way, kept
   with the project so the next session (or a teammate) can read it.
@@ -20,8 +22,11 @@ import re
 from pathlib import Path
 from typing import Any
 
+from nyzhi.config.modes import TodoStatus, choices
+from nyzhi.knowledge import frontmatter as fm
+
 NOTEPAD_CATEGORIES: tuple[str, ...] = ("learnings", "decisions", "issues")
-TODO_STATUSES: tuple[str, ...] = ("pending", "in_progress", "completed", "cancelled")
+TODO_STATUSES: tuple[str, ...] = choices(TodoStatus)
 
 PLAN_MODE_NOTE = """<plan_mode>
 Plan mode is on: only read-only tools run, and anything that changes files or state is refused.
@@ -54,39 +59,41 @@ def execute_plan_prompt(path: Path) -> str:
 
 
 def render_plan(name: str, overview: str, body: str, todos: list[dict[str, Any]]) -> str:
-    todo_line = json.dumps(todos, ensure_ascii=False)
     return (
-        f"---\nname: {json.dumps(name, ensure_ascii=False)}\n"
-        f"overview: {json.dumps(overview, ensure_ascii=False)}\n"
-        f"todos: {todo_line}\n---\n\n{body.strip()}\n"
+        f"---\nname: {_json(name)}\noverview: {_json(overview)}\ntodos: {_json(todos)}\n"
+        f"---\n\n{body.strip()}\n"
     )
+
+
+# What YAML does not read back as written (C0 and C1 controls, DEL, its own line breaks NEL,
+# LS and PS, surrogates, U+FFFE/F): JSON leaves them raw, so they are written as \uXXXX escapes,
+# which JSON and YAML read alike.
+_NOT_YAML = re.compile(
+    r"[^\x09\x0a\x0d\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]"
+)
+
+
+def _json(value: Any) -> str:
+    """``value`` as one line of JSON that is also valid YAML."""
+    text = json.dumps(value, ensure_ascii=False)
+    return _NOT_YAML.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def read_plan(path: Path) -> tuple[dict[str, Any], str]:
     """(front matter with ``todos`` as a list, body); an absent or hand-mangled file gives
-    what could be read ({} and "" at worst). Values are JSON (as ``render_plan`` writes them)
-    or, when edited by hand, plain text."""
+    what could be read ({} and "" at worst; front matter that is not YAML: no fields)."""
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
     except (FileNotFoundError, NotADirectoryError):
         return {}, ""
-    lines = text.splitlines()
-    if not lines or lines[0].strip() != "---" or "---" not in (ln.strip() for ln in lines[1:]):
-        return {"todos": []}, text.strip()
-    end = next(i for i in range(1, len(lines)) if lines[i].strip() == "---")
-    meta: dict[str, Any] = {}
-    for line in lines[1:end]:
-        key, sep, raw = line.partition(":")
-        if not sep:
-            continue
-        try:
-            meta[key.strip()] = json.loads(raw.strip())
-        except ValueError:
-            meta[key.strip()] = raw.strip()
+    try:
+        meta, body = fm.split_front_matter(text, path)
+    except fm.FrontMatterError:
+        meta, body = {}, text.split("\n---", 2)[-1].strip() if text.startswith("---") else text
     todos = meta.get("todos")
     meta["todos"] = [t for t in todos if isinstance(t, dict) and "id" in t] if isinstance(
         todos, list) else []
-    return meta, "\n".join(lines[end + 1:]).strip()
+    return meta, body
 
 
 def merge_todos(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -99,7 +106,7 @@ def merge_todos(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> list[di
             by_id[tid].update({k: v for k, v in item.items() if v is not None})
         else:
             entry = {"id": tid, "content": item.get("content", ""),
-                     "status": item.get("status") or "pending"}
+                     "status": item.get("status") or TodoStatus.PENDING}
             merged.append(entry)
             by_id[tid] = entry
     return merged

@@ -6,6 +6,11 @@ A skill is ``<root>/.nyzhi/skills/NAME/SKILL.md`` or Claude Code's
 name and description, goes into the system prompt; ``load_skill(name)`` returns the body
 when the model decides it needs it. That keeps dozens of skills from costing a token until
 one is used. Where both directories define a name, ``.nyzhi`` wins.
+
+The front matter is YAML (``nyzhi.knowledge.frontmatter``). A skill whose front matter cannot
+be read, or whose name is not one line of at most ``NAME_CAP`` characters, is left out with a
+one-line notice naming the file; its description is capped (``DESCRIPTION_CAP``) and put on
+one line, since the index is one line per skill.
 """
 
 from __future__ import annotations
@@ -13,10 +18,19 @@ from __future__ import annotations
 from pathlib import Path
 
 from nyzhi import records
-from nyzhi.knowledge.frontmatter import first_prose_line, split_front_matter
+from nyzhi.knowledge import frontmatter as fm
 
 SKILL_DIRS: tuple[str, ...] = (".nyzhi/skills", ".claude/skills")
 SKILL_FILE = "SKILL.md"
+DESCRIPTION_CAP = 300  # characters of a description in the prompt's skill index
+
+# Front matter keys of a skill (Claude Code's and the Agent Skills' spec ones too).
+SKILL_KEYS: dict[str, fm.Key] = {
+    "name": fm.Key(fm.NAME), "description": fm.Key(fm.TEXT, DESCRIPTION_CAP),
+    "license": fm.Key(fm.ANY), "allowed-tools": fm.Key(fm.ANY), "metadata": fm.Key(fm.ANY),
+    "version": fm.Key(fm.ANY), "model": fm.Key(fm.ANY),
+    "disable-model-invocation": fm.Key(fm.ANY), "user-invocable": fm.Key(fm.ANY),
+}
 
 
 @records.frozen
@@ -28,23 +42,36 @@ class Skill:
     def body(self) -> str:
         """The skill's instructions (front matter removed), with its directory named so the
         model can open files the skill refers to."""
-        _meta, body = split_front_matter(self.path.read_text(encoding="utf-8", errors="replace"))
+        text = self.path.read_text(encoding="utf-8", errors="replace")
+        try:
+            _meta, body = fm.split_front_matter(text, self.path)
+        except fm.FrontMatterError:  # changed since the session started: the text as it is
+            body = text
         return f"Skill {self.name} (files in {self.path.parent}):\n\n{body.strip()}\n"
 
 
-def _load(path: Path, default_name: str) -> Skill | None:
+def _load(path: Path, default_name: str, notes: list[str] | None = None) -> Skill | None:
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return None
-    meta, body = split_front_matter(text)
-    name = (meta.get("name") or default_name).strip()
-    description = meta.get("description", "").strip() or first_prose_line(body)
-    return Skill(name, description[:300], path) if name else None
+    try:
+        fields, body = fm.split_front_matter(text, path)
+        meta, warnings = fm.check_fields(fields, SKILL_KEYS, path)
+        name = meta.get("name") or fm.check_name(default_name, f"{path}: name")
+    except fm.FrontMatterError as exc:
+        if notes is not None:
+            notes.append(f"skill left out: {exc}")
+        return None
+    if notes is not None:
+        notes.extend(warnings)
+    description = " ".join((meta.get("description") or fm.first_prose_line(body)).split())
+    return Skill(name, fm.cut(description, DESCRIPTION_CAP), path)
 
 
-def discover_skills(root: Path) -> list[Skill]:
-    """Every skill of the workspace, ``.nyzhi`` first, sorted by name within the result."""
+def discover_skills(root: Path, notes: list[str] | None = None) -> list[Skill]:
+    """Every skill of the workspace, ``.nyzhi`` first, sorted by name within the result.
+    Notices about skill files (left out, unknown keys) are appended to ``notes``."""
     found: dict[str, Skill] = {}
     for rel in SKILL_DIRS:
         base = root / rel
@@ -52,9 +79,9 @@ def discover_skills(root: Path) -> list[Skill]:
             continue
         for entry in sorted(base.iterdir()):
             if entry.is_dir() and (entry / SKILL_FILE).is_file():
-                skill = _load(entry / SKILL_FILE, entry.name)
+                skill = _load(entry / SKILL_FILE, entry.name, notes)
             elif entry.is_file() and entry.suffix == ".md" and rel.startswith(".nyzhi"):
-                skill = _load(entry, entry.stem)  # nyzhi 3.x layout
+                skill = _load(entry, entry.stem, notes)  # nyzhi 3.x layout
             else:
                 continue
             if skill is not None:
@@ -62,9 +89,9 @@ def discover_skills(root: Path) -> list[Skill]:
     return sorted(found.values(), key=lambda s: s.name)
 
 
-def skills_index(root: Path) -> tuple[tuple[str, str], ...]:
+def skills_index(root: Path, notes: list[str] | None = None) -> tuple[tuple[str, str], ...]:
     """(name, description) of every skill: what ``PromptParts.skills`` takes."""
-    return tuple((s.name, s.description) for s in discover_skills(root))
+    return tuple((s.name, s.description) for s in discover_skills(root, notes))
 
 
 def find_skill(root: Path, name: str) -> Skill | None:

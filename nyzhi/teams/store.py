@@ -25,6 +25,7 @@ from typing import Any
 import attrs
 
 from nyzhi import convert, records
+from nyzhi.config.modes import TeammateMode, choices
 from nyzhi.config.paths import data_dir
 from nyzhi.teams.board import TaskBoard
 from nyzhi.teams.errors import TeamError, TeamNotFound
@@ -38,7 +39,7 @@ from nyzhi.teams.locking import (
 )
 from nyzhi.teams.names import LEAD, check_name
 
-TEAMMATE_MODES = ("in-process", "process")
+TEAMMATE_MODES = choices(TeammateMode)
 # Ten colours members get in order (the original's palette size), so a front end can tell
 # teammates apart without configuring anything.
 PALETTE = ("#e06c75", "#61afef", "#98c379", "#e5c07b", "#c678dd",
@@ -79,7 +80,7 @@ class TeamConfig:
     name: str
     created_at: str = attrs.field(factory=now_rfc3339)
     members: list[Member] = attrs.field(factory=list)
-    teammate_mode: str = "in-process"
+    teammate_mode: str = TeammateMode.IN_PROCESS
     cwd: str = ""  # the workspace the team works in
     default_model: str | None = None
     default_role: str | None = None

@@ -5,7 +5,8 @@ each), so the server can delay between frames, cut the stream after N frames, an
 benchmark can build a recorded stream of any length. The shapes follow the providers' public
 streaming docs closely enough that the real adapters cannot tell the difference.
 
-Depends only on the stdlib and attrs (the server module defines the script types).
+Depends only on the stdlib, attrs (the server module defines the script types) and the API
+style vocabulary (``nyzhi.config.modes``).
 """
 
 from __future__ import annotations
@@ -13,10 +14,13 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from nyzhi.config.modes import ApiStyle
+
 if TYPE_CHECKING:
     from nyzhi.testing.fake_llm import Reply
 
-WIRE_STYLES = ("openai", "openai-responses", "anthropic", "gemini", "ollama")
+# Every API style but llama-cpp, which is the OpenAI format on the wire.
+WIRE_STYLES = tuple(s.value for s in ApiStyle if s is not ApiStyle.LLAMA_CPP)
 
 
 def _chunks(text: str, size: int) -> list[str]:

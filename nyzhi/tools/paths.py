@@ -17,6 +17,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
+from nyzhi.config.fsutil import replace_in_dir
 from nyzhi.tools.base import ToolContext
 from nyzhi.tools.sandbox import SandboxViolation
 
@@ -104,43 +105,12 @@ def open_dir_nofollow(path: Path, *, create: bool = False) -> int:
 
 
 def atomic_write(target: Path, data: bytes, *, mode: int | None = None) -> None:
-    """Write ``data`` to the resolved ``target`` atomically (temp file in the same directory,
-    fsync, rename), creating parent directories, never following a symlink."""
+    """Write ``data`` to the resolved ``target`` atomically (``config.fsutil.replace_in_dir``),
+    creating parent directories, never following a symlink at any component."""
     target = Path(target)
     dfd = open_dir_nofollow(target.parent, create=True)
     try:
-        if mode is None:  # keep an existing file's mode; a new file gets 0o666 minus umask
-            try:
-                st = os.stat(target.name, dir_fd=dfd, follow_symlinks=False)
-                mode = stat.S_IMODE(st.st_mode)
-            except FileNotFoundError:
-                mode = None
-        tmp = f".{target.name}.nyzhi-{os.getpid()}-{id(data):x}.tmp"
-        fd = os.open(
-            tmp,
-            os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0),
-            0o666 if mode is None else 0o600,
-            dir_fd=dfd,
-        )
-        try:
-            try:
-                view = memoryview(data)
-                while view:
-                    written = os.write(fd, view)
-                    view = view[written:]
-                if mode is not None:
-                    os.fchmod(fd, mode)
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-            os.replace(tmp, target.name, src_dir_fd=dfd, dst_dir_fd=dfd)
-        except BaseException:
-            try:
-                os.unlink(tmp, dir_fd=dfd)
-            except OSError:
-                pass
-            raise
-        os.fsync(dfd)
+        replace_in_dir(dfd, target.name, data, mode=mode)
     finally:
         os.close(dfd)
 

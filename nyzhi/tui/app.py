@@ -165,7 +165,7 @@ class Console:
             info["status"] = event.status
             info["step"] = event.detail[:20]
         elif isinstance(event, ev.TurnStart):
-            info["status"] = "running"
+            info["status"] = ev.AgentState.RUNNING
             if event.agent != self.main_path:  # its input: from its parent, the tree or /spawn
                 self.stream(event.agent).user(_clip(event.prompt))
         elif isinstance(event, ev.ToolStart):
@@ -174,8 +174,8 @@ class Console:
 
     def on_turn_done(self, event: ev.TurnComplete) -> None:
         info = self.panel.agent(event.agent)
-        if info["status"] == "running":
-            info["status"] = "idle"
+        if info["status"] == ev.AgentState.RUNNING:
+            info["status"] = ev.AgentState.IDLE
         info["step"] = event.stop_reason
         self._agents_changed()
 
@@ -226,7 +226,7 @@ class Console:
             if text.startswith("!"):
                 await self._shell(text[1:].strip())
             else:
-                handle = await rt.submit(attach_files(text, self.cwd))
+                handle = await rt.submit(await read_attachments(text, self.cwd))
                 await handle.wait()
         except Exception as exc:
             main.note(("error", f"error: {exc}"))
@@ -242,7 +242,7 @@ class Console:
         (``Runtime.send``): a new turn of its thread, shown when it starts."""
         assert self.rt is not None
         try:
-            await self.rt.send(path, attach_files(text, self.cwd))
+            await self.rt.send(path, await read_attachments(text, self.cwd))
         except Exception as exc:  # shut down (resume it first), gone: say why, keep the text
             self.stream(path).note(("error", f"not sent: {exc}"))
             self.input.set_edit_text(text)
@@ -695,9 +695,21 @@ def replay(stream: Stream, messages: list[Any]) -> None:
             stream.cards[m.tool_call_id].finish(m.content, False, 0.0)
 
 
+async def read_attachments(text: str, cwd: Path) -> str:
+    """``attach_files`` with its reads in a worker thread, as the file tools read: a large
+    file or a slow disk must not freeze the console's event loop (the screen, the other
+    agents' streams)."""
+    if "@" not in text:
+        return text
+    from nyzhi.tools.offload import run_blocking
+
+    return await run_blocking(attach_files, text, cwd)
+
+
 def attach_files(text: str, cwd: Path) -> str:
     """The prompt with each ``@path`` that exists followed by the file's contents (or the
-    directory's listing); other ``@words`` (e-mail addresses, handles) are left alone."""
+    directory's listing); other ``@words`` (e-mail addresses, handles) are left alone.
+    Blocking: the console calls it through ``read_attachments``."""
     blocks = []
     for m in _ATTACH.finditer(text):
         name = m.group(1)

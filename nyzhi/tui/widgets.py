@@ -202,10 +202,10 @@ class AgentPanel(urwid.WidgetWrap):
             urwid.Frame(urwid.ListBox(self.walker), header=self.title)), "panel"))
     def agent(self, path: str) -> dict[str, Any]:
         return self.agents.setdefault(
-            path, {"status": "idle", "step": "", "tokens": 0, "cost": 0.0})
+            path, {"status": ev.AgentState.IDLE, "step": "", "tokens": 0, "cost": 0.0})
 
     def running(self) -> int:
-        return sum(1 for a in self.agents.values() if a["status"] == "running")
+        return sum(1 for a in self.agents.values() if a["status"] == ev.AgentState.RUNNING)
 
     def refresh(self, shown: str) -> None:
         focus = self.walker.focus

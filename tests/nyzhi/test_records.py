@@ -94,3 +94,21 @@ def test_own_methods_and_exceptions_are_left_to_attrs() -> None:
         why: str = ""
 
     assert Failure("a") != Failure("a")  # attrs compares exceptions by identity
+
+
+@pytest.mark.parametrize("make", [records.define, records.frozen])
+def test_a_decorator_object_reused_keeps_its_options_for_every_class(make) -> None:
+    by_identity = make(eq=False)
+
+    @by_identity
+    class First:
+        x: int
+
+    @by_identity
+    class Second:  # the second class once got equality back: eq was popped from the options
+        x: int
+
+    for cls in (First, Second):
+        assert cls(1) != cls(1), cls.__name__
+        one = cls(1)
+        assert one == one and hash(one) == object.__hash__(one)

@@ -53,6 +53,7 @@ from typing import Any
 import trio
 
 from nyzhi import records
+from nyzhi.config.procgroup import signal_group
 from nyzhi.core.events import MAIN_AGENT
 from nyzhi.core.hooks.spec import HOOK_EVENTS, HookSpec
 from nyzhi.tools.env_policy import EnvPolicy, child_env
@@ -243,7 +244,7 @@ class HookRunner:
                     await proc.wait()
             timed_out = scope.cancelled_caught
         finally:
-            _kill_group(proc.pid)
+            signal_group(proc.pid, signal.SIGKILL)
             with trio.CancelScope(shield=True):
                 await proc.wait()
                 for stream in (proc.stdin, proc.stdout, proc.stderr):
@@ -257,13 +258,6 @@ class HookRunner:
             timed_out,
             (time.monotonic() - started) * 1000,
         )
-
-
-def _kill_group(pgid: int) -> None:
-    try:
-        os.killpg(pgid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 async def _feed(stream: Any, data: bytes) -> None:

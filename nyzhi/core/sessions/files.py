@@ -12,6 +12,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from nyzhi.config.fsutil import atomic_write
+
 
 def fsync_dir(path: Path) -> None:
     with contextlib.suppress(OSError):
@@ -30,21 +32,10 @@ def write_all(fd: int, data: bytes) -> None:
 
 
 def atomic_write_json(path: Path, data: dict[str, Any]) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    """``data`` as indented JSON, replacing ``path`` atomically (owner-only). A full disk
+    leaves the old file; the ``StorageError`` names the file."""
     payload = json.dumps(data, ensure_ascii=False, indent=1).encode()
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        try:
-            write_all(fd, payload)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, path)
-    except BaseException:  # a full disk: the old file stays, the partial temp file goes
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    fsync_dir(path.parent)
+    atomic_write(path, payload, mode=0o600, what="the session metadata")
 
 
 def encode_record(record: dict[str, Any]) -> bytes:

@@ -29,6 +29,7 @@ import trio
 
 import actors
 from nyzhi import records
+from nyzhi.config.modes import TeammateMode, choices
 from nyzhi.core import events as ev
 from nyzhi.core.agent import UserInput
 from nyzhi.core.agent_factory import Agent, AgentSpec
@@ -42,14 +43,14 @@ if TYPE_CHECKING:  # imported when a team is first used: start-up builds none of
     from nyzhi.core.teams.member import MemberDriver
     from nyzhi.teams.store import Member, TeamConfig, TeamStore
 
-MODES = ("in-process", "process")
+MODES = choices(TeammateMode)
 # A process teammate that dies more than MAX_RESTARTS times within RESTART_WINDOW seconds is
 # given up on (its team's supervisor stops restarting it; its status says "failed").
 MAX_RESTARTS = 3
 RESTART_WINDOW = 60.0
 # Member statuses that count as "done" for a headless lead (see wait_quiet).
-SETTLED = frozenset({"idle"})
-FAILED = frozenset({"errored", "failed"})
+SETTLED = frozenset({ev.AgentState.IDLE})
+FAILED = frozenset({ev.AgentState.ERRORED, "failed"})
 
 
 class TeamRuntimeError(Exception):
@@ -127,7 +128,7 @@ class TeamRuntime:
     async def on_event(self, event: ev.Event) -> None:
         """A bus listener: members' turns (drivers), and any team activity wakes ``wait_quiet``."""
         for running in tuple(self.members.values()):
-            if running.driver is not None and running.mode != "process":
+            if running.driver is not None and running.mode != TeammateMode.PROCESS:
                 await running.driver.on_event(event)
         if isinstance(event, ev.ApprovalRequest | ev.UserQuestion) and \
                 event.agent.startswith(ev.TEAM_ROOT + "/"):
@@ -144,7 +145,7 @@ class TeamRuntime:
                 await running.driver.stop()
 
     def mode_of(self, config: TeamConfig) -> str:
-        return self.mode_override or config.teammate_mode or "in-process"
+        return self.mode_override or config.teammate_mode or TeammateMode.IN_PROCESS
 
     # ---- binding an agent to a team --------------------------------------------------------
 
@@ -270,7 +271,7 @@ class TeamRuntime:
         if member.name == LEAD:
             raise TeamRuntimeError("the lead is the agent that runs the team, not a teammate")
         sup = await self._team_supervisor(config.name)
-        if self.mode_of(config) == "process":
+        if self.mode_of(config) == TeammateMode.PROCESS:
             return await self._start_process(config, member, path, sup)
         return await self._start_in_process(config, member, path, sup)
 
@@ -314,14 +315,14 @@ class TeamRuntime:
 
         await self.bind(config.name, member.name, agent, submit, path=path)
         running = self.members[path]
-        running.mode, running.ref = "in-process", ref
+        running.mode, running.ref = TeammateMode.IN_PROCESS, ref
         return running
 
     async def _start_process(self, config: TeamConfig, member: Member, path: str,
                              sup: actors.ActorRef) -> Running:
         from nyzhi.core.teams.process import TeammateProcess
 
-        running = Running(config.name, member.name, path, "process")
+        running = Running(config.name, member.name, path, TeammateMode.PROCESS)
         self.members[path] = running
         self.tree.reserve(path)
         running.ref = await sup.ask(actors.StartChild(actors.ChildSpec(

@@ -101,7 +101,7 @@ class MemberDriver:
         if isinstance(event, ev.TurnStart):
             self.running += 1
             self.worked = True
-            await self._set("running")
+            await self._set(ev.AgentState.RUNNING)
         elif isinstance(event, ev.TurnComplete):
             self.running = max(0, self.running - 1)
             self.last_answer = event.text or self.last_answer
@@ -148,12 +148,13 @@ class MemberDriver:
         waiting = [m for m in await run_blocking(self.inbox.messages) if not m.read]
         wake = [m for m in waiting if m.kind != IDLE_NOTICE or not self.is_lead]
         if wake:
-            await self._set("running")  # before the messages are marked read (see above)
+            # before the messages are marked read (see above)
+            await self._set(ev.AgentState.RUNNING)
             messages = await run_blocking(self.inbox.read_unread)
             if messages:
                 await self._start_turn(format_inbox(messages))
                 return
-        if self.state != "idle":
+        if self.state != ev.AgentState.IDLE:
             await self._go_idle()
 
     async def _start_turn(self, text: str) -> None:
@@ -190,8 +191,8 @@ class MemberDriver:
             if self.last_answer.strip():
                 notice += f" Last answer:\n{self.last_answer.strip()[:NOTICE_CHARS]}"
             await self._deliver(LEAD, notice, kind=IDLE_NOTICE)
-        await self._set("idle")
-        await self.emit(ev.AgentStatus(agent=self.path, status="idle",
+        await self._set(ev.AgentState.IDLE)
+        await self.emit(ev.AgentStatus(agent=self.path, status=ev.AgentState.IDLE,
                                        detail="waiting for messages"))
 
     async def _deliver(self, to: str, text: str, *, kind: str = "message",

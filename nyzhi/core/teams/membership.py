@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nyzhi import records
+from nyzhi.config.modes import TeammateMode
 from nyzhi.core import events as ev
 from nyzhi.core.roles import RoleError
 from nyzhi.core.teams.prompt import teammate_prompt, teammate_role
@@ -85,7 +86,7 @@ async def open_membership(options: Any, tooling: Any, teams: Any) -> Membership:
         return store.create(TeamConfig(
             name=team, created_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
             members=[Member(LEAD, agent_type="leader")],
-            teammate_mode=options.teammate_mode or "in-process", cwd=str(options.cwd),
+            teammate_mode=options.teammate_mode or TeammateMode.IN_PROCESS, cwd=str(options.cwd),
             trust=options.trust,
         ))
 
@@ -93,11 +94,12 @@ async def open_membership(options: Any, tooling: Any, teams: Any) -> Membership:
     prior = (await run_blocking(store.statuses, team)).get(member, {})
     # A process teammate that died in the middle of a turn resumes its session (the lead
     # passes it) and is told to carry on.
-    died_working = member != LEAD and options.session and prior.get("status") == "running"
+    died_working = (member != LEAD and options.session
+                    and prior.get("status") == ev.AgentState.RUNNING)
     if config.member(member) is None:
         raise TeamError(f"team {team} has no member {member!r} "
                         f"(members: {', '.join(config.names())})")
-    if (options.teammate_mode or config.teammate_mode) == "process":
+    if (options.teammate_mode or config.teammate_mode) == TeammateMode.PROCESS:
         from nyzhi.core.teams.leases import TeamLeaseTable
 
         label = "" if member == LEAD else ev.teammate_path(team, member)

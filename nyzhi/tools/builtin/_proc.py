@@ -7,8 +7,6 @@ outlives the call. stdout and stderr are kept apart because the tools parse stdo
 
 from __future__ import annotations
 
-import os
-import signal
 import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -16,6 +14,7 @@ from pathlib import Path
 import trio
 
 from nyzhi import records
+from nyzhi.config.procgroup import signal_group
 from nyzhi.tools.env_policy import EnvPolicy, child_env
 
 STDERR_CAP = 64 * 1024
@@ -31,13 +30,6 @@ class ProcResult:
     @property
     def err_text(self) -> str:
         return self.stderr.decode("utf-8", "replace").strip()
-
-
-def _kill_group(proc: trio.Process) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 async def run_argv(
@@ -80,12 +72,12 @@ async def run_argv(
                 lines += chunk.count(b"\n")
                 if (max_lines is not None and lines >= max_lines) or len(out) >= max_bytes:
                     stopped = True
-                    _kill_group(proc)
+                    signal_group(proc.pid)
                     break
             await proc.wait()
     finally:
         if proc.returncode is None:
-            _kill_group(proc)
+            signal_group(proc.pid)
         with trio.CancelScope(shield=True):
             await proc.wait()
             for stream in (proc.stdout, proc.stderr):

@@ -14,13 +14,13 @@ from typing import Any
 
 import trio
 
+from nyzhi.config.modes import TODO_MARKS, TodoStatus, choices
 from nyzhi.tools.base import ToolContext, ToolResult
 from nyzhi.tools.builtin.common import ArgError, BuiltinTool, req_str
 from nyzhi.tools.offload import run_blocking
 from nyzhi.tools.paths import atomic_write
 
-STATUSES = ("pending", "in_progress", "completed", "cancelled")
-_MARK = {"pending": "[ ]", "in_progress": "[~]", "completed": "[x]", "cancelled": "[-]"}
+STATUSES = choices(TodoStatus)
 
 
 def todos_path(ctx: ToolContext) -> Path | None:
@@ -62,11 +62,11 @@ def render(todos: list[dict[str, Any]]) -> str:
         return "No todos."
     lines = []
     for t in todos:
-        line = f"{_MARK.get(t['status'], '[?]')} {t['id']}: {t['content']}"
+        line = f"{TODO_MARKS.get(t['status'], '[?]')} {t['id']}: {t['content']}"
         if t.get("blocked_by"):
             line += f" (blocked by {', '.join(t['blocked_by'])})"
         lines.append(line)
-    done = sum(t["status"] == "completed" for t in todos)
+    done = sum(t["status"] == TodoStatus.COMPLETED for t in todos)
     lines.append(f"({done}/{len(todos)} completed)")
     return "\n".join(lines)
 

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import trio
 
+from nyzhi.config.procgroup import signal_group as _signal_group
 from nyzhi.spawn import BoundProcess, open_bound_process
 from nyzhi.tools.env_policy import child_env
 from nyzhi.tools.executors.base import CappedOutput, ExecResult, OutputCallback
@@ -47,14 +48,6 @@ def live_group_members(pgid: int) -> list[int]:
         if len(fields) > 2 and fields[0] != b"Z" and int(fields[2]) == pgid:
             members.append(int(entry.name))
     return members
-
-
-def _signal_group(pgid: int, sig: int) -> bool:
-    try:
-        os.killpg(pgid, sig)
-        return True
-    except (ProcessLookupError, PermissionError):
-        return False
 
 
 async def terminate_group(pgid: int, proc: trio.Process | BoundProcess, grace: float = TERM_GRACE) -> None:

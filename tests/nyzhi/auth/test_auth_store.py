@@ -34,7 +34,7 @@ def test_write_is_atomic(env, monkeypatch):
     store.add_account("openai", "sk-old")
     before = store.path.read_bytes()
 
-    def boom(src, dst):
+    def boom(*_args, **_kwargs):
         raise OSError("disk full")
 
     with monkeypatch.context() as m:

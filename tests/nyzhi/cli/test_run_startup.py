@@ -42,6 +42,7 @@ NOT_ON_THE_RUN_PATH = (
     # converts; a text run that saves no session converts nothing (the config is structured by
     # nyzhi.config.convert). stream-json output and a saved session do import it.
     "cattrs",
+    "yaml",  # front matter is parsed only when a skill, command or role file has some
     # only the given subcommand's module (nyzhi.cli.main.COMMANDS)
     "nyzhi.cli.cmd_chat", "nyzhi.cli.cmd_config", "nyzhi.cli.cmd_init", "nyzhi.cli.cmd_auth",
     "nyzhi.cli.cmd_sessions", "nyzhi.cli.cmd_index", "nyzhi.cli.cmd_mcp", "nyzhi.cli.cmd_memory",

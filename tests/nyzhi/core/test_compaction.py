@@ -62,3 +62,19 @@ async def test_state_record_follows_the_summary_even_when_it_is_empty():
     # user, assistant alternation is kept after the head
     assert [m.role for m in result.messages[:3]] == ["user", "assistant", "user"]
 
+
+
+def test_the_archive_is_the_session_log_message_format_and_reads_back(tmp_path):
+    from nyzhi.core.sessions.records import message_from_json, message_to_json
+
+    messages = [
+        pt.Message("user", "run it"),
+        pt.Message("assistant", "", tool_calls=(pt.ToolCall("c1", "bash", '{"cmd": "ls"}'),),
+                   thinking="hmm", thinking_signature="sig"),
+        pt.Message("tool", "boom", tool_call_id="c1", name="bash", is_error=True),
+    ]
+    path = compaction.archive_history(messages, tmp_path, "s")
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    assert lines == [message_to_json(m) for m in messages]  # one format, compact
+    assert lines[0] == {"role": "user", "content": "run it"}
+    assert [message_from_json(line) for line in lines] == messages

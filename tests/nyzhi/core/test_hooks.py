@@ -338,3 +338,14 @@ def test_config_schema_keys_accepted():
     [spec] = hooks_from_config([{"event": "after_turn", "command": "x", "prompt": None,
                                  "instructions": None, "model": None}])
     assert spec.command == "x"
+
+
+def test_the_readme_names_every_hook_event_that_fires():
+    import re
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[3] / "README.md").read_text()
+    paragraph = readme.split("**Hooks.**", 1)[1].split("\n\n", 1)[0]
+    named = set(re.findall(r"`([a-z_]+)`", paragraph))
+    assert named == set(HOOK_EVENTS)
+    assert f"{len(HOOK_EVENTS)} events" in paragraph

@@ -12,7 +12,7 @@ from nyzhi.config import load_config
 from nyzhi.config.modes import SandboxLevel, TrustMode
 from nyzhi.config.schema_agent import RoleConfig
 from nyzhi.core import roles as r
-from nyzhi.core.frontmatter import FrontMatterError, split_front_matter
+from nyzhi.knowledge.frontmatter import FrontMatterError, split_front_matter
 from nyzhi.tools.base import Permission, ToolContext
 from nyzhi.tools.execution import ToolCallRequest, execute_calls
 from nyzhi.tools.gates import ROLE_FENCE, Gates, TrustPolicy
@@ -127,12 +127,14 @@ Write one migration per change.
     ("---\nmax_steps: ten\n---\nbody\n", "max_steps: expected a whole number of steps"),
     ("---\nmax_steps: 0\n---\nbody\n", "max_steps: expected at least 1"),
     ("---\nname: x\n---\n", "no body"),
-    ("---\nname: \"unclosed\n---\nbody\n", "line 2: unclosed double quote"),
-    ("---\nname: a\nname: b\n---\nbody\n", "line 3: key 'name' appears twice"),
-    ("---\nmeta:\n  nested: 1\n---\nbody\n", "line 3: unexpected indentation"),
+    ("---\nname: \"unclosed\n---\nbody\n", "line 2: front matter is not valid YAML"),
+    ("---\nname: a\nname: b\n---\nbody\n", "line 3: front matter is not valid YAML: key 'name' appears twice"),
+    ("---\nname:\n  nested: 1\n---\nbody\n", "name: expected a name, found {'nested': 1}"),
     ("---\nread_only: maybe\n---\nbody\n", "read_only: expected true or false"),
-    ("---\ntools: {a: 1}\n---\nbody\n", "inline mappings are not supported"),
+    ("---\nread_only: yes\n---\nbody\n", "read_only: expected true or false, found 'yes'"),
+    ("---\ntools: {a: 1}\n---\nbody\n", "tools: expected a list of names"),
     ("---\nname: ../evil\n---\nbody\n", "name: expected letters"),
+    ("---\n- a list\n---\nbody\n", "front matter must be 'key: value' lines, found list"),
 ])
 def test_bad_role_files_name_the_file_and_the_problem(tmp_path, text, needle):
     path = write(tmp_path / "bad.md", text)

@@ -187,3 +187,23 @@ def test_the_first_frame_echoes_plain_typing_and_keeps_every_byte():
     finally:
         os.close(master)
         os.close(slave)
+
+
+async def test_attachments_are_read_in_a_worker_thread(tmp_path, monkeypatch):
+    import threading
+
+    from nyzhi.tui import app
+
+    (tmp_path / "a.txt").write_text("alpha contents")
+    readers: list[threading.Thread] = []
+    real = app.attach_files
+
+    def spy(text, cwd):
+        readers.append(threading.current_thread())
+        return real(text, cwd)
+
+    monkeypatch.setattr(app, "attach_files", spy)
+    out = await app.read_attachments("read @a.txt", tmp_path)
+    assert '<file path="a.txt">\nalpha contents\n</file>' in out
+    assert readers and readers[0] is not threading.current_thread()  # not the trio thread
+    assert await app.read_attachments("no attachments", tmp_path) == "no attachments"

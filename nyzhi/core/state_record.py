@@ -7,7 +7,10 @@ model, so they are kept next to the summary (never inside it), word for word:
 * the user's first prompt of the session (what the work is for);
 * the todo list (the ``todowrite`` tool's state);
 * the files created, edited or deleted through tools, with paths (the tools' change log);
-* the last failing command, with the end of its output.
+* the last failing command, with the end of its output;
+* what the agent last saw of each file (the stale-write guard's ledger, ``nyzhi.tools.ledger``):
+  kept but not rendered, so a compacted or resumed agent does not have to read everything
+  again before it may write.
 
 ``StateKeeper`` builds the record when a compaction happens. The record is saved with the
 compacted thread (``SessionWriter.replace_thread(..., state=record.to_json())``), so a resumed
@@ -54,6 +57,8 @@ class StateRecord:
     # (path, action) in first-touched order; action is one of ACTIONS
     files: tuple[tuple[str, str], ...] = attrs.field(default=(), converter=tuple)
     last_failure: Failure | None = None
+    # The stale-write ledger (FileLedger.to_json()): {path, sha256, mtime_ns} per file.
+    seen: tuple[dict[str, Any], ...] = attrs.field(default=(), converter=tuple)
 
     def render(self) -> str:
         from nyzhi.tools.builtin.planning import render as render_todos
@@ -79,6 +84,7 @@ class StateRecord:
             "todos": [dict(t) for t in self.todos],
             "files": [{"path": p, "action": a} for p, a in self.files],
             "last_failure": attrs.asdict(self.last_failure) if self.last_failure else None,
+            "seen": [dict(s) for s in self.seen],
         }
 
     @classmethod
@@ -100,7 +106,8 @@ class StateRecord:
             if isinstance(failure, dict) and isinstance(failure.get("command"), str)
             else None
         )
-        return cls(prompt if isinstance(prompt, str) else "", todos, files, last)
+        seen = [s for s in data.get("seen") or () if isinstance(s, dict)]
+        return cls(prompt if isinstance(prompt, str) else "", todos, files, last, seen)
 
 
 class StateKeeper:
@@ -115,6 +122,7 @@ class StateKeeper:
     def __init__(self, context: ToolContext, resumed: Session | None = None) -> None:
         self._context = context
         self._base = _base_from_session(resumed, Path(context.workspace_root))
+        self._later_seen = _seen_after_snapshot(resumed)
         self.current: StateRecord | None = None
 
     def build(self, messages: Sequence[Message]) -> StateRecord:
@@ -128,8 +136,18 @@ class StateKeeper:
             todos=[dict(t) for t in load_todos(self._context)],
             files=files,
             last_failure=last_failure(messages) or previous.last_failure,
+            seen=self._context.seen.to_json() if self._context.seen is not None else (),
         )
         return self.current
+
+    def restore_ledger(self) -> None:
+        """Give a resumed agent back what it had seen of each file: the saved record's ledger,
+        then the ``seen`` metadata of its tool results logged after it."""
+        ledger = self._context.seen
+        if ledger is not None:
+            restored = type(ledger).from_json(self._base.seen)
+            restored.merge(self._later_seen)
+            ledger.entries.update(restored.entries)
 
 
 # ---- the parts ---------------------------------------------------------------------------
@@ -229,6 +247,23 @@ def _merge(*groups: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
         for path, action in group:
             merged[path] = _then(merged.get(path), action)
     return [(p, a) for p, a in merged.items() if a is not None]
+
+
+def _seen_after_snapshot(session: Session | None) -> dict[str, Any]:
+    """The main agent's ``seen`` metadata (path -> sha256 or None) of the tool results logged
+    after the session's last snapshot, in order (later entries win)."""
+    seen: dict[str, Any] = {}
+    if session is None:
+        return seen
+    for event in session.events[session.snapshot_events :]:
+        if (
+            isinstance(event, ev.ToolDone)
+            and event.agent == ev.MAIN_AGENT
+            and not event.is_error
+            and isinstance(event.metadata.get("seen"), dict)
+        ):
+            seen.update(event.metadata["seen"])
+    return seen
 
 
 def _base_from_session(session: Session | None, root: Path) -> StateRecord:

@@ -179,6 +179,8 @@ class AgentConfig:
     auto_commit: bool = False
     model_profile: str | None = None
     subagent_model: str | None = None
+    # Refuse a write to a file that changed since this agent read it (nyzhi.tools.ledger).
+    stale_write_guard: bool = True
     trust: TrustConfig = attrs.Factory(TrustConfig)
     retry: RetryConfig = attrs.Factory(RetryConfig)
     routing: RoutingConfig = attrs.Factory(RoutingConfig)

@@ -203,6 +203,7 @@ class AgentFactory:
         # What compaction keeps verbatim (first prompt, todos, changed files, last failure).
         keeper = StateKeeper(
             tooling.context, self.resumed if spec.path == ev.MAIN_AGENT else None)
+        keeper.restore_ledger()
         loop = TurnLoop(
             agent_path=spec.path,
             provider=self.provider,

@@ -24,6 +24,7 @@ from nyzhi.provider import types as pt
 from nyzhi.tools.base import Permission, ToolContext
 from nyzhi.tools.env_policy import EnvPolicy
 from nyzhi.tools.gates import ApprovalMemory, Gates, TrustPolicy
+from nyzhi.tools.ledger import FileLedger
 from nyzhi.tools.registry import ToolRegistry
 from nyzhi.tools.sandbox import SandboxPolicy
 
@@ -214,6 +215,8 @@ class Tooling:
             self.context, agent_path=path, agent_name=path.rsplit("/", 1)[-1],
             ask_user=broker.question_for(path) if self.context.ask_user else None,
             registry=registry,  # tool_search discovers into this agent's own view
+            # Its own stale-write ledger: a subagent does not inherit its parent's reads.
+            seen=FileLedger() if self.context.seen is not None else None,
         )
         memory = memory if memory is not None else ApprovalMemory()
         gates = attrs.evolve(self.gates, memory=memory)
@@ -317,6 +320,7 @@ def build_tooling(config: Any, workspace: Any, options: Any, broker: Any) -> Too
         nodes=build_nodes(config, env_policy),
         env_policy=env_policy,
         ask_user=broker.question_for(MAIN_AGENT) if options.interactive else None,
+        seen=FileLedger() if config.agent.stale_write_guard else None,
     )
     if trust.mode is TrustMode.FULL:
         context.state["trust_full"] = True

@@ -7,7 +7,10 @@ model, so they are kept next to the summary (never inside it), word for word:
 * the user's first prompt of the session (what the work is for);
 * the todo list (the ``todowrite`` tool's state);
 * the files created, edited or deleted through tools, with paths (the tools' change log);
-* the last failing command, with the end of its output.
+* the last failing command, with the end of its output;
+* what the agent last saw of each file (the stale-write guard's ledger, ``nyzhi.tools.ledger``):
+  kept but not rendered, so a compacted or resumed agent does not have to read everything
+  again before it may write.
 
 ``StateKeeper`` builds the record when a compaction happens. The record is saved with the
 compacted thread (``SessionWriter.replace_thread(..., state=convert.unstructure(record))``), so a resumed
@@ -27,6 +30,7 @@ import attrs
 from nyzhi import convert, records
 from nyzhi.core import events as ev
 from nyzhi.provider.types import Message
+from nyzhi.tools.ledger import SeenFile
 
 if TYPE_CHECKING:
     from nyzhi.core.sessions.store import Session
@@ -65,6 +69,17 @@ def _files(value: Any) -> list[tuple[str, str]]:
     ]
 
 
+def _seen(value: Any) -> list[SeenFile]:
+    """The stale-write ledger; malformed entries are skipped."""
+    if not isinstance(value, list):
+        return []
+    return [
+        SeenFile(v["path"], v["sha256"], v["mtime_ns"] if isinstance(v.get("mtime_ns"), int) else 0)
+        for v in value
+        if isinstance(v, dict) and isinstance(v.get("path"), str) and isinstance(v.get("sha256"), str)
+    ]
+
+
 def _failure(value: Any) -> Failure | None:
     if isinstance(value, dict) and isinstance(value.get("command"), str):
         return Failure(value["command"], str(value.get("output", "")))
@@ -74,7 +89,8 @@ def _failure(value: Any) -> Failure | None:
 # Read leniently: a field of the wrong shape is left empty (a newer or damaged log must not
 # stop a resume). Files are written as objects ({"path", "action"}), not pairs.
 @convert.wire(
-    read={"first_prompt": _prompt, "todos": _todos, "files": _files, "last_failure": _failure},
+    read={"first_prompt": _prompt, "todos": _todos, "files": _files, "last_failure": _failure,
+          "seen": _seen},
     write={"files": lambda files: [{"path": p, "action": a} for p, a in files]},
 )
 @records.frozen
@@ -84,6 +100,8 @@ class StateRecord:
     # (path, action) in first-touched order; action is one of ACTIONS
     files: tuple[tuple[str, str], ...] = attrs.field(default=(), converter=tuple)
     last_failure: Failure | None = None
+    # The stale-write ledger (nyzhi.tools.ledger.FileLedger.snapshot()).
+    seen: tuple[SeenFile, ...] = attrs.field(default=(), converter=tuple)
 
     def render(self) -> str:
         from nyzhi.tools.builtin.planning import render as render_todos
@@ -125,6 +143,7 @@ class StateKeeper:
     def __init__(self, context: ToolContext, resumed: Session | None = None) -> None:
         self._context = context
         self._base = _base_from_session(resumed, Path(context.workspace_root))
+        self._later_seen = _seen_after_snapshot(resumed)
         self.current: StateRecord | None = None
 
     def build(self, messages: Sequence[Message]) -> StateRecord:
@@ -138,8 +157,17 @@ class StateKeeper:
             todos=[dict(t) for t in load_todos(self._context)],
             files=files,
             last_failure=last_failure(messages) or previous.last_failure,
+            seen=self._context.seen.snapshot() if self._context.seen is not None else (),
         )
         return self.current
+
+    def restore_ledger(self) -> None:
+        """Give a resumed agent back what it had seen of each file: the saved record's ledger,
+        then the ``seen`` metadata of its tool results logged after it."""
+        ledger = self._context.seen
+        if ledger is not None:
+            ledger.restore(self._base.seen)
+            ledger.merge(self._later_seen)
 
 
 # ---- the parts ---------------------------------------------------------------------------
@@ -239,6 +267,23 @@ def _merge(*groups: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
         for path, action in group:
             merged[path] = _then(merged.get(path), action)
     return [(p, a) for p, a in merged.items() if a is not None]
+
+
+def _seen_after_snapshot(session: Session | None) -> dict[str, Any]:
+    """The main agent's ``seen`` metadata (path -> sha256 or None) of the tool results logged
+    after the session's last snapshot, in order (later entries win)."""
+    seen: dict[str, Any] = {}
+    if session is None:
+        return seen
+    for event in session.events[session.snapshot_events :]:
+        if (
+            isinstance(event, ev.ToolDone)
+            and event.agent == ev.MAIN_AGENT
+            and not event.is_error
+            and isinstance(event.metadata.get("seen"), dict)
+        ):
+            seen.update(event.metadata["seen"])
+    return seen
 
 
 def _base_from_session(session: Session | None, root: Path) -> StateRecord:

@@ -111,6 +111,9 @@ class ToolContext:
     team_name: str | None = None
     team_member: str | None = None
     teams: Any = None
+    # What this agent last saw of each file (nyzhi.tools.ledger.FileLedger): one per agent,
+    # never shared with a subagent. None: the stale-write guard is off.
+    seen: Any = None
 
 
 def _lease_table() -> Any:

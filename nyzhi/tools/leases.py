@@ -29,6 +29,7 @@ from typing import Any
 import trio
 
 from nyzhi import records
+from nyzhi.tools.ledger import LastWriters
 
 DEFAULT_WAIT = 30.0
 
@@ -70,6 +71,8 @@ class LeaseTable:
         self.wait = wait
         self._held: dict[Path, Lease] = {}
         self._released = trio.lowlevel.ParkingLot()
+        # The last write through our tools to each path (nyzhi.tools.ledger), tree-wide.
+        self.writers = LastWriters()
 
     def holder_of(self, path: str | os.PathLike[str]) -> str | None:
         lease = self._held.get(real_path(path))

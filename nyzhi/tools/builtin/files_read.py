@@ -86,9 +86,14 @@ class ReadTool(BuiltinTool):
         offset = opt_int(args, "offset", 1, minimum=1)
         limit = opt_int(args, "limit", DEFAULT_READ_LIMIT, minimum=1)
 
+        seen: dict[str, str] = {}
+
         def load() -> tuple[Path, bytes]:
             path, real = _existing_file(ctx, args.get("file_path"), "file_path")
-            return path, real.read_bytes()
+            data = real.read_bytes()
+            if ctx.seen is not None:  # the stale-write guard's ledger (nyzhi.tools.ledger)
+                seen[str(real)] = ctx.seen.saw(real, data)
+            return path, data
 
         path, data = await run_blocking(load)
         shown = display(ctx, path)
@@ -100,7 +105,7 @@ class ReadTool(BuiltinTool):
         lines = split_lines(data.decode("utf-8", errors="replace"))
         total = len(lines)
         if total == 0:
-            return ToolResult(output=f"({shown} is empty)", metadata={"total_lines": 0})
+            return ToolResult(output=f"({shown} is empty)", metadata={"total_lines": 0, "seen": seen})
         if offset > total:
             return error(
                 f"offset {offset} is past the end of {shown} ({total} lines); use an offset from 1 "
@@ -112,7 +117,8 @@ class ReadTool(BuiltinTool):
             out.append(f"... ({total - end} more lines; continue with offset={end + 1})")
         return ToolResult(
             output="\n".join(out),
-            metadata={"path": str(path), "total_lines": total, "first_line": offset, "last_line": end},
+            metadata={"path": str(path), "total_lines": total, "first_line": offset, "last_line": end,
+                      "seen": seen},
         )
 
 

@@ -25,6 +25,7 @@ from nyzhi.tools.builtin._diff import (
     unified,
 )
 from nyzhi.tools.builtin.common import ArgError, BuiltinTool, opt_bool, req_str
+from nyzhi.tools.ledger import GUARDED_TOOLS, StaleWrite
 from nyzhi.tools.offload import run_blocking
 from nyzhi.tools.paths import (
     ToolPathError,
@@ -81,6 +82,43 @@ def diff_steps(ctx: ToolContext, steps: list[Step], max_lines: int) -> str:
     return "\n".join(p for p in parts if p)
 
 
+def check_unchanged(ctx: ToolContext, steps: list[Step]) -> None:
+    """The stale-write guard (nyzhi.tools.ledger): every existing file a step changes must be
+    as this agent last saw it. ``ArgError`` (a tool error, nothing written) otherwise."""
+    writers = getattr(ctx.leases, "writers", None)
+    for step in steps:
+        if step.kind != "file" or step.before is None:
+            continue  # new files are exempt
+        real = Path(os.path.realpath(step.path))
+        try:
+            ctx.seen.check(real, step.before, display(ctx, step.path),
+                           writers.get(real) if writers is not None else None, ctx.agent_path)
+        except StaleWrite as exc:
+            raise ArgError(str(exc)) from None
+
+
+def record_seen(ctx: ToolContext, steps: list[Step]) -> dict[str, str | None]:
+    """After a successful write: this agent has seen what it wrote, and it is the tree's
+    last writer of those files. Returns the ``seen`` metadata (path -> sha256, None: gone)."""
+    if ctx.seen is None:
+        return {}
+    writers = getattr(ctx.leases, "writers", None)
+    seen: dict[str, str | None] = {}
+    for step in steps:
+        if step.kind != "file":
+            continue
+        real = Path(os.path.realpath(step.path))
+        if step.after is None:
+            ctx.seen.forget(real)
+            sha = None
+        else:
+            sha = ctx.seen.saw(real, step.after)
+        seen[str(real)] = sha
+        if writers is not None:
+            writers.wrote(real, ctx.agent_path, sha)
+    return seen
+
+
 def count_lines(data: bytes) -> int:
     return len(decode(data).splitlines())
 
@@ -105,12 +143,21 @@ class _PlanningTool(BuiltinTool):
         )
 
     def transact(self, args: dict[str, Any], ctx: ToolContext) -> tuple[ToolResult, list[FileChange]]:
-        """Plan, write and report one call. Blocking: runs in a worker thread."""
+        """Plan, write and report one call. Blocking: runs in a worker thread.
+
+        The stale-write check runs here, after planning read each file's current bytes and
+        before anything is written, under the call's write leases and the transaction lock."""
         with TRANSACTION_LOCK:
             steps = self.plan(args, ctx)
+            if ctx.seen is not None and self.name in GUARDED_TOOLS:
+                check_unchanged(ctx, steps)
             planned = [Planned(path=s.path, after=s.after, kind=s.kind, mode=s.mode) for s in steps]
             changes = apply(ctx, self.name, planned)
-        return self.report(ctx, steps, args), changes
+            seen = record_seen(ctx, steps)
+        result = self.report(ctx, steps, args)
+        if seen:
+            result.metadata["seen"] = seen
+        return result, changes
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         # Not abandoned on cancel: a write that started finishes, and is recorded (below, before

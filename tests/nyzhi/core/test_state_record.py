@@ -49,7 +49,8 @@ async def test_compaction_keeps_todos_files_prompt_and_failure_across_resume(
     (workspace / "old.txt").write_text("obsolete\n")
     turns = {
         "build the greeting feature": [
-            reply(tool_calls=[tool_call("todowrite", {"todos": TODOS})]),
+            reply(tool_calls=[tool_call("todowrite", {"todos": TODOS}),
+                              tool_call("read", {"file_path": "notes.txt"})]),
             reply(tool_calls=[
                 tool_call("write", {"file_path": "hello.py", "content": "print('hi')\n"}),
                 tool_call("edit", {"file_path": "notes.txt", "old_string": "old line",

@@ -404,7 +404,10 @@ async def test_two_subagents_race_to_edit_one_file_and_both_edits_land(workspace
         "EDITOR-B": [await edit("b = 2", "b = 20"), lambda req: reply(req.tool_results()[-1])],
     })
     async with open_fake_llm(script=agents) as server:
-        configure(workspace, server.url_for("openai"), extra='[agent.trust]\nmode = "full"\n')
+        # Leases are under test here, not the stale-write guard (tests/nyzhi/core/test_stale_writes.py):
+        # each child edits without reading first.
+        configure(workspace, server.url_for("openai"),
+                  extra='[agent]\nstale_write_guard = false\n[agent.trust]\nmode = "full"\n')
         proc, events = await run_json(workspace, home, "MAIN race")
     assert proc.returncode == 0, proc.stderr.decode()
     assert target.read_text() == "a = 10\nb = 20\n"

@@ -29,7 +29,8 @@ async def test_two_subagents_race_to_edit_one_file_both_edits_land(workspace, co
     target.write_text("a = 1\nb = 2\n")
     slow = slow_append
     async with open_fake_llm(script=script) as server:
-        configure(workspace, server.url_for("openai"))
+        # Leases are under test here, not the stale-write guard (test_stale_writes.py).
+        configure(workspace, server.url_for("openai"), extra="[agent]\nstale_write_guard = false\n")
         async with open_runtime(RuntimeOptions(cwd=workspace, trust="full",
                                                ephemeral=True)) as rt:
             rt.main_agent.tooling.registry.register(slow)  # the shared store: every agent's view has it

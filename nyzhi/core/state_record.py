@@ -69,15 +69,15 @@ def _files(value: Any) -> list[tuple[str, str]]:
     ]
 
 
-def _seen(value: Any) -> list[SeenFile]:
+def _seen(value: Any) -> tuple[SeenFile, ...] | None:
     """The stale-write ledger; malformed entries are skipped."""
     if not isinstance(value, list):
-        return []
-    return [
+        return None
+    return tuple(
         SeenFile(v["path"], v["sha256"], v["mtime_ns"] if isinstance(v.get("mtime_ns"), int) else 0)
         for v in value
         if isinstance(v, dict) and isinstance(v.get("path"), str) and isinstance(v.get("sha256"), str)
-    ]
+    )
 
 
 def _failure(value: Any) -> Failure | None:
@@ -92,6 +92,7 @@ def _failure(value: Any) -> Failure | None:
     read={"first_prompt": _prompt, "todos": _todos, "files": _files, "last_failure": _failure,
           "seen": _seen},
     write={"files": lambda files: [{"path": p, "action": a} for p, a in files]},
+    omit_if_none=("seen",),
 )
 @records.frozen
 class StateRecord:
@@ -100,8 +101,9 @@ class StateRecord:
     # (path, action) in first-touched order; action is one of ACTIONS
     files: tuple[tuple[str, str], ...] = attrs.field(default=(), converter=tuple)
     last_failure: Failure | None = None
-    # The stale-write ledger (nyzhi.tools.ledger.FileLedger.snapshot()).
-    seen: tuple[SeenFile, ...] = attrs.field(default=(), converter=tuple)
+    # The stale-write ledger (nyzhi.tools.ledger.FileLedger.snapshot()); None (left out of the
+    # JSON, so records without it read and write as before) when the agent has seen nothing.
+    seen: tuple[SeenFile, ...] | None = None
 
     def render(self) -> str:
         from nyzhi.tools.builtin.planning import render as render_todos
@@ -157,7 +159,7 @@ class StateKeeper:
             todos=[dict(t) for t in load_todos(self._context)],
             files=files,
             last_failure=last_failure(messages) or previous.last_failure,
-            seen=self._context.seen.snapshot() if self._context.seen is not None else (),
+            seen=(self._context.seen.snapshot() or None) if self._context.seen is not None else None,
         )
         return self.current
 
@@ -166,7 +168,7 @@ class StateKeeper:
         then the ``seen`` metadata of its tool results logged after it."""
         ledger = self._context.seen
         if ledger is not None:
-            ledger.restore(self._base.seen)
+            ledger.restore(self._base.seen or ())
             ledger.merge(self._later_seen)
 
 

@@ -7,6 +7,8 @@ files, and real bash making the "outside" change.
 
 from __future__ import annotations
 
+import json
+
 import trio
 
 from nyzhi.core.runtime import RuntimeOptions, open_runtime
@@ -169,8 +171,10 @@ async def test_a_subagent_write_over_another_subagents_change_is_refused_naming_
         proc = await run_nyz(workspace, home, "run", "--output-format", "stream-json", "MAIN go")
     assert proc.returncode == 0, proc.stderr.decode()
     assert target.read_text() == "a = 2\n"  # B's change kept
+    # MAIN's second request answers its two spawn_agent calls, A's first
+    a_id, b_id = (json.loads(r)["agent_id"] for r in agents.seen["MAIN"][1].tool_results())
     a_results = agents.seen["AGENT-A"][-1].tool_results()
-    assert "changed by /agents/main/worker-2" in a_results[-1], a_results
+    assert f"changed by {b_id} since you last read it" in a_results[-1], (a_id, a_results)
 
 
 async def test_a_subagent_does_not_inherit_its_parents_reads(workspace, home, configure):

@@ -120,12 +120,14 @@ def run_build(args: argparse.Namespace) -> int:
         return await handle.wait()
 
     try:
-        trio.run(_with_service, settings, emit, work)
+        report = trio.run(_with_service, settings, emit, work)
     except EmbeddingError as exc:
         return _fail(exc)
     except KeyboardInterrupt:
         print("\nnyz: index build interrupted; `nyz index build` resumes it", file=sys.stderr)
         return 130
+    if report.note:
+        print(f"nyz: {report.note}", file=sys.stderr)
     return 0
 
 
@@ -135,7 +137,7 @@ def run_status(args: argparse.Namespace) -> int:
     import trio
 
     from nyzhi.config.errors import ConfigError
-    from nyzhi.index.service import Status
+    from nyzhi.index.service import NoIndex, Status
 
     try:
         _config, settings = _setup(args)
@@ -145,7 +147,10 @@ def run_status(args: argparse.Namespace) -> int:
     async def work(ref: Any) -> Any:
         return await ref.ask(Status())
 
-    st = trio.run(_with_service, settings, None, work)
+    try:
+        st = trio.run(_with_service, settings, None, work)
+    except NoIndex as exc:  # a corrupt index
+        return _fail(exc)
     print(f"project:   {settings.root}")
     print(f"index:     {st.directory}")
     if not st.exists:

@@ -191,10 +191,14 @@ def fire_hook(cwd: Path, event: str, payload: dict[str, Any]) -> None:
 
 
 def start_command(args: argparse.Namespace) -> int:
-    from nyzhi.teams.names import TeamError
+    from nyzhi.teams.lead_lease import take_lead_lease
+    from nyzhi.teams.names import TeamError, check_name
+    from nyzhi.teams.store import TeamStore
 
     cwd = Path.cwd()
     try:
+        # first: a second start of a running team refuses here, before it touches anything
+        take_lead_lease(args.name, TeamStore().team_dir(check_name("team", args.name)))
         config = prepare_team(args, cwd)
     except TeamError as exc:
         return _fail(str(exc))

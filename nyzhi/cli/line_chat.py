@@ -12,6 +12,11 @@ Subagents' lines are prefixed with their nickname (``[explorer-1] [tool: grep]``
 answers are shown whole when their turn ends rather than streamed, so several agents working at
 once never interleave mid-line. An approval or question says which agent asks.
 
+Piped input (stdin not a terminal, as in ``printf 'hello\n' | nyz chat --plain``) is a script:
+each line waits until the turn before it has ended or asks something (then the line is the
+answer), and the end of the input waits for the running turn to end, declining what it asks
+from then on since nobody is left to answer. Only then does the chat exit.
+
 SIGTERM and SIGHUP (the terminal closed) cancel the running turn, let it settle, save the
 session and exit with 143 and 129 (``nyzhi.cli.signals``).
 """
@@ -158,6 +163,8 @@ async def chat(args: argparse.Namespace) -> int:
         pending = renderer.pending
         busy = trio.Event()
         busy.set()
+        piped = not sys.stdin.isatty()
+        changed = trio.lowlevel.ParkingLot()  # woken by every event and every turn's end
         lines_send, lines = trio.open_memory_channel[str | None](16)
         async with rt.subscribe() as events, trio.open_nursery() as nursery:
             nursery.start_soon(_read_lines, lines_send)
@@ -166,6 +173,24 @@ async def chat(args: argparse.Namespace) -> int:
                 async for event in events:
                     renderer.render(event)
                     out.flush()
+                    changed.unpark_all()
+
+            async def settle() -> None:
+                """Until no turn runs or the running one asks something."""
+                while not busy.is_set() and not pending:
+                    await changed.park()
+
+            async def finish() -> None:
+                """stdin ended: let the running turn end; nobody can answer it any more."""
+                while not busy.is_set():
+                    await settle()
+                    while pending:
+                        request = pending.pop(0)
+                        if isinstance(request, ev.UserQuestion):
+                            await rt.answer_question(request.request_id,
+                                                     "(no answer: the input ended)")
+                        else:
+                            await rt.answer_approval(request.request_id, ApprovalAnswer.DENY)
 
             async def on_signal() -> None:
                 nonlocal stopped_by
@@ -185,24 +210,32 @@ async def chat(args: argparse.Namespace) -> int:
             nursery.start_soon(pump)
             nursery.start_soon(on_signal)
 
-            async def run_turn(text: str) -> None:
-                nonlocal busy
-                busy = trio.Event()
+            async def run_turn(text: str, done: trio.Event) -> None:
                 try:
                     handle = await rt.submit(text)
                     await handle.wait()
                 finally:
-                    busy.set()
+                    done.set()
+                    changed.unpark_all()
                     out.write("> ")
                     out.flush()
+
+            def start_turn(text: str) -> None:
+                nonlocal busy
+                busy = trio.Event()  # at once: the next line must see the turn as running
+                nursery.start_soon(run_turn, text, busy)
 
             out.write("> ")
             out.flush()
             if getattr(args, "first_prompt", None):  # nyz team start --task
-                nursery.start_soon(run_turn, rt.knowledge.expand(args.first_prompt))
+                start_turn(rt.knowledge.expand(args.first_prompt))
             async for line in lines:
                 if line is None:
+                    if piped:
+                        await finish()
                     break
+                if piped:
+                    await settle()
                 if pending:
                     request = pending[0]
                     if isinstance(request, ev.UserQuestion):
@@ -245,7 +278,7 @@ async def chat(args: argparse.Namespace) -> int:
 
                     prompt = await mcp_command(rt, text, out)
                     if prompt:
-                        nursery.start_soon(run_turn, prompt)
+                        start_turn(prompt)
                     else:
                         out.write("> ")
                 elif text == "/plan":
@@ -253,9 +286,9 @@ async def chat(args: argparse.Namespace) -> int:
                     out.write("[plan mode on: read-only tools]\n> " if rt.knowledge.plan_mode
                               else "[plan mode off]\n" + ("" if execute else "> "))
                     if execute:
-                        nursery.start_soon(run_turn, execute)
+                        start_turn(execute)
                 else:
-                    nursery.start_soon(run_turn, rt.knowledge.expand(text))
+                    start_turn(rt.knowledge.expand(text))
                 out.flush()
             nursery.cancel_scope.cancel()
     if stopped_by is not None:

@@ -11,6 +11,12 @@ each known key that is set (``keys.check_layer`` looks those up in ``INACTIVE``)
 carries the shape of its type (``plan.shape``), which ``keys.schema_keys`` reads to list the
 schema's keys for the docs test, so the schema's types are worked out here only.
 
+Numbers are counts, sizes, seconds or ratios, so every integer and float must be finite,
+non-negative and at most ``MAX_NUMBER`` (2**53: beyond it a count is meaningless and a float
+conversion loses or overflows). A field may narrow that with ``metadata={"min": ..., "max":
+...}`` (``agent.max_steps`` is at least 1). ``nan``, ``inf``, ``-5`` and ``10**30`` are errors
+naming their file and key.
+
 It replaced cattrs, whose converter generates and compiles code for each class at first use:
 importing it and structuring the first config cost ~25 ms of every start-up, more than the
 rest of loading the configuration.
@@ -19,6 +25,7 @@ rest of loading the configuration.
 from __future__ import annotations
 
 import enum
+import math
 import types
 import typing
 from collections.abc import Callable
@@ -62,6 +69,7 @@ class _Problems(list):
 # ("array", item type), ("provider", entry type), ("server", (stdio class, http class)).
 _Plan = Callable[[Any, tuple, _Problems], Any]
 _FAILED: Any = object()
+MAX_NUMBER = 2**53
 
 
 def _shaped(plan: _Plan, shape: tuple | None) -> _Plan:
@@ -97,19 +105,42 @@ def _expected_name(t: Any) -> str:
     return names.get(t, getattr(t, "__name__", str(t)))
 
 
-def _scalar(t: type) -> _Plan:
+def _scalar(t: type, low: float = 0, high: float = MAX_NUMBER) -> _Plan:
+    """A plain value of type ``t``; an int or float also in [low, high] and finite."""
     expected = _expected_name(t)
+    numeric = t in (int, float)
 
     def plan(value: Any, path: tuple, out: _Problems) -> Any:
         if isinstance(value, bool) and t is not bool:
             return _mismatch(out, path, expected, value)
         if t is float and isinstance(value, int):
-            return float(value)
-        if not isinstance(value, t):
+            value = float(value) if abs(value) <= MAX_NUMBER else value
+        elif not isinstance(value, t):
             return _mismatch(out, path, expected, value)
+        if numeric and not _in_range(value, low, high):
+            return _mismatch(out, path, _range_text(t, low, high), value)
         return value
 
     return plan
+
+
+def _in_range(value: Any, low: float, high: float) -> bool:
+    if isinstance(value, float) and not math.isfinite(value):
+        return False
+    return low <= value <= high
+
+
+def _range_text(t: Any, low: float, high: float) -> str:
+    kind = "an integer" if t is int else "a finite number"
+    return f"{kind} from {low:g} to {'2^53' if high == MAX_NUMBER else f'{high:g}'}"
+
+
+def _bounded(t: Any, low: float, high: float) -> _Plan:
+    """The plan of an int or float field (perhaps optional) narrowed to [low, high]."""
+    args = typing.get_args(t)
+    scalar = t if t in (int, float) else next(a for a in args if a in (int, float))
+    plan = _scalar(scalar, low, high)
+    return _optional(plan) if type(None) in args else plan
 
 
 def _duration(value: Any, path: tuple, out: _Problems) -> Any:
@@ -178,6 +209,10 @@ def _attrs_class(cl: type) -> _Plan:
     pass keeps unknown keys aside (``out.unknown``)."""
     hints = typing.get_type_hints(cl)
     fields = [(f.name, f.alias, hints[f.name], f.default is attrs.NOTHING) for f in attrs.fields(cl)]
+    # per-field narrower ranges ({"min": ..., "max": ...} in a field's metadata)
+    bounded = {f.name: _bounded(hints[f.name], f.metadata.get("min", 0),
+                                f.metadata.get("max", MAX_NUMBER))
+               for f in attrs.fields(cl) if "min" in f.metadata or "max" in f.metadata}
     known = [name for name, *_ in fields]
     known_set = frozenset(known)
     expected_key = "one of the keys " + ", ".join(known) if known else "no such key"
@@ -192,7 +227,7 @@ def _attrs_class(cl: type) -> _Plan:
             if name in value:
                 if keys is not None:
                     keys.append((*path, name))
-                kwargs[alias] = _plan(t)(value[name], (*path, name), out)
+                kwargs[alias] = bounded.get(name, _plan(t))(value[name], (*path, name), out)
             elif required:
                 out.append(((*path, name), "a value (this key is required)", "nothing", ""))
         if len(value) > len(kwargs):

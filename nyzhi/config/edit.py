@@ -72,9 +72,10 @@ def lookup(config: Any, parts: tuple[str, ...]) -> Any:
 
 
 def _load_doc(path: Path) -> tomlkit.TOMLDocument:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+    from nyzhi.config.textfile import read_config_text
+
+    text = read_config_text(path, "toml")
+    if text is None:
         return tomlkit.document()
     try:
         return tomlkit.parse(text)

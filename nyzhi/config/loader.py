@@ -18,6 +18,7 @@ from nyzhi.config.errors import ConfigError, ConfigProblem, ConfigWarning
 from nyzhi.config.keys import check_layer
 from nyzhi.config.merge import merge_layers
 from nyzhi.config.schema import Config
+from nyzhi.config.textfile import read_config_text
 from nyzhi.config.workspace import Workspace, detect_workspace
 
 LAYER_NAMES = ("global", "project", "local")
@@ -65,18 +66,16 @@ def layer_paths(workspace: Workspace, env: Mapping[str, str] | None = None) -> t
 
 def read_layer(path: Path) -> dict | None:
     """The raw TOML of ``path``, or None when it does not exist; ConfigError if unparsable."""
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
+    text = read_config_text(path, "toml")
+    if text is None:
         return None
-    except OSError as exc:
-        raise ConfigError(ConfigProblem(path, "", "a readable file", exc.strerror or str(exc))) from None
     try:
-        return tomllib.loads(data.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise ConfigError(ConfigProblem(path, "", "UTF-8 text", f"undecodable bytes ({exc.reason})")) from None
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(ConfigProblem(path, "", "valid TOML", f"a syntax error: {exc}")) from None
+    except ValueError as exc:  # an integer of more digits than Python converts
+        raise ConfigError(ConfigProblem(path, "", "valid TOML", f"a value it cannot hold: {exc}")
+                          ) from None
 
 
 def validate_layer(raw: dict, path: Path | None) -> Config:

@@ -132,17 +132,19 @@ def read_mcp_json(root: Path, env: Mapping[str, str] | None = None) -> list[Serv
     """The servers of ``root/.mcp.json`` (none if the file is absent); ConfigError naming
     the file and key on anything malformed."""
     env = os.environ if env is None else env
+    from nyzhi.config.textfile import read_config_text
+
     file = Path(root) / MCP_JSON
-    try:
-        text = file.read_text(encoding="utf-8")
-    except FileNotFoundError:
+    text = read_config_text(file, "json")
+    if text is None:
         return []
-    except OSError as exc:
-        raise ConfigError(_problem(file, "", "a readable file", exc.strerror or str(exc))) from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ConfigError(_problem(file, "", "valid JSON", f"a syntax error: {exc}")) from None
+    except ValueError as exc:  # an integer of more digits than Python converts
+        raise ConfigError(_problem(file, "", "valid JSON", f"a value it cannot hold: {exc}")
+                          ) from None
     servers = data.get("mcpServers", {}) if isinstance(data, dict) else None
     if not isinstance(servers, dict):
         raise ConfigError(_problem(file, "mcpServers", "an object of servers",

@@ -122,7 +122,7 @@ class NodeConfig:
     name: str
     host: str
     user: str | None = None
-    port: int = 22
+    port: int = attrs.field(default=22, metadata={"min": 1, "max": 65535})
     identity_file: str | None = None
     cwd: str | None = None
 

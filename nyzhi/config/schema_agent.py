@@ -169,10 +169,10 @@ class SandboxConfig:
 
 @records.frozen
 class AgentConfig:
-    max_steps: int = 100
+    max_steps: int = attrs.field(default=100, metadata={"min": 1})
     max_tokens: int | None = None  # None: the model's max output
     custom_instructions: str | None = None
-    auto_compact_threshold: float = 0.85
+    auto_compact_threshold: float = attrs.field(default=0.85, metadata={"max": 1})
     compact_instructions: str | None = None
     enforce_todos: bool = False
     auto_simplify: bool = False

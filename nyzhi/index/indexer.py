@@ -58,6 +58,7 @@ class BuildReport:
     skipped_binary: int = 0
     skipped_large: int = 0
     seconds: float = 0.0
+    note: str = ""  # what the build had to do first, said once (a corrupt index deleted)
 
     def summary(self) -> str:
         return (

@@ -15,6 +15,7 @@ Stopping the actor asks the build to stop after the current file; what was commi
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -26,7 +27,13 @@ import actors
 from nyzhi import records
 from nyzhi.index.indexer import BuildReport, Progress, build_index
 from nyzhi.index.search import Hit, search
-from nyzhi.index.store import IndexStore
+from nyzhi.index.store import (
+    CorruptIndex,
+    IndexStore,
+    NoIndex,
+    is_corruption,
+    remove_index_files,
+)
 
 SERVICE_NAME = "index"
 SERVICE_PATH = f"/services/{SERVICE_NAME}"
@@ -72,8 +79,7 @@ class IndexStatus:
     built_at: int | None
 
 
-class NoIndex(LookupError):
-    """Searching a project that has not been indexed yet."""
+__all__ = ["CorruptIndex", "NoIndex"]  # (defined in store; importable from here, as before)
 
 
 class BuildHandle:
@@ -132,42 +138,63 @@ class IndexService(actors.Actor):
 
     async def _build(self, handle: BuildHandle) -> None:
         try:
-            embedder = await self._get_embedder()
-            store = self._get_store()
-            token = trio.lowlevel.current_trio_token()
-            report = self._report
-            path = self.context.path
-
-            last = [0]
-
-            def progress(p: Progress) -> None:
-                # One report per embedded file, one per PROGRESS_EVERY files looked at.
-                quiet = p.embedded == last[0] and p.files_done % PROGRESS_EVERY
-                last[0] = p.embedded
-                if report is not None and (not quiet or p.files_done == p.files_total):
-                    trio.from_thread.run(report, p, path, trio_token=token)
-
-            # Abandoned on cancel (the actor stopping): the thread sees ``_stop`` after the
-            # file it is on, and every commit is whole, so nothing waits for the model.
-            handle.report = await trio.to_thread.run_sync(
-                lambda: build_index(store, embedder, self._settings.root,
-                                    exclude=self._settings.exclude, on_progress=progress,
-                                    should_stop=self._stop.is_set),
-                abandon_on_cancel=True,
-            )
-            if report is not None:
-                r = handle.report
-                await report(Progress(r.files, r.files, r.embedded, r.chunks, "", r.seconds,
-                                      done=True, summary=r.summary()), path)
+            try:
+                report = await self._build_once()
+            except Exception as exc:
+                if not is_corruption(exc):
+                    raise
+                # a damaged index.db: what it held is lost anyway, so start over
+                self._drop_store()
+                remove_index_files(self._settings.directory)
+                report = await self._build_once()
+                report.note = (f"the index was corrupt ({getattr(exc, 'reason', exc)}); "
+                               "deleted it and built it again")
+            handle.report = report
+            if self._report is not None:
+                r = report
+                await self._report(Progress(r.files, r.files, r.embedded, r.chunks, "", r.seconds,
+                                            done=True, summary=r.summary()), self.context.path)
         except Exception as exc:
             handle.error = exc
         finally:
             self._building = None
             handle._done.set()
 
+    async def _build_once(self) -> BuildReport:
+        """One build over the current store (opened here: a damaged one raises)."""
+        embedder = await self._get_embedder()
+        store = self._get_store()
+        token = trio.lowlevel.current_trio_token()
+        report = self._report
+        path = self.context.path
+
+        last = [0]
+
+        def progress(p: Progress) -> None:
+            # One report per embedded file, one per PROGRESS_EVERY files looked at.
+            quiet = p.embedded == last[0] and p.files_done % PROGRESS_EVERY
+            last[0] = p.embedded
+            if report is not None and (not quiet or p.files_done == p.files_total):
+                trio.from_thread.run(report, p, path, trio_token=token)
+
+        # Abandoned on cancel (the actor stopping): the thread sees ``_stop`` after the
+        # file it is on, and every commit is whole, so nothing waits for the model.
+        return await trio.to_thread.run_sync(
+            lambda: build_index(store, embedder, self._settings.root,
+                                exclude=self._settings.exclude, on_progress=progress,
+                                should_stop=self._stop.is_set),
+            abandon_on_cancel=True,
+        )
+
     # ---- reading ---------------------------------------------------------------------------
 
     async def _search(self, msg: Search) -> list[Hit]:
+        try:
+            return await self._search_store(msg)
+        except sqlite3.DatabaseError as exc:
+            raise self._corrupt(exc) from None
+
+    async def _search_store(self, msg: Search) -> list[Hit]:
         if not index_exists(self._settings.directory):
             raise NoIndex("this project has no semantic index yet: run `nyz index build`")
         store = self._get_store()
@@ -185,6 +212,20 @@ class IndexService(actors.Actor):
         )
 
     def _status(self) -> IndexStatus:
+        try:
+            return self._status_store()
+        except sqlite3.DatabaseError as exc:
+            raise self._corrupt(exc) from None
+
+    def _corrupt(self, exc: sqlite3.DatabaseError) -> BaseException:
+        """A SQLite error while reading: a damaged file is a ``CorruptIndex`` (the store is
+        dropped, so ``Build`` starts over); anything else is raised as it is."""
+        if not is_corruption(exc):
+            return exc
+        self._drop_store()
+        return CorruptIndex(self._settings.directory, exc)
+
+    def _status_store(self) -> IndexStatus:
         d = self._settings.directory
         if not index_exists(d):
             return IndexStatus(False, 0, 0, self._building is not None, "", str(d), None)
@@ -201,6 +242,14 @@ class IndexService(actors.Actor):
         if self._store is None:
             self._store = IndexStore(self._settings.directory)
         return self._store
+
+    def _drop_store(self) -> None:
+        store, self._store = self._store, None
+        if store is not None:
+            try:
+                store.close()
+            except sqlite3.Error:
+                pass  # a damaged database may fail to close cleanly too: it is being dropped
 
     async def _get_embedder(self) -> Any:
         if self._embedder is None:

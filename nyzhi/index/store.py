@@ -11,6 +11,14 @@ is saved atomically (temp file + rename) from time to time, and on open it is re
 SQLite — chunks it lacks are added from their stored vectors (no re-embedding), chunks that
 no longer exist are marked deleted. A lost or stale graph therefore costs a re-insert, never
 a wrong answer: search results are always joined with SQLite's live chunks.
+
+A damaged file must not crash nyz. hnswlib checks only a graph file's sizes, and a graph with
+a damaged neighbour list passes them and then crashes the process (a C abort) in a search.
+So the SHA-256 of the graph is kept in SQLite's ``meta`` when it is saved and checked before
+it is loaded: a graph that does not match (damaged, or saved by an older nyz) is not loaded
+but rebuilt from SQLite. A damaged ``index.db`` (SQLite's "file is not a database" or
+"database disk image is malformed") is a ``CorruptIndex``, said in one line; ``nyz index
+build`` then deletes the index and builds it again (``remove_index_files``).
 """
 
 from __future__ import annotations
@@ -47,6 +55,53 @@ CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(terms, tokenize='porter unicod
 """
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _WORD = re.compile(r"[A-Za-z0-9]+")
+
+
+INDEX_FILES = ("index.db", "index.db-wal", "index.db-shm", "vectors.hnsw", "vectors.hnsw.tmp")
+_CORRUPT_CODES = (11, 26)  # SQLITE_CORRUPT, SQLITE_NOTADB (extended codes keep them in the low byte)
+
+
+class NoIndex(LookupError):
+    """Searching a project that has no usable index: never built, empty, or damaged."""
+
+
+class CorruptIndex(NoIndex):
+    """``index.db`` is damaged: ``nyz index build`` deletes it and builds the index again."""
+
+    def __init__(self, directory: Path, exc: BaseException) -> None:
+        self.directory = Path(directory)
+        self.reason = str(exc) or type(exc).__name__
+        super().__init__(f"the semantic index {self.directory / 'index.db'} is corrupt "
+                         f"({self.reason}): run `nyz index build` to rebuild it")
+
+
+def is_corruption(exc: BaseException) -> bool:
+    """Whether a SQLite error says the database file itself is damaged (not locked, not
+    read-only, not full: those are not fixed by deleting it)."""
+    if isinstance(exc, CorruptIndex):
+        return True
+    if not isinstance(exc, sqlite3.DatabaseError):
+        return False
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return code & 0xFF in _CORRUPT_CODES
+    text = str(exc)
+    return "file is not a database" in text or "malformed" in text
+
+
+def remove_index_files(directory: Path) -> None:
+    """Delete an index's files (the database, its WAL, the graph), leaving the directory."""
+    for name in INDEX_FILES:
+        (Path(directory) / name).unlink(missing_ok=True)
+
+
+def file_sha256(path: Path) -> str | None:
+    """The SHA-256 of ``path``'s bytes; None when it does not exist."""
+    try:
+        with open(path, "rb") as f:
+            return hashlib.file_digest(f, "sha256").hexdigest()
+    except FileNotFoundError:
+        return None
 
 
 def index_dir(workspace_root: Path, env: Any = None) -> Path:
@@ -88,18 +143,22 @@ class FileRecord:
 class VectorIndex:
     """hnswlib's cosine graph over unit vectors, labelled by chunk id."""
 
-    def __init__(self, path: Path, dim: int) -> None:
+    def __init__(self, path: Path, dim: int, sha256: str | None = None) -> None:
+        """Load the graph at ``path`` only when its SHA-256 is ``sha256`` (the one recorded
+        when it was saved): anything else starts empty, to be refilled from SQLite."""
         import hnswlib
 
         self.path = path
         self.dim = dim
+        self.sha256: str | None = None  # of the file as last saved or loaded
         self._index = hnswlib.Index(space="cosine", dim=dim)
         self._deleted: set[int] = set()
         loaded = False
-        if path.is_file():
+        if sha256 and path.is_file() and file_sha256(path) == sha256:
             try:
                 self._index.load_index(str(path), allow_replace_deleted=False)
                 loaded = True
+                self.sha256 = sha256
             except RuntimeError:
                 loaded = False  # corrupt or of another dimension: rebuilt from SQLite
         if not loaded:
@@ -147,13 +206,19 @@ class VectorIndex:
                 k //= 2
         return []
 
-    def save(self) -> None:
-        """Atomically: a kill mid-save leaves the previous graph in place."""
+    def save(self, record: Any = None) -> None:
+        """Atomically: a kill mid-save leaves the previous graph in place. ``record(sha256)``
+        stores the new file's hash before the file replaces the old one, so a kill in between
+        leaves a hash that matches neither: the graph is rebuilt, never trusted wrongly."""
         if not self.dirty:
             return
         tmp = self.path.with_name(self.path.name + ".tmp")
         self._index.save_index(str(tmp))
+        digest = file_sha256(tmp)
+        if record is not None:
+            record(digest)
         os.replace(tmp, self.path)
+        self.sha256 = digest
         self.dirty = False
 
 
@@ -167,16 +232,23 @@ class IndexStore:
         self.lock = threading.RLock()
         self.db = sqlite3.connect(directory / "index.db", check_same_thread=False,
                                   isolation_level=None)
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("PRAGMA synchronous=NORMAL")
-        self.db.executescript(_SCHEMA)
+        try:
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=NORMAL")
+            self.db.executescript(_SCHEMA)
+        except sqlite3.DatabaseError as exc:
+            self.db.close()
+            if is_corruption(exc):
+                raise CorruptIndex(directory, exc) from None
+            raise
         self._vectors: VectorIndex | None = None
 
     def close(self) -> None:
         with self.lock:
-            if self._vectors is not None:
-                self._vectors.save()
-            self.db.close()
+            try:
+                self.save_vectors()
+            finally:
+                self.db.close()
 
     # ---- meta ------------------------------------------------------------------------------
 
@@ -298,7 +370,7 @@ class IndexStore:
             dim = int(self.get_meta("dim") or 0)
             if not dim:
                 raise LookupError("the index has no embedding model yet: build it first")
-            vi = VectorIndex(self.directory / "vectors.hnsw", dim)
+            vi = VectorIndex(self.directory / "vectors.hnsw", dim, self.get_meta("hnsw_sha256"))
             live = {r[0] for r in self.db.execute("SELECT id FROM chunks")}
             present = vi.labels()
             if len(present) > 2 * len(live) + 1000:  # mostly deleted: start over
@@ -320,7 +392,7 @@ class IndexStore:
     def save_vectors(self) -> None:
         with self.lock:
             if self._vectors is not None:
-                self._vectors.save()
+                self._vectors.save(lambda digest: self.set_meta(hnsw_sha256=digest))
 
     # ---- reading ---------------------------------------------------------------------------
 

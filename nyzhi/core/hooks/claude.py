@@ -31,6 +31,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from nyzhi.config.errors import ConfigError
+from nyzhi.config.textfile import read_config_text
 from nyzhi.core.hooks.spec import HookConfigError, HookSpec
 
 CLAUDE_EVENTS = {
@@ -55,11 +57,11 @@ def load_claude_hooks(workspace_root: str | Path) -> tuple[list[HookSpec], list[
     for name in SETTINGS_FILES:
         path = Path(workspace_root) / ".claude" / name
         try:
-            text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
+            text = read_config_text(path, "json")
+        except ConfigError as exc:  # unreadable, not UTF-8, nested too deeply
+            notes.append(f"{exc}; its hooks are ignored")
             continue
-        except OSError as exc:
-            notes.append(f"{path}: cannot read ({exc.strerror}); its hooks are ignored")
+        if text is None:
             continue
         try:
             data = json.loads(text)

@@ -7,6 +7,10 @@ to files as for an agent.
 
 Over HTTP (streamable, served by hypercorn's trio worker) every request needs
 ``Authorization: Bearer TOKEN``; binding a non-loopback address needs ``--allow-remote``.
+On a loopback address (all of 127.0.0.0/8, ::1, localhost) ``loopback_guard`` also refuses a
+request whose ``Host`` or ``Origin`` is not that address and port: a web page whose DNS name
+was rebound to the loopback address must not reach the tools through the user's browser. The
+SDK does this only for 127.0.0.1, localhost and ::1 by name, so it is done here, for all.
 """
 
 from __future__ import annotations
@@ -132,6 +136,74 @@ def bearer_guard(app: Any, token: str) -> Any:
     return guarded
 
 
+def _host_names(host: str) -> frozenset[str]:
+    """How a client may name the loopback address ``host`` in ``Host`` (without the port)."""
+    literal = f"[{host}]" if ":" in host else host
+    names = {literal.lower(), "localhost"}
+    if host == "localhost":  # bound to whatever localhost resolves to
+        names |= {"127.0.0.1", "[::1]"}
+    return frozenset(names)
+
+
+def _split_host(value: str) -> tuple[str, int | None]:
+    """``name[:port]`` (``[v6]:port`` for IPv6) -> (lower-case name, port or None when none
+    is given); a malformed one gives port -1, which matches nothing."""
+    value = value.strip().lower()
+    if value.startswith("["):
+        name, sep, rest = value.partition("]")
+        name += sep
+        if not rest:
+            return name, None
+        if not rest.startswith(":"):
+            return value, -1
+        port = rest[1:]
+    else:
+        if value.count(":") > 1:  # an IPv6 address without brackets is not a Host
+            return value, -1
+        name, sep, port = value.partition(":")
+        if not sep:
+            return name, None
+    return name, int(port) if port.isdigit() else -1
+
+
+def loopback_guard(app: Any, host: str, port: list[int]) -> Any:
+    """An ASGI wrapper for a loopback bind: 421 unless ``Host`` names ``host`` (or
+    localhost) with the served port, 403 when an ``Origin`` is sent that is not
+    ``http://`` the same. ``port`` is a one-item list, filled in once the socket is bound
+    (``--http HOST:0`` picks it then)."""
+    names = _host_names(host)
+
+    def allowed(value: str) -> bool:
+        name, given = _split_host(value)
+        return name in names and (given if given is not None else 80) == port[0]
+
+    async def refuse(send: Any, status: int, message: str) -> None:
+        body = json.dumps({"error": message}).encode()
+        await send({"type": "http.response.start", "status": status,
+                    "headers": [(b"content-type", b"application/json")]})
+        await send({"type": "http.response.body", "body": body})
+
+    async def guarded(scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            headers: dict[bytes, list[bytes]] = {}
+            for key, value in scope.get("headers") or []:
+                headers.setdefault(key.lower(), []).append(value)
+            hosts = headers.get(b"host", [])
+            if len(hosts) != 1 or not allowed(hosts[0].decode("latin-1")):
+                await refuse(send, 421, "the Host header does not name this server")
+                return
+            origins = headers.get(b"origin", [])
+            if origins:
+                origin = origins[0].decode("latin-1").strip().lower()
+                scheme, sep, rest = origin.partition("://")
+                if len(origins) != 1 or scheme != "http" or not sep or not allowed(rest):
+                    await refuse(send, 403, "requests from this Origin are not allowed")
+                    return
+        await app(scope, receive, send)
+
+    return guarded
+
+
 async def serve(args: argparse.Namespace, cwd: Path | None = None) -> int:
     cwd = cwd or Path.cwd()
     http = parse_http(args.http) if args.http else None
@@ -159,6 +231,9 @@ async def _serve_http(server: Any, http: tuple[str, int], token: str, *, generat
 
     host, port = http
     app = bearer_guard(server.streamable_http_app(host=host), token)
+    served_port = [port]
+    if is_loopback(host):
+        app = loopback_guard(app, host, served_port)
     config = Config()
     config.bind = [f"[{host}]:{port}" if ":" in host else f"{host}:{port}"]
     config.accesslog = None
@@ -166,6 +241,7 @@ async def _serve_http(server: Any, http: tuple[str, int], token: str, *, generat
     async with trio.open_nursery() as nursery:
         bound = await nursery.start(functools.partial(hypercorn_serve, app, config))
         url = (bound[0] if bound else f"http://{host}:{port}") + "/mcp"
+        served_port[0] = _split_host(url.split("://", 1)[1].split("/", 1)[0])[1] or port
         print(f"nyz mcp serve: listening on {url}", file=sys.stderr, flush=True)
         if generated:
             print(f"nyz mcp serve: bearer token {token}", file=sys.stderr, flush=True)

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from nyzhi.teams.framing import READING, frame_messages
 from nyzhi.teams.names import LEAD
 
 TEAM_RULES = """You are '{member}', a teammate in team '{team}' (members: {members}; the lead is \
-'{lead}'). Messages from your team arrive in your thread as user messages headed \
-[message from <name>]; answer the sender with send_team_message (to a member, or 'all'), since \
+'{lead}'). Messages from your team arrive in your thread as user messages. {reading} Answer \
+the sender with send_team_message (to a member, or 'all'), since \
 nobody reads your final message unless you send it. The team's task board is shared: use \
 task_list to see it, claim a task with task_update (status in_progress; a task has one owner), \
 and mark it completed when it is done: that unblocks the tasks waiting on it. Work on what you \
@@ -18,20 +19,15 @@ same time, so re-read a file right before you edit it."""
 
 
 def teammate_prompt(team: str, member: str, members: list[str], role_prompt: str = "") -> str:
-    rules = TEAM_RULES.format(member=member, team=team, lead=LEAD,
+    rules = TEAM_RULES.format(member=member, team=team, lead=LEAD, reading=READING,
                               members=", ".join(members) or member)
     return "\n\n".join(p for p in (role_prompt.strip(), rules) if p)
 
 
 def format_inbox(messages: list[Any]) -> str:
-    """Unread messages as one user message: a ``[message from <sender>]`` header each."""
-    parts = []
-    for m in messages:
-        head = f"[message from {m.sender}]"
-        if m.kind != "message":
-            head = f"[message from {m.sender}] ({m.kind.replace('_', ' ')})"
-        parts.append(f"{head}\n{m.text}")
-    return "\n\n".join(parts)
+    """Unread messages as one user message, framed so none can forge another
+    (``nyzhi.teams.framing``)."""
+    return frame_messages(messages)
 
 
 def teammate_role(role: Any) -> Any:

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from nyzhi import convert
 from nyzhi.teams.errors import TeamError
+from nyzhi.teams.framing import READING
 from nyzhi.teams.names import LEAD, check_name
 from nyzhi.teams.status import TaskStatus
 from nyzhi.tools.base import Permission, ToolContext, ToolResult
@@ -70,7 +71,9 @@ def task_line(task: Any) -> str:
 
 
 def format_messages(messages: list[Message]) -> str:
-    return "\n\n".join(f"[message from {m.sender}] {m.text}" for m in messages)
+    from nyzhi.teams.framing import frame_messages
+
+    return frame_messages(messages)
 
 
 class _TeamTool(BuiltinTool):
@@ -234,7 +237,8 @@ class ReadInboxTool(_TeamTool):
     name = "read_inbox"
     deferred = False  # a teammate's everyday tool (TEAMMATE_TOOLS)
     description = ("Read your new team messages, oldest first, and mark them read. New "
-                   "messages also reach you before your next step, so call it only to check.")
+                   "messages also reach you before your next step, so call it only to check. "
+                   + READING)
     parameters = {"type": "object", "properties": {"team": _TEAM_PARAM}}
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:

@@ -55,7 +55,7 @@ async def test_the_main_agent_creates_a_team_and_a_teammate_reports_back(workspa
             assert rt.main_agent.tooling.context.team_name == "pair"
     woken = script.seen["MAIN-TASK"][-1].transcript()
     # (alice's idle notification may have arrived by then too, in the same user message)
-    assert any(role == "user" and text.startswith("[message from alice]\nhi") for role, text in woken)
+    assert any(role == "user" and text.startswith("[message from alice]\n> hi") for role, text in woken)
     alice_status = TeamStore().statuses("pair")["alice"]
     assert alice_status["status"] == "stopped"  # the runtime closed
 
@@ -107,7 +107,7 @@ async def test_a_front_end_sends_to_a_teammate_by_path(workspace, configure, hom
                     done = await _until(rt, lambda e: isinstance(e, ev.TurnComplete)
                                         and e.agent == "/team/tree/amy", events)
     assert done.text == "hello user"
-    assert script.seen["FROM-USER"][0].first_user_text() == "[message from user]\nFROM-USER: hi amy"
+    assert script.seen["FROM-USER"][0].first_user_text() == "[message from user]\n> FROM-USER: hi amy"
 
 
 async def test_team_tools_are_offered_to_team_members_only(workspace, configure, home):

@@ -130,16 +130,16 @@ async def test_messages_between_lead_and_members(ws, team):
     alice = make_ctx(ws, team_name=team, team_member="alice")
     assert ok(await SendTeamMessageTool().run({"to": "alice", "message": "take task 1"}, lead)) \
         == "sent to alice"
-    assert ok(await ReadInboxTool().run({}, alice)) == "[message from lead] take task 1"
+    assert ok(await ReadInboxTool().run({}, alice)) == "[message from lead]\n> take task 1"
     assert ok(await ReadInboxTool().run({}, alice)) == "no new messages"
     # the original's parameter name still works, and 'all' skips the sender
     out = ok(await SendTeamMessageTool().run({"to": "all", "text": "done"}, alice))
     assert out == "sent to all (2 members)"
-    assert ok(await ReadInboxTool().run({"team": team}, lead)) == "[message from alice] done"
+    assert ok(await ReadInboxTool().run({"team": team}, lead)) == "[message from alice]\n> done"
     bob = make_ctx(ws, team_name=team, team_member="bob")
     await SendTeamMessageTool().run({"to": "bob", "message": "second"}, lead)
     assert ok(await ReadInboxTool().run({}, bob)) == \
-        "[message from alice] done\n\n[message from lead] second"
+        "[message from alice]\n> done\n\n[message from lead]\n> second"
     unknown = await SendTeamMessageTool().run({"to": "carol", "message": "hi"}, lead)
     assert unknown.is_error and "members: lead, alice, bob" in unknown.output
     empty = await SendTeamMessageTool().run({"to": "bob"}, lead)

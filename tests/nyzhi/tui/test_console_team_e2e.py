@@ -51,4 +51,4 @@ async def test_team_start_in_the_console(workspace, home, configure):
             screen = await pane.wait_for("amy [")
             assert "amy [" in screen  # the teammate is in the agent tree
     woken = script.seen["AMY-JOB"][-1].transcript()
-    assert ("user", "[message from user]\nfrom the console") in woken
+    assert ("user", "[message from user]\n> from the console") in woken

@@ -77,11 +77,12 @@ def test_values_serialise_as_their_spellings(env):
     data = json.loads(json.dumps(ev.to_json(event)))
     assert data["status"] == "running" and ev.from_json(data) == event
 
+    from nyzhi import convert
     from nyzhi.teams.store import TeamConfig
 
     config = TeamConfig(name="crew", teammate_mode=TeammateMode.PROCESS)
-    assert json.loads(json.dumps(config.to_json()))["teammate_mode"] == "process"
-    assert TeamConfig(name="crew").to_json()["teammate_mode"] == "in-process"
+    assert json.loads(json.dumps(convert.unstructure(config)))["teammate_mode"] == "process"
+    assert convert.unstructure(TeamConfig(name="crew"))["teammate_mode"] == "in-process"
 
     from nyzhi.knowledge import plans
 

@@ -29,6 +29,14 @@ class DeviceFlowConfig:
 
 
 @records.frozen
+class ModelLimitsEntry:
+    """``[provider.NAME.models."MODEL"]``: one model's figures, over the provider's."""
+
+    context_window: int | None = None  # tokens the model reads (prompt and tools included)
+    max_output_tokens: int | None = None  # the most it writes in one answer
+
+
+@records.frozen
 class ProviderEntry:
     """One ``[provider.NAME]`` table. Unset fields fall back to the built-in preset."""
 
@@ -43,6 +51,11 @@ class ProviderEntry:
     timeout: float | None = None  # seconds without data before a request is abandoned
     oauth: DeviceFlowConfig | None = None
     options: dict[str, Any] = attrs.Factory(dict)  # style-specific extras, passed through
+    # The model's context window and output limit, when neither nyz's table nor the server
+    # knows them (nyzhi.provider.limits); ``models`` sets them per model.
+    context_window: int | None = None
+    max_output_tokens: int | None = None
+    models: dict[str, ModelLimitsEntry] = attrs.Factory(dict)
 
 
 @records.frozen
@@ -59,6 +72,9 @@ class ProviderSection:
 
 @records.frozen
 class ModelsConfig:
+    """Legacy nyzhi 3.x ``[models]``, accepted and ignored: a model's limits are
+    ``[provider.NAME]`` keys (``max_tokens``, ``context_window``, ``models."MODEL"``)."""
+
     max_tokens: int = 4096
     temperature: float | None = None
 

@@ -262,6 +262,7 @@ async def open_runtime(
     async with contextlib.AsyncExitStack() as stack:
         system = await stack.enter_async_context(actors.open_system(name="nyzhi"))
         provider, notice = await assembly.open_provider(stack, system, config, options)
+        limits, window_notice = await assembly.open_limits(config, provider, options)
         tooling = assembly.build_tooling(config, workspace, options, approvals)
         agents_config = config.agent.agents
         tooling.context.leases.wait = agents_config.write_lease_wait
@@ -303,6 +304,7 @@ async def open_runtime(
             resumed=resumed,
             auto_context=auto_context,
             turn_context=knowledge.turn_context,
+            limits=limits,
         )
         root_budget = Budget(
             Limits.from_config(agents_config.budget).merged(options.budget or Limits()))
@@ -363,7 +365,8 @@ async def open_runtime(
             system=system, bus=bus, approvals=approvals, hooks=hooks, factory=factory,
             main_agent=main, main=main_ref, session_start=session_start, agents=manager, mcp=mcp,
             knowledge=knowledge, teams=teams,
-            notices=tuple(n for n in (*(str(w) for w in loaded.warnings), notice, *notes,
+            notices=tuple(n for n in (*(str(w) for w in loaded.warnings), notice,
+                                      window_notice, *notes,
                                       *role_notes) if n),
         )
         await hooks.fire("session_start", {"session_id": session_id, "cwd": str(options.cwd)})

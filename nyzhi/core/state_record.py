@@ -18,7 +18,7 @@ snapshot are read back from the log's ``tool_done`` events.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -54,6 +54,9 @@ class StateRecord:
     # (path, action) in first-touched order; action is one of ACTIONS
     files: tuple[tuple[str, str], ...] = attrs.field(default=(), converter=tuple)
     last_failure: Failure | None = None
+    # tokens per character per "provider/model" (nyzhi.core.context_window.Calibration): not
+    # rendered for the model, saved so a resumed session estimates like the one it continues
+    calibration: dict[str, float] = attrs.field(factory=dict)
 
     def render(self) -> str:
         from nyzhi.tools.builtin.planning import render as render_todos
@@ -79,6 +82,7 @@ class StateRecord:
             "todos": [dict(t) for t in self.todos],
             "files": [{"path": p, "action": a} for p, a in self.files],
             "last_failure": attrs.asdict(self.last_failure) if self.last_failure else None,
+            "calibration": dict(self.calibration),
         }
 
     @classmethod
@@ -100,7 +104,10 @@ class StateRecord:
             if isinstance(failure, dict) and isinstance(failure.get("command"), str)
             else None
         )
-        return cls(prompt if isinstance(prompt, str) else "", todos, files, last)
+        from nyzhi.core.context_window import parse_ratios
+
+        return cls(prompt if isinstance(prompt, str) else "", todos, files, last,
+                   parse_ratios(data.get("calibration")))
 
 
 class StateKeeper:
@@ -112,9 +119,13 @@ class StateKeeper:
     entries, so an undone change is not reported).
     """
 
-    def __init__(self, context: ToolContext, resumed: Session | None = None) -> None:
+    def __init__(
+        self, context: ToolContext, resumed: Session | None = None,
+        calibration: Callable[[], dict[str, float]] | None = None,
+    ) -> None:
         self._context = context
         self._base = _base_from_session(resumed, Path(context.workspace_root))
+        self._calibration = calibration  # the runtime's current ratios
         self.current: StateRecord | None = None
 
     def build(self, messages: Sequence[Message]) -> StateRecord:
@@ -128,6 +139,8 @@ class StateKeeper:
             todos=[dict(t) for t in load_todos(self._context)],
             files=files,
             last_failure=last_failure(messages) or previous.last_failure,
+            calibration=(self._calibration() if self._calibration is not None
+                         else previous.calibration),
         )
         return self.current
 

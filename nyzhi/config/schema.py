@@ -28,12 +28,19 @@ class DeviceFlowConfig:
     scope: str | None = None
 
 
+def _tokens(_inst: Any, attribute: Any, value: int | None) -> None:
+    if value is not None and value < 1:
+        raise ValueError(f"{attribute.name} must be a positive number of tokens (e.g. 131072), "
+                         f"not {value}")
+
+
 @records.frozen
 class ModelLimitsEntry:
     """``[provider.NAME.models."MODEL"]``: one model's figures, over the provider's."""
 
-    context_window: int | None = None  # tokens the model reads (prompt and tools included)
-    max_output_tokens: int | None = None  # the most it writes in one answer
+    # tokens the model reads (prompt and tools included), and the most it writes in one answer
+    context_window: int | None = attrs.field(default=None, validator=_tokens)
+    max_output_tokens: int | None = attrs.field(default=None, validator=_tokens)
 
 
 @records.frozen
@@ -53,8 +60,8 @@ class ProviderEntry:
     options: dict[str, Any] = attrs.Factory(dict)  # style-specific extras, passed through
     # The model's context window and output limit, when neither nyz's table nor the server
     # knows them (nyzhi.provider.limits); ``models`` sets them per model.
-    context_window: int | None = None
-    max_output_tokens: int | None = None
+    context_window: int | None = attrs.field(default=None, validator=_tokens)
+    max_output_tokens: int | None = attrs.field(default=None, validator=_tokens)
     models: dict[str, ModelLimitsEntry] = attrs.Factory(dict)
 
 

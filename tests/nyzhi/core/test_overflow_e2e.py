@@ -93,6 +93,19 @@ async def test_a_second_overflow_stops_the_turn_and_the_session_resumes(workspac
     assert archives and "contents of file 1" in archives[0].read_text()  # nothing lost
 
 
+async def test_an_overflow_that_shows_the_fixed_part_cannot_fit_stops_clearly(
+        workspace, home, configure):
+    async with open_fake_llm(script=[context_overflow(9000, 2000)]) as server:
+        configure(workspace, server.url_for("anthropic"), api_style="anthropic")
+        proc = await run_nyz(workspace, home, "run", "--output-format", "stream-json", "hi")
+    assert proc.returncode == 1
+    errors = [e for e in json_lines(proc.stdout) if e["type"] == "error"]
+    assert len(errors) == 1 and errors[0]["kind"] == "context"
+    assert "system prompt and tool definitions" in errors[0]["message"]
+    assert "2000-token context window" in errors[0]["message"]
+    assert len(server.requests) == 1  # no compaction and no retry: they could not help
+
+
 async def test_a_subagent_recovers_and_its_parent_is_not_failed(workspace, home, configure):
     write_files(workspace, 3)
     spawned: list[str] = []

@@ -125,3 +125,22 @@ def test_overflow_shapes_and_non_overflows():
                        provider="p", model="m")
     assert not isinstance(other, ContextOverflowError)
     assert overflow_figures("max_tokens is too large") == (False, None, None)
+
+
+def test_a_window_that_is_not_positive_is_a_config_error_naming_the_key(tmp_path):
+    import subprocess
+
+    from nyzhi.config import load_config
+    from nyzhi.config.errors import ConfigError
+
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / ".nyzhi").mkdir()
+    config = tmp_path / ".nyzhi" / "config.toml"
+    for table, key, value in (("[provider.x]", "context_window", 0),
+                              ('[provider.x.models."m"]', "max_output_tokens", -5)):
+        config.write_text(f"{table}\n{key} = {value}\n")
+        with pytest.raises(ConfigError) as info:
+            load_config(tmp_path, env={"HOME": str(tmp_path)})
+        message = str(info.value)
+        assert str(config) in message and "provider.x" in message
+        assert f"{key} must be a positive number of tokens" in message and str(value) in message

@@ -9,14 +9,13 @@ and every provider counts differently.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from nyzhi.provider.types import Message, ToolSchema
+from nyzhi.provider.types import Message
 
 if TYPE_CHECKING:
     from nyzhi.core.sessions.store import Session
@@ -48,14 +47,6 @@ def tokens_for(chars: int, messages: int, ratio: float | None) -> int:
     if ratio is not None:
         return math.ceil(chars * ratio)
     return chars // 4 + MESSAGE_OVERHEAD_TOKENS * messages
-
-
-def tool_chars(schemas: Sequence[ToolSchema]) -> int:
-    """Characters the tool definitions add to a request (name, description, JSON schema)."""
-    return sum(
-        len(t.name) + len(t.description) + len(json.dumps(t.parameters, separators=(",", ":")))
-        for t in schemas
-    )
 
 
 # A ratio is only learnt from a request at least this long: a tiny one is mostly the wire

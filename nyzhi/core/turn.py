@@ -34,11 +34,12 @@ from nyzhi.core.compaction import compact, cut_index
 from nyzhi.core.context_window import (
     Calibration,
     ThreadMeter,
+    estimate_chars,
     micro_compact,
     tokens_for,
-    tool_chars,
 )
 from nyzhi.core.event_bus import Emit
+from nyzhi.core.prompt import schemas_chars
 from nyzhi.core.state_record import StateRecord
 from nyzhi.provider import types as pt
 from nyzhi.provider.errors import ContextOverflowError
@@ -48,8 +49,8 @@ from nyzhi.tools.execution import CANCELLED_TEXT
 # has grown by as much again: summarising a thread that is mostly the kept tail would cost a
 # model call per step and free nothing.
 MIN_FREED_SHARE = 0.10
-# What a summary (and the state record after it) is assumed to take, when deciding whether a
-# compaction would free enough to be worth its model call.
+# What a summary is assumed to take, when deciding whether a compaction would free enough to
+# be worth its model call.
 SUMMARY_ALLOWANCE_TOKENS = 256
 # After an overflow the kept tail is this many messages (fewer than ``keep_recent``) when the
 # error names both figures: the estimate was wrong by a known amount, so be thorough.
@@ -152,10 +153,9 @@ class TurnLoop:
         self.limits = limits
         self._limits_model: str | None = None
         self.calibration = calibration if calibration is not None else Calibration()
-        # No threshold compaction below these estimates (see MIN_FREED_SHARE): after one that
-        # freed too little, and (up to the window's hard limit) after one skipped as futile.
+        # No threshold compaction below this estimate, after one that freed too little (see
+        # MIN_FREED_SHARE).
         self._hold_until = 0
-        self._skip_until = 0
         self._tools_seen: tuple[pt.ToolSchema, ...] | None = None
         self._tools_chars = 0
         self.messages: list[pt.Message] = []
@@ -387,8 +387,12 @@ class TurnLoop:
             await self.emit(ev.Error(agent=self.agent_path, message=notice, kind="notice"))
 
     def _tool_chars(self, tools: tuple[pt.ToolSchema, ...]) -> int:
-        if tools is not self._tools_seen:  # the schema tuple is rebuilt only when tools change
-            self._tools_seen, self._tools_chars = tools, tool_chars(tools)
+        # The schemas are the same objects from step to step until the tool set changes (the
+        # tooling caches them): measure them again only then.
+        seen = self._tools_seen
+        if seen is None or len(seen) != len(tools) or any(
+                a is not b for a, b in zip(seen, tools, strict=True)):
+            self._tools_seen, self._tools_chars = tools, schemas_chars(tools)
         return self._tools_chars
 
     def _request_chars(self, system: str, tools: tuple[pt.ToolSchema, ...]) -> int:
@@ -441,22 +445,21 @@ class TurnLoop:
         # little would be freed (unless the last compaction freed too little: then the
         # provider's "prompt is too long", if it comes, is recovered from).
         hard = self.settings.context_window - self._room()
-        waiting = before <= self._hold_until or (before <= self._skip_until and before <= hard)
-        if not force and (before <= trigger or waiting):
+        if not force and (before <= trigger or before <= self._hold_until):
             return None
         if reason != "manual" and (why := self._fixed_too_big(system, tools)) is not None:
             return why
         keep = self.settings.keep_recent if keep_recent is None else keep_recent
         share = int(MIN_FREED_SHARE * self.settings.context_window)
         if not force and before <= hard:
-            # The summary replaces what is before the cut: if that is too little to matter,
-            # do not pay a model call for it; wait until the thread has grown.
+            # The summary replaces what is before the cut: if that is too little to matter, do
+            # not pay a model call for it (asked again at the next step, as the thread grows).
             older = self.messages[:cut_index(self.messages, keep)]
-            freeable = tokens_for(sum(len(m.content) for m in older), len(older),
+            freeable = tokens_for(estimate_chars(older), len(older),
                                   self.calibration.ratio(self._calibration_key()))
             if freeable < share + SUMMARY_ALLOWANCE_TOKENS:
-                self._skip_until = before + share
                 return None
+        state = self.state_record(self.messages) if self.state_record is not None else None
         result = await compact(
             self.provider,
             self.messages,
@@ -464,7 +467,7 @@ class TurnLoop:
             stem=self.session_stem,
             keep_recent=keep,
             instructions=self.settings.compact_instructions,
-            state=self.state_record(self.messages) if self.state_record is not None else None,
+            state=state,
         )
         if result is None:  # nothing old enough to summarise (no model call was made)
             if shorten and micro_compact(self.messages, keep_recent=0):

@@ -70,8 +70,15 @@ async def test_configured_small_window_compacts_without_thrashing(workspace, hom
     compactions = [e for e in events if e["type"] == "compaction"]
     assert compactions and all(c["reason"] == "threshold" for c in compactions)
     assert summaries(server) == len(compactions) < STEPS
-    # 10 KB a step fills most of an 8k window; every compaction made was worth its model call
-    assert all(c["before_tokens"] - c["after_tokens"] >= 819 for c in compactions)
+    # 10 KB a step fills most of an 8k window. A compaction that freed less than a tenth of
+    # it is not repeated at the next step.
+    step, at = 0, []
+    for e in events:
+        step += e["type"] == "tool_done"
+        if e["type"] == "compaction":
+            at.append((step, e["before_tokens"] - e["after_tokens"]))
+    for (step, freed), (next_step, _) in zip(at, at[1:], strict=False):
+        assert freed >= 819 or next_step >= step + 2, at
     assert "is unknown" not in proc.stderr.decode()  # the config said it
 
 

@@ -94,8 +94,9 @@ class Progress(EventRenderer):
 
     def on_compaction(self, event: ev.Compaction) -> None:
         self._newline()
+        why = " (the provider said the prompt is too long)" if event.reason == "overflow" else ""
         self.progress(
-            f"[compacted context: {event.before_tokens} -> {event.after_tokens} tokens]\n"
+            f"[compacted context{why}: {event.before_tokens} -> {event.after_tokens} tokens]\n"
         )
 
     def on_team_message(self, event: ev.TeamMessage) -> None:
@@ -175,7 +176,7 @@ class Timeline(EventRenderer):
                          f"{event.total_output_tokens} out, ${event.total_cost_usd:.4f})")
 
     def on_compaction(self, event: ev.Compaction) -> None:
-        self.line(event, f"{event.before_tokens} → {event.after_tokens} tokens")
+        self.line(event, f"{event.before_tokens} → {event.after_tokens} tokens ({event.reason})")
 
     def on_agent_status(self, event: ev.AgentStatus) -> None:
         self.line(event, f"{event.status} {event.detail}".rstrip())

@@ -30,7 +30,7 @@ NAME = "NAME"  # how a free name (a provider, a server, a role) is written in th
 # and everything under it. The issue that wires one removes it here and its mark in
 # docs/config.md (tests/nyzhi/config/test_config_docs.py keeps the two equal).
 INACTIVE: dict[str, str] = {
-    "models": "not planned yet",
+    "models": "legacy: use [provider.NAME] keys",
     "tui.accent": "issue: console",
     "tui.output_style": "issue: console",
     "tui.colors": "issue: console",

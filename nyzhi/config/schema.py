@@ -26,6 +26,21 @@ class DeviceFlowConfig:
     scope: str | None = None
 
 
+def _tokens(_inst: Any, attribute: Any, value: int | None) -> None:
+    if value is not None and value < 1:
+        raise ValueError(f"{attribute.name} must be a positive number of tokens (e.g. 131072), "
+                         f"not {value}")
+
+
+@records.frozen
+class ModelLimitsEntry:
+    """``[provider.NAME.models."MODEL"]``: one model's figures, over the provider's."""
+
+    # tokens the model reads (prompt and tools included), and the most it writes in one answer
+    context_window: int | None = attrs.field(default=None, validator=_tokens)
+    max_output_tokens: int | None = attrs.field(default=None, validator=_tokens)
+
+
 @records.frozen
 class ProviderEntry:
     """One ``[provider.NAME]`` table. Unset fields fall back to the built-in preset."""
@@ -41,6 +56,11 @@ class ProviderEntry:
     timeout: float | None = None  # seconds without data before a request is abandoned
     oauth: DeviceFlowConfig | None = None
     options: dict[str, Any] = attrs.Factory(dict)  # style-specific extras, passed through
+    # The model's context window and output limit, when neither nyz's table nor the server
+    # knows them (nyzhi.provider.limits); ``models`` sets them per model.
+    context_window: int | None = attrs.field(default=None, validator=_tokens)
+    max_output_tokens: int | None = attrs.field(default=None, validator=_tokens)
+    models: dict[str, ModelLimitsEntry] = attrs.Factory(dict)
 
 
 @records.frozen
@@ -57,6 +77,9 @@ class ProviderSection:
 
 @records.frozen
 class ModelsConfig:
+    """Legacy nyzhi 3.x ``[models]``, accepted and ignored: a model's limits are
+    ``[provider.NAME]`` keys (``max_tokens``, ``context_window``, ``models."MODEL"``)."""
+
     max_tokens: int = 4096
     temperature: float | None = None
 

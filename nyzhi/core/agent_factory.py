@@ -32,6 +32,7 @@ import attrs
 from nyzhi import convert, records
 from nyzhi.core import events as ev
 from nyzhi.core.assembly import Tooling
+from nyzhi.core.context_window import Calibration
 from nyzhi.core.event_bus import Emit
 from nyzhi.core.hooks import HookRunner
 from nyzhi.core.prompt import PromptParts, SessionPrompt, agent_parts
@@ -170,6 +171,14 @@ class AgentFactory:
     # Context appended to each user message of agents with prompt hooks (recalled memory,
     # the plan-mode note: nyzhi.core.session_knowledge), after the hooks' own.
     turn_context: Callable[[str], Awaitable[str]] | None = None
+    # Each model's context window and where it came from (nyzhi.provider.limits); None: the
+    # table's figures only.
+    limits: Any = None
+    # Tokens per character per provider and model, shared by every agent (one provider) and
+    # started from the resumed session's.
+    calibration: Calibration = attrs.field(
+        default=attrs.Factory(lambda self: Calibration.from_session(self.resumed),
+                              takes_self=True))
 
     def build(self, spec: AgentSpec) -> Agent:
         tooling = self.tooling.for_agent(
@@ -190,19 +199,27 @@ class AgentFactory:
         model = spec.model or self.provider.model
         # Byte-identical across the agent's steps (prompt caching); rebuilt only when a
         # deferred tool is discovered.
+        known = self.limits.known(model) if self.limits is not None else None
+        told = known.context_window if known is not None and known.source in (
+            "config", "server") else None
         system_prompt = SessionPrompt(
-            agent_parts(self.prompt, model=model, role_prompt=spec.role_prompt, tooling=tooling),
+            agent_parts(self.prompt, model=model, role_prompt=spec.role_prompt, tooling=tooling,
+                        window=told),
             tooling.deferred_text,
             mcp=self.mcp.summaries if self.mcp is not None else None,
         )
+        info = model_info(model)
         settings = attrs.evolve(
             self.settings,
             max_steps=spec.max_steps or self.settings.max_steps,
-            context_window=model_info(model).context_window,
+            context_window=known.context_window if known is not None else info.context_window,
+            max_output=known.max_output if known is not None else info.max_output,
+            window_source=known.source if known is not None else "",
         )
         # What compaction keeps verbatim (first prompt, todos, changed files, last failure).
         keeper = StateKeeper(
-            tooling.context, self.resumed if spec.path == ev.MAIN_AGENT else None)
+            tooling.context, self.resumed if spec.path == ev.MAIN_AGENT else None,
+            calibration=self.calibration.snapshot)
         keeper.restore_ledger()
         loop = TurnLoop(
             agent_path=spec.path,
@@ -221,6 +238,8 @@ class AgentFactory:
             state_record=keeper.build,
             limit=spec.budget.before_step if spec.budget is not None else None,
             before_step=spec.inject,
+            limits=self.limits,
+            calibration=self.calibration,
         )
         return Agent(spec, loop, tooling, system_prompt)
 

@@ -128,6 +128,23 @@ async def open_provider(
     return provider, notice
 
 
+async def open_limits(config: Any, provider: pt.Provider, options: Any) -> tuple[Any, str | None]:
+    """The runtime's resolver of context windows (``nyzhi.provider.limits``), with the main
+    model's resolved already (the server asked if worth it), and its one-time notice when
+    that window is a default (or None)."""
+    from nyzhi.config.paths import cache_dir
+    from nyzhi.provider.limits import ConfiguredLimits, LimitsResolver
+
+    spec = getattr(provider, "spec", None)
+    name = spec.name if spec is not None else getattr(provider, "name", "")
+    resolver = LimitsResolver(
+        spec, ConfiguredLimits.from_entry(name, config.provider.get(name)),
+        cache_dir=cache_dir(options.env) if spec is not None else None,
+    )
+    main = await resolver.resolve(provider.model)
+    return resolver, resolver.notice(main)
+
+
 def services_supervisor(system: actors.ActorSystem) -> actors.ActorRef:
     """``/services``: the supervisor of long-lived helpers (local model, semantic index)."""
     return system.lookup("/services") or system.spawn(

@@ -193,17 +193,24 @@ class Usage(Event):
     total_input_tokens: int = 0
     total_output_tokens: int = 0
     total_cost_usd: float = 0.0
+    # the model asked and the characters sent (system, tools, thread): a resumed session
+    # calibrates its token estimate from them (nyzhi.core.context_window.Calibration)
+    model: str = ""
+    request_chars: int = 0
 
 
 @records.frozen
 class Compaction(Event):
-    """Older history was summarised; the full history was saved to ``archived_path``."""
+    """Older history was summarised; the full history was saved to ``archived_path``.
+    ``reason``: ``threshold`` (the estimate passed the compaction threshold), ``overflow``
+    (the provider answered that the prompt is too long) or ``manual`` (``/compact``)."""
 
     type: ClassVar[str] = "compaction"
     before_tokens: int
     after_tokens: int
     summary: str = ""
     archived_path: str | None = None
+    reason: str = "threshold"
 
 
 def _check_status(_inst: Any, _attr: Any, value: str) -> None:

@@ -209,9 +209,12 @@ async def session_parts(
 
 
 def agent_parts(
-    parts: PromptParts, *, model: str, role_prompt: str, tooling: Any
+    parts: PromptParts, *, model: str, role_prompt: str, tooling: Any,
+    window: int | None = None,
 ) -> PromptParts:
-    """One agent's prompt parts: the session's, plus its model, role and tool set."""
+    """One agent's prompt parts: the session's, plus its model, role and tool set.
+    ``window``: the model's context window when the config or its server says it (a small
+    one gets the compact profile); None: what nyz's table knows."""
     return attrs.evolve(
         parts,
         model=model,
@@ -219,7 +222,7 @@ def agent_parts(
         tool_names=tuple(tooling.registry.names()),
         sandbox=tooling.context.sandbox.level.value if tooling.context.sandbox else "",
         trust=tooling.context.trust.mode.value if tooling.context.trust else "",
-        compact=_small_context(model),
+        compact=(window <= COMPACT_CONTEXT_WINDOW) if window is not None else _small_context(model),
     )
 
 

@@ -318,6 +318,7 @@ async def _assemble(stack: contextlib.AsyncExitStack, system: actors.ActorSystem
     bus = EventBus()
     approvals = ApprovalBroker(bus)
     provider, notice = await assembly.open_provider(stack, system, config, options)
+    limits, window_notice = await assembly.open_limits(config, provider, options)
     tooling = assembly.build_tooling(config, workspace, options, approvals)
     tooling.context.leases.wait = config.agent.agents.write_lease_wait
     catalog, role_notes = assembly.load_roles(config, workspace, tooling)
@@ -339,14 +340,15 @@ async def _assemble(stack: contextlib.AsyncExitStack, system: actors.ActorSystem
         approvals=approvals, provider=provider, tooling=tooling, catalog=catalog, hooks=hooks,
         writer=writer, resumed=resumed, session_id=session_id, mcp=mcp, knowledge=knowledge,
         factory=None,  # type: ignore[arg-type]  # set below, from the rest
-        notices=tuple(n for n in (*(str(w) for w in loaded.warnings), notice, *notes,
-                                  *role_notes, *knowledge.notices) if n),
+        notices=tuple(n for n in (*(str(w) for w in loaded.warnings), notice, window_notice,
+                                  *notes, *role_notes, *knowledge.notices) if n),
     )
-    base.factory = await _agent_factory(base, workspace, auto_context)
+    base.factory = await _agent_factory(base, workspace, auto_context, limits)
     return base
 
 
-async def _agent_factory(base: _Assembly, workspace: Any, auto_context: Any) -> AgentFactory:
+async def _agent_factory(base: _Assembly, workspace: Any, auto_context: Any,
+                         limits: Any) -> AgentFactory:
     """The one factory every agent of the runtime is built by (``nyzhi.core.agent_factory``):
     the session's prompt parts (with skills and memory) and turn settings from config."""
     config, options, knowledge = base.config, base.options, base.knowledge
@@ -374,6 +376,7 @@ async def _agent_factory(base: _Assembly, workspace: Any, auto_context: Any) -> 
         resumed=base.resumed,
         auto_context=auto_context,
         turn_context=knowledge.turn_context,
+        limits=limits,
     )
 
 

@@ -21,7 +21,7 @@ snapshot are read back from the log's ``tool_done`` events.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -80,6 +80,12 @@ def _seen(value: Any) -> tuple[SeenFile, ...] | None:
     )
 
 
+def _ratios(value: Any) -> dict[str, float] | None:
+    from nyzhi.core.context_window import parse_ratios
+
+    return parse_ratios(value) or None
+
+
 def _failure(value: Any) -> Failure | None:
     if isinstance(value, dict) and isinstance(value.get("command"), str):
         return Failure(value["command"], str(value.get("output", "")))
@@ -90,9 +96,9 @@ def _failure(value: Any) -> Failure | None:
 # stop a resume). Files are written as objects ({"path", "action"}), not pairs.
 @convert.wire(
     read={"first_prompt": _prompt, "todos": _todos, "files": _files, "last_failure": _failure,
-          "seen": _seen},
+          "seen": _seen, "calibration": _ratios},
     write={"files": lambda files: [{"path": p, "action": a} for p, a in files]},
-    omit_if_none=("seen",),
+    omit_if_none=("seen", "calibration"),
 )
 @records.frozen
 class StateRecord:
@@ -104,6 +110,10 @@ class StateRecord:
     # The stale-write ledger (nyzhi.tools.ledger.FileLedger.snapshot()); None (left out of the
     # JSON, so records without it read and write as before) when the agent has seen nothing.
     seen: tuple[SeenFile, ...] | None = None
+    # Tokens per character per "provider/model" (nyzhi.core.context_window.Calibration): not
+    # rendered for the model, saved so a resumed session estimates like the one it continues.
+    # None (left out of the JSON) while nothing was learnt.
+    calibration: dict[str, float] | None = None
 
     def render(self) -> str:
         from nyzhi.tools.builtin.planning import render as render_todos
@@ -142,10 +152,14 @@ class StateKeeper:
     entries, so an undone change is not reported).
     """
 
-    def __init__(self, context: ToolContext, resumed: Session | None = None) -> None:
+    def __init__(
+        self, context: ToolContext, resumed: Session | None = None,
+        calibration: Callable[[], dict[str, float]] | None = None,
+    ) -> None:
         self._context = context
         self._base = _base_from_session(resumed, Path(context.workspace_root))
         self._later_seen = _seen_after_snapshot(resumed)
+        self._calibration = calibration  # the runtime's current ratios
         self.current: StateRecord | None = None
 
     def build(self, messages: Sequence[Message]) -> StateRecord:
@@ -160,6 +174,8 @@ class StateKeeper:
             files=files,
             last_failure=last_failure(messages) or previous.last_failure,
             seen=(self._context.seen.snapshot() or None) if self._context.seen is not None else None,
+            calibration=((self._calibration() if self._calibration is not None
+                          else previous.calibration) or None),
         )
         return self.current
 

@@ -9,6 +9,12 @@ Cancellation (Esc / Ctrl-C) may land anywhere. Whatever was in flight is settled
 shield before the ``Cancelled`` propagates: the partial assistant message is kept, every tool
 call the model made gets a result ("cancelled by user" for those that did not finish), so the
 thread stays valid for the provider and the next input can run.
+
+Context: before each model step the thread is compacted when its estimated size passes the
+threshold (``_maybe_compact``), and compaction cannot thrash: a system prompt and tools that
+leave no room stop the turn with one error, and a compaction that freed too little is not
+repeated until the thread has grown. A provider that still answers "prompt is too long"
+(``ContextOverflowError``) gets a compacted thread and the same step once more.
 """
 
 from __future__ import annotations
@@ -24,12 +30,31 @@ import trio
 
 from nyzhi import records
 from nyzhi.core import events as ev
-from nyzhi.core.compaction import compact
-from nyzhi.core.context_window import ThreadMeter
+from nyzhi.core.compaction import compact, cut_index
+from nyzhi.core.context_window import (
+    Calibration,
+    ThreadMeter,
+    estimate_chars,
+    micro_compact,
+    tokens_for,
+)
 from nyzhi.core.event_bus import Emit
+from nyzhi.core.prompt import schemas_chars
 from nyzhi.core.state_record import StateRecord
 from nyzhi.provider import types as pt
+from nyzhi.provider.errors import ContextOverflowError
 from nyzhi.tools.execution import CANCELLED_TEXT
+
+# A compaction that frees less than this share of the window is not repeated until the thread
+# has grown by as much again: summarising a thread that is mostly the kept tail would cost a
+# model call per step and free nothing.
+MIN_FREED_SHARE = 0.10
+# What a summary is assumed to take, when deciding whether a compaction would free enough to
+# be worth its model call.
+SUMMARY_ALLOWANCE_TOKENS = 256
+# After an overflow the kept tail is this many messages (fewer than ``keep_recent``) when the
+# error names both figures: the estimate was wrong by a known amount, so be thorough.
+OVERFLOW_KEEP_RECENT = 2
 
 
 class ToolStep(Protocol):
@@ -47,6 +72,8 @@ class TurnSettings:
     max_steps: int = 100
     compaction_threshold: float = 0.85
     context_window: int = 128_000
+    max_output: int = 4096  # the model's output limit: room left for the answer
+    window_source: str = ""  # where context_window came from (nyzhi.provider.limits.Source)
     keep_recent: int = 6
     compact_instructions: str = ""
     archive_dir: Path | None = None
@@ -101,6 +128,8 @@ class TurnLoop:
         session_stem: str = "session",
         state_record: Callable[[list[pt.Message]], StateRecord] | None = None,
         limit: Callable[[], str | None] | None = None,
+        limits: Any = None,
+        calibration: Calibration | None = None,
     ) -> None:
         self.agent_path = agent_path
         self.provider = provider
@@ -119,6 +148,16 @@ class TurnLoop:
         self.state_record = state_record  # what compaction keeps verbatim (state_record.py)
         # Asked before every model step: a reason to stop (the agent's budget), or None.
         self.limit = limit
+        # The model's context window, resolved at each turn's start for the model in use
+        # (a ``nyzhi.provider.limits.LimitsResolver``; None: ``settings`` as given).
+        self.limits = limits
+        self._limits_model: str | None = None
+        self.calibration = calibration if calibration is not None else Calibration()
+        # No threshold compaction below this estimate, after one that freed too little (see
+        # MIN_FREED_SHARE).
+        self._hold_until = 0
+        self._tools_seen: tuple[pt.ToolSchema, ...] | None = None
+        self._tools_chars = 0
         self.messages: list[pt.Message] = []
         self.meter = ThreadMeter()  # incremental size of ``messages`` (grown at its end)
         self.totals = UsageTotals()
@@ -175,6 +214,7 @@ class TurnLoop:
                 await self.emit(ev.Error(agent=self.agent_path, message=blocked, kind="blocked"))
                 return TurnOutcome("", 0, "blocked", pt.Usage(), is_error=True)
         await self._append(pt.Message("user", prompt))
+        await self._resolve_limits()
         turn_usage = pt.Usage()
         final_text = ""
         for step in range(1, self.settings.max_steps + 1):
@@ -187,8 +227,21 @@ class TurnLoop:
                     await self._append(injected)
             self.meter.micro_compact(self.messages)
             system = self.system_prompt()  # built once per step: it can change between steps
-            await self._maybe_compact(system)
-            text, calls, usage, stop = await self._model_step(system)
+            tools = tuple(self.tool_schemas())
+            reason = await self._maybe_compact(system, tools)
+            if reason is None:
+                try:
+                    text, calls, usage, stop = await self._model_step(system, tools)
+                except ContextOverflowError as exc:
+                    reason = await self._recover_overflow(system, tools, exc)
+                    if reason is None:
+                        try:  # the same step, once, on the compacted thread
+                            text, calls, usage, stop = await self._model_step(system, tools)
+                        except ContextOverflowError as again:
+                            reason = _still_too_long(again, self._model_name())
+            if reason is not None:
+                await self.emit(ev.Error(agent=self.agent_path, message=reason, kind="context"))
+                return TurnOutcome(final_text, step, "context", turn_usage, True, reason)
             turn_usage = _add_usage(turn_usage, usage)
             final_text = text
             if not calls:
@@ -200,13 +253,16 @@ class TurnLoop:
 
     # ---- one model call ---------------------------------------------------------------
 
-    async def _model_step(self, system: str) -> tuple[str, list[pt.ToolCall], pt.Usage, str]:
+    async def _model_step(
+        self, system: str, tools: tuple[pt.ToolSchema, ...]
+    ) -> tuple[str, list[pt.ToolCall], pt.Usage, str]:
         request = pt.ChatRequest(
             messages=tuple(self.messages),
             system=system,
-            tools=tuple(self.tool_schemas()),
+            tools=tools,
             model=self.model,
         )
+        sent_chars = self._request_chars(system, tools)
         text: list[str] = []
         thinking: list[str] = []
         signature: str | None = None
@@ -265,7 +321,10 @@ class TurnLoop:
             raise
         await settle()
         if usage != pt.Usage():
-            cost = self.cost(usage, self.model or self.provider.model)
+            model = self._model_name()
+            prompt_tokens = usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens
+            self.calibration.observe(self._calibration_key(), prompt_tokens, sent_chars)
+            cost = self.cost(usage, model)
             self.totals.add(usage, cost)
             await self.emit(
                 ev.Usage(
@@ -278,6 +337,8 @@ class TurnLoop:
                     total_input_tokens=self.totals.input_tokens,
                     total_output_tokens=self.totals.output_tokens,
                     total_cost_usd=self.totals.cost_usd,
+                    model=model,
+                    request_chars=sent_chars,
                 )
             )
         return "".join(text), [calls[i] for i in sorted(calls)], usage, stop
@@ -301,39 +362,178 @@ class TurnLoop:
             )
             await self._append(msg)
 
-    # ---- compaction -------------------------------------------------------------------
+    # ---- context ----------------------------------------------------------------------
 
-    async def _maybe_compact(self, system: str, *, force: bool = False) -> None:
-        before = self.meter.estimate(self.messages, system)
-        limit = self.settings.compaction_threshold * self.settings.context_window
-        if not force and before <= limit:
+    def _model_name(self) -> str:
+        return self.model or self.provider.model
+
+    def _calibration_key(self) -> str:
+        return Calibration.key(getattr(self.provider, "name", ""), self._model_name())
+
+    async def _resolve_limits(self) -> None:
+        """The window of the model in use (it changes with ``/model``); a default window is
+        noticed once, naming the key that sets it."""
+        model = self._model_name()
+        if self.limits is None or model == self._limits_model:
             return
+        found = await self.limits.resolve(model)
+        self._limits_model = model
+        self.settings = attrs.evolve(
+            self.settings, context_window=found.context_window, max_output=found.max_output,
+            window_source=found.source,
+        )
+        notice = self.limits.notice(found)
+        if notice is not None:
+            await self.emit(ev.Error(agent=self.agent_path, message=notice, kind="notice"))
+
+    def _tool_chars(self, tools: tuple[pt.ToolSchema, ...]) -> int:
+        # The schemas are the same objects from step to step until the tool set changes (the
+        # tooling caches them): measure them again only then.
+        seen = self._tools_seen
+        if seen is None or len(seen) != len(tools) or any(
+                a is not b for a, b in zip(seen, tools, strict=True)):
+            self._tools_seen, self._tools_chars = tools, schemas_chars(tools)
+        return self._tools_chars
+
+    def _request_chars(self, system: str, tools: tuple[pt.ToolSchema, ...]) -> int:
+        return self.meter.chars(self.messages) + len(system) + self._tool_chars(tools)
+
+    def _estimate(self, system: str, tools: tuple[pt.ToolSchema, ...]) -> int:
+        return self.meter.estimate(
+            self.messages, system, extra_chars=self._tool_chars(tools),
+            ratio=self.calibration.ratio(self._calibration_key()),
+        )
+
+    def _trigger(self) -> int:
+        """Compact above this many tokens: the threshold's share of the window, leaving at
+        least an eighth of it (at most the output limit) for the answer."""
+        window = self.settings.context_window
+        return int(min(self.settings.compaction_threshold * window, window - self._room()))
+
+    def _room(self) -> int:
+        """Tokens left for the answer: the output limit, at most an eighth of the window."""
+        return min(self.settings.max_output, self.settings.context_window // 8)
+
+    def _fixed_too_big(self, system: str, tools: tuple[pt.ToolSchema, ...]) -> str | None:
+        """Why the system prompt and tools alone leave no room (compacting cannot help)."""
+        ratio = self.calibration.ratio(self._calibration_key())
+        fixed = tokens_for(len(system) + self._tool_chars(tools), 0, ratio)
+        trigger = self._trigger()
+        if fixed < trigger:
+            return None
+        window = self.settings.context_window
+        source = f", from {self.settings.window_source}" if self.settings.window_source else ""
+        return (
+            f"the system prompt and tool definitions take about {fixed} tokens, more than the "
+            f"{trigger} the {window}-token context window of model {self._model_name()!r}"
+            f"{source} leaves for a request; compacting the conversation cannot make room. "
+            "If the model's window is larger, set context_window for it in [provider.NAME] "
+            "(docs/config.md); otherwise use a model with a larger window"
+        )
+
+    async def _maybe_compact(
+        self, system: str, tools: tuple[pt.ToolSchema, ...] | None = None, *,
+        force: bool = False, reason: str = "threshold", keep_recent: int | None = None,
+        shorten: bool = False,
+    ) -> str | None:
+        """Compact when the thread passed the trigger (or ``force``). Returns why the turn
+        must stop instead (the fixed part does not fit), else None."""
+        tools = tuple(self.tool_schemas()) if tools is None else tools
+        before = self._estimate(system, tools)
+        trigger = self._trigger()
+        # Past this the request would not fit with room for the answer: compact even when
+        # little would be freed (unless the last compaction freed too little: then the
+        # provider's "prompt is too long", if it comes, is recovered from).
+        hard = self.settings.context_window - self._room()
+        if not force and (before <= trigger or before <= self._hold_until):
+            return None
+        if reason != "manual" and (why := self._fixed_too_big(system, tools)) is not None:
+            return why
+        keep = self.settings.keep_recent if keep_recent is None else keep_recent
+        share = int(MIN_FREED_SHARE * self.settings.context_window)
+        if not force and before <= hard:
+            # The summary replaces what is before the cut: if that is too little to matter, do
+            # not pay a model call for it (asked again at the next step, as the thread grows).
+            older = self.messages[:cut_index(self.messages, keep)]
+            freeable = tokens_for(estimate_chars(older), len(older),
+                                  self.calibration.ratio(self._calibration_key()))
+            if freeable < share + SUMMARY_ALLOWANCE_TOKENS:
+                return None
+        state = self.state_record(self.messages) if self.state_record is not None else None
         result = await compact(
             self.provider,
             self.messages,
             archive_dir=self.settings.archive_dir,
             stem=self.session_stem,
-            keep_recent=self.settings.keep_recent,
+            keep_recent=keep,
             instructions=self.settings.compact_instructions,
-            state=self.state_record(self.messages) if self.state_record is not None else None,
+            state=state,
         )
-        if result is None:
-            return
+        if result is None:  # nothing old enough to summarise (no model call was made)
+            if shorten and micro_compact(self.messages, keep_recent=0):
+                self.meter.reset()  # the session log still has every result whole
+                if self.on_thread_replaced is not None:
+                    await self.on_thread_replaced(self.messages)
+            return None
         self.messages[:] = result.messages
+        if shorten:
+            micro_compact(self.messages, keep_recent=0)
         self.meter.reset()
         if self.on_thread_replaced is not None:
             await self.on_thread_replaced(self.messages)
-        after = self.meter.estimate(self.messages, system)
+        after = self._estimate(system, tools)
+        # Freed too little (the kept tail is most of it): not again until it grew that much.
+        self._hold_until = after + share if before - after < share else 0
         await self.emit(
             ev.Compaction(
                 agent=self.agent_path, before_tokens=before, after_tokens=after,
                 summary=result.summary,
                 archived_path=str(result.archived_path) if result.archived_path else None,
+                reason=reason,
             )
         )
+        return None
+
+    async def _recover_overflow(
+        self, system: str, tools: tuple[pt.ToolSchema, ...], exc: ContextOverflowError
+    ) -> str | None:
+        """The provider said the prompt is too long: learn from its figures, compact, and let
+        the step be sent again. Returns why the turn must stop instead, else None."""
+        sent = self._request_chars(system, tools)
+        if exc.tokens:
+            self.calibration.observe(self._calibration_key(), exc.tokens, sent)
+        if exc.limit and exc.limit < self.settings.context_window:
+            window = exc.limit
+            if self.limits is not None:
+                window = self.limits.learned(self._model_name(), exc.limit).context_window
+            self.settings = attrs.evolve(
+                self.settings, context_window=window, window_source="server")
+        keep, shorten = self.settings.keep_recent, False
+        if exc.tokens and exc.limit:
+            # the figures say the estimate was wrong by a known amount: keep only the last
+            # messages, and shorten every long tool result among them
+            keep, shorten = min(keep, OVERFLOW_KEEP_RECENT), True
+        try:
+            return await self._maybe_compact(
+                system, tools, force=True, reason="overflow", keep_recent=keep, shorten=shorten)
+        except ContextOverflowError as again:
+            return _still_too_long(again, self._model_name())
 
     async def compact_now(self) -> None:
-        await self._maybe_compact(self.system_prompt(), force=True)
+        await self._maybe_compact(self.system_prompt(), force=True, reason="manual")
+
+
+def _still_too_long(exc: ContextOverflowError, model: str) -> str:
+    """The turn's error when the prompt is still too long after compacting."""
+    if exc.tokens and exc.limit:
+        figures = f"{exc.tokens} tokens > {exc.limit} maximum"
+    else:
+        figures = exc.provider_message or "no figures given"
+    return (
+        f"the prompt is still longer than model {model!r}'s context window after compacting "
+        f"({figures}); the conversation is saved: resume it with a model with a larger "
+        "window, or start a new session"
+    )
 
 
 def _add_usage(a: pt.Usage, b: pt.Usage) -> pt.Usage:

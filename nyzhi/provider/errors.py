@@ -11,6 +11,10 @@
     ├── RateLimitError               429 after the retries (or Retry-After beyond the cap)
     ├── ServerError                  5xx after the retries
     ├── ProviderConnectionError      connect/read failures and timeouts after the retries
+    ├── ContextOverflowError         the request is longer than the model's context window
+                                     (an HTTP 400 or an in-stream error): compact and retry,
+                                     never retried as is; .tokens/.limit when the provider
+                                     names them
     └── ProviderStreamError          the stream itself went wrong
         ├── StreamEndedEarly         it ended before the model's stop (retried like a 5xx)
         └── StreamInterrupted        it failed AFTER output was already yielded: never retried,
@@ -25,6 +29,8 @@ retries are exhausted still carry it so a caller can decide to retry later itsel
 from __future__ import annotations
 
 import json
+import re
+from typing import Any
 
 
 class ProviderError(Exception):
@@ -100,6 +106,22 @@ class ProviderConnectionError(ProviderError):
     retryable = True
 
 
+class ContextOverflowError(ProviderError):
+    """The prompt does not fit the model's context window.
+
+    Its own kind (not a ``BadRequestError``) because the remedy is the caller's: compact the
+    thread and send the step again. ``tokens`` and ``limit`` are the provider's own figures
+    (the prompt's size and the window) when its message names them, else None.
+    """
+
+    def __init__(
+        self, message: str, *, tokens: int | None = None, limit: int | None = None, **kw: Any
+    ) -> None:
+        self.tokens = tokens
+        self.limit = limit
+        super().__init__(message, **kw)
+
+
 class ProviderStreamError(ProviderError):
     """An error inside a 200 stream: an ``error`` event, or a stream that stops making sense.
 
@@ -158,11 +180,90 @@ def extract_error_message(body: bytes) -> str | None:
     return text[:500]
 
 
+# How each wire format says "the prompt is too long", from the providers' API references and
+# the errors they are seen to send. Each pattern names the prompt's size and the window when
+# the message carries them (group names ``tokens`` and ``limit``).
+_OVERFLOW_FIGURES = (
+    # Anthropic: "prompt is too long: 208310 tokens > 200000 maximum"
+    re.compile(r"prompt is too long: (?P<tokens>\d+) tokens > (?P<limit>\d+) maximum", re.I),
+    # OpenAI Chat (and vLLM): "This model's maximum context length is 8192 tokens. However,
+    # your messages resulted in 8227 tokens" / "you requested 9000 tokens (8000 in the
+    # messages, 1000 in the completion)"
+    re.compile(r"maximum context length is (?P<limit>\d+) tokens.*?(?:resulted in|requested) "
+               r"(?P<tokens>\d+) tokens(?: \((?P<messages>\d+) in the messages)?", re.I | re.S),
+    # Gemini: "The input token count (1200293) exceeds the maximum number of tokens allowed
+    # (1048576)."
+    re.compile(r"input token count \((?P<tokens>\d+)\) exceeds the maximum number of tokens "
+               r"allowed \((?P<limit>\d+)\)", re.I),
+    # llama.cpp server: "request (4476 tokens) exceeds the available context size (4096 tokens)"
+    re.compile(r"\((?P<tokens>\d+) tokens\) exceeds the available context size "
+               r"\((?P<limit>\d+) tokens\)", re.I),
+)
+# Overflow messages without figures: OpenAI Responses ("Your input exceeds the context window
+# of this model"), Ollama ("input length exceeds the context length"), and the error codes.
+_OVERFLOW_WORDS = re.compile(
+    r"context_length_exceeded|exceed_context_size|prompt is too long|maximum context length"
+    r"|exceeds the context (?:window|length|size)|input token count \(\d+\) exceeds"
+    r"|exceeds the available context size", re.I)
+
+
+def overflow_figures(text: str) -> tuple[bool, int | None, int | None]:
+    """Whether ``text`` (a provider's error message or code) says the prompt overflowed the
+    context window, and the prompt's size and the window in tokens when it names them."""
+    for pattern in _OVERFLOW_FIGURES:
+        m = pattern.search(text)
+        if m:
+            found = m.groupdict()
+            tokens = int(found.get("messages") or found["tokens"])
+            return True, tokens, int(found["limit"])
+    return bool(_OVERFLOW_WORDS.search(text)), None, None
+
+
+def _overflow_in_body(body: bytes) -> tuple[bool, int | None, int | None]:
+    """``overflow_figures`` over an error body, its codes included (OpenAI's
+    ``code: context_length_exceeded``, llama.cpp's ``n_prompt_tokens``/``n_ctx``)."""
+    text = body.decode("utf-8", errors="replace")
+    found, tokens, limit = overflow_figures(text)
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return found, tokens, limit
+    err = data.get("error") if isinstance(data, dict) else None
+    if isinstance(err, dict):
+        n_prompt, n_ctx = err.get("n_prompt_tokens"), err.get("n_ctx")
+        if isinstance(n_prompt, int) and isinstance(n_ctx, int):
+            return True, n_prompt, n_ctx
+    return found, tokens, limit
+
+
+def overflow_from_stream(error: ProviderError) -> ContextOverflowError | None:
+    """The overflow an in-stream error event reports (Anthropic's ``error`` event, OpenAI
+    Responses' ``response.failed``), as its own kind; None for any other error."""
+    found, tokens, limit = overflow_figures(str(error))
+    if not found:
+        return None
+    out = ContextOverflowError(
+        "the prompt is longer than the model's context window", tokens=tokens, limit=limit,
+        provider=error.provider, model=error.model, status=error.status,
+        provider_message=error.provider_message or error.detail,
+    )
+    out.__cause__ = error
+    return out
+
+
 def http_error(
     status: int, body: bytes, *, provider: str, model: str, retry_after: float | None = None
 ) -> ProviderError:
     """Map an HTTP error answer to the right class of the tree."""
     message = extract_error_message(body)
+    if status in (400, 413, 422):
+        found, tokens, limit = _overflow_in_body(body)
+        if found:
+            return ContextOverflowError(
+                "the prompt is longer than the model's context window", tokens=tokens,
+                limit=limit, provider=provider, model=model, status=status,
+                provider_message=message,
+            )
     kw: dict[str, object] = {
         "provider": provider,
         "model": model,

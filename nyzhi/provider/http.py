@@ -30,11 +30,14 @@ import httpx
 import trio
 
 from nyzhi.provider.errors import (
+    ContextOverflowError,
     ProviderConnectionError,
     ProviderError,
+    ProviderStreamError,
     RateLimitError,
     StreamInterrupted,
     http_error,
+    overflow_from_stream,
 )
 from nyzhi.provider.framing import LineParser, SSEParser
 from nyzhi.provider.spec import ProviderSpec
@@ -174,7 +177,12 @@ class HttpProvider:
                 exc.model = exc.model or model
                 exc.args = (exc._render(),)
                 failure = exc
+                if isinstance(exc, ProviderStreamError) and not produced:
+                    # an error event saying the prompt is too long: the caller compacts
+                    failure = overflow_from_stream(exc) or exc
             assert failure is not None
+            if isinstance(failure, ContextOverflowError):
+                raise failure
             if not failure.retryable:
                 raise failure
             if produced:

@@ -4,8 +4,8 @@ The table holds well-known models with public list prices (USD per million token
 late 2025; they change, so treat ``cost`` as an estimate. Lookup is forgiving: provider
 prefixes (``openai/``, ``models/``), date suffixes (``-20250514``) and tags (``:8b``) are
 stripped, then the longest known prefix wins (``gpt-4o-2024-08-06`` → ``gpt-4o``). A model
-we do not know gets conservative defaults (8192-token context, free, ``known=False``) so
-it still works; compaction then simply starts early.
+we do not know gets defaults (``DEFAULT_CONTEXT_WINDOW``, free, ``known=False``) so it still
+works; ``nyzhi.provider.limits`` asks its server or the config for the real window.
 
 ``refresh_models`` asks the provider's own listing endpoint which model ids exist.
 """
@@ -29,11 +29,14 @@ if TYPE_CHECKING:
 Tier = Literal["low", "medium", "high"]
 Thinking = Literal["none", "effort", "budget"]  # how thinking is asked for, if at all
 
+#: The window of a model nobody can tell us about; see ``nyzhi.provider.limits`` for why.
+DEFAULT_CONTEXT_WINDOW = 128_000
+
 
 @records.frozen
 class ModelInfo:
     id: str
-    context_window: int = 8192
+    context_window: int = DEFAULT_CONTEXT_WINDOW
     max_output: int = 4096
     input_price: float = 0.0  # USD per million uncached input tokens
     output_price: float = 0.0

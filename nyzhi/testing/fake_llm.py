@@ -12,8 +12,14 @@ the wire format of the path it came in on. ``script`` may instead be a callable 
 mode) receiving the ``FakeRequest`` and returning a ``Reply``/``Fault`` (or an awaitable of
 one). An exhausted script answers 500 "fake LLM: script exhausted", which fails loudly.
 
-Every request is recorded (``server.requests``) with its path, lower-cased headers and parsed
-JSON body. Each response is sent with ``Connection: close`` so the server can watch the
+Every model request is recorded (``server.requests``) with its path, lower-cased headers and
+parsed JSON body; questions about models (every ``GET``, and Ollama's ``POST /api/show``) are
+recorded apart, in ``server.info_requests``, so a client asking for a context window does not
+shift the indexes of the model requests. What they answer: the model list (``models``, with
+``model_fields[id]`` merged into each entry: ``context_length`` for OpenRouter,
+``max_model_len`` for vLLM), llama.cpp's ``GET /props`` (``props``; 404 when None), Gemini's
+``models.get``, LM Studio's ``GET /api/v0/models/ID`` and Ollama's ``/api/show`` (both from
+``model_fields``). Each response is sent with ``Connection: close`` so the server can watch the
 socket while it streams: a client that goes away mid-answer sets ``request.disconnected``.
 Delays are ``trio.sleep`` calls, so they are virtual under a MockClock.
 
@@ -42,6 +48,7 @@ from nyzhi.testing.fake_llm_wire import (
     RENDERERS,
     WIRE_STYLES,
     error_body,
+    overflow_body,
     stream_error_frame,
     transcript,
 )
@@ -49,7 +56,8 @@ from nyzhi.testing.fake_llm_wire import (
 __all__ = [
     "FakeLLMServer", "FakeRequest", "FakeToolCall", "FakeUsage", "Fault", "PerAgent", "Reply",
     "WIRE_STYLES",
-    "garbage", "hang", "http_error", "open_fake_llm", "rate_limited", "reply", "server_error",
+    "context_overflow", "garbage", "hang", "http_error", "open_fake_llm", "rate_limited", "reply",
+    "server_error",
     "stream_error", "tool_call", "truncated",
 ]
 
@@ -89,7 +97,7 @@ class Reply:
     unknown_events: bool = False
 
 
-FaultKind = Literal["status", "truncate", "garbage", "hang", "stream_error"]
+FaultKind = Literal["status", "truncate", "garbage", "hang", "stream_error", "overflow"]
 
 
 @records.frozen
@@ -103,7 +111,9 @@ class Fault:
     * ``hang``: nothing at all (or, with ``reply``, headers plus ``after_frames`` frames), then
       silence until the client goes away;
     * ``stream_error``: a 200 stream with ``after_frames`` frames of ``reply`` (if any), then
-      the provider's in-stream error event (``error_type``, ``message``), then the end.
+      the provider's in-stream error event (``error_type``, ``message``), then the end;
+    * ``overflow``: HTTP 400 "prompt is too long" in the wire format's own shape, naming
+      ``tokens`` and ``limit`` where that provider does.
     """
 
     kind: FaultKind
@@ -114,6 +124,8 @@ class Fault:
     reply: Reply | None = None
     after_frames: int = 0
     data: bytes = b""
+    tokens: int = 0
+    limit: int = 0
 
 
 ScriptItem = Reply | Fault
@@ -170,6 +182,10 @@ def server_error(status: int = 500, message: str = "internal server error") -> F
 
 def http_error(status: int, message: str, error_type: str | None = None) -> Fault:
     return Fault("status", status=status, message=message, error_type=error_type)
+
+
+def context_overflow(tokens: int = 210_000, limit: int = 200_000) -> Fault:
+    return Fault("overflow", status=400, tokens=tokens, limit=limit)
 
 
 def truncated(reply: Reply | None = None, after_frames: int = 2) -> Fault:
@@ -274,11 +290,16 @@ _CLIENT_GONE = (trio.BrokenResourceError, trio.ClosedResourceError, h11.RemotePr
 
 
 class FakeLLMServer:
-    def __init__(self, script: Sequence[ScriptItem] | DynamicScript, models: Sequence[str]) -> None:
+    def __init__(self, script: Sequence[ScriptItem] | DynamicScript, models: Sequence[str],
+                 props: dict[str, Any] | None = None,
+                 model_fields: dict[str, dict[str, Any]] | None = None) -> None:
         self._dynamic: DynamicScript | None = script if callable(script) else None
         self.script: list[ScriptItem] = [] if callable(script) else list(script)
         self.models = list(models)
+        self.props = props
+        self.model_fields = dict(model_fields or {})
         self.requests: list[FakeRequest] = []
+        self.info_requests: list[FakeRequest] = []
         self.port = 0
         self._changed = trio.Event()
         self._cancel = trio.CancelScope()
@@ -323,7 +344,10 @@ class FakeLLMServer:
             request = await self._read_request(conn, stream)
             if request is None:
                 return
-            self.requests.append(request)
+            if request.method == "GET" or request.path == "/api/show":
+                self.info_requests.append(request)
+            else:
+                self.requests.append(request)
             self._changed.set()
             self._changed = trio.Event()
             await self._respond(conn, stream, request)
@@ -378,6 +402,10 @@ class FakeLLMServer:
         if req.method == "GET" and req.path in ("/v1/models", "/api/tags", "/v1beta/models"):
             await self._send_json(conn, stream, req, 200, self._listing(req.path))
             return
+        info = self._model_info(req)
+        if info is not None:
+            await self._send_json(conn, stream, req, 200, info)
+            return
         if req.method == "POST" and req.path == "/v1/embeddings":
             await self._embeddings(conn, stream, req)
             return
@@ -386,6 +414,10 @@ class FakeLLMServer:
             await self._send_json(conn, stream, req, 404, body)
             return
         item = await self._next_item(req)
+        if isinstance(item, Fault) and item.kind == "overflow":
+            body = overflow_body(req.wire, item.tokens, item.limit)
+            await self._send_json(conn, stream, req, item.status, body)
+            return
         if isinstance(item, Fault) and item.kind == "status":
             extra = [("retry-after", item.retry_after)] if item.retry_after is not None else []
             body = error_body(req.wire, item.status, item.message or f"HTTP {item.status}", item.error_type)
@@ -475,10 +507,33 @@ class FakeLLMServer:
         if path == "/api/tags":
             return {"models": [{"name": m, "model": m, "size": 0, "details": {"family": "fake"}} for m in self.models]}
         if path.startswith("/v1beta/models"):
-            return {"models": [{"name": f"models/{m}", "inputTokenLimit": 32768, "outputTokenLimit": 4096}
-                               for m in self.models]}
-        return {"object": "list", "data": [{"id": m, "object": "model", "created": 0, "owned_by": "fake"}
-                                           for m in self.models]}
+            return {"models": [self._gemini_entry(m) for m in self.models]}
+        return {"object": "list", "data": [{"id": m, "object": "model", "created": 0, "owned_by": "fake",
+                                            **self.model_fields.get(m, {})} for m in self.models]}
+
+    def _gemini_entry(self, model: str) -> dict[str, Any]:
+        return {"name": f"models/{model}", "inputTokenLimit": 32768, "outputTokenLimit": 4096,
+                **self.model_fields.get(model, {})}
+
+    def _model_info(self, req: FakeRequest) -> Any:
+        """The answer to a question about one model, or None (not such a question, or a 404)."""
+        if req.method == "GET" and req.path == "/props" and self.props is not None:
+            return self.props
+        if req.method == "GET" and req.path.startswith("/v1beta/models/") and ":" not in req.path:
+            model = req.path.rsplit("/", 1)[1]
+            return self._gemini_entry(model) if model in self.models else None
+        if req.method == "GET" and req.path.startswith("/api/v0/models/"):
+            model = req.path.rsplit("/", 1)[1]
+            fields = self.model_fields.get(model)
+            return {"id": model, "object": "model", "type": "llm", **fields} if fields else None
+        if req.method == "POST" and req.path == "/api/show":
+            model = req.json.get("model") if isinstance(req.json, dict) else None
+            fields = self.model_fields.get(model or "", {})
+            info = {f"fake.{k}": v for k, v in fields.items() if k == "context_length"}
+            num_ctx = fields.get("num_ctx")
+            return {"model_info": info, "details": {"family": "fake"},
+                    "parameters": f"num_ctx {num_ctx}" if num_ctx else ""}
+        return None
 
 
 @asynccontextmanager
@@ -487,10 +542,12 @@ async def open_fake_llm(
     *,
     script: Sequence[ScriptItem] | DynamicScript = (),
     models: Sequence[str] = ("fake-model-1", "fake-model-2"),
+    props: dict[str, Any] | None = None,
+    model_fields: dict[str, dict[str, Any]] | None = None,
 ) -> AsyncIterator[FakeLLMServer]:
     """Start a server on a free loopback port; stopped (connections cut) on exit. Pass a
     nursery to run it there, or None to get a private one."""
-    server = FakeLLMServer(script, models)
+    server = FakeLLMServer(script, models, props, model_fields)
     if nursery is not None:
         await nursery.start(server._serve)
         try:

@@ -269,6 +269,32 @@ def error_body(wire: str | None, status: int, message: str, error_type: str | No
     return json.dumps(body).encode()
 
 
+def overflow_body(wire: str | None, tokens: int, limit: int) -> bytes:
+    """HTTP 400 "prompt is too long" as each provider sends it (figures where it gives any)."""
+    if wire == "anthropic":
+        body: Any = {"type": "error", "error": {
+            "type": "invalid_request_error",
+            "message": f"prompt is too long: {tokens} tokens > {limit} maximum"}}
+    elif wire == "gemini":
+        body = {"error": {"code": 400, "status": "INVALID_ARGUMENT", "message": (
+            f"The input token count ({tokens}) exceeds the maximum number of tokens allowed "
+            f"({limit}).")}}
+    elif wire == "ollama":
+        body = {"error": "the input length exceeds the context length"}
+    elif wire == "openai-responses":
+        body = {"error": {"type": "invalid_request_error", "param": "input",
+                          "code": "context_length_exceeded", "message": (
+                              "Your input exceeds the context window of this model. Please "
+                              "adjust your input and try again.")}}
+    else:
+        body = {"error": {"type": "invalid_request_error", "param": "messages",
+                          "code": "context_length_exceeded", "message": (
+                              f"This model's maximum context length is {limit} tokens. However, "
+                              f"your messages resulted in {tokens} tokens. Please reduce the "
+                              "length of the messages.")}}
+    return json.dumps(body).encode()
+
+
 def stream_error_frame(wire: str, message: str, error_type: str) -> bytes:
     """An error reported inside a 200 stream, the way each provider does it."""
     if wire == "anthropic":

@@ -285,7 +285,8 @@ class ConsoleRenderer(EventRenderer):
 
     def on_compaction(self, event: ev.Compaction) -> None:
         self.host.stream(event.agent).note(
-            ("notice", f"context compacted: {event.before_tokens} → {event.after_tokens} tokens"))
+            ("notice", f"context compacted{' (prompt too long)' if event.reason == 'overflow' else ''}: "
+                       f"{event.before_tokens} → {event.after_tokens} tokens"))
 
     def on_agent_status(self, event: ev.AgentStatus) -> None:
         self.host.on_agent(event)

@@ -76,7 +76,9 @@ async def test_user_prompt_submit_can_block(workspace, configure):
 
 
 async def test_compaction_then_resume_from_compacted_thread(workspace, configure):
-    extra = "[agent]\nauto_compact_threshold = 0.2\n"  # 20 % of the 8192-token default window
+    # half of a 24000-token window: 12000 tokens, some 4000 more than nyz's prompt and tools
+    extra = "[agent]\nauto_compact_threshold = 0.5\n[provider.fake.models.\"fake-model-1\"]\n" \
+            "context_window = 24000\n"
     big = "lorem ipsum " * 600  # ~1800 tokens a prompt
     # the 5th turn is the first with more than the 6 kept messages before it: it compacts
     script = [*(reply(f"a{i}") for i in range(4)), reply("SUMMARY OF WORK"), reply("a4"),

@@ -51,7 +51,7 @@ def test_well_known_facts() -> None:
 def test_unknown_model_gets_conservative_defaults() -> None:
     info = model_info("totally-new-model-9000")
     assert not info.known and info.id == "totally-new-model-9000"
-    assert info.context_window == 8192 and cost(Usage(1000, 1000), info) == 0.0
+    assert info.context_window == 128_000 and cost(Usage(1000, 1000), info) == 0.0
 
 
 def test_cost_counts_cache_reads_and_writes() -> None:
@@ -68,7 +68,7 @@ async def test_refresh_models_from_the_fake_server(style: str) -> None:
     async with open_fake_llm(None, models=models) as server:
         async with build_provider(make_spec(server, style)) as provider:
             found = await refresh_models(provider)
-        (req,) = server.requests
+        (req,) = server.info_requests
     assert req.method == "GET"
     assert req.path == {"ollama": "/api/tags", "gemini": "/v1beta/models"}.get(style, "/v1/models")
     assert [m.id for m in found] == list(models)

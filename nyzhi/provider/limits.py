@@ -1,0 +1,408 @@
+"""The context window and output limit of a model, and where each figure came from.
+
+A model nyz's table does not know (a vLLM, LM Studio or llama.cpp model under its own name, a
+model newer than the table, a provider's alias) used to get an 8,192-token guess, smaller
+than nyz's own system prompt and tools: compaction ran every few steps. The figures are now
+resolved in this order, the first that knows winning:
+
+1. ``config``: ``[provider.NAME.models."MODEL"] context_window`` / ``max_output_tokens``, then
+   ``[provider.NAME] context_window`` / ``max_output_tokens``;
+2. ``server``: what the server reports, asked for models the table does not know and for every
+   model on a loopback server (a local server's context size is set when it starts, whatever
+   the model was trained for). OpenRouter, vLLM, LM Studio and Groq list it with the models
+   (``context_length``, ``max_model_len``, ``max_context_length``, ``context_window``);
+   llama.cpp in ``GET /props`` (``default_generation_settings.n_ctx``); LM Studio in
+   ``GET /api/v0/models/MODEL``; Ollama in ``POST /api/show`` (``num_ctx``, else the model's
+   ``*.context_length``); Gemini in ``models.get`` (``inputTokenLimit``). Answers are cached
+   under ``$XDG_CACHE_HOME/nyzhi/models/`` for a day (loopback servers are asked afresh at each
+   start; the cache is their fallback when they do not answer);
+3. ``table``: the built-in table (``nyzhi.provider.models``);
+4. ``default``: ``DEFAULT_CONTEXT_WINDOW``, with a one-time notice naming the model and the
+   key to set.
+
+``ContextLimits.source`` records where the window came from (``output_source`` the output
+limit), so a listing of models can say it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import ipaddress
+import json
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+from urllib.parse import quote, urlsplit
+
+import attrs
+
+from nyzhi import records
+from nyzhi.provider.models import DEFAULT_CONTEXT_WINDOW, model_info
+
+if TYPE_CHECKING:
+    import httpx
+
+    from nyzhi.provider.spec import ProviderSpec
+
+Source = Literal["config", "server", "table", "default"]
+
+# DEFAULT_CONTEXT_WINDOW (128k tokens) is assumed for a model nobody can tell us about. Models
+# used for coding agents today have 128k tokens or more (GPT-4o, DeepSeek, Llama 3.x, Qwen 2.5
+# at full context); a smaller guess makes every run compact early and often, and when the real
+# window is smaller the provider says so ("prompt is too long"): nyz compacts then, learns the
+# figure from the error, and goes on.
+#: The output limit assumed when nothing is known (only used as room left for the answer).
+DEFAULT_MAX_OUTPUT = 4096
+#: How long a cached server answer is trusted (loopback servers are asked at every start).
+CACHE_TTL_S = 24 * 3600
+#: Seconds one question to the server may take; it is asked at start-up.
+ASK_TIMEOUT_S = 5.0
+
+
+@records.frozen
+class ContextLimits:
+    """A model's figures and their origin (``Source``); ``key`` is the config key that sets
+    the window for this model."""
+
+    model: str
+    context_window: int
+    max_output: int
+    source: Source
+    output_source: Source
+    key: str = ""
+
+
+@records.frozen
+class ConfiguredLimits:
+    """What the configuration says for one provider: its own keys and per-model tables
+    (``{model: (context_window, max_output_tokens)}``, either may be None)."""
+
+    provider: str = ""
+    context_window: int | None = None
+    max_output: int | None = None
+    models: Mapping[str, tuple[int | None, int | None]] = attrs.field(factory=dict)
+
+    @classmethod
+    def from_entry(cls, provider: str, entry: Any) -> ConfiguredLimits:
+        """From a ``[provider.NAME]`` entry (``nyzhi.config.schema.ProviderEntry``)."""
+        models = {
+            name: (limits.context_window, limits.max_output_tokens)
+            for name, limits in (getattr(entry, "models", None) or {}).items()
+        }
+        return cls(provider, getattr(entry, "context_window", None),
+                   getattr(entry, "max_output_tokens", None), models)
+
+    def for_model(self, model: str) -> tuple[int | None, int | None, str]:
+        """(window, output limit, the key that set the window or would set it)."""
+        window, output = self.models.get(model, (None, None))
+        per_model = f'[provider.{self.provider}.models."{model}"] context_window'
+        if window is not None:
+            return window, output if output is not None else self.max_output, per_model
+        key = f"[provider.{self.provider}] context_window"
+        return self.context_window, output if output is not None else self.max_output, key
+
+
+def is_loopback(base_url: str) -> bool:
+    host = urlsplit(base_url).hostname or ""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+class LimitsResolver:
+    """Resolves and remembers each model's limits for one provider (one per runtime).
+
+    ``known(model)`` answers without the network (config, cache, table, default);
+    ``resolve(model)`` asks the server first when that is worth it. ``notice(limits)`` is the
+    one-time notice for a default window (then None for that model)."""
+
+    def __init__(
+        self, spec: ProviderSpec | None, configured: ConfiguredLimits | None = None, *,
+        cache_dir: Path | None = None, client: httpx.AsyncClient | None = None,
+    ) -> None:
+        self.spec = spec
+        self.configured = configured or ConfiguredLimits(spec.name if spec else "")
+        self.cache_dir = cache_dir
+        self._client = client
+        self._resolved: dict[str, ContextLimits] = {}
+        self._noticed: set[str] = set()
+
+    # ---- answers --------------------------------------------------------------------------
+
+    def known(self, model: str) -> ContextLimits:
+        if model in self._resolved:
+            return self._resolved[model]
+        cached = self._cached(model, fresh_only=False)
+        return self._combine(model, cached)
+
+    async def resolve(self, model: str) -> ContextLimits:
+        if model in self._resolved:
+            return self._resolved[model]
+        window, _output, _key = self.configured.for_model(model)
+        server: tuple[int | None, int | None] | None = None
+        if window is None and self.spec is not None and self._worth_asking(model):
+            server = self._cached(model, fresh_only=True)
+            if server is None:
+                server = await self._ask(model)
+                if server is None:
+                    server = self._cached(model, fresh_only=False)  # the server is down
+        limits = self._combine(model, server)
+        self._resolved[model] = limits
+        return limits
+
+    def notice(self, limits: ContextLimits) -> str | None:
+        """Said once per model: the window is a default, and which key sets the real one."""
+        if limits.source != "default" or limits.model in self._noticed:
+            return None
+        self._noticed.add(limits.model)
+        return (
+            f"nyz: the context window of model {limits.model!r} is unknown (not in nyz's table, "
+            f"and the server does not report it); assuming {limits.context_window} tokens. "
+            f"Set {limits.key} = N in your config if the model's window is different."
+        )
+
+    def learned(self, model: str, window: int) -> ContextLimits:
+        """The provider named the real window (in a "prompt is too long" error): use it."""
+        old = self._resolved.get(model) or self.known(model)
+        if old.source == "config" or window <= 0:
+            return old
+        new = attrs.evolve(old, context_window=window, source="server")
+        self._resolved[model] = new
+        return new
+
+    # ---- combining ------------------------------------------------------------------------
+
+    def _combine(
+        self, model: str, server: tuple[int | None, int | None] | None
+    ) -> ContextLimits:
+        window, output, key = self.configured.for_model(model)
+        info = model_info(model)
+        table_window = info.context_window if info.known else None
+        table_output = info.max_output if info.known else None
+        source: Source
+        if window is not None:
+            source = "config"
+        elif server is not None and server[0]:
+            window, source = server[0], "server"
+        elif table_window is not None:
+            window, source = table_window, "table"
+        else:
+            window, source = DEFAULT_CONTEXT_WINDOW, "default"
+        output_source: Source
+        if output is not None:
+            output_source = "config"
+        elif server is not None and server[1]:
+            output, output_source = server[1], "server"
+        elif table_output is not None:
+            output, output_source = table_output, "table"
+        else:
+            output, output_source = DEFAULT_MAX_OUTPUT, "default"
+        return ContextLimits(model, window, output, source, output_source, key)
+
+    def _worth_asking(self, model: str) -> bool:
+        assert self.spec is not None
+        return is_loopback(self.spec.base_url) or not model_info(model).known
+
+    # ---- the cache ------------------------------------------------------------------------
+
+    def _cache_path(self) -> Path | None:
+        if self.cache_dir is None or self.spec is None:
+            return None
+        digest = hashlib.sha256(f"{self.spec.name}\n{self.spec.base_url}".encode()).hexdigest()
+        return self.cache_dir / "models" / f"{digest[:16]}.json"
+
+    def _load_cache(self) -> dict[str, Any]:
+        path = self._cache_path()
+        try:
+            data = json.loads(path.read_text(encoding="utf-8")) if path else {}
+        except (OSError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def _cached(self, model: str, *, fresh_only: bool) -> tuple[int | None, int | None] | None:
+        entry = (self._load_cache().get("models") or {}).get(model)
+        if not isinstance(entry, dict):
+            return None
+        age = time.time() - float(entry.get("fetched") or 0)
+        if fresh_only and (age > CACHE_TTL_S or is_loopback(self.spec.base_url if self.spec else "")):
+            return None
+        window, output = entry.get("context_window"), entry.get("max_output")
+        return (window if isinstance(window, int) and window > 0 else None,
+                output if isinstance(output, int) and output > 0 else None)
+
+    def _store(self, found: Mapping[str, tuple[int | None, int | None]]) -> None:
+        """Add what the server said (the model list's figures) to the cache; best effort."""
+        from nyzhi.config.fsutil import StorageError, atomic_write
+
+        path = self._cache_path()
+        if path is None or self.spec is None:
+            return
+        data = self._load_cache()
+        models = data.get("models") if isinstance(data.get("models"), dict) else {}
+        now = time.time()
+        for name, (window, output) in found.items():
+            models[name] = {"context_window": window, "max_output": output, "fetched": now}
+        data = {"provider": self.spec.name, "base_url": self.spec.base_url, "models": models}
+        try:
+            atomic_write(path, json.dumps(data, indent=1).encode(), what="the model cache")
+        except StorageError:
+            pass  # a cache: next start asks again
+
+    # ---- asking the server ----------------------------------------------------------------
+
+    async def _ask(self, model: str) -> tuple[int | None, int | None] | None:
+        """The server's figures for ``model`` (None for either it does not give), or None
+        when it could not be asked. Never raises: a server that cannot tell is not an error."""
+        import httpx
+        import trio
+
+        from nyzhi.provider.http import make_client
+
+        assert self.spec is not None
+        own = self._client is None
+        client = self._client or make_client(self.spec)
+        found: dict[str, tuple[int | None, int | None]] = {}
+        asked = False
+        try:
+            with trio.move_on_after(ASK_TIMEOUT_S):
+                asked = await _ask_server(client, self.spec, model, found)
+        except (httpx.HTTPError, OSError, ValueError, TypeError, AttributeError):
+            asked = bool(found)
+        finally:
+            if own:
+                await client.aclose()
+        if not asked:
+            return None
+        found.setdefault(model, (None, None))  # asked, and it cannot tell: remembered too
+        self._store(found)
+        return found[model]
+
+
+def _headers(spec: ProviderSpec) -> dict[str, str]:
+    headers = dict(spec.headers)
+    key = spec.key.current_key()
+    if key:
+        if spec.api_style == "anthropic":
+            headers.update({"x-api-key": key, "anthropic-version": "2023-06-01"})
+        elif spec.api_style == "gemini":
+            headers["x-goog-api-key"] = key
+        else:
+            headers["authorization"] = f"Bearer {key}"
+    return headers
+
+
+def _positive(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
+def listed_limits(entry: Mapping[str, Any]) -> tuple[int | None, int | None]:
+    """Window and output limit from one entry of an OpenAI-style model list, whichever
+    server wrote it: OpenRouter (``context_length``, ``top_provider``), vLLM
+    (``max_model_len``), LM Studio (``loaded_context_length``, ``max_context_length``), Groq
+    (``context_window``)."""
+    top = entry.get("top_provider") if isinstance(entry.get("top_provider"), dict) else {}
+    window = None
+    for key in ("context_length", "max_model_len", "loaded_context_length",
+                "max_context_length", "context_window"):
+        window = _positive(entry.get(key))
+        if window:
+            break
+    window = window or _positive(top.get("context_length"))
+    output = (_positive(top.get("max_completion_tokens"))
+              or _positive(entry.get("max_completion_tokens")))
+    return window, output
+
+
+async def _get_json(client: httpx.AsyncClient, url: str, headers: dict[str, str],
+                    body: Any = None) -> Any:
+    if body is None:
+        response = await client.get(url, headers=headers)
+    else:
+        response = await client.post(url, headers=headers, json=body)
+    if response.status_code != 200:
+        return None
+    return response.json()
+
+
+async def _ask_server(
+    client: httpx.AsyncClient, spec: ProviderSpec, model: str,
+    found: dict[str, tuple[int | None, int | None]],
+) -> bool:
+    """Fill ``found`` with what the server says; False when no endpoint answered at all."""
+    headers = _headers(spec)
+    base = spec.base_url
+    style = spec.api_style
+    root = base[: -len("/v1")] if base.endswith("/v1") else base
+    answered = False
+    if style == "anthropic":
+        return False  # its model list carries no limits: the table knows its models
+    if style == "gemini":
+        name = model if model.startswith(("models/", "tunedModels/")) else f"models/{model}"
+        data = await _get_json(client, f"{base}/{name}", headers)
+        if isinstance(data, dict):
+            found[model] = (_positive(data.get("inputTokenLimit")),
+                            _positive(data.get("outputTokenLimit")))
+            return True
+        return False
+    if style == "ollama":
+        data = await _get_json(client, f"{base}/api/show", headers, {"model": model})
+        if isinstance(data, dict):
+            found[model] = (_ollama_window(data), None)
+            return True
+        return False
+    local = is_loopback(base)
+    if style == "llama-cpp" or local:
+        window = await _llama_cpp_props(client, root, headers)
+        if window:
+            found[model] = (window, None)
+            return True
+    data = await _get_json(client, f"{base}/models", headers)
+    if isinstance(data, dict) and isinstance(data.get("data"), list):
+        answered = True
+        for entry in data["data"]:
+            if isinstance(entry, dict) and isinstance(entry.get("id"), str):
+                window, output = listed_limits(entry)
+                if window or output:
+                    found[entry["id"]] = (window, output)
+    if found.get(model, (None, None))[0] is None and local:
+        entry = await _get_json(client, f"{root}/api/v0/models/{quote(model, safe='')}",
+                                headers)  # LM Studio's own REST API
+        if isinstance(entry, dict):
+            answered = True
+            window, output = listed_limits(entry)
+            if window:
+                found[model] = (window, output)
+    return answered
+
+
+async def _llama_cpp_props(
+    client: httpx.AsyncClient, root: str, headers: dict[str, str]
+) -> int | None:
+    """llama.cpp's ``GET /props``: the context size the server runs with (per slot)."""
+    data = await _get_json(client, f"{root}/props", headers)
+    if not isinstance(data, dict):
+        return None
+    settings = data.get("default_generation_settings")
+    window = _positive(settings.get("n_ctx")) if isinstance(settings, dict) else None
+    return window or _positive(data.get("n_ctx"))
+
+
+def _ollama_window(data: Mapping[str, Any]) -> int | None:
+    """Ollama's ``/api/show``: ``num_ctx`` in the model's parameters (what it runs with) when
+    set, else the model's trained ``<arch>.context_length``."""
+    params = data.get("parameters")
+    if isinstance(params, str):
+        for line in params.splitlines():
+            parts = line.split()
+            if len(parts) == 2 and parts[0] == "num_ctx" and parts[1].isdigit():
+                return int(parts[1]) or None
+    info = data.get("model_info")
+    if isinstance(info, dict):
+        for key, value in info.items():
+            if key.endswith(".context_length") and _positive(value):
+                return int(value)
+    return None

@@ -122,3 +122,22 @@ def scaffold(root: Path) -> ScaffoldReport:
         except FileExistsError:
             skipped.append(path)
     return ScaffoldReport(tuple(created), tuple(skipped))
+
+
+def init_lines(cwd: Path | None = None) -> list[str]:
+    """Scaffold the workspace containing ``cwd`` (default: the working directory) and say what
+    was created and what was left alone; ``nyz init`` prints it, the ``/init`` command shows
+    it."""
+    from nyzhi.config import detect_workspace
+
+    root = detect_workspace(cwd).root
+    report = scaffold(root)
+    lines = [f"created  {path.relative_to(root)}{'/' if path.is_dir() else ''}"
+             for path in report.created]
+    lines += [f"exists   {path.relative_to(root)}{'/' if path.is_dir() else ''} (left unchanged)"
+              for path in report.skipped]
+    if not report.created:
+        lines.append(f"nothing to do: .nyzhi/ is already set up in {root}")
+    else:
+        lines.append(f"initialised .nyzhi/ in {root}")
+    return lines

@@ -28,6 +28,8 @@ import trio
 import urwid
 
 from nyzhi.core import events as ev
+from nyzhi.core.commands import dispatch
+from nyzhi.core.commands.builtin import toggle_plan
 from nyzhi.tui import commands, theme
 from nyzhi.tui.conversation import Collapsible, ConsoleRenderer, Expansion, Stream
 from nyzhi.tui.history import History
@@ -41,16 +43,17 @@ QUIT_WINDOW_S = 2.0
 PANEL_WIDTH = 30
 ATTACH_LIMIT = 100_000  # bytes of one @file put into a prompt
 _ATTACH = re.compile(r"(?<!\S)@(\S+)")
+# A command's kind of line (``nyzhi.core.commands.registry``) -> the palette's name for it.
+_STYLES = {"added": "tool_ok", "removed": "tool_err"}
 
 
 class Console:
     def __init__(self, cwd: Path, *, no_color: bool) -> None:
         self.rt: Runtime | None = None
         self.tui: Any = None  # the [tui] settings, once the config is loaded
-        self.config: Any = None  # the whole config in effect (/model lists its providers)
+        self.loaded: Any = None  # the config in effect and its files (/model, /config)
         self.cwd = cwd
         self.no_color = no_color
-        self._config_text = ""
         self.theme = "dark"
         self.busy = False
         self.queue: list[str] = []
@@ -88,9 +91,8 @@ class Console:
     def attach(self, rt: Runtime, loaded: Any) -> None:
         """The runtime is open: draw its thread, apply ``[tui]``, send what was queued."""
         self.rt = rt
-        self.config = loaded.config
+        self.loaded = loaded
         self.tui = loaded.config.tui
-        self._config_text = _config_summary(loaded)
         self.streams.clear()
         self.panel.agents.clear()
         self.main_path = self.shown = rt.main_agent.spec.path
@@ -209,7 +211,7 @@ class Console:
 
     async def _command(self, text: str) -> None:
         try:
-            await commands.dispatch(self, text)
+            await dispatch(self, text)
         except Exception as exc:  # one failing command must not take the console down
             self.note(("error", f"{text.split()[0]} failed: {exc}"))
         self._follow()
@@ -398,6 +400,18 @@ class Console:
         self.stream(self.shown).note(markup)
         self._follow()
 
+    # ---- what the slash commands are given (``CommandHost``) ---------------------------
+
+    features = commands.FEATURES
+    cancel_hint = "Esc"
+    keys_help = commands.KEYS_HELP
+
+    def show(self, kind: str, text: str) -> None:
+        self.note((_STYLES.get(kind, kind), text))
+
+    def show_lines(self, lines: list[tuple[str, str]]) -> None:
+        self.note([(_STYLES.get(kind, kind), text + "\n") for kind, text in lines])
+
     def flash(self, text: str) -> None:
         self.notice.set_text(text)
 
@@ -484,18 +498,8 @@ class Console:
         self.flash("" if path == self.main_path else f"showing {path}: input goes to it (F2 back)")
 
     def toggle_plan(self) -> None:
-        """Plan mode through the session's knowledge (as the line chat's ``/plan``): the main
-        agent and agents spawned from now on get read-only tools; leaving it with a plan
-        written sends the message that executes it."""
-        if self.rt is None or self.rt.knowledge is None:
-            return
-        knowledge = self.rt.knowledge
-        execute = knowledge.set_plan_mode(not knowledge.plan_mode)
-        self.flash("plan mode on: read-only tools only" if knowledge.plan_mode
-                   else "plan mode off")
-        self.refresh_status()
-        if execute:
-            self.send_main(execute)
+        """Shift-Tab: ``/plan`` (``nyzhi.core.commands``)."""
+        toggle_plan(self)
 
     def restart_on(self, session_id: str, switch: tuple[str, str | None] | None = None) -> None:
         """Close this runtime and open one on ``session_id`` (``/resume``), with ``switch``
@@ -570,8 +574,8 @@ class Console:
     def refresh_status(self) -> None:
         self.status.set_text(self.status_text())
 
-    def config_text(self) -> str:
-        return self._config_text
+    def loaded_config(self) -> Any:
+        return self.loaded
 
     async def _tick(self) -> None:
         """Elapsed times of running tool cards and the status bar, twice a second while
@@ -712,17 +716,6 @@ def attach_files(text: str, cwd: Path) -> str:
             blocks.append(f'<directory path="{name}">\n' + "\n".join(names[:500])
                           + "\n</directory>")
     return text if not blocks else text + "\n\n" + "\n\n".join(blocks)
-
-
-def _config_summary(loaded: Any) -> str:
-    lines = ["config files (merge order):"]
-    for layer in loaded.candidates:
-        path = getattr(layer, "path", layer)
-        lines.append(f"  {path}{'' if Path(str(path)).exists() else '  (absent)'}")
-    tui = loaded.config.tui
-    lines.append(f"[tui] theme={tui.theme} markdown={tui.markdown} streaming={tui.streaming} "
-                 f"show_thinking={tui.show_thinking}")
-    return "\n".join(lines)
 
 
 async def console_main(args: Any, frame: FirstFrame | None = None, *,

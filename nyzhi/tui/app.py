@@ -124,14 +124,19 @@ class Console:
         return s
 
     def _replay_thread(self) -> None:
-        """A resumed session's thread, drawn as it would have been live; its subagents (shut
-        down, resumable) in the tree."""
+        """A resumed session, drawn as it was live: its recorded events through the one
+        renderer; its subagents (shut down, resumable) in the tree."""
         assert self.rt is not None
         main = self.stream(self.main_path)
         messages = self.rt.main_agent.loop.messages
-        replay(main, messages)
+        resumed = self.rt.factory.resumed
+        replayer = ConsoleRenderer(self, replay=True)  # the live renderer, on the log's events
+        shown = {self.main_path, *self.rt.agents.records}  # the agents this runtime has
+        for event in resumed.events if resumed is not None else ():
+            if event.agent in shown:
+                replayer.render(event)
+        self.panel.agent(self.main_path)["step"] = ""
         for path, rec in self.rt.agents.records.items():  # restored: closed, threads kept
-            replay(self.stream(path), rec.saved)
             info = self.panel.agent(path)
             info["status"] = rec.status
             info["step"] = "r resumes" if rec.closed else rec.reason[:20]
@@ -155,33 +160,11 @@ class Console:
         self.pending.append(event)
         self._show_modal()
 
-    def on_usage(self, event: ev.Usage) -> None:
-        info = self.panel.agent(event.agent)
-        info["tokens"] += event.input_tokens + event.output_tokens
-        info["cost"] += event.cost_usd
-        self._agents_changed()
+    def agent_info(self, agent: str) -> dict[str, Any]:
+        """The agent's row of the tree (status, step, tokens, cost), drawn by the renderer."""
+        return self.panel.agent(agent)
 
-    def on_agent(self, event: ev.AnyEvent) -> None:
-        info = self.panel.agent(event.agent)
-        if isinstance(event, ev.AgentStatus):
-            info["status"] = event.status
-            info["step"] = event.detail[:20]
-        elif isinstance(event, ev.TurnStart):
-            info["status"] = "running"
-            if event.agent != self.main_path:  # its input: from its parent, the tree or /spawn
-                self.stream(event.agent).user(_clip(event.prompt))
-        elif isinstance(event, ev.ToolStart):
-            info["step"] = event.name
-        self._agents_changed()
-
-    def on_turn_done(self, event: ev.TurnComplete) -> None:
-        info = self.panel.agent(event.agent)
-        if info["status"] == "running":
-            info["status"] = "idle"
-        info["step"] = event.stop_reason
-        self._agents_changed()
-
-    def _agents_changed(self) -> None:
+    def agents_changed(self) -> None:
         if self.panel_shown:
             self.panel.refresh(self.shown)
         self.refresh_status()
@@ -676,27 +659,6 @@ class _Root(urwid.WidgetPlaceholder):
         if self.global_key(key):
             return None
         return super().keypress(size, key)
-
-
-def _clip(text: str, lines: int = 12) -> str:
-    """A long input (a parent's brief, an attached file) cut to its first ``lines`` lines."""
-    parts = text.split("\n")
-    return text if len(parts) <= lines else "\n".join(
-        [*parts[:lines], f"… {len(parts) - lines} more line(s)"])
-
-
-def replay(stream: Stream, messages: list[Any]) -> None:
-    """A thread (``pt.Message`` list) drawn into ``stream`` as it would have been live."""
-    for m in messages:
-        if m.role == "user" and m.content:
-            stream.user(m.content)
-        elif m.role == "assistant":
-            if m.content:
-                stream.answer(m.content)
-            for call in m.tool_calls:
-                stream.tool_start(call.id, call.name, call.arguments)
-        elif m.role == "tool" and m.tool_call_id in stream.cards:
-            stream.cards[m.tool_call_id].finish(m.content, False, 0.0)
 
 
 def attach_files(text: str, cwd: Path) -> str:

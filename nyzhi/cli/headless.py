@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import signal
 import sys
 from collections.abc import Awaitable, Callable
 from typing import Any, TextIO
@@ -31,6 +32,7 @@ from nyzhi.core import collector
 from nyzhi.core import events as ev
 from nyzhi.core.event_bus import LISTENER_FAILED
 from nyzhi.core.event_renderer import EventRenderer
+from nyzhi.core.run_result import Failure, ResultSubtype, turn_failure
 
 
 class OutputError(StorageError):
@@ -87,8 +89,12 @@ class HeadlessRun:
 
     ``until``: the event after which nothing more is printed (``nyz run``: the main agent's
     ``turn_complete``); None prints everything that arrived until the drive returned.
-    ``fails_on``: error events that fail the run although the drive succeeded (a teammate's
-    failed turn)."""
+    ``fails_on``: error events that fail the run although the main turn answered (a teammate's
+    failed turn).
+
+    The drive sets ``handle`` (the main agent's turn the result is about) and, for a failure
+    of its own, ``failure``; the ``result`` says why the run failed (``subtype``, ``error``)
+    and what the whole tree used (``nyzhi.core.usage``)."""
 
     def __init__(self, args: argparse.Namespace, fmt: str, *,
                  until: Callable[[ev.AnyEvent], bool] | None = None,
@@ -105,6 +111,8 @@ class HeadlessRun:
         self.faults: list[str] = []  # listener failures (the session log on a full disk): exit 1
         self.last_answer = ""  # the main agent's last answer
         self.late_fault = False  # the session failed to save at close (no event said so)
+        self.handle: Any = None  # the main agent's turn (a TurnHandle), set by the drive
+        self.failure: Failure | None = None  # set by the drive
 
     def see(self, event: ev.AnyEvent) -> None:
         if isinstance(event, ev.Error):
@@ -131,33 +139,40 @@ class HeadlessRun:
                 drive.cancel()  # a team's wait for quiet ends here
                 return
 
-    async def run(self, drive: Callable[[Any], Awaitable[bool]]) -> int:
-        """Open the runtime, ``drive(rt)`` (True: it went well), print the result; the exit
-        status."""
+    async def run(self, drive: Callable[[Any], Awaitable[None]]) -> int:
+        """Open the runtime, ``drive(rt)``, print the result; the exit status."""
         from nyzhi.core.runtime import open_runtime
+        from nyzhi.core.usage import track_usage
 
         options = runtime_options(self.args, interactive=False)
+        opened = False
         try:
             async with open_runtime(options) as rt:
+                opened = True
                 collector.resume(freeze=True)  # paused by ``nyz run`` while it started
+                ledger = track_usage(rt)  # before the first turn: the tree's usage
                 self.printer.render(rt.session_start)
                 if not self.quiet:
                     for notice in rt.notices:
                         sys.stderr.write(notice + "\n")
                 async with rt.subscribe() as events:
-                    succeeded = await self._drive(rt, events, drive)
+                    await self._drive(rt, events, drive)
                 if options.plan and not self.quiet and rt.knowledge.plan_path.is_file():
                     sys.stderr.write(f"plan: {rt.knowledge.plan_path}\n")
-                session_id, usage = rt.session_id, rt.usage_totals()
+                session_id = rt.session_id
             # The session is closed now: a write that failed at the very end is known too.
             fault = rt.save_fault
             self.late_fault = fault is not None and not any(str(fault) in f for f in self.faults)
             if self.late_fault:
                 self.faults.append(str(fault))
-            failed = any(self.fails_on(e) for e in self.errors) if self.fails_on else False
+            failure = self._failure()
+            usage = ledger.totals()
             result = ev.Result(
                 result=self.last_answer, session_id=session_id, usage=usage,
-                is_error=bool(self.stopped_by or self.faults or failed or not succeeded),
+                is_error=failure is not None,
+                subtype=failure.subtype if failure else ResultSubtype.SUCCESS,
+                error=failure.message if failure else "", cost_usd=usage["cost_usd"],
+                usage_by_agent=ledger.by_agent(),
             )
         except Exception as exc:  # configuration, provider, session errors: one clear line
             from nyzhi.core.errors import describe_error
@@ -167,19 +182,39 @@ class HeadlessRun:
             message = describe_error(exc)
             self.printer.render(ev.Error(message=message, kind=STARTUP,
                                          retryable=bool(getattr(exc, "retryable", False))))
+            subtype = ResultSubtype.ERROR if opened else ResultSubtype.STARTUP_ERROR
+            self.printer.render(ev.Result(result="", is_error=True, subtype=subtype,
+                                          error=message))
             print(f"nyz: {message}", file=sys.stderr)
             return 1
         return await self._finish(result, fault)
 
+    def _failure(self) -> Failure | None:
+        """Why the run failed, first reason first; None: it succeeded."""
+        if self.stopped_by is not None:
+            name = signal.Signals(self.stopped_by).name
+            return Failure(ResultSubtype.CANCELLED, f"stopped by {name}")
+        if self.failure is not None:
+            return self.failure
+        if self.handle is not None and (failed := turn_failure(self.handle, self.errors)):
+            return failed
+        for error in self.errors:
+            if self.fails_on is not None and self.fails_on(error):
+                subtype = (ResultSubtype.TEAMMATE_ERROR if error.agent.startswith(ev.TEAM_ROOT)
+                           else ResultSubtype.ERROR)
+                return Failure(subtype, f"{error.agent}: {error.message}")
+        if self.faults:
+            return Failure(ResultSubtype.SAVE_ERROR, self.faults[0])
+        return None
+
     async def _drive(self, rt: Any, events: trio.MemoryReceiveChannel[ev.Event],
-                     drive: Callable[[Any], Awaitable[bool]]) -> bool:
-        succeeded = False
+                     drive: Callable[[Any], Awaitable[None]]) -> None:
         pumped = trio.Event()
         async with trio.open_nursery() as nursery:
             with trio.CancelScope() as scope:
                 nursery.start_soon(self._on_signal, rt, scope)
                 nursery.start_soon(self._pump, events, pumped)
-                succeeded = await drive(rt)
+                await drive(rt)
             if self.until is not None:
                 await pumped.wait()  # up to the end the printer waits for (always emitted)
             nursery.cancel_scope.cancel()  # the pump stops between two events
@@ -189,7 +224,6 @@ class HeadlessRun:
                     self.see(events.receive_nowait())
                 except trio.WouldBlock:
                     break
-        return succeeded
 
     async def _finish(self, result: ev.Result, fault: OSError | None) -> int:
         self.printer.render(result)
@@ -219,12 +253,12 @@ async def run_headless(args: argparse.Namespace, prompt: str, fmt: str) -> int:
         # Every turn ends with the main agent's turn_complete (also on error or cancellation).
         return isinstance(event, ev.TurnComplete) and event.agent == ev.MAIN_AGENT
 
-    async def drive(rt: Any) -> bool:
-        handle = await rt.submit(rt.knowledge.expand(prompt))  # custom /name args
-        outcome = await handle.wait()
-        return not (handle.error or not outcome or outcome.is_error)
+    async def drive(rt: Any) -> None:
+        run.handle = await rt.submit(rt.knowledge.expand(prompt))  # custom /name args
+        await run.handle.wait()
 
-    return await HeadlessRun(args, fmt, until=main_turn_ended).run(drive)
+    run = HeadlessRun(args, fmt, until=main_turn_ended)
+    return await run.run(drive)
 
 
 def run_and_exit(runner: Callable[..., Awaitable[int]], *args: Any) -> int:

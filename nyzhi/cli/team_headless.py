@@ -18,6 +18,7 @@ from typing import Any
 
 from nyzhi.cli.headless import HeadlessRun
 from nyzhi.core import events as ev
+from nyzhi.core.run_result import Failure, ResultSubtype, turn_failure
 
 
 async def run_team_headless(args: argparse.Namespace, task: str, fmt: str) -> int:
@@ -25,18 +26,17 @@ async def run_team_headless(args: argparse.Namespace, task: str, fmt: str) -> in
 
     team = getattr(args, "team_name", None)
 
-    async def drive(rt: Any) -> bool:
+    async def drive(rt: Any) -> None:
         if task.strip():
-            handle = await rt.submit(rt.knowledge.expand(task))
-            await handle.wait()
-            if handle.error or (handle.outcome and handle.outcome.is_error):
-                return False
+            run.handle = await rt.submit(rt.knowledge.expand(task))
+            await run.handle.wait()
+            if turn_failure(run.handle, []) is not None:
+                return  # the lead failed: the result says why
         try:
             await rt.teams.wait_quiet(team)
         except TeamRuntimeError as exc:  # a process teammate failed past its restarts
             run.see(ev.Error(message=str(exc), kind="team"))
-            return False
-        return True
+            run.failure = Failure(ResultSubtype.TEAMMATE_ERROR, str(exc))
 
     def teammate_failed(error: ev.Error) -> bool:
         return error.kind == "turn"  # a turn of the lead or of a teammate failed

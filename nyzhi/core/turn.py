@@ -26,6 +26,7 @@ from nyzhi import records
 from nyzhi.core import events as ev
 from nyzhi.core.compaction import compact
 from nyzhi.core.context_window import ThreadMeter
+from nyzhi.core.errors import mark_tool_step
 from nyzhi.core.event_bus import Emit
 from nyzhi.core.state_record import StateRecord
 from nyzhi.provider import types as pt
@@ -291,6 +292,9 @@ class TurnLoop:
         except trio.Cancelled:
             with trio.CancelScope(shield=True):
                 await self._flush_results(calls, results)
+            raise
+        except Exception as exc:  # the step itself failed (not a tool: that is a result)
+            mark_tool_step(exc)
             raise
         await self._flush_results(calls, results)
 

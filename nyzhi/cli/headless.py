@@ -182,9 +182,11 @@ class HeadlessRun:
             message = describe_error(exc)
             self.printer.render(ev.Error(message=message, kind=STARTUP,
                                          retryable=bool(getattr(exc, "retryable", False))))
+            from nyzhi.core.usage import UsageLedger
+
             subtype = ResultSubtype.ERROR if opened else ResultSubtype.STARTUP_ERROR
             self.printer.render(ev.Result(result="", is_error=True, subtype=subtype,
-                                          error=message))
+                                          error=message, usage=UsageLedger().totals()))
             print(f"nyz: {message}", file=sys.stderr)
             return 1
         return await self._finish(result, fault)

@@ -84,15 +84,14 @@ async def test_the_chat_dispatches_the_shared_command_table(workspace, home, con
         proc, out = await start_chat(workspace, home)
         del out[:]
         await proc.stdin.send_all(b"/help\n")
-        await read_until(proc.stdout, out, b"Approvals: y = yes")
+        await read_until(proc.stdout, out, b"n = no.\n> ")  # the help, then the prompt
         listed = {line.split()[0][1:] for line in out.decode().splitlines()
                   if line.startswith("  /")}
         assert listed == set(available(frozenset())) and "spawn" in listed
         assert not listed & {"clear", "agents", "theme", "resume"}
         del out[:]
         await proc.stdin.send_all(b"/nonsense here\n")
-        await read_until(proc.stdout, out, b"> ")
-        assert b"unknown command /nonsense (not sent to the model)" in out
+        await read_until(proc.stdout, out, b"unknown command /nonsense (not sent to the model)")
         await proc.stdin.send_all(b"/trust autoedit\n")
         await read_until(proc.stdout, out, b"trust: autoedit")
         await proc.stdin.send_all(b"/status\n")

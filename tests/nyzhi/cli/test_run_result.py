@@ -148,6 +148,7 @@ async def test_startup_error(fmt, workspace, home):
     assert code == 1
     failed(result, "startup_error", "agent.max_steps")
     assert result["session_id"] is None and "agent.max_steps" in err
+    assert result["usage"]["input_tokens"] == 0 and result["usage_by_agent"] == {}
 
 
 @pytest.mark.parametrize("fmt", FORMATS)

@@ -282,3 +282,25 @@ async def test_a_subagents_usage_counts_in_the_result(fmt, workspace, home, conf
     assert result["usage"]["input_tokens"] == 336
     assert result["usage"]["output_tokens"] == 3 * 7 + 70
     assert result["cost_usd"] == result["usage"]["cost_usd"]
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+async def test_teammate_error_in_a_headless_team(fmt, workspace, home, configure):
+    """``nyz team start --headless``: the lead answered, but a teammate's turn failed."""
+    script = PerAgent({
+        "LEAD-TASK": [reply(tool_calls=[tool_call("send_team_message", {
+                          "to": "alice", "message": "ALICE-JOB: do it"})]),
+                      reply("assigned")],
+        "ALICE-JOB": [http_error(400, "alice's model is gone")],
+    })
+    async with open_fake_llm(script=script) as server:
+        configure(workspace, server.url_for("openai"))
+        with trio.fail_after(120):
+            proc = await run_nyz(workspace, home, "team", "start", "crew", "--members",
+                                 "alice:worker", "--task", "LEAD-TASK: go", "--teammate-mode",
+                                 "in-process", "--headless", "--output-format", fmt)
+    assert proc.returncode == 1, proc.stderr.decode()[-2000:]
+    result = the_result(fmt, proc.stdout)
+    failed(result, "teammate_error", "/team/crew/alice", "alice's model is gone")
+    assert result["result"] == "assigned"
+    assert set(result["usage_by_agent"]) == {"/agents/main"}  # alice's call never answered

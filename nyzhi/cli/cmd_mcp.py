@@ -49,7 +49,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         "serve", help="expose nyz's tools to other MCP clients (stdio, or --http)",
         description="Serves nyz's built-in tools through the same gates as an agent: calls "
                     "that need approval are refused unless --trust allows them, and the "
-                    "sandbox (default read-only) applies.",
+                    "sandbox (default read-only) applies. Not served: ask_user, the team "
+                    "tools (a client is in no team), and the subagent tools unless "
+                    "--allow-subagents.",
     )
     # SUPPRESS: a subparser default would overwrite `nyz -y full mcp serve`'s value.
     serve.add_argument("--trust", "-y", type=_trust, default=argparse.SUPPRESS,
@@ -62,6 +64,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                        "(default: a random one, printed on stderr)")
     serve.add_argument("--allow-remote", action="store_true",
                        help="allow --http on a non-loopback address")
+    serve.add_argument("--allow-subagents", action="store_true",
+                       help="also serve spawn_agent, send_input, wait, close_agent and "
+                            "resume_agent (subagents run on the configured model, at your "
+                            "expense)")
     serve.set_defaults(handler=run_serve)
 
 

@@ -9,8 +9,6 @@ came but the session could not be saved), 130 / 143 / 129 stopped by SIGINT / SI
 from __future__ import annotations
 
 import argparse
-import contextlib
-import os
 import sys
 
 from nyzhi.config.modes import SandboxLevel, TrustMode, parse_sandbox, spelled
@@ -118,43 +116,6 @@ def _run_command(args: argparse.Namespace) -> int:
         args.trust = TrustMode.FULL.value
         args.sandbox = args.sandbox or SandboxLevel.WORKSPACE_WRITE.value
 
-    import trio
+    from nyzhi.cli.headless import run_and_exit, run_headless
 
-    from nyzhi.cli.headless import OutputError, run_headless
-
-    try:
-        code = trio.run(run_headless, args, prompt, fmt)
-    except OutputError as exc:  # the session is saved; only what we print is lost
-        print(f"nyz: {exc}", file=sys.stderr)
-        discard_stdout()
-        code = 1
-    exit_now(code)
-    return code  # only when the output could not be flushed
-
-
-def discard_stdout() -> None:
-    """stdout cannot be written: drop what is buffered for it (point it at /dev/null), so the
-    exit does not fail a second time on the same output."""
-    with contextlib.suppress(OSError):
-        null = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(null, sys.stdout.fileno())
-        os.close(null)
-
-
-def exit_now(code: int) -> None:
-    """End the process at once after a run that returned normally.
-
-    The interpreter's own teardown (freeing every module and object, collecting garbage) takes
-    tens of milliseconds after the answer is already printed, and nothing in it matters here:
-    the runtime, its session files and child processes were closed inside ``trio.run``. So
-    flush what we wrote, close logging's handlers as atexit would, and ``os._exit``. If the
-    output cannot be flushed (a closed pipe), return and let the normal exit report it.
-    """
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except (OSError, ValueError):
-        return
-    if "logging" in sys.modules:
-        sys.modules["logging"].shutdown()
-    os._exit(code)
+    return run_and_exit(run_headless, args, prompt, fmt)

@@ -205,15 +205,11 @@ def start_command(args: argparse.Namespace) -> int:
     args.team_name = config.name
     args.teammate_mode = getattr(args, "teammate_mode", None) or config.teammate_mode
     if args.headless:
-        import trio
-
-        from nyzhi.cli.cmd_run import exit_now
+        from nyzhi.cli.headless import run_and_exit
         from nyzhi.cli.team_headless import run_team_headless
 
-        code = trio.run(run_team_headless, args, args.task or "",
-                        args.output_format or "text")
-        exit_now(code)
-        return code
+        return run_and_exit(run_team_headless, args, args.task or "",
+                            args.output_format or "text")
     if args.task:
         args.first_prompt = args.task
     from nyzhi.cli.cmd_chat import run_chat

@@ -1,4 +1,5 @@
-"""The headless front end of ``nyz run``: submit one prompt, render events, exit.
+"""The headless front end of ``nyz run`` and ``nyz team start --headless``: submit, render
+events, build the ``result``, exit (``HeadlessRun``; the team's drive is in ``team_headless``).
 
 Like every front end it only consumes runtime events; it answers no approvals (headless runs
 follow the trust mode: what would need a person is denied, unless ``--trust full``). Every
@@ -14,8 +15,11 @@ stderr; 128 + signal when stopped by SIGINT, SIGTERM or SIGHUP (``nyzhi.cli.sign
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
+import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, TextIO
 
 import trio
@@ -28,6 +32,7 @@ from nyzhi.core import events as ev
 from nyzhi.core.event_bus import LISTENER_FAILED
 from nyzhi.core.event_renderer import EventRenderer
 from nyzhi.core.flags import runtime_options
+from nyzhi.core.run_result import Failure, ResultSubtype, turn_failure
 
 
 class OutputError(StorageError):
@@ -77,92 +82,223 @@ def make_printer(fmt: str, quiet: bool) -> EventRenderer:
     return Progress(out, sys.stderr, quiet)
 
 
-async def run_headless(args: argparse.Namespace, prompt: str, fmt: str) -> int:
-    from nyzhi.core.runtime import open_runtime
+class HeadlessRun:
+    """One headless run, for ``nyz run`` and ``nyz team start --headless`` alike: it opens the
+    runtime, prints every event through the printer, stops on a signal, and builds and prints
+    the ``result``. What differs is the ``drive``: what is submitted and when the run is done.
 
-    options = runtime_options(args, interactive=False)
-    printer = make_printer(fmt, bool(args.quiet))
-    quiet = bool(args.quiet) or fmt != "text"
-    stopped_by: int | None = None
-    errors: list[str] = []
-    faults: list[str] = []  # listener failures (the session log on a full disk): exit 1
-    try:
-        async with open_runtime(options) as rt:
-            collector.resume(freeze=True)  # paused by ``nyz run`` while it started
-            printer.render(rt.session_start)
-            if not quiet:
-                for notice in rt.notices:
-                    sys.stderr.write(notice + "\n")
-            async with rt.subscribe() as events, trio.open_nursery() as nursery:
+    ``until``: the event after which nothing more is printed (``nyz run``: the main agent's
+    ``turn_complete``); None prints everything that arrived until the drive returned.
+    ``fails_on``: error events that fail the run although the main turn answered (a teammate's
+    failed turn).
 
-                async def pump() -> None:
-                    # Every turn ends with the main agent's turn_complete (also on error or
-                    # cancellation), so everything up to it has been printed when we stop.
-                    async for event in events:
-                        if isinstance(event, ev.Error):
-                            errors.append(event.message)
-                            if event.kind == LISTENER_FAILED:
-                                faults.append(event.message)
-                        printer.render(event)
-                        if isinstance(event, ev.TurnComplete) and event.agent == ev.MAIN_AGENT:
-                            return
+    The drive sets ``handle`` (the main agent's turn the result is about) and, for a failure
+    of its own, ``failure``; the ``result`` says why the run failed (``subtype``, ``error``)
+    and what the whole tree used (``nyzhi.core.usage``)."""
 
-                async def on_signal() -> None:
-                    nonlocal stopped_by
-                    with trio.open_signal_receiver(*STOP_SIGNALS) as sigs:
-                        async for signum in sigs:
-                            stopped_by = signum
-                            detach_closed_terminal(signum)
-                            await rt.cancel()  # the turn settles; pump sees its end
-                            return
+    def __init__(self, args: argparse.Namespace, fmt: str, *,
+                 until: Callable[[ev.AnyEvent], bool] | None = None,
+                 fails_on: Callable[[ev.Error], bool] | None = None) -> None:
+        self.args = args
+        self.fmt = fmt
+        self.quiet_flag = bool(getattr(args, "quiet", False))
+        self.printer = make_printer(fmt, self.quiet_flag)
+        self.quiet = self.quiet_flag or fmt != "text"  # no notices on stderr
+        self.until = until
+        self.fails_on = fails_on
+        self.stopped_by: int | None = None
+        self.errors: list[ev.Error] = []
+        self.faults: list[str] = []  # listener failures (the session log on a full disk): exit 1
+        self.last_answer = ""  # the main agent's last answer
+        self.late_fault = False  # the session failed to save at close (no event said so)
+        self.handle: Any = None  # the main agent's turn (a TurnHandle), set by the drive
+        self.failure: Failure | None = None  # set by the drive
 
-                nursery.start_soon(on_signal)
-                handle = await rt.submit(rt.knowledge.expand(prompt))  # custom /name args
-                await pump()
-                await handle.wait()
-                nursery.cancel_scope.cancel()
-            outcome = handle.outcome
-            if options.plan and not quiet and rt.knowledge.plan_path.is_file():
-                sys.stderr.write(f"plan: {rt.knowledge.plan_path}\n")
-            answer = outcome.text if outcome else ""
-            session_id, usage = rt.session_id, rt.usage_totals()
-        # The session is closed now: a write that failed at the very end is known too.
-        fault = rt.save_fault
-        late_fault = fault is not None and not any(str(fault) in f for f in faults)
-        if late_fault:
-            faults.append(str(fault))
-        result = ev.Result(
-            result=answer, session_id=session_id, usage=usage,
-            is_error=bool(
-                stopped_by or faults or handle.error or not outcome or outcome.is_error
-            ),
-        )
-    except Exception as exc:  # configuration, provider, session errors: one clear line
-        from nyzhi.core.errors import describe_error
+    def see(self, event: ev.AnyEvent) -> None:
+        if isinstance(event, ev.Error):
+            self.errors.append(event)
+            if event.kind == LISTENER_FAILED:
+                self.faults.append(event.message)
+        if isinstance(event, ev.TurnComplete) and event.agent == ev.MAIN_AGENT:
+            self.last_answer = event.text or self.last_answer
+        self.printer.render(event)
 
-        if (unwritable := output_error(exc)) is not None:
-            raise unwritable from None  # ``run_command`` says it
-        message = describe_error(exc)
-        printer.render(
-            ev.Error(message=message, kind=STARTUP,
-                     retryable=bool(getattr(exc, "retryable", False)))
-        )
-        print(f"nyz: {message}", file=sys.stderr)
-        return 1
-    printer.render(result)
-    if getattr(args, "output", None):
-        await trio.Path(args.output).write_text(result.result, encoding="utf-8")
-    if stopped_by is not None:
-        return exit_code(stopped_by)
-    if result.is_error:
+    async def _pump(self, events: trio.MemoryReceiveChannel[ev.Event], done: trio.Event) -> None:
+        async for event in events:
+            self.see(event)
+            if self.until is not None and self.until(event):
+                break
+        done.set()
+
+    async def _on_signal(self, rt: Any, drive: trio.CancelScope) -> None:
+        with trio.open_signal_receiver(*STOP_SIGNALS) as sigs:
+            async for signum in sigs:
+                self.stopped_by = signum
+                detach_closed_terminal(signum)
+                await rt.cancel()  # the main turn settles; its turn_complete is printed
+                drive.cancel()  # a team's wait for quiet ends here
+                return
+
+    async def run(self, drive: Callable[[Any], Awaitable[None]]) -> int:
+        """Open the runtime, ``drive(rt)``, print the result; the exit status."""
+        from nyzhi.core.runtime import open_runtime
+        from nyzhi.core.usage import track_usage
+
+        options = runtime_options(self.args, interactive=False)
+        opened = False
+        try:
+            async with open_runtime(options) as rt:
+                opened = True
+                collector.resume(freeze=True)  # paused by ``nyz run`` while it started
+                ledger = track_usage(rt)  # before the first turn: the tree's usage
+                self.printer.render(rt.session_start)
+                if not self.quiet:
+                    for notice in rt.notices:
+                        sys.stderr.write(notice + "\n")
+                async with rt.subscribe() as events:
+                    await self._drive(rt, events, drive)
+                if options.plan and not self.quiet and rt.knowledge.plan_path.is_file():
+                    sys.stderr.write(f"plan: {rt.knowledge.plan_path}\n")
+                session_id = rt.session_id
+            # The session is closed now: a write that failed at the very end is known too.
+            fault = rt.save_fault
+            self.late_fault = fault is not None and not any(str(fault) in f for f in self.faults)
+            if self.late_fault:
+                self.faults.append(str(fault))
+            failure = self._failure()
+            usage = ledger.totals()
+            result = ev.Result(
+                result=self.last_answer, session_id=session_id, usage=usage,
+                is_error=failure is not None,
+                subtype=failure.subtype if failure else ResultSubtype.SUCCESS,
+                error=failure.message if failure else "", cost_usd=usage["cost_usd"],
+                usage_by_agent=ledger.by_agent(),
+            )
+        except Exception as exc:  # configuration, provider, session errors: one clear line
+            from nyzhi.core.errors import describe_error
+
+            if (unwritable := output_error(exc)) is not None:
+                raise unwritable from None  # ``run_and_exit`` says it
+            message = describe_error(exc)
+            self.printer.render(ev.Error(message=message, kind=STARTUP,
+                                         retryable=bool(getattr(exc, "retryable", False))))
+            from nyzhi.core.usage import UsageLedger
+
+            subtype = ResultSubtype.ERROR if opened else ResultSubtype.STARTUP_ERROR
+            self.printer.render(ev.Result(result="", is_error=True, subtype=subtype,
+                                          error=message, usage=UsageLedger().totals()))
+            print(f"nyz: {message}", file=sys.stderr)
+            return 1
+        return await self._finish(result, fault)
+
+    def _failure(self) -> Failure | None:
+        """Why the run failed, first reason first; None: it succeeded."""
+        if self.stopped_by is not None:
+            name = signal.Signals(self.stopped_by).name
+            return Failure(ResultSubtype.CANCELLED, f"stopped by {name}")
+        if self.failure is not None:
+            return self.failure
+        if self.handle is not None and (failed := turn_failure(self.handle, self.errors)):
+            return failed
+        for error in self.errors:
+            if self.fails_on is not None and self.fails_on(error):
+                subtype = (ResultSubtype.TEAMMATE_ERROR if error.agent.startswith(ev.TEAM_ROOT)
+                           else ResultSubtype.ERROR)
+                return Failure(subtype, f"{error.agent}: {error.message}")
+        if self.faults:
+            return Failure(ResultSubtype.SAVE_ERROR, self.faults[0])
+        return None
+
+    async def _drive(self, rt: Any, events: trio.MemoryReceiveChannel[ev.Event],
+                     drive: Callable[[Any], Awaitable[None]]) -> None:
+        pumped = trio.Event()
+        async with trio.open_nursery() as nursery:
+            with trio.CancelScope() as scope:
+                nursery.start_soon(self._on_signal, rt, scope)
+                nursery.start_soon(self._pump, events, pumped)
+                await drive(rt)
+            if self.until is not None:
+                await pumped.wait()  # up to the end the printer waits for (always emitted)
+            nursery.cancel_scope.cancel()  # the pump stops between two events
+        if self.until is None:  # what was already queued when the drive returned
+            while True:
+                try:
+                    self.see(events.receive_nowait())
+                except trio.WouldBlock:
+                    break
+
+    async def _finish(self, result: ev.Result, fault: OSError | None) -> int:
+        self.printer.render(result)
+        if getattr(self.args, "output", None):
+            await trio.Path(self.args.output).write_text(result.result, encoding="utf-8")
+        if self.stopped_by is not None:
+            return exit_code(self.stopped_by)
+        if not result.is_error:
+            return 0
         # Said once: text mode already showed each error live, unless quiet; stream-json has
         # them on stdout; json shows only the result, so faults go to stderr.
-        shown = fmt == "stream-json" or (fmt == "text" and not args.quiet)
+        shown = self.fmt == "stream-json" or (self.fmt == "text" and not self.quiet_flag)
         if not shown:
-            unsaid = faults if fmt == "json" else faults or errors[-1:]
+            unsaid = self.faults if self.fmt == "json" else (
+                self.faults or [e.message for e in self.errors[-1:]])
             for message in unsaid:
                 print(f"nyz: {message}", file=sys.stderr)
-        elif late_fault:
+        elif self.late_fault:
             print(f"nyz: {fault}", file=sys.stderr)  # failed at close: no event carried it
         return 1
-    return 0
+
+
+async def run_headless(args: argparse.Namespace, prompt: str, fmt: str) -> int:
+    """``nyz run``: one prompt; done when the main agent's turn is."""
+
+    def main_turn_ended(event: ev.AnyEvent) -> bool:
+        # Every turn ends with the main agent's turn_complete (also on error or cancellation).
+        return isinstance(event, ev.TurnComplete) and event.agent == ev.MAIN_AGENT
+
+    async def drive(rt: Any) -> None:
+        run.handle = await rt.submit(rt.knowledge.expand(prompt))  # custom /name args
+        await run.handle.wait()
+
+    run = HeadlessRun(args, fmt, until=main_turn_ended)
+    return await run.run(drive)
+
+
+def run_and_exit(runner: Callable[..., Awaitable[int]], *args: Any) -> int:
+    """``trio.run(runner, *args)`` and exit at once with its status (``exit_now``); stdout
+    that cannot be written is said once on stderr (exit 1)."""
+    try:
+        code = trio.run(runner, *args)
+    except OutputError as exc:  # the session is saved; only what we print is lost
+        print(f"nyz: {exc}", file=sys.stderr)
+        discard_stdout()
+        code = 1
+    exit_now(code)
+    return code  # only when the output could not be flushed
+
+
+def discard_stdout() -> None:
+    """stdout cannot be written: drop what is buffered for it (point it at /dev/null), so the
+    exit does not fail a second time on the same output."""
+    with contextlib.suppress(OSError):
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+        os.close(null)
+
+
+def exit_now(code: int) -> None:
+    """End the process at once after a run that returned normally.
+
+    The interpreter's own teardown (freeing every module and object, collecting garbage) takes
+    tens of milliseconds after the answer is already printed, and nothing in it matters here:
+    the runtime, its session files and child processes were closed inside ``trio.run``. So
+    flush what we wrote, close logging's handlers as atexit would, and ``os._exit``. If the
+    output cannot be flushed (a closed pipe), return and let the normal exit report it.
+    """
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        return
+    if "logging" in sys.modules:
+        sys.modules["logging"].shutdown()
+    os._exit(code)

@@ -26,22 +26,21 @@ from __future__ import annotations
 import argparse
 import signal
 import sys
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TextIO
 
 import trio
 
 from nyzhi.cli.signals import STOP_SIGNALS, detach_closed_terminal, exit_code
 from nyzhi.core import events as ev
+from nyzhi.core.commands import dispatch
+from nyzhi.core.commands.registry import NOTICE
 from nyzhi.core.event_renderer import EventRenderer
 from nyzhi.core.flags import runtime_options
 from nyzhi.core.tool_step import ApprovalAnswer
 
-HELP = """commands: /exit (or Ctrl-D) quit · /cancel cancel the turn · /compact compact the context
-          /undo revert the last file change · /plan toggle plan mode (leaving it executes the plan)
-          /mcp MCP servers (read, prompt) · /team the team this session leads
-          /NAME args run a custom command (.nyzhi/commands,
-          .claude/commands) · /help this text
-Ctrl-C cancels a running turn and its subagents' (they can be continued).
+KEYS_HELP = """Ctrl-C cancels a running turn and its subagents' (they can be continued); Ctrl-D quits.
 Approvals: y = yes, a = always this session (every agent), n = no."""
 
 APPROVAL_KEYS = {
@@ -121,6 +120,10 @@ class ChatRenderer(EventRenderer):
             f"Approve {event.tool}: {event.summary}? [y/a/N] "
         )
 
+    def on_compaction(self, event: ev.Compaction) -> None:
+        self.out.write(f"{self.prefix(event)}[context compacted: {event.before_tokens} → "
+                       f"{event.after_tokens} tokens]\n")
+
     def on_error(self, event: ev.Error) -> None:
         self.errors.append(event.message)
         self.out.write(f"\n{self.prefix(event)}error: {event.message}\n")
@@ -139,14 +142,72 @@ def approval_answer(line: str) -> ApprovalAnswer | None:
     return APPROVAL_KEYS.get(line.strip().lower())
 
 
-def team_summary(rt: Any) -> str:
-    """``/team``: the bound team's members and tasks (``nyz team status``)."""
-    team = rt.main_agent.tooling.context.team_name
-    if not team:
-        return "[not in a team: nyz team start NAME, or ask the agent to create one]"
-    from nyzhi.core.teams.report import summary_lines, team_status
+class ChatHost:
+    """The chat as the slash commands' ``CommandHost`` (``nyzhi.core.commands``): output as
+    plain lines (notices in brackets), prompts started as turns. It has none of the console's
+    features (a screen, the agent tree, themes, reopening the runtime in place), so ``/clear``,
+    ``/agents``, ``/theme`` and ``/resume`` are not offered here."""
 
-    return "\n".join(summary_lines(team_status(team)))
+    features: frozenset[str] = frozenset()
+    cancel_hint = "Ctrl-C or /cancel"
+    keys_help = KEYS_HELP
+
+    def __init__(self, rt: Any, out: TextIO, nursery: trio.Nursery,
+                 start_turn: Callable[[str], None]) -> None:
+        self.rt = rt
+        self.cwd = Path.cwd()
+        self.out = out
+        self.nursery = nursery
+        # Starts a turn and marks the chat busy at once (the next piped line must see it).
+        self.start_turn = start_turn
+        self.busy = False
+        self.started = False  # a command started a turn: its end prints the prompt
+        self.done = False  # /quit
+        self._loaded: Any = None
+
+    def show(self, kind: str, text: str) -> None:
+        notice = kind == NOTICE and "\n" not in text and not text.endswith(":")
+        self.out.write(f"[{text}]\n" if notice else f"{text}\n")
+
+    def show_lines(self, lines: list[tuple[str, str]]) -> None:
+        for kind, text in lines:
+            self.show(kind, text)
+
+    def send_main(self, text: str) -> None:
+        if self.busy:
+            # the thread and the files belong to the running turn until it ends
+            self.out.write("[a turn is running; Ctrl-C or /cancel first]\n")
+            return
+        self.started = True
+        self.start_turn(text)
+
+    def cancel_turn(self) -> None:
+        self.nursery.start_soon(self.rt.cancel)
+
+    def quit(self) -> None:
+        self.done = True
+
+    def refresh_status(self) -> None:
+        pass
+
+    def status_text(self, *, long: bool = False) -> str:
+        rt = self.rt
+        tooling = rt.main_agent.tooling
+        sandbox = tooling.context.sandbox.level.value if tooling.context.sandbox else "none"
+        usage = rt.usage_totals()
+        tokens = usage.get("input_tokens", 0) + usage.get("output_tokens", 0)
+        parts = [f"{rt.provider_name}/{rt.model}", f"trust {tooling.gates.trust.mode.value}",
+                 f"sandbox {sandbox}", f"{tokens} tok ${usage.get('cost_usd', 0.0):.3f}"]
+        if tooling.gates.plan_mode:
+            parts.insert(0, "PLAN")
+        return f"session {rt.session_id}\ncwd {self.cwd}\n" + " · ".join(parts)
+
+    def loaded_config(self) -> Any:
+        if self._loaded is None:
+            from nyzhi.config import load_config
+
+            self._loaded = load_config(self.cwd)
+        return self._loaded
 
 
 async def chat(args: argparse.Namespace) -> int:
@@ -225,6 +286,7 @@ async def chat(args: argparse.Namespace) -> int:
                 busy = trio.Event()  # at once: the next line must see the turn as running
                 nursery.start_soon(run_turn, text, busy)
 
+            host = ChatHost(rt, out, nursery, start_turn)
             out.write("> ")
             out.flush()
             if getattr(args, "first_prompt", None):  # nyz team start --task
@@ -257,38 +319,22 @@ async def chat(args: argparse.Namespace) -> int:
                     out.write("> ")
                     out.flush()
                     continue
-                if text in ("/exit", "/quit"):
-                    break
-                if text == "/help":
-                    out.write(HELP + "\n> ")
-                elif text == "/cancel":
-                    await rt.cancel()
-                elif text == "/team":
-                    out.write(team_summary(rt) + "\n> ")
-                elif not busy.is_set():
-                    # the thread and the files belong to the running turn until it ends
-                    out.write("[a turn is running; Ctrl-C or /cancel first]\n")
-                elif text == "/compact":
-                    await rt.compact()
-                    out.write("[context compacted]\n> ")
-                elif text == "/undo":
-                    out.write(rt.undo() + "\n> ")
-                elif text == "/mcp" or text.startswith("/mcp "):
-                    from nyzhi.core.mcp.console import mcp_command
-
-                    prompt = await mcp_command(rt, text, out)
-                    if prompt:
-                        start_turn(prompt)
+                if not text.startswith("/"):
+                    if not busy.is_set():
+                        out.write("[a turn is running; Ctrl-C or /cancel first]\n")
                     else:
-                        out.write("> ")
-                elif text == "/plan":
-                    execute = rt.knowledge.set_plan_mode(not rt.knowledge.plan_mode)
-                    out.write("[plan mode on: read-only tools]\n> " if rt.knowledge.plan_mode
-                              else "[plan mode off]\n" + ("" if execute else "> "))
-                    if execute:
-                        start_turn(execute)
-                else:
-                    start_turn(rt.knowledge.expand(text))
+                        start_turn(rt.knowledge.expand(text))
+                    out.flush()
+                    continue
+                host.busy, host.started = not busy.is_set(), False
+                try:
+                    await dispatch(host, text)
+                except Exception as exc:  # one failing command must not end the chat
+                    out.write(f"{text.split()[0]} failed: {exc}\n")
+                if host.done:
+                    break
+                if not host.started:
+                    out.write("> ")
                 out.flush()
             nursery.cancel_scope.cancel()
     if stopped_by is not None:

@@ -126,7 +126,7 @@ def scaffold(root: Path) -> ScaffoldReport:
 
 def init_lines(cwd: Path | None = None) -> list[str]:
     """Scaffold the workspace containing ``cwd`` (default: the working directory) and say what
-    was created and what was left alone; ``nyz init`` prints it, the console's ``/init`` shows
+    was created and what was left alone; ``nyz init`` prints it, the ``/init`` command shows
     it."""
     from nyzhi.config.workspace import detect_workspace
 

@@ -264,13 +264,20 @@ class UserQuestion(Event):
 
 @records.frozen
 class Result(Event):
-    """The last line of ``nyz run --output-format json|stream-json``."""
+    """The last line of ``nyz run --output-format json|stream-json``. ``usage`` and
+    ``cost_usd`` are the whole agent tree's, ``usage_by_agent`` the same per agent path;
+    ``subtype`` says how the run ended (``nyzhi.core.run_result.ResultSubtype``: ``success``
+    or why not) and ``error`` why, in words (empty on success)."""
 
     type: ClassVar[str] = "result"
     result: str
     session_id: str | None = None
     usage: dict[str, Any] = attrs.field(factory=dict)
     is_error: bool = False
+    subtype: str = "success"
+    error: str = ""
+    cost_usd: float = 0.0
+    usage_by_agent: dict[str, Any] = attrs.field(factory=dict)
 
 
 @records.frozen

@@ -38,6 +38,7 @@ from nyzhi.core.context_window import (
     micro_compact,
     tokens_for,
 )
+from nyzhi.core.errors import mark_tool_step
 from nyzhi.core.event_bus import Emit
 from nyzhi.core.prompt import schemas_chars
 from nyzhi.core.state_record import StateRecord
@@ -352,6 +353,9 @@ class TurnLoop:
         except trio.Cancelled:
             with trio.CancelScope(shield=True):
                 await self._flush_results(calls, results)
+            raise
+        except Exception as exc:  # the step itself failed (not a tool: that is a result)
+            mark_tool_step(exc)
             raise
         await self._flush_results(calls, results)
 

@@ -28,6 +28,8 @@ import trio
 import urwid
 
 from nyzhi.core import events as ev
+from nyzhi.core.commands import dispatch
+from nyzhi.core.commands.builtin import toggle_plan
 from nyzhi.tui import commands, theme
 from nyzhi.tui.conversation import Collapsible, ConsoleRenderer, Expansion, Stream
 from nyzhi.tui.history import History
@@ -41,16 +43,17 @@ QUIT_WINDOW_S = 2.0
 PANEL_WIDTH = 30
 ATTACH_LIMIT = 100_000  # bytes of one @file put into a prompt
 _ATTACH = re.compile(r"(?<!\S)@(\S+)")
+# A command's kind of line (``nyzhi.core.commands.registry``) -> the palette's name for it.
+_STYLES = {"added": "tool_ok", "removed": "tool_err"}
 
 
 class Console:
     def __init__(self, cwd: Path, *, no_color: bool) -> None:
         self.rt: Runtime | None = None
         self.tui: Any = None  # the [tui] settings, once the config is loaded
-        self.config: Any = None  # the whole config in effect (/model lists its providers)
+        self.loaded: Any = None  # the config in effect and its files (/model, /config)
         self.cwd = cwd
         self.no_color = no_color
-        self._config_text = ""
         self.theme = "dark"
         self.busy = False
         self.queue: list[str] = []
@@ -88,9 +91,8 @@ class Console:
     def attach(self, rt: Runtime, loaded: Any) -> None:
         """The runtime is open: draw its thread, apply ``[tui]``, send what was queued."""
         self.rt = rt
-        self.config = loaded.config
+        self.loaded = loaded
         self.tui = loaded.config.tui
-        self._config_text = _config_summary(loaded)
         self.streams.clear()
         self.panel.agents.clear()
         self.main_path = self.shown = rt.main_agent.spec.path
@@ -122,14 +124,19 @@ class Console:
         return s
 
     def _replay_thread(self) -> None:
-        """A resumed session's thread, drawn as it would have been live; its subagents (shut
-        down, resumable) in the tree."""
+        """A resumed session, drawn as it was live: its recorded events through the one
+        renderer; its subagents (shut down, resumable) in the tree."""
         assert self.rt is not None
         main = self.stream(self.main_path)
         messages = self.rt.main_agent.loop.messages
-        replay(main, messages)
+        resumed = self.rt.factory.resumed
+        replayer = ConsoleRenderer(self, replay=True)  # the live renderer, on the log's events
+        shown = {self.main_path, *self.rt.agents.records}  # the agents this runtime has
+        for event in resumed.events if resumed is not None else ():
+            if event.agent in shown:
+                replayer.render(event)
+        self.panel.agent(self.main_path)["step"] = ""
         for path, rec in self.rt.agents.records.items():  # restored: closed, threads kept
-            replay(self.stream(path), rec.saved)
             info = self.panel.agent(path)
             info["status"] = rec.status
             info["step"] = "r resumes" if rec.closed else rec.reason[:20]
@@ -153,33 +160,11 @@ class Console:
         self.pending.append(event)
         self._show_modal()
 
-    def on_usage(self, event: ev.Usage) -> None:
-        info = self.panel.agent(event.agent)
-        info["tokens"] += event.input_tokens + event.output_tokens
-        info["cost"] += event.cost_usd
-        self._agents_changed()
+    def agent_info(self, agent: str) -> dict[str, Any]:
+        """The agent's row of the tree (status, step, tokens, cost), drawn by the renderer."""
+        return self.panel.agent(agent)
 
-    def on_agent(self, event: ev.AnyEvent) -> None:
-        info = self.panel.agent(event.agent)
-        if isinstance(event, ev.AgentStatus):
-            info["status"] = event.status
-            info["step"] = event.detail[:20]
-        elif isinstance(event, ev.TurnStart):
-            info["status"] = ev.AgentState.RUNNING
-            if event.agent != self.main_path:  # its input: from its parent, the tree or /spawn
-                self.stream(event.agent).user(_clip(event.prompt))
-        elif isinstance(event, ev.ToolStart):
-            info["step"] = event.name
-        self._agents_changed()
-
-    def on_turn_done(self, event: ev.TurnComplete) -> None:
-        info = self.panel.agent(event.agent)
-        if info["status"] == ev.AgentState.RUNNING:
-            info["status"] = ev.AgentState.IDLE
-        info["step"] = event.stop_reason
-        self._agents_changed()
-
-    def _agents_changed(self) -> None:
+    def agents_changed(self) -> None:
         if self.panel_shown:
             self.panel.refresh(self.shown)
         self.refresh_status()
@@ -209,7 +194,7 @@ class Console:
 
     async def _command(self, text: str) -> None:
         try:
-            await commands.dispatch(self, text)
+            await dispatch(self, text)
         except Exception as exc:  # one failing command must not take the console down
             self.note(("error", f"{text.split()[0]} failed: {exc}"))
         self._follow()
@@ -398,6 +383,18 @@ class Console:
         self.stream(self.shown).note(markup)
         self._follow()
 
+    # ---- what the slash commands are given (``CommandHost``) ---------------------------
+
+    features = commands.FEATURES
+    cancel_hint = "Esc"
+    keys_help = commands.KEYS_HELP
+
+    def show(self, kind: str, text: str) -> None:
+        self.note((_STYLES.get(kind, kind), text))
+
+    def show_lines(self, lines: list[tuple[str, str]]) -> None:
+        self.note([(_STYLES.get(kind, kind), text + "\n") for kind, text in lines])
+
     def flash(self, text: str) -> None:
         self.notice.set_text(text)
 
@@ -484,18 +481,8 @@ class Console:
         self.flash("" if path == self.main_path else f"showing {path}: input goes to it (F2 back)")
 
     def toggle_plan(self) -> None:
-        """Plan mode through the session's knowledge (as the line chat's ``/plan``): the main
-        agent and agents spawned from now on get read-only tools; leaving it with a plan
-        written sends the message that executes it."""
-        if self.rt is None or self.rt.knowledge is None:
-            return
-        knowledge = self.rt.knowledge
-        execute = knowledge.set_plan_mode(not knowledge.plan_mode)
-        self.flash("plan mode on: read-only tools only" if knowledge.plan_mode
-                   else "plan mode off")
-        self.refresh_status()
-        if execute:
-            self.send_main(execute)
+        """Shift-Tab: ``/plan`` (``nyzhi.core.commands``)."""
+        toggle_plan(self)
 
     def restart_on(self, session_id: str, switch: tuple[str, str | None] | None = None) -> None:
         """Close this runtime and open one on ``session_id`` (``/resume``), with ``switch``
@@ -570,8 +557,8 @@ class Console:
     def refresh_status(self) -> None:
         self.status.set_text(self.status_text())
 
-    def config_text(self) -> str:
-        return self._config_text
+    def loaded_config(self) -> Any:
+        return self.loaded
 
     async def _tick(self) -> None:
         """Elapsed times of running tool cards and the status bar, twice a second while
@@ -674,27 +661,6 @@ class _Root(urwid.WidgetPlaceholder):
         return super().keypress(size, key)
 
 
-def _clip(text: str, lines: int = 12) -> str:
-    """A long input (a parent's brief, an attached file) cut to its first ``lines`` lines."""
-    parts = text.split("\n")
-    return text if len(parts) <= lines else "\n".join(
-        [*parts[:lines], f"… {len(parts) - lines} more line(s)"])
-
-
-def replay(stream: Stream, messages: list[Any]) -> None:
-    """A thread (``pt.Message`` list) drawn into ``stream`` as it would have been live."""
-    for m in messages:
-        if m.role == "user" and m.content:
-            stream.user(m.content)
-        elif m.role == "assistant":
-            if m.content:
-                stream.answer(m.content)
-            for call in m.tool_calls:
-                stream.tool_start(call.id, call.name, call.arguments)
-        elif m.role == "tool" and m.tool_call_id in stream.cards:
-            stream.cards[m.tool_call_id].finish(m.content, False, 0.0)
-
-
 async def read_attachments(text: str, cwd: Path) -> str:
     """``attach_files`` with its reads in a worker thread, as the file tools read: a large
     file or a slow disk must not freeze the console's event loop (the screen, the other
@@ -724,17 +690,6 @@ def attach_files(text: str, cwd: Path) -> str:
             blocks.append(f'<directory path="{name}">\n' + "\n".join(names[:500])
                           + "\n</directory>")
     return text if not blocks else text + "\n\n" + "\n\n".join(blocks)
-
-
-def _config_summary(loaded: Any) -> str:
-    lines = ["config files (merge order):"]
-    for layer in loaded.candidates:
-        path = getattr(layer, "path", layer)
-        lines.append(f"  {path}{'' if Path(str(path)).exists() else '  (absent)'}")
-    tui = loaded.config.tui
-    lines.append(f"[tui] theme={tui.theme} markdown={tui.markdown} streaming={tui.streaming} "
-                 f"show_thinking={tui.show_thinking}")
-    return "\n".join(lines)
 
 
 async def console_main(args: Any, frame: FirstFrame | None = None, *,

@@ -230,25 +230,46 @@ class Stream:
 
 
 class Host(Protocol):
-    """What the renderer tells the console about (``Console`` implements it)."""
+    """What the renderer draws into (``Console`` implements it): each agent's stream, its row
+    of the agent tree, and the dialogs for approvals and questions."""
+
+    main_path: str
 
     def stream(self, agent: str) -> Stream: ...
+    def agent_info(self, agent: str) -> dict[str, Any]: ...
+    def agents_changed(self) -> None: ...
     def on_approval(self, event: ev.ApprovalRequest) -> None: ...
     def on_question(self, event: ev.UserQuestion) -> None: ...
-    def on_usage(self, event: ev.Usage) -> None: ...
-    def on_agent(self, event: ev.AnyEvent) -> None: ...
-    def on_turn_done(self, event: ev.TurnComplete) -> None: ...
+
+
+def clip(text: str, lines: int = 12) -> str:
+    """A long input (a parent's brief, an attached file) cut to its first ``lines`` lines."""
+    parts = text.split("\n")
+    return text if len(parts) <= lines else "\n".join(
+        [*parts[:lines], f"… {len(parts) - lines} more line(s)"])
 
 
 class ConsoleRenderer(EventRenderer):
-    def __init__(self, host: Host) -> None:
+    """Live events, and with ``replay`` a resumed session's recorded ones (its log keeps no
+    deltas: an answer comes whole with its ``turn_complete``, the main agent's prompt with its
+    ``turn_start``). A replay draws the conversation only: what was asked and used then
+    (approvals, questions, usage, statuses) belongs to the run that recorded it."""
+
+    def __init__(self, host: Host, *, replay: bool = False) -> None:
         self.host = host
+        self.replay = replay
 
     def on_event(self, event: ev.AnyEvent) -> None:
         pass
 
     def on_turn_start(self, event: ev.TurnStart) -> None:
-        self.host.on_agent(event)
+        # The main agent's live input was drawn when it was sent (as typed, without the
+        # attached files); anyone else's comes from its parent, the tree or /spawn.
+        if self.replay or event.agent != self.host.main_path:
+            self.host.stream(event.agent).user(clip(event.prompt))
+        info = self.host.agent_info(event.agent)
+        info["status"] = "running"
+        self.host.agents_changed()
 
     def on_text_delta(self, event: ev.TextDelta) -> None:
         self.host.stream(event.agent).add_text(event.text)
@@ -258,7 +279,8 @@ class ConsoleRenderer(EventRenderer):
 
     def on_tool_start(self, event: ev.ToolStart) -> None:
         self.host.stream(event.agent).tool_start(event.call_id, event.name, event.arguments)
-        self.host.on_agent(event)
+        self.host.agent_info(event.agent)["step"] = event.name
+        self.host.agents_changed()
 
     def on_tool_output_delta(self, event: ev.ToolOutputDelta) -> None:
         card = self.host.stream(event.agent).cards.get(event.call_id)
@@ -271,17 +293,24 @@ class ConsoleRenderer(EventRenderer):
         card.finish(event.output, event.is_error, event.duration_ms)
 
     def on_approval_request(self, event: ev.ApprovalRequest) -> None:
-        self.host.on_approval(event)
+        if not self.replay:
+            self.host.on_approval(event)
 
     def on_user_question(self, event: ev.UserQuestion) -> None:
-        self.host.on_question(event)
+        if not self.replay:
+            self.host.on_question(event)
 
     def on_retry(self, event: ev.Retry) -> None:
         self.host.stream(event.agent).note(
             ("notice", f"retry {event.attempt}/{event.max} in {event.wait_ms} ms: {event.reason}"))
 
     def on_usage(self, event: ev.Usage) -> None:
-        self.host.on_usage(event)
+        if self.replay:
+            return
+        info = self.host.agent_info(event.agent)
+        info["tokens"] += event.input_tokens + event.output_tokens
+        info["cost"] += event.cost_usd
+        self.host.agents_changed()
 
     def on_compaction(self, event: ev.Compaction) -> None:
         self.host.stream(event.agent).note(
@@ -289,14 +318,25 @@ class ConsoleRenderer(EventRenderer):
                        f"{event.before_tokens} → {event.after_tokens} tokens"))
 
     def on_agent_status(self, event: ev.AgentStatus) -> None:
-        self.host.on_agent(event)
+        if self.replay:
+            return
+        info = self.host.agent_info(event.agent)
+        info["status"] = event.status
+        info["step"] = event.detail[:20]
+        self.host.agents_changed()
 
     def on_turn_complete(self, event: ev.TurnComplete) -> None:
         stream = self.host.stream(event.agent)
+        if self.replay and event.text:
+            stream.answer(event.text)
         stream.end_blocks()
         if event.stop_reason == "cancelled":
             stream.note(("notice", "[cancelled]"))
-        self.host.on_turn_done(event)
+        info = self.host.agent_info(event.agent)
+        if info["status"] == "running":
+            info["status"] = "idle"
+        info["step"] = event.stop_reason
+        self.host.agents_changed()
 
     def on_error(self, event: ev.Error) -> None:
         self.host.stream(event.agent).note(("error", f"error: {event.message}"))

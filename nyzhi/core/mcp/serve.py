@@ -11,6 +11,17 @@ On a loopback address (all of 127.0.0.0/8, ::1, localhost) ``loopback_guard`` al
 request whose ``Host`` or ``Origin`` is not that address and port: a web page whose DNS name
 was rebound to the loopback address must not reach the tools through the user's browser. The
 SDK does this only for 127.0.0.1, localhost and ::1 by name, so it is done here, for all.
+
+What a client gets is chosen, not whatever the registry holds (``served_names``):
+
+* ``ask_user`` never: nobody sits at this process;
+* the team tools only in a team: a client of ``nyz mcp serve`` is in none, so none of the
+  nine (``send_team_message``, ``task_list``, ...) is offered;
+* the five subagent tools (``spawn_agent``, ``send_input``, ``wait``, ``close_agent``,
+  ``resume_agent``) only with ``--allow-subagents``, since each subagent runs on the
+  configured model at the user's expense. With it the server opens the whole runtime (the
+  subagent manager, its limits and budgets from ``[agent.agents]``, the provider) and serves
+  the main agent's tools, so the client is that agent, spawning under ``/agents/main``.
 """
 
 from __future__ import annotations
@@ -77,7 +88,19 @@ def build_tooling(args: argparse.Namespace, cwd: Path) -> Any:
     return assemble(config, loaded.workspace, options, broker=None)
 
 
-def build_server(tooling: Any) -> Any:
+def served_names(names: set[str], *, allow_subagents: bool, in_team: bool) -> set[str]:
+    """Which of the registry's tools a client of ``nyz mcp serve`` gets (module docstring)."""
+    from nyzhi.tools.builtin import agents, team
+
+    withheld = set(NOT_SERVED)
+    if not in_team:
+        withheld |= {tool.name for tool in team.TOOLS}
+    if not allow_subagents:
+        withheld |= {tool.name for tool in agents.TOOLS}
+    return names - withheld
+
+
+def build_server(tooling: Any, *, allow_subagents: bool = False) -> Any:
     """A low-level SDK server listing and calling ``tooling``'s tools through its gates."""
     from mcp import types
     from mcp.server.lowlevel import Server
@@ -86,8 +109,10 @@ def build_server(tooling: Any) -> Any:
     from nyzhi.tools.execution import ToolCallRequest, execute_calls
 
     registry = tooling.registry
-    served = [s for s in registry.schemas() if s["name"] not in NOT_SERVED]
-    names = {s["name"] for s in served}
+    schemas = registry.schemas()
+    names = served_names({s["name"] for s in schemas}, allow_subagents=allow_subagents,
+                         in_team=bool(getattr(tooling.context, "team_name", None)))
+    served = [s for s in schemas if s["name"] in names]
 
     async def list_tools(_ctx: Any, _params: Any) -> Any:
         return types.ListToolsResult(tools=[
@@ -213,8 +238,27 @@ async def serve(args: argparse.Namespace, cwd: Path | None = None) -> int:
                          "all that protects your files)")
     if args.token is not None and not args.token.strip():
         raise ServeError("--token must not be empty")
-    tooling = build_tooling(args, cwd)
-    server = build_server(tooling)
+    allow_subagents = bool(getattr(args, "allow_subagents", False))
+    if not allow_subagents:
+        return await _serve(build_server(build_tooling(args, cwd)), args, http)
+    async with _runtime(args, cwd) as rt:
+        return await _serve(build_server(rt.main_agent.tooling, allow_subagents=True),
+                            args, http)
+
+
+def _runtime(args: argparse.Namespace, cwd: Path) -> Any:
+    """The runtime ``--allow-subagents`` serves from: the same gates as ``build_tooling``
+    (nobody to ask; read-only sandbox by default), not saved as a session."""
+    from nyzhi.config.modes import SandboxLevel, TrustMode
+    from nyzhi.core.runtime import RuntimeOptions, open_runtime
+
+    return open_runtime(RuntimeOptions(
+        cwd=cwd, trust=getattr(args, "trust", None) or TrustMode.OFF,
+        sandbox=getattr(args, "sandbox", None) or SandboxLevel.READ_ONLY,
+        interactive=False, ephemeral=True))
+
+
+async def _serve(server: Any, args: argparse.Namespace, http: tuple[str, int] | None) -> int:
     if http is None:
         from mcp.server.stdio import stdio_server
 

@@ -71,3 +71,40 @@ async def test_a_mistyped_approval_asks_again_instead_of_declining(workspace, ho
         with trio.fail_after(20):
             assert await proc.wait() == 0
     assert (workspace / "note.txt").read_text() == "hi"
+
+
+async def test_the_chat_dispatches_the_shared_command_table(workspace, home, configure):
+    """/help lists every command the chat offers (the shared table less the console's screen
+    commands), each runs from the same code as the console's, and an unknown /word is reported
+    and never reaches the model."""
+    from nyzhi.core.commands import available
+
+    async with open_fake_llm(script=[reply("planned")]) as server:
+        configure(workspace, server.url_for("openai"))
+        proc, out = await start_chat(workspace, home)
+        del out[:]
+        await proc.stdin.send_all(b"/help\n")
+        await read_until(proc.stdout, out, b"n = no.\n> ")  # the help, then the prompt
+        listed = {line.split()[0][1:] for line in out.decode().splitlines()
+                  if line.startswith("  /")}
+        assert listed == set(available(frozenset())) and "spawn" in listed
+        assert not listed & {"clear", "agents", "theme", "resume"}
+        del out[:]
+        await proc.stdin.send_all(b"/nonsense here\n")
+        await read_until(proc.stdout, out, b"unknown command /nonsense (not sent to the model)")
+        await proc.stdin.send_all(b"/trust autoedit\n")
+        await read_until(proc.stdout, out, b"trust: autoedit")
+        await proc.stdin.send_all(b"/status\n")
+        await read_until(proc.stdout, out, b"fake/fake-model-1 \xc2\xb7 trust autoedit")
+        await proc.stdin.send_all(b"/plan\n")
+        await read_until(proc.stdout, out, b"[plan mode on: read-only tools only]")
+        await proc.stdin.send_all(b"think first\n")
+        await read_until(proc.stdout, out, b"planned")
+        await proc.stdin.send_all(b"/theme\n")
+        await read_until(proc.stdout, out, b"unknown command /theme")
+        await proc.stdin.send_all(b"/quit\n")
+        with trio.fail_after(20):
+            assert await proc.wait() == 0
+    [request] = server.requests  # only the prompt: no command reached the model
+    assert request.last_user_text().startswith("think first")
+    assert "write" not in request.tool_names()  # plan mode: read-only tools

@@ -195,7 +195,9 @@ async def test_a_runtime_that_cannot_start_prints_an_error_event(workspace, home
         '[provider]\ndefault = "nowhere"\n[provider.nowhere]\nmodel = "m"\n')
     proc = await run_nyz(workspace, home, "run", "--output-format", "stream-json", "hi")
     assert proc.returncode == 1
-    [error] = json_lines(proc.stdout)
+    error, result = json_lines(proc.stdout)
     assert error["type"] == "error" and error["agent"] == "/agents/main"
     assert error["kind"] == "startup" and error["retryable"] is False
+    assert result["type"] == "result" and result["is_error"] is True
+    assert result["subtype"] == "startup_error" and result["error"] == error["message"]
     assert "base_url" in error["message"] and "base_url" in proc.stderr.decode()

@@ -117,3 +117,48 @@ def test_non_loopback_needs_allow_remote(workspace, home):
                          env=env_for(home), capture_output=True, text=True, check=False,
                          timeout=60)
     assert bad.returncode == 1 and "numeric port" in bad.stderr
+
+
+SUBAGENT_TOOLS = {"spawn_agent", "send_input", "wait", "close_agent", "resume_agent"}
+TEAM_TOOLS = {"team_create", "team_delete", "team_list", "send_team_message", "read_inbox",
+              "task_create", "task_update", "task_list", "spawn_teammate"}
+
+
+async def test_subagent_tools_only_with_the_flag_and_no_team_tools(workspace, home, configure):
+    """Issue 40: a client gets a deliberate set. Subagents spend the user's model budget, so
+    their five tools need --allow-subagents (and then really run, on the configured model);
+    a client is in no team, so no team tool is offered either way."""
+    import json
+
+    from mcp import Client, StdioServerParameters
+
+    from nyzhi.testing.fake_llm import PerAgent, open_fake_llm, reply
+
+    script = PerAgent({"SUB": [reply("the sub reports GREEN")]})
+    async with open_fake_llm(script=script) as server:
+        configure(workspace, server.url_for("openai"))
+        params = StdioServerParameters(command=sys.executable,
+                                       args=["-m", "nyzhi", "mcp", "serve"],
+                                       env=_child_env(home), cwd=str(workspace))
+        async with Client(params) as client:
+            names = {t.name for t in (await client.list_tools()).tools}
+            assert {"read", "glob", "bash"} <= names
+            assert not names & (SUBAGENT_TOOLS | TEAM_TOOLS | {"ask_user"}), names
+            refused = await client.call_tool("spawn_agent", {"message": "SUB go"})
+            assert refused.is_error and "Unknown tool" in refused.content[0].text
+            refused = await client.call_tool("task_list", {})
+            assert refused.is_error and "Unknown tool" in refused.content[0].text
+
+        params.args = [*params.args, "--allow-subagents"]
+        async with Client(params) as client:
+            names = {t.name for t in (await client.list_tools()).tools}
+            assert SUBAGENT_TOOLS <= names and {"read", "glob"} <= names
+            assert not names & (TEAM_TOOLS | {"ask_user"}), names
+            started = await client.call_tool("spawn_agent", {"message": "SUB go",
+                                                             "agent_type": "worker"})
+            assert not started.is_error, started.content[0].text
+            agent_id = json.loads(started.content[0].text)["agent_id"]
+            assert agent_id == "/agents/main/worker-1"
+            waited = await client.call_tool("wait", {"ids": [agent_id], "timeout_ms": 60000})
+            assert "the sub reports GREEN" in waited.content[0].text, waited.content[0].text
+    assert len(script.seen["SUB"]) == 1

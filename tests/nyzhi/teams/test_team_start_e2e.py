@@ -86,7 +86,17 @@ async def test_team_start_headless_runs_the_task_graph(mode, workspace, home, co
         assert completed == [("1", ["2"]), ("2", ["3"]), ("3", [])]
         assert events[-1]["type"] == "result"
         assert events[-1]["result"] == "the team finished"
-        assert events[-1]["is_error"] is False
+        assert events[-1]["is_error"] is False and events[-1]["subtype"] == "success"
+        # usage is the whole team's, per agent path (issue 40): every model call counted
+        by_agent = events[-1]["usage_by_agent"]
+        routes = {"/agents/main": "LEAD-TASK", "/team/crew/alice": "ALICE-JOB",
+                  "/team/crew/bob": "BOB-JOB"}
+        assert set(by_agent) == set(routes)
+        for path, key in routes.items():
+            assert by_agent[path]["input_tokens"] == 12 * len(script.seen[key]), path
+        calls = sum(len(requests) for requests in script.seen.values())
+        assert events[-1]["usage"]["input_tokens"] == 12 * calls
+        assert events[-1]["usage"]["output_tokens"] == 7 * calls
         # the lead's second turn saw alice's report as a [message from alice] user message
         lead_second = script.seen["LEAD-TASK"][-1].transcript()
         assert any(role == "user" and text.startswith("[message from alice]")

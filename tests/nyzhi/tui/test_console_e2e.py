@@ -11,7 +11,7 @@ import pytest
 import trio
 
 from nyzhi.testing.cli import NYZ, nyz_env, run_nyz, running_with
-from nyzhi.testing.fake_llm import PerAgent, hang, open_fake_llm, reply, tool_call
+from nyzhi.testing.fake_llm import PerAgent, hang, http_error, open_fake_llm, reply, tool_call
 from nyzhi.testing.tmux import INPUT_READY, TmuxPane, open_console, say
 
 pytestmark = pytest.mark.skipif(not TmuxPane.available(), reason="tmux is not installed")
@@ -123,6 +123,26 @@ async def test_a_resumed_session_shows_its_history(workspace, home, configure):
         async with open_console(workspace, home, "--continue") as pane:
             screen = await pane.wait_for("resumed session")
             assert "› remember the colour" in screen and "the colour is BLUE" in screen
+
+
+async def test_a_resumed_session_is_redrawn_from_its_recorded_events(
+        workspace, home, configure):
+    """The replay goes through the live renderer: the tool card with its arguments and result,
+    an error the run met, and the answer of each turn."""
+    (workspace / "notes.txt").write_text("the secret word is MAGENTA\n")
+    script = [reply(tool_calls=[tool_call("read", {"file_path": "notes.txt"})]),
+              reply("the word is MAGENTA"), http_error(400, "no such model")]
+    async with open_fake_llm(script=script) as server:
+        configure(workspace, server.url_for("openai"))
+        first = await run_nyz(workspace, home, "run", "read the notes")
+        assert first.returncode == 0, first.stderr.decode()
+        second = await run_nyz(workspace, home, "run", "--continue", "and again")
+        assert second.returncode == 1
+        async with open_console(workspace, home, "--continue") as pane:
+            screen = await pane.wait_for("resumed session")
+            assert "› read the notes" in screen and "the word is MAGENTA" in screen
+            assert "read file_path='notes.txt' [done" in screen  # the card, as drawn live
+            assert "› and again" in screen and "error: " in screen
 
 
 async def test_ctrl_c_twice_quits(workspace, home, configure):

@@ -6,7 +6,9 @@ from __future__ import annotations
 import json
 import os
 import re
+from pathlib import Path
 
+from nyzhi.core.commands import COMMANDS
 from nyzhi.tui import commands, markdown, theme
 from nyzhi.tui.app import attach_files
 from nyzhi.tui.history import History, history_path
@@ -85,14 +87,15 @@ def test_themes_cover_every_name_and_no_color_has_none():
 
 
 def test_every_command_has_a_one_line_summary():
-    for cmd in commands.COMMANDS.values():
+    for cmd in COMMANDS.values():
         assert cmd.summary and "\n" not in cmd.summary
 
 
 def test_memory_command_lists_and_shows_what_memory_write_saved(home, tmp_path):
     """The console's /memory reads the files the memory tools write (issue 19)."""
+    from nyzhi.core.commands import COMMANDS
+    from nyzhi.core.commands.builtin import memory_text
     from nyzhi.knowledge.memory import MemoryStore
-    from nyzhi.tui.commands import COMMANDS, memory_text
 
     root = tmp_path / "proj"
     (root / ".git").mkdir(parents=True)
@@ -106,8 +109,8 @@ def test_memory_command_lists_and_shows_what_memory_write_saved(home, tmp_path):
 
 
 def test_each_command_is_one_line_of_help_in_80_columns():
-    width = max(len(n) for n in commands.COMMANDS) + 2
-    too_long = [n for n, c in commands.COMMANDS.items() if 3 + width + len(c.summary) > 80]
+    width = max(len(n) for n in COMMANDS) + 2
+    too_long = [n for n, c in COMMANDS.items() if 3 + width + len(c.summary) > 80]
     assert too_long == []
 
 
@@ -189,21 +192,11 @@ def test_the_first_frame_echoes_plain_typing_and_keeps_every_byte():
         os.close(slave)
 
 
-async def test_attachments_are_read_in_a_worker_thread(tmp_path, monkeypatch):
-    import threading
+def test_the_console_offers_every_command_and_the_chat_all_but_the_screen_ones():
+    """One table (nyzhi.core.commands): the console has every feature a command needs; a front
+    end with none (the line chat) is offered all but /clear, /agents, /theme and /resume."""
+    from nyzhi.core.commands import available
 
-    from nyzhi.tui import app
-
-    (tmp_path / "a.txt").write_text("alpha contents")
-    readers: list[threading.Thread] = []
-    real = app.attach_files
-
-    def spy(text, cwd):
-        readers.append(threading.current_thread())
-        return real(text, cwd)
-
-    monkeypatch.setattr(app, "attach_files", spy)
-    out = await app.read_attachments("read @a.txt", tmp_path)
-    assert '<file path="a.txt">\nalpha contents\n</file>' in out
-    assert readers and readers[0] is not threading.current_thread()  # not the trio thread
-    assert await app.read_attachments("no attachments", tmp_path) == "no attachments"
+    assert set(available(commands.FEATURES)) == set(COMMANDS)
+    assert set(COMMANDS) - set(available(frozenset())) == {"clear", "agents", "theme", "resume"}
+    assert commands.complete("/ex", Path("."))[0] == "/export "  # aliases are not completed

@@ -1,0 +1,14 @@
+"""Slash commands for every front end: one registry (``registry``) and the commands written
+once against it (``builtin``, registered when this package is imported)."""
+
+from nyzhi.core.commands import builtin as builtin
+from nyzhi.core.commands.registry import (
+    COMMANDS,
+    Command,
+    CommandHost,
+    available,
+    dispatch,
+    lookup,
+)
+
+__all__ = ["COMMANDS", "Command", "CommandHost", "available", "builtin", "dispatch", "lookup"]

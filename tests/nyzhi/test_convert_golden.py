@@ -54,7 +54,8 @@ def test_every_kind_has_a_golden_record():
 EXTENSIONS: dict[str, tuple[str, ...]] = {
     "usage": ("model", "request_chars"),  # calibration of the token estimate (issue 44)
     "compaction": ("reason",),  # threshold, overflow or manual (issue 44)
-    "result": ("subtype", "error", "usage_by_agent"),  # why a run ended, per-agent usage (40)
+    # why a run ended, the tree's cost and its per-agent usage (issue 40)
+    "result": ("subtype", "error", "cost_usd", "usage_by_agent"),
 }
 
 

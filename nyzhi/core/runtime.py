@@ -35,6 +35,7 @@ from nyzhi.core.agent_factory import Agent, AgentFactory, AgentSpec
 from nyzhi.core.budget import Budget, Limits
 from nyzhi.core.event_bus import EventBus, Listener
 from nyzhi.core.hooks import HookRunner
+from nyzhi.core.model_redaction import RedactingProvider
 from nyzhi.core.prompt import session_parts
 from nyzhi.core.roles import RoleModels
 from nyzhi.core.session_knowledge import SessionKnowledge, load_session_knowledge
@@ -263,6 +264,8 @@ async def open_runtime(
         system = await stack.enter_async_context(actors.open_system(name="nyzhi"))
         provider, notice = await assembly.open_provider(stack, system, config, options)
         tooling = assembly.build_tooling(config, workspace, options, approvals)
+        # Every request to the model leaves through the redactor (system prompt included).
+        provider = RedactingProvider(provider, tooling.redactor)
         agents_config = config.agent.agents
         tooling.context.leases.wait = agents_config.write_lease_wait
         catalog, role_notes = assembly.load_roles(config, workspace, tooling)

@@ -111,6 +111,9 @@ class ToolContext:
     team_name: str | None = None
     team_member: str | None = None
     teams: Any = None
+    # Known secrets (nyzhi.config.secrets.Redactor), replaced in every result before it leaves
+    # the tool layer or is written to disk; shared like ``agents``. None: nothing to redact.
+    redactor: Any = None
 
 
 def _lease_table() -> Any:

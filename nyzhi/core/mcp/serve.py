@@ -7,6 +7,9 @@ to files as for an agent.
 
 Over HTTP (streamable, served by hypercorn's trio worker) every request needs
 ``Authorization: Bearer TOKEN``; binding a non-loopback address needs ``--allow-remote``.
+
+Every result is redacted (``nyzhi.config.secrets.Redactor``: provider keys, secret-named config
+values, auth.json) before it goes to the client, as it is before it goes to a model.
 """
 
 from __future__ import annotations
@@ -101,8 +104,10 @@ def build_server(tooling: Any) -> Any:
         [outcome] = await execute_calls([request], registry=registry, gates=tooling.gates,
                                         ctx=tooling.context)
         result = outcome.result
+        # The way out to the MCP client: known secrets never pass (execute_calls redacted the
+        # result already; this is the exit's own check, as the bus is for events).
         return types.CallToolResult(
-            content=[types.TextContent(type="text", text=result.output)],
+            content=[types.TextContent(type="text", text=tooling.redactor.redact(result.output))],
             is_error=result.is_error,
         )
 

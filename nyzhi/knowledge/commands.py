@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from nyzhi import records
+from nyzhi.config.prompt_files import prompt_roots, read_prompt_file
 from nyzhi.knowledge.frontmatter import split_front_matter
 
 COMMAND_DIRS: tuple[str, ...] = (".claude/commands", ".nyzhi/commands")
@@ -53,9 +54,9 @@ def _nth(words: list[str], n: int) -> str:
     return words[n - 1] if n <= len(words) else ""
 
 
-def _from_file(path: Path) -> Command | None:
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+def _from_file(path: Path, root: Path) -> Command | None:
+    try:  # a command file resolving outside the workspace is refused (config.prompt_files)
+        text = read_prompt_file(path, prompt_roots(root))
     except OSError:
         return None
     meta, body = split_front_matter(text)
@@ -75,7 +76,7 @@ def load_commands(root: Path, configured: Iterable[Any] = ()) -> dict[str, Comma
         base = root / rel
         if base.is_dir():
             for path in sorted(base.glob("*.md")):
-                command = _from_file(path) if _NAME.fullmatch(path.stem) else None
+                command = _from_file(path, root) if _NAME.fullmatch(path.stem) else None
                 if command is not None:
                     found[command.name] = command
     for entry in configured:

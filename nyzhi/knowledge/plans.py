@@ -20,6 +20,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from nyzhi.config.prompt_files import prompt_roots, read_prompt_file
+
 NOTEPAD_CATEGORIES: tuple[str, ...] = ("learnings", "decisions", "issues")
 TODO_STATUSES: tuple[str, ...] = ("pending", "in_progress", "completed", "cancelled")
 
@@ -62,12 +64,14 @@ def render_plan(name: str, overview: str, body: str, todos: list[dict[str, Any]]
     )
 
 
-def read_plan(path: Path) -> tuple[dict[str, Any], str]:
+def read_plan(path: Path, root: Path | None = None) -> tuple[dict[str, Any], str]:
     """(front matter with ``todos`` as a list, body); an absent or hand-mangled file gives
     what could be read ({} and "" at worst). Values are JSON (as ``render_plan`` writes them)
-    or, when edited by hand, plain text."""
+    or, when edited by hand, plain text. The file must resolve inside ``root`` (default: the
+    workspace holding ``.nyzhi/plans``), as every prompt file (``config.prompt_files``)."""
+    root = root if root is not None else path.parent.parent.parent
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        text = read_prompt_file(path, prompt_roots(root))
     except (FileNotFoundError, NotADirectoryError):
         return {}, ""
     lines = text.splitlines()
@@ -103,6 +107,15 @@ def merge_todos(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> list[di
             merged.append(entry)
             by_id[tid] = entry
     return merged
+
+
+def read_notepad(root: Path, path: Path) -> str:
+    """A notepad file's text ("" when absent); refused like any prompt file when it resolves
+    outside the workspace ``root``."""
+    try:
+        return read_prompt_file(path, prompt_roots(root))
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        return ""
 
 
 def notepads_dir(root: Path) -> Path:

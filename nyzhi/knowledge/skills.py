@@ -6,6 +6,9 @@ A skill is ``<root>/.nyzhi/skills/NAME/SKILL.md`` or Claude Code's
 name and description, goes into the system prompt; ``load_skill(name)`` returns the body
 when the model decides it needs it. That keeps dozens of skills from costing a token until
 one is used. Where both directories define a name, ``.nyzhi`` wins.
+
+Skill files are read through ``nyzhi.config.prompt_files``: one that resolves outside the
+workspace (a symlinked ``SKILL.md`` or skill directory) is skipped with a notice.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from nyzhi import records
+from nyzhi.config.prompt_files import prompt_roots, read_prompt_file
 from nyzhi.knowledge.frontmatter import first_prose_line, split_front_matter
 
 SKILL_DIRS: tuple[str, ...] = (".nyzhi/skills", ".claude/skills")
@@ -24,23 +28,26 @@ class Skill:
     name: str
     description: str
     path: Path
+    root: Path | None = None  # the workspace it was found in (what the file may resolve into)
 
     def body(self) -> str:
         """The skill's instructions (front matter removed), with its directory named so the
-        model can open files the skill refers to."""
-        _meta, body = split_front_matter(self.path.read_text(encoding="utf-8", errors="replace"))
+        model can open files the skill refers to. Raises ``OSError`` (``PromptFileRefused``)
+        when the file cannot or may not be read."""
+        text = read_prompt_file(self.path, prompt_roots(self.root))
+        _meta, body = split_front_matter(text)
         return f"Skill {self.name} (files in {self.path.parent}):\n\n{body.strip()}\n"
 
 
-def _load(path: Path, default_name: str) -> Skill | None:
+def _load(path: Path, default_name: str, root: Path) -> Skill | None:
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
+        text = read_prompt_file(path, prompt_roots(root))
+    except OSError:  # unreadable, or refused (the notice is logged)
         return None
     meta, body = split_front_matter(text)
     name = (meta.get("name") or default_name).strip()
     description = meta.get("description", "").strip() or first_prose_line(body)
-    return Skill(name, description[:300], path) if name else None
+    return Skill(name, description[:300], path, root) if name else None
 
 
 def discover_skills(root: Path) -> list[Skill]:
@@ -52,9 +59,9 @@ def discover_skills(root: Path) -> list[Skill]:
             continue
         for entry in sorted(base.iterdir()):
             if entry.is_dir() and (entry / SKILL_FILE).is_file():
-                skill = _load(entry / SKILL_FILE, entry.name)
+                skill = _load(entry / SKILL_FILE, entry.name, root)
             elif entry.is_file() and entry.suffix == ".md" and rel.startswith(".nyzhi"):
-                skill = _load(entry, entry.stem)  # nyzhi 3.x layout
+                skill = _load(entry, entry.stem, root)  # nyzhi 3.x layout
             else:
                 continue
             if skill is not None:

@@ -43,12 +43,21 @@ class PromptFileRefused(OSError):
 
 def prompt_roots(workspace_root: Path | str | None,
                  env: Mapping[str, str] | None = None) -> tuple[Path, ...]:
-    """The real directories prompt files may live in: the workspace and the user's nyz
-    config folders."""
+    """The directories prompt files may live in: the workspace and the user's nyz config
+    folders (resolved when they are checked)."""
     roots = [paths.config_dir(env), paths.nyzhi_home(env)]
     if workspace_root is not None:
         roots.insert(0, Path(workspace_root))
-    return tuple(Path(os.path.realpath(r)) for r in roots)
+    return tuple(roots)
+
+
+def _real_root(root: Path) -> Path:
+    """A directory root resolved (a workspace reached through a symlink is still itself); a
+    file root (memory's MEMORY.md) only up to its folder, so a link there is not trusted."""
+    root = Path(root)
+    if os.path.isdir(root):
+        return Path(os.path.realpath(root))
+    return Path(os.path.realpath(root.parent)) / root.name
 
 
 def _under(path: Path, root: Path) -> bool:
@@ -83,7 +92,7 @@ def read_prompt_bytes(path: Path | str, roots: Iterable[Path], limit: int | None
     Raises ``PromptFileRefused`` for a refused file, and ``OSError`` as ``open`` does for a
     missing or unreadable one (``IsADirectoryError`` for a directory)."""
     path = Path(path)
-    roots = tuple(Path(os.path.realpath(r)) for r in roots)
+    roots = tuple(_real_root(r) for r in roots)
     real = Path(os.path.realpath(path))
     why = refusal(real, roots)
     if why:

@@ -124,7 +124,9 @@ async def run_headless(args: argparse.Namespace, prompt: str, fmt: str) -> int:
             outcome = handle.outcome
             if options.plan and not quiet and rt.knowledge.plan_path.is_file():
                 sys.stderr.write(f"plan: {rt.knowledge.plan_path}\n")
-            answer = outcome.text if outcome else ""
+            # The result line (and --output file) is built here, not from a bus event: redact
+            # it as the bus would.
+            answer = rt.bus.redactor.redact(outcome.text) if outcome else ""
             session_id, usage = rt.session_id, rt.usage_totals()
         # The session is closed now: a write that failed at the very end is known too.
         fault = rt.save_fault

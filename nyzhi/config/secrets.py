@@ -191,7 +191,7 @@ class Redactor:
             cut = spans.pop()[0]  # a whole form that a longer one may continue: wait
         return self._render(text[:cut], spans), text[cut:]
 
-    def _is_prefix(self, flat: str) -> bool:
+    def _is_prefix(self, flat: str) -> bool:  # used once per chunk, for a whole match
         """True when ``flat`` is a proper prefix of a recognised form."""
         return bool(flat) and any(
             len(f) > len(flat) and f.startswith(flat) for f in self._by_first.get(flat[0], ()))
@@ -201,15 +201,23 @@ class Redactor:
         secret that the next chunk completes."""
         self._compiled()
         need = self._longest - 1
-        j = len(text)
-        seen = 0
-        while j > start and seen < need:  # back over at most need characters, breaks aside
-            j -= 1
-            if text[j] not in _BREAKS:
-                seen += 1
-        for i in range(j, len(text)):
-            if text[i] not in _BREAKS and self._is_prefix(_flat(text[i:])):
-                return len(text) - i
+        j = max(start, len(text) - need)
+        if any(c in text[j:] for c in _BREAKS):  # back over ``need`` characters, breaks aside
+            j, seen = len(text), 0
+            while j > start and seen < need:
+                j -= 1
+                if text[j] not in _BREAKS:
+                    seen += 1
+        window = text[j:]
+        kept = [i for i, c in enumerate(window) if c not in _BREAKS]
+        flat = window if len(kept) == len(window) else "".join(window[i] for i in kept)
+        by_first = self._by_first
+        for k, c in enumerate(flat):
+            forms = by_first.get(c)
+            if forms:
+                tail = flat[k:]
+                if any(len(f) > len(tail) and f.startswith(tail) for f in forms):
+                    return len(window) - kept[k]
         return 0
 
     def redact_value(self, value: object) -> object:

@@ -301,3 +301,33 @@ async def test_mcp_serve_results_are_redacted(workspace, home, setup):
     saved = "".join(p.read_text() for p in results_dir(workspace).iterdir())
     assert "[redacted: auth.json openai/work]" in saved
     assert_nowhere("".join(texts) + saved)
+
+
+async def test_run_time_files_left_in_the_workspace_are_git_ignored(workspace, home, setup):
+    """Todo lists and compaction archives stay under .nyzhi/ (the model and the user read
+    them there); nyz lists them in .nyzhi/.gitignore before writing, so git_commit
+    (``git add -A``) leaves them out, and the user's own lines are kept."""
+    from nyzhi.core.compaction import archive_history
+    from nyzhi.provider.types import Message
+
+    await git(workspace, "config", "user.name", "t")
+    await git(workspace, "config", "user.email", "t@t")
+    (workspace / ".nyzhi" / ".gitignore").write_text("config.local.toml")  # no final newline
+    archive_history([Message("user", "a thread")], workspace / ".nyzhi" / "context" / "history",
+                    "s1")
+    (workspace / "work.txt").write_text("the change\n")
+    todo = tool_call("todowrite", {"todos": [{"id": "1", "content": "ship it",
+                                              "status": "in_progress"}]})
+    script = [reply(tool_calls=[todo]), reply(tool_calls=[tool_call("git_commit",
+                                                                    {"message": "work"})]),
+              reply("ok")]
+    async with open_fake_llm(script=script) as server:
+        setup(server)
+        proc = await run_json(workspace, home, "commit")
+    assert list((workspace / ".nyzhi" / "todos").iterdir())
+    ignore = (workspace / ".nyzhi" / ".gitignore").read_text().splitlines()
+    assert ignore[0] == "config.local.toml" and "/context/" in ignore and "/todos/" in ignore
+    committed = await git(workspace, "show", "--name-only", "--format=", "HEAD")
+    assert "work.txt" in committed
+    assert "todos" not in committed and "context" not in committed, committed
+    assert_nowhere(sent(server) + proc.stdout.decode(), CONFIG_KEY, ENV_KEY)

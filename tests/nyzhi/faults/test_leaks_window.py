@@ -120,3 +120,39 @@ async def test_the_hold_is_at_most_a_secret_long_and_ordinary_text_flows():
     kinds = [type(e).__name__ for e in out]
     assert kinds == ["ThinkingDelta", "ThinkingDelta", "TextDelta", "TurnComplete"]
     assert text_of(out, ev.ThinkingDelta) == "think " + KEY[:6]  # never completed: released
+
+
+def test_each_recognised_form_is_redacted_with_its_label():
+    """The forms docs/security-leaks.md lists, each also cut by line breaks (LF and CRLF)."""
+    r = redactor()
+    raw = KEY.encode()
+    cases = {
+        KEY: "OPENAI_API_KEY",
+        KEY[::-1]: "OPENAI_API_KEY reversed",
+        raw.hex(): "OPENAI_API_KEY as hex",
+        raw.hex().upper(): "OPENAI_API_KEY as hex",
+    }
+    for pad in (b"", b"x", b"xy"):  # the three alignments inside a longer encoded text
+        cases[base64.b64encode(pad + raw + b"\n").decode()] = "OPENAI_API_KEY as base64"
+        cases[base64.urlsafe_b64encode(pad + b"\xfb\xff" + raw).decode()] = (
+            "OPENAI_API_KEY as base64")
+    for form, label in cases.items():
+        for cut in (form, form[:7] + "\n" + form[7:], "\r\n".join(form[i:i + 5]
+                                                               for i in range(0, len(form), 5))):
+            out = r.redact(f"<{cut}>")
+            assert f"[redacted: {label}]" in out, (cut, out)
+            assert KEY not in out.replace("\n", "").replace("\r", "")
+    assert r.redact("ordinary words, numbers 12345678 and sk-live-0123") == (
+        "ordinary words, numbers 12345678 and sk-live-0123")  # a fragment is not the key
+
+
+def test_url_safe_base64_differs_from_standard_and_both_are_found():
+    r = Redactor()
+    secret = "pw-~~?>-0123456789~~?>"  # bytes whose base64 has '+' and '/'
+    r.add("DB_PASSWORD", secret)
+    for pad in (b"", b"x", b"xy"):
+        std = base64.b64encode(pad + secret.encode()).decode()
+        url = base64.urlsafe_b64encode(pad + secret.encode()).decode()
+        assert std != url
+        for form in (std, url):
+            assert "[redacted: DB_PASSWORD as base64]" in r.redact(form), form

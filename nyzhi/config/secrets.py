@@ -65,7 +65,7 @@ def _base64_cores(value: bytes) -> list[str]:
 
 def encoded_forms(name: str, value: str) -> dict[str, str]:
     """The forms of a secret redaction recognises, each with its label: the value, the value
-    reversed (``rev``), hex in lower and upper case (``xxd -p``, ``od``-free dumps) and base64
+    reversed (``rev``), hex in lower and upper case (``xxd -p``) and base64
     at each alignment, standard and URL-safe. Line breaks inside any of them are tolerated
     when matching (see ``Redactor``)."""
     raw = value.encode("utf-8")
@@ -139,6 +139,8 @@ class Redactor:
     def _pattern(self, hits: tuple[str, ...]) -> re.Pattern[str]:
         pattern = self._patterns.get(hits)
         if pattern is None:
+            if len(self._patterns) >= 64:  # a handful of hit sets recur; never grow unbounded
+                self._patterns.clear()
             # Line breaks may fall between any two characters of a form.
             pattern = re.compile("|".join(
                 "[\\r\\n]*".join(re.escape(c) for c in form) for form in hits))

@@ -178,11 +178,13 @@ async def test_a_key_streamed_in_pieces_never_appears(workspace, home, setup, be
     assert len(CONFIG_KEY) == 35
     text = "x" * before + CONFIG_KEY + " and " + ENV_KEY + " end"
     script = [reply(text, thinking=text, chunk_size=chunk)]
+    answer = workspace / "answer.txt"
     async with open_fake_llm(script=script) as server:
         setup(server)
-        proc = await run_json(workspace, home, "say it")
+        proc = await run_json(workspace, home, "--output", str(answer), "say it")
     out = proc.stdout.decode()
     assert_nowhere(out, CONFIG_KEY, ENV_KEY)
+    assert answer.read_text().endswith("[redacted: OPENAI_API_KEY] end")  # --output too
     for kind in ("text_delta", "thinking_delta"):
         pieces = deltas(proc, kind)
         assert len(pieces) > 2  # it really was streamed in pieces

@@ -232,3 +232,32 @@ def test_console_file_mentions_are_refused_outside_the_workspace(workspace, home
     assert "inside-marker-77" in text
     assert KEY_MARKER not in text and ENV_MARKER not in text
     assert text.count("not read into the prompt") == 3
+
+
+async def test_mcp_serve_knowledge_tools_refuse_planted_links(workspace, home, secrets):
+    """The same files through ``nyz mcp serve``, as an MCP client calls its tools: a skill
+    swapped for a link to the key while the server runs, user memory linked to the key, a
+    flat skill linked to /proc/self/environ."""
+    from mcp import Client, StdioServerParameters
+
+    skill = workspace / ".nyzhi" / "skills" / "deploy"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\nname: deploy\ndescription: deploy it\n---\nbody\n")
+    user_memory_to_key(workspace, home, secrets)
+    link(workspace / ".nyzhi" / "skills" / "env.md", "/proc/self/environ")
+    env = {**nyz_env(home), "NYZ_LEAK_MARKER": ENV_MARKER}
+    params = StdioServerParameters(command=sys.executable, args=["-m", "nyzhi", "mcp", "serve"],
+                                   env=env, cwd=str(workspace))
+    async with Client(params) as client:
+        (skill / "SKILL.md").unlink()
+        (skill / "SKILL.md").symlink_to(secrets["key"])  # swapped while the server runs
+        texts = {}
+        for name, args in [("load_skill", {"name": "deploy"}), ("load_skill", {"name": "env"}),
+                           ("memory_read", {})]:
+            result = await client.call_tool(name, args)
+            texts[f"{name} {args}"] = result.content[0].text
+    for text in texts.values():
+        assert KEY_MARKER not in text and ENV_MARKER not in text
+    assert texts["load_skill {'name': 'deploy'}"].startswith("no skill named")
+    assert "(no user memory)" in texts["memory_read {}"]
+    assert texts["load_skill {'name': 'env'}"].startswith("no skill named")

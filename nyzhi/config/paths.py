@@ -85,15 +85,25 @@ def approvals_path(env: Mapping[str, str] | None = None) -> Path:
     return state_dir(env) / "approvals.json"
 
 
-def project_data_dir(workspace_root: Path | str, env: Mapping[str, str] | None = None) -> Path:
-    """data_dir()/projects/<hash>: per-project data (the semantic index, project memory).
-
-    The hash is the first 16 hex digits of the SHA-256 of the workspace root's absolute,
+def _project_key(workspace_root: Path | str) -> str:
+    """The first 16 hex digits of the SHA-256 of the workspace root's absolute,
     symlink-resolved path, so one project gets one directory however it is reached."""
-
     resolved = os.path.realpath(os.path.abspath(os.fspath(workspace_root)))
-    digest = hashlib.sha256(resolved.encode("utf-8", "surrogateescape")).hexdigest()[:16]
-    return data_dir(env) / "projects" / digest
+    return hashlib.sha256(resolved.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+
+
+def project_data_dir(workspace_root: Path | str, env: Mapping[str, str] | None = None) -> Path:
+    """data_dir()/projects/<hash>: per-project data (the semantic index, project memory)."""
+    return data_dir(env) / "projects" / _project_key(workspace_root)
+
+
+def tool_results_dir(workspace_root: Path | str, env: Mapping[str, str] | None = None) -> Path:
+    """state_dir()/tool-results/<hash>: the full text of tool outputs too long for the thread.
+
+    Run-time files, kept out of the workspace so ``git add -A`` never commits them (they
+    were under ``.nyzhi/context/tool-results/``); the read, tail_file and grep tools read them
+    from here."""
+    return state_dir(env) / "tool-results" / _project_key(workspace_root)
 
 
 def user_memory_path(env: Mapping[str, str] | None = None) -> Path:

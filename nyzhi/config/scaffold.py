@@ -80,10 +80,18 @@ REVIEW_COMMAND = """\
 Review $ARGUMENTS for bugs, unclear code and missing tests. Report findings by severity.
 """
 
-GITIGNORE = """\
+# Run-time files nyz writes under ``.nyzhi/`` (compaction archives, todo lists): they hold
+# what a session said and did, so they are never committed (``ignore_runtime_files``).
+RUNTIME_IGNORES = ("/context/", "/todos/")
+_RUNTIME_HEADER = "# run-time files nyz writes here (never commit them)"
+
+GITIGNORE = f"""\
 # personal, machine-local files
 config.local.toml
 local.md
+
+{_RUNTIME_HEADER}
+{chr(10).join(RUNTIME_IGNORES)}
 """
 
 FILES: tuple[tuple[str, str], ...] = (
@@ -100,6 +108,35 @@ DIRS: tuple[str, ...] = (".nyzhi", ".nyzhi/agents", ".nyzhi/commands", ".nyzhi/s
 class ScaffoldReport:
     created: tuple[Path, ...]
     skipped: tuple[Path, ...]  # already existed, left untouched
+
+
+def ignore_runtime_files(under: Path) -> None:
+    """Make sure the ``.nyzhi/.gitignore`` of the ``.nyzhi`` folder holding ``under`` (a
+    run-time file or folder nyz is about to write) lists ``RUNTIME_IGNORES``, so
+    ``git add -A`` (``git_commit``) never stages them. Adds the missing lines once; nothing
+    happens outside a ``.nyzhi`` folder, and a failure to write is left to the writer that
+    follows (the ignore file is a convenience, not the run-time file itself)."""
+    from nyzhi.config.fsutil import atomic_write
+
+    nyzhi = next((p for p in (Path(under), *Path(under).parents) if p.name == ".nyzhi"), None)
+    if nyzhi is None:
+        return
+    path = nyzhi / ".gitignore"
+    try:
+        text = path.read_text(encoding="utf-8") if path.is_file() else ""
+    except (OSError, UnicodeDecodeError):
+        return
+    have = {line.strip() for line in text.splitlines()}
+    missing = [p for p in RUNTIME_IGNORES if p not in have and p.strip("/") not in have
+               and p.lstrip("/") not in have]
+    if not missing:
+        return
+    lead = "" if not text or text.endswith("\n") else "\n"
+    added = "\n".join((_RUNTIME_HEADER, *missing))
+    try:
+        atomic_write(path, f"{text}{lead}{chr(10) if text else ''}{added}\n".encode())
+    except OSError:
+        return
 
 
 def scaffold(root: Path) -> ScaffoldReport:

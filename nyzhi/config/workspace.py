@@ -15,6 +15,7 @@ from typing import Literal
 
 from nyzhi import records
 from nyzhi.config import paths
+from nyzhi.config.prompt_files import prompt_roots, read_prompt_file
 
 ConfigSourceKind = Literal["nyzhi", "claude", "cursor", "git", "none"]
 
@@ -70,10 +71,12 @@ def find_root(cwd: Path, env: Mapping[str, str] | None = None) -> Path:
     return cwd
 
 
-def _read(path: Path) -> str:
+def _read(path: Path, root: Path) -> str:
+    """The file's text for the prompt, or "" when it is absent, unreadable or refused
+    (``prompt_files``: a symlink out of the workspace is never followed into a prompt)."""
     try:
-        return path.read_text(encoding="utf-8", errors="replace").strip()
-    except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError):
+        return read_prompt_file(path, prompt_roots(root)).strip()
+    except OSError:  # absent, a directory, unreadable, or refused (with a notice)
         return ""
 
 
@@ -83,21 +86,21 @@ def load_rules(root: Path) -> tuple[str, tuple[Path, ...]]:
     picked: list[tuple[Path, str]] = []
     for group in (PRIMARY_RULE_FILES, LOCAL_RULE_FILES):
         for rel in group:
-            text = _read(root / rel)
+            text = _read(root / rel, root)
             if text:
                 picked.append((root / rel, text))
                 break
     rules_dir = root / ".nyzhi" / "rules"
     if rules_dir.is_dir():
         for path in sorted(rules_dir.glob("*.md")):
-            text = _read(path)
+            text = _read(path, root)
             if text:
                 picked.append((path, text))
     return "\n\n".join(t for _, t in picked), tuple(p for p, _ in picked)
 
 
 def _git_branch(root: Path) -> str | None:
-    head = _read(root / ".git" / "HEAD")
+    head = _read(root / ".git" / "HEAD", root)  # the branch name goes into the prompt too
     prefix = "ref: refs/heads/"
     if head.startswith(prefix):
         return head[len(prefix):]

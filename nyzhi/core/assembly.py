@@ -283,9 +283,40 @@ def build_nodes(config: Any, env_policy: EnvPolicy | None = None) -> dict[str, A
     }
 
 
+def secret_config_values(config: Any) -> list[tuple[str, str]]:
+    """(dotted key, value) of every string in the config at a secret-named key (``api_key``,
+    an MCP server's ``GITHUB_TOKEN``, an ``Authorization`` header, a hook's ``env`` token);
+    for ``Bearer x`` / ``Basic x`` values, ``x`` too, since a tool may print it alone."""
+    from nyzhi.config.secrets import is_secret_key
+
+    found: list[tuple[str, str]] = []
+
+    def walk(value: Any, path: tuple[str | int, ...]) -> None:
+        if isinstance(value, str):
+            if path and is_secret_key(path):  # list indexes (ints) are skipped by the test
+                key = ".".join(str(p) for p in path)
+                found.append((key, value))
+                scheme, _, rest = value.partition(" ")
+                if scheme.lower() in ("bearer", "basic", "token") and rest.strip():
+                    found.append((key, rest.strip()))
+        elif attrs.has(type(value)):
+            for field in attrs.fields(type(value)):
+                walk(getattr(value, field.name), (*path, field.name.lstrip("_")))
+        elif isinstance(value, Mapping):
+            for k, v in value.items():
+                walk(v, (*path, str(k)))
+        elif isinstance(value, list | tuple):
+            for i, v in enumerate(value):
+                walk(v, (*path, i))
+
+    walk(config, ())
+    return found
+
+
 def build_redactor(config: Any, env: Mapping[str, str], policy: EnvPolicy) -> Redactor:
     """Every secret value nyz knows: provider keys (config ``api_key``, key variables set in
-    ``env``), the values of variables ``[shell.env]`` excludes, and auth.json's entries.
+    ``env``), other secret-named config values (``secret_config_values``), the values of
+    variables ``[shell.env]`` excludes, and auth.json's entries.
 
     Key variables are registered whatever ``exclude`` says, since a key the user passes down on
     purpose must still not reach the model or the logs."""
@@ -298,6 +329,8 @@ def build_redactor(config: Any, env: Mapping[str, str], policy: EnvPolicy) -> Re
     for name, entry in config.provider.entries.items():
         names.update(env_vars_for(name, entry.env_var))
         redactor.add(f"provider.{name}.api_key", entry.api_key)
+    for key, value in secret_config_values(config):
+        redactor.add(key, value)
     redactor.add_all({n: env[n] for n in sorted(names) if env.get(n)})
     redactor.add_all(policy.excluded(env))
     try:
@@ -342,7 +375,11 @@ def build_tooling(config: Any, workspace: Any, options: Any, broker: Any) -> Too
     if trust.mode is TrustMode.FULL:
         context.state["trust_full"] = True
     env = options.env if options.env is not None else os.environ
-    return Tooling(registry, gates, context, memory, build_redactor(config, env, env_policy))
+    # One redactor for the run: the tools redact their results with it (before anything is
+    # written or returned), the bus its events, the session its records, the model wrapper
+    # (``core.model_redaction``) every request.
+    context.redactor = build_redactor(config, env, env_policy)
+    return Tooling(registry, gates, context, memory, context.redactor)
 
 
 # ---- semantic index ------------------------------------------------------------------------

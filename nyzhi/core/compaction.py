@@ -24,6 +24,7 @@ import trio
 
 from nyzhi import records
 from nyzhi.config.fsutil import StorageError
+from nyzhi.config.scaffold import ignore_runtime_files
 from nyzhi.core.sessions.records import message_to_json
 from nyzhi.provider.types import ChatRequest, Message, Provider, TextDelta
 
@@ -66,6 +67,7 @@ def archive_history(messages: Sequence[Message], directory: Path, stem: str) -> 
     path = directory / f"{stem}-1.jsonl"
     try:
         directory.mkdir(parents=True, exist_ok=True)
+        ignore_runtime_files(directory)  # under .nyzhi/: listed in its .gitignore first
         n = 1
         while (directory / f"{stem}-{n}.jsonl").exists():
             n += 1

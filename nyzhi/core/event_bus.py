@@ -14,7 +14,11 @@ end is dropped.
 
 Every event is redacted here first (``nyzhi.config.secrets.Redactor``): this is the one door
 to front ends, stream-json, hooks' listeners and the session log, so a known secret value
-never passes it.
+never passes it. Deltas (model text, thinking, a tool's streamed output) are redacted as
+streams, not one by one: a secret printed in two chunks is whole in neither. Each stream keeps
+back the tail that could still be the start of a secret (``Redactor.split_release``) and
+releases it with its next chunk, or as a last delta before the stream's next other event
+(a tool's ``tool_done``; anything else its agent publishes for text and thinking).
 """
 
 from __future__ import annotations
@@ -29,7 +33,17 @@ import trio
 
 from nyzhi.config.secrets import Redactor
 from nyzhi.core.errors import describe_error
-from nyzhi.core.events import Error, Event
+from nyzhi.core.events import (
+    Error,
+    Event,
+    TextDelta,
+    ThinkingDelta,
+    ToolDone,
+    ToolOutputDelta,
+)
+
+# A delta stream: (agent, "text" | "thinking") or (agent, "tool", call_id).
+StreamKey = tuple[str, ...]
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +77,7 @@ class EventBus:
         self._subscribers: list[trio.MemorySendChannel[Event]] = []
         self._listeners: list[tuple[str, Listener]] = []
         self._subscribed = trio.Event()
+        self._held: dict[StreamKey, tuple[Event, str]] = {}  # stream -> (last delta, held text)
 
     def add_listener(self, listener: Listener, *, name: str | None = None) -> None:
         """Await ``listener(event)`` for every event before subscribers see it (keep it quick).
@@ -78,8 +93,48 @@ class EventBus:
         self._listeners.append((name or listener_name(listener), listener))
 
     async def publish(self, event: Event) -> None:
-        if self.redactor:
-            event = redact_event(self.redactor, event)
+        if not self.redactor:
+            await self._deliver(event)
+            return
+        # Worked out before the first await, so concurrent publishers never share a window.
+        for out in self._window(event):
+            await self._deliver(out)
+
+    def _window(self, event: Event) -> list[Event]:
+        """The events to deliver for ``event``, redacted: a delta's releasable text (nothing
+        when all of it is held), or the held tails its stream(s) end with, then the event."""
+        key = _stream_key(event)
+        out = [self._flush(k) for k in self._ended_by(event, key)]
+        if key is None:
+            out.append(redact_event(self.redactor, event))
+            return out
+        held = self._held.pop(key, (event, ""))[1]
+        released, rest = self.redactor.split_release(held + event.text)  # type: ignore[attr-defined]
+        if rest:
+            self._held[key] = (event, rest)
+        if released:
+            out.append(attrs.evolve(event, text=released))
+        return out
+
+    def _ended_by(self, event: Event, key: StreamKey | None) -> list[StreamKey]:
+        """The held streams ``event`` closes: the agent's text and thinking on any other event
+        of that agent; a tool's output on its ``tool_done`` (or the agent's turn ending)."""
+        if not self._held:
+            return []
+        ended = []
+        for held in self._held:
+            if held[0] != event.agent or held == key:
+                continue
+            tool_done = isinstance(event, ToolDone) and event.call_id == held[-1]
+            if held[1] != "tool" or tool_done or event.type == "turn_complete":
+                ended.append(held)
+        return ended
+
+    def _flush(self, key: StreamKey) -> Event:
+        last, rest = self._held.pop(key)
+        return attrs.evolve(last, text=self.redactor.redact(rest))  # type: ignore[misc]
+
+    async def _deliver(self, event: Event) -> None:
         for name, listener in self._listeners:
             try:
                 await listener(event)
@@ -130,6 +185,16 @@ class EventBus:
             if send in self._subscribers:
                 self._subscribers.remove(send)
             send.close()
+
+
+def _stream_key(event: Event) -> StreamKey | None:
+    if isinstance(event, ToolOutputDelta):
+        return (event.agent, "tool", event.call_id)
+    if isinstance(event, TextDelta):
+        return (event.agent, "text")
+    if isinstance(event, ThinkingDelta):
+        return (event.agent, "thinking")
+    return None
 
 
 def redact_event(redactor: Redactor, event: Event) -> Event:

@@ -12,11 +12,10 @@ sentence every request pays for.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from nyzhi.config.modes import TrustMode
-from nyzhi.tools.output import DEFAULT_THRESHOLD, results_dir
+from nyzhi.tools.output import DEFAULT_THRESHOLD
 
 if TYPE_CHECKING:
     from nyzhi.core.prompt import PromptParts
@@ -142,7 +141,6 @@ def todo_discipline(parts: PromptParts) -> str:
 
 
 def tool_use(parts: PromptParts) -> str:
-    offload_dir = results_dir(Path()).as_posix()  # the figures come from the code that offloads
     return (
         "# Using tools\n"
         "- Make independent calls in the same step (several reads, several searches); they run "
@@ -154,8 +152,9 @@ def tool_use(parts: PromptParts) -> str:
         "their output is structured and their changes can be undone.\n"
         "- Give bash a timeout that fits the command (builds and test suites need minutes). Do "
         "not start servers or watchers that never exit.\n"
-        f"- A result longer than {DEFAULT_THRESHOLD:,} characters is saved to a file under "
-        f"{offload_dir}/; you get its head, its tail and its path. Page through it "
+        f"- A result longer than {DEFAULT_THRESHOLD:,} characters is saved to a file in nyz's "
+        "state directory (outside the workspace); you get its head, its tail and its path. "
+        "Page through it "
         "with read (offset, limit), tail_file or grep on that path rather than running the "
         "command again.\n"
         "- A tool error says what went wrong and how to fix the call. Change the call "

@@ -30,6 +30,7 @@ from typing import Any
 import attrs
 
 from nyzhi import records
+from nyzhi.config.prompt_files import PromptFileRefused, prompt_roots, read_prompt_file
 from nyzhi.config.schema_agent import BudgetConfig, RoleConfig
 from nyzhi.core import role_prompts as rp
 from nyzhi.knowledge import frontmatter as fm
@@ -176,11 +177,16 @@ def _tool_list(value: Any, where: str) -> tuple[str, ...]:
 # ---- role files -----------------------------------------------------------------------------
 
 
-def load_role_file(path: Path) -> tuple[Role, list[str]]:
+def load_role_file(path: Path, workspace_root: Path | None = None) -> tuple[Role, list[str]]:
     """The role a ``.nyzhi/agents`` or ``.claude/agents`` file defines, and warnings (unknown
-    keys). RoleError, naming the file, for anything unusable."""
+    keys). RoleError, naming the file, for anything unusable. The body becomes a system
+    prompt, so the file must resolve inside the workspace or nyz's config folders
+    (``config.prompt_files``; without ``workspace_root``, the file's own folder)."""
+    root = workspace_root if workspace_root is not None else Path(os.path.abspath(path)).parent
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_prompt_file(path, prompt_roots(root), errors="strict")
+    except PromptFileRefused as exc:
+        raise RoleError(str(exc)) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise RoleError(f"{path}: cannot read role file: {exc}") from None
     try:
@@ -273,7 +279,8 @@ class RoleCatalog:
         if workspace_root is not None:
             # .claude first so that .nyzhi files of the same name replace them.
             for folder in (".claude", ".nyzhi"):
-                for role in catalog._load_dir(Path(workspace_root) / folder / "agents"):
+                for role in catalog._load_dir(Path(workspace_root) / folder / "agents",
+                                              Path(workspace_root)):
                     files[role.name] = role
         roles = dict(BUILTIN_ROLES)
         roles.update(files)
@@ -283,7 +290,7 @@ class RoleCatalog:
                     path = Path(os.path.expanduser(table.config_file))
                     if not path.is_absolute() and workspace_root is not None:
                         path = Path(workspace_root) / path
-                    base, notes = load_role_file(path)
+                    base, notes = load_role_file(path, workspace_root)
                     catalog.warnings.extend(notes)
                 else:
                     base = roles.get(name) or synthesized_role(name)
@@ -295,13 +302,13 @@ class RoleCatalog:
         catalog.roles = roles
         return catalog
 
-    def _load_dir(self, folder: Path) -> list[Role]:
+    def _load_dir(self, folder: Path, workspace_root: Path) -> list[Role]:
         if not folder.is_dir():
             return []
         found = []
         for path in sorted(folder.glob("*.md")):
             try:
-                role, notes = load_role_file(path)
+                role, notes = load_role_file(path, workspace_root)
             except RoleError as exc:
                 self.errors[path.stem] = str(exc)
                 continue

@@ -36,6 +36,7 @@ from nyzhi.core.agent_factory import Agent, AgentFactory, AgentSpec
 from nyzhi.core.budget import Budget, Limits
 from nyzhi.core.event_bus import EventBus, Listener
 from nyzhi.core.hooks import HookRunner
+from nyzhi.core.model_redaction import RedactingProvider
 from nyzhi.core.placement import journal_to
 from nyzhi.core.prompt import session_parts
 from nyzhi.core.roles import RoleModels
@@ -320,6 +321,8 @@ async def _assemble(stack: contextlib.AsyncExitStack, system: actors.ActorSystem
     provider, notice = await assembly.open_provider(stack, system, config, options)
     limits, window_notice = await assembly.open_limits(config, provider, options)
     tooling = assembly.build_tooling(config, workspace, options, approvals)
+    # Every request to the model leaves through the redactor (system prompt included).
+    provider = RedactingProvider(provider, tooling.redactor)
     tooling.context.leases.wait = config.agent.agents.write_lease_wait
     catalog, role_notes = assembly.load_roles(config, workspace, tooling)
     hooks, notes = assembly.build_hooks(config, workspace, options.cwd)

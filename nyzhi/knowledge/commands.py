@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from nyzhi import records
+from nyzhi.config.prompt_files import prompt_roots, read_prompt_file
 from nyzhi.knowledge import frontmatter as fm
 
 COMMAND_DIRS: tuple[str, ...] = (".claude/commands", ".nyzhi/commands")
@@ -63,9 +64,9 @@ def _nth(words: list[str], n: int) -> str:
     return words[n - 1] if n <= len(words) else ""
 
 
-def _from_file(path: Path, notes: list[str] | None = None) -> Command | None:
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+def _from_file(path: Path, root: Path, notes: list[str] | None = None) -> Command | None:
+    try:  # a command file resolving outside the workspace is refused (config.prompt_files)
+        text = read_prompt_file(path, prompt_roots(root))
     except OSError:
         return None
     try:
@@ -100,7 +101,7 @@ def load_commands(
                         notes.append(f"command left out: {path}: its name is not letters, "
                                      f"digits and '_.:-' of at most {fm.NAME_CAP} characters")
                     continue
-                command = _from_file(path, notes)
+                command = _from_file(path, root, notes)
                 if command is not None:
                     found[command.name] = command
     for entry in configured:

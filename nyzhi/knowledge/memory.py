@@ -27,6 +27,7 @@ from typing import Literal
 from nyzhi import records
 from nyzhi.config import paths
 from nyzhi.config.fsutil import atomic_write
+from nyzhi.config.prompt_files import PromptFileRefused, read_prompt_file
 from nyzhi.knowledge.frontmatter import first_prose_line
 
 Scope = Literal["project", "user"]
@@ -86,6 +87,15 @@ class MemoryStore:
 
     # ---- reading ------------------------------------------------------------------------
 
+    def _read(self, path: Path) -> str:
+        """A memory file's text ("" when absent). Memory goes into the prompt, so the file
+        must resolve to this store's own files (``config.prompt_files``); a symlink out of
+        them is refused with a notice and read as empty."""
+        try:
+            return read_prompt_file(path, (self.user_file, self.project_dir))
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError, PromptFileRefused):
+            return ""
+
     def topics(self) -> list[str]:
         """Project topics, sorted."""
         try:
@@ -99,17 +109,17 @@ class MemoryStore:
 
     def read_topic(self, topic: str) -> str | None:
         """A project topic's text, else the user memory's section of that name, else None."""
-        text = _read(self.topic_path(topic))
+        text = self._read(self.topic_path(topic))
         if text:
             return text
-        section = _sections(_read(self.user_file)).get(topic_slug(topic))
+        section = _sections(self._read(self.user_file)).get(topic_slug(topic))
         return f"## {topic_slug(topic)}\n{section.strip()}\n" if section else None
 
     def read_user(self) -> str:
-        return _read(self.user_file)
+        return self._read(self.user_file)
 
     def read_index(self) -> str:
-        return _read(self.index_file)
+        return self._read(self.index_file)
 
     def source_files(self) -> list[Path]:
         """Every memory file that holds facts (the user file and the project topic files)."""
@@ -118,7 +128,7 @@ class MemoryStore:
 
     def facts(self, path: Path) -> list[Fact]:
         """The entries of one memory file (``source_files``), for the recall store."""
-        text = _read(path)
+        text = self._read(path)
         if path == self.user_file:
             return [
                 Fact("user", topic, entry, path)
@@ -162,7 +172,7 @@ class MemoryStore:
             raise MemoryRequestError("content must not be empty")
         if scope == "user":
             with _locked(self.user_file.parent):
-                sections = _sections(_read(self.user_file))
+                sections = _sections(self._read(self.user_file))
                 old = sections.get(slug, "").strip()
                 sections[slug] = content if mode == "replace" or not old else f"{old}\n\n{content}"
                 body = "\n\n".join(f"## {t}\n{b.strip()}" for t, b in sections.items() if b.strip())
@@ -170,7 +180,7 @@ class MemoryStore:
             return self.user_file
         path = self.project_dir / f"{slug}.md"
         with _locked(self.project_dir):
-            old = _read(path).strip()
+            old = self._read(path).strip()
             if mode == "replace" or not old:
                 text = f"# {slug}\n\n{content}\n"
             else:
@@ -203,7 +213,7 @@ class MemoryStore:
     def _write_index(self) -> None:
         lines = ["# Project memory", "", "Topics (read one with memory_read(topic)):"]
         for topic in self.topics():
-            body = _read(self.project_dir / f"{topic}.md")
+            body = self._read(self.project_dir / f"{topic}.md")
             lines.append(f"- {topic}: {first_prose_line(body, 100)}")
         atomic_write(self.index_file, ("\n".join(lines) + "\n").encode(), mode=0o600)
 
@@ -212,11 +222,6 @@ def _more(n: int) -> str:
     return f"\n… ({n} more lines; memory_read shows them)" if n > 0 else ""
 
 
-def _read(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8", errors="replace")
-    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
-        return ""
 
 
 def _sections(text: str) -> dict[str, str]:

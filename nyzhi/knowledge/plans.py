@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from nyzhi.config.modes import TodoStatus, choices
+from nyzhi.config.prompt_files import prompt_roots, read_prompt_file
 from nyzhi.knowledge import frontmatter as fm
 
 NOTEPAD_CATEGORIES: tuple[str, ...] = ("learnings", "decisions", "issues")
@@ -79,11 +80,14 @@ def _json(value: Any) -> str:
     return _NOT_YAML.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
-def read_plan(path: Path) -> tuple[dict[str, Any], str]:
+def read_plan(path: Path, root: Path | None = None) -> tuple[dict[str, Any], str]:
     """(front matter with ``todos`` as a list, body); an absent or hand-mangled file gives
-    what could be read ({} and "" at worst; front matter that is not YAML: no fields)."""
+    what could be read ({} and "" at worst; front matter that is not YAML: no fields). The
+    file must resolve inside ``root`` (default: the workspace holding ``.nyzhi/plans``), as
+    every prompt file (``config.prompt_files``)."""
+    root = root if root is not None else path.parent.parent.parent
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        text = read_prompt_file(path, prompt_roots(root))
     except (FileNotFoundError, NotADirectoryError):
         return {}, ""
     try:
@@ -110,6 +114,15 @@ def merge_todos(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> list[di
             merged.append(entry)
             by_id[tid] = entry
     return merged
+
+
+def read_notepad(root: Path, path: Path) -> str:
+    """A notepad file's text ("" when absent); refused like any prompt file when it resolves
+    outside the workspace ``root``."""
+    try:
+        return read_prompt_file(path, prompt_roots(root))
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        return ""
 
 
 def notepads_dir(root: Path) -> Path:

@@ -11,6 +11,9 @@ The front matter is YAML (``nyzhi.knowledge.frontmatter``). A skill whose front 
 be read, or whose name is not one line of at most ``NAME_CAP`` characters, is left out with a
 one-line notice naming the file; its description is capped (``DESCRIPTION_CAP``) and put on
 one line, since the index is one line per skill.
+
+Skill files are read through ``nyzhi.config.prompt_files``: one that resolves outside the
+workspace (a symlinked ``SKILL.md`` or skill directory) is skipped with a notice.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from nyzhi import records
+from nyzhi.config.prompt_files import prompt_roots, read_prompt_file
 from nyzhi.knowledge import frontmatter as fm
 
 SKILL_DIRS: tuple[str, ...] = (".nyzhi/skills", ".claude/skills")
@@ -38,11 +42,13 @@ class Skill:
     name: str
     description: str
     path: Path
+    root: Path | None = None  # the workspace it was found in (what the file may resolve into)
 
     def body(self) -> str:
         """The skill's instructions (front matter removed), with its directory named so the
-        model can open files the skill refers to."""
-        text = self.path.read_text(encoding="utf-8", errors="replace")
+        model can open files the skill refers to. Raises ``OSError`` (``PromptFileRefused``)
+        when the file cannot or may not be read."""
+        text = read_prompt_file(self.path, prompt_roots(self.root))
         try:
             _meta, body = fm.split_front_matter(text, self.path)
         except fm.FrontMatterError:  # changed since the session started: the text as it is
@@ -50,10 +56,11 @@ class Skill:
         return f"Skill {self.name} (files in {self.path.parent}):\n\n{body.strip()}\n"
 
 
-def _load(path: Path, default_name: str, notes: list[str] | None = None) -> Skill | None:
+def _load(path: Path, default_name: str, root: Path,
+          notes: list[str] | None = None) -> Skill | None:
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
+        text = read_prompt_file(path, prompt_roots(root))
+    except OSError:  # unreadable, or refused (the notice is logged)
         return None
     try:
         fields, body = fm.split_front_matter(text, path)
@@ -66,7 +73,7 @@ def _load(path: Path, default_name: str, notes: list[str] | None = None) -> Skil
     if notes is not None:
         notes.extend(warnings)
     description = " ".join((meta.get("description") or fm.first_prose_line(body)).split())
-    return Skill(name, fm.cut(description, DESCRIPTION_CAP), path)
+    return Skill(name, fm.cut(description, DESCRIPTION_CAP), path, root)
 
 
 def discover_skills(root: Path, notes: list[str] | None = None) -> list[Skill]:
@@ -79,9 +86,9 @@ def discover_skills(root: Path, notes: list[str] | None = None) -> list[Skill]:
             continue
         for entry in sorted(base.iterdir()):
             if entry.is_dir() and (entry / SKILL_FILE).is_file():
-                skill = _load(entry / SKILL_FILE, entry.name, notes)
+                skill = _load(entry / SKILL_FILE, entry.name, root, notes)
             elif entry.is_file() and entry.suffix == ".md" and rel.startswith(".nyzhi"):
-                skill = _load(entry, entry.stem, notes)  # nyzhi 3.x layout
+                skill = _load(entry, entry.stem, root, notes)  # nyzhi 3.x layout
             else:
                 continue
             if skill is not None:

@@ -114,6 +114,9 @@ class ToolContext:
     # What this agent last saw of each file (nyzhi.tools.ledger.FileLedger): one per agent,
     # never shared with a subagent. None: the stale-write guard is off.
     seen: Any = None
+    # Known secrets (nyzhi.config.secrets.Redactor), replaced in every result before it leaves
+    # the tool layer or is written to disk; shared like ``agents``. None: nothing to redact.
+    redactor: Any = None
 
 
 def _lease_table() -> Any:

@@ -184,9 +184,12 @@ async def execute_calls(
             ), decision
         except Exception as exc:
             log.exception("tool %s (call %s) raised", call.name, call.id)
-            return ToolResult(
+            return _redacted(ToolResult(
                 f"Tool `{call.name}` failed: {type(exc).__name__}: {exc}", is_error=True
-            ), decision
+            ), call_ctx), decision
+        # Redacted here, before the output is capped and spilled to a file: every way out
+        # (the model, events, ``nyz mcp serve``, the offload file) gets this text.
+        result = _redacted(result, call_ctx)
         if cap is not None:
             try:
                 capped = cap(result, tool, call_ctx)
@@ -216,6 +219,14 @@ async def execute_calls(
     if into is not None:
         into[:] = final
     return final
+
+
+def _redacted(result: ToolResult, ctx: ToolContext) -> ToolResult:
+    """``result`` with known secrets replaced in its output (``ToolContext.redactor``)."""
+    if not ctx.redactor:
+        return result
+    output = ctx.redactor.redact(result.output)
+    return result if output == result.output else attrs.evolve(result, output=output)
 
 
 def _segments(calls: list[ToolCallRequest], registry: Any) -> list[list[int]]:

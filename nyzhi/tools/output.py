@@ -2,9 +2,14 @@
 
 A 200 KB test log pasted into the thread would crowd out everything else the model knows, and
 truncating it outright loses the failure at the end. So, like the original, a result longer than
-a threshold (4000 characters) is saved under ``<workspace>/.nyzhi/context/tool-results/`` and the
-model gets a short pointer with the head and the tail; it can page through the file with ``read``
-(offset/limit) or ``tail_file``.
+a threshold (4000 characters) is saved to a file and the model gets a short pointer with the
+head and the tail; it can page through the file with ``read`` (offset/limit), ``tail_file`` or
+``grep``, which read any path outside the credential files.
+
+The file is a run-time file: it lives in nyz's state directory
+(``config.paths.tool_results_dir``, mode 0600), not in the workspace, where ``git_commit``
+(``git add -A``) would commit it. Its text is redacted before it is written
+(``ToolContext.redactor``): a secret never reaches the disk by this way either.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ import time
 from pathlib import Path
 
 from nyzhi.config.fsutil import describe_os_error
+from nyzhi.config.paths import tool_results_dir
 from nyzhi.tools.base import ToolContext, ToolResult
 from nyzhi.tools.offload import run_blocking
 from nyzhi.tools.paths import atomic_write
@@ -29,7 +35,8 @@ _counter = itertools.count(1)
 
 
 def results_dir(workspace_root: Path) -> Path:
-    return Path(workspace_root) / ".nyzhi" / "context" / "tool-results"
+    """Where the full outputs of one workspace's tools go (outside the workspace)."""
+    return tool_results_dir(workspace_root)
 
 
 def _excerpt(lines: list[str], *, from_end: bool) -> str:
@@ -56,6 +63,8 @@ def cap_output(
     text = result.output
     if len(text) <= threshold:
         return result
+    if ctx.redactor:  # before anything is written (execute_calls has done it; others may not)
+        text = ctx.redactor.redact(text)
     lines = text.splitlines()
     safe_tool = re.sub(r"[^A-Za-z0-9_.-]+", "_", tool_name)[:60] or "tool"
     stamp = time.strftime("%Y%m%dT%H%M%S", time.localtime())
@@ -65,7 +74,9 @@ def cap_output(
     tail = _excerpt(lines[-TAIL_LINES:], from_end=True) if len(lines) > HEAD_LINES else ""
     metadata = dict(result.metadata)
     try:
-        atomic_write(Path(os.path.realpath(path.parent)) / path.name, text.encode("utf-8", "replace"))
+        os.makedirs(path.parent, mode=0o700, exist_ok=True)
+        atomic_write(Path(os.path.realpath(path.parent)) / path.name,
+                     text.encode("utf-8", "replace"), mode=0o600)
     except OSError as exc:
         why = describe_os_error(exc, "save the full text to", path)
         body = (

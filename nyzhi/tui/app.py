@@ -675,7 +675,15 @@ async def read_attachments(text: str, cwd: Path) -> str:
 def attach_files(text: str, cwd: Path) -> str:
     """The prompt with each ``@path`` that exists followed by the file's contents (or the
     directory's listing); other ``@words`` (e-mail addresses, handles) are left alone.
-    Blocking: the console calls it through ``read_attachments``."""
+    Blocking: the console calls it through ``read_attachments``.
+
+    A file is read like every prompt file (``config.prompt_files``): one resolving outside
+    the workspace and nyz's config folders, or into /proc, /sys or /dev, is not attached and
+    the prompt says so instead."""
+    from nyzhi.config.prompt_files import prompt_roots, read_prompt_bytes
+    from nyzhi.config.workspace import find_root
+
+    roots = prompt_roots(find_root(cwd))
     blocks = []
     for m in _ATTACH.finditer(text):
         name = m.group(1)
@@ -683,7 +691,12 @@ def attach_files(text: str, cwd: Path) -> str:
             name = name.rstrip(".,;:!?)'\"")  # "see @notes.md." ends a sentence
         path = (cwd / name).resolve()
         if path.is_file():
-            data = path.read_bytes()[:ATTACH_LIMIT].decode("utf-8", errors="replace")
+            try:
+                data = read_prompt_bytes(cwd / name, roots, ATTACH_LIMIT).decode(
+                    "utf-8", errors="replace")
+            except OSError as exc:  # refused (or unreadable): the reason, not the file
+                blocks.append(f'<file path="{name}" not-attached="{exc}"/>')
+                continue
             blocks.append(f'<file path="{name}">\n{data}\n</file>')
         elif path.is_dir():
             names = sorted(p.name + ("/" if p.is_dir() else "") for p in path.iterdir())

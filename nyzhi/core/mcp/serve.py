@@ -22,6 +22,9 @@ What a client gets is chosen, not whatever the registry holds (``served_names``)
   configured model at the user's expense. With it the server opens the whole runtime (the
   subagent manager, its limits and budgets from ``[agent.agents]``, the provider) and serves
   the main agent's tools, so the client is that agent, spawning under ``/agents/main``.
+
+Every result is redacted (``nyzhi.config.secrets.Redactor``: provider keys, secret-named config
+values, auth.json) before it goes to the client, as it is before it goes to a model.
 """
 
 from __future__ import annotations
@@ -130,8 +133,10 @@ def build_server(tooling: Any, *, allow_subagents: bool = False) -> Any:
         [outcome] = await execute_calls([request], registry=registry, gates=tooling.gates,
                                         ctx=tooling.context)
         result = outcome.result
+        # The way out to the MCP client: known secrets never pass (execute_calls redacted the
+        # result already; this is the exit's own check, as the bus is for events).
         return types.CallToolResult(
-            content=[types.TextContent(type="text", text=result.output)],
+            content=[types.TextContent(type="text", text=tooling.redactor.redact(result.output))],
             is_error=result.is_error,
         )
 

@@ -397,6 +397,8 @@ class SessionWriter:
 
     def set_title(self, title: str) -> None:
         title = " ".join(title.split())
+        if self.redactor:  # the meta file is written here, not through ``_append``
+            title = self.redactor.redact(title)
         self._append({"kind": "title", "title": title}, boundary=True)
         self.meta.title = title
         self.write_meta()

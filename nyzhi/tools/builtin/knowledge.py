@@ -18,6 +18,7 @@ from typing import Any
 
 import trio
 
+from nyzhi.config.prompt_files import PromptFileRefused
 from nyzhi.knowledge import plans
 from nyzhi.knowledge.memory import MODES, SCOPES, MemoryRequestError, MemoryStore
 from nyzhi.knowledge.skills import discover_skills, find_skill
@@ -121,8 +122,11 @@ class LoadSkillTool(BuiltinTool):
         if skill is None:
             names = ", ".join(s.name for s in discover_skills(root)) or "none"
             return error(f"no skill named {name!r} (skills: {names})")
-        return ToolResult(await trio.to_thread.run_sync(skill.body),
-                          metadata={"path": str(skill.path)})
+        try:
+            body = await trio.to_thread.run_sync(skill.body)
+        except OSError as exc:  # PromptFileRefused: a skill file swapped for a symlink
+            return error(f"skill {skill.name!r} cannot be loaded: {exc}")
+        return ToolResult(body, metadata={"path": str(skill.path)})
 
 
 def _todos(value: Any) -> list[dict[str, Any]]:
@@ -184,13 +188,16 @@ class CreatePlanTool(BuiltinTool):
         path = plans.plan_path(_root(ctx), ctx.session_id)
 
         def write() -> list[dict[str, Any]]:
-            old, _body = plans.read_plan(path)
+            old, _body = plans.read_plan(path, _root(ctx))
             merged = plans.merge_todos(old.get("todos", []), todos)
             text = plans.render_plan(name, overview, body, merged)
             atomic_write(path, text.encode("utf-8"))
             return merged
 
-        merged = await trio.to_thread.run_sync(write)
+        try:
+            merged = await trio.to_thread.run_sync(write)
+        except PromptFileRefused as exc:
+            return error(str(exc))
         return ToolResult(f"plan written to {path} ({len(merged)} todos)",
                           metadata={"path": str(path), "todos": merged})
 
@@ -223,13 +230,13 @@ class NotepadWriteTool(BuiltinTool):
         stamp = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
 
         def append() -> None:
-            try:
-                old = path.read_text(encoding="utf-8")
-            except FileNotFoundError:
-                old = f"# {category}\n"
+            old = plans.read_notepad(_root(ctx), path) or f"# {category}\n"
             atomic_write(path, f"{old.rstrip()}\n\n## [{stamp}]\n{content}\n".encode())
 
-        await trio.to_thread.run_sync(append)
+        try:
+            await trio.to_thread.run_sync(append)
+        except PromptFileRefused as exc:
+            return error(str(exc))
         return ToolResult(f"added to {path}", metadata={"path": str(path)})
 
 
@@ -256,13 +263,14 @@ class NotepadReadTool(BuiltinTool):
             parts = []
             for category in plans.NOTEPAD_CATEGORIES:
                 path = plans.notepad_path(root, plan, category)
-                if path.is_file():
-                    parts.append(path.read_text(encoding="utf-8", errors="replace").strip())
+                text = plans.read_notepad(root, path).strip()
+                if text:
+                    parts.append(text)
             return "\n\n".join(parts)
 
         try:
             text = await trio.to_thread.run_sync(read)
-        except ValueError as exc:
+        except (ValueError, PromptFileRefused) as exc:
             return error(str(exc))
         if not text:
             names = ", ".join(plans.list_notepads(root)) or "none yet"

@@ -15,6 +15,8 @@ from typing import Any
 import trio
 
 from nyzhi.config.modes import TODO_MARKS, TodoStatus, choices
+from nyzhi.config.prompt_files import prompt_roots, read_prompt_file
+from nyzhi.config.scaffold import ignore_runtime_files
 from nyzhi.tools.base import ToolContext, ToolResult
 from nyzhi.tools.builtin.common import ArgError, BuiltinTool, req_str
 from nyzhi.tools.offload import run_blocking
@@ -30,12 +32,21 @@ def todos_path(ctx: ToolContext) -> Path | None:
     return Path(ctx.workspace_root) / ".nyzhi" / "todos" / f"{safe}.json"
 
 
+def _save(path: Path, data: bytes) -> None:
+    """Write the todo file, with ``.nyzhi/.gitignore`` listing it first (never committed)."""
+    ignore_runtime_files(path)
+    atomic_write(path, data)
+
+
 def _read_todos(path: Path | None) -> list[dict[str, Any]]:
-    """The todos saved at ``path`` ([] when absent or unreadable). Blocking."""
+    """The todos saved at ``path`` ([] when absent, unreadable or refused: they go into the
+    prompt, so the file must resolve inside the workspace, ``config.prompt_files``).
+    Blocking."""
     if path is None or not path.exists():
         return []
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        root = path.parent.parent.parent  # <root>/.nyzhi/todos/<session>.json
+        data = json.loads(read_prompt_file(path, prompt_roots(root), errors="strict"))
         return [t for t in data.get("todos", []) if isinstance(t, dict) and "id" in t]
     except (OSError, ValueError):
         return []
@@ -159,7 +170,7 @@ class TodoWriteTool(BuiltinTool):
             # concurrently: taking the snapshot under a lock makes the last save hold both.
             async with ctx.state.setdefault("todos_save_lock", trio.Lock()):
                 payload = json.dumps({"session": ctx.session_id, "todos": todos}, indent=2) + "\n"
-                await run_blocking(atomic_write, path, payload.encode("utf-8"))
+                await run_blocking(_save, path, payload.encode("utf-8"))
         return ToolResult(output=render(todos), metadata={"todos": [dict(t) for t in todos]})
 
 

@@ -107,7 +107,7 @@ def test_todo_discipline_only_with_todowrite():
 def test_tool_use_states_the_real_offload_threshold_and_directory():
     text = s.tool_use(parts())
     assert f"longer than {DEFAULT_THRESHOLD:,} characters" in text
-    assert ".nyzhi/context/tool-results/" in text
+    assert "state directory (outside the workspace)" in text  # never committed (issue 29 §5)
     assert "in parallel" in text and "edit or multi_edit" in text and "timeout" in text
 
 

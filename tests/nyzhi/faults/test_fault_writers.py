@@ -93,11 +93,12 @@ def test_remembered_approval(fault, home, monkeypatch):
     assert remembered_tools("/ws") == {"bash"}
 
 
-def test_large_output_offloading_keeps_head_and_tail_and_says_why(fault):
+def test_large_output_offloading_keeps_head_and_tail_and_says_why(fault, monkeypatch):
     from nyzhi.tools.base import ToolContext, ToolResult
     from nyzhi.tools.output import cap_output, results_dir
 
     root, break_it = fault
+    monkeypatch.setenv("XDG_STATE_HOME", str(root))  # the offload files are run-time state
     results_dir(root).mkdir(parents=True)
     break_it()
     text = "\n".join(f"line {i}" for i in range(2000))

@@ -288,5 +288,7 @@ async def test_large_output_is_offloaded_like_any_tool(workspace, configure, hel
             _handle, events = await run_turn(rt, "echo it")
     done = next(e for e in events if e.type == "tool_done")
     assert "[Output written to" in done.output and len(done.output) < len(big)
-    saved = list((workspace / ".nyzhi" / "context" / "tool-results").glob("*mcp__helper__echo*"))
+    from nyzhi.tools.output import results_dir
+
+    saved = list(results_dir(workspace).glob("*mcp__helper__echo*"))
     assert len(saved) == 1 and saved[0].read_text() == big

@@ -6,7 +6,7 @@ import pytest
 from _toolctx import make_ctx
 
 from nyzhi.tools.base import Permission, Tool, ToolResult
-from nyzhi.tools.output import cap_output
+from nyzhi.tools.output import cap_output, results_dir
 from nyzhi.tools.registry import BUILTIN_MODULES, ToolRegistry, ToolRegistryError, default_registry
 
 ORIGINAL_NAMES = {
@@ -100,11 +100,12 @@ def test_cap_output_small_passes_through(tmp_path: Path) -> None:
     assert cap_output(result, make_ctx(tmp_path), "bash") is result
 
 
-def test_cap_output_writes_file_with_pointer(tmp_path: Path) -> None:
+def test_cap_output_writes_file_with_pointer(tmp_path: Path, home: Path) -> None:
     text = "\n".join(f"line {i}" for i in range(1000))
     capped = cap_output(ToolResult(output=text, is_error=True, metadata={"exit_code": 1}), make_ctx(tmp_path), "bash")
     path = Path(capped.metadata["full_output_path"])
-    assert path.parent == tmp_path / ".nyzhi/context/tool-results" and path.name.endswith("-bash.txt")
+    assert path.parent == results_dir(tmp_path) and path.name.endswith("-bash.txt")
+    assert path.is_relative_to(home / ".local" / "state")  # not the workspace (issue 29 §5)
     assert path.read_text() == text
     assert capped.is_error and capped.metadata["exit_code"] == 1
     assert capped.output.startswith(f"[Output written to {path} (1000 lines, {len(text)} chars). Use read")
@@ -112,7 +113,7 @@ def test_cap_output_writes_file_with_pointer(tmp_path: Path) -> None:
     assert len(capped.output) < 4000
 
 
-def test_cap_output_threshold_is_configurable(tmp_path: Path) -> None:
+def test_cap_output_threshold_is_configurable(tmp_path: Path, home: Path) -> None:
     result = ToolResult(output="x" * 100)
     assert cap_output(result, make_ctx(tmp_path), "t", threshold=200) is result
     assert "full_output_path" in cap_output(result, make_ctx(tmp_path), "t", threshold=50).metadata

@@ -6,7 +6,7 @@ them); ``config``; ``auth``, ``provider``, ``tools``, ``index``, ``knowledge`` a
 (one layer: they may import each other, never in a circle); ``core`` (and this package's lazy
 exports); front ends (``tui``, web); ``cli``; ``testing`` (helpers for tests). A module imports
 only its own layer and those below, and a private module (``_name.py``) only inside its own
-package: ``tests/nyzhi/test_layering.py`` checks every import.
+package: ``tests/nyzhi/test_nyzhi_layering.py`` checks every import.
 
 An embedding program needs only what is exported here::
 

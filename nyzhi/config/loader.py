@@ -8,7 +8,7 @@ reads files only; it never creates or modifies anything.
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from nyzhi import records
@@ -87,13 +87,15 @@ def validate_layer(raw: dict, path: Path | None) -> Config:
     return structure(raw, path)
 
 
-def load_config(cwd: Path | None = None, *, env: Mapping[str, str] | None = None) -> LoadedConfig:
+def load_config(cwd: Path | None = None, *, env: Mapping[str, str] | None = None,
+                layer_filter: Callable[[str, dict], dict] | None = None) -> LoadedConfig:
     """Load the merged configuration for the workspace containing ``cwd``.
 
     Raises ConfigError (naming file, key path, expected and found) on unreadable TOML or
     wrong types in any layer. A key the schema lacks (a typo) does not stop loading: it is
     dropped and reported in ``warnings`` with the file and a close match, as is a key that
-    is known but not yet active.
+    is known but not yet active. ``layer_filter(name, raw)`` may drop keys from a layer
+    before it is merged (``nyzhi.config.project_trust`` drops what the user has not approved).
     """
     workspace = detect_workspace(cwd, env)
     candidates = layer_paths(workspace, env)
@@ -108,6 +110,8 @@ def load_config(cwd: Path | None = None, *, env: Mapping[str, str] | None = None
         existing.append(layer)
         raw, found = check_layer(raw, layer.path)
         warnings.extend(found)
+        if layer_filter is not None:
+            raw = layer_filter(layer.name, raw)
         try:
             validate_layer(raw, layer.path)
         except ConfigError as exc:

@@ -244,6 +244,7 @@ def sandbox_policy(config: Any, workspace_root: Path) -> SandboxPolicy:
         network=sb.network,
         bwrap_fallback=sb.fallback,
         allow_paths=config.agent.trust.allow_paths,
+        hide=sb.hide,
     )
 
 
@@ -391,10 +392,15 @@ def load_roles(config: Any, workspace: Any, tooling: Tooling) -> tuple[Any, list
 # ---- hooks and sessions ----------------------------------------------------------------------
 
 
-def build_hooks(config: Any, workspace: Any, cwd: Path) -> tuple[HookRunner, list[str]]:
+def build_hooks(config: Any, workspace: Any, cwd: Path, *,
+                claude: bool = True) -> tuple[HookRunner, list[str]]:
+    """The hooks to run: the config's, and (``claude``: approved, ``nyzhi.config.project_trust``)
+    those of ``.claude/settings*.json``."""
     specs = list(hooks_from_config([h.as_table() for h in config.agent.hooks]))
-    claude_specs, notes = load_claude_hooks(workspace.root)
-    specs += claude_specs
+    notes: list[str] = []
+    if claude:
+        claude_specs, notes = load_claude_hooks(workspace.root)
+        specs += claude_specs
     return HookRunner(specs, cwd, env_policy=EnvPolicy.from_config(config.shell.env)), notes
 
 

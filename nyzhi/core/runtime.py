@@ -248,10 +248,12 @@ async def open_runtime(
 ) -> AsyncIterator[Runtime]:
     """Assemble the runtime inside the caller's trio program; leaving the block stops every
     actor (agents, model servers, tool executors) and closes the session."""
-    from nyzhi.config import load_config
+    from nyzhi.config.project_trust import load_trusted
 
     options = options or RuntimeOptions(**kwargs)
-    loaded = load_config(options.cwd, env=options.env)
+    # The project's hooks, MCP servers and security settings count only as last approved.
+    loaded, project_trust = load_trusted(options.cwd, options.env,
+                                         trust_full=options.trust == "full")
     config = loaded.config.with_overrides(
         provider=options.provider, trust=options.trust, sandbox=options.sandbox,
         max_steps=options.max_steps, network=options.network,
@@ -266,7 +268,8 @@ async def open_runtime(
         agents_config = config.agent.agents
         tooling.context.leases.wait = agents_config.write_lease_wait
         catalog, role_notes = assembly.load_roles(config, workspace, tooling)
-        hooks, notes = assembly.build_hooks(config, workspace, options.cwd)
+        hooks, notes = assembly.build_hooks(config, workspace, options.cwd,
+                                            claude=project_trust.claude_hooks)
         _store, writer, resumed = assembly.open_session(options, workspace, provider)
         bus.redactor = tooling.redactor  # known secrets never reach an event or the log
         if writer is not None:
@@ -363,7 +366,8 @@ async def open_runtime(
             system=system, bus=bus, approvals=approvals, hooks=hooks, factory=factory,
             main_agent=main, main=main_ref, session_start=session_start, agents=manager, mcp=mcp,
             knowledge=knowledge, teams=teams,
-            notices=tuple(n for n in (*(str(w) for w in loaded.warnings), notice, *notes,
+            notices=tuple(n for n in (*(str(w) for w in loaded.warnings), notice,
+                                      project_trust.notice, *notes,
                                       *role_notes) if n),
         )
         await hooks.fire("session_start", {"session_id": session_id, "cwd": str(options.cwd)})

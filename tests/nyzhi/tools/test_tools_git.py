@@ -132,8 +132,12 @@ async def test_executor_and_node_routing(repo: Path) -> None:
     ctx = make_ctx(repo, executor=Recorder("local"), nodes={"gpu": Recorder("gpu")})
     await GitStatusTool().run({}, ctx)
     await GitStatusTool().run({"node": "gpu"}, ctx)
-    assert calls[0][0] == "local" and calls[1][0] == "gpu"
-    assert calls[0][1].startswith("git --no-pager -c color.ui=false status")
+    # each tool call lists the repository's drivers, then runs the neutralised command
+    assert [c[0] for c in calls] == ["local", "local", "gpu", "gpu"]
+    assert calls[0][1].startswith("git --no-pager -c core.fsmonitor=false")
+    assert " config -z --show-scope --get-regexp " in calls[0][1]
+    assert calls[1][1].endswith(" status --porcelain=v1 --branch --untracked-files=all")
+    assert "-c core.hooksPath=/dev/null" in calls[1][1]
     res = await GitStatusTool().run({"node": "mars"}, ctx)
     assert res.is_error and res.output == "unknown node 'mars' (known nodes: gpu)"
 

@@ -44,12 +44,15 @@ What is overridden (``SAFE_CONFIG``) and why each is enough:
 so a planted ``core.worktree`` cannot point git's writes (``git_checkout``) or reads
 (``git add -A``) outside the workspace.
 
-Cost: one ``git config`` run per git command (to list drivers); see ``benchmarks``.
+Cost: the listing is one more ``git config`` run, made only when the repository's own config
+file has a ``filter``, ``merge`` or ``include`` section (``needs_listing``: a read of one
+small file otherwise); see ``python -m benchmarks sandbox``.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -128,6 +131,35 @@ def driver_overrides(listing: bytes | str) -> list[tuple[str, str]]:
     return out
 
 
+_DRIVER_SECTION = re.compile(rb"\[\s*(filter|merge|include|includeif)\b", re.IGNORECASE)
+
+
+def needs_listing(cwd: Path | str) -> bool:
+    """Whether the repository holding ``cwd`` may define filter or merge drivers in its own
+    config, so that they must be listed (and blanked) before git runs. False only when the
+    nearest ``.git`` is a directory whose ``config`` (and ``config.worktree``) we could read
+    and that has no ``filter``, ``merge`` or ``include`` section; anything else (a ``.git``
+    file, an unreadable config, no repository: git may still find one) lists."""
+    top = find_work_tree(cwd)
+    if top is None:
+        return True
+    gitdir = top / ".git"
+    if not gitdir.is_dir() or gitdir.is_symlink():
+        return True
+    for name in ("config", "config.worktree"):
+        try:
+            data = (gitdir / name).read_bytes()
+        except FileNotFoundError:
+            if name == "config":
+                return True
+            continue
+        except OSError:
+            return True
+        if _DRIVER_SECTION.search(data):
+            return True
+    return False
+
+
 def find_work_tree(cwd: Path | str) -> Path | None:
     """The directory holding the nearest ``.git`` (directory or file) at or above ``cwd``:
     where git's discovery finds the repository and its work tree, whatever ``core.worktree``
@@ -162,11 +194,13 @@ def run_git(cwd: Path | str, *args: str, timeout: float | None = None,
     """Blocking: list the repository's drivers, then run ``git ARGS`` neutralised in ``cwd``.
     For callers outside a tool (session start, team worktrees, the console's /diff)."""
     full_env = safe_env(env)
-    listed = subprocess.run(
-        git_argv(LIST_DRIVERS, cwd=cwd), cwd=cwd, capture_output=True, timeout=timeout,
-        env=full_env, check=False,
-    )
-    drivers = driver_overrides(listed.stdout) if listed.returncode == 0 else []
+    drivers: list[tuple[str, str]] = []
+    if needs_listing(cwd):
+        listed = subprocess.run(
+            git_argv(LIST_DRIVERS, cwd=cwd), cwd=cwd, capture_output=True, timeout=timeout,
+            env=full_env, check=False,
+        )
+        drivers = driver_overrides(listed.stdout) if listed.returncode == 0 else []
     return subprocess.run(
         git_argv(args, cwd=cwd, drivers=drivers), cwd=cwd, capture_output=True,
         timeout=timeout, env=full_env, check=False, text=text,

@@ -28,7 +28,14 @@ from nyzhi.tools.builtin._common import (
     req_str,
 )
 from nyzhi.tools.builtin._proc import run_argv
-from nyzhi.tools.gitsafe import EXT_DIFF_OFF, LIST_DRIVERS, SAFE_ENV, driver_overrides, git_argv
+from nyzhi.tools.gitsafe import (
+    EXT_DIFF_OFF,
+    LIST_DRIVERS,
+    SAFE_ENV,
+    driver_overrides,
+    git_argv,
+    needs_listing,
+)
 
 GIT_ENV = SAFE_ENV
 GIT_TIMEOUT = 60.0
@@ -40,7 +47,7 @@ class GitTool(BuiltinTool):
     async def git(self, ctx: ToolContext, args: dict[str, Any], *git_args: str) -> tuple[int, str]:
         """Run ``git <git_args>`` neutralised; (exit code, output). Local runs return
         stdout+stderr. The repository's filter and merge drivers are listed first (one
-        ``git config`` run) so that they can be blanked."""
+        ``git config`` run, when its config may define any) so that they can be blanked."""
         executor = ctx.executor
         node = opt_str(args, "node")
         if node is not None:
@@ -51,18 +58,22 @@ class GitTool(BuiltinTool):
         if executor is not None:  # through the executor: the overrides travel in the command
             # a local executor's cwd is ours to inspect: pin the work tree (gitsafe)
             here = None if getattr(executor, "remote", False) else ctx.cwd
-            listed = await executor.run(shlex.join(git_argv(LIST_DRIVERS, cwd=here)), cwd=ctx.cwd,
-                                        env=GIT_ENV, timeout=GIT_TIMEOUT)
-            drivers = driver_overrides(listed.output) if listed.exit_code == 0 else []
+            drivers = []
+            if here is None or needs_listing(here):
+                listed = await executor.run(shlex.join(git_argv(LIST_DRIVERS, cwd=here)),
+                                            cwd=ctx.cwd, env=GIT_ENV, timeout=GIT_TIMEOUT)
+                drivers = driver_overrides(listed.output) if listed.exit_code == 0 else []
             argv = git_argv(git_args, cwd=here, drivers=drivers)
             res = await executor.run(shlex.join(argv), cwd=ctx.cwd, env=GIT_ENV, timeout=GIT_TIMEOUT)
             if getattr(res, "timed_out", False):
                 raise ArgError(f"git {git_args[0]} timed out after {GIT_TIMEOUT:.0f}s")
             return res.exit_code, res.output
         try:
-            listed = await run_argv(git_argv(LIST_DRIVERS, cwd=ctx.cwd), cwd=ctx.cwd, env=GIT_ENV,
-                                    env_policy=ctx.env_policy)
-            drivers = driver_overrides(listed.stdout) if listed.returncode == 0 else []
+            drivers: list[tuple[str, str]] = []
+            if needs_listing(ctx.cwd):
+                listed = await run_argv(git_argv(LIST_DRIVERS, cwd=ctx.cwd), cwd=ctx.cwd,
+                                        env=GIT_ENV, env_policy=ctx.env_policy)
+                drivers = driver_overrides(listed.stdout) if listed.returncode == 0 else []
             argv = git_argv(git_args, cwd=ctx.cwd, drivers=drivers)
             res = await run_argv(argv, cwd=ctx.cwd, env=GIT_ENV, env_policy=ctx.env_policy)
         except FileNotFoundError as exc:

@@ -285,7 +285,8 @@ class SandboxPolicy:
         from nyzhi.tools.protected import bwrap_protections
 
         roots = [ws, *(_real(r) for r in self.writable_roots)]
-        return bwrap_protections([r for r in roots if r.is_dir()], cwd)
+        tmp = [_real(Path(tempfile.gettempdir()))] if self.allow_temp else []
+        return bwrap_protections([r for r in roots if r.is_dir()], cwd, writable=tmp)
 
     def _masks(self, keep: list[Path]) -> list[str]:
         """Credential files masked (``nyzhi.tools.credentials``): an empty tmpfs over a

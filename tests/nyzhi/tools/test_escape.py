@@ -724,3 +724,30 @@ async def test_masks_hold_in_the_read_only_sandbox_and_through_mcp_serve(workspa
         read = await client.call_tool("read", {"file_path": str(home / ".kube" / "config")})
     assert "end" in out.content[0].text and SECRET not in out.content[0].text
     assert read.is_error and SECRET not in read.content[0].text
+
+
+async def test_a_workspace_at_home_cannot_write_the_users_own_config(home, configure, tmp_path):
+    """With HOME itself the workspace, ~/.gitconfig and nyz's user config are in the writable
+    tree, yet nyz and git trust them as the user's own: they are bound read-only (made first
+    when missing), so neither a global git filter nor a global hook can be planted."""
+    from nyzhi.config import paths
+
+    _git(home, "init", "-q")
+    (home / ".nyzhi").mkdir(exist_ok=True)
+    marker = tmp_path / MARK
+    plant = [
+        f"git config --global filter.x.clean \"{_planter(marker)}\" 2>&1",
+        f"mkdir -p {paths.config_dir()} && printf '{_session_start_hook(marker)}' "
+        f">> {paths.global_config_path()} 2>&1",
+        "mkdir -p ~/.config/git && echo '[core] fsmonitor = x' > ~/.config/git/config 2>&1",
+    ]
+    proc, results, _ = await _nyz(home, home, configure,
+                                  [("bash", {"command": c}) for c in plant], "--trust", "full")
+    assert proc.returncode == 0, proc.stderr.decode()
+    for result in results:
+        assert "Read-only file system" in result or "Device or resource busy" in result, result
+    assert "filter" not in (home / ".gitconfig").read_text()
+    assert not paths.global_config_path().exists()
+    assert not (home / ".config" / "git" / "config").exists()
+    await _nyz(home, home, configure, [], "--trust", "full")
+    assert not marker.exists()

@@ -187,6 +187,8 @@ class SandboxPolicy:
     def credential_refusal(self, real: Path, shown: str | None = None) -> str | None:
         """Why reading the real path ``real`` is refused, or None. Also used by search tools
         to drop matches inside files under a directory they were allowed to search."""
+        from nyzhi.tools.credentials import credential_kind
+
         what = credential_kind(real, self.hide)
         if what is None:
             return None
@@ -303,14 +305,6 @@ class SandboxPolicy:
             else:
                 args += ["--ro-bind", "/dev/null", str(hidden.path)]
         return args
-
-
-def credential_kind(real: Path, extra: tuple[str, ...] = ()) -> str | None:
-    """What credential file the resolved path ``real`` is, or lies in (``nyzhi.tools.credentials``
-    holds the list), or None."""
-    from nyzhi.tools.credentials import credential_kind as kind
-
-    return kind(real, extra)
 
 
 # What failed name resolution and refused connections look like in common tools' output

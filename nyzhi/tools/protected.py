@@ -96,6 +96,8 @@ def bwrap_protections(roots: Iterable[Path], cwd: Path,
         args += _ro_entries(root)
     spots = [*roots, *writable]
     for user in user_config_paths():
+        if any(_under(r, user) for r in (*roots, cwd)):
+            continue  # the work itself lies in there: binding it read-only would stop it
         if any(_under(user, w) for w in spots) and _ensure(user):
             args += ["--ro-bind", str(user), str(user)]
     mate = teammate_root(cwd, roots)

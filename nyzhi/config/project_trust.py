@@ -19,6 +19,9 @@ directory (``nyzhi.config.approvals``, never in the repository). While the diges
 from the approved one (never approved, or changed since), they are left out of the loaded
 configuration, with a notice naming the files and how to approve: ``nyz config trust`` (shows
 them and asks), or ``--trust full`` (accepts without recording), as a ``.mcp.json`` server.
+An interactive session also asks once through the front end's approvals
+(``nyzhi.core.assembly.ask_project_trust``); a yes applies from the next session, since the
+sandbox, trust and hooks of this one were fixed when it started. Headless, nobody is asked.
 """
 
 from __future__ import annotations

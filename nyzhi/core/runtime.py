@@ -341,6 +341,9 @@ async def open_runtime(
         background = await stack.enter_async_context(trio.open_nursery())
         await background.start(manager.run)
         await background.start(teams.run)
+        if options.interactive and not project_trust.approved:
+            background.start_soon(assembly.ask_project_trust, approvals, workspace.root,
+                                  project_trust, options.env)
         session_start = ev.SessionStart(
             session_id=session_id, cwd=str(options.cwd), provider=provider.name,
             model=provider.model, prompt=main.prompt.describe(main.loop.tool_schemas()),

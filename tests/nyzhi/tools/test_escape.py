@@ -751,3 +751,30 @@ async def test_a_workspace_at_home_cannot_write_the_users_own_config(home, confi
     assert not (home / ".config" / "git" / "config").exists()
     await _nyz(home, home, configure, [], "--trust", "full")
     assert not marker.exists()
+
+
+@pytest.mark.parametrize("answer", ["y", "n"])
+async def test_the_console_asks_once_about_an_unapproved_project_hook(
+        workspace, home, configure, tmp_path, answer):
+    """Interactive: the session runs without the new hook and asks about it once; a yes is
+    recorded (the hook runs from the next session on), a no is not."""
+    from nyzhi.config import load_config
+    from nyzhi.config.project_trust import check
+    from nyzhi.testing.cli import read_until, start_chat
+    from nyzhi.testing.fake_llm import open_fake_llm
+
+    marker = tmp_path / MARK
+    async with open_fake_llm(script=[]) as server:
+        configure(workspace, server.url_for("openai"), extra=_session_start_hook(marker),
+                  approve=False)
+        proc, out = await start_chat(workspace, home)
+        await read_until(proc.stdout, out, b"/project asks: Approve project configuration")
+        assert not marker.exists()  # not run in this session
+        await proc.stdin.send_all(f"{answer}\n".encode())
+        await read_until(proc.stdout, out, b"> ")
+        await proc.stdin.send_all(b"/exit\n")
+        with trio.fail_after(20):
+            await proc.wait()
+    assert not marker.exists()
+    assert b"touch " in out  # the user saw the command they were asked about
+    assert check(load_config(workspace)).approved is (answer == "y")

@@ -12,7 +12,8 @@ approved exactly them:
 * ``[[nodes]]`` (SSH hosts the tools may run on);
 * the security settings ``[agent.sandbox]`` and ``[agent.trust]``, except what can only
   tighten them (``hide``; a ``read-only`` level; ``deny_*``, ``always_ask``,
-  ``remember_approvals``).
+  ``remember_approvals``), and ``[shell.env] exclude`` (it replaces the list of variables,
+  provider keys among them, kept out of commands' environment).
 
 The approval is a SHA-256 digest of those parts, kept per workspace in the user's state
 directory (``nyzhi.config.approvals``, never in the repository). While the digest differs
@@ -47,7 +48,8 @@ CLAUDE_SETTINGS = ("settings.json", "settings.local.json")
 KEEP_TRUST = ("deny_tools", "deny_paths", "deny_commands", "always_ask", "remember_approvals")
 KEEP_SANDBOX = ("hide",)
 _NAMES = {"agent.hooks": "hooks", "hooks": "hooks", "mcp.servers": "MCP servers",
-          "nodes": "nodes", "agent.trust": "trust settings", "agent.sandbox": "sandbox settings"}
+          "nodes": "nodes", "agent.trust": "trust settings", "agent.sandbox": "sandbox settings",
+          "shell.env.exclude": "environment settings"}
 
 
 @records.frozen
@@ -86,6 +88,10 @@ def _gated(raw: dict) -> dict[str, Any]:
              if k not in KEEP_SANDBOX and not (k == "level" and v == SandboxLevel.READ_ONLY)}
     if loose:
         out["agent.sandbox"] = loose
+    shell = raw.get("shell") if isinstance(raw.get("shell"), dict) else {}
+    env = shell.get("env") if isinstance(shell.get("env"), dict) else {}
+    if "exclude" in env:  # replaces the list that keeps keys out of commands' environment
+        out["shell.env.exclude"] = env["exclude"]
     return out
 
 
@@ -104,6 +110,9 @@ def strip_gated(name: str, raw: dict) -> dict:
     if isinstance(agent.get("sandbox"), dict):
         agent["sandbox"] = {k: v for k, v in agent["sandbox"].items()
                             if k in KEEP_SANDBOX or (k == "level" and v == SandboxLevel.READ_ONLY)}
+    shell = raw.get("shell") if isinstance(raw.get("shell"), dict) else {}
+    if isinstance(shell.get("env"), dict):
+        shell["env"].pop("exclude", None)
     return raw
 
 

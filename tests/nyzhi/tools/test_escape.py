@@ -778,3 +778,29 @@ async def test_the_console_asks_once_about_an_unapproved_project_hook(
     assert not marker.exists()
     assert b"touch " in out  # the user saw the command they were asked about
     assert check(load_config(workspace)).approved is (answer == "y")
+
+
+async def test_an_unapproved_project_cannot_let_provider_keys_into_the_sandbox(
+        workspace, home, configure):
+    """`[shell.env] exclude = []` in a project file would hand the provider key to bash, where
+    any encoding of it gets past redaction; until approved, the default list holds."""
+    from nyzhi.config import paths
+    from nyzhi.testing.cli import NYZ, nyz_env
+    from nyzhi.testing.fake_llm import open_fake_llm
+
+    key = "sk-provider-key-for-the-sandbox-0123"
+    # the user's own config lets bash run without asking (no --trust full: that would accept
+    # the project's settings for the run)
+    paths.global_config_path().parent.mkdir(parents=True, exist_ok=True)
+    paths.global_config_path().write_text('[agent.trust]\nauto_approve = ["bash"]\n')
+    script = _calls(("bash", {"command": "echo $OPENAI_API_KEY | rev; echo end"}))
+    async with open_fake_llm(script=script) as server:
+        configure(workspace, server.url_for("openai"), extra='\n[shell.env]\nexclude = []\n',
+                  approve=False)
+        proc = await trio.run_process(
+            [*NYZ, "run", "go"], cwd=workspace, env={**nyz_env(home), "OPENAI_API_KEY": key},
+            capture_stdout=True, capture_stderr=True, check=False)
+    assert proc.returncode == 0, proc.stderr.decode()
+    [result] = server.requests[-1].tool_results()
+    assert "end" in result and key[::-1] not in result, result
+    assert "not used in this run" in proc.stderr.decode()

@@ -1,4 +1,4 @@
-"""``nyz config [show | get KEY | set KEY VALUE [--project|--local]]``.
+"""``nyz config [show | get KEY | set KEY VALUE [--project|--local] | trust [--yes]]``.
 
 Module-level imports are stdlib only so ``nyz --help`` stays fast; the config package is
 imported inside the handlers.
@@ -32,6 +32,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     where.add_argument("--local", dest="layer", action="store_const", const="local",
                        help="<root>/.nyzhi/config.local.toml (keep out of git)")
     put.set_defaults(handler=run_set, layer="global")
+    trust = actions.add_parser(
+        "trust", help="show the project's hooks, MCP servers and security settings, and approve "
+                      "them (they are not used until approved, nor after they change)")
+    trust.add_argument("--yes", action="store_true", help="approve without asking")
+    trust.set_defaults(handler=run_trust)
 
 
 def _fail(exc: Exception) -> int:
@@ -69,6 +74,49 @@ def run_show(args: argparse.Namespace) -> int:
         print(f"# {layer.name}: {layer.path}{state}")
     print()
     sys.stdout.write(render(loaded.config, (), source))
+    return 0
+
+
+def run_trust(args: argparse.Namespace) -> int:
+    """Show what of the project's configuration needs approval and record the user's yes."""
+    import json
+
+    from nyzhi.config import ConfigError, load_config
+    from nyzhi.config.fsutil import StorageError
+    from nyzhi.config.project_trust import approve, check
+
+    try:
+        loaded = load_config()
+    except ConfigError as exc:
+        return _fail(exc)
+    verdict = check(loaded)
+    if not verdict.parts:
+        print(f"nothing to approve: the project in {loaded.workspace.root} declares no hooks, "
+              "MCP servers, nodes or security settings")
+        return 0
+    state = "approved" if verdict.approved else "NOT approved (new or changed)"
+    print(f"# {loaded.workspace.root}: {state}")
+    for file, parts in sorted(verdict.parts.items()):
+        print(f"\n{file}:")
+        for key, value in parts.items():
+            print(f"  {key} = {json.dumps(value, ensure_ascii=False, default=str)}")
+    if verdict.approved:
+        return 0
+    if not args.yes:
+        if not sys.stdin.isatty():
+            return _fail(ValueError("not approved: re-run on a terminal to answer, or with --yes"))
+        try:
+            answer = input("\nRun these hooks and servers and use these settings? [y/N] ")
+        except EOFError:
+            answer = ""
+        if answer.strip().lower() not in ("y", "yes"):
+            print("not approved")
+            return 1
+    try:
+        approve(loaded, digest=verdict.digest)
+    except StorageError as exc:
+        return _fail(exc)
+    print("approved (asked again if any of it changes)")
     return 0
 
 

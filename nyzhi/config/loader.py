@@ -8,7 +8,7 @@ reads files only; it never creates or modifies anything.
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from nyzhi import records
@@ -86,13 +86,15 @@ def validate_layer(raw: dict, path: Path | None) -> Config:
     return structure(raw, path)
 
 
-def load_config(cwd: Path | None = None, *, env: Mapping[str, str] | None = None) -> LoadedConfig:
+def load_config(cwd: Path | None = None, *, env: Mapping[str, str] | None = None,
+                layer_filter: Callable[[str, dict], dict] | None = None) -> LoadedConfig:
     """Load the merged configuration for the workspace containing ``cwd``.
 
     Raises ConfigError (naming file, key path, expected and found) on unreadable TOML or
     wrong types in any layer. A key the schema lacks (a typo) does not stop loading: it is
     dropped and reported in ``warnings`` with the file and a close match, as is a key that
-    is known but not yet active.
+    is known but not yet active. ``layer_filter(name, raw)`` may drop keys from a layer
+    before it is merged (``nyzhi.config.project_trust`` drops what the user has not approved).
     """
     workspace = detect_workspace(cwd, env)
     candidates = layer_paths(workspace, env)
@@ -105,6 +107,8 @@ def load_config(cwd: Path | None = None, *, env: Mapping[str, str] | None = None
         if raw is None:
             continue
         existing.append(layer)
+        if layer_filter is not None:  # what the user has not approved is left out first
+            raw = layer_filter(layer.name, raw)
         raw, found, error = check_layer(raw, layer.path)  # one pass: keys and values
         warnings.extend(found)
         if error is not None:

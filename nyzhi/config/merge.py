@@ -7,7 +7,8 @@ docs/config.md):
 
 - tables merge key by key, recursively ("maps extend");
 - ``agent.hooks`` and ``agent.commands`` concatenate, earlier layers first;
-- ``agent.trust.deny_tools``, ``deny_paths``, ``deny_commands`` and ``index.exclude`` are
+- ``agent.trust.deny_tools``, ``deny_paths``, ``deny_commands``, ``agent.sandbox.hide`` and
+  ``index.exclude`` are
   unions (order kept, duplicates dropped): a later layer can add to them, never remove;
 - ``[[nodes]]`` merge by ``name``: a later entry with the same name replaces the earlier one;
 - entries of ``mcp.servers`` and ``agent.agents.roles`` are replaced whole, not merged field
@@ -27,6 +28,7 @@ UNION = {
     ("agent", "trust", "deny_tools"),
     ("agent", "trust", "deny_paths"),
     ("agent", "trust", "deny_commands"),
+    ("agent", "sandbox", "hide"),
     ("index", "exclude"),
 }
 BY_NAME = {("nodes",)}

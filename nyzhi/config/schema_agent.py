@@ -165,6 +165,9 @@ class SandboxConfig:
     writable_roots: tuple[str, ...] = ()
     network: bool = False  # True: sandboxed commands may use the network (``nyz run --network``)
     fallback: Literal["refuse", "unsandboxed"] = "refuse"  # when bwrap is missing
+    # credential paths masked from sandboxed commands and refused to the read tools, added to
+    # the built-in list (nyzhi.tools.credentials); ~ is HOME
+    hide: tuple[str, ...] = ()
 
 
 @records.frozen

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+import trio
 
 import actors
 from nyzhi import records
@@ -264,6 +265,7 @@ def sandbox_policy(config: Any, workspace_root: Path) -> SandboxPolicy:
         network=sb.network,
         bwrap_fallback=sb.fallback,
         allow_paths=config.agent.trust.allow_paths,
+        hide=sb.hide,
     )
 
 
@@ -464,10 +466,15 @@ def load_roles(config: Any, workspace: Any, tooling: Tooling) -> tuple[Any, list
 # ---- hooks and sessions ----------------------------------------------------------------------
 
 
-def build_hooks(config: Any, workspace: Any, cwd: Path) -> tuple[HookRunner, list[str]]:
+def build_hooks(config: Any, workspace: Any, cwd: Path, *,
+                claude: bool = True) -> tuple[HookRunner, list[str]]:
+    """The hooks to run: the config's, and (``claude``: approved, ``nyzhi.config.project_trust``)
+    those of ``.claude/settings*.json``."""
     specs = list(hooks_from_config([h.as_table() for h in config.agent.hooks]))
-    claude_specs, notes = load_claude_hooks(workspace.root)
-    specs += claude_specs
+    notes: list[str] = []
+    if claude:
+        claude_specs, notes = load_claude_hooks(workspace.root)
+        specs += claude_specs
     return HookRunner(specs, cwd, env_policy=EnvPolicy.from_config(config.shell.env)), notes
 
 
@@ -496,6 +503,40 @@ def open_session(
         model=provider.model, sync="turn",
     )
     return store, writer, None
+
+
+async def ask_project_trust(broker: Any, root: Path, verdict: Any,
+                            env: Mapping[str, str] | None) -> None:
+    """In an interactive session, ask once (through the front end's approvals, as a
+    ``.mcp.json`` server is asked) about the project's hooks, MCP servers and security settings
+    that this session left out (``nyzhi.config.project_trust``). A yes is recorded, so they
+    are used from the next session on; this session keeps running without them."""
+    import json
+
+    from nyzhi.config.approvals import record_trust
+    from nyzhi.config.fsutil import StorageError
+    from nyzhi.config.project_trust import TRUST_KEY
+    from nyzhi.tools.gates import ApprovalKind, ApprovalRequest
+
+    preview = "\n".join(
+        f"{file}:\n" + "\n".join(f"  {key} = {json.dumps(value, default=str)}"
+                                 for key, value in parts.items())
+        for file, parts in sorted(verdict.parts.items()))
+    request = ApprovalRequest(
+        call_id="", tool_name="project configuration",
+        args_summary=f"{verdict.notice.split(':', 1)[0]}; approve them for the next sessions",
+        preview=preview, agent_path="/project",
+    )
+    await broker.bus.wait_for_subscriber()
+    decision = await broker.request(request)
+    if decision.kind is ApprovalKind.DENY:
+        return
+    try:
+        await trio.to_thread.run_sync(record_trust, root, TRUST_KEY, verdict.digest, env)
+    except (OSError, StorageError) as exc:  # the session goes on; the next one asks again
+        from nyzhi.core import events as ev
+
+        await broker.bus.publish(ev.Error(agent="/project", message=str(exc), kind="storage"))
 
 
 # ---- MCP -----------------------------------------------------------------------------------

@@ -69,12 +69,14 @@ def git_state(root: Path) -> tuple[bool | None, str | None, bool | None]:
     """(in a repository, branch, dirty) from one ``git status`` run. Unknowns are None (git
     missing or too slow); outside a repository it is (False, None, None). A detached HEAD
     reports its branch as "(detached)"."""
+    from nyzhi.tools.gitsafe import run_git
+
     try:
-        proc = subprocess.run(
-            # fsmonitor off: a repository's config must not make start-up run its commands
-            ["git", "-c", "core.fsmonitor=false", "status", "--porcelain=v1", "--branch",
-             "--untracked-files=normal"],
-            cwd=root, capture_output=True, timeout=GIT_TIMEOUT_S, check=False,
+        # neutralised (nyzhi.tools.gitsafe): a repository's config must not make start-up run
+        # its commands (fsmonitor, a clean filter on a changed file...)
+        proc = run_git(
+            root, "status", "--porcelain=v1", "--branch", "--untracked-files=normal",
+            timeout=GIT_TIMEOUT_S,
             # English messages to parse; no index lock, so a concurrent git command never fails
             env={**os.environ, "LC_ALL": "C", "GIT_OPTIONAL_LOCKS": "0"},
         )

@@ -265,6 +265,9 @@ class _Assembly:
     knowledge: SessionKnowledge
     factory: AgentFactory
     notices: tuple[str, ...]
+    # What of the project's hooks, MCP servers and settings the user approved
+    # (nyzhi.config.project_trust): the console asks about the rest once.
+    project_trust: Any = None
 
 
 @contextlib.asynccontextmanager
@@ -291,6 +294,10 @@ async def open_runtime(
         background = await stack.enter_async_context(trio.open_nursery())
         await background.start(tree.run)
         await background.start(teams.run)
+        trust = base.project_trust
+        if options.interactive and trust is not None and not trust.approved:
+            background.start_soon(assembly.ask_project_trust, base.approvals, base.tooling.context
+                                  .workspace_root, trust, options.env)
         rt = await _start(base, tree, teams, main)
         await membership.bind(rt)
         # Everything built so far (modules, config, tools, prompts) lives as long as the
@@ -308,9 +315,11 @@ async def _assemble(stack: contextlib.AsyncExitStack, system: actors.ActorSystem
                     options: RuntimeOptions) -> _Assembly:
     """Config, provider, tools, roles, hooks, session, MCP, index, knowledge and the agent
     factory: everything an agent is built from. What needs closing is on ``stack``."""
-    from nyzhi.config import load_config
+    from nyzhi.config.project_trust import load_trusted
 
-    loaded = load_config(options.cwd, env=options.env)
+    # The project's hooks, MCP servers and security settings count only as last approved.
+    loaded, project_trust = load_trusted(options.cwd, options.env,
+                                         trust_full=options.trust == "full")
     config = loaded.config.with_overrides(
         provider=options.provider, trust=options.trust, sandbox=options.sandbox,
         max_steps=options.max_steps, network=options.network,
@@ -325,7 +334,8 @@ async def _assemble(stack: contextlib.AsyncExitStack, system: actors.ActorSystem
     provider = RedactingProvider(provider, tooling.redactor)
     tooling.context.leases.wait = config.agent.agents.write_lease_wait
     catalog, role_notes = assembly.load_roles(config, workspace, tooling)
-    hooks, notes = assembly.build_hooks(config, workspace, options.cwd)
+    hooks, notes = assembly.build_hooks(config, workspace, options.cwd,
+                                        claude=project_trust.claude_hooks)
     _store, writer, resumed = assembly.open_session(options, workspace, provider)
     bus.redactor = tooling.redactor  # known secrets never reach an event or the log
     if writer is not None:
@@ -343,7 +353,9 @@ async def _assemble(stack: contextlib.AsyncExitStack, system: actors.ActorSystem
         approvals=approvals, provider=provider, tooling=tooling, catalog=catalog, hooks=hooks,
         writer=writer, resumed=resumed, session_id=session_id, mcp=mcp, knowledge=knowledge,
         factory=None,  # type: ignore[arg-type]  # set below, from the rest
+        project_trust=project_trust,
         notices=tuple(n for n in (*(str(w) for w in loaded.warnings), notice, window_notice,
+                                  project_trust.notice,
                                   *notes, *role_notes, *knowledge.notices) if n),
     )
     base.factory = await _agent_factory(base, workspace, auto_context, limits)

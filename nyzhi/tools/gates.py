@@ -13,7 +13,10 @@ the outcome, so a call failing several gates reports the earliest:
                    bwrap (``runs_sandboxed``), which are refused here only if bwrap is missing;
 4. ``deny_rules``  ``deny_tools``, ``deny_paths`` (against resolved targets and command text),
                    ``deny_commands`` (plus ``DEFAULT_DENY_COMMANDS``);
-5. ``trust``       read-only tools never need approval; then, unless the tool is in
+5. ``trust``       read-only tools never need approval; a call whose targets are protected
+                   configuration (``nyzhi.tools.protected``: ``.git``, ``.nyzhi``, ``.claude``,
+                   ``.mcp.json``) is asked for in every trust mode but ``full``; then, unless
+                   the tool is in
                    ``always_ask``: a tool approved "always" earlier in the session (or, with
                    ``remember_approvals``, in an earlier session in this workspace), a tool
                    matching ``auto_approve`` (or allow-listed where it is declared: a tool's
@@ -362,6 +365,19 @@ class Gates:
         if read_only:
             return attrs.evolve(ok, reason="read-only tool", approved_by="read_only")
         always_ask = name.lower() in _lower_set(self.trust.always_ask)
+        protected = self._protected(paths, ctx)
+        if protected is not None:
+            # Configuration of what nyz or git runs: only the user may let it change.
+            if self.trust.mode is TrustMode.FULL:
+                return attrs.evolve(ok, reason="trust mode full", approved_by="trust")
+            if self.approver is None:
+                return _deny(
+                    APPROVAL,
+                    f"`{name}` would change {protected}; that needs the user's approval in every "
+                    "trust mode but full, and nobody can approve it in this headless run",
+                    paths, commands,
+                )
+            always_ask = True
         if not always_ask:
             if name in self.memory:
                 return attrs.evolve(
@@ -398,6 +414,20 @@ class Gates:
             and isinstance(policy, SandboxPolicy)
             and policy.level is SandboxLevel.READ_ONLY
         )
+
+    @staticmethod
+    def _protected(paths: list[Path], ctx: ToolContext) -> str | None:
+        """The protected configuration (``nyzhi.tools.protected``) a call's targets touch."""
+        from nyzhi.tools.sandbox import SandboxPolicy
+
+        policy = ctx.sandbox
+        if not paths or not isinstance(policy, SandboxPolicy):
+            return None
+        for path in paths:
+            hit = policy.protected_refusal(path)
+            if hit:
+                return f"{path} ({hit})"
+        return None
 
     async def _remembered(self, ctx: ToolContext) -> frozenset[str]:
         """The workspace's remembered "always" answers, read once per memory (off the trio

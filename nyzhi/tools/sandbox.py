@@ -10,9 +10,14 @@ Two mechanisms, one policy:
   gate never sees. Under ``read-only`` and ``workspace-write`` the command runs inside ``bwrap``
   with the root file system mounted read-only and only the allowed roots bound writable.
 
-* **Credential files** (``SandboxPolicy.check_read``): nyz's own ``auth.json`` and the SSH
-  private keys ``~/.ssh/id_*`` are refused to the read and search tools (after resolving the
-  path), unless ``[agent.trust] allow_paths`` covers them.
+* **Credential files** (``nyzhi.tools.credentials``: nyz's own auth and state files, ``~/.ssh``,
+  cloud and other agents' credentials, plus ``[agent.sandbox] hide``) are masked in the
+  bubblewrap mount namespace (``--tmpfs`` over a directory, ``/dev/null`` over a file) and
+  refused to the read and search tools (``SandboxPolicy.check_read``, after resolving the
+  path) unless ``[agent.trust] allow_paths`` covers them. One list serves both.
+* **Configuration that runs things** (``nyzhi.tools.protected``: ``.git``, ``.nyzhi``,
+  ``.claude``, ``.mcp.json``) is bound read-only inside the writable workspace, so a sandboxed
+  command cannot plant a hook that nyz or git would later run outside the sandbox.
 * **Network**: bubblewrap-confined commands run with ``--unshare-net`` unless ``network`` is
   on (``[agent.sandbox] network = true`` or ``nyz run --network``); ``network_hint`` is the
   line a failed connection gets so the model (and the user) know why.
@@ -112,6 +117,7 @@ class SandboxPolicy:
     bwrap_fallback: Literal["refuse", "unsandboxed"] = "refuse"
     bwrap_path: str | None = None
     allow_paths: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    hide: tuple[str, ...] = attrs.field(default=(), converter=tuple)  # added to the built-ins
 
     # -- path gates ----------------------------------------------------------------------------
 
@@ -170,10 +176,20 @@ class SandboxPolicy:
             raise SandboxViolation(refusal)
         return real
 
+    def protected_refusal(self, real: Path) -> str | None:
+        """What protected configuration (``nyzhi.tools.protected``) the real path ``real`` is,
+        or None: the gates ask before a file tool changes it."""
+        from nyzhi.tools.protected import protected_kind
+
+        roots = [_real(self.workspace_root), *(_real(r) for r in self.writable_roots)]
+        return protected_kind(real, roots)
+
     def credential_refusal(self, real: Path, shown: str | None = None) -> str | None:
         """Why reading the real path ``real`` is refused, or None. Also used by search tools
         to drop matches inside files under a directory they were allowed to search."""
-        what = credential_kind(real)
+        from nyzhi.tools.credentials import credential_kind
+
+        what = credential_kind(real, self.hide)
         if what is None:
             return None
         ws = self.workspace_root
@@ -256,6 +272,7 @@ class SandboxPolicy:
             for root in [ws, *(_real(r) for r in self.writable_roots)]:
                 if root.is_dir():
                     args += ["--bind", str(root), str(root)]
+            args += self._protections(ws, cwd)
         else:  # read-only: at most a private scratch temp dir that vanishes with the command
             if self.allow_temp and tmp.is_dir():
                 args += ["--tmpfs", str(tmp)]
@@ -264,21 +281,33 @@ class SandboxPolicy:
                 for keep in (ws, cwd):
                     if keep.is_dir() and _is_under(keep, tmp) and keep != tmp:
                         args += ["--ro-bind", str(keep), str(keep)]
+        args += self._masks([ws, cwd, *(_real(r) for r in self.writable_roots)])
         args += ["--chdir", str(cwd)]
         return args
 
+    def _protections(self, ws: Path, cwd: Path) -> list[str]:
+        """The configuration entries of every writable root, read-only (``nyzhi.tools.protected``)."""
+        from nyzhi.tools.protected import bwrap_protections
 
-def credential_kind(real: Path) -> str | None:
-    """What credential file the resolved path ``real`` is ("nyz's auth.json", "an SSH private
-    key"), or None. ``.pub`` keys are public and not refused."""
-    from nyzhi.config.paths import auth_path
+        roots = [ws, *(_real(r) for r in self.writable_roots)]
+        tmp = [_real(Path(tempfile.gettempdir()))] if self.allow_temp else []
+        return bwrap_protections([r for r in roots if r.is_dir()], cwd, writable=tmp)
 
-    if real == _real(auth_path()):
-        return "nyz's credentials file (auth.json)"
-    ssh_dir = _real(Path(os.path.expanduser("~/.ssh")))
-    if real.parent == ssh_dir and real.name.startswith("id_") and not real.name.endswith(".pub"):
-        return "an SSH private key"
-    return None
+    def _masks(self, keep: list[Path]) -> list[str]:
+        """Credential files masked (``nyzhi.tools.credentials``): an empty tmpfs over a
+        directory, /dev/null over a file. A masked directory holding the workspace, the cwd
+        or a writable root is skipped: masking it would hide the work itself."""
+        from nyzhi.tools.credentials import hidden_paths
+
+        args: list[str] = []
+        for hidden in hidden_paths(self.hide):
+            if any(_is_under(k, hidden.path) for k in keep):
+                continue
+            if hidden.is_dir:
+                args += ["--tmpfs", str(hidden.path)]
+            else:
+                args += ["--ro-bind", "/dev/null", str(hidden.path)]
+        return args
 
 
 # What failed name resolution and refused connections look like in common tools' output

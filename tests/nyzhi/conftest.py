@@ -36,7 +36,10 @@ def workspace(tmp_path, home):
     return ws
 
 
-def write_provider_config(ws, base_url: str, api_style: str = "openai", extra: str = "") -> None:
+def write_provider_config(ws, base_url: str, api_style: str = "openai", extra: str = "",
+                          approve: bool = True) -> None:
+    """The project config a test's user wrote; ``approve`` (default): and approved, as
+    ``nyz config trust`` would, so its hooks and settings are used (escape tests pass False)."""
     (ws / ".nyzhi" / "config.toml").write_text(
         f"""[provider]
 default = "fake"
@@ -54,11 +57,29 @@ max_backoff_ms = 5
 {extra}
 """
     )
+    if approve:
+        _approve_project(ws)
+
+
+def _approve_project(ws) -> None:
+    """Approve the project's hooks, MCP servers and security settings as they are now, as
+    ``nyz config trust --yes`` does (``nyzhi.config.project_trust``)."""
+    from nyzhi.config import load_config
+    from nyzhi.config.project_trust import approve
+
+    approve(load_config(ws))
+
+
+@pytest.fixture
+def approve_project():
+    """``approve_project(ws)``: the user approved the project's configuration as it is now."""
+    return _approve_project
 
 
 @pytest.fixture
 def configure():
-    """``configure(ws, base_url, api_style="openai", extra="")`` writes the project config."""
+    """``configure(ws, base_url, api_style="openai", extra="", approve=True)`` writes the
+    project config (approved by default)."""
     return write_provider_config
 
 

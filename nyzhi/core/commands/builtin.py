@@ -312,8 +312,11 @@ async def _undo(host: CommandHost, _arg: str) -> None:
 async def _diff(host: CommandHost, _arg: str) -> None:
     import trio
 
-    proc = await trio.run_process(["git", "diff", "--stat", "--patch"], cwd=host.cwd,
-                                  capture_stdout=True, capture_stderr=True, check=False)
+    from nyzhi.tools.gitsafe import EXT_DIFF_OFF, run_git
+
+    # neutralised: the workspace's git config is writable from the sandbox
+    proc = await trio.to_thread.run_sync(
+        lambda: run_git(host.cwd, "diff", *EXT_DIFF_OFF, "--stat", "--patch"))
     out = (proc.stdout or proc.stderr).decode(errors="replace").rstrip() or "no changes"
     lines = out.split("\n")
     if len(lines) > 200:

@@ -76,15 +76,15 @@ def is_loopback(host: str) -> bool:
 
 
 def build_tooling(args: argparse.Namespace, cwd: Path) -> Any:
-    from nyzhi.config import load_config
+    from nyzhi.config.modes import SandboxLevel, TrustMode
+    from nyzhi.config.project_trust import load_trusted
     from nyzhi.core.assembly import build_tooling as assemble
     from nyzhi.core.runtime import RuntimeOptions
 
-    loaded = load_config(cwd)
-    from nyzhi.config.modes import SandboxLevel, TrustMode
-
     # With nobody to ask: nothing that needs approval, and a read-only sandbox, by default.
     trust = getattr(args, "trust", None) or TrustMode.OFF
+    # The project's unapproved security settings and nodes are left out (project_trust).
+    loaded, _verdict = load_trusted(cwd, trust_full=trust == TrustMode.FULL)
     sandbox = getattr(args, "sandbox", None) or SandboxLevel.READ_ONLY
     config = loaded.config.with_overrides(trust=trust, sandbox=sandbox)
     options = RuntimeOptions(cwd=cwd, trust=trust, sandbox=sandbox, interactive=False)

@@ -12,10 +12,10 @@ Blocking (git subprocesses): call from a worker thread.
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 from nyzhi.teams.names import TeamError
+from nyzhi.tools.gitsafe import run_git
 
 WORKTREES = Path(".nyzhi") / "worktrees"
 EXCLUDE_LINE = "/.nyzhi/worktrees/"
@@ -26,7 +26,9 @@ def branch_of(team: str, member: str) -> str:
 
 
 def _git(cwd: Path, *args: str) -> str:
-    proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=False)
+    """``git ARGS`` neutralised (``nyzhi.tools.gitsafe``): worktrees are written by sandboxed
+    teammates, so their config, hooks and attributes must not run anything out here."""
+    proc = run_git(cwd, *args, text=True)
     if proc.returncode != 0:
         raise TeamError(f"git {' '.join(args)} failed in {cwd}: "
                         f"{(proc.stderr or proc.stdout).strip()}")
@@ -48,8 +50,7 @@ def create(workspace: Path, team: str, member: str) -> Path:
         return path
     _exclude(root)
     branch = branch_of(team, member)
-    exists = subprocess.run(["git", "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}"],
-                            cwd=root, capture_output=True, check=False).returncode == 0
+    exists = run_git(root, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}").returncode == 0
     path.parent.mkdir(parents=True, exist_ok=True)
     if exists:
         _git(root, "worktree", "add", str(path), branch)
@@ -63,7 +64,7 @@ def remove(workspace: Path, path: Path) -> bool:
     was already gone."""
     root = repo_root(workspace)
     if not path.exists():
-        subprocess.run(["git", "worktree", "prune"], cwd=root, capture_output=True, check=False)
+        run_git(root, "worktree", "prune")
         return False
     _git(root, "worktree", "remove", "--force", str(path))
     return True
@@ -82,8 +83,7 @@ def merge(workspace: Path, team: str, member: str, path: Path | None) -> str:
 
 def _identity(cwd: Path) -> list[str]:
     """The user's git identity if they have one; else one for nyz (a commit needs one)."""
-    has = subprocess.run(["git", "config", "user.email"], cwd=cwd, capture_output=True,
-                         check=False).returncode == 0
+    has = run_git(cwd, "config", "user.email").returncode == 0
     return [] if has else ["-c", "user.name=nyz", "-c", "user.email=nyz@localhost"]
 
 

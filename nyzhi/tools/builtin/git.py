@@ -5,6 +5,11 @@ configured node) the command goes through that executor, so it runs where the ag
 remote node, a monitored executor that refuses mutating commands); otherwise it runs locally as a
 subprocess in ``ctx.cwd``. Arguments that could be read as options (a ref starting with '-') are
 refused: the model must never be able to smuggle flags into git.
+
+Every run is neutralised (``nyzhi.tools.gitsafe``): git runs on the host, outside the
+sandbox, so no program a repository's config or attributes name (fsmonitor, hooks, filters,
+external diff, textconv, pager, editor, ssh, credential helpers, gpg) may start.
+``git_commit`` therefore runs no hooks (``pre-commit`` included) and makes unsigned commits.
 """
 
 from __future__ import annotations
@@ -23,8 +28,16 @@ from nyzhi.tools.builtin.common import (
     opt_str,
     req_str,
 )
+from nyzhi.tools.gitsafe import (
+    EXT_DIFF_OFF,
+    LIST_DRIVERS,
+    SAFE_ENV,
+    driver_overrides,
+    git_argv,
+    needs_listing,
+)
 
-GIT_ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_PAGER": "cat", "PAGER": "cat", "LC_ALL": "C"}
+GIT_ENV = SAFE_ENV
 GIT_TIMEOUT = 60.0
 
 
@@ -32,8 +45,9 @@ class GitTool(BuiltinTool):
     supports_node = True
 
     async def git(self, ctx: ToolContext, args: dict[str, Any], *git_args: str) -> tuple[int, str]:
-        """Run ``git <git_args>``; (exit code, output). Local runs return stdout+stderr."""
-        argv = ["git", "--no-pager", "-c", "color.ui=false", *git_args]
+        """Run ``git <git_args>`` neutralised; (exit code, output). Local runs return
+        stdout+stderr. The repository's filter and merge drivers are listed first (one
+        ``git config`` run, when its config may define any) so that they can be blanked."""
         executor = ctx.executor
         node = opt_str(args, "node")
         if node is not None:
@@ -41,12 +55,26 @@ class GitTool(BuiltinTool):
                 known = ", ".join(sorted(ctx.nodes)) or "none configured"
                 raise ArgError(f"unknown node {node!r} (known nodes: {known})")
             executor = ctx.nodes[node]
-        if executor is not None:
+        if executor is not None:  # through the executor: the overrides travel in the command
+            # a local executor's cwd is ours to inspect: pin the work tree (gitsafe)
+            here = None if getattr(executor, "remote", False) else ctx.cwd
+            drivers = []
+            if here is None or needs_listing(here):
+                listed = await executor.run(shlex.join(git_argv(LIST_DRIVERS, cwd=here)),
+                                            cwd=ctx.cwd, env=GIT_ENV, timeout=GIT_TIMEOUT)
+                drivers = driver_overrides(listed.output) if listed.exit_code == 0 else []
+            argv = git_argv(git_args, cwd=here, drivers=drivers)
             res = await executor.run(shlex.join(argv), cwd=ctx.cwd, env=GIT_ENV, timeout=GIT_TIMEOUT)
             if getattr(res, "timed_out", False):
                 raise ArgError(f"git {git_args[0]} timed out after {GIT_TIMEOUT:.0f}s")
             return res.exit_code, res.output
         try:
+            drivers: list[tuple[str, str]] = []
+            if needs_listing(ctx.cwd):
+                listed = await run_argv(git_argv(LIST_DRIVERS, cwd=ctx.cwd), cwd=ctx.cwd,
+                                        env=GIT_ENV, env_policy=ctx.env_policy)
+                drivers = driver_overrides(listed.stdout) if listed.returncode == 0 else []
+            argv = git_argv(git_args, cwd=ctx.cwd, drivers=drivers)
             res = await run_argv(argv, cwd=ctx.cwd, env=GIT_ENV, env_policy=ctx.env_policy)
         except FileNotFoundError as exc:
             raise ArgError("git is not installed (not found on PATH)") from exc
@@ -126,7 +154,7 @@ class GitDiffTool(GitTool):
     }
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        git_args = ["diff"]
+        git_args = ["diff", *EXT_DIFF_OFF]
         if opt_bool(args, "staged", False):
             git_args.append("--cached")
         path = opt_str(args, "path")
@@ -155,7 +183,7 @@ class GitLogTool(GitTool):
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         count = opt_int(args, "count", 20, minimum=1, maximum=100)
-        git_args = ["log", f"-n{count}", "--date=short", "--pretty=format:%h %ad %an: %s"]
+        git_args = ["log", *EXT_DIFF_OFF, f"-n{count}", "--date=short", "--pretty=format:%h %ad %an: %s"]
         author = opt_str(args, "author")
         if author:
             git_args.append(f"--author={author}")
@@ -185,7 +213,7 @@ class GitShowTool(GitTool):
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         ref = no_option(req_str(args, "ref"), "ref")
-        out = await self.checked(ctx, args, "show", "--stat", "--patch", ref, "--")
+        out = await self.checked(ctx, args, "show", *EXT_DIFF_OFF, "--stat", "--patch", ref, "--")
         return ToolResult(output=out.rstrip("\n"))
 
 
@@ -241,7 +269,7 @@ class GitCommitTool(GitTool):
             await self.checked(ctx, args, "add", "--", *paths)
         else:
             await self.checked(ctx, args, "add", "-A")
-        code, out = await self.git(ctx, args, "commit", "-m", message)
+        code, out = await self.git(ctx, args, "commit", "--no-verify", "-m", message)
         if code != 0:
             if "nothing to commit" in out or "no changes added" in out:
                 return error(

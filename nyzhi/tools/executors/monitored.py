@@ -82,6 +82,11 @@ def _classify_simple(words: list[str]) -> str | None:
 
 
 def _classify_git(args: list[str]) -> str | None:
+    from nyzhi.tools.gitsafe import LIST_DRIVERS, strip_safe_prefix
+
+    args = strip_safe_prefix(args)  # the git tools' neutralising overrides (run nothing)
+    if tuple(args) == LIST_DRIVERS:  # the git tools' read-only listing of drivers
+        return None
     sub = next((a for a in args if not a.startswith("-")), None)
     if any(a.startswith(("-c", "--exec-path", "--output")) for a in args):
         return "git options that run programs or write files are not allowed"

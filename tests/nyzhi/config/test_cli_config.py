@@ -166,3 +166,26 @@ def test_show_and_get_warn_about_unknown_keys_on_stderr_and_still_work(env, caps
     assert f'nyz: warning: {path}: agent.max_stepz: unknown key, ignored (did you mean "max_steps"?)' in err
     code, out, err = run(capsys, "config", "get", "agent.max_steps")
     assert code == 0 and out == "9\n" and "agent.max_stepz" in err
+
+
+def test_config_trust_shows_what_runs_and_approves_only_what_it_showed(env, capsys, monkeypatch):
+    from nyzhi.config.project_trust import check
+
+    code, out, _ = run(capsys, "config", "trust")
+    assert code == 0 and "nothing to approve" in out
+    env.write(env.project_config, "[provider]\ndefault = 'x'\n")  # not gated: still nothing
+    assert "nothing to approve" in run(capsys, "config", "trust")[1]
+    env.write(env.local_config, "[[agent.hooks]]\nevent = 'after_turn'\ncommand = 'echo hi'\n"
+                                "[agent.sandbox]\nlevel = 'full-access'\n")
+    monkeypatch.setattr("sys.stdin.isatty", lambda: False)
+    code, out, err = run(capsys, "config", "trust")  # nobody to ask, no --yes: not approved
+    assert code == 1 and "echo hi" in out and "full-access" in out and "--yes" in err
+    assert not check(load_config()).approved
+    monkeypatch.setattr("sys.stdin.isatty", lambda: True)
+    monkeypatch.setattr("builtins.input", lambda _q: "n")
+    assert run(capsys, "config", "trust")[0] == 1 and not check(load_config()).approved
+    code, out, _ = run(capsys, "config", "trust", "--yes")
+    assert code == 0 and "approved" in out and check(load_config()).approved
+    assert "approved" in run(capsys, "config", "trust")[1].splitlines()[0]
+    env.write(env.local_config, "[[agent.hooks]]\nevent = 'after_turn'\ncommand = 'echo bye'\n")
+    assert not check(load_config()).approved  # changed: asked again

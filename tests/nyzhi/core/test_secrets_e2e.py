@@ -103,7 +103,8 @@ async def test_read_of_auth_json_is_refused_unless_allowed(workspace, home, conf
     for refused in (direct, via_link):
         assert "refused" in refused and "auth.json" in refused and "allow_paths" in refused
     assert "SSH private key" in ssh_key and "secretbits" not in ssh_key
-    assert "secretbits" not in grep and "id_ed25519" in grep
+    # the whole ~/.ssh is on the credential list (nyzhi.tools.credentials): refused outright
+    assert "secretbits" not in grep and "refused" in grep and ".ssh" in grep
     assert stored not in server.requests[1].body.decode()
 
     # allow_paths lifts the refusal; the stored key is still redacted before the model sees it.

@@ -99,7 +99,8 @@ def test_trust_record_covers_the_exact_definition(tmp_path, home):
     store.record(entry)
     assert TrustStore(tmp_path).is_trusted(entry)
     assert (store.path.stat().st_mode & 0o777) == 0o600
-    assert str(store.path).startswith(str(home / ".local" / "share" / "nyzhi"))
+    # the one record of approvals of project configuration, under XDG state
+    assert store.path == home / ".local" / "state" / "nyzhi" / "approvals.json"
     # the file now names another command: ask again
     (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": {"s": {"command": "b"}}}))
     [changed] = read_mcp_json(tmp_path, {})

@@ -122,18 +122,26 @@ async def test_executor_and_node_routing(repo: Path) -> None:
         exit_code, output, timed_out, truncated = 0, "## main\n", False, False
 
     class Recorder:
-        def __init__(self, tag: str) -> None:
+        def __init__(self, tag: str, remote: bool) -> None:
             self.tag = tag
+            self.remote = remote
 
         async def run(self, command, *, cwd, env=None, timeout=None, on_output=None):  # noqa: ASYNC109
             calls.append((self.tag, command, str(cwd)))
             return FakeResult()
 
-    ctx = make_ctx(repo, executor=Recorder("local"), nodes={"gpu": Recorder("gpu")})
+    ctx = make_ctx(repo, executor=Recorder("local", False), nodes={"gpu": Recorder("gpu", True)})
     await GitStatusTool().run({}, ctx)
     await GitStatusTool().run({"node": "gpu"}, ctx)
-    assert calls[0][0] == "local" and calls[1][0] == "gpu"
-    assert calls[0][1].startswith("git --no-pager -c color.ui=false status")
+    # locally the repository's config has no driver section: git runs once, neutralised, its
+    # work tree pinned; a remote node's config cannot be read from here: its drivers are
+    # listed first
+    assert [c[0] for c in calls] == ["local", "gpu", "gpu"]
+    assert calls[0][1].startswith("git --no-pager -c core.fsmonitor=false")
+    assert "-c core.hooksPath=/dev/null" in calls[0][1] and f"--work-tree={repo}" in calls[0][1]
+    assert calls[0][1].endswith(" status --porcelain=v1 --branch --untracked-files=all")
+    assert " config -z --show-scope --get-regexp " in calls[1][1]
+    assert "--work-tree" not in calls[2][1]
     res = await GitStatusTool().run({"node": "mars"}, ctx)
     assert res.is_error and res.output == "unknown node 'mars' (known nodes: gpu)"
 
@@ -146,3 +154,33 @@ async def test_permissions_and_node_schema() -> None:
     reg.register(GitStatusTool())
     assert "node" not in reg.schemas()[0]["parameters"]["properties"]
     assert reg.schemas(nodes=["b", "a"])[0]["parameters"]["properties"]["node"]["enum"] == ["a", "b"]
+
+
+def test_drivers_are_listed_whenever_the_repository_config_could_define_one(tmp_path: Path) -> None:
+    """The second git run (listing filter/merge drivers) is skipped only for a plain .git/config
+    with no filter, merge or include section; any spelling of one, a .git file (a linked
+    worktree) or an unreadable config lists."""
+    from nyzhi.tools.gitsafe import driver_overrides, needs_listing
+
+    ws = tmp_path / "r"
+    (ws / ".git").mkdir(parents=True)
+    config = ws / ".git" / "config"
+    assert needs_listing(ws)  # no config file at all
+    config.write_text("[core]\n\tbare = false\n")
+    assert not needs_listing(ws) and not needs_listing(ws / "sub" / "dir")
+    for section in ('[filter "x"]', '[ FILTER "x" ]', "[merge.x]", "[include]",
+                    '[includeIf "gitdir:/"]'):
+        config.write_text(f"[core]\n{section}\n\tk = v\n")
+        assert needs_listing(ws), section
+    config.write_text("[core]\n")
+    (ws / ".git" / "config.worktree").write_text('[filter "w"]\n\tclean = x\n')
+    assert needs_listing(ws)
+    linked = tmp_path / "linked"
+    linked.mkdir()
+    (linked / ".git").write_text("gitdir: /elsewhere\n")
+    assert needs_listing(linked)
+    listing = (b"local\0filter.evil.clean\nx\0global\0filter.lfs.clean\ngit-lfs clean\0"
+               b"worktree\0merge.m.driver\ny\0")
+    assert driver_overrides(listing) == [
+        ("filter.evil.clean", ""), ("filter.evil.smudge", ""), ("filter.evil.process", ""),
+        ("filter.evil.required", "false"), ("merge.m.driver", "")]  # lfs (the user's) kept

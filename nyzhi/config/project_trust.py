@@ -37,8 +37,10 @@ from typing import Any
 import attrs
 
 from nyzhi import records
+from nyzhi.config.errors import ConfigError
 from nyzhi.config.loader import LoadedConfig, load_config, read_layer
 from nyzhi.config.modes import SandboxLevel, TrustMode
+from nyzhi.config.textfile import check_nesting
 
 PROJECT_LAYERS = ("project", "local")
 TRUST_KEY = "project"
@@ -125,9 +127,10 @@ def _claude_hooks(root: Path) -> dict[str, Any]:
         except OSError:
             continue
         try:
+            check_nesting(text, path, "json")  # hostile nesting: ConfigError, not RecursionError
             data = json.loads(text)
             hooks = data.get("hooks") if isinstance(data, dict) else None
-        except ValueError:
+        except (ValueError, ConfigError):
             hooks = text  # unparsable: its hooks are skipped anyway; any change still counts
         if hooks:
             out[f".claude/{name}"] = hooks

@@ -193,6 +193,12 @@ class SandboxPolicy:
         if what is None:
             return None
         ws = self.workspace_root
+        # This project's offloaded tool output (already redacted when written) lives in nyz's
+        # state directory so that git never sees it; the model reads it back from there.
+        from nyzhi.config.paths import tool_results_dir
+
+        if _is_under(real, _real(tool_results_dir(ws))):
+            return None
         for allowed in self.allow_paths:
             root = _real(ws / os.path.expanduser(allowed))
             if _is_under(real, root):

@@ -106,3 +106,24 @@ def test_missing_bwrap_fallback_is_never_silent(ws: Path):
     wrapped = p.wrap("echo hi", ws)
     assert not wrapped.sandboxed
     assert "WITHOUT" in wrapped.note and "bubblewrap" in wrapped.note
+
+
+def test_offloaded_output_of_this_project_is_readable_and_other_state_is_not(
+    ws: Path, tmp_path: Path, monkeypatch
+):
+    """nyz's state directory is refused to the read tools, except this project's offloaded
+    tool output (redacted when written), which the model reads back from there."""
+    from nyzhi.config.paths import state_dir, tool_results_dir
+
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    mine = tool_results_dir(ws) / "call-1.txt"
+    other = tool_results_dir(tmp_path / "another-project") / "call-1.txt"
+    approvals = state_dir() / "approvals.json"
+    for path in (mine, other, approvals):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("x")
+    policy = SandboxPolicy(SandboxLevel.WORKSPACE_WRITE, ws)
+    assert policy.check_read(mine) == mine.resolve()
+    for refused in (other, approvals):
+        with pytest.raises(SandboxViolation):
+            policy.check_read(refused)

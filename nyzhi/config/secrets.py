@@ -3,7 +3,7 @@
 Masking is shared by ``nyz config show/get`` (api_key, tokens, secret-looking headers and env
 values) and by ``nyzhi.auth`` (``nyz whoami``). Redaction (``Redactor``) is what every way out
 of nyz applies to text: the model's requests, events (stream-json, front ends), session files,
-tool-output files and ``nyz mcp serve`` results (docs/security-leaks.md lists where).
+tool-output files and ``nyz mcp serve`` results (docs/security.md lists where).
 """
 
 from __future__ import annotations

@@ -123,7 +123,7 @@ async def test_the_hold_is_at_most_a_secret_long_and_ordinary_text_flows():
 
 
 def test_each_recognised_form_is_redacted_with_its_label():
-    """The forms docs/security-leaks.md lists, each also cut by line breaks (LF and CRLF)."""
+    """The forms docs/security.md lists, each also cut by line breaks (LF and CRLF)."""
     r = redactor()
     raw = KEY.encode()
     cases = {

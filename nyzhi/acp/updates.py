@@ -1,0 +1,160 @@
+"""Runtime events as ACP ``session/update`` payloads, through the one event dispatch.
+
+``UpdateRenderer`` is an ``EventRenderer`` like every other front end's: a live session's
+events and a loaded session's recorded ones go through the same handlers. It only collects
+updates (``take()``); the session sends them, in order, and answers approvals. Events reach
+it already redacted by the bus.
+
+* the main agent's text and thinking deltas are agent message and thought chunks;
+* every tool call (a subagent's too, its title naming the agent) is a ``tool_call`` (kind,
+  title, locations, input), then ``tool_call_update``s: output as it streams, then
+  ``completed`` or ``failed`` with the result;
+* a successful ``todowrite`` is also a ``plan``: the whole merged list each time, as the spec
+  asks;
+* a replayed session (``replaying``) has no deltas: its prompts become user message chunks
+  and each turn's answer one agent message chunk.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from nyzhi.acp import schema as s
+from nyzhi.core import events as ev
+from nyzhi.core.event_renderer import EventRenderer
+
+# Our tools by the ACP kind an editor shows them as (anything else is ``other``).
+TOOL_KINDS: dict[str, str] = {
+    "read": "read", "tail_file": "read", "list_dir": "read", "file_info": "read",
+    "directory_tree": "read", "git_status": "read", "git_diff": "read", "git_log": "read",
+    "grep": "search", "glob": "search", "fuzzy_find": "search", "tool_search": "search",
+    "write": "edit", "edit": "edit", "multi_edit": "edit", "apply_patch": "edit",
+    "create_dir": "edit", "copy_file": "edit",
+    "delete_file": "delete", "move_file": "move",
+    "bash": "execute", "verify": "execute",
+    "web_fetch": "fetch", "web_search": "fetch",
+    "think": "think", "todowrite": "think", "todoread": "think",
+}
+PATH_ARGS = ("file_path", "path", "source", "destination")
+TITLE_ARGS = ("command", "file_path", "path", "pattern", "query", "url", "source")
+MAX_OUTPUT = 20_000  # characters of a tool's result shown in the editor
+PLAN_STATUSES = {"pending": "pending", "in_progress": "in_progress", "completed": "completed"}
+PRIORITIES = ("high", "medium", "low")
+
+
+def _arguments(text: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text) if text else {}
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _text(text: str) -> tuple[s.ToolCallContent, ...]:
+    if len(text) > MAX_OUTPUT:
+        text = text[:MAX_OUTPUT] + f"\n... ({len(text) - MAX_OUTPUT} more characters)"
+    return (s.ToolCallContent(content=s.TextContent(text)),) if text else ()
+
+
+class UpdateRenderer(EventRenderer):
+    def __init__(self, cwd: Path, *, replaying: bool = False) -> None:
+        self.cwd = cwd
+        self.replaying = replaying
+        self.updates: list[s.Update] = []
+        self.started: set[str] = set()  # call ids whose tool_call was sent
+        self.running: set[str] = set()  # call ids already marked in_progress
+        self.titles: dict[str, s.ToolCallFields] = {}  # call id -> what a permission shows
+        # approvals and questions waiting for the session to ask the client (not on replay)
+        self.asks: list[ev.ApprovalRequest | ev.UserQuestion] = []
+
+    def take(self) -> list[s.Update]:
+        out, self.updates = self.updates, []
+        return out
+
+    # ---- text ---------------------------------------------------------------------------
+
+    def on_text_delta(self, event: ev.TextDelta) -> None:
+        if event.agent == ev.MAIN_AGENT and event.text:
+            self.updates.append(s.AgentMessageChunk(s.TextContent(event.text)))
+
+    def on_thinking_delta(self, event: ev.ThinkingDelta) -> None:
+        if event.agent == ev.MAIN_AGENT and event.text:
+            self.updates.append(s.AgentThoughtChunk(s.TextContent(event.text)))
+
+    def on_turn_start(self, event: ev.TurnStart) -> None:
+        if self.replaying and event.agent == ev.MAIN_AGENT and event.prompt:
+            self.updates.append(s.UserMessageChunk(s.TextContent(event.prompt)))
+
+    def on_turn_complete(self, event: ev.TurnComplete) -> None:
+        if self.replaying and event.agent == ev.MAIN_AGENT and event.text:
+            self.updates.append(s.AgentMessageChunk(s.TextContent(event.text)))
+
+    def on_approval_request(self, event: ev.ApprovalRequest) -> None:
+        self.asks.append(event)
+
+    def on_user_question(self, event: ev.UserQuestion) -> None:
+        self.asks.append(event)
+
+    def on_error(self, event: ev.Error) -> None:
+        if event.agent == ev.MAIN_AGENT and not self.replaying:
+            self.updates.append(s.AgentMessageChunk(s.TextContent(f"\n[error] {event.message}\n")))
+
+    # ---- tools --------------------------------------------------------------------------
+
+    def fields(self, call_id: str, name: str, arguments: str, agent: str) -> s.ToolCallFields:
+        """The title, kind and locations of a call (also what a permission request shows)."""
+        args = _arguments(arguments)
+        detail = next((str(args[k]) for k in TITLE_ARGS if isinstance(args.get(k), str)), "")
+        title = f"{name} {detail}".strip()
+        if len(title) > 200:
+            title = title[:197] + "..."
+        if agent != ev.MAIN_AGENT:
+            title = f"[{agent.rsplit('/', 1)[-1]}] {title}"
+        locations = tuple(
+            s.ToolCallLocation(str(self.cwd / args[k])) for k in PATH_ARGS
+            if isinstance(args.get(k), str) and args[k])
+        return s.ToolCallFields(tool_call_id=call_id, title=title,
+                                kind=TOOL_KINDS.get(name, "other"), locations=locations)
+
+    def on_tool_start(self, event: ev.ToolStart) -> None:
+        fields = self.fields(event.call_id, event.name, event.arguments, event.agent)
+        self.titles[event.call_id] = fields
+        self.started.add(event.call_id)
+        self.updates.append(s.ToolCall(
+            tool_call_id=event.call_id, title=fields.title or event.name,
+            kind=fields.kind or "other", status="pending", locations=fields.locations or (),
+            raw_input=_arguments(event.arguments)))
+
+    def on_tool_output_delta(self, event: ev.ToolOutputDelta) -> None:
+        if event.call_id in self.started and event.call_id not in self.running:
+            self.running.add(event.call_id)
+            self.updates.append(s.ToolCallUpdate(tool_call_id=event.call_id,
+                                                 status="in_progress"))
+
+    def on_tool_done(self, event: ev.ToolDone) -> None:
+        if event.call_id not in self.started:  # a call whose start was not recorded
+            self.on_tool_start(ev.ToolStart(event.call_id, event.name, agent=event.agent))
+        self.updates.append(s.ToolCallUpdate(
+            tool_call_id=event.call_id, status="failed" if event.is_error else "completed",
+            content=_text(event.output)))
+        self.started.discard(event.call_id)
+        self.running.discard(event.call_id)
+        if event.name == "todowrite" and not event.is_error:
+            self._plan(event.metadata.get("todos"))  # the whole list, merged
+
+    def _plan(self, todos: Any) -> None:
+        if not isinstance(todos, list):
+            return
+        entries = []
+        for todo in todos:
+            if not isinstance(todo, dict) or not isinstance(todo.get("content"), str):
+                continue
+            status = PLAN_STATUSES.get(str(todo.get("status", "pending")))
+            if status is None:  # cancelled: no longer part of the plan
+                continue
+            priority = todo.get("priority")
+            entries.append(s.PlanEntry(todo["content"], status=status,
+                                       priority=priority if priority in PRIORITIES else "medium"))
+        self.updates.append(s.Plan(tuple(entries)))

@@ -140,15 +140,16 @@ class AcpSession:
         if isinstance(ask, ev.UserQuestion):
             await self._ask_question(ask)
             return
-        shown = self.renderer.titles.get(ask.call_id) or self.renderer.fields(
-            ask.call_id, ask.tool, "", ask.agent)
+        call_id = self.renderer.tool_call_id(ask.agent, ask.call_id)
+        shown = self.renderer.titles.get(call_id) or self.renderer.fields(
+            call_id, ask.tool, "", ask.agent)
         title = shown.title or ask.tool
         if ask.agent != ev.MAIN_AGENT and not title.startswith("["):
             title = f"[{ask.agent.rsplit('/', 1)[-1]}] {title}"  # which subagent asks
         detail = ask.preview or ask.summary
         content = (s.ToolCallContent(content=s.TextContent(detail)),) if detail else None
         params = s.RequestPermissionParams(
-            self.id, s.ToolCallFields(tool_call_id=ask.call_id, title=title, kind=shown.kind,
+            self.id, s.ToolCallFields(tool_call_id=call_id, title=title, kind=shown.kind,
                                       status="pending", content=content,
                                       locations=shown.locations or None),
             PERMISSION_OPTIONS)

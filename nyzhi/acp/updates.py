@@ -63,9 +63,12 @@ class UpdateRenderer(EventRenderer):
         self.cwd = cwd
         self.replaying = replaying
         self.updates: list[s.Update] = []
-        self.started: set[str] = set()  # call ids whose tool_call was sent
-        self.running: set[str] = set()  # call ids already marked in_progress
-        self.titles: dict[str, s.ToolCallFields] = {}  # call id -> what a permission shows
+        self.started: set[str] = set()  # tool call ids whose tool_call was sent
+        self.running: set[str] = set()  # tool call ids already marked in_progress
+        self.titles: dict[str, s.ToolCallFields] = {}  # tool call id -> what a permission shows
+        # (agent, the model's call id) -> the session-unique tool call id: a model's ids repeat
+        # across turns and agents (``call_0``), and ACP's must not
+        self.ids: dict[tuple[str, str], str] = {}
         # approvals and questions waiting for the session to ask the client (not on replay)
         self.asks: list[ev.ApprovalRequest | ev.UserQuestion] = []
 
@@ -103,6 +106,12 @@ class UpdateRenderer(EventRenderer):
 
     # ---- tools --------------------------------------------------------------------------
 
+    def tool_call_id(self, agent: str, call_id: str, *, new: bool = False) -> str:
+        key = (agent, call_id)
+        if new or key not in self.ids:
+            self.ids[key] = f"{call_id}.{len(self.ids) + 1}"
+        return self.ids[key]
+
     def fields(self, call_id: str, name: str, arguments: str, agent: str) -> s.ToolCallFields:
         """The title, kind and locations of a call (also what a permission request shows)."""
         args = _arguments(arguments)
@@ -119,28 +128,31 @@ class UpdateRenderer(EventRenderer):
                                 kind=TOOL_KINDS.get(name, "other"), locations=locations)
 
     def on_tool_start(self, event: ev.ToolStart) -> None:
-        fields = self.fields(event.call_id, event.name, event.arguments, event.agent)
-        self.titles[event.call_id] = fields
-        self.started.add(event.call_id)
+        call_id = self.tool_call_id(event.agent, event.call_id, new=True)
+        fields = self.fields(call_id, event.name, event.arguments, event.agent)
+        self.titles[call_id] = fields
+        self.started.add(call_id)
         self.updates.append(s.ToolCall(
-            tool_call_id=event.call_id, title=fields.title or event.name,
+            tool_call_id=call_id, title=fields.title or event.name,
             kind=fields.kind or "other", status="pending", locations=fields.locations or (),
             raw_input=_arguments(event.arguments)))
 
     def on_tool_output_delta(self, event: ev.ToolOutputDelta) -> None:
-        if event.call_id in self.started and event.call_id not in self.running:
-            self.running.add(event.call_id)
-            self.updates.append(s.ToolCallUpdate(tool_call_id=event.call_id,
-                                                 status="in_progress"))
+        call_id = self.tool_call_id(event.agent, event.call_id)
+        if call_id in self.started and call_id not in self.running:
+            self.running.add(call_id)
+            self.updates.append(s.ToolCallUpdate(tool_call_id=call_id, status="in_progress"))
 
     def on_tool_done(self, event: ev.ToolDone) -> None:
-        if event.call_id not in self.started:  # a call whose start was not recorded
+        call_id = self.tool_call_id(event.agent, event.call_id)
+        if call_id not in self.started:  # a call whose start was not recorded
             self.on_tool_start(ev.ToolStart(event.call_id, event.name, agent=event.agent))
+            call_id = self.tool_call_id(event.agent, event.call_id)
         self.updates.append(s.ToolCallUpdate(
-            tool_call_id=event.call_id, status="failed" if event.is_error else "completed",
+            tool_call_id=call_id, status="failed" if event.is_error else "completed",
             content=_text(event.output)))
-        self.started.discard(event.call_id)
-        self.running.discard(event.call_id)
+        self.started.discard(call_id)
+        self.running.discard(call_id)
         if event.name == "todowrite" and not event.is_error:
             self._plan(event.metadata.get("todos"))  # the whole list, merged
 

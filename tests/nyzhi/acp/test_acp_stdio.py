@@ -1,0 +1,125 @@
+"""``nyz acp`` as a real subprocess, driven by a small client of our own: the same scenario as
+the official client's (so it runs where node is missing), and what only the process shows:
+stdout carries protocol only, and a client that goes away mid-turn ends every session with
+the session saved and no process left."""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+from typing import Any
+
+import trio
+
+from nyzhi.testing.cli import NYZ, nyz_env, running_with
+from nyzhi.testing.fake_llm import open_fake_llm, reply, tool_call
+
+
+class StdioClient:
+    """JSON lines to and from ``nyz acp``; the agent's requests are answered by ``answer``."""
+
+    def __init__(self, proc: trio.Process) -> None:
+        self.proc = proc
+        self.buffer = bytearray()
+        self.next_id = 0
+        self.updates: list[dict[str, Any]] = []
+        self.asked: list[dict[str, Any]] = []
+        self.answers: list[str] = []
+
+    async def _message(self) -> dict[str, Any]:
+        while b"\n" not in self.buffer:
+            chunk = await self.proc.stdout.receive_some(65536)
+            assert chunk, f"nyz acp closed stdout; unread: {bytes(self.buffer)!r}"
+            self.buffer += chunk
+        end = self.buffer.index(b"\n")
+        line = bytes(self.buffer[:end])
+        del self.buffer[: end + 1]
+        return json.loads(line)  # every line of stdout is a JSON-RPC message
+
+    async def send(self, message: dict[str, Any]) -> None:
+        await self.proc.stdin.send_all(json.dumps({"jsonrpc": "2.0", **message}).encode() + b"\n")
+
+    async def call(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        self.next_id += 1
+        await self.send({"id": self.next_id, "method": method, "params": params})
+        return await self.until(lambda m: m.get("id") == self.next_id and "method" not in m)
+
+    async def until(self, done: Any) -> dict[str, Any]:
+        with trio.fail_after(60):
+            while True:
+                message = await self._message()
+                if message.get("method") == "session/update":
+                    self.updates.append(message["params"]["update"])
+                elif message.get("method") == "session/request_permission":
+                    self.asked.append(message["params"])
+                    option = self.answers.pop(0) if self.answers else "deny"
+                    await self.send({"id": message["id"], "result": {
+                        "outcome": {"outcome": "selected", "optionId": option}}})
+                if done(message):
+                    return message
+
+    def text(self, kind: str = "agent_message_chunk") -> str:
+        return "".join(u["content"]["text"] for u in self.updates if u["sessionUpdate"] == kind)
+
+
+async def start(workspace, home) -> StdioClient:
+    proc = await trio.lowlevel.open_process(
+        [*NYZ, "acp"], cwd=workspace, env=nyz_env(home),
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    client = StdioClient(proc)
+    init = await client.call("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
+    assert init["result"]["protocolVersion"] == 1
+    return client
+
+
+async def test_the_scenario_without_node(workspace, home, configure):
+    script = [reply("Hi there, streamed"),
+              reply(tool_calls=[tool_call("write", {"file_path": "a.txt", "content": "A"})]),
+              reply("wrote it")]
+    async with open_fake_llm(script=script) as server:
+        configure(workspace, server.url_for("openai"))
+        client = await start(workspace, home)
+        session = (await client.call("session/new", {"cwd": str(workspace),
+                                                     "mcpServers": []}))["result"]
+        sid = session["sessionId"]
+        first = await client.call("session/prompt", {
+            "sessionId": sid, "prompt": [{"type": "text", "text": "hello"}]})
+        assert first["result"] == {"stopReason": "end_turn"}
+        assert client.text() == "Hi there, streamed"
+        client.answers.append("approve")
+        second = await client.call("session/prompt", {
+            "sessionId": sid, "prompt": [{"type": "text", "text": "write"}]})
+        assert second["result"] == {"stopReason": "end_turn"}
+        [asked] = client.asked
+        assert asked["sessionId"] == sid and asked["toolCall"]["title"] == "write a.txt"
+        assert (workspace / "a.txt").read_text() == "A"
+        await client.proc.stdin.aclose()
+        with trio.fail_after(30):
+            assert await client.proc.wait() == 0
+
+
+async def test_a_client_that_goes_away_mid_turn_ends_everything(workspace, home, configure):
+    """stdin closes while a bash runs: the turn is cancelled, the bash is gone, the session is
+    saved (it loads, with the prompt in it), and nyz exits 0."""
+    marker = f"300.{random.randrange(10**8):08d}"
+    script = [reply(tool_calls=[tool_call("bash", {"command": f"echo started; sleep {marker}"})])]
+    async with open_fake_llm(script=script) as server:
+        configure(workspace, server.url_for("openai"), extra='[agent.trust]\nmode = "full"\n')
+        client = await start(workspace, home)
+        sid = (await client.call("session/new", {"cwd": str(workspace),
+                                                 "mcpServers": []}))["result"]["sessionId"]
+        client.next_id += 1
+        await client.send({"id": client.next_id, "method": "session/prompt", "params": {
+            "sessionId": sid, "prompt": [{"type": "text", "text": "run the long thing"}]}})
+        await client.until(lambda m: m.get("params", {}).get("update", {}).get("status")
+                           == "in_progress")
+        assert running_with(marker)
+        await client.proc.stdin.aclose()
+        with trio.fail_after(30):
+            assert await client.proc.wait() == 0
+    assert running_with(marker) == []
+    from nyzhi.core.sessions.store import SessionStore
+
+    saved = SessionStore(home / ".local" / "share" / "nyzhi" / "sessions").load(sid)
+    assert any(getattr(e, "prompt", "") == "run the long thing" for e in saved.events)

@@ -134,7 +134,9 @@ const scenarios = {
     const reply = await ctx.request(acp.methods.agent.session.prompt, {
       sessionId,
       prompt: [{ type: "text", text: "tidy this file" },
-               { type: "resource_link", uri: `file://${path}`, name: "notes.md" }],
+               { type: "resource_link", uri: `file://${path}`, name: "notes.md" },
+               { type: "resource", resource: { uri: `file://${workspace}/pasted.txt`,
+                                               text: "EMBEDDED CONTEXT" } }],
     });
     say("done", { stopReason: reply.stopReason, reads: state.reads, writes: state.writes });
   },

@@ -11,6 +11,9 @@ from nyzhi.testing.fake_llm import open_fake_llm, reply, tool_call
 
 
 async def test_initialize_new_session_and_a_streamed_prompt(acp_client, workspace, configure):
+    (workspace / ".nyzhi" / "commands").mkdir()
+    (workspace / ".nyzhi" / "commands" / "review.md").write_text(
+        "---\ndescription: review the diff\n---\nReview $ARGUMENTS\n")
     async with open_fake_llm(script=[reply("Hello from nyz, streamed", thinking="pondering")]) \
             as server:
         configure(workspace, server.url_for("openai"))
@@ -29,7 +32,7 @@ async def test_initialize_new_session_and_a_streamed_prompt(acp_client, workspac
     assert prompted["message"] == "Hello from nyz, streamed"
     assert prompted["messageChunks"] > 1  # streamed in chunks, not sent at the end
     assert prompted["thought"] == "pondering"
-    assert {"help", "status", "compact", "plan"} <= set(prompted["commands"])
+    assert {"help", "status", "compact", "plan", "review"} <= set(prompted["commands"])
     # /status ran from the command table, answered locally: only one request reached the model
     assert command["stopReason"] == "end_turn"
     assert "trust off" in command["message"] and session["sessionId"] in command["message"]
@@ -86,6 +89,7 @@ async def test_files_go_through_the_editor(acp_client, workspace, configure):
     assert read["path"] == str(workspace / "notes.md")
     sent = server.requests[0].last_user_text()
     assert "UNSAVED BUFFER TEXT" in sent and "text on disk" not in sent
+    assert "EMBEDDED CONTEXT" in sent  # a resource block's text is given as it is
     assert [(w["path"], w["content"]) for w in done["writes"]] == [
         (str(workspace / "summary.md"), "tidied\n")]
     assert (workspace / "summary.md").read_text() == "tidied\n"  # our gated tool wrote it

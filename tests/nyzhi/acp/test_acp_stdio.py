@@ -123,3 +123,79 @@ async def test_a_client_that_goes_away_mid_turn_ends_everything(workspace, home,
 
     saved = SessionStore(home / ".local" / "share" / "nyzhi" / "sessions").load(sid)
     assert any(getattr(e, "prompt", "") == "run the long thing" for e in saved.events)
+
+
+async def open_session(client: StdioClient, workspace) -> str:
+    answer = await client.call("session/new", {"cwd": str(workspace), "mcpServers": []})
+    return answer["result"]["sessionId"]
+
+
+async def prompt(client: StdioClient, sid: str, text: str) -> dict[str, Any]:
+    return await client.call("session/prompt", {
+        "sessionId": sid, "prompt": [{"type": "text", "text": text}]})
+
+
+async def finish(client: StdioClient) -> None:
+    await client.proc.stdin.aclose()
+    with trio.fail_after(30):
+        assert await client.proc.wait() == 0
+
+
+async def test_a_subagent_asks_by_name_and_ask_user_is_a_choice(workspace, home, configure):
+    """A permission from a subagent names it; its tool calls reach the editor as tool calls
+    titled with its name; an ``ask_user`` question offers its options as the choices."""
+    from nyzhi.testing.fake_llm import PerAgent
+
+    sub = "/agents/main/worker-1"
+    options = [{"value": "pg", "label": "PostgreSQL"}, {"value": "lite", "label": "SQLite"}]
+    script = PerAgent({
+        "MAIN": [reply(tool_calls=[tool_call("spawn_agent", {"message": "SUB write",
+                                                             "agent_type": "worker"})]),
+                 reply(tool_calls=[tool_call("wait", {"ids": [sub]})]),
+                 reply(tool_calls=[tool_call("ask_user", {"question": "Which database?",
+                                                          "options": options})]),
+                 reply("all done")],
+        "SUB": [reply(tool_calls=[tool_call("write", {"file_path": "s.txt", "content": "S"})]),
+                reply("wrote s")],
+    })
+    async with open_fake_llm(script=script) as server:
+        configure(workspace, server.url_for("openai"))
+        client = await start(workspace, home)
+        sid = await open_session(client, workspace)
+        client.answers += ["approve", "lite"]
+        answer = await prompt(client, sid, "MAIN go")
+        await finish(client)
+    assert answer["result"] == {"stopReason": "end_turn"}
+    write, question = client.asked
+    assert write["toolCall"]["title"] == "[worker-1] write s.txt"
+    assert (workspace / "s.txt").read_text() == "S"
+    titles = [u["title"] for u in client.updates if u["sessionUpdate"] == "tool_call"]
+    assert "[worker-1] write s.txt" in titles and "spawn_agent" in titles
+    assert question["toolCall"]["title"] == "Which database?"
+    assert [(o["optionId"], o["name"]) for o in question["options"]] == [
+        ("pg", "PostgreSQL"), ("lite", "SQLite")]
+    assert "lite" in script.seen["MAIN"][-1].tool_results()[-1]
+
+
+async def test_max_steps_is_max_turn_requests(workspace, home, configure):
+    step = reply(tool_calls=[tool_call("glob", {"pattern": "*"})])
+    async with open_fake_llm(script=[step, step, step]) as server:
+        configure(workspace, server.url_for("openai"), extra="[agent]\nmax_steps = 1\n")
+        client = await start(workspace, home)
+        sid = await open_session(client, workspace)
+        answer = await prompt(client, sid, "loop")
+        await finish(client)
+    assert answer["result"] == {"stopReason": "max_turn_requests"}
+
+
+async def test_error_messages_are_redacted(workspace, home, configure):
+    """An error quoting what the client sent never echoes a secret nyz knows."""
+    async with open_fake_llm(script=[]) as server:
+        configure(workspace, server.url_for("openai"))
+        client = await start(workspace, home)
+        await open_session(client, workspace)
+        error = (await client.call("session/load", {
+            "sessionId": "sk-test-key", "cwd": str(workspace), "mcpServers": []}))["error"]
+        await finish(client)
+    assert error["code"] == -32002
+    assert "sk-test-key" not in error["message"] and "redacted" in error["message"]

@@ -26,6 +26,7 @@ class StdioClient:
         self.updates: list[dict[str, Any]] = []
         self.asked: list[dict[str, Any]] = []
         self.answers: list[str] = []
+        self.hold = False  # True: permission requests are left unanswered (the test answers)
 
     async def _message(self) -> dict[str, Any]:
         while b"\n" not in self.buffer:
@@ -51,6 +52,8 @@ class StdioClient:
                 message = await self._message()
                 if message.get("method") == "session/update":
                     self.updates.append(message["params"]["update"])
+                elif message.get("method") == "session/request_permission" and self.hold:
+                    self.asked.append(message)
                 elif message.get("method") == "session/request_permission":
                     self.asked.append(message["params"])
                     option = self.answers.pop(0) if self.answers else "deny"
@@ -199,3 +202,26 @@ async def test_error_messages_are_redacted(workspace, home, configure):
         await finish(client)
     assert error["code"] == -32002
     assert "sk-test-key" not in error["message"] and "redacted" in error["message"]
+
+
+async def test_cancel_while_a_permission_is_pending(workspace, home, configure):
+    """The spec's cancellation: the client cancels, then answers the pending permission
+    ``cancelled``; the call is not made and the prompt answers ``cancelled``."""
+    script = [reply(tool_calls=[tool_call("write", {"file_path": "c.txt", "content": "C"})]),
+              reply("after the cancel")]
+    async with open_fake_llm(script=script) as server:
+        configure(workspace, server.url_for("openai"))
+        client = await start(workspace, home)
+        sid = await open_session(client, workspace)
+        client.hold = True
+        await client.send({"id": 50, "method": "session/prompt", "params": {
+            "sessionId": sid, "prompt": [{"type": "text", "text": "write c"}]}})
+        asked = await client.until(lambda m: m.get("method") == "session/request_permission")
+        await client.send({"method": "session/cancel", "params": {"sessionId": sid}})
+        await client.send({"id": asked["id"], "result": {"outcome": {"outcome": "cancelled"}}})
+        answer = await client.until(lambda m: m.get("id") == 50 and "method" not in m)
+        assert answer["result"] == {"stopReason": "cancelled"}
+        again = await prompt(client, sid, "go on")
+        await finish(client)
+    assert not (workspace / "c.txt").exists()
+    assert again["result"] == {"stopReason": "end_turn"}

@@ -260,7 +260,10 @@ class AcpSession:
         from nyzhi.core.commands import dispatch
 
         host = _CommandHost(self)
+        mode = self.current_mode()
         await dispatch(host, line)
+        if self.current_mode() != mode:  # /plan, /trust: the editor's mode picker follows
+            await self.send(s.CurrentModeUpdate(self.current_mode()))
         if host.output:
             redact = self.rt.tooling.redactor
             text = "\n".join(host.output) + "\n"

@@ -225,3 +225,22 @@ async def test_cancel_while_a_permission_is_pending(workspace, home, configure):
         await finish(client)
     assert not (workspace / "c.txt").exists()
     assert again["result"] == {"stopReason": "end_turn"}
+
+
+async def test_a_mode_changed_by_a_command_is_reported(workspace, home, configure):
+    async with open_fake_llm(script=[]) as server:
+        configure(workspace, server.url_for("openai"))
+        client = await start(workspace, home)
+        sid = await open_session(client, workspace)
+        assert (await prompt(client, sid, "/plan"))["result"] == {"stopReason": "end_turn"}
+        await prompt(client, sid, "/plan")
+        await prompt(client, sid, "/trust autoedit")
+        set_mode = await client.call("session/set_mode", {"sessionId": sid, "modeId": "full"})
+        await prompt(client, sid, "/status")
+        await finish(client)
+    modes = [u["currentModeId"] for u in client.updates
+             if u["sessionUpdate"] == "current_mode_update"]
+    assert modes == ["plan", "off", "autoedit"]
+    assert set_mode["result"] == {}
+    assert "trust full" in client.text()  # set_mode reached the gates
+    assert not server.requests

@@ -12,6 +12,7 @@ shuts down (turns cancelled, tool subprocesses killed, the session saved) before
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +58,22 @@ class AcpAgent:
             for session in list(self.sessions.values()):
                 session.close()
 
+    async def _keep(self, session: AcpSession, *, task_status: Any) -> None:
+        """Run one session. Failing to open raises to ``session/new`` (its error answer); a
+        session that fails later ends alone, said in one line on stderr, and the connection
+        and the other sessions go on."""
+        try:
+            await session.run(task_status=task_status)
+        except Exception as exc:
+            if not session.started:
+                raise
+            from nyzhi.core.errors import describe_error
+
+            sys.stderr.write(f"nyz acp: session {session.id} ended: "
+                             f"{self._redact(describe_error(exc))}\n")
+        finally:
+            self.sessions.pop(session.id, None)
+
     def _redact(self, text: str) -> str:
         for session in self.sessions.values():
             redactor = session.rt.tooling.redactor if session.rt is not None else None
@@ -95,7 +112,7 @@ class AcpAgent:
         options = RuntimeOptions(cwd=path, interactive=True, session=session, **self.defaults)
         assert self.conn is not None and self._nursery is not None
         acp_session = AcpSession(self.conn, options, self.fs, servers, replay)
-        await self._nursery.start(acp_session.run)
+        await self._nursery.start(self._keep, acp_session)
         self.sessions[acp_session.id] = acp_session
         await acp_session.send(acp_session.commands())
         return acp_session

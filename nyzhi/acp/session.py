@@ -60,6 +60,7 @@ class AcpSession:
         self.renderer = UpdateRenderer(self.cwd)
         self.id = ""
         self.closed = trio.Event()
+        self.started = False  # the runtime is open and the client may use the session
         self.turn_done: trio.Event | None = None
         self.stop_reason = "end_turn"
         self.turn_error: str | None = None
@@ -81,6 +82,7 @@ class AcpSession:
             async with rt.subscribe() as events, trio.open_nursery() as nursery:
                 self._nursery = nursery
                 await self._replay()
+                self.started = True
                 task_status.started(self)
                 nursery.start_soon(self._pump, events)
                 await self.closed.wait()

@@ -244,3 +244,27 @@ async def test_a_mode_changed_by_a_command_is_reported(workspace, home, configur
     assert set_mode["result"] == {}
     assert "trust full" in client.text()  # set_mode reached the gates
     assert not server.requests
+
+
+async def test_failures_are_one_line_errors_and_the_agent_goes_on(workspace, home, configure):
+    """A provider that fails the turn, and a project whose config is broken: each is a
+    JSON-RPC error with one line saying why; the agent keeps serving."""
+    from nyzhi.testing.fake_llm import http_error
+
+    broken = workspace / "broken"
+    (broken / ".nyzhi").mkdir(parents=True)
+    (broken / ".nyzhi" / "config.toml").write_text("[provider\n")
+    async with open_fake_llm(script=[http_error(400, "the model is gone"),
+                                     reply("fine again")]) as server:
+        configure(workspace, server.url_for("openai"))
+        client = await start(workspace, home)
+        sid = await open_session(client, workspace)
+        failed = (await prompt(client, sid, "hello"))["error"]
+        bad = (await client.call("session/new", {"cwd": str(broken), "mcpServers": []}))["error"]
+        again = await prompt(client, sid, "hello again")
+        await finish(client)
+    assert failed["code"] == -32603 and "the model is gone" in failed["message"]
+    assert bad["code"] == -32603 and "config.toml" in bad["message"]
+    for error in (failed, bad):
+        assert "\n" not in error["message"] and "Traceback" not in error["message"]
+    assert again["result"] == {"stopReason": "end_turn"} and "fine again" in client.text()

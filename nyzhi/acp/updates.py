@@ -9,6 +9,8 @@ it already redacted by the bus.
 * every tool call (a subagent's too, its title naming the agent) is a ``tool_call`` (kind,
   title, locations, input), then ``tool_call_update``s: output as it streams, then
   ``completed`` or ``failed`` with the result;
+* a ``spawn_agent`` call stays ``in_progress`` while the subagent works, its content the
+  subagent's progress (each tool it calls, its answer), ``completed`` when its turn ends;
 * a successful ``todowrite`` is also a ``plan``: the whole merged list each time, as the spec
   asks;
 * a replayed session (``replaying``) has no deltas: its prompts become user message chunks
@@ -52,6 +54,14 @@ def _arguments(text: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+def _spawned_agent(event: ev.ToolDone) -> str | None:
+    """The path of the subagent a successful ``spawn_agent`` call started."""
+    if event.name != "spawn_agent" or event.is_error:
+        return None
+    found = _arguments(event.output).get("agent_id")
+    return found if isinstance(found, str) and found.startswith(ev.MAIN_AGENT + "/") else None
+
+
 def _text(text: str) -> tuple[s.ToolCallContent, ...]:
     if len(text) > MAX_OUTPUT:
         text = text[:MAX_OUTPUT] + f"\n... ({len(text) - MAX_OUTPUT} more characters)"
@@ -69,6 +79,10 @@ class UpdateRenderer(EventRenderer):
         # (agent, the model's call id) -> the session-unique tool call id: a model's ids repeat
         # across turns and agents (``call_0``), and ACP's must not
         self.ids: dict[tuple[str, str], str] = {}
+        # A subagent's progress, shown in the spawn_agent call that started it: the agent's
+        # path -> that call's id, and the call's lines so far.
+        self.spawned: dict[str, str] = {}
+        self.progress: dict[str, list[str]] = {}
         # approvals and questions waiting for the session to ask the client (not on replay)
         self.asks: list[ev.ApprovalRequest | ev.UserQuestion] = []
 
@@ -93,6 +107,9 @@ class UpdateRenderer(EventRenderer):
     def on_turn_complete(self, event: ev.TurnComplete) -> None:
         if self.replaying and event.agent == ev.MAIN_AGENT and event.text:
             self.updates.append(s.AgentMessageChunk(s.TextContent(event.text)))
+        if event.agent != ev.MAIN_AGENT:
+            answer = " ".join(event.text.split())
+            self._child(event.agent, f"{event.stop_reason}: {answer[:300]}", done=True)
 
     def on_approval_request(self, event: ev.ApprovalRequest) -> None:
         self.asks.append(event)
@@ -101,6 +118,8 @@ class UpdateRenderer(EventRenderer):
         self.asks.append(event)
 
     def on_error(self, event: ev.Error) -> None:
+        if event.agent != ev.MAIN_AGENT:
+            self._child(event.agent, f"error: {event.message}")
         if event.agent == ev.MAIN_AGENT and not self.replaying:
             self.updates.append(s.AgentMessageChunk(s.TextContent(f"\n[error] {event.message}\n")))
 
@@ -136,6 +155,8 @@ class UpdateRenderer(EventRenderer):
             tool_call_id=call_id, title=fields.title or event.name,
             kind=fields.kind or "other", status="pending", locations=fields.locations or (),
             raw_input=_arguments(event.arguments)))
+        if event.agent != ev.MAIN_AGENT:
+            self._child(event.agent, fields.title or event.name)
 
     def on_tool_output_delta(self, event: ev.ToolOutputDelta) -> None:
         call_id = self.tool_call_id(event.agent, event.call_id)
@@ -148,13 +169,35 @@ class UpdateRenderer(EventRenderer):
         if call_id not in self.started:  # a call whose start was not recorded
             self.on_tool_start(ev.ToolStart(event.call_id, event.name, agent=event.agent))
             call_id = self.tool_call_id(event.agent, event.call_id)
+        child = _spawned_agent(event) if not self.replaying else None
+        if child is not None:  # the call stays open while the subagent works
+            self.spawned[child] = call_id
+            self.progress[call_id] = [event.output]
         self.updates.append(s.ToolCallUpdate(
-            tool_call_id=call_id, status="failed" if event.is_error else "completed",
+            tool_call_id=call_id,
+            status="failed" if event.is_error else "in_progress" if child else "completed",
             content=_text(event.output)))
         self.started.discard(call_id)
         self.running.discard(call_id)
         if event.name == "todowrite" and not event.is_error:
             self._plan(event.metadata.get("todos"))  # the whole list, merged
+
+    def _child(self, agent: str, line: str, *, done: bool = False) -> None:
+        """A line of a subagent's progress into the spawn_agent call that started it (or
+        started its nearest spawned ancestor): an editor without subagents still sees them."""
+        path = agent
+        while path and path not in self.spawned:
+            path = path.rpartition("/")[0]
+        if not path:
+            return
+        call_id = self.spawned[path]
+        lines = self.progress[call_id]
+        name = agent.rsplit("/", 1)[-1]
+        lines.append(f"[{name}] {line}")
+        finished = done and agent == path
+        self.updates.append(s.ToolCallUpdate(
+            tool_call_id=call_id, status="completed" if finished else "in_progress",
+            content=_text("\n".join(lines))))
 
     def _plan(self, todos: Any) -> None:
         if not isinstance(todos, list):

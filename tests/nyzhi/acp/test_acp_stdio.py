@@ -174,6 +174,14 @@ async def test_a_subagent_asks_by_name_and_ask_user_is_a_choice(workspace, home,
     assert (workspace / "s.txt").read_text() == "S"
     titles = [u["title"] for u in client.updates if u["sessionUpdate"] == "tool_call"]
     assert "[worker-1] write s.txt" in titles and "spawn_agent" in titles
+    [spawn_id] = [u["toolCallId"] for u in client.updates
+                  if u["sessionUpdate"] == "tool_call" and u["title"] == "spawn_agent"]
+    spawn = [u for u in client.updates
+             if u["sessionUpdate"] == "tool_call_update" and u["toolCallId"] == spawn_id]
+    assert spawn[0]["status"] == "in_progress"  # open while the subagent works
+    assert spawn[-1]["status"] == "completed"
+    progress = spawn[-1]["content"][0]["content"]["text"]
+    assert "[worker-1] write s.txt" in progress and "[worker-1] end_turn: wrote s" in progress
     assert question["toolCall"]["title"] == "Which database?"
     assert [(o["optionId"], o["name"]) for o in question["options"]] == [
         ("pg", "PostgreSQL"), ("lite", "SQLite")]

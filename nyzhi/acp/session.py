@@ -27,7 +27,7 @@ import trio
 
 from nyzhi.acp import schema as s
 from nyzhi.acp.jsonrpc import Connection, RpcError
-from nyzhi.acp.updates import UpdateRenderer
+from nyzhi.acp.updates import UpdateRenderer, proposed_diffs
 from nyzhi.core import events as ev
 
 STOP_REASONS = {"end_turn": "end_turn", "cancelled": "cancelled", "max_steps": "max_turn_requests",
@@ -148,11 +148,17 @@ class AcpSession:
         title = shown.title or ask.tool
         if ask.agent != ev.MAIN_AGENT and not title.startswith("["):
             title = f"[{ask.agent.rsplit('/', 1)[-1]}] {title}"  # which subagent asks
-        detail = ask.preview or ask.summary
-        content = (s.ToolCallContent(content=s.TextContent(detail)),) if detail else None
+        name, args = self.renderer.inputs.get(call_id, (ask.tool, {}))
+        redactor = self.rt.tooling.redactor
+        content = await trio.to_thread.run_sync(
+            proposed_diffs, name, args, self.cwd,
+            redactor.redact if redactor is not None else _same)
+        if not content:
+            detail = ask.preview or ask.summary
+            content = (s.ToolCallContent(content=s.TextContent(detail)),) if detail else ()
         params = s.RequestPermissionParams(
             self.id, s.ToolCallFields(tool_call_id=call_id, title=title, kind=shown.kind,
-                                      status="pending", content=content,
+                                      status="pending", content=content or None,
                                       locations=shown.locations or None),
             PERMISSION_OPTIONS)
         answer = "deny"
@@ -317,6 +323,10 @@ class AcpSession:
             summary = getattr(custom, "description", "") or "custom command"
             listed.append(s.AvailableCommand(name, summary, s.CommandInput("arguments")))
         return s.AvailableCommandsUpdate(tuple(listed))
+
+
+def _same(text: str) -> str:
+    return text
 
 
 def _attached(uri: str, text: str) -> str:

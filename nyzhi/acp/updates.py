@@ -20,6 +20,7 @@ it already redacted by the bus.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +43,7 @@ TOOL_KINDS: dict[str, str] = {
 PATH_ARGS = ("file_path", "path", "source", "destination")
 TITLE_ARGS = ("command", "file_path", "path", "pattern", "query", "url", "source")
 MAX_OUTPUT = 20_000  # characters of a tool's result shown in the editor
+MAX_DIFF = 1_000_000  # characters of a file shown as a diff in a permission request
 PLAN_STATUSES = {"pending": "pending", "in_progress": "in_progress", "completed": "completed"}
 PRIORITIES = ("high", "medium", "low")
 
@@ -62,6 +64,37 @@ def _spawned_agent(event: ev.ToolDone) -> str | None:
     return found if isinstance(found, str) and found.startswith(ev.MAIN_AGENT + "/") else None
 
 
+def proposed_diffs(name: str, args: dict[str, Any], cwd: Path,
+                   redact: Callable[[str], str]) -> tuple[s.ToolCallContent, ...]:
+    """A ``write`` or ``edit`` call as the ACP diff of its file, before and after (what a
+    permission request shows); empty when it cannot be worked out. Blocking (reads the file).
+    The texts are redacted: they are shown, not written."""
+    raw = args.get("file_path")
+    if name not in ("write", "edit") or not isinstance(raw, str) or not raw:
+        return ()
+    path = Path(raw) if Path(raw).is_absolute() else cwd / raw
+    try:
+        old: str | None = path.read_text(encoding="utf-8") if path.is_file() else None
+    except (OSError, UnicodeDecodeError):
+        return ()
+    if old is not None and len(old) > MAX_DIFF:
+        return ()
+    if name == "write":
+        new = args.get("content")
+    else:
+        before, after = args.get("old_string"), args.get("new_string")
+        if old is None or not isinstance(before, str) or not isinstance(after, str) \
+                or not before or before not in old:
+            return ()
+        new = old.replace(before, after) if args.get("replace_all") is True else \
+            old.replace(before, after, 1)
+    if not isinstance(new, str):
+        return ()
+    return (s.ToolCallContent(type="diff", path=str(path),
+                              old_text=redact(old) if old is not None else None,
+                              new_text=redact(new)),)
+
+
 def _text(text: str) -> tuple[s.ToolCallContent, ...]:
     if len(text) > MAX_OUTPUT:
         text = text[:MAX_OUTPUT] + f"\n... ({len(text) - MAX_OUTPUT} more characters)"
@@ -76,9 +109,11 @@ class UpdateRenderer(EventRenderer):
         self.started: set[str] = set()  # tool call ids whose tool_call was sent
         self.running: set[str] = set()  # tool call ids already marked in_progress
         self.titles: dict[str, s.ToolCallFields] = {}  # tool call id -> what a permission shows
+        self.inputs: dict[str, tuple[str, dict[str, Any]]] = {}  # tool call id -> (tool, args)
         # (agent, the model's call id) -> the session-unique tool call id: a model's ids repeat
         # across turns and agents (``call_0``), and ACP's must not
         self.ids: dict[tuple[str, str], str] = {}
+        self.calls = 0
         # A subagent's progress, shown in the spawn_agent call that started it: the agent's
         # path -> that call's id, and the call's lines so far.
         self.spawned: dict[str, str] = {}
@@ -128,7 +163,8 @@ class UpdateRenderer(EventRenderer):
     def tool_call_id(self, agent: str, call_id: str, *, new: bool = False) -> str:
         key = (agent, call_id)
         if new or key not in self.ids:
-            self.ids[key] = f"{call_id}.{len(self.ids) + 1}"
+            self.calls += 1
+            self.ids[key] = f"{call_id}.{self.calls}"
         return self.ids[key]
 
     def fields(self, call_id: str, name: str, arguments: str, agent: str) -> s.ToolCallFields:
@@ -150,6 +186,7 @@ class UpdateRenderer(EventRenderer):
         call_id = self.tool_call_id(event.agent, event.call_id, new=True)
         fields = self.fields(call_id, event.name, event.arguments, event.agent)
         self.titles[call_id] = fields
+        self.inputs[call_id] = (event.name, _arguments(event.arguments))
         self.started.add(call_id)
         self.updates.append(s.ToolCall(
             tool_call_id=call_id, title=fields.title or event.name,
@@ -179,6 +216,7 @@ class UpdateRenderer(EventRenderer):
             content=_text(event.output)))
         self.started.discard(call_id)
         self.running.discard(call_id)
+        self.inputs.pop(call_id, None)
         if event.name == "todowrite" and not event.is_error:
             self._plan(event.metadata.get("todos"))  # the whole list, merged
 

@@ -43,11 +43,13 @@ async def test_permission_allowed_once_then_rejected(acp_client, workspace, conf
     todos = [{"id": "1", "content": "Write a.txt", "status": "in_progress"}]
     script = [
         reply(tool_calls=[tool_call("todowrite", {"todos": todos}),
-                          tool_call("write", {"file_path": "a.txt", "content": "A"})]),
+                          tool_call("read", {"file_path": "a.txt"})]),
+        reply(tool_calls=[tool_call("write", {"file_path": "a.txt", "content": "A"})]),
         reply("wrote a"),
         reply(tool_calls=[tool_call("write", {"file_path": "b.txt", "content": "B"})]),
         reply("b was refused"),
     ]
+    (workspace / "a.txt").write_text("old A\n")
     async with open_fake_llm(script=script) as server:
         configure(workspace, server.url_for("openai"))
         async with acp_client("permissions") as client:
@@ -60,17 +62,22 @@ async def test_permission_allowed_once_then_rejected(acp_client, workspace, conf
     assert first["toolCall"]["title"] == "write a.txt" and first["toolCall"]["kind"] == "edit"
     assert first["toolCall"]["locations"] == [{"path": str(workspace / "a.txt")}]
     assert second["toolCall"]["title"] == "write b.txt"
+    # each shows its file before and after: an overwrite, then a new file
+    assert first["toolCall"]["content"] == [{"type": "diff", "path": str(workspace / "a.txt"),
+                                             "oldText": "old A\n", "newText": "A"}]
+    assert second["toolCall"]["content"] == [{"type": "diff", "path": str(workspace / "b.txt"),
+                                              "newText": "B"}]
     finals = {u["toolCallId"]: u["status"] for u in done["toolUpdates"]
               if u["sessionUpdate"] == "tool_call_update"}
     starts = {u["toolCallId"]: u["title"] for u in done["toolUpdates"]
               if u["sessionUpdate"] == "tool_call"}
     by_title = {title: finals[call] for call, title in starts.items()}
-    assert by_title == {"todowrite": "completed", "write a.txt": "completed",
-                        "write b.txt": "failed"}
+    assert by_title == {"todowrite": "completed", "read a.txt": "completed",
+                        "write a.txt": "completed", "write b.txt": "failed"}
     [plan] = done["plans"]
     assert plan["entries"] == [{"content": "Write a.txt", "priority": "medium",
                                 "status": "in_progress"}]
-    assert "declined" in server.requests[3].tool_results()[0]
+    assert "declined" in server.requests[4].tool_results()[-1]
 
 
 async def test_files_go_through_the_editor(acp_client, workspace, configure):

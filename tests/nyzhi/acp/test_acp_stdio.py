@@ -276,3 +276,26 @@ async def test_failures_are_one_line_errors_and_the_agent_goes_on(workspace, hom
     for error in (failed, bad):
         assert "\n" not in error["message"] and "Traceback" not in error["message"]
     assert again["result"] == {"stopReason": "end_turn"} and "fine again" in client.text()
+
+
+async def test_a_permission_diff_never_shows_a_secret(workspace, home, configure):
+    """The diff a permission request shows is read from the file, outside the event path: it
+    is redacted all the same."""
+    (workspace / "settings.ini").write_text("key = sk-test-key\n")
+    script = [reply(tool_calls=[tool_call("read", {"file_path": "settings.ini"})]),
+              reply(tool_calls=[tool_call("edit", {"file_path": "settings.ini",
+                                                   "old_string": "key", "new_string": "token"})]),
+              reply("left it")]
+    async with open_fake_llm(script=script) as server:
+        configure(workspace, server.url_for("openai"))
+        client = await start(workspace, home)
+        sid = await open_session(client, workspace)
+        await prompt(client, sid, "rename the key")
+        await finish(client)
+    [asked] = client.asked
+    [diff] = asked["toolCall"]["content"]
+    assert diff["type"] == "diff" and diff["path"] == str(workspace / "settings.ini")
+    assert diff["oldText"].startswith("key = ") and diff["newText"].startswith("token = ")
+    assert "sk-test-key" not in json.dumps(client.asked) + json.dumps(client.updates)
+    assert "redacted" in diff["oldText"]
+    assert (workspace / "settings.ini").read_text() == "key = sk-test-key\n"  # declined

@@ -104,6 +104,8 @@ class AcpSession:
             else:
                 raise s.ParamsError(f"mcpServers: server {server.name!r} has no command or url")
             await self.rt.mcp_add(server.name, entry)
+        if self.mcp_servers:  # the spec connects them before the session is answered
+            await self.rt.mcp.wait_started()
 
     async def _replay(self) -> None:
         """A loaded session's history, as updates, before ``session/load`` returns."""

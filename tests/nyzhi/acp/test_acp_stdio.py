@@ -299,3 +299,56 @@ async def test_a_permission_diff_never_shows_a_secret(workspace, home, configure
     assert "sk-test-key" not in json.dumps(client.asked) + json.dumps(client.updates)
     assert "redacted" in diff["oldText"]
     assert (workspace / "settings.ini").read_text() == "key = sk-test-key\n"  # declined
+
+
+async def test_the_client_s_mcp_servers_join_the_session(workspace, home, configure):
+    """``mcpServers`` of ``session/new``: a stdio server (the MCP tests' scripted one, a real
+    process) is connected before the session is answered, and its tools are the agent's."""
+    import sys
+    from pathlib import Path
+
+    helper = Path(__file__).parent.parent / "mcp" / "helper_server.py"
+    script = [reply(tool_calls=[tool_call("mcp__helper__echo", {"text": "ping from the editor"})]),
+              reply("echoed")]
+    async with open_fake_llm(script=script) as server:
+        configure(workspace, server.url_for("openai"), extra='[agent.trust]\nmode = "full"\n')
+        client = await start(workspace, home)
+        answer = await client.call("session/new", {"cwd": str(workspace), "mcpServers": [
+            {"name": "helper", "command": sys.executable, "args": [str(helper)], "env": []}]})
+        sid = answer["result"]["sessionId"]
+        done = await prompt(client, sid, "echo something")
+        await finish(client)
+    assert done["result"] == {"stopReason": "end_turn"}
+    assert "mcp__helper__echo" in server.requests[0].tool_names()
+    assert "ping from the editor" in server.requests[1].tool_results()[-1]
+
+
+async def test_an_http_mcp_server_of_the_client_gets_its_headers(workspace, home, configure):
+    import functools
+    import sys
+    from pathlib import Path
+
+    from nyzhi.provider.llama_server import free_loopback_port
+
+    helper = Path(__file__).parent.parent / "mcp" / "helper_server.py"
+    port = free_loopback_port()
+    script = [reply(tool_calls=[tool_call("mcp__web__echo", {"text": "over http"})]),
+              reply("echoed")]
+    async with open_fake_llm(script=script) as server, trio.open_nursery() as nursery:
+        proc = await nursery.start(functools.partial(
+            trio.run_process, [sys.executable, str(helper), "--http", str(port),
+                               "--require-header", "X-Token=abc"],
+            stdout=subprocess.PIPE, check=False))
+        async for chunk in proc.stdout:  # the helper says "ready" once it is bound
+            if b"ready" in chunk:
+                break
+        configure(workspace, server.url_for("openai"), extra='[agent.trust]\nmode = "full"\n')
+        client = await start(workspace, home)
+        answer = await client.call("session/new", {"cwd": str(workspace), "mcpServers": [
+            {"type": "http", "name": "web", "url": f"http://127.0.0.1:{port}/mcp",
+             "headers": [{"name": "X-Token", "value": "abc"}]}]})
+        done = await prompt(client, answer["result"]["sessionId"], "echo over http")
+        await finish(client)
+        proc.terminate()
+    assert done["result"] == {"stopReason": "end_turn"}
+    assert "over http" in server.requests[1].tool_results()[-1]

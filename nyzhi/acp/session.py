@@ -19,6 +19,7 @@ the work, behind the same gates and sandbox.
 from __future__ import annotations
 
 import contextlib
+import sys
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
@@ -78,6 +79,8 @@ class AcpSession:
         async with open_runtime(self.options) as rt:
             self.rt = rt
             self.id = rt.session_id
+            for notice in rt.notices:  # stdout is the protocol's: notices go to the log
+                sys.stderr.write(f"nyz acp: {notice}\n")
             await self._add_mcp_servers()
             async with rt.subscribe() as events, trio.open_nursery() as nursery:
                 self._nursery = nursery

@@ -352,3 +352,26 @@ async def test_an_http_mcp_server_of_the_client_gets_its_headers(workspace, home
         proc.terminate()
     assert done["result"] == {"stopReason": "end_turn"}
     assert "over http" in server.requests[1].tool_results()[-1]
+
+
+async def test_stdout_carries_the_protocol_only(workspace, home, configure):
+    """What nyz would tell a person (here: a config key it does not know) goes to stderr;
+    every line on stdout is a JSON-RPC message."""
+    async with open_fake_llm(script=[reply("hi")]) as server:
+        configure(workspace, server.url_for("openai"), extra="[agent]\nmystery_key = 1\n")
+        proc = await trio.lowlevel.open_process(
+            [*NYZ, "acp"], cwd=workspace, env=nyz_env(home),
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        client = StdioClient(proc)
+        await client.call("initialize", {"protocolVersion": 1})
+        sid = await open_session(client, workspace)
+        await prompt(client, sid, "hello")
+        await proc.stdin.aclose()
+        with trio.fail_after(30):
+            out = await proc.stdout.receive_some(1 << 20)
+            err = bytearray()
+            while chunk := await proc.stderr.receive_some(1 << 16):
+                err += chunk
+            assert await proc.wait() == 0
+    assert all(json.loads(line)["jsonrpc"] == "2.0" for line in out.splitlines() if line)
+    assert b"mystery_key" in err and b"mystery_key" not in bytes(client.buffer) + out

@@ -11,11 +11,16 @@ import argparse
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from nyzhi.cli.main import add_global_flags
+    from nyzhi.cli.main import _trust
 
     p = sub.add_parser("acp", help="serve an editor (Zed, JetBrains, Neovim, Emacs) over the "
                                    "Agent Client Protocol on stdin/stdout")
-    add_global_flags(p, suppress=True)
+    # The global flags that mean something to every session, repeatable after ``acp`` (an
+    # editor's config usually lists them there); the editor picks sessions itself.
+    quiet = {"default": argparse.SUPPRESS}
+    p.add_argument("-p", "--provider", help="provider name for every session", **quiet)
+    p.add_argument("-m", "--model", help="model id for every session", **quiet)
+    p.add_argument("-y", "--trust", type=_trust, help="trust mode sessions start in", **quiet)
     p.set_defaults(handler=run_acp)
 
 

@@ -66,9 +66,9 @@ class StdioClient:
         return "".join(u["content"]["text"] for u in self.updates if u["sessionUpdate"] == kind)
 
 
-async def start(workspace, home) -> StdioClient:
+async def start(workspace, home, *args: str) -> StdioClient:
     proc = await trio.lowlevel.open_process(
-        [*NYZ, "acp"], cwd=workspace, env=nyz_env(home),
+        [*NYZ, "acp", *args], cwd=workspace, env=nyz_env(home),
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     client = StdioClient(proc)
     init = await client.call("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
@@ -375,3 +375,14 @@ async def test_stdout_carries_the_protocol_only(workspace, home, configure):
             assert await proc.wait() == 0
     assert all(json.loads(line)["jsonrpc"] == "2.0" for line in out.splitlines() if line)
     assert b"mystery_key" in err and b"mystery_key" not in bytes(client.buffer) + out
+
+
+async def test_flags_after_acp_give_every_session_its_defaults(workspace, home, configure):
+    async with open_fake_llm(script=[]) as server:
+        configure(workspace, server.url_for("openai"))
+        client = await start(workspace, home, "-y", "autoedit", "-m", "other-model")
+        answer = await client.call("session/new", {"cwd": str(workspace), "mcpServers": []})
+        status = await prompt(client, answer["result"]["sessionId"], "/status")
+        await finish(client)
+    assert answer["result"]["modes"]["currentModeId"] == "autoedit"
+    assert status["result"] == {"stopReason": "end_turn"} and "fake/other-model" in client.text()

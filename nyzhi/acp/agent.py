@@ -20,7 +20,8 @@ import trio
 
 from nyzhi import __version__
 from nyzhi.acp import schema as s
-from nyzhi.acp.jsonrpc import RESOURCE_NOT_FOUND, Connection, RpcError
+from nyzhi.acp.jsonrpc import AUTH_REQUIRED, RESOURCE_NOT_FOUND, Connection, RpcError
+from nyzhi.acp.login import LOGIN, LOGIN_METHOD, login_needed
 from nyzhi.acp.session import AcpSession
 
 
@@ -38,6 +39,7 @@ class AcpAgent:
     def methods(self) -> dict[str, Any]:
         return {
             "initialize": self.initialize,
+            "authenticate": self.authenticate,
             "session/new": self.new_session,
             "session/load": self.load_session,
             "session/prompt": self.prompt,
@@ -95,7 +97,23 @@ class AcpAgent:
                 mcp_capabilities=s.McpCapabilities(http=True),
             ),
             agent_info=s.Implementation("nyz", __version__, "nyzhi"),
+            auth_methods=(LOGIN,) if await self._login_needed() else (),
         ))
+
+    async def _login_needed(self) -> bool:
+        return await trio.to_thread.run_sync(
+            login_needed, Path.cwd(), self.defaults.get("provider"))
+
+    async def authenticate(self, params: Any) -> Any:
+        """Logging in happens in a terminal (``nyz login``): this checks it was done."""
+        request = s.read_params(params, s.AuthenticateParams, "authenticate")
+        if request.method_id != LOGIN_METHOD:
+            raise s.ParamsError(f"authenticate params: 'methodId' must be {LOGIN_METHOD!r}, "
+                                f"found {request.method_id!r}")
+        if await self._login_needed():
+            raise RpcError(AUTH_REQUIRED, "no model provider key found yet: run `nyz login` "
+                                          "in a terminal, then try again")
+        return {}
 
     async def _open(self, cwd: str, servers: tuple[s.McpServerParams, ...], method: str,
                     session: str | None = None) -> AcpSession:

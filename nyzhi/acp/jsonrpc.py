@@ -26,6 +26,7 @@ METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 RESOURCE_NOT_FOUND = -32002
+AUTH_REQUIRED = -32000
 
 Handler = Callable[[Any], Awaitable[Any]]
 MAX_LINE = 64 * 1024 * 1024  # one message; a longer line is refused, not buffered forever

@@ -115,11 +115,25 @@ class AgentCapabilities:
 
 @_acp()
 @records.frozen
+class AuthMethod:
+    id: str
+    name: str
+    description: str | None = None
+
+
+@_acp()
+@records.frozen
 class InitializeResult:
     protocol_version: int
     agent_capabilities: AgentCapabilities
     agent_info: Implementation
-    auth_methods: tuple[dict[str, Any], ...] = ()
+    auth_methods: tuple[AuthMethod, ...] = ()
+
+
+@_acp()
+@records.frozen
+class AuthenticateParams:
+    method_id: str
 
 
 # ---- sessions -------------------------------------------------------------------------------

@@ -26,6 +26,7 @@ async def test_initialize_new_session_and_a_streamed_prompt(acp_client, workspac
     assert init["protocolVersion"] == 1
     assert init["agentCapabilities"]["loadSession"] is True
     assert init["agentInfo"]["name"] == "nyz"
+    assert init["authMethods"] == []  # a provider is configured: nothing to log in to
     assert session["sessionId"] and session["modes"]["currentModeId"] == "off"
     assert {m["id"] for m in session["modes"]["availableModes"]} >= {"plan", "full", "off"}
     assert prompted["stopReason"] == "end_turn"

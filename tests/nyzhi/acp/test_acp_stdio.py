@@ -386,3 +386,21 @@ async def test_flags_after_acp_give_every_session_its_defaults(workspace, home, 
         await finish(client)
     assert answer["result"]["modes"]["currentModeId"] == "autoedit"
     assert status["result"] == {"stopReason": "end_turn"} and "fake/other-model" in client.text()
+
+
+async def test_without_a_provider_key_the_editor_is_offered_nyz_login(workspace, home,
+                                                                       configure):
+    client = await start(workspace, home)  # (start asserts initialize answered)
+    client.next_id += 1
+    await client.send({"id": client.next_id, "method": "initialize",
+                       "params": {"protocolVersion": 1}})
+    init = await client.until(lambda m: m.get("id") == client.next_id)
+    [method] = init["result"]["authMethods"]
+    assert method["id"] == "nyz-login" and "nyz login" in method["description"]
+    early = await client.call("authenticate", {"methodId": "nyz-login"})
+    assert early["error"]["code"] == -32000 and "nyz login" in early["error"]["message"]
+    configure(workspace, "http://127.0.0.1:9/v1")  # what nyz login would have set up
+    assert (await client.call("authenticate", {"methodId": "nyz-login"}))["result"] == {}
+    wrong = await client.call("authenticate", {"methodId": "oauth"})
+    assert wrong["error"]["code"] == -32602 and "'methodId'" in wrong["error"]["message"]
+    await finish(client)

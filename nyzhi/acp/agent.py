@@ -5,13 +5,15 @@
 session is an ``AcpSession`` with its own runtime, and several run at once in this process.
 ``serve_stdio`` makes stdout protocol-only: the real stdout is kept for messages and file
 descriptor 1 is pointed at stderr, so nothing else printed (a library's warning, a notice)
-can corrupt the stream. When the client closes stdin every session is closed: its runtime
-shuts down (turns cancelled, tool subprocesses killed, the session saved) before we exit.
+can corrupt the stream. When the client closes stdin (or the process gets SIGTERM, SIGHUP or
+SIGINT) every session is closed: its runtime shuts down (turns cancelled, tool subprocesses
+killed, the session saved) before we exit.
 """
 
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -35,6 +37,7 @@ class AcpAgent:
         self.sessions: dict[str, AcpSession] = {}
         self.conn: Connection | None = None
         self._nursery: trio.Nursery | None = None
+        self._reading = trio.CancelScope()
 
     def methods(self) -> dict[str, Any]:
         return {
@@ -56,9 +59,14 @@ class AcpAgent:
                                notifications=self.notifications(), redact=self._redact)
         async with trio.open_nursery() as nursery:
             self._nursery = nursery
-            await self.conn.serve()
+            with self._reading:
+                await self.conn.serve()
             for session in list(self.sessions.values()):
                 session.close()
+
+    def stop(self) -> None:
+        """End as if the client had closed its end (a signal from the editor)."""
+        self._reading.cancel()
 
     async def _keep(self, session: AcpSession, *, task_status: Any) -> None:
         """Run one session. Failing to open raises to ``session/new`` (its error answer); a
@@ -191,6 +199,18 @@ async def serve_stdio(defaults: dict[str, Any] | None = None) -> int:
     os.dup2(2, 1)  # anything else written to stdout goes to stderr
     send = trio.lowlevel.FdStream(protocol_out)
     receive = trio.lowlevel.FdStream(os.dup(0))
-    async with send, receive:
-        await AcpAgent(defaults).serve(send, receive)
+    agent = AcpAgent(defaults)
+    async with send, receive, trio.open_nursery() as nursery:
+        nursery.start_soon(_stop_on_signal, agent)
+        await agent.serve(send, receive)
+        nursery.cancel_scope.cancel()
     return 0
+
+
+async def _stop_on_signal(agent: AcpAgent) -> None:
+    """An editor closing may signal rather than close stdin: the sessions end the same way
+    (turns cancelled, subprocesses killed, sessions saved) before the process exits."""
+    with trio.open_signal_receiver(signal.SIGTERM, signal.SIGHUP, signal.SIGINT) as signals:
+        async for _signum in signals:
+            agent.stop()
+            return

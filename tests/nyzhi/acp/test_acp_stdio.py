@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import json
 import random
+import signal
 import subprocess
 from typing import Any
 
+import pytest
 import trio
 
 from nyzhi.testing.cli import NYZ, nyz_env, running_with
@@ -102,9 +104,11 @@ async def test_the_scenario_without_node(workspace, home, configure):
             assert await client.proc.wait() == 0
 
 
-async def test_a_client_that_goes_away_mid_turn_ends_everything(workspace, home, configure):
-    """stdin closes while a bash runs: the turn is cancelled, the bash is gone, the session is
-    saved (it loads, with the prompt in it), and nyz exits 0."""
+@pytest.mark.parametrize("how", ["stdin closed", "SIGTERM"])
+async def test_a_client_that_goes_away_mid_turn_ends_everything(how, workspace, home,
+                                                                configure):
+    """stdin closes (or the editor signals) while a bash runs: the turn is cancelled, the bash
+    is gone, the session is saved (it loads, with the prompt in it), and nyz exits 0."""
     marker = f"300.{random.randrange(10**8):08d}"
     script = [reply(tool_calls=[tool_call("bash", {"command": f"echo started; sleep {marker}"})])]
     async with open_fake_llm(script=script) as server:
@@ -118,7 +122,10 @@ async def test_a_client_that_goes_away_mid_turn_ends_everything(workspace, home,
         await client.until(lambda m: m.get("params", {}).get("update", {}).get("status")
                            == "in_progress")
         assert running_with(marker)
-        await client.proc.stdin.aclose()
+        if how == "SIGTERM":
+            client.proc.send_signal(signal.SIGTERM)
+        else:
+            await client.proc.stdin.aclose()
         with trio.fail_after(30):
             assert await client.proc.wait() == 0
     assert running_with(marker) == []

@@ -49,6 +49,8 @@ PERMISSION_OPTIONS = (
 
 
 class AcpSession:
+    """One ``session/new`` or ``session/load``: its runtime, its event pump, its prompts."""
+
     def __init__(self, conn: Connection, options: Any, fs: s.FsCapabilities,
                  mcp_servers: tuple[s.McpServerParams, ...], replay: list[ev.AnyEvent]) -> None:
         self.conn = conn
@@ -67,7 +69,6 @@ class AcpSession:
         self.turn_error: str | None = None
         self.prompt_lock = trio.Lock()
         self.busy = False
-        self.command_output: list[str] = []
         self._nursery: trio.Nursery | None = None
 
     # ---- lifetime -----------------------------------------------------------------------
@@ -105,7 +106,8 @@ class AcpSession:
                 entry = McpStdioServer(command=server.command, args=server.args,
                                        env={e.name: e.value for e in server.env})
             else:
-                raise s.ParamsError(f"mcpServers: server {server.name!r} has no command or url")
+                raise s.ParamsError(f"session params: 'mcpServers' entry {server.name!r} has "
+                                    "neither a command nor a url")
             await self.rt.mcp_add(server.name, entry)
         if self.mcp_servers:  # the spec connects them before the session is answered
             await self.rt.mcp.wait_started()
@@ -186,7 +188,7 @@ class AcpSession:
             for o in ask.options) or (s.PermissionOption("yes", "Yes", "allow_once"),
                                       s.PermissionOption("no", "No", "reject_once"))
         params = s.RequestPermissionParams(
-            self.id, s.ToolCallFields(tool_call_id=ask.call_id or ask.request_id,
+            self.id, s.ToolCallFields(tool_call_id=self.renderer.question_call(ask),
                                       title=ask.question, kind="other", status="pending"),
             options)
         answer = "__cancelled__"

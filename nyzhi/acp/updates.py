@@ -110,6 +110,7 @@ class UpdateRenderer(EventRenderer):
         self.running: set[str] = set()  # tool call ids already marked in_progress
         self.titles: dict[str, s.ToolCallFields] = {}  # tool call id -> what a permission shows
         self.inputs: dict[str, tuple[str, dict[str, Any]]] = {}  # tool call id -> (tool, args)
+        self.latest: dict[tuple[str, str], str] = {}  # (agent, tool) -> its latest call's id
         # (agent, the model's call id) -> the session-unique tool call id: a model's ids repeat
         # across turns and agents (``call_0``), and ACP's must not
         self.ids: dict[tuple[str, str], str] = {}
@@ -167,6 +168,14 @@ class UpdateRenderer(EventRenderer):
             self.ids[key] = f"{call_id}.{self.calls}"
         return self.ids[key]
 
+    def question_call(self, event: ev.UserQuestion) -> str:
+        """The tool call an ``ask_user`` question belongs to (its event may not name it):
+        the asking agent's running ``ask_user`` call, else the question's own id."""
+        if event.call_id:
+            return self.tool_call_id(event.agent, event.call_id)
+        running = self.latest.get((event.agent, "ask_user"))
+        return running if running in self.started else event.request_id
+
     def fields(self, call_id: str, name: str, arguments: str, agent: str) -> s.ToolCallFields:
         """The title, kind and locations of a call (also what a permission request shows)."""
         args = _arguments(arguments)
@@ -187,6 +196,7 @@ class UpdateRenderer(EventRenderer):
         fields = self.fields(call_id, event.name, event.arguments, event.agent)
         self.titles[call_id] = fields
         self.inputs[call_id] = (event.name, _arguments(event.arguments))
+        self.latest[(event.agent, event.name)] = call_id
         self.started.add(call_id)
         self.updates.append(s.ToolCall(
             tool_call_id=call_id, title=fields.title or event.name,

@@ -190,6 +190,9 @@ async def test_a_subagent_asks_by_name_and_ask_user_is_a_choice(workspace, home,
     progress = spawn[-1]["content"][0]["content"]["text"]
     assert "[worker-1] write s.txt" in progress and "[worker-1] end_turn: wrote s" in progress
     assert question["toolCall"]["title"] == "Which database?"
+    [ask_call] = [u["toolCallId"] for u in client.updates
+                  if u["sessionUpdate"] == "tool_call" and u["title"] == "ask_user"]
+    assert question["toolCall"]["toolCallId"] == ask_call  # the editor's own tool call
     assert [(o["optionId"], o["name"]) for o in question["options"]] == [
         ("pg", "PostgreSQL"), ("lite", "SQLite")]
     assert "lite" in script.seen["MAIN"][-1].tool_results()[-1]

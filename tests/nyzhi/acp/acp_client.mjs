@@ -159,6 +159,19 @@ const scenarios = {
     say("after", { stopReason: after.stopReason, message: chunks(state, sessionId, "agent_message_chunk") });
   },
 
+  // The editor goes away mid-turn: this process exits while a bash runs, without a word.
+  async exit(ctx, state, agent) {
+    await initialize(ctx);
+    const { sessionId } = await ctx.request(acp.methods.agent.session.new, { cwd: workspace, mcpServers: [] });
+    await ctx.request(acp.methods.agent.session.setMode, { sessionId, modeId: "full" });
+    ctx.request(acp.methods.agent.session.prompt, { sessionId, prompt: text("run the long thing") })
+      .catch(() => {});
+    await updateMatching(state, (u) => u.sessionUpdate === "tool_call_update" && u.status === "in_progress");
+    say("running", { pid: agent.child.pid, sessionId });
+    await waitForTest();
+    process.exit(0);
+  },
+
   // Two sessions of one agent at once.
   async two(ctx, state) {
     await initialize(ctx);
@@ -205,7 +218,8 @@ const scenarios = {
 async function run() {
   const agent = startAgent();
   const state = newState();
-  const result = await makeClient(state).connectWith(agent.stream, (ctx) => scenarios[scenario](ctx, state));
+  const result = await makeClient(state).connectWith(
+    agent.stream, (ctx) => scenarios[scenario](ctx, state, agent));
   agent.child.stdin.end();  // the editor closes: the agent ends every session and exits
   say("agent-exited", { code: await agent.exited });
   if (scenario === "load") {

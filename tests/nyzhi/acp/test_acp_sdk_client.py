@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import random
 
+import trio
+
 from nyzhi.testing.cli import running_with
 from nyzhi.testing.fake_llm import open_fake_llm, reply, tool_call
 
@@ -162,3 +164,31 @@ async def test_errors_are_json_rpc_errors_and_the_agent_goes_on(acp_client, work
     assert unknown["code"] == -32002 and "nope" in unknown["message"]
     assert relative["code"] == -32602 and "'cwd' must be an absolute path" in relative["message"]
     assert mode["code"] == -32602 and "'modeId' must be one of" in mode["message"]
+
+
+async def test_the_editor_exiting_mid_turn_ends_everything(acp_client, workspace, home,
+                                                           configure):
+    """The client process exits while a bash runs: nyz sees its stdin close, cancels the
+    turn, kills the bash, saves the session and exits."""
+    import os
+
+    from nyzhi.core.sessions.store import SessionStore
+
+    marker = f"300.{random.randrange(10**8):08d}"
+    script = [reply(tool_calls=[tool_call("bash", {"command": f"echo started; sleep {marker}"})])]
+    async with open_fake_llm(script=script) as server:
+        configure(workspace, server.url_for("openai"))
+        async with acp_client("exit") as client:
+            running = await client.step("running")
+            assert running_with(marker)
+            nyz = os.pidfd_open(running["pid"])  # nyz is the client's child, not ours
+            try:
+                await client.go_on()
+                with trio.fail_after(30):
+                    await trio.lowlevel.wait_readable(nyz)  # readable once nyz has exited
+            finally:
+                os.close(nyz)
+    assert running_with(marker) == []
+    saved = SessionStore(home / ".local" / "share" / "nyzhi" / "sessions").load(
+        running["sessionId"])
+    assert any(getattr(e, "prompt", "") == "run the long thing" for e in saved.events)

@@ -254,13 +254,19 @@ async def test_a_mode_changed_by_a_command_is_reported(workspace, home, configur
         await prompt(client, sid, "/plan")
         await prompt(client, sid, "/trust autoedit")
         set_mode = await client.call("session/set_mode", {"sessionId": sid, "modeId": "full"})
+        await prompt(client, sid, "/model other-model")
         await prompt(client, sid, "/status")
+        image = await client.call("session/prompt", {"sessionId": sid, "prompt": [
+            {"type": "image", "mimeType": "image/png", "data": "AAAA"}]})
         await finish(client)
     modes = [u["currentModeId"] for u in client.updates
              if u["sessionUpdate"] == "current_mode_update"]
     assert modes == ["plan", "off", "autoedit"]
     assert set_mode["result"] == {}
     assert "trust full" in client.text()  # set_mode reached the gates
+    assert "fake/other-model" in client.text()  # /model switched the main agent's model
+    assert image["error"]["code"] == -32602 and "'image' is not supported" in \
+        image["error"]["message"]
     assert not server.requests
 
 

@@ -24,6 +24,10 @@ DEPS := scripts/system-deps.sh
 # `make test` installs them, into the venv's own node_modules; `make run` never runs npm.
 MCP_NPM_SERVERS := @modelcontextprotocol/server-everything@2026.8.31 @modelcontextprotocol/server-filesystem@2026.8.31
 MCP_NPM_STAMP := $(VENV)/node_modules/.bin/mcp-server-filesystem
+# The official Agent Client Protocol client (TypeScript SDK) the `nyz acp` tests drive nyz with;
+# like the MCP servers, only `make test` installs it.
+ACP_NPM_CLIENT := @agentclientprotocol/sdk@2.4.0
+ACP_NPM_STAMP := $(VENV)/node_modules/@agentclientprotocol/sdk/package.json
 
 # nyzhi needs Python 3.11+; say which interpreter is too old and how to choose another.
 define CHECK_PYTHON
@@ -39,7 +43,7 @@ case $$? in \
 esac
 endef
 
-.PHONY: install install-dev run test bench lint clean check-python check-run check-test mcp-test-servers
+.PHONY: install install-dev run test bench lint clean check-python check-run check-test mcp-test-servers acp-test-client
 
 # What `make run` needs: the system check first (so a missing tool is said before the long
 # build), then the venv, the offline model and compiled bytecode.
@@ -51,7 +55,7 @@ install-dev: install $(DEV_STAMP)
 run: install
 	@exec $(VENV)/bin/nyz $(ARGS)
 
-test: install-dev $(SYSTEM_TEST_STAMP) mcp-test-servers
+test: install-dev $(SYSTEM_TEST_STAMP) mcp-test-servers acp-test-client
 	@$(PY) -m pytest -q; status=$$?; \
 	if [ $$status -eq 5 ]; then echo "make test: pytest collected no tests (a broken suite, not a pass)" >&2; fi; \
 	exit $$status
@@ -126,6 +130,14 @@ mcp-test-servers: $(DEV_STAMP)
 	  echo "installing the npm MCP test servers into $(VENV)/node_modules"; \
 	  npm install --prefix $(VENV) --no-audit --no-fund --loglevel=error $(MCP_NPM_SERVERS); \
 	else echo "npm not found: the MCP tests that need the npm servers will be skipped"; fi
+
+# Without npm the nyz acp tests that need the official client skip (the Python ones still run).
+acp-test-client: $(DEV_STAMP)
+	@if [ -f $(ACP_NPM_STAMP) ]; then :; \
+	elif command -v npm >/dev/null 2>&1; then \
+	  echo "installing the official ACP client (npm) into $(VENV)/node_modules"; \
+	  npm install --prefix $(VENV) --no-audit --no-fund --loglevel=error $(ACP_NPM_CLIENT); \
+	else echo "npm not found: the nyz acp tests that need the official ACP client will be skipped"; fi
 
 $(DEV_STAMP): pyproject.toml | $(RUN_STAMP)
 	@echo "installing the test and lint tools (pytest, hypothesis, ruff)"

@@ -1,0 +1,216 @@
+"""``nyz acp``: the ACP agent's methods, and serving them over stdin/stdout.
+
+``AcpAgent`` answers the client's methods (``initialize``, ``session/new``, ``session/load``,
+``session/prompt``, ``session/set_mode``, and the ``session/cancel`` notification); each
+session is an ``AcpSession`` with its own runtime, and several run at once in this process.
+``serve_stdio`` makes stdout protocol-only: the real stdout is kept for messages and file
+descriptor 1 is pointed at stderr, so nothing else printed (a library's warning, a notice)
+can corrupt the stream. When the client closes stdin (or the process gets SIGTERM, SIGHUP or
+SIGINT) every session is closed: its runtime shuts down (turns cancelled, tool subprocesses
+killed, the session saved) before we exit.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+import trio
+
+from nyzhi import __version__
+from nyzhi.acp import schema as s
+from nyzhi.acp.jsonrpc import AUTH_REQUIRED, RESOURCE_NOT_FOUND, Connection, RpcError
+from nyzhi.acp.login import LOGIN, LOGIN_METHOD, login_needed
+from nyzhi.acp.session import AcpSession
+
+
+class AcpAgent:
+    """The methods of one connection. ``defaults``: the ``RuntimeOptions`` fields every
+    session starts from (``nyz -p PROVIDER -m MODEL -y TRUST acp``)."""
+
+    def __init__(self, defaults: dict[str, Any] | None = None) -> None:
+        self.defaults = defaults or {}
+        self.fs = s.FsCapabilities()
+        self.sessions: dict[str, AcpSession] = {}
+        self.conn: Connection | None = None
+        self._nursery: trio.Nursery | None = None
+        self._reading = trio.CancelScope()
+
+    def methods(self) -> dict[str, Any]:
+        return {
+            "initialize": self.initialize,
+            "authenticate": self.authenticate,
+            "session/new": self.new_session,
+            "session/load": self.load_session,
+            "session/prompt": self.prompt,
+            "session/set_mode": self.set_mode,
+        }
+
+    def notifications(self) -> dict[str, Any]:
+        return {"session/cancel": self.cancel}
+
+    async def serve(self, send: trio.abc.SendStream, receive: trio.abc.ReceiveStream) -> None:
+        """Answer the client on these streams until it closes its end; then close every
+        session (shielded: a session is saved and its processes are gone before we return)."""
+        self.conn = Connection(send, receive, methods=self.methods(),
+                               notifications=self.notifications(), redact=self._redact)
+        async with trio.open_nursery() as nursery:
+            self._nursery = nursery
+            with self._reading:
+                await self.conn.serve()
+            for session in list(self.sessions.values()):
+                session.close()
+
+    def stop(self) -> None:
+        """End as if the client had closed its end (a signal from the editor)."""
+        self._reading.cancel()
+
+    async def _keep(self, session: AcpSession, *, task_status: Any) -> None:
+        """Run one session. Failing to open raises to ``session/new`` (its error answer); a
+        session that fails later ends alone, said in one line on stderr, and the connection
+        and the other sessions go on."""
+        try:
+            await session.run(task_status=task_status)
+        except Exception as exc:
+            if not session.started:
+                raise
+            from nyzhi.core.errors import describe_error
+
+            sys.stderr.write(f"nyz acp: session {session.id} ended: "
+                             f"{self._redact(describe_error(exc))}\n")
+        finally:
+            self.sessions.pop(session.id, None)
+
+    def _redact(self, text: str) -> str:
+        for session in self.sessions.values():
+            redactor = session.rt.tooling.redactor if session.rt is not None else None
+            if redactor is not None:
+                text = redactor.redact(text)
+        return text
+
+    # ---- methods ------------------------------------------------------------------------
+
+    async def initialize(self, params: Any) -> Any:
+        request = s.read_params(params, s.InitializeParams, "initialize")
+        self.fs = request.client_capabilities.fs
+        return s.write(s.InitializeResult(
+            protocol_version=min(request.protocol_version, s.PROTOCOL_VERSION)
+            if request.protocol_version >= 1 else s.PROTOCOL_VERSION,
+            agent_capabilities=s.AgentCapabilities(
+                load_session=True,
+                prompt_capabilities=s.PromptCapabilities(embedded_context=True),
+                mcp_capabilities=s.McpCapabilities(http=True),
+            ),
+            agent_info=s.Implementation("nyz", __version__, "nyzhi"),
+            auth_methods=(LOGIN,) if await self._login_needed() else (),
+        ))
+
+    async def _login_needed(self) -> bool:
+        return await trio.to_thread.run_sync(
+            login_needed, Path.cwd(), self.defaults.get("provider"))
+
+    async def authenticate(self, params: Any) -> Any:
+        """Logging in happens in a terminal (``nyz login``): this checks it was done."""
+        request = s.read_params(params, s.AuthenticateParams, "authenticate")
+        if request.method_id != LOGIN_METHOD:
+            raise s.ParamsError(f"authenticate params: 'methodId' must be {LOGIN_METHOD!r}, "
+                                f"found {request.method_id!r}")
+        if await self._login_needed():
+            raise RpcError(AUTH_REQUIRED, "no model provider key found yet: run `nyz login` "
+                                          "in a terminal, then try again")
+        return {}
+
+    async def _open(self, cwd: str, servers: tuple[s.McpServerParams, ...], method: str,
+                    session: str | None = None) -> AcpSession:
+        from nyzhi.core.runtime import RuntimeOptions
+
+        path = Path(cwd)
+        if not path.is_absolute():
+            raise s.ParamsError(f"{method} params: 'cwd' must be an absolute path, found {cwd!r}")
+        if not await trio.Path(path).is_dir():
+            raise s.ParamsError(f"{method} params: 'cwd' {cwd!r} is not a directory")
+        replay: list[Any] = []
+        if session is not None:
+            replay = await trio.to_thread.run_sync(_recorded_events, session)
+        options = RuntimeOptions(cwd=path, interactive=True, session=session, **self.defaults)
+        assert self.conn is not None and self._nursery is not None
+        acp_session = AcpSession(self.conn, options, self.fs, servers, replay)
+        await self._nursery.start(self._keep, acp_session)
+        self.sessions[acp_session.id] = acp_session
+        await acp_session.send(acp_session.commands())
+        return acp_session
+
+    async def new_session(self, params: Any) -> Any:
+        request = s.read_params(params, s.NewSessionParams, "session/new")
+        session = await self._open(request.cwd, request.mcp_servers, "session/new")
+        return s.write(s.NewSessionResult(session.id, session.modes()))
+
+    async def load_session(self, params: Any) -> Any:
+        request = s.read_params(params, s.LoadSessionParams, "session/load")
+        if request.session_id in self.sessions:
+            raise RpcError(-32602, f"session {request.session_id} is already open")
+        session = await self._open(request.cwd, request.mcp_servers, "session/load",
+                                   request.session_id)
+        return s.write(s.LoadSessionResult(session.modes()))
+
+    def _session(self, session_id: str) -> AcpSession:
+        session = self.sessions.get(session_id)
+        if session is None:
+            raise RpcError(RESOURCE_NOT_FOUND, f"no open session {session_id!r}")
+        return session
+
+    async def prompt(self, params: Any) -> Any:
+        request = s.read_params(params, s.PromptParams, "session/prompt")
+        reason = await self._session(request.session_id).prompt(request.prompt)
+        return s.write(s.PromptResult(reason))
+
+    async def set_mode(self, params: Any) -> Any:
+        request = s.read_params(params, s.SetModeParams, "session/set_mode")
+        self._session(request.session_id).set_mode(request.mode_id)
+        return {}
+
+    async def cancel(self, params: Any) -> None:
+        request = s.read_params(params, s.SessionIdParams, "session/cancel")
+        session = self.sessions.get(request.session_id)
+        if session is not None:
+            await session.cancel()
+
+
+def _recorded_events(session_id: str) -> list[Any]:
+    """A saved session's recorded events (what ``session/load`` replays); one line naming
+    the session when it cannot be found or read."""
+    from nyzhi.core.sessions import SessionError
+    from nyzhi.core.sessions.store import SessionStore
+
+    store = SessionStore()
+    try:
+        meta = store.resolve(session_id)
+        return list(store.load(meta.id).events)
+    except SessionError as exc:
+        raise RpcError(RESOURCE_NOT_FOUND, str(exc)) from None
+
+
+async def serve_stdio(defaults: dict[str, Any] | None = None) -> int:
+    """Serve one client on this process's stdin and stdout."""
+    protocol_out = os.dup(1)
+    os.dup2(2, 1)  # anything else written to stdout goes to stderr
+    send = trio.lowlevel.FdStream(protocol_out)
+    receive = trio.lowlevel.FdStream(os.dup(0))
+    agent = AcpAgent(defaults)
+    async with send, receive, trio.open_nursery() as nursery:
+        nursery.start_soon(_stop_on_signal, agent)
+        await agent.serve(send, receive)
+        nursery.cancel_scope.cancel()
+    return 0
+
+
+async def _stop_on_signal(agent: AcpAgent) -> None:
+    """An editor closing may signal rather than close stdin: the sessions end the same way
+    (turns cancelled, subprocesses killed, sessions saved) before the process exits."""
+    with trio.open_signal_receiver(signal.SIGTERM, signal.SIGHUP, signal.SIGINT) as signals:
+        async for _signum in signals:
+            agent.stop()
+            return

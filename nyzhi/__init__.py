@@ -4,7 +4,7 @@ The package layers flow one way, bottom to top: ``records`` (the attrs conventio
 ``convert`` (the one converter) and ``spawn`` (child processes whose forking thread outlives
 them); ``config``; ``auth``, ``provider``, ``tools``, ``index``, ``knowledge`` and ``teams``
 (one layer: they may import each other, never in a circle); ``core`` (and this package's lazy
-exports); front ends (``tui``, web); ``cli``; ``testing`` (helpers for tests). A module imports
+exports); front ends (``tui``, ``web``); ``cli``; ``testing`` (helpers for tests). A module imports
 only its own layer and those below, and a private module (``_name.py``) only inside its own
 package: ``tests/nyzhi/test_layering.py`` checks every import.
 

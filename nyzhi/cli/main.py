@@ -38,6 +38,7 @@ COMMANDS: dict[str, str] = {
     "mcp": "nyzhi.cli.cmd_mcp",
     "memory": "nyzhi.cli.cmd_memory",
     "team": "nyzhi.cli.cmd_team", "teams": "nyzhi.cli.cmd_team",
+    "serve": "nyzhi.cli.cmd_serve",
 }
 COMMAND_MODULES: tuple[str, ...] = tuple(dict.fromkeys(COMMANDS.values()))
 

@@ -28,7 +28,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("config",),
     ("auth", "provider", "tools", "index", "knowledge", "teams"),
     ("core", ""),
-    ("tui",),
+    ("tui", "web"),
     ("cli", "__main__"),
     ("testing",),
 )

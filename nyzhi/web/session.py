@@ -128,7 +128,7 @@ class WebSession:
         first = self.log[0][0] if self.log else self.seq + 1
         return p.State(
             session_id=self.session_id, seq=self.seq, first_seq=first, busy=self.busy,
-            status=self.redactor.redact(self.status_text()), provider=self.rt.provider_name,
+            status=self.redactor.redact(self.status_text(usage=False)), provider=self.rt.provider_name,
             model=self.rt.model, cwd=str(self.cwd), agents=tuple(self.agents.values()),
             pending=tuple(self.redactor.redact_value(dict(v)) for v in self.pending.values()))
 
@@ -223,14 +223,18 @@ class WebSession:
         finally:
             self.busy = False
 
-    def status_text(self) -> str:
+    def status_text(self, *, usage: bool = True) -> str:
+        """The status line; without ``usage`` for the page, which counts tokens from the
+        ``usage`` events itself."""
         rt = self.rt
         tooling = rt.main_agent.tooling
         sandbox = tooling.context.sandbox.level.value if tooling.context.sandbox else "none"
-        usage = rt.usage_totals()
-        tokens = usage.get("input_tokens", 0) + usage.get("output_tokens", 0)
         parts = [f"{rt.provider_name}/{rt.model}", f"trust {tooling.gates.trust.mode.value}",
-                 f"sandbox {sandbox}", f"{tokens} tok ${usage.get('cost_usd', 0.0):.3f}"]
+                 f"sandbox {sandbox}"]
+        if usage:
+            totals = rt.usage_totals()
+            tokens = totals.get("input_tokens", 0) + totals.get("output_tokens", 0)
+            parts.append(f"{tokens} tok ${totals.get('cost_usd', 0.0):.3f}")
         if tooling.gates.plan_mode:
             parts.insert(0, "PLAN")
         return " · ".join(parts)

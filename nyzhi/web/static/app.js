@@ -99,10 +99,11 @@
   let pendingRender = new Set();
   function renderSoon(state) {
     pendingRender.add(state);
-    if (pendingRender.size === 1) requestAnimationFrame(() => {
+    // a timer, not an animation frame: a page in a background tab renders too
+    if (pendingRender.size === 1) setTimeout(() => {
       for (const s of pendingRender) s.body.innerHTML = markdown(s.raw);
       pendingRender = new Set();
-    });
+    }, 30);
   }
 
   function apply(e) {
@@ -177,7 +178,8 @@
       const row = h("div", { class: "node" + (selected === path ? " selected" : ""), "data-path": path, "data-status": n.status,
         title: n.detail || n.status, style: `padding-left:${8 + depth * 14}px`,
         onclick: () => select(selected === path ? null : path) },
-      h("span", { class: "dot " + n.status }), h("span", { class: "name" }, short(path)), meta, cancelOne);
+      h("span", { class: "dot " + n.status }),
+      h("span", { class: "name" }, short(path), h("span", { class: "status" }, n.status)), cancelOne, meta);
       tree.append(row);
     }
   }

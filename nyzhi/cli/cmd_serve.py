@@ -11,6 +11,7 @@ import sys
 
 def register(sub: argparse._SubParsersAction) -> None:
     from nyzhi.cli.cmd_run import _sandbox
+    from nyzhi.cli.main import add_global_flags
 
     p = sub.add_parser(
         "serve", help="serve the web console (a browser UI) on 127.0.0.1",
@@ -34,6 +35,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "(default 4096)")
     p.add_argument("--sandbox", type=_sandbox, default=argparse.SUPPRESS,
                    help="read-only, workspace-write or full-access (default: as configured)")
+    # -p, -m, -y, --team-name (the session runs as that team's lead), ... after ``serve`` too
+    add_global_flags(p, suppress=True)
     p.set_defaults(handler=run_serve)
 
 

@@ -9,8 +9,8 @@ import pytest
 import trio
 from trio_websocket import ConnectionClosed, ConnectionRejected
 
-from nyzhi.testing.cli import running_with
-from nyzhi.testing.fake_llm import open_fake_llm, reply, tool_call
+from nyzhi.testing.cli import run_nyz, running_with
+from nyzhi.testing.fake_llm import PerAgent, open_fake_llm, reply, tool_call
 from nyzhi.testing.web import TOKEN, event_type, serve_nyz
 
 
@@ -255,3 +255,71 @@ async def test_a_client_that_stops_reading_is_dropped_while_the_agent_goes_on(
             with pytest.raises(ConnectionClosed), trio.fail_after(60):  # noqa: PT012
                 while True:
                     await stalled.ws.get_message()
+
+
+async def test_serve_team_shows_the_lead_and_its_teammates_and_outlives_its_viewers(
+        workspace, home, configure):
+    script = PerAgent({
+        "LEAD-TASK": [reply(tool_calls=[tool_call("spawn_teammate", {
+            "name": "alice", "message": "ALICE-JOB say hello to the lead"})]),
+            reply("alice is on it")],
+        "ALICE-JOB": [reply("hello from alice")],
+    })
+    async with open_fake_llm(script=script) as server:
+        configure(workspace, server.url_for("openai"))
+        async with serve_nyz(workspace, home, "serve", "--team-name", "crew") as srv:
+            async with srv.connect() as client:
+                await client.hello()
+                await client.send({"type": "message", "text": "LEAD-TASK: start alice"})
+                await client.until(lambda m: event_type(m) == "turn_complete"
+                                   and m["event"]["agent"] == "/team/crew/alice")
+            # every viewer has left: the runtime goes on, and a new one sees the tree
+            async with srv.connect() as client:
+                _, state = await client.hello()
+                paths = {a["path"] for a in state["agents"]}
+                assert {"/agents/main", "/team/crew/alice"} <= paths
+                # the replay (since 0) has the teammate's answer, tagged with its path
+                done = await client.until(lambda m: event_type(m) == "turn_complete"
+                                          and m["event"]["text"] == "hello from alice")
+                assert done["event"]["agent"] == "/team/crew/alice"
+
+
+async def test_serving_another_machine_needs_allow_remote(workspace, home):
+    for host in ("0.0.0.0", "10.1.2.3", "::"):
+        proc = await run_nyz(workspace, home, "serve", "--host", host, "--port", "0")
+        assert proc.returncode == 1 and b"--allow-remote" in proc.stderr, host
+        assert b"Traceback" not in proc.stderr
+
+
+async def test_connections_are_limited(workspace, home, configure):
+    async with open_fake_llm(script=[]) as server:
+        configure(workspace, server.url_for("openai"))
+        async with serve_nyz(workspace, home, "serve", "--max-connections", "2") as srv, \
+                srv.connect() as one, srv.connect() as two:
+            await one.hello()
+            await two.hello()
+            with pytest.raises(ConnectionRejected) as refused:
+                async with srv.connect():
+                    pass
+            assert refused.value.status_code == 429
+
+
+async def test_what_reaches_the_browser_is_redacted(workspace, home, configure):
+    # the configured key (sk-test-key) in the model's answer, in a tool's output and in an
+    # error a command reports: none of them reaches a client
+    script = [reply("the key is sk-test-key, see", tool_calls=[tool_call(
+        "bash", {"command": "echo sk-test-key"})]), reply("done: sk-test-key")]
+    async with open_fake_llm(script=script) as server:
+        configure(workspace, server.url_for("openai"),
+                  extra='[agent.sandbox]\nlevel = "full-access"\n')
+        async with serve_nyz(workspace, home, "--trust", "full") as srv, \
+                srv.connect() as client:
+            await client.hello()
+            await client.send({"type": "message", "text": "show me"})
+            await client.until(lambda m: event_type(m) == "turn_complete")
+            await client.send({"type": "command", "line": "/model sk-test-key"})
+            await client.until(lambda m: m["type"] in ("output", "error"))
+            await client.send({"type": "message", "text": "x", "agent": "/agents/sk-test-key"})
+            await client.until(lambda m: m["type"] == "error")
+            wire = json.dumps(client.seen)
+            assert "sk-test-key" not in wire and "redacted" in wire

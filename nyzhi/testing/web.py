@@ -103,6 +103,11 @@ class Served:
 
     async def http(self, request: bytes) -> tuple[int, bytes]:
         """One raw HTTP request; (status, body)."""
+        status, _head, body = await self.http_full(request)
+        return status, body
+
+    async def http_full(self, request: bytes) -> tuple[int, bytes, bytes]:
+        """One raw HTTP request; (status, head, body)."""
         stream = await trio.open_tcp_stream("127.0.0.1", self.port)
         async with stream:
             await stream.send_all(request)
@@ -111,7 +116,7 @@ class Served:
                 while chunk := await stream.receive_some(65536):
                     got += chunk
         head, _, body = got.partition(b"\r\n\r\n")
-        return int(head.split(b" ", 2)[1]), body
+        return int(head.split(b" ", 2)[1]), head, body
 
 
 @asynccontextmanager

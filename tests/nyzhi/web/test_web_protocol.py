@@ -25,9 +25,10 @@ async def test_the_token_is_required_everywhere_but_the_shell_and_never_logged(
         configure(workspace, server.url_for("openai"))
         async with serve_nyz(workspace, home) as srv:
             port = srv.port
-            status, body = await srv.http(_get("/", port))
-            assert status == 200 and b"#token=" not in body.split(b"<body")[0][:0] + b"x"
-            assert b"app.js" in body and TOKEN.encode() not in body
+            status, head, body = await srv.http_full(_get("/", port))
+            assert status == 200 and b"app.js" in body and TOKEN.encode() not in body
+            assert b"Content-Security-Policy: default-src 'none'; script-src 'nonce-" in head
+            assert b"frame-ancestors 'none'" in head and b"Cache-Control: no-store" in head
             for path in ("/static/app.js", "/static/app.css", "/ws"):
                 assert (await srv.http(_get(path, port)))[0] == 401, path
                 assert (await srv.http(_get(path + "?token=nope", port)))[0] == 401, path
@@ -263,7 +264,7 @@ async def test_serve_team_shows_the_lead_and_its_teammates_and_outlives_its_view
         "LEAD-TASK": [reply(tool_calls=[tool_call("spawn_teammate", {
             "name": "alice", "message": "ALICE-JOB say hello to the lead"})]),
             reply("alice is on it")],
-        "ALICE-JOB": [reply("hello from alice")],
+        "ALICE-JOB": [reply("hello from alice"), reply("alice again")],
     })
     async with open_fake_llm(script=script) as server:
         configure(workspace, server.url_for("openai"))
@@ -282,6 +283,13 @@ async def test_serve_team_shows_the_lead_and_its_teammates_and_outlives_its_view
                 done = await client.until(lambda m: event_type(m) == "turn_complete"
                                           and m["event"]["text"] == "hello from alice")
                 assert done["event"]["agent"] == "/team/crew/alice"
+                # a message to the teammate, by path, lands in its inbox and wakes it
+                await client.send({"type": "message", "agent": "/team/crew/alice",
+                                   "text": "one more thing"})
+                await client.until(lambda m: event_type(m) == "turn_complete"
+                                   and m["event"]["text"] == "alice again")
+    [_, again] = script.seen["ALICE-JOB"]
+    assert "one more thing" in again.last_user_text()
 
 
 async def test_serving_another_machine_needs_allow_remote(workspace, home):

@@ -52,6 +52,19 @@ async def test_the_page_loads_with_the_token_streams_an_answer_and_refuses_witho
             assert "<strong>fake</strong>" in html and "<code>code</code>" in html
             assert "<h3>Done</h3>" in html
             await page.screenshot(tmp_path / "answer.png")
+            # slash-command completion from the one table, and a command's output
+            await page.evaluate("""(() => { const i = document.getElementById('prompt');
+                i.value = '/sta'; i.dispatchEvent(new Event('input')); })()""")
+            shown = await page.wait("!document.getElementById('complete').hidden && "
+                                    "document.getElementById('complete').innerText")
+            assert shown.startswith("/status")
+            await page.evaluate("""document.getElementById('prompt').dispatchEvent(
+                new KeyboardEvent('keydown', {key: 'Tab'}))""")
+            assert await page.evaluate("document.getElementById('prompt').value") == "/status "
+            await page.type_and_send("/status")
+            status = await page.wait("[...document.querySelectorAll('.note.output')]"
+                                     ".map(n => n.innerText).join('\\n')")
+            assert "fake-model-1" in status
 
 
 async def test_an_approval_is_answered_from_the_page_and_two_pages_see_it(
@@ -69,7 +82,9 @@ async def test_an_approval_is_answered_from_the_page_and_two_pages_see_it(
             await one.type_and_send("write a note")
             for page in (one, two):
                 await page.wait("document.querySelector('dialog#ask[open]')")
-            assert "Approve write?" in await two.evaluate("document.querySelector('dialog').innerText")
+            assert "Approve write?" in await two.evaluate(
+                "document.querySelector('dialog').innerText")
+            await two.screenshot(tmp_path / "approval.png")
             assert not (workspace / "note.txt").exists()
             await two.click("#approve")
             for page in (one, two):

@@ -320,9 +320,20 @@ class Server:
                 raise p.ProtocolError(f"protocol {hello.protocol} is not served; this server "
                                       f"speaks protocol {p.PROTOCOL}")
             session = await self.hub.find(hello.session)
+        except ConnectionClosed:
+            return
         except (p.ProtocolError, trio.TooSlowError) as exc:
             message = str(exc) or "no hello within 30 seconds"
             await ws.send_message(p.encode(p.ErrorMessage(message)))
+            await ws.aclose(1008, message[:120])
+            return
+        except Exception as exc:  # a new session that could not open: one line, no traceback
+            log.debug("hello failed", exc_info=exc)
+            first = self.hub.first
+            message = describe_error(exc)
+            if first is not None:
+                message = first.redactor.redact(message)
+            await ws.send_message(p.encode(p.ErrorMessage(f"hello: {message}")))
             await ws.aclose(1008, message[:120])
             return
         viewer = Viewer(self.options.send_queue)

@@ -331,3 +331,34 @@ async def test_what_reaches_the_browser_is_redacted(workspace, home, configure):
             await client.until(lambda m: m["type"] == "error")
             wire = json.dumps(client.seen)
             assert "sk-test-key" not in wire and "redacted" in wire
+
+
+async def test_a_connection_starts_a_new_session_or_attaches_to_one_by_id(
+        workspace, home, configure):
+    async with open_fake_llm(script=[reply("in the new one")]) as server:
+        configure(workspace, server.url_for("openai"))
+        async with serve_nyz(workspace, home) as srv:
+            async with srv.connect() as client:
+                first, _ = await client.hello()
+            async with srv.connect() as client:
+                welcome, state = await client.hello(session="new")
+                new = welcome["session_id"]
+                assert new != first["session_id"] and state["seq"] >= 0
+                assert set(welcome["sessions"]) == {first["session_id"], new}
+                await client.send({"type": "message", "text": "hi"})
+                await client.until(lambda m: event_type(m) == "turn_complete")
+            async with srv.connect() as client:
+                welcome, _ = await client.hello(session=new)
+                assert welcome["session_id"] == new
+                done = await client.until(lambda m: event_type(m) == "turn_complete")
+                assert done["event"]["text"] == "in the new one"
+            async with srv.connect() as client:  # the first session saw none of it
+                await client.hello(session=first["session_id"])
+                await client.send({"type": "command", "line": "/status"})
+                await client.until(lambda m: m["type"] == "output")
+                assert not [m for m in client.seen if event_type(m) == "turn_complete"]
+            async with srv.connect() as client:
+                await client.send({"type": "hello", "protocol": 1, "session": "no-such-id"})
+                error = await client.receive()
+                assert error == {"type": "error",
+                                 "message": "no session 'no-such-id' on this server"}

@@ -137,8 +137,9 @@
         const t = tools.get(e.call_id); if (!t) break;
         t.state.textContent = (e.is_error ? "failed" : "done") + (e.duration_ms ? ` · ${Math.round(e.duration_ms)} ms` : "");
         if (e.is_error) t.card.classList.add("error");
-        const diff = e.metadata && (e.metadata.diff || e.metadata.patch);
-        if (diff) { diffText(t.pre, String(diff)); t.card.open = true; } else t.pre.textContent = e.output || "";
+        // the file tools' results end with the unified diff of what changed: coloured
+        const out = e.output || "";
+        if (/^(@@ |--- |\+\+\+ )/m.test(out)) diffText(t.pre, out); else t.pre.textContent = out;
         break;
       }
       case "approval_request": case "user_question": asks.push(e); showAsk(); break;

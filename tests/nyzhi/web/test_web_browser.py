@@ -93,6 +93,9 @@ async def test_an_approval_is_answered_from_the_page_and_two_pages_see_it(
                 await page.wait("document.querySelector('details.tool .state')"
                                 ".innerText.startsWith('done')")
             assert (workspace / "note.txt").read_text() == "hi"
+            # the write's card shows its diff, the added line marked
+            assert await one.evaluate("[...document.querySelectorAll('details.tool pre .add')]"
+                                      ".map(s => s.textContent.trim())") == ["+hi"]
             # a reload resumes the session with every event
             before = await one.evaluate("document.getElementById('stream').innerText")
             await one.reload()

@@ -4,9 +4,10 @@ The package layers flow one way, bottom to top: ``records`` (the attrs conventio
 ``convert`` (the one converter) and ``spawn`` (child processes whose forking thread outlives
 them); ``config``; ``auth``, ``provider``, ``tools``, ``index``, ``knowledge`` and ``teams``
 (one layer: they may import each other, never in a circle); ``core`` (and this package's lazy
-exports); front ends (``tui``, ``acp`` the editors' Agent Client Protocol, web); ``cli``; ``testing`` (helpers for tests). A module imports
-only its own layer and those below, and a private module (``_name.py``) only inside its own
-package: ``tests/nyzhi/test_nyzhi_layering.py`` checks every import.
+exports); front ends (``tui``, ``acp`` the editors' Agent Client Protocol, ``web`` the
+browser console); ``cli``; ``testing`` (helpers for tests). A module imports only its own
+layer and those below, and a private module (``_name.py``) only inside its own package:
+``tests/nyzhi/test_nyzhi_layering.py`` checks every import.
 
 An embedding program needs only what is exported here::
 

@@ -5,7 +5,8 @@
 #
 # Sets (a later set includes the earlier ones' needs only where the Makefile asks for both):
 #   run    what `nyz` itself uses: git (git tools), bwrap (the default sandbox), rg (optional)
-#   test   what `make test` adds: tmux (console tests), sshd + ssh client (the SSH executor)
+#   test   what `make test` adds: tmux (console tests), sshd + ssh client (the SSH executor),
+#          chromium (the web console's browser tests)
 #   build  what building the offline model needs on first install: a C and C++ compiler
 #
 # Why one script: `make run` must not demand what only the tests use (a user without root who
@@ -33,12 +34,13 @@ cc|yes|build-essential|gcc|base-devel|-|llama.cpp cannot be built, so the offlin
 c++|yes|build-essential|gcc-c++|base-devel|-|llama.cpp cannot be built, so the offline model is not installed (macOS: xcode-select --install)
 chromium|no|chromium|chromium|chromium|--cask chromium|the browser tests are skipped
 '
-# chromium is listed (names ready) but in no set: no test uses a browser yet.
+# chromium is optional for `make test` (the web console's browser tests skip without it
+# outside CI); CI runs as root, so it is installed there.
 
 set=${1:-}
 case "$set" in
   run) wanted="git bwrap rg"; label="make run" ;;
-  test) wanted="tmux sshd ssh"; label="make test" ;;
+  test) wanted="tmux sshd ssh chromium"; label="make test" ;;
   build) wanted="cc c++"; label="building llama.cpp (the offline model)" ;;
   *) echo "usage: $0 run|test|build [STAMP]" >&2; exit 2 ;;
 esac

@@ -39,6 +39,7 @@ COMMANDS: dict[str, str] = {
     "memory": "nyzhi.cli.cmd_memory",
     "team": "nyzhi.cli.cmd_team", "teams": "nyzhi.cli.cmd_team",
     "acp": "nyzhi.cli.cmd_acp",
+    "serve": "nyzhi.cli.cmd_serve",
 }
 COMMAND_MODULES: tuple[str, ...] = tuple(dict.fromkeys(COMMANDS.values()))
 

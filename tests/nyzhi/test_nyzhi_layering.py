@@ -28,7 +28,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("config",),
     ("auth", "provider", "tools", "index", "knowledge", "teams"),
     ("core", ""),
-    ("tui", "acp"),
+    ("tui", "acp", "web"),
     ("cli", "__main__"),
     ("testing",),
 )

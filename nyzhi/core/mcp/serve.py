@@ -196,16 +196,37 @@ def _split_host(value: str) -> tuple[str, int | None]:
     return name, int(port) if port.isdigit() else -1
 
 
-def loopback_guard(app: Any, host: str, port: list[int]) -> Any:
-    """An ASGI wrapper for a loopback bind: 421 unless ``Host`` names ``host`` (or
-    localhost) with the served port, 403 when an ``Origin`` is sent that is not
-    ``http://`` the same. ``port`` is a one-item list, filled in once the socket is bound
-    (``--http HOST:0`` picks it then)."""
+def loopback_refusal(host: str, port: int, headers: Any) -> tuple[int, str] | None:
+    """Why a request to a server bound on the loopback address ``host`` and ``port`` is
+    refused, as (HTTP status, message), or None to serve it: 421 unless exactly one ``Host``
+    names ``host`` (or localhost) with that port, 403 when an ``Origin`` is sent that is not
+    ``http://`` the same. ``headers``: (name, value) byte pairs, as ASGI and h11 give them.
+    The one check for every loopback server of nyz (this one and ``nyz serve``)."""
     names = _host_names(host)
 
     def allowed(value: str) -> bool:
         name, given = _split_host(value)
-        return name in names and (given if given is not None else 80) == port[0]
+        return name in names and (given if given is not None else 80) == port
+
+    found: dict[bytes, list[bytes]] = {}
+    for key, value in headers or []:
+        found.setdefault(bytes(key).lower(), []).append(bytes(value))
+    hosts = found.get(b"host", [])
+    if len(hosts) != 1 or not allowed(hosts[0].decode("latin-1")):
+        return 421, "the Host header does not name this server"
+    origins = found.get(b"origin", [])
+    if origins:
+        origin = origins[0].decode("latin-1").strip().lower()
+        scheme, sep, rest = origin.partition("://")
+        if len(origins) != 1 or scheme != "http" or not sep or not allowed(rest):
+            return 403, "requests from this Origin are not allowed"
+    return None
+
+
+def loopback_guard(app: Any, host: str, port: list[int]) -> Any:
+    """An ASGI wrapper for a loopback bind refusing what ``loopback_refusal`` refuses.
+    ``port`` is a one-item list, filled in once the socket is bound (``--http HOST:0`` picks
+    it then)."""
 
     async def refuse(send: Any, status: int, message: str) -> None:
         body = json.dumps({"error": message}).encode()
@@ -215,20 +236,10 @@ def loopback_guard(app: Any, host: str, port: list[int]) -> Any:
 
     async def guarded(scope: dict, receive: Any, send: Any) -> None:
         if scope["type"] == "http":
-            headers: dict[bytes, list[bytes]] = {}
-            for key, value in scope.get("headers") or []:
-                headers.setdefault(key.lower(), []).append(value)
-            hosts = headers.get(b"host", [])
-            if len(hosts) != 1 or not allowed(hosts[0].decode("latin-1")):
-                await refuse(send, 421, "the Host header does not name this server")
+            refused = loopback_refusal(host, port[0], scope.get("headers"))
+            if refused is not None:
+                await refuse(send, *refused)
                 return
-            origins = headers.get(b"origin", [])
-            if origins:
-                origin = origins[0].decode("latin-1").strip().lower()
-                scheme, sep, rest = origin.partition("://")
-                if len(origins) != 1 or scheme != "http" or not sep or not allowed(rest):
-                    await refuse(send, 403, "requests from this Origin are not allowed")
-                    return
         await app(scope, receive, send)
 
     return guarded

@@ -1,0 +1,64 @@
+"""``nyz serve``: the web console (``nyzhi.web``) on loopback, with a per-run token.
+
+Module-level imports are stdlib only: ``nyz --help`` and ``nyz run`` never load the server.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    from nyzhi.cli.cmd_run import _sandbox
+    from nyzhi.cli.main import add_global_flags
+
+    p = sub.add_parser(
+        "serve", help="serve the web console (a browser UI) on 127.0.0.1",
+        description="Serves the web console: the conversation, the live agent tree, "
+                    "approvals and slash commands in a browser, on 127.0.0.1:6494 by "
+                    "default. A token is printed at start (or set with --token) and every "
+                    "request but the page itself needs it. See docs/web.md.",
+    )
+    p.add_argument("--host", default="127.0.0.1",
+                   help="address to bind (default 127.0.0.1; others need --allow-remote)")
+    p.add_argument("--port", type=int, default=6494, help="port (default 6494; 0: any free)")
+    p.add_argument("--token", help="the access token (default: a new random one per run)")
+    p.add_argument("--allow-remote", action="store_true",
+                   help="allow a non-loopback --host (prefer an SSH tunnel)")
+    p.add_argument("--max-message", type=int, default=1024 * 1024, metavar="BYTES",
+                   help="largest client message (default 1 MiB)")
+    p.add_argument("--max-connections", type=int, default=32, metavar="N",
+                   help="WebSocket connections at once (default 32)")
+    p.add_argument("--send-queue", type=int, default=4096, metavar="N",
+                   help="messages queued for a viewer before it is dropped as too slow "
+                        "(default 4096)")
+    p.add_argument("--sandbox", type=_sandbox, default=argparse.SUPPRESS,
+                   help="read-only, workspace-write or full-access (default: as configured)")
+    # -p, -m, -y, --team-name (the session runs as that team's lead), ... after ``serve`` too
+    add_global_flags(p, suppress=True)
+    p.set_defaults(handler=run_serve)
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    import trio
+
+    from nyzhi.core.errors import describe_error
+    from nyzhi.core.flags import runtime_options
+    from nyzhi.web.server import ServeError, ServeOptions, serve
+
+    options = ServeOptions(
+        host=args.host, port=args.port, allow_remote=args.allow_remote,
+        max_message=args.max_message, max_connections=args.max_connections,
+        send_queue=args.send_queue)
+    if args.token is not None:
+        options.token, options.generated = args.token, False
+    try:
+        options.check()
+        return trio.run(serve, options, runtime_options(args, interactive=True))
+    except ServeError as exc:
+        print(f"nyz serve: {exc}", file=sys.stderr)
+        return 1
+    except Exception as exc:
+        print(f"nyz serve: {describe_error(exc)}", file=sys.stderr)
+        return 1

@@ -1,0 +1,291 @@
+"""One served session: a runtime, the numbered log of its events, the live agent tree, what
+waits for an answer, and the viewers watching it.
+
+The pump is the runtime's one subscriber for the web: it numbers each event (already redacted
+by the bus), keeps it for replay, and offers it to every viewer without waiting. A viewer
+whose bounded queue is full is dropped, never waited for: a browser that stops reading must
+not stall the agents (the bus would otherwise hold every publisher on its buffer). The
+runtime lives as long as ``nyz serve``: viewers come and go.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import logging
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import trio
+
+from nyzhi.core import events as ev
+from nyzhi.core.commands import available, dispatch
+from nyzhi.core.commands.registry import ERROR, NOTICE
+from nyzhi.core.errors import describe_error
+from nyzhi.core.tool_step import ApprovalAnswer
+from nyzhi.web import protocol as p
+
+log = logging.getLogger(__name__)
+
+# Events kept in memory for replay; older ones are dropped (``State.first_seq`` says so).
+DEFAULT_KEEP = 200_000
+
+
+class Viewer:
+    """One connection's outgoing queue. ``offer`` never waits: a full queue drops it."""
+
+    def __init__(self, queue_size: int) -> None:
+        self.send, self.receive = trio.open_memory_channel[str](queue_size)
+        self.cancel_scope = trio.CancelScope()
+        self.dropped = False
+
+    def offer(self, text: str) -> bool:
+        if self.dropped:
+            return False
+        try:
+            self.send.send_nowait(text)
+        except trio.WouldBlock:
+            self.drop()
+            return False
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            self.dropped = True
+            return False
+        return True
+
+    def drop(self) -> None:
+        """Too slow or gone: end its connection (its tasks see the cancel)."""
+        self.dropped = True
+        self.send.close()
+        self.cancel_scope.cancel()
+
+
+class WebSession:
+    def __init__(self, rt: Any, nursery: trio.Nursery, keep: int = DEFAULT_KEEP) -> None:
+        self.rt = rt
+        self.nursery = nursery
+        self.redactor = rt.bus.redactor
+        self.log: collections.deque[tuple[int, str]] = collections.deque(maxlen=keep)
+        self.seq = 0
+        self.busy = False
+        self.agents: dict[str, p.AgentNode] = {ev.MAIN_AGENT: p.AgentNode(ev.MAIN_AGENT)}
+        self.pending: dict[str, dict[str, Any]] = {}
+        self.viewers: set[Viewer] = set()
+        self.cwd = Path(rt.session_start.cwd or ".")
+
+    @property
+    def session_id(self) -> str:
+        return self.rt.session_id
+
+    # ---- events in -------------------------------------------------------------------
+
+    async def pump(self, events: trio.MemoryReceiveChannel[ev.Event]) -> None:
+        async for event in events:
+            self.record(event)
+
+    def record(self, event: ev.AnyEvent) -> None:
+        data = ev.to_json(event)
+        self.seq += 1
+        self._track(event, data)
+        text = p.encode(p.EventMessage(self.seq, data))
+        self.log.append((self.seq, text))
+        for viewer in list(self.viewers):
+            if not viewer.offer(text):
+                self.viewers.discard(viewer)
+                log.warning("nyz serve: dropped a viewer that stopped reading")
+
+    def _track(self, event: ev.AnyEvent, data: dict[str, Any]) -> None:
+        """The tree, the pending answers and the busy flag, from the event stream alone."""
+        path = event.agent
+        if path.startswith(("/agents/", ev.TEAM_ROOT + "/")) and path not in self.agents:
+            self.agents[path] = p.AgentNode(path)
+        if isinstance(event, ev.AgentStatus):
+            self.agents[path] = p.AgentNode(path, event.status, event.detail, event.step,
+                                            event.tokens, event.cost_usd)
+        elif isinstance(event, ev.TurnStart | ev.TurnComplete):
+            running = isinstance(event, ev.TurnStart)
+            node = self.agents[path]
+            if node.status in ("idle", "running", "completed"):
+                self.agents[path] = p.AgentNode(
+                    path, "running" if running else "idle", node.detail, node.step,
+                    node.tokens, node.cost_usd)
+            if path == ev.MAIN_AGENT:
+                self.busy = running
+            if not running:
+                for rid, ask in list(self.pending.items()):
+                    if ask.get("agent") == path:
+                        del self.pending[rid]
+        elif isinstance(event, ev.ApprovalRequest | ev.UserQuestion):
+            self.pending[event.request_id] = data
+        elif isinstance(event, ev.ToolDone | ev.ToolStart):
+            for rid, ask in list(self.pending.items()):
+                if ask.get("call_id") == event.call_id and isinstance(event, ev.ToolDone):
+                    del self.pending[rid]
+
+    # ---- viewers ---------------------------------------------------------------------
+
+    def state(self) -> p.State:
+        first = self.log[0][0] if self.log else self.seq + 1
+        return p.State(
+            session_id=self.session_id, seq=self.seq, first_seq=first, busy=self.busy,
+            status=self.redactor.redact(self.status_text(usage=False)), provider=self.rt.provider_name,
+            model=self.rt.model, cwd=str(self.cwd), agents=tuple(self.agents.values()),
+            pending=tuple(self.redactor.redact_value(dict(v)) for v in self.pending.values()))
+
+    @contextlib.contextmanager
+    def attach(self, viewer: Viewer, since: int) -> Iterator[tuple[p.State, list[str]]]:
+        """Register ``viewer`` for live events and give it, as of the same instant, the
+        state and every kept event after ``since`` (so nothing is missed or sent twice)."""
+        backlog = [text for seq, text in self.log if seq > since]
+        self.viewers.add(viewer)
+        try:
+            yield self.state(), backlog
+        finally:
+            self.viewers.discard(viewer)
+
+    def broadcast(self, message: p.Message) -> None:
+        text = p.encode(message)
+        for viewer in list(self.viewers):
+            if not viewer.offer(text):
+                self.viewers.discard(viewer)
+
+    def commands(self) -> list[dict[str, str]]:
+        table = available(WebHost.features)
+        return [{"name": f"/{name}", "summary": cmd.summary} for name, cmd in sorted(table.items())]
+
+    # ---- client messages -------------------------------------------------------------
+
+    async def handle(self, viewer: Viewer, message: p.Message) -> None:
+        """Serve one client message; a failure is told to that client in one line."""
+        try:
+            await self._handle(viewer, message)
+        except Exception as exc:  # one bad request must not end the connection or the run
+            log.debug("web request failed", exc_info=exc)
+            self.tell(viewer, p.ErrorMessage(f"{message.type}: {describe_error(exc)}"))
+
+    def tell(self, viewer: Viewer, message: p.Message) -> None:
+        """Send one viewer a message the runtime did not already redact."""
+        if isinstance(message, p.ErrorMessage):
+            message = p.ErrorMessage(self.redactor.redact(message.message))
+        elif isinstance(message, p.Output):
+            message = p.Output(message.kind, self.redactor.redact(message.text))
+        viewer.offer(p.encode(message))
+
+    async def _handle(self, viewer: Viewer, message: p.Message) -> None:
+        rt = self.rt
+        if isinstance(message, p.SendMessage):
+            text = message.text.strip()
+            if not text:
+                raise p.ProtocolError("the message is empty")
+            if message.agent == ev.MAIN_AGENT:
+                if not self.start_turn(rt.knowledge.expand(text)):
+                    raise p.ProtocolError("a turn is running; cancel it first")
+            else:
+                await rt.send(message.agent, text)
+        elif isinstance(message, p.Cancel):
+            scope = "subtree" if message.scope == "subtree" else "turn"
+            await rt.cancel(message.agent, scope)
+        elif isinstance(message, p.Approve):
+            answer = ApprovalAnswer.parse(message.answer)  # a typo is refused, never a deny
+            self._claim(message.request_id)
+            await rt.answer_approval(message.request_id, answer)
+        elif isinstance(message, p.Answer):
+            self._claim(message.request_id)
+            await rt.answer_question(message.request_id, message.text)
+        elif isinstance(message, p.Command):
+            line = message.line.strip()
+            if not line.startswith("/"):
+                raise p.ProtocolError("a command starts with /")
+            await dispatch(WebHost(self, viewer), line)
+        else:
+            raise p.ProtocolError(f"{message.type} is only the first message")
+
+    def _claim(self, request_id: str) -> None:
+        """The first answer wins; the others are told it was answered."""
+        if self.pending.pop(request_id, None) is None:
+            raise p.ProtocolError(f"no pending request {request_id!r} (already answered?)")
+        self.broadcast(p.Resolved(request_id))
+
+    def start_turn(self, text: str) -> bool:
+        if self.busy:
+            return False
+        self.busy = True  # at once: a second message must see it
+        self.nursery.start_soon(self._run_turn, text)
+        return True
+
+    async def _run_turn(self, text: str) -> None:
+        try:
+            handle = await self.rt.submit(text)
+            await handle.wait()
+        except Exception as exc:
+            log.debug("turn failed", exc_info=exc)
+            self.broadcast(p.ErrorMessage(self.redactor.redact(describe_error(exc))))
+        finally:
+            self.busy = False
+
+    def status_text(self, *, usage: bool = True) -> str:
+        """The status line; without ``usage`` for the page, which counts tokens from the
+        ``usage`` events itself."""
+        rt = self.rt
+        tooling = rt.main_agent.tooling
+        sandbox = tooling.context.sandbox.level.value if tooling.context.sandbox else "none"
+        parts = [f"{rt.provider_name}/{rt.model}", f"trust {tooling.gates.trust.mode.value}",
+                 f"sandbox {sandbox}"]
+        if usage:
+            totals = rt.usage_totals()
+            tokens = totals.get("input_tokens", 0) + totals.get("output_tokens", 0)
+            parts.append(f"{tokens} tok ${totals.get('cost_usd', 0.0):.3f}")
+        if tooling.gates.plan_mode:
+            parts.insert(0, "PLAN")
+        return " · ".join(parts)
+
+
+class WebHost:
+    """A browser as the slash commands' ``CommandHost``: what a command shows goes to the
+    viewer that ran it; a prompt it sends starts a turn every viewer sees. The page always
+    shows the tree and has no screen to clear or runtime to reopen in place, so the commands
+    needing those features are not offered."""
+
+    features: frozenset[str] = frozenset()
+    cancel_hint = "the Cancel button or /cancel"
+    keys_help = ("Enter sends; / completes commands; the tree's buttons cancel an agent.\n"
+                 "Approvals: approve, always (this session), deny.")
+
+    def __init__(self, session: WebSession, viewer: Viewer) -> None:
+        self.session = session
+        self.viewer = viewer
+        self.rt = session.rt
+        self.cwd = session.cwd
+        self.busy = session.busy
+        self._loaded: Any = None
+
+    def show(self, kind: str, text: str) -> None:
+        self.session.tell(self.viewer, p.Output(kind, text))
+
+    def show_lines(self, lines: list[tuple[str, str]]) -> None:
+        for kind, text in lines:
+            self.show(kind, text)
+
+    def send_main(self, text: str) -> None:
+        if not self.session.start_turn(text):
+            self.show(ERROR, "a turn is running; cancel it first")
+
+    def cancel_turn(self) -> None:
+        self.session.nursery.start_soon(self.rt.cancel)
+
+    def quit(self) -> None:
+        self.show(NOTICE, "close the page to leave; the session goes on in nyz serve")
+
+    def refresh_status(self) -> None:
+        pass
+
+    def status_text(self, *, long: bool = False) -> str:
+        text = self.session.status_text()
+        return f"session {self.rt.session_id}\ncwd {self.cwd}\n{text}" if long else text
+
+    def loaded_config(self) -> Any:
+        if self._loaded is None:
+            from nyzhi.config import load_config
+
+            self._loaded = load_config(self.cwd)
+        return self._loaded

@@ -457,7 +457,8 @@ def load_roles(config: Any, workspace: Any, tooling: Tooling) -> tuple[Any, list
              *catalog.check_tools(tooling.registry.names())]
     spawn = tooling.registry.get("spawn_agent")
     if spawn is not None:
-        spawn.description = f"{spawn.base_description}\n\nRoles:\n{catalog.render_list()}"
+        roles = catalog.render_list(config.agent.listing_budget_chars)
+        spawn.description = f"{spawn.base_description}\n\nRoles:\n{roles}"
     return catalog, notes
 
 

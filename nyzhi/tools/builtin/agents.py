@@ -1,4 +1,5 @@
-"""The five subagent lifecycle tools: spawn_agent, send_input, wait, close_agent, resume_agent.
+"""The five subagent lifecycle tools (spawn_agent, send_input, wait, close_agent, resume_agent)
+and list_roles, the roles spawn_agent's description had no room for.
 
 Names and parameters are the original's. The tools only check arguments and call the runtime's
 agent manager (``ctx.agents``, a ``nyzhi.core.subagents.SubagentManager``; tools sit below
@@ -42,6 +43,8 @@ class AgentControl(Protocol):
     async def close(self, ident: str) -> dict[str, Any]: ...
 
     async def resume(self, ident: str) -> dict[str, Any]: ...
+
+    def list_roles(self, query: str = "") -> dict[str, Any]: ...
 
 
 NO_MANAGER = "subagents are not available in this run (no agent manager)"
@@ -176,4 +179,23 @@ class ResumeAgentTool(_AgentTool):
         return await manager.resume(req_str(args, "id"))
 
 
-TOOLS = (SpawnAgentTool, SendInputTool, WaitTool, CloseAgentTool, ResumeAgentTool)
+class ListRolesTool(_AgentTool):
+    name = "list_roles"
+    deferred = True  # spawn_agent's description lists the roles that fit its budget
+    description = (
+        "List the subagent roles spawn_agent accepts, with descriptions: all of them or those "
+        "whose name or description contains 'query'. spawn_agent's own list is cut to a "
+        "budget; this shows the ones it left out."
+    )
+    parameters = {
+        "type": "object",
+        "properties": {"query": {"type": "string", "description": "Words to filter by."}},
+    }
+
+    async def call(self, manager: AgentControl, args: dict[str, Any],
+                   ctx: ToolContext) -> dict[str, Any]:
+        return manager.list_roles(opt_str(args, "query") or "")
+
+
+TOOLS = (SpawnAgentTool, SendInputTool, WaitTool, CloseAgentTool, ResumeAgentTool,
+         ListRolesTool)

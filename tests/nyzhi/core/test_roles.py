@@ -152,7 +152,7 @@ def test_front_matter_absent_means_body_only():
 # ---- resolution -----------------------------------------------------------------------------
 
 
-def test_resolution_order_config_then_nyzhi_then_claude_then_builtin_then_synthesized(tmp_path):
+def test_resolution_order_config_then_nyzhi_then_claude_then_builtin(tmp_path):
     ws = tmp_path
     write(ws / ".claude/agents/shared.md", "---\ndescription: from claude\n---\nclaude prompt\n")
     write(ws / ".claude/agents/only-claude.md", "---\ndescription: c\n---\nclaude only\n")
@@ -176,7 +176,9 @@ def test_resolution_order_config_then_nyzhi_then_claude_then_builtin_then_synthe
     assert reviewer.system_prompt == r.BUILTIN_ROLES["reviewer"].system_prompt
     assert catalog.resolve("fresh").system_prompt == "cfg prompt"
     assert catalog.resolve("worker") == r.BUILTIN_ROLES["worker"]
-    nobody = catalog.resolve("nobody")
+    with pytest.raises(r.RoleError, match="no role named 'nobody'"):
+        catalog.resolve("nobody")  # never a silent default (issue 31)
+    nobody = catalog.resolve("nobody", strict=False)  # for display only
     assert nobody.source == "synthesized" and nobody.system_prompt == r.rp.DEFAULT
     assert catalog.resolve(None).name == "default"
 

@@ -344,7 +344,8 @@ async def _assemble(stack: contextlib.AsyncExitStack, system: actors.ActorSystem
         writer=writer, resumed=resumed, session_id=session_id, mcp=mcp, knowledge=knowledge,
         factory=None,  # type: ignore[arg-type]  # set below, from the rest
         notices=tuple(n for n in (*(str(w) for w in loaded.warnings), notice, window_notice,
-                                  *notes, *role_notes, *knowledge.notices) if n),
+                                  *workspace.notices, *tooling.notices, *notes, *role_notes,
+                                  *knowledge.notices) if n),
     )
     base.factory = await _agent_factory(base, workspace, auto_context, limits)
     return base

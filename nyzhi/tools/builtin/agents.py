@@ -192,9 +192,25 @@ class ListRolesTool(_AgentTool):
         "properties": {"query": {"type": "string", "description": "Words to filter by."}},
     }
 
-    async def call(self, manager: AgentControl, args: dict[str, Any],
-                   ctx: ToolContext) -> dict[str, Any]:
-        return manager.list_roles(opt_str(args, "query") or "")
+    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        manager = getattr(ctx, "agents", None)
+        if manager is None:
+            return error(NO_MANAGER)
+        query = opt_str(args, "query") or ""
+        data = manager.list_roles(query)
+        lines = []
+        for role in data["roles"]:
+            also = f" (file {role['file_name']}.md)" if role.get("file_name") else ""
+            traits = f"{role['max_steps']} steps" + (", read only" if role.get("read_only")
+                                                      else "")
+            text = " ".join(str(role["description"]).split())
+            text = text if len(text) <= 300 else text[:299].rstrip() + "…"
+            lines.append(f"- {role['name']}{also}: {text or '(no description)'} ({traits})")
+        if not lines:
+            return ToolResult(f"no role matches {query!r}")
+        return ToolResult(f"{len(lines)} roles (pass the name as spawn_agent's agent_type):\n"
+                          + "\n".join(lines),
+                          metadata={"roles": [r["name"] for r in data["roles"]]})
 
 
 TOOLS = (SpawnAgentTool, SendInputTool, WaitTool, CloseAgentTool, ResumeAgentTool,

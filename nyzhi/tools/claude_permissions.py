@@ -109,6 +109,8 @@ class Mapped:
     auto_approve: tuple[str, ...] = ()
     always_ask: tuple[str, ...] = ()
     unexpressed: tuple[str, ...] = ()
+    # ("deny_commands:touch *", "permissions.deny Bash(touch:*)"): each deny rule's origin
+    sources: tuple[tuple[str, str], ...] = ()
 
 
 def _path_pattern(spec: str, home: Path) -> str:
@@ -150,15 +152,18 @@ def map_rules(kind: str, rules: list[str], *, home: Path) -> Mapped:
         if ours.startswith("mcp__") and ours.count("__") == 1:
             ours += "__*"  # a whole server
         if spec is None:
-            names = _FAMILY.get(ours, (ours,))
             field = {"deny": "deny_tools", "allow": "auto_approve", "ask": "always_ask"}[kind]
-            out[field] += names
+            patterns: tuple[str, ...] = _FAMILY.get(ours, (ours,))
         elif kind == "deny" and ours == "bash":
-            out["deny_commands"] += _command_patterns(spec)
+            field, patterns = "deny_commands", _command_patterns(spec)
         elif kind == "deny" and ours in _FILE_TOOLS:
-            out["deny_paths"].append(_path_pattern(spec, home))
+            field, patterns = "deny_paths", (_path_pattern(spec, home),)
         else:
             out["unexpressed"].append(rule)
+            continue
+        out[field] += patterns
+        out["sources"] += [(f"{field}:{p}", f"permissions.{kind} {rule.strip()}")
+                           for p in patterns]
     return Mapped(**{k: tuple(dict.fromkeys(v)) for k, v in out.items()})
 
 
@@ -181,6 +186,9 @@ def claude_permission_rules(
             for field in ("deny_tools", "deny_commands", "deny_paths", "auto_approve",
                           "always_ask"):
                 added.setdefault(field, []).extend(getattr(mapped, field))
+            added.setdefault("rule_sources", []).extend(
+                (key, f"{settings.path.parent.name}/{settings.path.name} {where}")
+                for key, where in mapped.sources)
             skipped += [f"{kind}: {r}" for r in mapped.unexpressed]
         if skipped:
             notes += unseen(settings.path, settings.text, [

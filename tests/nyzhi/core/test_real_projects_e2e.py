@@ -181,9 +181,11 @@ async def test_a_permissions_deny_rule_refuses_a_bash_command_headless(
         proc = await run_nyz(workspace, home, "run", "--trust", "full", "go")
     assert proc.returncode == 0, proc.stderr.decode()
     touched, env_read, echoed = server.requests[1].tool_results()
-    assert "Permission denied (deny rules)" in touched and "touch" in touched
+    assert "Permission denied (deny rules)" in touched
+    assert ".claude/settings.json permissions.deny Bash(touch:*)" in touched
     assert not (workspace / "made-by-bash.txt").exists()
     assert "Permission denied (deny rules)" in env_read and "do-not-read" not in env_read
+    assert "permissions.deny Read(./.env)" in env_read
     assert "still-allowed" in echoed
     # the allow rule with a command is not something our gates express: said, with the file
     err = proc.stderr.decode()

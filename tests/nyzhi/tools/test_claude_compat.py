@@ -86,8 +86,12 @@ def test_both_settings_files_join_and_unexpressed_rules_are_said_once(tmp_path, 
     write_settings(ws, {"deny": ["Bash(rm:*)"], "allow": ["Bash(make:*)"]})
     write_settings(ws, {"deny": ["Read(secrets/**)"], "ask": ["Bash"]}, local=True)
     added, notes = claude_permission_rules(ws)
+    sources = dict(added.pop("rule_sources"))
     assert added == {"deny_commands": ("rm", "rm *"), "deny_paths": ("secrets/**",),
                      "always_ask": ("bash",)}
+    assert sources["deny_commands:rm *"] == ".claude/settings.json permissions.deny Bash(rm:*)"
+    assert sources["deny_paths:secrets/**"] == (
+        ".claude/settings.local.json permissions.deny Read(secrets/**)")
     assert len(notes) == 1 and "settings.json" in notes[0] and "allow: Bash(make:*)" in notes[0]
     assert claude_permission_rules(ws)[1] == []  # once per file content
     policy = TrustPolicy(deny_commands=("git push*",))
@@ -95,6 +99,9 @@ def test_both_settings_files_join_and_unexpressed_rules_are_said_once(tmp_path, 
 
     merged, _ = with_claude_permissions(policy, ws)
     assert merged.deny_commands == ("git push*", "rm", "rm *")  # the config's rules kept
+    # a refusal names where its rule came from
+    assert merged.source_of("deny_commands", "rm *").endswith("permissions.deny Bash(rm:*)")
+    assert merged.source_of("deny_commands", "git push*") == "agent.trust.deny_commands"
 
 
 def test_malformed_settings_are_notes_not_failures(tmp_path, home):

@@ -374,7 +374,9 @@ class RoleCatalog:
         folded = {k.lower(): k for k in known}
         close = [folded[m] for m in difflib.get_close_matches(name.lower(), list(folded), 5, 0.6)]
         close += [k for k in known if name.lower() in k.lower() and k not in close]
-        hint = f"close matches: {', '.join(close[:8])}" if close else "no close match"
+        shown = [f"{k} (file of {self.aliases[k]})" if k in self.aliases else k
+                 for k in close[:8]]
+        hint = f"close matches: {', '.join(shown)}" if shown else "no close match"
         return (f"no role named {name!r} ({hint}); list_roles lists every role. The subagent "
                 "was not started.")
 

@@ -34,6 +34,29 @@ def tool_description(request: FakeRequest, name: str) -> str:
     raise AssertionError(f"{name} not offered")
 
 
+def test_the_generated_project_reads_whole(tmp_path, home):
+    """Real YAML: folded and literal descriptions read as text, every file a role or skill."""
+    from nyzhi.core.roles import BUILTIN_ROLES, RoleCatalog
+    from nyzhi.knowledge.skills import discover_skills
+
+    project = write_claude_project(tmp_path)
+    catalog = RoleCatalog.load({}, tmp_path)
+    assert not catalog.errors
+    files = [r for r in catalog.roles.values() if r.source.endswith(".md")]
+    assert len(files) == project.roles >= 100
+    assert all(r.description.startswith("Use this agent for ") for r in files)
+    assert all(len(r.description) > 300 for r in files)
+    styles = {p.read_text().split("description:", 1)[1][:2] for p in
+              (tmp_path / ".claude" / "agents").glob("*.md")}
+    assert {" >", " |", ' "'} <= styles  # folded, literal and quoted scalars all present
+    assert len(catalog.aliases) == project.roles  # every file name differs from its name
+    assert set(BUILTIN_ROLES) <= set(catalog.roles)
+    notes: list[str] = []
+    skills = discover_skills(tmp_path, notes)
+    assert len(skills) == project.skills >= 150 and notes == []
+    assert all(s.description.startswith("Skill for ") for s in skills)
+
+
 async def test_first_request_of_a_large_claude_project_stays_within_budget(
         workspace, home, configure):
     project = write_claude_project(workspace)

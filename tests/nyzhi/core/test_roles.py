@@ -342,3 +342,28 @@ def test_subagent_prompt_is_role_then_shared_rules_then_briefing():
     assert role_at == 0 < text.index("You are a subagent") < text.index(
         "# Context Briefing (from parent)")
     assert r.subagent_prompt(r.BUILTIN_ROLES["worker"]).endswith(r.rp.SHARED_RULES)
+
+
+def test_a_role_file_answers_to_its_declared_name_then_its_file_name(tmp_path):
+    write(tmp_path / ".claude/agents/django-pro.md",
+          "---\nname: python-development-django-pro\ndescription: >\n  Django work,\n  "
+          "folded.\ntools: Read, Agent\n---\nDJANGO prompt\n")
+    write(tmp_path / ".claude/agents/python-development-django-pro.md",  # a file named like
+          "---\nname: other\n---\nOTHER prompt\n")  # the first one's declared name
+    catalog = r.RoleCatalog.load({}, tmp_path)
+    by_name = catalog.resolve("python-development-django-pro")
+    assert by_name.system_prompt == "DJANGO prompt"  # the declared name wins over a file name
+    assert by_name.description == "Django work, folded."
+    assert by_name.allowed_tools == ("read", "spawn_agent")
+    assert catalog.resolve("django-pro") is by_name
+    assert catalog.resolve("Django-Pro") is by_name
+    assert catalog.resolve("other").system_prompt == "OTHER prompt"
+    with pytest.raises(r.RoleError) as err:
+        catalog.resolve("djangopro")
+    message = str(err.value)
+    assert "django-pro (file of python-development-django-pro)" in message
+    assert "not started" in message
+    # list_roles' filter looks at names, file names and descriptions
+    assert [m["name"] for m in catalog.matching("django")] == [
+        "other", "python-development-django-pro"]
+    assert [m["name"] for m in catalog.matching("folded")] == ["python-development-django-pro"]

@@ -7,7 +7,9 @@ commands) and an empty git workspace each run one real ``open_runtime`` session 
 fake LLM (Anthropic wire); the first request's system prompt and tools are measured as the JSON
 sent, in characters and in tokens estimated as characters / 4. The figure that matters is the
 ratio, fixture over empty, measured in the same run; the target is system + tools <= 12,000
-estimated tokens for the fixture.
+estimated tokens for the fixture. A third workspace, the fixture with
+``listing_budget_chars`` set past any listing (entries still cut short), shows what the
+budget itself saves.
 
 Usage: ``python -m benchmarks claude_project [--json]``.
 """
@@ -46,12 +48,16 @@ def measure() -> dict[str, Any]:
         try:
             with isolated_home(base / "home"):
                 (base / "home").mkdir()
-                for label in ("empty", "fixture"):
+                for label in ("empty", "fixture", "unbudgeted"):
                     root = base / label
                     root.mkdir()
                     subprocess.run(["git", "init", "-q", str(root)], check=True)
-                    if label == "fixture":
+                    if label != "empty":
                         write_claude_project(root)
+                    if label == "unbudgeted":  # the listings as they were: every entry whole
+                        (root / ".nyzhi").mkdir()
+                        (root / ".nyzhi" / "config.toml").write_text(
+                            "[agent]\nlisting_budget_chars = 100000000\n")
                     sizes[label] = _size(root)
         finally:
             if saved_state is None:
@@ -61,8 +67,8 @@ def measure() -> dict[str, Any]:
     for row in sizes.values():
         row["total"] = row["system"] + row["tools"]
         row["tokens"] = chars_to_tokens(row["total"])
-    return {"empty": sizes["empty"], "fixture": sizes["fixture"],
-            "ratio": sizes["fixture"]["total"] / sizes["empty"]["total"],
+    return {**sizes, "ratio": sizes["fixture"]["total"] / sizes["empty"]["total"],
+            "unbudgeted_ratio": sizes["unbudgeted"]["total"] / sizes["empty"]["total"],
             "target_tokens": TARGET_TOKENS}
 
 
@@ -72,10 +78,11 @@ def main(argv: list[str]) -> None:
         print(json.dumps(result, indent=2))
         return
     print("first request, system + tools (Anthropic wire JSON): chars / est. tokens")
-    for label in ("empty", "fixture"):
+    for label in ("empty", "fixture", "unbudgeted"):
         row = result[label]
-        print(f"  {label:<8} system {row['system']:>7,}  tools {row['tools']:>7,}  "
+        print(f"  {label:<11} system {row['system']:>7,}  tools {row['tools']:>7,}  "
               f"total {row['total']:>7,} / {row['tokens']:,} tokens")
     ok = "ok" if result["fixture"]["tokens"] <= result["target_tokens"] else "OVER"
     print(f"  fixture / empty: {result['ratio']:.2f}x  (fixture target <= "
-          f"{result['target_tokens']:,} tokens: {ok})")
+          f"{result['target_tokens']:,} tokens: {ok}); without the listing budget: "
+          f"{result['unbudgeted_ratio']:.2f}x")

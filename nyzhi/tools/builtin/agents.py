@@ -81,7 +81,8 @@ class SpawnAgentTool(_AgentTool):
         "type": "object",
         "properties": {
             "message": {"type": "string", "description": "The subagent's task."},
-            "agent_type": {"type": "string", "description": "The role (see the list)."},
+            "agent_type": {"type": "string",
+                           "description": "The role's name or file name (see the list)."},
             "model": {"type": "string", "description": "A model for this subagent."},
         },
         "required": ["message"],

@@ -9,8 +9,9 @@ home project".
 The rules (``load_rules``), in the order they reach the prompt, later ones winning where they
 disagree:
 
-1. the user's own rules: ``~/.claude/CLAUDE.md`` and ``~/.codex/AGENTS.md`` (exactly those
-   two files are added to the prompt-file roots; a symlink from them elsewhere is refused);
+1. the user's own rules: ``~/.claude/CLAUDE.md`` and ``~/.codex/AGENTS.md`` (``$CODEX_HOME``
+   when set; exactly those two files are added to the prompt-file roots, so a symlink from
+   them elsewhere is refused);
 2. the project root's first non-empty primary file (``PRIMARY_RULE_FILES``), its first
    non-empty local file (``LOCAL_RULE_FILES``, ``CLAUDE.local.md`` among them), then
    ``.nyzhi/rules/*.md``;
@@ -46,7 +47,6 @@ PRIMARY_RULE_FILES = ("AGENTS.md", ".nyzhi/rules.md", ".nyzhi/instructions.md", 
                       ".cursorrules")
 LOCAL_RULE_FILES = ("NYZHI.local.md", ".nyzhi/local.md", "CLAUDE.local.md")
 SUBDIR_RULE_FILES = ("AGENTS.md", "CLAUDE.md")
-USER_RULE_FILES = (".claude/CLAUDE.md", ".codex/AGENTS.md")  # under the home directory
 MAX_IMPORT_HOPS = 5  # Claude Code's limit for @path imports
 PROJECT_TYPES = (
     ("Cargo.toml", "rust"),
@@ -172,10 +172,19 @@ def load_rules(root: Path, cwd: Path | None = None,
     return "\n\n".join(t for _, t in rules.picked if t), tuple(p for p, _ in rules.picked)
 
 
+def user_rule_files(env: Mapping[str, str] | None = None) -> tuple[Path, ...]:
+    """The user's own rules files: ``~/.claude/CLAUDE.md`` and Codex's ``AGENTS.md`` in
+    ``$CODEX_HOME`` (default ``~/.codex``), as Codex finds it."""
+    home = paths.home_dir(env)
+    codex = (os.environ if env is None else env).get("CODEX_HOME", "")
+    codex_home = Path(codex) if os.path.isabs(codex) else home / ".codex"
+    return (home / ".claude" / "CLAUDE.md", codex_home / "AGENTS.md")
+
+
 def gather_rules(root: Path, cwd: Path | None = None,
                  env: Mapping[str, str] | None = None) -> _Rules:
     home = paths.home_dir(env)
-    user_files = tuple(home / rel for rel in USER_RULE_FILES)
+    user_files = user_rule_files(env)
     rules = _Rules(root, (*prompt_roots(root, env), *user_files), home)
     for path in user_files:
         text = _read(path, root, rules.roots)

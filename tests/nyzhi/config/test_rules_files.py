@@ -119,3 +119,12 @@ def test_a_user_rules_file_linked_to_a_secret_is_refused(tmp_path, home):
     write(home / ".ssh" / "CLAUDE.md", "FROM-SSH-DIR")
     assert "FROM-SSH-DIR" in detect_workspace(root).rules_text  # the file itself is a regular one
     assert "PRIVATE KEY" not in detect_workspace(root).rules_text
+
+
+def test_codex_home_moves_the_codex_rules_file(tmp_path, home, monkeypatch):
+    root = project(tmp_path)
+    write(home / ".codex" / "AGENTS.md", "DEFAULT-CODEX")
+    write(tmp_path / "codex-home" / "AGENTS.md", "MOVED-CODEX")
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex-home"))
+    text = detect_workspace(root).rules_text
+    assert "MOVED-CODEX" in text and "DEFAULT-CODEX" not in text

@@ -129,18 +129,25 @@ def import_paths(text: str) -> list[str]:
 class _Rules:
     """What ``load_rules`` gathers: (file, text) pieces, and notices about imports."""
 
-    root: Path
     roots: tuple[Path, ...]
     home: Path
     picked: list[tuple[Path, str]] = attrs.field(factory=list)
     notices: list[str] = attrs.field(factory=list)
     seen: set[str] = attrs.field(factory=set)
 
-    def add(self, path: Path, text: str, hops: int = 0) -> None:
+    @property
+    def text(self) -> str:
+        return "\n\n".join(t for _, t in self.picked if t)
+
+    @property
+    def files(self) -> tuple[Path, ...]:
+        return tuple(p for p, _ in self.picked)
+
+    def add(self, path: Path, text: str) -> None:
         self.seen.add(os.path.realpath(path))
         self.picked.append((path, text))
         if path.name.startswith("CLAUDE"):
-            self.imports(path, text, hops)
+            self.imports(path, text, 0)
 
     def imports(self, path: Path, text: str, hops: int) -> None:
         for ref in import_paths(text):
@@ -169,7 +176,7 @@ def load_rules(root: Path, cwd: Path | None = None,
                env: Mapping[str, str] | None = None) -> tuple[str, tuple[Path, ...]]:
     """Rules text and the files it came from, in the order of the module docstring."""
     rules = gather_rules(root, cwd, env)
-    return "\n\n".join(t for _, t in rules.picked if t), tuple(p for p, _ in rules.picked)
+    return rules.text, rules.files
 
 
 def user_rule_files(env: Mapping[str, str] | None = None) -> tuple[Path, ...]:
@@ -183,9 +190,10 @@ def user_rule_files(env: Mapping[str, str] | None = None) -> tuple[Path, ...]:
 
 def gather_rules(root: Path, cwd: Path | None = None,
                  env: Mapping[str, str] | None = None) -> _Rules:
+    """Every rules file of the module docstring, in order, with the notices about imports."""
     home = paths.home_dir(env)
     user_files = user_rule_files(env)
-    rules = _Rules(root, (*prompt_roots(root, env), *user_files), home)
+    rules = _Rules((*prompt_roots(root, env), *user_files), home)
     for path in user_files:
         text = _read(path, root, rules.roots)
         if text:
@@ -243,8 +251,8 @@ def detect_workspace(cwd: Path | None = None, env: Mapping[str, str] | None = No
     project_type = next((kind for name, kind in PROJECT_TYPES if (root / name).exists()), None)
     return Workspace(
         root=root,
-        rules_text="\n\n".join(t for _, t in rules.picked if t),
-        rule_files=tuple(p for p, _ in rules.picked),
+        rules_text=rules.text,
+        rule_files=rules.files,
         project_type=project_type,
         config_source=_config_source(root),
         git_branch=_git_branch(root),

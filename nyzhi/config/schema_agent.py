@@ -23,6 +23,8 @@ HookEvent = Literal[
 ]
 
 
+LISTING_BUDGET_CHARS = 6000  # [agent] listing_budget_chars' default (docs/config.md)
+
 @records.frozen
 class TrustConfig:
     mode: TrustMode = TrustMode.OFF
@@ -184,6 +186,9 @@ class AgentConfig:
     subagent_model: str | None = None
     # Refuse a write to a file that changed since this agent read it (nyzhi.tools.ledger).
     stale_write_guard: bool = True
+    # Characters for each listing of skills (system prompt) and of roles (spawn_agent's
+    # description); entries that do not fit are counted, not listed (nyzhi.knowledge.listing).
+    listing_budget_chars: int = attrs.field(default=LISTING_BUDGET_CHARS, metadata={"min": 200})
     trust: TrustConfig = attrs.Factory(TrustConfig)
     retry: RetryConfig = attrs.Factory(RetryConfig)
     routing: RoutingConfig = attrs.Factory(RoutingConfig)

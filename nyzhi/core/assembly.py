@@ -183,6 +183,8 @@ class Tooling:
     context: ToolContext
     memory: ApprovalMemory
     redactor: Redactor = attrs.Factory(Redactor)  # shared by every agent (see build_redactor)
+    # notices from building the tools (Claude Code permission rules we cannot express)
+    notices: tuple[str, ...] = ()
     _schemas: tuple[object, tuple[pt.ToolSchema, ...]] | None = attrs.field(
         default=None, init=False, repr=False)
     _deferred: tuple[object, str] | None = attrs.field(default=None, init=False, repr=False)
@@ -348,11 +350,13 @@ def build_redactor(config: Any, env: Mapping[str, str], policy: EnvPolicy) -> Re
 
 def build_tooling(config: Any, workspace: Any, options: Any, broker: Any) -> Tooling:
     """The tools every agent starts from (``Tooling.for_agent`` gives each its own view)."""
+    from nyzhi.tools.claude_permissions import with_claude_permissions
     from nyzhi.tools.executors import LocalExecutor
     from nyzhi.tools.registry import default_registry
 
     registry = default_registry()
-    trust = trust_policy(config)
+    # .claude/settings*.json permission rules join the config's: deny rules hold headless too
+    trust, notices = with_claude_permissions(trust_policy(config), workspace.root, options.env)
     env_policy = EnvPolicy.from_config(config.shell.env)
     memory = ApprovalMemory()
     gates = Gates(
@@ -381,7 +385,7 @@ def build_tooling(config: Any, workspace: Any, options: Any, broker: Any) -> Too
     # written or returned), the bus its events, the session its records, the model wrapper
     # (``core.model_redaction``) every request.
     context.redactor = build_redactor(config, env, env_policy)
-    return Tooling(registry, gates, context, memory, context.redactor)
+    return Tooling(registry, gates, context, memory, context.redactor, tuple(notices))
 
 
 # ---- semantic index ------------------------------------------------------------------------
@@ -459,7 +463,8 @@ def load_roles(config: Any, workspace: Any, tooling: Tooling) -> tuple[Any, list
              *catalog.check_tools(tooling.registry.names())]
     spawn = tooling.registry.get("spawn_agent")
     if spawn is not None:
-        spawn.description = f"{spawn.base_description}\n\nRoles:\n{catalog.render_list()}"
+        roles = catalog.render_list(config.agent.listing_budget_chars)
+        spawn.description = f"{spawn.base_description}\n\nRoles:\n{roles}"
     return catalog, notes
 
 

@@ -53,6 +53,7 @@ class PromptParts:
     role_prompt: str = ""  # replaces the identity paragraph (a subagent role's own prompt)
     custom_instructions: str = ""
     skills: Sequence[tuple[str, str]] = ()  # (name, description): an index, bodies load on use
+    listing_budget: int | None = None  # characters for the skill index ([agent] listing_...)
     memory: str = ""  # saved notes injected at session start (capped by whoever fills it)
     mcp_summaries: Sequence[str] = ()  # one line per connected MCP server (nyzhi.core.mcp)
     model: str = ""
@@ -205,6 +206,7 @@ async def session_parts(
         environment=environment,
         rules=workspace.rules_text,
         custom_instructions=config.agent.custom_instructions or "",
+        listing_budget=config.agent.listing_budget_chars,
     )
 
 

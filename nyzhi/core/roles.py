@@ -10,9 +10,19 @@ A role comes from one of four places, first match wins (``RoleCatalog.resolve``)
    ``max_steps``, ``read_only``, ``allowed_tools``, ``disallowed_tools``, ``mcp_servers``) and
    the body as the system prompt. A file is a whole definition: it inherits nothing.
 3. Claude Code's ``.claude/agents/NAME.md``: the same, plus Claude Code's ``tools`` (a comma
-   list, its tool names mapped to ours: ``Read`` → ``read``, ``LS`` → ``list_dir``) and
-   ``model: inherit``.
-4. The 14 built-in roles (``BUILTIN_ROLES``), then a synthesized default for any other name.
+   list, its tool names mapped to ours by the one table, ``nyzhi.tools.claude_names``:
+   ``Read`` → ``read``, ``Agent`` → ``spawn_agent``) and ``model: inherit``.
+4. The 14 built-in roles (``BUILTIN_ROLES``).
+
+A role file is found by its front-matter ``name`` first and by its file name second, as Claude
+Code does (``django-pro.md`` declaring ``name: python-development-django-pro`` answers to
+both). A name nothing defines is an error that lists the close matches: a subagent never runs
+without the role it was asked for (``synthesized_role`` is only for config tables that name no
+file and for display).
+
+The ``spawn_agent`` description lists the roles within ``[agent] listing_budget_chars``
+(``render_list``): each entry cut to a short description, and the number left out named with
+the way to see them (``list_roles``).
 
 A role's tool fence is enforced twice: the fenced registry view hides tools from the model
 (``schemas()``), and the gates refuse them if the model calls them anyway (``fence_tools``).
@@ -21,6 +31,7 @@ A read-only role gets no tool that changes files; its shell tools run in the rea
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 from collections.abc import Iterable, Mapping
@@ -34,6 +45,8 @@ from nyzhi.config.prompt_files import PromptFileRefused, prompt_roots, read_prom
 from nyzhi.config.schema_agent import BudgetConfig, RoleConfig
 from nyzhi.core import role_prompts as rp
 from nyzhi.knowledge import frontmatter as fm
+from nyzhi.knowledge.listing import ENTRY_CHARS, fit_listing
+from nyzhi.tools import claude_names
 
 DEFAULT_ROLE = "default"
 DEFAULT_MAX_STEPS = 50  # a subagent's step limit when its role does not set one
@@ -47,12 +60,6 @@ EXPLORER_TOOLS: tuple[str, ...] = (
 EXPLORER_WITH_SHELL = (*EXPLORER_TOOLS, "bash")
 PLANNER_TOOLS = (*EXPLORER_TOOLS, "todowrite", "todoread")
 
-# Claude Code's tool names, lower-cased without separators, to ours.
-CLAUDE_TOOL_NAMES: dict[str, str] = {
-    "read": "read", "write": "write", "edit": "edit", "multiedit": "multi_edit",
-    "glob": "glob", "grep": "grep", "ls": "list_dir", "bash": "bash", "webfetch": "web_fetch",
-    "todowrite": "todowrite", "todoread": "todoread",
-}
 
 # Front matter keys a role file may set (Claude Code's ``tools`` and ``color`` included). The
 # name and description reach the ``spawn_agent`` description, so they are capped.
@@ -155,23 +162,31 @@ def synthesized_role(name: str) -> Role:
 
 
 def normalize_tool_name(name: str) -> str:
-    """Our name for ``name``: Claude Code's names (``Read``, ``MultiEdit``, ``LS``) mapped,
-    MCP names and our own names kept as written."""
-    name = name.strip()
-    if name.startswith("mcp__"):
-        return name
-    return CLAUDE_TOOL_NAMES.get(re.sub(r"[\s_-]", "", name.lower()), name)
+    """Our name for ``name``: Claude Code's names (``Read``, ``MultiEdit``, ``Agent``) mapped by
+    ``nyzhi.tools.claude_names``, MCP names and our own names kept as written. A Claude Code
+    name nyz has no tool for stays as written (it then matches no tool)."""
+    return claude_names.ours(name) or name.strip()
 
 
-def _tool_list(value: Any, where: str) -> tuple[str, ...]:
-    """A list of tool names from a comma string or a list of strings."""
+def _tool_list(value: Any, where: str,
+               dropped: list[str] | None = None) -> tuple[str, ...]:
+    """A list of tool names from a comma string or a list of strings. Claude Code's names with
+    no equivalent here are left out (and appended to ``dropped``)."""
     if isinstance(value, str):
         items = [v for v in value.split(",") if v.strip()]
     elif isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
         items = list(value)
     else:
         raise RoleError(f"{where}: expected a list of tool names (or a comma list), got {value!r}")
-    return tuple(dict.fromkeys(normalize_tool_name(v) for v in items))
+    out = []
+    for item in items:
+        mapped = claude_names.ours(item)
+        if mapped is None:
+            if dropped is not None:
+                dropped.append(item.strip())
+            continue
+        out.append(mapped)
+    return tuple(dict.fromkeys(out))
 
 
 # ---- role files -----------------------------------------------------------------------------
@@ -204,6 +219,17 @@ def load_role_file(path: Path, workspace_root: Path | None = None) -> tuple[Role
     allowed = values.get("allowed_tools")
     if allowed is None:  # Claude Code's spelling, accepted in both folders
         allowed = values.get("tools")
+    dropped: list[str] = []
+    allowed_tools = None if allowed is None else _tool_list(
+        allowed, f"{path}: allowed_tools", dropped)
+    disallowed_tools = _tool_list(values.get("disallowed_tools", ()),
+                                  f"{path}: disallowed_tools", dropped)
+    if dropped:  # Claude Code's documented names nyz has no tool for: once per file content
+        from nyzhi.config.notices_seen import unseen
+
+        warnings += unseen(path, text, [
+            f"{path}: Claude Code tools with no nyz equivalent left out of the role's tools: "
+            + ", ".join(dict.fromkeys(dropped))])
     model = values.get("model")
     if model is not None and model.lower() == "inherit":
         model = None
@@ -215,9 +241,8 @@ def load_role_file(path: Path, workspace_root: Path | None = None) -> tuple[Role
         system_prompt=body,
         max_steps=steps or DEFAULT_MAX_STEPS,
         read_only=bool(values.get("read_only")),
-        allowed_tools=None if allowed is None else _tool_list(allowed, f"{path}: allowed_tools"),
-        disallowed_tools=_tool_list(values.get("disallowed_tools", ()),
-                                    f"{path}: disallowed_tools"),
+        allowed_tools=allowed_tools,
+        disallowed_tools=disallowed_tools,
         model=model,
         mcp_servers=values.get("mcp_servers"),
         source=str(path),
@@ -266,6 +291,9 @@ class RoleCatalog:
     roles: dict[str, Role] = attrs.field(factory=dict)
     errors: dict[str, str] = attrs.field(factory=dict)  # role name -> error text
     warnings: list[str] = attrs.field(factory=list)
+    # a role file's name -> the front-matter name it declares (``django-pro`` ->
+    # ``python-development-django-pro``): the second way to find a role
+    aliases: dict[str, str] = attrs.field(factory=dict)
 
     @classmethod
     def load(
@@ -314,18 +342,65 @@ class RoleCatalog:
                 continue
             self.warnings.extend(notes)
             self.errors.pop(role.name, None)
+            if path.stem != role.name:
+                self.aliases[path.stem] = role.name
             found.append(role)
         return found
 
-    def resolve(self, name: str | None) -> Role:
-        """The role called ``name`` (None or "": ``default``); an undefined name gets the
-        synthesized default. RoleError if the name's file or table is broken."""
+    def resolve(self, name: str | None, *, strict: bool = True) -> Role:
+        """The role called ``name`` (None or "": ``default``): by its declared name, then by
+        its file's name, then either ignoring case. RoleError if the name's file or table is
+        broken, or (``strict``) if nothing defines it: the message lists the close matches.
+        ``strict=False`` gives the synthesized default instead (for display only)."""
         name = (name or DEFAULT_ROLE).strip() or DEFAULT_ROLE
         if name in self.roles:
             return self.roles[name]
+        if self.aliases.get(name) in self.roles:
+            return self.roles[self.aliases[name]]
         if name in self.errors:
             raise RoleError(self.errors[name])
-        return synthesized_role(name)
+        folded = name.lower()
+        for known in (*self.roles, *self.aliases):
+            if known.lower() == folded:
+                return self.resolve(known)
+        if not strict:
+            return synthesized_role(name)
+        raise RoleError(self.unknown_message(name))
+
+    def unknown_message(self, name: str) -> str:
+        """The error for a role nothing defines, naming the close matches (``difflib``, and
+        names that contain the one asked for)."""
+        known = [*self.names(), *sorted(self.aliases)]
+        folded = {k.lower(): k for k in known}
+        close = [folded[m] for m in difflib.get_close_matches(name.lower(), list(folded), 5, 0.6)]
+        close += [k for k in known if name.lower() in k.lower() and k not in close]
+        shown = [f"{k} (file of {self.aliases[k]})" if k in self.aliases else k
+                 for k in close[:8]]
+        hint = f"close matches: {', '.join(shown)}" if shown else "no close match"
+        return (f"no role named {name!r} ({hint}); list_roles lists every role. The subagent "
+                "was not started.")
+
+    def matching(self, query: str = "") -> list[dict[str, Any]]:
+        """Every role (or those whose name, file name or description holds each word of
+        ``query``) with its whole description: what ``list_roles`` returns."""
+        files = {}
+        for stem, name in self.aliases.items():
+            files.setdefault(name, []).append(stem)
+        words = query.lower().split()
+        out = []
+        for name in self.names():
+            role = self.roles[name]
+            also = files.get(name, [])
+            text = " ".join((name, *also, role.description)).lower()
+            if all(w in text for w in words):
+                entry: dict[str, Any] = {"name": name, "description": role.description,
+                                         "max_steps": role.max_steps}
+                if also:
+                    entry["file_name"] = also[0]
+                if role.read_only:
+                    entry["read_only"] = True
+                out.append(entry)
+        return out
 
     def names(self) -> list[str]:
         """Built-ins in their order, then the others alphabetically."""
@@ -343,17 +418,19 @@ class RoleCatalog:
                              + ", ".join(missing))
         return notes
 
-    def render_list(self) -> str:
-        """One line per role, for the ``spawn_agent`` tool's description."""
+    def render_list(self, budget: int | None = None) -> str:
+        """The roles for the ``spawn_agent`` tool's description: one line each, the description
+        cut to ``ENTRY_CHARS``, within ``budget`` characters (None: all). When roles are
+        left out, the last line says how many and how to see them."""
         lines = []
         for name in self.names():
             role = self.roles[name]
             traits = [f"{role.max_steps} steps"]
             if role.read_only:
                 traits.append("read only")
-            text = role.description or "(no description)"
-            lines.append(f"- {name}: {text} ({', '.join(traits)})")
-        return "\n".join(lines)
+            text = fm.cut(" ".join(role.description.split()), ENTRY_CHARS)
+            lines.append(f"- {name}: {text or '(no description)'} ({', '.join(traits)})")
+        return fit_listing(lines, budget, "roles", "list_roles")
 
 
 # ---- models ---------------------------------------------------------------------------------

@@ -355,7 +355,7 @@ async def _assemble(stack: contextlib.AsyncExitStack, system: actors.ActorSystem
         factory=None,  # type: ignore[arg-type]  # set below, from the rest
         project_trust=project_trust,
         notices=tuple(n for n in (*(str(w) for w in loaded.warnings), notice, window_notice,
-                                  project_trust.notice,
+                                  project_trust.notice, *workspace.notices, *tooling.notices,
                                   *notes, *role_notes, *knowledge.notices) if n),
     )
     base.factory = await _agent_factory(base, workspace, auto_context, limits)

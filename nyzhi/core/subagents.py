@@ -254,6 +254,11 @@ class SubagentManager(AgentTree):
 
     # ---- runtime-level control -------------------------------------------------------------
 
+    def list_roles(self, query: str = "") -> dict[str, Any]:
+        """The roles spawn_agent accepts (``list_roles``), filtered by ``query``."""
+        roles = self.catalog.matching(query)
+        return {"roles": roles, "count": len(roles)}
+
     async def cancel(self, path: str, scope: str = "turn") -> bool:
         """Cancel the running turn of the agent at ``path`` ("turn") or of it and every agent
         under it ("subtree"). Threads are kept."""

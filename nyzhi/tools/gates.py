@@ -100,6 +100,14 @@ class TrustPolicy:
     auto_approve: tuple[str, ...] = attrs.field(default=(), converter=tuple)
     remember_approvals: bool = False
     default_deny_commands: bool = True
+    # Where a deny rule came from when not the config (``"deny_commands:touch *"`` ->
+    # ``".claude/settings.json permissions.deny Bash(touch:*)"``), for the refusal's message.
+    rule_sources: tuple[tuple[str, str], ...] = attrs.field(default=(), converter=tuple)
+
+    def source_of(self, kind: str, rule: str) -> str:
+        """Where the ``kind`` rule ``rule`` (``deny_tools``, ``deny_paths``,
+        ``deny_commands``) was set, for a refusal's message."""
+        return dict(self.rule_sources).get(f"{kind}:{rule}", f"agent.trust.{kind}")
 
     @classmethod
     def from_config(cls, table: dict[str, Any]) -> TrustPolicy:
@@ -467,13 +475,15 @@ class Gates:
         trust = self.trust
         denied = _lower_set(trust.deny_tools)
         if "*" in denied or name.lower() in denied:
-            return f"tool `{name}` is denied by agent.trust.deny_tools"
+            rule = next((t for t in trust.deny_tools if t.lower() in ("*", name.lower())), "*")
+            return f"tool `{name}` is denied by {trust.source_of('deny_tools', rule)}"
         if paths:  # realpath costs a syscall per path part: only when there is a path
             ws = Path(os.path.realpath(ctx.workspace_root))
             for path in paths:
                 hit = path_denied(path, trust.deny_paths, ws)
                 if hit:
-                    return f"path {path} matches agent.trust.deny_paths pattern {hit!r}"
+                    return (f"path {path} matches {trust.source_of('deny_paths', hit)} "
+                            f"pattern {hit!r}")
         patterns = list(trust.deny_commands)
         if trust.default_deny_commands:
             patterns += DEFAULT_DENY_COMMANDS
@@ -481,13 +491,14 @@ class Gates:
             plain = [p for p in trust.deny_paths if not any(ch in p for ch in "*?[")]
             for p in plain:
                 if p in command:
-                    return f"command mentions {p!r}, denied by agent.trust.deny_paths"
+                    return (f"command mentions {p!r}, denied by "
+                            f"{trust.source_of('deny_paths', p)}")
             hit = command_denied(command, patterns)
             if hit:
                 source = (
                     "built-in dangerous-command list"
                     if hit in DEFAULT_DENY_COMMANDS
-                    else ("agent.trust.deny_commands")
+                    else trust.source_of("deny_commands", hit)
                 )
                 return f"command {command!r} matches {hit!r} ({source})"
         return None

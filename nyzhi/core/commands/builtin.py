@@ -173,7 +173,7 @@ def role_models_text(rt: Any) -> str:
     names += sorted(set(agents.models.overrides) - set(names))
     rows = []
     for name in names:
-        choice = agents.models.resolve(agents.catalog.resolve(name), rt.model)
+        choice = agents.models.resolve(agents.catalog.resolve(name, strict=False), rt.model)
         rows.append(f"  {name:<20} {choice.model}  ({choice.source})")
     return ("subagent models by role (first set wins: /subagent-config, the model spawn_agent "
             "asks for, the role's model, agent.subagent_model, the main agent's):\n"

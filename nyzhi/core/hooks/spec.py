@@ -29,6 +29,7 @@ from typing import Any
 import attrs
 
 from nyzhi import records
+from nyzhi.tools.claude_names import claude_names_for
 
 HOOK_EVENTS = (
     "session_start",
@@ -49,25 +50,6 @@ TOOL_EVENTS = frozenset({"pre_tool_use", "post_tool_use", "after_edit"})
 # Older nyzhi configs used other names for the same moments.
 EVENT_ALIASES = {"subagent_end": "subagent_stop"}
 DEFAULT_TIMEOUT = 30.0
-
-# Claude Code's names for the tools nyzhi also has, so a Claude matcher like "Write|Edit"
-# selects nyzhi's write and edit tools.
-CLAUDE_TOOL_NAMES = {
-    "bash": "Bash",
-    "read": "Read",
-    "write": "Write",
-    "edit": "Edit",
-    "multi_edit": "MultiEdit",
-    "glob": "Glob",
-    "grep": "Grep",
-    "ls": "LS",
-    "web_fetch": "WebFetch",
-    "web_search": "WebSearch",
-    "todo_write": "TodoWrite",
-    "spawn_agent": "Task",
-    "notebook_edit": "NotebookEdit",
-}
-
 
 class HookConfigError(ValueError):
     """A hook entry is invalid; the message names the entry and the key."""
@@ -121,8 +103,8 @@ class HookSpec:
             if not tool_name:
                 return False
             names = {tool_name}
-            if self.claude_event is not None and tool_name in CLAUDE_TOOL_NAMES:
-                names.add(CLAUDE_TOOL_NAMES[tool_name])
+            if self.claude_event is not None:  # Claude Code's names: nyzhi.tools.claude_names
+                names.update(claude_names_for(tool_name))
             if not any(self._regex.fullmatch(n) for n in names):
                 return False
         if self.path_patterns:

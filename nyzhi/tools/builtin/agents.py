@@ -1,4 +1,5 @@
-"""The five subagent lifecycle tools: spawn_agent, send_input, wait, close_agent, resume_agent.
+"""The five subagent lifecycle tools (spawn_agent, send_input, wait, close_agent, resume_agent)
+and list_roles, the roles spawn_agent's description had no room for.
 
 Names and parameters are the original's. The tools only check arguments and call the runtime's
 agent manager (``ctx.agents``, a ``nyzhi.core.subagents.SubagentManager``; tools sit below
@@ -43,6 +44,8 @@ class AgentControl(Protocol):
 
     async def resume(self, ident: str) -> dict[str, Any]: ...
 
+    def list_roles(self, query: str = "") -> dict[str, Any]: ...
+
 
 NO_MANAGER = "subagents are not available in this run (no agent manager)"
 
@@ -78,7 +81,8 @@ class SpawnAgentTool(_AgentTool):
         "type": "object",
         "properties": {
             "message": {"type": "string", "description": "The subagent's task."},
-            "agent_type": {"type": "string", "description": "The role (see the list)."},
+            "agent_type": {"type": "string",
+                           "description": "The role's name or file name (see the list)."},
             "model": {"type": "string", "description": "A model for this subagent."},
         },
         "required": ["message"],
@@ -176,4 +180,39 @@ class ResumeAgentTool(_AgentTool):
         return await manager.resume(req_str(args, "id"))
 
 
-TOOLS = (SpawnAgentTool, SendInputTool, WaitTool, CloseAgentTool, ResumeAgentTool)
+class ListRolesTool(_AgentTool):
+    name = "list_roles"
+    deferred = True  # spawn_agent's description lists the roles that fit its budget
+    description = (
+        "List the subagent roles spawn_agent accepts, with descriptions: all of them or those "
+        "whose name or description contains 'query'. spawn_agent's own list is cut to a "
+        "budget; this shows the ones it left out."
+    )
+    parameters = {
+        "type": "object",
+        "properties": {"query": {"type": "string", "description": "Words to filter by."}},
+    }
+
+    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        manager = getattr(ctx, "agents", None)
+        if manager is None:
+            return error(NO_MANAGER)
+        query = opt_str(args, "query") or ""
+        data = manager.list_roles(query)
+        lines = []
+        for role in data["roles"]:
+            also = f" (file {role['file_name']}.md)" if role.get("file_name") else ""
+            traits = f"{role['max_steps']} steps" + (", read only" if role.get("read_only")
+                                                      else "")
+            text = " ".join(str(role["description"]).split())
+            text = text if len(text) <= 300 else text[:299].rstrip() + "…"
+            lines.append(f"- {role['name']}{also}: {text or '(no description)'} ({traits})")
+        if not lines:
+            return ToolResult(f"no role matches {query!r}")
+        return ToolResult(f"{len(lines)} roles (pass the name as spawn_agent's agent_type):\n"
+                          + "\n".join(lines),
+                          metadata={"roles": [r["name"] for r in data["roles"]]})
+
+
+TOOLS = (SpawnAgentTool, SendInputTool, WaitTool, CloseAgentTool, ResumeAgentTool,
+         ListRolesTool)

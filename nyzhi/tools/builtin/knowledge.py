@@ -1,5 +1,5 @@
-"""Memory, skills, plans and notepads: memory_read, memory_write, load_skill, create_plan,
-notepad_read, notepad_write.
+"""Memory, skills, plans and notepads: memory_read, memory_write, load_skill, list_skills,
+create_plan, notepad_read, notepad_write.
 
 The files and their formats belong to ``nyzhi.knowledge``; these tools check arguments and
 run the blocking file work in a worker thread. ``memory_write`` asks for approval (a note
@@ -127,6 +127,29 @@ class LoadSkillTool(BuiltinTool):
         except OSError as exc:  # PromptFileRefused: a skill file swapped for a symlink
             return error(f"skill {skill.name!r} cannot be loaded: {exc}")
         return ToolResult(body, metadata={"path": str(skill.path)})
+
+
+class ListSkillsTool(BuiltinTool):
+    name = "list_skills"
+    deferred = True  # the skill index in the prompt covers most projects
+    description = (
+        "List the project's skills with their descriptions, all of them or those whose name or "
+        "description contains 'query'. The prompt's skill index is cut to a budget; this shows "
+        "the ones it left out."
+    )
+    parameters = {
+        "type": "object",
+        "properties": {"query": {"type": "string", "description": "Words to filter by."}},
+    }
+
+    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        query = (opt_str(args, "query") or "").strip().lower()
+        skills = await trio.to_thread.run_sync(discover_skills, _root(ctx))
+        lines = [f"- {s.name}: {s.description}" for s in skills
+                 if all(w in f"{s.name} {s.description}".lower() for w in query.split())]
+        if not lines:
+            return ToolResult(f"no skill matches {query!r}" if query else "no skills")
+        return ToolResult(f"{len(lines)} skills (load one with load_skill):\n" + "\n".join(lines))
 
 
 def _todos(value: Any) -> list[dict[str, Any]]:
@@ -278,5 +301,5 @@ class NotepadReadTool(BuiltinTool):
         return ToolResult(text)
 
 
-TOOLS = (MemoryReadTool, MemoryWriteTool, LoadSkillTool, CreatePlanTool, NotepadWriteTool,
+TOOLS = (MemoryReadTool, MemoryWriteTool, LoadSkillTool, ListSkillsTool, CreatePlanTool, NotepadWriteTool,
          NotepadReadTool)

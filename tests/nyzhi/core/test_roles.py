@@ -152,7 +152,7 @@ def test_front_matter_absent_means_body_only():
 # ---- resolution -----------------------------------------------------------------------------
 
 
-def test_resolution_order_config_then_nyzhi_then_claude_then_builtin_then_synthesized(tmp_path):
+def test_resolution_order_config_then_nyzhi_then_claude_then_builtin(tmp_path):
     ws = tmp_path
     write(ws / ".claude/agents/shared.md", "---\ndescription: from claude\n---\nclaude prompt\n")
     write(ws / ".claude/agents/only-claude.md", "---\ndescription: c\n---\nclaude only\n")
@@ -176,7 +176,9 @@ def test_resolution_order_config_then_nyzhi_then_claude_then_builtin_then_synthe
     assert reviewer.system_prompt == r.BUILTIN_ROLES["reviewer"].system_prompt
     assert catalog.resolve("fresh").system_prompt == "cfg prompt"
     assert catalog.resolve("worker") == r.BUILTIN_ROLES["worker"]
-    nobody = catalog.resolve("nobody")
+    with pytest.raises(r.RoleError, match="no role named 'nobody'"):
+        catalog.resolve("nobody")  # never a silent default (issue 31)
+    nobody = catalog.resolve("nobody", strict=False)  # for display only
     assert nobody.source == "synthesized" and nobody.system_prompt == r.rp.DEFAULT
     assert catalog.resolve(None).name == "default"
 
@@ -340,3 +342,28 @@ def test_subagent_prompt_is_role_then_shared_rules_then_briefing():
     assert role_at == 0 < text.index("You are a subagent") < text.index(
         "# Context Briefing (from parent)")
     assert r.subagent_prompt(r.BUILTIN_ROLES["worker"]).endswith(r.rp.SHARED_RULES)
+
+
+def test_a_role_file_answers_to_its_declared_name_then_its_file_name(tmp_path):
+    write(tmp_path / ".claude/agents/django-pro.md",
+          "---\nname: python-development-django-pro\ndescription: >\n  Django work,\n  "
+          "folded.\ntools: Read, Agent\n---\nDJANGO prompt\n")
+    write(tmp_path / ".claude/agents/python-development-django-pro.md",  # a file named like
+          "---\nname: other\n---\nOTHER prompt\n")  # the first one's declared name
+    catalog = r.RoleCatalog.load({}, tmp_path)
+    by_name = catalog.resolve("python-development-django-pro")
+    assert by_name.system_prompt == "DJANGO prompt"  # the declared name wins over a file name
+    assert by_name.description == "Django work, folded."
+    assert by_name.allowed_tools == ("read", "spawn_agent")
+    assert catalog.resolve("django-pro") is by_name
+    assert catalog.resolve("Django-Pro") is by_name
+    assert catalog.resolve("other").system_prompt == "OTHER prompt"
+    with pytest.raises(r.RoleError) as err:
+        catalog.resolve("djangopro")
+    message = str(err.value)
+    assert "django-pro (file of python-development-django-pro)" in message
+    assert "not started" in message
+    # list_roles' filter looks at names, file names and descriptions
+    assert [m["name"] for m in catalog.matching("django")] == [
+        "other", "python-development-django-pro"]
+    assert [m["name"] for m in catalog.matching("folded")] == ["python-development-django-pro"]

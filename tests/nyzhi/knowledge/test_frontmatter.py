@@ -12,6 +12,7 @@ from nyzhi.core import roles as r
 from nyzhi.knowledge import frontmatter as fm
 from nyzhi.knowledge import plans
 from nyzhi.knowledge.commands import load_commands
+from nyzhi.knowledge.listing import ENTRY_CHARS
 from nyzhi.knowledge.skills import DESCRIPTION_CAP, discover_skills, skills_index
 from nyzhi.testing.cli import run_nyz as nyz
 from nyzhi.testing.fake_llm import open_fake_llm, reply
@@ -280,7 +281,8 @@ async def test_nyz_run_with_bad_and_oversized_files_sends_only_capped_text(
     spawn = next(t["function"]["description"] for t in request.json["tools"]
                  if t["function"]["name"] == "spawn_agent")
     assert "python-development-django-pro: Master Django 5.x with async views" in spawn
-    assert "D" * (fm.TEXT_CAP + 1) not in spawn and "D" * (fm.TEXT_CAP - 1) in spawn
+    # the role list cuts each description to a short one (issue 31: listing budgets)
+    assert "D" * (ENTRY_CHARS + 1) not in spawn and "D" * (ENTRY_CHARS - 1) in spawn
 
 
 # ---- plans -----------------------------------------------------------------------------------

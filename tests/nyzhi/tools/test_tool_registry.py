@@ -19,6 +19,7 @@ ORIGINAL_NAMES = {
     "spawn_agent", "send_input", "wait", "close_agent", "resume_agent",
     "team_create", "team_delete", "team_list", "send_team_message", "read_inbox", "task_create",
     "task_update", "task_list", "spawn_teammate",
+    "list_skills", "list_roles",  # issue 31: what the budgeted listings leave out
 }
 WRITE_TOOLS = {"write", "edit", "multi_edit", "apply_patch", "delete_file", "move_file", "copy_file", "create_dir"}
 NEEDS_APPROVAL = WRITE_TOOLS | {"bash", "git_commit", "git_checkout", "web_fetch", "memory_write",

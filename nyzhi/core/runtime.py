@@ -354,9 +354,11 @@ async def _assemble(stack: contextlib.AsyncExitStack, system: actors.ActorSystem
         writer=writer, resumed=resumed, session_id=session_id, mcp=mcp, knowledge=knowledge,
         factory=None,  # type: ignore[arg-type]  # set below, from the rest
         project_trust=project_trust,
-        notices=tuple(n for n in (*(str(w) for w in loaded.warnings), notice, window_notice,
-                                  project_trust.notice, *workspace.notices, *tooling.notices,
-                                  *notes, *role_notes, *knowledge.notices) if n),
+        # one line per problem: two readers of one broken file say the same thing once
+        notices=tuple(dict.fromkeys(
+            n for n in (*(str(w) for w in loaded.warnings), notice, window_notice,
+                        project_trust.notice, *workspace.notices, *tooling.notices,
+                        *notes, *role_notes, *knowledge.notices) if n)),
     )
     base.factory = await _agent_factory(base, workspace, auto_context, limits)
     return base

@@ -73,14 +73,14 @@ def read_claude_permissions(workspace_root: Path | str) -> tuple[list[SettingsFi
         try:
             text = read_config_text(path, "json")
         except ConfigError as exc:
-            notes.append(f"{exc}; its permission rules are ignored")
+            notes.append(f"{exc}; its hooks and permission rules are ignored")
             continue
         if text is None:
             continue
         try:
             data = json.loads(text)
         except ValueError as exc:
-            notes.append(f"{path}: not valid JSON ({exc}); its permission rules are ignored")
+            notes.append(f"{path}: not valid JSON ({exc}); its hooks and permission rules are ignored")
             continue
         perms = data.get("permissions") if isinstance(data, dict) else None
         if perms is None:

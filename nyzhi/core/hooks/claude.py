@@ -59,14 +59,14 @@ def load_claude_hooks(workspace_root: str | Path) -> tuple[list[HookSpec], list[
         try:
             text = read_config_text(path, "json")
         except ConfigError as exc:  # unreadable, not UTF-8, nested too deeply
-            notes.append(f"{exc}; its hooks are ignored")
+            notes.append(f"{exc}; its hooks and permission rules are ignored")
             continue
         if text is None:
             continue
         try:
             data = json.loads(text)
         except ValueError as exc:
-            notes.append(f"{path}: not valid JSON ({exc}); its hooks are ignored")
+            notes.append(f"{path}: not valid JSON ({exc}); its hooks and permission rules are ignored")
             continue
         hooks = data.get("hooks") if isinstance(data, dict) else None
         if hooks is None:

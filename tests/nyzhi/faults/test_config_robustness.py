@@ -148,7 +148,7 @@ async def test_a_hostile_claude_settings_file_is_a_one_line_notice_and_the_run_g
     assert b"RAN-ANYWAY" in proc.stdout
     assert "Traceback" not in err and "Error:" not in err, err[-2000:]
     lines = [line for line in err.splitlines() if str(settings) in line]
-    assert len(lines) == 1 and "its hooks are ignored" in lines[0], err
+    assert len(lines) == 1 and "its hooks and permission rules are ignored" in lines[0], err
     if key is not None:
         assert f": {key}" in lines[0], lines[0]
     assert len(lines[0]) < 400

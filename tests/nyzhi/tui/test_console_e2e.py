@@ -165,23 +165,23 @@ async def test_spawned_subagents_show_live_in_the_tree_and_one_is_cancelled_from
         configure(workspace, server.url_for("openai"))
         async with open_console(workspace, home) as pane:
             await ready(pane)
-            await say(pane, "/spawn alpha look at the code")  # tracked by the manager
-            await pane.wait_for("started alpha-1")
-            await say(pane, "/spawn beta look at the tests")
-            await pane.wait_for("started beta-1")
+            await say(pane, "/spawn explorer look at the code")  # tracked by the manager; an unknown role is refused
+            await pane.wait_for("started explorer-1")
+            await say(pane, "/spawn worker look at the tests")
+            await pane.wait_for("started worker-1")
             await pane.keys("F2")
             screen = await pane.wait_for(
-                lambda s: "alpha-1 [running]" in s and "beta-1 [running]" in s)
+                lambda s: "explorer-1 [running]" in s and "worker-1 [running]" in s)
             assert "main [" in screen
             await pane.keys("Down", "Down", "c")  # main, alpha, beta: cancel beta's turn
-            screen = await pane.wait_for("beta-1 [shutdown]")
-            assert "alpha-1 [running]" in screen and "cancelled beta-1" in screen
+            screen = await pane.wait_for("worker-1 [shutdown]")
+            assert "explorer-1 [running]" in screen and "cancelled worker-1" in screen
             await pane.keys("Enter")  # beta's own stream
             await pane.wait_for(lambda s: "› look at the tests" in s and "[cancelled]" in s)
             await say(pane, "go on, beta")  # typed input goes to the agent on screen
             await pane.wait_for("beta carries on")
             await pane.keys("F2", "F2", "Up", "Up", "C")  # main's row: cancel its subtree
-            screen = await pane.wait_for("alpha-1 [shutdown]")
+            screen = await pane.wait_for("explorer-1 [shutdown]")
             assert "cancelled main and its subagents" in screen
     assert ("user", "go on, beta") in server.requests[2].transcript()
 

@@ -68,6 +68,7 @@ class ServeOptions:
     max_connections: int = 32  # WebSocket connections at once (there is one token per run)
     send_queue: int = 4096  # messages queued for one viewer before it is dropped
     max_sessions: int = 8
+    team: str | None = None  # --team: a running team to show and message (nyzhi.web.team)
 
     def check(self) -> None:
         if not self.token.strip():
@@ -167,6 +168,11 @@ class Hub:
                 session = WebSession(rt, nursery)
                 self.sessions[rt.session_id] = session
                 nursery.start_soon(session.pump, events)
+                if self.options.team is not None:
+                    from nyzhi.web.team import TeamView
+
+                    session.team = TeamView(self.options.team)
+                    await nursery.start(session.team.follow, session.record, session.redactor)
                 task_status.started(session)
                 await trio.sleep_forever()
 
@@ -432,6 +438,19 @@ _REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden"
 async def serve(options: ServeOptions, runtime_options: Any) -> int:
     """Run until interrupted; the first session's runtime opens before the port does."""
     options.check()
+    if options.team is not None:
+        from nyzhi.teams.errors import TeamError
+        from nyzhi.teams.lead_lease import lead_pid
+        from nyzhi.web.team import TeamView
+
+        view = TeamView(options.team)
+        try:
+            view.check()
+        except TeamError as exc:
+            raise ServeError(f"--team {options.team}: {exc}") from None
+        if lead_pid(view.store.team_dir(options.team)) is None:
+            print(f"nyz serve: team '{options.team}' has no running lead; its members show "
+                  "as the store has them until one starts", file=sys.stderr, flush=True)
     async with trio.open_nursery() as nursery:
         hub = Hub(nursery, runtime_options, options)
         try:

@@ -10,21 +10,26 @@ records a new one in the session's numbered log whenever a member's status chang
 every viewer's tree follows and a reload replays it.
 
 A message to a member goes into its inbox, as ``nyz team send`` puts it there (sender
-``user``); the member's driver wakes on the inbox's FIFO. The lead's and the teammates' own
-event streams stay with the lead (teammates reach it through pipes, not through anything
-another process can read), so they are not shown here.
+``user``); the member's driver wakes on the inbox's FIFO. The lead's own events and those of
+teammates attached to it stay with the lead (teammates reach it through pipes, which no
+other process can read), so they are not shown here. A detached teammate (``--detach``)
+writes its events to ``logs/<member>.jsonl`` instead; those are followed from where the file
+ended when this server first looked, re-tagged with the member's path as the lead does.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import trio
 
 from nyzhi.core import events as ev
 from nyzhi.core.event_bus import redact_event
+from nyzhi.core.teams.process import DROPPED, retag
 from nyzhi.teams.errors import TeamError
 from nyzhi.teams.lead_lease import lead_pid
 from nyzhi.teams.names import LEAD
@@ -48,6 +53,8 @@ class TeamView:
         self.store = store or TeamStore()
         self.root = f"{ev.TEAM_ROOT}/{team}/"
         self.shown: dict[str, tuple[str, str]] = {}
+        self.offsets: dict[str, int] = {}  # a detached member's log -> bytes already read
+        self.first = True
 
     def check(self) -> None:
         """A ``TeamError`` (one line) unless the team exists in the store."""
@@ -83,6 +90,43 @@ class TeamView:
             out.append(ev.AgentStatus(agent=path, status=status, detail=detail))
         return out
 
+    def logged(self) -> list[ev.Event]:
+        """The events detached members wrote to their logs since the last call (on the first,
+        none: each log is followed from its end then; a log that appears later, from 0)."""
+        logs = self.store.team_dir(self.team) / "logs"
+        first, self.first = self.first, False
+        out: list[ev.Event] = []
+        try:
+            names = sorted(f.name for f in logs.iterdir() if f.suffix == ".jsonl")
+        except FileNotFoundError:
+            return out
+        for name in names:
+            path = logs / name
+            size = path.stat().st_size
+            start = self.offsets.get(name, size if first else 0)
+            if size < start:  # the log was made again
+                start = 0
+            self.offsets[name] = start + self._read(path, start, size, Path(name).stem, out)
+        return out
+
+    def _read(self, path: Path, start: int, end: int, member: str, out: list[ev.Event]) -> int:
+        """Complete lines of ``path`` from ``start`` as events into ``out``; bytes consumed."""
+        if end <= start:
+            return 0
+        with path.open("rb") as fh:
+            fh.seek(start)
+            data = fh.read(end - start)
+        used = data.rfind(b"\n") + 1  # a line still being written waits for the next call
+        where = ev.teammate_path(self.team, member)
+        for line in data[:used].splitlines():
+            try:
+                item = json.loads(line)
+                if isinstance(item, dict) and item.get("type") not in DROPPED:
+                    out.append(ev.from_json(retag(item, where)))
+            except (ValueError, ev.EventDecodeError):
+                continue  # not an event (a stray print): skipped, as the lead skips it
+        return used
+
     def changed(self, snapshot: list[ev.AgentStatus]) -> list[ev.AgentStatus]:
         """The members of ``snapshot`` whose status or detail differ from the last shown."""
         out = []
@@ -100,10 +144,11 @@ class TeamView:
         while True:
             try:
                 snapshot = await run_blocking(self.snapshot)
+                logged = await run_blocking(self.logged)
             except (OSError, TeamError) as exc:  # the team deleted or its files mid-write
                 log.debug("team %s: cannot read the store", self.team, exc_info=exc)
-                snapshot = []
-            for event in self.changed(snapshot):
+                snapshot, logged = [], []
+            for event in [*self.changed(snapshot), *logged]:
                 record(redact_event(redactor, event))
             if not started:
                 started = True

@@ -452,3 +452,42 @@ async def test_serve_team_refuses_a_missing_team_and_team_name_with_it(workspace
     assert both.returncode == 2 and b"give one of them" in both.stderr
     before = await run_nyz(workspace, home, "--team", "crew", "serve")
     assert before.returncode == 2 and b"put it after serve" in before.stderr
+
+
+async def test_serve_team_shows_a_detached_teammates_stream_after_its_lead_left(
+        workspace, home, configure):
+    """A ``--detach`` teammate outlives its lead and logs its events: a browser attached with
+    ``--team`` messages it and sees its answer stream in, tagged with its path."""
+    async with open_fake_llm(script=PerAgent({"AMY-JOB": [reply("amy answers the browser")]})) \
+            as server:
+        configure(workspace, server.url_for("openai"))
+        try:
+            with trio.fail_after(120):
+                started = await run_nyz(workspace, home, "team", "start", "det", "--members",
+                                        "amy:worker", "--teammate-mode", "process", "--detach",
+                                        "--headless")
+            assert started.returncode == 0, started.stderr.decode()[-3000:]
+            async with serve_nyz(workspace, home, "serve", "--team", "det") as srv, \
+                    srv.connect() as client:
+                _, state = await client.hello()
+                tree = {a["path"]: a for a in state["agents"]}
+                assert tree["/team/det/lead"]["status"] == "shutdown"
+                assert "/team/det/amy" in tree
+                assert b"has no running lead" in srv.stderr
+                await client.send({"type": "message", "agent": "/team/det/amy",
+                                   "text": "AMY-JOB: hello from the browser"})
+                done = await client.until(lambda m: event_type(m) == "turn_complete"
+                                          and m["event"]["agent"] == "/team/det/amy")
+                assert done["event"]["text"] == "amy answers the browser"
+                deltas = [m["event"]["text"] for m in client.seen
+                          if event_type(m) == "text_delta"
+                          and m["event"]["agent"] == "/team/det/amy"]
+                assert "".join(deltas) == "amy answers the browser"
+                # a reload replays it
+                async with srv.connect() as again:
+                    await again.hello()
+                    await again.until(lambda m: event_type(m) == "turn_complete"
+                                      and m["event"]["agent"] == "/team/det/amy")
+        finally:
+            stopped = await run_nyz(workspace, home, "team", "stop", "det")
+            assert stopped.returncode == 0, stopped.stderr.decode()

@@ -161,7 +161,7 @@ class TeamView:
     def member_of(self, agent: str) -> str:
         """The member a path names (``/team/NAME/alice``); its subagents have no inbox."""
         member = agent[len(self.root):]
-        if not member or "/" in member:
+        if not member or "/" in member or member == "all":  # "all" is no node of the tree
             raise p.ProtocolError(f"{agent}: only a team member (/team/{self.team}/NAME) "
                                   "has an inbox")
         return member

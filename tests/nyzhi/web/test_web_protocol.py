@@ -425,12 +425,20 @@ async def test_serve_team_attaches_to_a_running_team_without_becoming_its_lead(
                 assert lead_pid(TeamStore(env).team_dir("crew")) == lead.pid
                 for bad in ({"type": "cancel", "agent": "/team/crew/alice"},
                             {"type": "message", "agent": "/team/crew/alice/sub", "text": "x"},
-                            {"type": "message", "agent": "/team/crew/nobody", "text": "x"}):
+                            {"type": "message", "agent": "/team/crew/nobody", "text": "x"},
+                            {"type": "message", "agent": "/team/crew/all", "text": "x"},
+                            {"type": "message", "agent": "/team/crew/../crew/alice",
+                             "text": "x"}):
                     await client.send(bad)
                     error = await client.until(lambda m: m["type"] == "error")
                     assert "\n" not in error["message"] and "Traceback" not in error["message"]
                 assert any("nyz team stop crew" in m.get("message", "") for m in client.seen)
                 assert any("no member 'nobody'" in m.get("message", "") for m in client.seen)
+                inbox = TeamStore(env).inbox("crew", "alice").messages()
+                assert [m.text for m in inbox if m.sender == "user"] == \
+                    ["ALICE-JOB: a word from the browser"]  # none of the refused ones landed
+                assert "/team/crew/all" not in {m["event"]["agent"] for m in client.seen
+                                                if m["type"] == "event"}
                 # the lead ends: the tree shows it without a viewer reconnecting
                 lead.kill()
                 await lead.wait()

@@ -33,9 +33,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--send-queue", type=int, default=4096, metavar="N",
                    help="messages queued for a viewer before it is dropped as too slow "
                         "(default 4096)")
+    p.add_argument("--team", metavar="NAME",
+                   help="show a running team (its lead and teammates) in the tree and message "
+                        "its members, without becoming its lead")
     p.add_argument("--sandbox", type=_sandbox, default=argparse.SUPPRESS,
                    help="read-only, workspace-write or full-access (default: as configured)")
-    # -p, -m, -y, --team-name (the session runs as that team's lead), ... after ``serve`` too
+    # -p, -m, -y, --team-name (the session runs as that team's lead), ... after ``serve`` too.
+    # ``--team`` is an exact option here; the top-level parser knows it too (``main``), so it
+    # is never read there as an ambiguous abbreviation of --team-name or --teammate-mode.
     add_global_flags(p, suppress=True)
     p.set_defaults(handler=run_serve)
 
@@ -53,6 +58,12 @@ def run_serve(args: argparse.Namespace) -> int:
         send_queue=args.send_queue)
     if args.token is not None:
         options.token, options.generated = args.token, False
+    if args.team is not None:
+        if getattr(args, "team_name", None):
+            print("nyz serve: --team shows a running team; --team-name makes this session a "
+                  "team's lead: give one of them", file=sys.stderr)
+            return 2
+        options.team = args.team
     try:
         options.check()
         return trio.run(serve, options, runtime_options(args, interactive=True))

@@ -85,10 +85,24 @@ def build_parser(
     )
     parser.add_argument("--version", action="version", version=f"nyz {__version__}")
     add_global_flags(parser)
+    # ``nyz serve --team NAME``: argparse reads every option-like token of the whole command
+    # line against this parser first, and to it ``--team`` would be an ambiguous abbreviation
+    # of --team-name and --teammate-mode (an error before ``serve`` is reached). An exact,
+    # hidden ``--team`` here stops that; given before a subcommand it says where it belongs.
+    parser.add_argument("--team", action=_SubcommandOption, nargs=1, default=argparse.SUPPRESS,
+                        help=argparse.SUPPRESS)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in modules:
         importlib.import_module(name).register(sub)
     return parser
+
+
+class _SubcommandOption(argparse.Action):
+    """An option of a subcommand, given before it: a usage error saying where it goes."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: object, option_string: str | None = None) -> None:
+        parser.error(f"{option_string} is an option of `nyz serve`: put it after serve")
 
 
 class _Unsure(Exception):  # noqa: N818 - a signal, not an error

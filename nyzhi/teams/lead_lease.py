@@ -76,6 +76,24 @@ def take_lead_lease(team: str, team_dir: Path) -> None:
     _held[path] = fd  # never closed: the lock lasts as long as the process
 
 
+def lead_pid(team_dir: Path) -> int | None:
+    """The pid of the team's running lead (0 if the kernel cannot tell it and the lead has not
+    written it yet), or None when no lead runs. It only asks (``F_GETLK``), never locks: a
+    viewer such as ``nyz serve --team`` must see the lead without becoming one."""
+    path = lease_path(team_dir)
+    if path in _held:  # ours: asking through a second descriptor and closing it would drop it
+        return os.getpid()
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return None
+    try:
+        holder = _holder(fd)
+        return None if holder is None else (holder or _written_pid(fd) or 0)
+    finally:
+        os.close(fd)
+
+
 def _holder(fd: int) -> int | None:
     """``F_GETLK``: the pid of the lock that would block ours (0 if the kernel cannot say, as
     across pid namespaces), or None when nothing holds the file."""

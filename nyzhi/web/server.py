@@ -27,6 +27,7 @@ import secrets
 import socket
 import sys
 import urllib.parse
+from collections.abc import AsyncIterator
 from typing import Any
 
 import attrs
@@ -47,6 +48,7 @@ HEAD_TIMEOUT = 10.0
 HELLO_TIMEOUT = 30.0
 CLOSE_TIMEOUT = 2.0
 SEND_BUFFER = 128 * 1024
+SEND_BATCH = 64  # queued messages one viewer's sender writes at once
 TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8",
          ".css": "text/css; charset=utf-8", ".svg": "image/svg+xml"}
 
@@ -66,6 +68,7 @@ class ServeOptions:
     max_connections: int = 32  # WebSocket connections at once (there is one token per run)
     send_queue: int = 4096  # messages queued for one viewer before it is dropped
     max_sessions: int = 8
+    team: str | None = None  # --team: a running team to show and message (nyzhi.web.team)
 
     def check(self) -> None:
         if not self.token.strip():
@@ -88,11 +91,16 @@ def static_files() -> dict[str, bytes]:
 
 
 class _Replay(trio.abc.Stream):
-    """A stream whose first bytes are the request head already read, for trio-websocket."""
+    """A stream whose first bytes are the request head already read, for trio-websocket.
+
+    It can also be corked: while a viewer's sender writes a batch of queued messages, their
+    frames collect here and go out in one ``send_all`` (one system call, one wake-up of the
+    peer) instead of one per message."""
 
     def __init__(self, stream: trio.abc.Stream, head: bytes) -> None:
         self.stream = stream
         self.head = head
+        self.corked: bytearray | None = None
 
     async def receive_some(self, max_bytes: int | None = None) -> bytes:
         if self.head:
@@ -102,7 +110,21 @@ class _Replay(trio.abc.Stream):
         return await self.stream.receive_some(max_bytes)
 
     async def send_all(self, data: bytes | bytearray | memoryview) -> None:
+        if self.corked is not None:
+            self.corked += data
+            return
         await self.stream.send_all(data)
+
+    @contextlib.asynccontextmanager
+    async def cork(self) -> AsyncIterator[None]:
+        """Hold writes in the block and send them at its end, at once."""
+        self.corked = bytearray()
+        try:
+            yield
+        finally:
+            data, self.corked = self.corked, None
+        if data:
+            await self.stream.send_all(data)
 
     async def wait_send_all_might_not_block(self) -> None:
         await self.stream.wait_send_all_might_not_block()
@@ -146,6 +168,11 @@ class Hub:
                 session = WebSession(rt, nursery)
                 self.sessions[rt.session_id] = session
                 nursery.start_soon(session.pump, events)
+                if self.options.team is not None:
+                    from nyzhi.web.team import TeamView
+
+                    session.team = TeamView(self.options.team)
+                    await nursery.start(session.team.follow, session.record, session.redactor)
                 task_status.started(session)
                 await trio.sleep_forever()
 
@@ -300,7 +327,7 @@ class Server:
         ws = await request.accept()
         self.connections += 1
         try:
-            await self._viewer(ws)
+            await self._viewer(ws, stream)
         except ConnectionClosed:
             pass
         finally:
@@ -308,7 +335,7 @@ class Server:
             with trio.move_on_after(CLOSE_TIMEOUT, shield=True):
                 await ws.aclose()
 
-    async def _viewer(self, ws: Any) -> None:
+    async def _viewer(self, ws: Any, stream: _Replay) -> None:
         from trio_websocket import ConnectionClosed
 
         try:
@@ -341,8 +368,8 @@ class Server:
                             tuple(self.hub.sessions), tuple(session.commands()))
         with session.attach(viewer, hello.since) as (state, backlog), viewer.cancel_scope:
             async with trio.open_nursery() as nursery:
-                nursery.start_soon(_send_all, ws, viewer, [p.encode(welcome), p.encode(state),
-                                                           *backlog])
+                nursery.start_soon(_send_all, ws, stream, viewer,
+                                   [p.encode(welcome), p.encode(state), *backlog])
                 try:
                     while True:
                         text = await ws.get_message()
@@ -360,16 +387,31 @@ class Server:
                 await ws.aclose(1008, "too slow: the send queue was full")
 
 
-async def _send_all(ws: Any, viewer: Viewer, first: list[str]) -> None:
+async def _send_all(ws: Any, stream: _Replay, viewer: Viewer, first: list[str]) -> None:
+    """One viewer's sender. It takes what is queued (up to ``SEND_BATCH`` messages) and writes
+    their frames with one system call, then yields to the loop before the next batch, so
+    a burst of events costs each viewer one write per batch rather than one per event, and
+    no viewer holds the loop for long."""
     from trio_websocket import ConnectionClosed
 
     try:
-        for text in first:
-            await ws.send_message(text)
+        for start in range(0, len(first), SEND_BATCH):
+            await _send_batch(ws, stream, first[start:start + SEND_BATCH])
         async for text in viewer.receive:
-            await ws.send_message(text)
-    except ConnectionClosed:
+            batch = [text]
+            with contextlib.suppress(trio.WouldBlock):
+                while len(batch) < SEND_BATCH:
+                    batch.append(viewer.receive.receive_nowait())
+            await _send_batch(ws, stream, batch)
+    except (ConnectionClosed, trio.BrokenResourceError, trio.ClosedResourceError):
         viewer.cancel_scope.cancel()
+
+
+async def _send_batch(ws: Any, stream: _Replay, batch: list[str]) -> None:
+    async with stream.cork():
+        for text in batch:
+            await ws.send_message(text)
+    await trio.lowlevel.checkpoint()
 
 
 def _header(headers: Any, name: bytes) -> bytes:
@@ -396,6 +438,19 @@ _REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden"
 async def serve(options: ServeOptions, runtime_options: Any) -> int:
     """Run until interrupted; the first session's runtime opens before the port does."""
     options.check()
+    if options.team is not None:
+        from nyzhi.teams.errors import TeamError
+        from nyzhi.teams.lead_lease import lead_pid
+        from nyzhi.web.team import TeamView
+
+        view = TeamView(options.team)
+        try:
+            view.check()
+        except TeamError as exc:
+            raise ServeError(f"--team {options.team}: {exc}") from None
+        if lead_pid(view.store.team_dir(options.team)) is None:
+            print(f"nyz serve: team '{options.team}' has no running lead; its members show "
+                  "as the store has them until one starts", file=sys.stderr, flush=True)
     async with trio.open_nursery() as nursery:
         hub = Hub(nursery, runtime_options, options)
         try:

@@ -23,6 +23,7 @@ from nyzhi.core import events as ev
 from nyzhi.core.commands import available, dispatch
 from nyzhi.core.commands.registry import ERROR, NOTICE
 from nyzhi.core.errors import describe_error
+from nyzhi.core.event_bus import redact_event
 from nyzhi.core.tool_step import ApprovalAnswer
 from nyzhi.web import protocol as p
 
@@ -72,6 +73,7 @@ class WebSession:
         self.pending: dict[str, dict[str, Any]] = {}
         self.viewers: set[Viewer] = set()
         self.cwd = Path(rt.session_start.cwd or ".")
+        self.team: Any = None  # a ``nyzhi.web.team.TeamView`` with ``nyz serve --team``
 
     @property
     def session_id(self) -> str:
@@ -180,9 +182,15 @@ class WebSession:
             if message.agent == ev.MAIN_AGENT:
                 if not self.start_turn(rt.knowledge.expand(text)):
                     raise p.ProtocolError("a turn is running; cancel it first")
+            elif self.team is not None and self.team.owns(message.agent):
+                sent = await self.team.send(message.agent, text)
+                self.record(redact_event(self.redactor, sent))
             else:
                 await rt.send(message.agent, text)
         elif isinstance(message, p.Cancel):
+            if self.team is not None and self.team.owns(message.agent):
+                raise p.ProtocolError(f"{message.agent} runs under its own lead; `nyz team "
+                                      f"stop {self.team.team}` stops the team")
             scope = "subtree" if message.scope == "subtree" else "turn"
             await rt.cancel(message.agent, scope)
         elif isinstance(message, p.Approve):

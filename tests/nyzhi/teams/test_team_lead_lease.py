@@ -102,3 +102,33 @@ async def test_a_start_while_a_lead_runs_refuses_at_once_and_changes_nothing(
             finally:
                 lead.kill()
                 await lead.wait()
+
+
+async def test_lead_pid_asks_without_leasing_or_dropping_a_lease(tmp_path):
+    """``lead_pid`` (what ``nyz serve --team`` uses): None with no lead, the holder's pid
+    otherwise; asking never takes the lease, and asking in the holder keeps its lock."""
+    import sys
+
+    from nyzhi.teams.lead_lease import lead_pid, take_lead_lease
+
+    team_dir = tmp_path / "crew"
+    assert lead_pid(team_dir) is None  # no lease file yet
+    probe = [sys.executable, "-c", "import sys; from pathlib import Path; "
+             "from nyzhi.teams.lead_lease import take_lead_lease, TeamLeased\n"
+             "try: take_lead_lease('crew', Path(sys.argv[1]))\n"
+             "except TeamLeased as e: print('leased', e.pid); sys.exit(3)\n"
+             "print('took it')", str(team_dir)]
+    took = await trio.run_process(probe, capture_stdout=True, check=False)
+    assert took.returncode == 0 and took.stdout.strip() == b"took it"  # it ended: lease freed
+    assert lead_pid(team_dir) is None  # a lease file nobody holds
+    assert lead_pid(team_dir) is None  # and asking took nothing: still free
+    take_lead_lease("crew", team_dir)
+    try:
+        for _ in range(2):
+            assert lead_pid(team_dir) == os.getpid()
+        refused = await trio.run_process(probe, capture_stdout=True, check=False)
+        assert refused.returncode == 3 and refused.stdout.strip() == f"leased {os.getpid()}".encode()
+    finally:
+        from nyzhi.teams import lead_lease
+
+        os.close(lead_lease._held.pop(lead_lease.lease_path(team_dir)))

@@ -4,12 +4,15 @@ HTTP requests against a real ``nyz serve`` process, its model the scripted fake 
 from __future__ import annotations
 
 import json
+import subprocess
 
 import pytest
 import trio
 from trio_websocket import ConnectionClosed, ConnectionRejected
 
-from nyzhi.testing.cli import run_nyz, running_with
+from nyzhi.teams.lead_lease import lead_pid
+from nyzhi.teams.store import TeamStore
+from nyzhi.testing.cli import NYZ, nyz_env, run_nyz, running_with
 from nyzhi.testing.fake_llm import PerAgent, open_fake_llm, reply, tool_call
 from nyzhi.testing.web import TOKEN, event_type, serve_nyz
 
@@ -362,3 +365,137 @@ async def test_a_connection_starts_a_new_session_or_attaches_to_one_by_id(
                 error = await client.receive()
                 assert error == {"type": "error",
                                  "message": "no session 'no-such-id' on this server"}
+
+
+async def test_serve_team_attaches_to_a_running_team_without_becoming_its_lead(
+        workspace, home, configure):
+    """A real ``nyz team start --headless`` lead runs (its model request held); ``nyz serve
+    --team`` shows its lead and teammate, and a browser's message wakes the teammate."""
+    lead_waits, alice_asked, alice_may_answer = trio.Event(), trio.Event(), trio.Event()
+
+    async def hold(request):
+        lead_waits.set()
+        await trio.sleep_forever()
+
+    async def alice(request):
+        alice_asked.set()
+        await alice_may_answer.wait()
+        return reply("alice read the browser's message")
+
+    script = PerAgent({
+        "LEAD-TASK": [reply(tool_calls=[tool_call("task_create", {"subject": "one"})]),
+                      hold, hold],
+        "ALICE-JOB": [alice, alice]})
+    env = nyz_env(home)
+    async with open_fake_llm(script=script) as server:
+        configure(workspace, server.url_for("openai"))
+        lead = await trio.lowlevel.open_process(
+            [*NYZ, "team", "start", "crew", "--members", "alice:worker", "--task",
+             "LEAD-TASK", "--headless"],
+            cwd=workspace, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            with trio.fail_after(120):
+                await lead_waits.wait()
+            async with serve_nyz(workspace, home, "serve", "--team", "crew") as srv, \
+                    srv.connect() as client:
+                _, state = await client.hello()
+                tree = {a["path"]: a for a in state["agents"]}
+                assert tree["/team/crew/lead"]["status"] == "running"
+                assert f"pid {lead.pid}" in tree["/team/crew/lead"]["detail"]
+                assert "tasks: 1 pending" in tree["/team/crew/lead"]["detail"]
+                assert tree["/team/crew/alice"]["detail"].startswith("worker, ")
+                assert "/agents/main" in tree  # the served session itself, as ever
+                await client.send({"type": "message", "agent": "/team/crew/alice",
+                                   "text": "ALICE-JOB: a word from the browser"})
+                sent = await client.until(lambda m: event_type(m) == "team_message")
+                assert (sent["event"]["agent"], sent["event"]["sender"], sent["event"]["to"]) \
+                    == ("/team/crew/alice", "user", "alice")
+                inbox = TeamStore(env).inbox("crew", "alice").messages()
+                assert [(m.sender, m.text) for m in inbox if m.sender == "user"] == \
+                    [("user", "ALICE-JOB: a word from the browser")]
+                with trio.fail_after(60):
+                    await alice_asked.wait()  # the teammate woke and asked its model
+                # the tree follows the store: alice's status file says running, an event too
+                assert tree["/team/crew/alice"]["status"] != "running"
+                await client.until(lambda m: event_type(m) == "agent_status"
+                                   and m["event"]["agent"] == "/team/crew/alice"
+                                   and m["event"]["status"] == "running")
+                alice_may_answer.set()
+                # not a second lead: the lease is still the lead's
+                assert lead_pid(TeamStore(env).team_dir("crew")) == lead.pid
+                for bad in ({"type": "cancel", "agent": "/team/crew/alice"},
+                            {"type": "message", "agent": "/team/crew/alice/sub", "text": "x"},
+                            {"type": "message", "agent": "/team/crew/nobody", "text": "x"},
+                            {"type": "message", "agent": "/team/crew/all", "text": "x"},
+                            {"type": "message", "agent": "/team/crew/../crew/alice",
+                             "text": "x"}):
+                    await client.send(bad)
+                    error = await client.until(lambda m: m["type"] == "error")
+                    assert "\n" not in error["message"] and "Traceback" not in error["message"]
+                assert any("nyz team stop crew" in m.get("message", "") for m in client.seen)
+                assert any("no member 'nobody'" in m.get("message", "") for m in client.seen)
+                inbox = TeamStore(env).inbox("crew", "alice").messages()
+                assert [m.text for m in inbox if m.sender == "user"] == \
+                    ["ALICE-JOB: a word from the browser"]  # none of the refused ones landed
+                assert "/team/crew/all" not in {m["event"]["agent"] for m in client.seen
+                                                if m["type"] == "event"}
+                # the lead ends: the tree shows it without a viewer reconnecting
+                lead.kill()
+                await lead.wait()
+                gone = await client.until(lambda m: event_type(m) == "agent_status"
+                                          and m["event"]["agent"] == "/team/crew/lead")
+                assert gone["event"]["status"] == "shutdown"
+                assert gone["event"]["detail"].startswith("no lead running")
+        finally:
+            if lead.returncode is None:
+                lead.kill()
+            await lead.wait()
+
+
+async def test_serve_team_refuses_a_missing_team_and_team_name_with_it(workspace, home):
+    missing = await run_nyz(workspace, home, "serve", "--team", "nosuch", "--port", "0")
+    assert missing.returncode == 1 and b"Traceback" not in missing.stderr
+    assert b"--team nosuch: no team 'nosuch'" in missing.stderr
+    both = await run_nyz(workspace, home, "serve", "--team", "a", "--team-name", "b")
+    assert both.returncode == 2 and b"give one of them" in both.stderr
+    before = await run_nyz(workspace, home, "--team", "crew", "serve")
+    assert before.returncode == 2 and b"put it after serve" in before.stderr
+
+
+async def test_serve_team_shows_a_detached_teammates_stream_after_its_lead_left(
+        workspace, home, configure):
+    """A ``--detach`` teammate outlives its lead and logs its events: a browser attached with
+    ``--team`` messages it and sees its answer stream in, tagged with its path."""
+    async with open_fake_llm(script=PerAgent({"AMY-JOB": [reply("amy answers the browser")]})) \
+            as server:
+        configure(workspace, server.url_for("openai"))
+        try:
+            with trio.fail_after(120):
+                started = await run_nyz(workspace, home, "team", "start", "det", "--members",
+                                        "amy:worker", "--teammate-mode", "process", "--detach",
+                                        "--headless")
+            assert started.returncode == 0, started.stderr.decode()[-3000:]
+            async with serve_nyz(workspace, home, "serve", "--team", "det") as srv, \
+                    srv.connect() as client:
+                _, state = await client.hello()
+                tree = {a["path"]: a for a in state["agents"]}
+                assert tree["/team/det/lead"]["status"] == "shutdown"
+                assert "/team/det/amy" in tree
+                assert b"has no running lead" in srv.stderr
+                await client.send({"type": "message", "agent": "/team/det/amy",
+                                   "text": "AMY-JOB: hello from the browser"})
+                done = await client.until(lambda m: event_type(m) == "turn_complete"
+                                          and m["event"]["agent"] == "/team/det/amy")
+                assert done["event"]["text"] == "amy answers the browser"
+                deltas = [m["event"]["text"] for m in client.seen
+                          if event_type(m) == "text_delta"
+                          and m["event"]["agent"] == "/team/det/amy"]
+                assert "".join(deltas) == "amy answers the browser"
+                # a reload replays it
+                async with srv.connect() as again:
+                    await again.hello()
+                    await again.until(lambda m: event_type(m) == "turn_complete"
+                                      and m["event"]["agent"] == "/team/det/amy")
+        finally:
+            stopped = await run_nyz(workspace, home, "team", "stop", "det")
+            assert stopped.returncode == 0, stopped.stderr.decode()

@@ -39,17 +39,39 @@ case $$? in \
 esac
 endef
 
-.PHONY: install install-dev run test bench lint clean check-python check-run check-test mcp-test-servers
+.PHONY: install install-dev run test bench lint clean check-python check-run check-test mcp-test-servers link
+
+# Where `make link` puts the nyz command (a directory most shells already have on PATH).
+BINDIR ?= $(HOME)/.local/bin
+PATH_HINT_STAMP := $(VENV)/.path-hint
 
 # What `make run` needs: the system check first (so a missing tool is said before the long
 # build), then the venv, the offline model and compiled bytecode.
-install: $(SYSTEM_RUN_STAMP) $(RUN_STAMP) $(LOCAL_STAMP) $(BYTECODE_STAMP)
+install: $(SYSTEM_RUN_STAMP) $(RUN_STAMP) $(LOCAL_STAMP) $(BYTECODE_STAMP) $(PATH_HINT_STAMP)
 
 # What `make test`, `make lint` and `make bench` add: pytest, hypothesis, ruff.
 install-dev: install $(DEV_STAMP)
 
 run: install
 	@exec $(VENV)/bin/nyz $(ARGS)
+
+# nyz on PATH: a symlink to the venv's nyz in $(BINDIR) (~/.local/bin unless BINDIR is set).
+link: install
+	@mkdir -p "$(BINDIR)"
+	@ln -sfn "$(abspath $(VENV))/bin/nyz" "$(BINDIR)/nyz"
+	@echo "linked $(BINDIR)/nyz -> $(abspath $(VENV))/bin/nyz"
+	@case ":$$PATH:" in *":$(BINDIR):"*) ;; \
+	  *) echo "$(BINDIR) is not on your PATH: add this line to ~/.profile (or your shell's rc file):"; \
+	     echo '  export PATH="$(BINDIR):$$PATH"' ;; esac
+
+# Said once, at the end of the first set-up: how to run `nyz` without `make run`.
+$(PATH_HINT_STAMP): | $(RUN_STAMP)
+	@if [ "$$(command -v nyz 2>/dev/null)" != "$(abspath $(VENV))/bin/nyz" ] && \
+	    [ "$$(readlink -f "$$(command -v nyz 2>/dev/null)" 2>/dev/null)" != "$$(readlink -f $(VENV)/bin/nyz)" ]; then \
+	  echo "set-up done. To run nyz from anywhere: make link (symlinks it into $(BINDIR)), or add"; \
+	  echo "  export PATH=\"$(abspath $(VENV))/bin:\$$PATH\"   to your shell profile (~/.profile)"; \
+	fi
+	@touch $@
 
 test: install-dev $(SYSTEM_TEST_STAMP) mcp-test-servers
 	@$(PY) -m pytest -q; status=$$?; \

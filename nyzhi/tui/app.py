@@ -31,6 +31,7 @@ from nyzhi.core import events as ev
 from nyzhi.core.commands import dispatch
 from nyzhi.core.commands.builtin import toggle_plan
 from nyzhi.tui import commands, theme
+from nyzhi.tui.activity import Activity
 from nyzhi.tui.conversation import Collapsible, ConsoleRenderer, Expansion, Stream
 from nyzhi.tui.history import History
 from nyzhi.tui.widgets import AgentPanel, ApprovalDialog, InputBox, QuestionDialog
@@ -75,6 +76,8 @@ class Console:
         self.panel = AgentPanel(self.show_agent, self.cancel_agent, self.resume_agent)
         self.listbox = urwid.ListBox(self.stream(self.main_path).walker)
         self.notice = urwid.Text("")
+        self._flash = ""  # what flash() said; shown beside the activity line
+        self.activity = Activity()  # the spinner line while the main agent works
         self.input = InputBox(History(), self.submit, self._complete)
         self.status = urwid.Text("", wrap="ellipsis")
         self.body = urwid.Columns([self.listbox])
@@ -203,6 +206,7 @@ class Console:
         rt = self.rt
         assert rt is not None
         self.busy = True
+        self.activity.start("running the command" if text.startswith("!") else "thinking")
         self._show_queue()
         main = self.stream(self.main_path)
         main.user(text)
@@ -217,6 +221,8 @@ class Console:
             main.note(("error", f"error: {exc}"))
         finally:
             self.busy = False
+            self.activity.stop()
+            self._draw_notice()
             self.refresh_status()
         if self.queue and self.nursery is not None and self.rt is not None:
             self.nursery.start_soon(self._turn, self.queue.pop(0))
@@ -396,7 +402,13 @@ class Console:
         self.note([(_STYLES.get(kind, kind), text + "\n") for kind, text in lines])
 
     def flash(self, text: str) -> None:
-        self.notice.set_text(text)
+        self._flash = text
+        self._draw_notice()
+
+    def _draw_notice(self) -> None:
+        """The notice line: the activity line while the main agent works, then the flash."""
+        line = self.activity.line(self.cancel_hint + " cancels")
+        self.notice.set_text(" │ ".join(p for p in (line, self._flash) if p))
 
     def _show_queue(self) -> None:
         if self.queue:
@@ -562,9 +574,16 @@ class Console:
 
     async def _tick(self) -> None:
         """Elapsed times of running tool cards and the status bar, twice a second while
-        something runs (a screen clock, not synchronisation)."""
+        something runs, and the activity line's spinner 8 times a second while the main
+        agent works (a screen clock, not synchronisation)."""
+        ticks = 0
         while True:
-            await trio.sleep(0.5)
+            await trio.sleep(0.125 if self.activity.active else 0.5)
+            ticks += 1
+            if self.activity.active:
+                self._draw_notice()
+                if ticks % 4:
+                    continue
             if self.busy or self.panel.running():
                 for s in self.streams.values():
                     for card in s.running_cards():
@@ -576,6 +595,8 @@ class Console:
 
     async def _pump(self, events: trio.MemoryReceiveChannel[ev.Event]) -> None:
         async for event in events:
+            if self.activity.active and event.agent == self.main_path:
+                self.activity.feed(event)
             self.renderer.render(event)
             if event.agent == self.shown:
                 self._follow()

@@ -312,6 +312,20 @@ class Console:
             self.pending.pop(0)
         self._show_modal()
 
+    def _dismiss_modal(self) -> None:
+        """Esc on the open dialog: an approval is answered no, a question is answered that
+        the person dismissed it (the agent goes on either way; Esc again cancels the turn)."""
+        if not self.pending:
+            self._show_modal()
+            return
+        first = self.pending[0]
+        if isinstance(first, ev.ApprovalRequest):
+            from nyzhi.core.tool_step import ApprovalAnswer  # loaded by the runtime by now
+
+            self._answer_approval(first, ApprovalAnswer.DENY)
+        else:
+            self._answer_question(first, "(dismissed: no answer)")
+
     def _show_modal(self) -> None:
         if self.loop is None:
             return
@@ -343,6 +357,10 @@ class Console:
         elif key == "enter" and self.selected is not None and self._on_input() \
                 and not self.input.edit_text.strip():
             self.selected.toggle()
+        elif key == "esc" and self.root.original_widget is not self.frame:
+            self._dismiss_modal()  # a dialog closes before Esc cancels anything
+        elif key == "esc" and self.panel_shown:
+            self.toggle_panel()
         elif key == "esc":
             self.cancel_turn()
         elif key == "ctrl l":

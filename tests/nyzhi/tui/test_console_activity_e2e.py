@@ -86,3 +86,47 @@ async def test_piped_line_chat_output_has_no_status_line(workspace, home, config
         proc = await run_nyz(workspace, home, "chat", stdin=b"hello\n")
     out = proc.stdout.decode()
     assert "plain answer" in out and "thinking" not in out and "\x1b[K" not in out
+
+
+async def test_esc_closes_the_agent_panel_and_a_dialog_before_it_cancels_the_turn(
+    workspace, home, configure
+):
+    from nyzhi.testing.fake_llm import tool_call
+
+    release = trio.Event()
+    replies = iter([
+        None,  # the first request waits for the test
+        reply(tool_calls=[tool_call("write", {"file_path": "a.txt", "content": "A"})]),
+        reply("not written, fine"),
+    ])
+
+    async def script(request):
+        item = next(replies)
+        if item is None:
+            await release.wait()
+            return reply("first answer")
+        return item
+
+    async with open_fake_llm(script=script) as server:
+        configure(workspace, server.url_for("openai"))
+        async with open_console(workspace, home) as pane:
+            await pane.wait_for(INPUT_READY)
+            await say(pane, "one")
+            await pane.wait_for(lambda s: bool(SPINNER_LINE.search(s)))
+            await pane.keys("F2")
+            screen = await pane.wait_for("Esc or F2 close")  # the panel says how it closes
+            assert "Agents" in screen
+            await pane.keys("Escape")
+            screen = await pane.wait_for(lambda s: "Esc or F2 close" not in s)
+            assert "[cancelled]" not in screen  # the panel closed; the turn runs on
+            release.set()
+            await pane.wait_for("first answer")
+
+            await say(pane, "write a")
+            screen = await pane.wait_for("Approve write?")
+            assert "n or Esc no" in screen  # the dialog says how it closes
+            await pane.keys("Escape")
+            screen = await pane.wait_for("not written, fine")
+            assert "Approve write?" not in screen and "[cancelled]" not in screen
+    assert not (workspace / "a.txt").exists()
+    assert len(server.requests) == 3

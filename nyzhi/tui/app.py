@@ -555,14 +555,16 @@ class Console:
 
     # ---- status ----------------------------------------------------------------------
 
-    def _context_percent(self) -> int:
+    def _context_share(self) -> str:
+        """The main agent's share of its context window: ``37%``, and ``<1%`` for a share that
+        is not nothing but rounds to 0 (``0%`` beside 732 tokens read as a fault)."""
         assert self.rt is not None
         loop = self.rt.main_agent.loop
         try:
             used = loop.meter.estimate(loop.messages)
         except Exception:
-            return 0
-        return min(100, round(100 * used / max(1, loop.settings.context_window)))
+            return "0%"
+        return context_share(used, loop.settings.context_window)
 
     def status_text(self, *, long: bool = False) -> str:
         if self.rt is None:
@@ -574,7 +576,7 @@ class Console:
         running = self.panel.running()
         parts = [
             f"{self.rt.provider_name}/{self.rt.model}", f"trust {tooling.gates.trust.mode.value}",
-            f"sandbox {sandbox}", f"ctx {self._context_percent()}%", f"{tokens} tok ${cost:.3f}",
+            f"sandbox {sandbox}", f"ctx {self._context_share()}", f"{tokens} tok ${cost:.3f}",
             f"agents {running}/{len(self.panel.agents)}",
         ]
         if tooling.gates.plan_mode:
@@ -685,6 +687,14 @@ class Console:
                 self.loop.draw_screen()  # the input is live before the runtime's imports start
                 nursery.start_soon(self._runtime, args)
                 await evl.run_async()
+
+
+def context_share(used: int, window: int) -> str:
+    """``used`` tokens of a ``window`` as a whole percentage, ``<1%`` when under one."""
+    share = 100 * used / max(1, window)
+    if 0 < share < 1:
+        return "<1%"
+    return f"{min(100, round(share))}%"
 
 
 class _Root(urwid.WidgetPlaceholder):

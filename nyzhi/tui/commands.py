@@ -17,7 +17,7 @@ from nyzhi.core.commands.registry import PANEL, RESTART, SCREEN, THEME
 
 FEATURES = frozenset({SCREEN, PANEL, THEME, RESTART})
 KEYS_HELP = ("keys: Enter send · Alt-Enter newline · ↑↓ history · Ctrl-R search · Tab complete · "
-             "Esc close the panel or dialog, else cancel turn · Ctrl-C twice quit · Ctrl-L clear · Ctrl-T theme · "
+             "Esc cancel turn · Ctrl-C twice quit · Ctrl-L clear · Ctrl-T theme · "
              "Ctrl-O expand tool output and thinking · "
              "Alt-↑↓ select one, Enter expands or collapses it · "
              "F2 agents · Shift-Tab plan mode · !cmd shell · @path attach")

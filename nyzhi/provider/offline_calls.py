@@ -21,6 +21,7 @@ into an OpenAI-style message (content, or one ``tool_calls`` entry).
 from __future__ import annotations
 
 import json
+import re
 import secrets
 from typing import Any
 
@@ -155,6 +156,21 @@ def _rewrite(messages: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], bool
     return out, last_was_result
 
 
+#: The start of an answer whose JSON never closed (the output cap cut it).
+_CUT_ANSWER = re.compile(r'\s*\{\s*"answer"\s*:\s*"(.*)\Z', re.S)
+
+
+def _partial_string(body: str) -> str:
+    """The text of a JSON string literal cut short (escapes decoded where complete)."""
+    body = re.sub(r'"\s*\}?\s*\Z', "", body)
+    for end in range(len(body), max(-1, len(body) - 8), -1):  # drop a half escape
+        try:
+            return json.loads(f'"{body[:end]}"')
+        except ValueError:
+            continue
+    return body
+
+
 def decode_reply(message: dict[str, Any]) -> None:
     """A reply in the JSON format turned back into an OpenAI message (in place): its answer
     as ``content``, or its call as one ``tool_calls`` entry. Anything else is left alone."""
@@ -164,6 +180,9 @@ def decode_reply(message: dict[str, Any]) -> None:
     try:
         reply = json.loads(content)
     except ValueError:
+        cut = _CUT_ANSWER.match(content)  # an answer cut by max_tokens: its text so far
+        if cut is not None:
+            message["content"] = _partial_string(cut.group(1))
         return
     if not isinstance(reply, dict):
         return

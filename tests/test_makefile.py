@@ -22,7 +22,7 @@ BASH = shutil.which("bash")
 pytestmark = pytest.mark.skipif(MAKE is None or BASH is None, reason="needs make and bash")
 
 # The set-up steps of an installed checkout (see the Makefile's *_STAMP variables).
-INSTALLED_STAMPS = (".installed-run", ".installed-local", ".system-run", ".bytecode")
+INSTALLED_STAMPS = (".installed-run", ".installed-local", ".system-run", ".bytecode", ".path-hint")
 
 
 def _bin_dir(tmp_path: Path, *, without: set[str], stand_ins: set[str] = frozenset()) -> Path:
@@ -260,3 +260,27 @@ def test_without_a_compiler_the_offline_model_is_skipped_not_fatal(tmp_path: Pat
     assert "apt-get install build-essential" in plan.stderr
     assert "[3/4] skipped" in plan.stderr
     assert not (venv / ".installed-local").exists(), "checked again on the next run"
+
+
+def test_make_link_puts_nyz_on_path_and_the_first_set_up_says_how(tmp_path: Path) -> None:
+    """Issue 33: the first set-up ends with the PATH hint (once); ``make link`` symlinks the
+    venv's nyz into BINDIR and says when BINDIR is not on PATH."""
+    env = _env(_bin_dir(tmp_path, without={"apt-get"}))
+    venv = _installed_venv(tmp_path)
+    (venv / ".path-hint").unlink()  # a checkout whose first set-up just ended
+    first = _make(env, "-s", "install", f"VENV={venv}")
+    assert first.returncode == 0, first.stderr
+    assert "make link" in first.stdout and f'export PATH="{venv}/bin:$PATH"' in first.stdout
+    again = _make(env, "-s", "install", f"VENV={venv}")
+    assert "make link" not in again.stdout, "said once"
+
+    bindir = tmp_path / "home-bin"
+    linked = _make(env, "-s", "link", f"VENV={venv}", f"BINDIR={bindir}")
+    assert linked.returncode == 0, linked.stderr
+    assert (bindir / "nyz").is_symlink()
+    assert os.readlink(bindir / "nyz") == f"{venv}/bin/nyz"
+    assert f"{bindir} is not on your PATH" in linked.stdout
+    assert f'export PATH="{bindir}:$PATH"' in linked.stdout
+    on_path = _make({**env, "PATH": f"{bindir}:{env['PATH']}"}, "-s", "link", f"VENV={venv}",
+                    f"BINDIR={bindir}")
+    assert "not on your PATH" not in on_path.stdout

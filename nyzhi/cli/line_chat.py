@@ -214,7 +214,15 @@ async def chat(args: argparse.Namespace) -> int:
     from nyzhi.core.runtime import open_runtime
 
     options = runtime_options(args, interactive=True)
-    out = sys.stdout
+    out: Any = sys.stdout
+    status = None  # the activity line, rewritten in place: only on a terminal
+    if sys.stdout.isatty():
+        import shutil
+
+        from nyzhi.tui.activity import Activity, StatusLine
+
+        status = out = StatusLine(sys.stdout, Activity(),
+                                  width=shutil.get_terminal_size().columns)
     stopped_by: int | None = None
     async with open_runtime(options) as rt:
         for notice in rt.notices:
@@ -232,9 +240,21 @@ async def chat(args: argparse.Namespace) -> int:
 
             async def pump() -> None:
                 async for event in events:
+                    if status is not None and event.agent == ev.MAIN_AGENT:
+                        status.activity.feed(event)
                     renderer.render(event)
+                    if status is not None:
+                        status.draw()
                     out.flush()
                     changed.unpark_all()
+
+            async def spin() -> None:
+                """The activity line's clock (a screen clock, not synchronisation)."""
+                assert status is not None
+                while True:
+                    await trio.sleep(0.125)
+                    if status.activity.active:
+                        status.draw()
 
             async def settle() -> None:
                 """Until no turn runs or the running one asks something."""
@@ -270,12 +290,21 @@ async def chat(args: argparse.Namespace) -> int:
 
             nursery.start_soon(pump)
             nursery.start_soon(on_signal)
+            if status is not None:
+                nursery.start_soon(spin)
 
             async def run_turn(text: str, done: trio.Event) -> None:
+                if status is not None:
+                    status.at_line_start = True  # the person's Enter ended the "> " line
+                    status.activity.start()
+                    status.draw()
                 try:
                     handle = await rt.submit(text)
                     await handle.wait()
                 finally:
+                    if status is not None:
+                        status.activity.stop()
+                        status.clear()
                     done.set()
                     changed.unpark_all()
                     out.write("> ")

@@ -70,9 +70,11 @@ class Progress(EventRenderer):
 
     def on_text_delta(self, event: ev.TextDelta) -> None:
         # The answer itself goes to stdout at the end; echo it live on stderr only when
-        # stdout is not the same terminal (it would be printed twice). Subagents' text is
-        # not echoed: several at once would interleave mid-line.
-        if self.out.isatty() or event.agent != ev.MAIN_AGENT:
+        # stderr is a terminal and stdout is not (a person watches while the answer goes to
+        # a file or pipe). With stdout on the terminal it would show twice; with stderr in a
+        # file or pipe too (`> out 2>&1`, a log) the answer would be in it twice. Subagents'
+        # text is not echoed: several at once would interleave mid-line.
+        if self.out.isatty() or not _isatty(self.err) or event.agent != ev.MAIN_AGENT:
             return
         self.progress(event.text)
         self._mid_line = not event.text.endswith("\n")
@@ -121,6 +123,13 @@ class Progress(EventRenderer):
         if text:
             self.out.write(text if text.endswith("\n") else text + "\n")
             self.out.flush()
+
+
+def _isatty(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):  # a closed or a bare stream: not a terminal
+        return False
 
 
 class Timeline(EventRenderer):

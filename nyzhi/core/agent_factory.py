@@ -42,6 +42,7 @@ from nyzhi.core.tool_step import ApprovalBroker, GatedToolStep
 from nyzhi.core.turn import TurnLoop, TurnSettings
 from nyzhi.provider import types as pt
 from nyzhi.provider.models import cost, model_info
+from nyzhi.provider.offline_model import OFFLINE_TOOLS, is_offline_model
 
 _NICKNAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 # Children an agent actor already has: its tool executor lives at ``<path>/tools``.
@@ -181,8 +182,15 @@ class AgentFactory:
                               takes_self=True))
 
     def build(self, spec: AgentSpec) -> Agent:
+        model = spec.model or self.provider.model
+        allowed = spec.tools
+        if is_offline_model(model):
+            # The offline model is offered only a few tools (nyzhi.provider.offline_model):
+            # fenced here, so its prompt (tool guidance, deferred-tool list) names no others.
+            allowed = frozenset(OFFLINE_TOOLS) & (allowed if allowed is not None
+                                                  else frozenset(OFFLINE_TOOLS))
         tooling = self.tooling.for_agent(
-            spec.path, self.approvals, allowed=spec.tools, disallowed=spec.disallowed_tools,
+            spec.path, self.approvals, allowed=allowed, disallowed=spec.disallowed_tools,
             memory=self.tooling.memory,
         )
         if spec.fence is not None:
@@ -196,7 +204,6 @@ class AgentFactory:
             tooling.context.team_member = spec.member
             if spec.workdir is not None:
                 tooling.context.cwd = tooling.context.workspace_root = Path(spec.workdir)
-        model = spec.model or self.provider.model
         # Byte-identical across the agent's steps (prompt caching); rebuilt only when a
         # deferred tool is discovered.
         known = self.limits.known(model) if self.limits is not None else None

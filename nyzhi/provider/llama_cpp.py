@@ -8,7 +8,8 @@ plus two guards a small local model needs.
   it into the same stream events; everything else streams as usual. Both bodies are read line
   by line: SSE lines start with ``data:``, a complete answer is one JSON line.
 * **The offline model's prompt.** For nyz's own offline server (``OFFLINE_MODEL``) only
-  ``OFFLINE_TOOLS`` are offered and the temperature defaults low; see the constants.
+  ``OFFLINE_TOOLS`` are offered and the temperature defaults low; see the constants. Its
+  tool calls are grammar-constrained JSON (``nyzhi.provider.offline_calls``).
 * **An output cap.** Without ``max_tokens`` llama.cpp generates until the context is full,
   which for the offline default (SmolLM2-135M on two cores) took minutes. Unless the request
   or the provider config sets one, ``DEFAULT_MAX_TOKENS`` is sent.
@@ -17,16 +18,29 @@ plus two guards a small local model needs.
   streamed answer then ends there (``Stop("other", "repeated output")``, and the provider
   hangs up, which stops the server generating), and a complete answer is cut after the first
   copy. The thresholds are high enough that real text (a table rule, a list of zeros) passes.
+* **HTML entities.** llama-cpp-python renders its ``chatml-function-calling`` prompt with
+  Jinja autoescaping on, so the model reads ``it&#39;s`` for every quote in the conversation
+  and writes entities back. The decoder unescapes the text and the tool arguments it yields
+  (``EntityDecoder`` holds back an entity split across streamed deltas).
 """
 
 from __future__ import annotations
 
+import html
 import json
+import re
 from collections.abc import Sequence
 from typing import Any
 
 import attrs
 
+from nyzhi.provider.offline_calls import decode_reply, json_call_body
+from nyzhi.provider.offline_model import (
+    OFFLINE_MODEL,  # noqa: F401 (re-exported: the adapter's callers and tests name it here)
+    OFFLINE_TEMPERATURE,
+    OFFLINE_TOOLS,
+    is_offline_model,
+)
 from nyzhi.provider.openai_chat import OpenAIChatAdapter, OpenAIChatDecoder
 from nyzhi.provider.spec import ProviderSpec
 from nyzhi.provider.types import ChatRequest, StreamEvent, TextDelta
@@ -34,17 +48,6 @@ from nyzhi.provider.wire import HttpCall, effective
 
 #: Output cap when neither the request nor ``[provider.llama-cpp] max_tokens`` sets one.
 DEFAULT_MAX_TOKENS = 512
-
-#: The model name nyz's own offline server answers to (``--model_alias``): SmolLM2-135M.
-OFFLINE_MODEL = "smollm2-135m-instruct"
-#: The tools the offline model is offered. Every offered tool's parameter schema goes into
-#: its prompt: all ~30 of them are ~2,300 tokens, which this model reads at ~50 tokens per
-#: CPU-second on the 2-core machine it was measured on (most of a minute before it says a
-#: word) and cannot use anyway. These few let it look around.
-OFFLINE_TOOLS = ("list_dir", "read", "glob", "grep")
-#: Its sampling temperature unless configured: at the server's default (0.8) a 135M model
-#: rambles; the repetition guard catches the loops a low temperature can fall into.
-OFFLINE_TEMPERATURE = 0.2
 
 #: The ``Stop.raw`` of an answer ended by the repetition guard.
 REPEATED_OUTPUT = "repeated output"
@@ -106,11 +109,56 @@ class RepetitionGuard:
         return None
 
 
+#: An unfinished entity at the end of a streamed delta (``&``, ``&#3``, ``&amp``).
+_PARTIAL_ENTITY = re.compile(r"&(#x?[0-9a-fA-F]{0,6}|[A-Za-z]{0,8})$")
+
+
+class EntityDecoder:
+    """HTML entities unescaped across streamed deltas: a delta ending in what may be the
+    start of an entity keeps that part back until the next delta (or ``flush``)."""
+
+    def __init__(self) -> None:
+        self._pending = ""
+
+    def feed(self, text: str) -> str:
+        text = self._pending + text
+        match = _PARTIAL_ENTITY.search(text)
+        cut = match.start() if match else len(text)
+        self._pending = text[cut:]
+        return html.unescape(text[:cut])
+
+    def flush(self) -> str:
+        text, self._pending = self._pending, ""
+        return html.unescape(text)
+
+
+def unescape_arguments(arguments: str) -> str:
+    """A tool call's JSON arguments with entities unescaped inside its strings (unescaping
+    the JSON text itself could turn ``&quot;`` into a quote that breaks it)."""
+    if "&" not in arguments:
+        return arguments
+    try:
+        value = json.loads(arguments)
+    except ValueError:
+        return arguments
+
+    def walk(item: Any) -> Any:
+        if isinstance(item, str):
+            return html.unescape(item)
+        if isinstance(item, list):
+            return [walk(v) for v in item]
+        if isinstance(item, dict):
+            return {k: walk(v) for k, v in item.items()}
+        return item
+
+    return json.dumps(walk(value), ensure_ascii=False)
+
+
 class LlamaCppAdapter(OpenAIChatAdapter):
     framing = "ndjson"
 
     def build(self, spec: ProviderSpec, request: ChatRequest, key: str | None) -> HttpCall:
-        offline = (request.model or spec.model) == OFFLINE_MODEL
+        offline = is_offline_model(request.model or spec.model)
         if offline:
             request = _offline_tools(request)
         call = super().build(spec, request, key)
@@ -121,6 +169,12 @@ class LlamaCppAdapter(OpenAIChatAdapter):
         if offline and temperature is None:
             body["temperature"] = OFFLINE_TEMPERATURE
         headers = call.headers
+        if offline and body.get("tools") and _needs_complete_answer(request):
+            # Calls as grammar-constrained JSON (nyzhi.provider.offline_calls): a complete
+            # answer, decoded back into a message by the decoder.
+            body = json_call_body(body)
+            return HttpCall(call.method, call.url, {**headers, "accept": "application/json"},
+                            body)
         if _needs_complete_answer(request):
             body["stream"] = False
             body.pop("stream_options", None)
@@ -146,6 +200,7 @@ class LlamaCppDecoder(OpenAIChatDecoder):
         super().__init__()
         self.guard = guard or RepetitionGuard()
         self._tail = ""
+        self._entities = EntityDecoder()
 
     def feed(self, event: str, data: str) -> list[StreamEvent]:
         if self.done:
@@ -157,18 +212,32 @@ class LlamaCppDecoder(OpenAIChatDecoder):
             return []  # SSE comments, event names, keep-alives
         answer = self.load(line)
         trimmed = self._trim_complete(answer)
+        _decode_offline(answer)
+        _unescape_complete(answer)
         events = super().feed(event, json.dumps(_as_chunk(answer)))
         if trimmed:
             self.set_stop("other", REPEATED_OUTPUT)
         return events
 
+    def finish(self) -> list[StreamEvent]:
+        rest = self._entities.flush()
+        return ([TextDelta(rest)] if rest and not self.done else []) + super().finish()
+
     def _guarded(self, events: list[StreamEvent]) -> list[StreamEvent]:
         """Pass streamed events on until the text starts repeating; then end the answer."""
         out: list[StreamEvent] = []
         for event in events:
-            out.append(event)
             if not isinstance(event, TextDelta):
+                rest = self._entities.flush()
+                if rest:
+                    out.append(TextDelta(rest))
+                out.append(event)
                 continue
+            text = self._entities.feed(event.text)
+            if not text:
+                continue
+            event = TextDelta(text)
+            out.append(event)
             self._tail = (self._tail + event.text)[-self.guard.window :]
             if self.guard.period(self._tail) is not None:
                 self.set_stop("other", REPEATED_OUTPUT)
@@ -187,6 +256,32 @@ class LlamaCppDecoder(OpenAIChatDecoder):
                     message["content"] = cut
                     trimmed = True
         return trimmed
+
+
+def _decode_offline(answer: Any) -> None:
+    """The offline model's JSON replies back into messages (``offline_calls``)."""
+    if not isinstance(answer, dict) or not is_offline_model(answer.get("model")):
+        return
+    for choice in answer.get("choices") or ():
+        message = choice.get("message") if isinstance(choice, dict) else None
+        if isinstance(message, dict) and not message.get("tool_calls"):
+            decode_reply(message)
+            if message.get("tool_calls") and choice.get("finish_reason") == "stop":
+                choice["finish_reason"] = "tool_calls"
+
+
+def _unescape_complete(answer: Any) -> None:
+    """A complete answer's message text and tool arguments unescaped (in place)."""
+    for choice in (answer.get("choices") or ()) if isinstance(answer, dict) else ():
+        message = choice.get("message") if isinstance(choice, dict) else None
+        if not isinstance(message, dict):
+            continue
+        if isinstance(message.get("content"), str):
+            message["content"] = html.unescape(message["content"])
+        for call in message.get("tool_calls") or ():
+            fn = call.get("function") if isinstance(call, dict) else None
+            if isinstance(fn, dict) and isinstance(fn.get("arguments"), str):
+                fn["arguments"] = unescape_arguments(fn["arguments"])
 
 
 def _as_chunk(answer: Any) -> Any:

@@ -25,6 +25,9 @@ Why the process is not started as a bare ``python -m llama_cpp.server``:
   generated under the function-name grammar, so it comes back empty. The bootstrap wraps that
   handler: every completion inside one request shares the request's ``max_tokens`` (or
   ``max_tokens`` given here), and the message is free text.
+* **HTML entities.** That handler's template is rendered with Jinja autoescaping, so the
+  model would read ``&#39;`` for each quote and write entities back; the bootstrap turns
+  autoescaping off in the server process (the client also unescapes what comes back).
 """
 
 from __future__ import annotations
@@ -105,6 +108,13 @@ try:
 except Exception as exc:
     _looping = None
     print("nyzhi: no repetition guard in the server:", exc, file=sys.stderr)
+try:
+    # The chat templates are plain text, not HTML: with autoescaping (which the tool-calling
+    # template turns on) the model reads and then writes entities such as &#39;.
+    import jinja2 as _jinja2
+    _jinja2.select_autoescape = lambda *args, **kwargs: (lambda name=None: False)
+except Exception as exc:
+    print("nyzhi: could not turn off template autoescaping:", exc, file=sys.stderr)
 try:
     import llama_cpp.llama_chat_format as _fmt
     _default_cap = int(os.environ.pop("NYZHI_LLAMA_MAX_TOKENS", "512"))

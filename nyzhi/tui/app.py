@@ -31,6 +31,7 @@ from nyzhi.core import events as ev
 from nyzhi.core.commands import dispatch
 from nyzhi.core.commands.builtin import toggle_plan
 from nyzhi.tui import commands, theme
+from nyzhi.tui.activity import Activity
 from nyzhi.tui.conversation import Collapsible, ConsoleRenderer, Expansion, Stream
 from nyzhi.tui.history import History
 from nyzhi.tui.widgets import AgentPanel, ApprovalDialog, InputBox, QuestionDialog
@@ -75,6 +76,8 @@ class Console:
         self.panel = AgentPanel(self.show_agent, self.cancel_agent, self.resume_agent)
         self.listbox = urwid.ListBox(self.stream(self.main_path).walker)
         self.notice = urwid.Text("")
+        self._flash = ""  # what flash() said; shown beside the activity line
+        self.activity = Activity()  # the spinner line while the main agent works
         self.input = InputBox(History(), self.submit, self._complete)
         self.status = urwid.Text("", wrap="ellipsis")
         self.body = urwid.Columns([self.listbox])
@@ -203,6 +206,7 @@ class Console:
         rt = self.rt
         assert rt is not None
         self.busy = True
+        self.activity.start("running the command" if text.startswith("!") else "thinking")
         self._show_queue()
         main = self.stream(self.main_path)
         main.user(text)
@@ -217,6 +221,8 @@ class Console:
             main.note(("error", f"error: {exc}"))
         finally:
             self.busy = False
+            self.activity.stop()
+            self._draw_notice()
             self.refresh_status()
         if self.queue and self.nursery is not None and self.rt is not None:
             self.nursery.start_soon(self._turn, self.queue.pop(0))
@@ -306,6 +312,20 @@ class Console:
             self.pending.pop(0)
         self._show_modal()
 
+    def _dismiss_modal(self) -> None:
+        """Esc on the open dialog: an approval is answered no, a question is answered that
+        the person dismissed it (the agent goes on either way; Esc again cancels the turn)."""
+        if not self.pending:
+            self._show_modal()
+            return
+        first = self.pending[0]
+        if isinstance(first, ev.ApprovalRequest):
+            from nyzhi.core.tool_step import ApprovalAnswer  # loaded by the runtime by now
+
+            self._answer_approval(first, ApprovalAnswer.DENY)
+        else:
+            self._answer_question(first, "(dismissed: no answer)")
+
     def _show_modal(self) -> None:
         if self.loop is None:
             return
@@ -337,6 +357,10 @@ class Console:
         elif key == "enter" and self.selected is not None and self._on_input() \
                 and not self.input.edit_text.strip():
             self.selected.toggle()
+        elif key == "esc" and self.root.original_widget is not self.frame:
+            self._dismiss_modal()  # a dialog closes before Esc cancels anything
+        elif key == "esc" and self.panel_shown:
+            self.toggle_panel()
         elif key == "esc":
             self.cancel_turn()
         elif key == "ctrl l":
@@ -396,7 +420,13 @@ class Console:
         self.note([(_STYLES.get(kind, kind), text + "\n") for kind, text in lines])
 
     def flash(self, text: str) -> None:
-        self.notice.set_text(text)
+        self._flash = text
+        self._draw_notice()
+
+    def _draw_notice(self) -> None:
+        """The notice line: the activity line while the main agent works, then the flash."""
+        line = self.activity.line(self.cancel_hint + " cancels")
+        self.notice.set_text(" │ ".join(p for p in (line, self._flash) if p))
 
     def _show_queue(self) -> None:
         if self.queue:
@@ -525,14 +555,16 @@ class Console:
 
     # ---- status ----------------------------------------------------------------------
 
-    def _context_percent(self) -> int:
+    def _context_share(self) -> str:
+        """The main agent's share of its context window: ``37%``, and ``<1%`` for a share that
+        is not nothing but rounds to 0 (``0%`` beside 732 tokens read as a fault)."""
         assert self.rt is not None
         loop = self.rt.main_agent.loop
         try:
             used = loop.meter.estimate(loop.messages)
         except Exception:
-            return 0
-        return min(100, round(100 * used / max(1, loop.settings.context_window)))
+            return "0%"
+        return context_share(used, loop.settings.context_window)
 
     def status_text(self, *, long: bool = False) -> str:
         if self.rt is None:
@@ -544,7 +576,7 @@ class Console:
         running = self.panel.running()
         parts = [
             f"{self.rt.provider_name}/{self.rt.model}", f"trust {tooling.gates.trust.mode.value}",
-            f"sandbox {sandbox}", f"ctx {self._context_percent()}%", f"{tokens} tok ${cost:.3f}",
+            f"sandbox {sandbox}", f"ctx {self._context_share()}", f"{tokens} tok ${cost:.3f}",
             f"agents {running}/{len(self.panel.agents)}",
         ]
         if tooling.gates.plan_mode:
@@ -562,9 +594,16 @@ class Console:
 
     async def _tick(self) -> None:
         """Elapsed times of running tool cards and the status bar, twice a second while
-        something runs (a screen clock, not synchronisation)."""
+        something runs, and the activity line's spinner 8 times a second while the main
+        agent works (a screen clock, not synchronisation)."""
+        ticks = 0
         while True:
-            await trio.sleep(0.5)
+            await trio.sleep(0.125 if self.activity.active else 0.5)
+            ticks += 1
+            if self.activity.active:
+                self._draw_notice()
+                if ticks % 4:
+                    continue
             if self.busy or self.panel.running():
                 for s in self.streams.values():
                     for card in s.running_cards():
@@ -576,6 +615,8 @@ class Console:
 
     async def _pump(self, events: trio.MemoryReceiveChannel[ev.Event]) -> None:
         async for event in events:
+            if self.activity.active and event.agent == self.main_path:
+                self.activity.feed(event)
             self.renderer.render(event)
             if event.agent == self.shown:
                 self._follow()
@@ -646,6 +687,14 @@ class Console:
                 self.loop.draw_screen()  # the input is live before the runtime's imports start
                 nursery.start_soon(self._runtime, args)
                 await evl.run_async()
+
+
+def context_share(used: int, window: int) -> str:
+    """``used`` tokens of a ``window`` as a whole percentage, ``<1%`` when under one."""
+    share = 100 * used / max(1, window)
+    if 0 < share < 1:
+        return "<1%"
+    return f"{min(100, round(share))}%"
 
 
 class _Root(urwid.WidgetPlaceholder):

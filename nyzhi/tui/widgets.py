@@ -116,7 +116,7 @@ class ApprovalDialog(urwid.WidgetWrap):
             body += [urwid.Divider("─"), urwid.Text(_diff_markup(lines))]
         more = f"   ({queued} more waiting)" if queued else ""
         body += [urwid.Divider("─"),
-                 urwid.Text(("modal_title", "y yes · a always this session · n no" + more))]
+                 urwid.Text(("modal_title", "y yes · a always this session · n or Esc no" + more))]
         super().__init__(urwid.AttrMap(urwid.LineBox(urwid.Pile(body)), "modal"))
 
     def selectable(self) -> bool:
@@ -158,7 +158,7 @@ class QuestionDialog(urwid.WidgetWrap):
         if event.allow_custom or not event.options:
             self.custom = urwid.Edit("answer: ")
             rows.append(urwid.AttrMap(self.custom, "modal", focus_map="selected"))
-        rows += [urwid.Divider(), urwid.Text("↑↓ choose · Enter answer · digits pick")]
+        rows += [urwid.Divider(), urwid.Text("↑↓ choose · Enter answer · digits pick · Esc dismiss")]
         self.pile = urwid.Pile(rows)
         super().__init__(urwid.AttrMap(urwid.LineBox(self.pile), "modal"))
 
@@ -197,7 +197,7 @@ class AgentPanel(urwid.WidgetWrap):
         self.agents: dict[str, dict[str, Any]] = {}
         self.walker = urwid.SimpleFocusListWalker([])
         self.title = urwid.Text([("heading", "Agents"),
-                                 ("dim", "\n⏎ view · r resume\nc cancel · C with subtree")])
+                                 ("dim", "\n⏎ view · r resume\nc cancel · C with subtree\nEsc or F2 close")])
         super().__init__(urwid.AttrMap(urwid.LineBox(
             urwid.Frame(urwid.ListBox(self.walker), header=self.title)), "panel"))
     def agent(self, path: str) -> dict[str, Any]:

@@ -379,3 +379,63 @@ async def test_the_reported_prompt_finishes_within_a_minute(tmp_path) -> None:
     from nyzhi.provider.llama_cpp import DEFAULT_MAX_TOKENS
 
     assert result["usage"]["output_tokens"] <= 3 * DEFAULT_MAX_TOKENS  # a few steps at most
+
+
+async def test_a_grammar_constrained_call_is_a_valid_call_of_an_offered_tool(llama_url: str) -> None:
+    """Issue 33: the offline model's calls go as JSON under a llama.cpp grammar made from the
+    offered tools' schemas (nyzhi.provider.offline_calls). With the answer branch left out the
+    model must call, and whatever it writes is a call of an offered tool whose arguments have
+    the required keys with the right types."""
+    import httpx
+
+    from nyzhi.provider.offline_calls import reply_schema
+    from nyzhi.tools.builtin.files_read import ListDirTool, ReadTool
+
+    tools = [{"name": t.name, "description": t.description, "parameters": t.parameters}
+             for t in (ListDirTool(), ReadTool())]
+    calls_only = {"anyOf": reply_schema(tools)["anyOf"][:-1]}
+    body = {
+        "model": DEFAULT_MODEL_ALIAS, "max_tokens": 200, "temperature": 0.7, "stream": False,
+        "messages": [{"role": "user", "content": "Look at something in this folder."}],
+        "response_format": {"type": "json_object", "schema": calls_only},
+    }
+    complete = 0
+    async with httpx.AsyncClient(timeout=_BOUND) as client:
+        for _ in range(3):  # a few samples at a high temperature, each must be valid
+            response = await client.post(f"{llama_url}/chat/completions", json=body)
+            assert response.status_code == 200, response.text
+            choice = response.json()["choices"][0]
+            if choice["finish_reason"] == "length":
+                continue  # cut by max_tokens mid-string: a cap, not an invalid call
+            complete += 1
+            call = json.loads(choice["message"]["content"])
+            schema = next(t["parameters"] for t in tools if t["name"] == call["tool"])
+            for key in schema.get("required", ()):
+                assert key in call["arguments"], (call, key)
+            for key, value in call["arguments"].items():
+                kind = schema["properties"][key]["type"]
+                assert isinstance(value, {"string": str, "integer": int}[kind]), (call, key)
+    assert complete, "no sample finished within max_tokens"
+
+
+async def test_the_readme_greeting_gets_a_short_plain_answer(tmp_path) -> None:
+    """The README's first offline example: an answer, no entities, no tool listing."""
+    import sys
+
+    from nyzhi.testing.cli import json_lines, nyz_env
+
+    (tmp_path / "home").mkdir()
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    argv = [sys.executable, "-m", "nyzhi", "run", "--ephemeral", "--output-format", "stream-json",
+            "hello, what can you do?"]  # fmt: skip
+    with trio.fail_after(_BOUND):
+        proc = await trio.run_process(argv, cwd=ws, env=nyz_env(tmp_path / "home"),
+                                      capture_stdout=True, capture_stderr=True, check=False)
+    assert proc.returncode == 0, proc.stderr.decode()
+    events = json_lines(proc.stdout)
+    (result,) = [e for e in events if e["type"] == "result"]
+    text = result["result"]
+    assert text.strip() and "&#" not in text and "&lt;" not in text
+    assert len(text) < 600, text  # a few sentences, not four rambling paragraphs
+    assert not any(name in text for name in ("team_create", "git_branch", "tool_search"))

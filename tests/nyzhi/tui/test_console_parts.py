@@ -200,3 +200,23 @@ def test_the_console_offers_every_command_and_the_chat_all_but_the_screen_ones()
     assert set(available(commands.FEATURES)) == set(COMMANDS)
     assert set(COMMANDS) - set(available(frozenset())) == {"clear", "agents", "theme", "resume"}
     assert commands.complete("/ex", Path("."))[0] == "/export "  # aliases are not completed
+
+
+def test_a_context_share_under_one_percent_reads_less_than_one():
+    from nyzhi.tui.app import context_share
+
+    assert context_share(732, 128_000) == "<1%"  # 0.57 %: not "0%" beside 732 tokens
+    assert context_share(0, 128_000) == "0%"
+    assert context_share(1280, 128_000) == "1%"
+    assert context_share(64_000, 128_000) == "50%"
+    assert context_share(200_000, 128_000) == "100%"
+
+
+def test_the_readme_lists_the_commands_help_shows():
+    """README.md's console command list is the one table's (``/help``), nothing more or less."""
+    from nyzhi.core.commands import available
+
+    readme = (Path(__file__).resolve().parents[3] / "README.md").read_text()
+    listed = readme.split("`/help` lists the commands:", 1)[1].split("(`/exit` too)", 1)[0]
+    names = set(re.findall(r"/([a-z][a-z-]*)", listed))
+    assert names | {"help"} == set(available(commands.FEATURES))

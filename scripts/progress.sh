@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Run a long, quiet command (the llama.cpp build) and say that it is still working: a line
+# with the elapsed time every 15 s, and the total at the end. The command's own output and
+# exit status pass through unchanged.  Usage: scripts/progress.sh LABEL COMMAND [ARGS...]
+set -u
+label=$1
+shift
+every=${PROGRESS_EVERY:-15}
+start=$(date +%s)
+
+span() {  # seconds -> "2 min 05 s" / "45 s"
+  local s=$1
+  if [ "$s" -ge 60 ]; then printf '%d min %02d s' $((s / 60)) $((s % 60)); else printf '%d s' "$s"; fi
+}
+
+"$@" &
+pid=$!
+trap 'kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; exit 130' INT TERM
+next=$((start + every))
+while kill -0 "$pid" 2>/dev/null; do
+  sleep 1  # a progress clock for a person watching, not synchronisation
+  now=$(date +%s)
+  if [ "$now" -ge "$next" ] && kill -0 "$pid" 2>/dev/null; then
+    echo "      … $label: $(span $((now - start))) so far"
+    next=$((now + every))
+  fi
+done
+wait "$pid"
+status=$?
+if [ "$status" -eq 0 ]; then
+  echo "      $label: done in $(span $(( $(date +%s) - start )))"
+fi
+exit "$status"

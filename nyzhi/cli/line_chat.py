@@ -33,6 +33,7 @@ from nyzhi.core.tool_step import ApprovalAnswer
 HELP = """commands: /exit (or Ctrl-D) quit · /cancel cancel the turn · /compact compact the context
           /undo revert the last file change · /plan toggle plan mode (leaving it executes the plan)
           /mcp MCP servers (read, prompt) · /team the team this session leads
+          /thinking off|low|medium|high|TOKENS show or set how hard the model thinks
           /NAME args run a custom command (.nyzhi/commands,
           .claude/commands) · /help this text
 Ctrl-C cancels a running turn and its subagents' (they can be continued).
@@ -231,6 +232,10 @@ async def chat(args: argparse.Namespace) -> int:
                     await rt.cancel()
                 elif text == "/team":
                     out.write(team_summary(rt) + "\n> ")
+                elif text == "/thinking" or text.startswith("/thinking "):
+                    from nyzhi.core.thinking import thinking_command
+
+                    out.write(thinking_command(rt, text[len("/thinking"):]) + "\n> ")
                 elif not busy.is_set():
                     # the thread and the files belong to the running turn until it ends
                     out.write("[a turn is running; Ctrl-C or /cancel first]\n")

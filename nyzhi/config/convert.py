@@ -31,6 +31,8 @@ from nyzhi.config.schema import (
     ProviderEntry,
     ProviderSection,
 )
+from nyzhi.config.thinking import EXPECTED as THINKING_EXPECTED
+from nyzhi.config.thinking import ThinkingLevel, structure_thinking
 
 # A plan structures one value at a key path: it returns the typed value, or _FAILED after
 # adding what is wrong to ``out`` as (path, expected, found, hint).
@@ -87,6 +89,13 @@ def _duration(value: Any, path: tuple, out: _Problems) -> Any:
         return structure_duration(value)
     except ValueError:
         return _mismatch(out, path, 'a duration: "90s", "10m", "1h30m" or a number of seconds', value)
+
+
+def _thinking(value: Any, path: tuple, out: _Problems) -> Any:
+    try:
+        return structure_thinking(value)
+    except ValueError:
+        return _mismatch(out, path, THINKING_EXPECTED, value)
 
 
 def _any(value: Any, path: tuple, out: _Problems) -> Any:
@@ -199,7 +208,7 @@ def _mcp_server(value: Any, path: tuple, out: _Problems) -> Any:
 
 _PLANS: dict[Any, _Plan] = {
     str: _scalar(str), int: _scalar(int), float: _scalar(float), bool: _scalar(bool),
-    Any: _any, Duration: _duration,
+    Any: _any, Duration: _duration, ThinkingLevel: _thinking,
     ProviderSection: _provider_section, McpServer: _mcp_server,
 }
 

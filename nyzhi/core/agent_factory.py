@@ -14,7 +14,9 @@ and a subagent is data in its spec, never a second construction path:
 * ``prompt_hooks`` — whether its input fires ``user_prompt_submit`` hooks. Only input typed
   by a person does: a subagent's input is written by its parent model, not by the user;
 * ``fence`` — its role (``nyzhi.core.roles.Role``), whose tool fence narrows the tools and gates;
-* ``budget`` — its ``nyzhi.core.budget.Budget``, asked before every model step.
+* ``budget`` — its ``nyzhi.core.budget.Budget``, asked before every model step;
+* ``thinking`` — its thinking level (a role's, or inherited; None: the runtime's), fitted to
+  its model when built (``nyzhi.provider.thinking``).
 
 Every agent of a runtime shares one approvals memory, so "always for this session" covers the
 whole tree.
@@ -41,6 +43,7 @@ from nyzhi.core.tool_step import ApprovalBroker, GatedToolStep
 from nyzhi.core.turn import TurnLoop, TurnSettings
 from nyzhi.provider import types as pt
 from nyzhi.provider.models import cost, model_info
+from nyzhi.provider.thinking import resolve_thinking
 
 _NICKNAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 # Children an agent actor already has: its tool executor lives at ``<path>/tools``.
@@ -111,6 +114,7 @@ class AgentSpec:
     workdir: Path | None = None
     # Messages put into the thread before each model call (a teammate's unread inbox).
     inject: Callable[[], Awaitable[list[pt.Message]]] | None = attrs.field(default=None, eq=False)
+    thinking: str | int | None = None  # a thinking level; None: the factory's
 
     @property
     def name(self) -> str:
@@ -144,6 +148,7 @@ class Agent:
     loop: TurnLoop
     tooling: Tooling
     prompt: SessionPrompt
+    notices: tuple[str, ...] = ()  # said once when it starts (a thinking level clamped)
 
 
 @records.frozen(eq=False)
@@ -170,6 +175,8 @@ class AgentFactory:
     # Context appended to each user message of agents with prompt hooks (recalled memory,
     # the plan-mode note: nyzhi.core.session_knowledge), after the hooks' own.
     turn_context: Callable[[str], Awaitable[str]] | None = None
+    # The thinking level of agents whose spec sets none (``--thinking``, ``[agent] thinking``).
+    thinking: str | int | None = None
 
     def build(self, spec: AgentSpec) -> Agent:
         tooling = self.tooling.for_agent(
@@ -221,7 +228,9 @@ class AgentFactory:
             limit=spec.budget.before_step if spec.budget is not None else None,
             before_step=spec.inject,
         )
-        return Agent(spec, loop, tooling, system_prompt)
+        level = spec.thinking if spec.thinking is not None else self.thinking
+        loop.thinking, notice = resolve_thinking(level, model)
+        return Agent(spec, loop, tooling, system_prompt, (notice,) if notice else ())
 
     def _stem(self, path: str) -> str:
         """The compaction archive's file stem: the session id, plus the agent's path below

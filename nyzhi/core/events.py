@@ -158,6 +158,9 @@ class Usage(Event):
     total_input_tokens: int = 0
     total_output_tokens: int = 0
     total_cost_usd: float = 0.0
+    # Of output_tokens, those spent thinking (where the provider says); and the session's.
+    thinking_tokens: int = 0
+    total_thinking_tokens: int = 0
 
 
 @records.frozen

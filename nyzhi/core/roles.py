@@ -7,7 +7,8 @@ A role comes from one of four places, first match wins (``RoleCatalog.resolve``)
    further down this list, so ``[agent.agents.roles.explorer] model = "…"`` keeps the built-in
    explorer's prompt and fence.
 2. ``.nyzhi/agents/NAME.md``: front matter (``name``, ``description``, ``model``,
-   ``max_steps``, ``read_only``, ``allowed_tools``, ``disallowed_tools``, ``mcp_servers``) and
+   ``max_steps``, ``read_only``, ``allowed_tools``, ``disallowed_tools``, ``mcp_servers``,
+   ``thinking``) and
    the body as the system prompt. A file is a whole definition: it inherits nothing.
 3. Claude Code's ``.claude/agents/NAME.md``: the same, plus Claude Code's ``tools`` (a comma
    list, its tool names mapped to ours: ``Read`` → ``read``, ``LS`` → ``list_dir``) and
@@ -31,6 +32,7 @@ import attrs
 
 from nyzhi import records
 from nyzhi.config.schema_agent import BudgetConfig, RoleConfig
+from nyzhi.config.thinking import parse_level
 from nyzhi.core import role_prompts as rp
 from nyzhi.core.frontmatter import FrontMatterError, split_front_matter
 
@@ -56,7 +58,7 @@ CLAUDE_TOOL_NAMES: dict[str, str] = {
 # Front matter keys a role file may set (Claude Code's ``tools`` and ``color`` included).
 ROLE_FILE_KEYS = frozenset({
     "name", "description", "model", "max_steps", "read_only", "allowed_tools",
-    "disallowed_tools", "mcp_servers", "tools", "color",
+    "disallowed_tools", "mcp_servers", "tools", "color", "thinking",
 })
 
 
@@ -81,6 +83,7 @@ class Role:
     mcp_servers: tuple[str, ...] | None = None
     budget: BudgetConfig | None = None
     source: str = "built-in"
+    thinking: str | int | None = None  # a thinking level (nyzhi.config.thinking); None: inherit
 
     def allows(self, tool_name: str) -> bool:
         """The name-level fence: allowed minus disallowed, MCP tools by server. (Read-only is
@@ -216,6 +219,12 @@ def load_role_file(path: Path) -> tuple[Role, list[str]]:
     model = field("model", str, "a model name")
     if model is not None and model.strip().lower() == "inherit":
         model = None
+    thinking = fields.get("thinking")
+    if thinking is not None:
+        try:
+            thinking = parse_level(thinking, f"{path}: thinking")
+        except ValueError as exc:
+            raise RoleError(str(exc)) from None
     if not body:
         raise RoleError(f"{path}: the file has no body; the body is the role's system prompt")
     role = Role(
@@ -231,6 +240,7 @@ def load_role_file(path: Path) -> tuple[Role, list[str]]:
         mcp_servers=None if fields.get("mcp_servers") is None
         else _name_list(fields["mcp_servers"], f"{path}: mcp_servers"),
         source=str(path),
+        thinking=thinking,
     )
     return role, warnings
 
@@ -261,6 +271,8 @@ def _apply_config(base: Role, table: RoleConfig, name: str) -> Role:
         changes["mcp_servers"] = tuple(table.mcp_servers)
     if table.budget is not None:
         changes["budget"] = table.budget
+    if table.thinking is not None:
+        changes["thinking"] = table.thinking.level
     return attrs.evolve(base, **changes)
 
 

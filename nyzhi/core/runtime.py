@@ -56,6 +56,7 @@ class RuntimeOptions:
     cwd: Path = attrs.field(factory=Path.cwd, converter=Path)
     provider: str | None = None
     model: str | None = None
+    thinking: str | int | None = None  # ``--thinking``: a level (nyzhi.config.thinking)
     trust: str | None = None
     sandbox: str | None = None
     network: bool | None = None  # True: ``nyz run --network`` (sandboxed commands get the network)
@@ -93,6 +94,7 @@ class Runtime:
     notices: tuple[str, ...] = ()
     mcp: Any = None  # nyzhi.core.mcp.McpPool: the MCP connections every agent shares
     teams: Any = None  # nyzhi.core.teams.control.TeamRuntime: this runtime's team members
+    thinking_level: str | int | None = None  # the main agent's (``set_thinking``)
 
     @property
     def tooling(self) -> Any:
@@ -171,6 +173,17 @@ class Runtime:
         loop.settings = attrs.evolve(
             loop.settings, context_window=model_info(model).context_window)
         self.main_agent.prompt.set_model(model)
+        self.set_thinking(self.thinking_level)  # fitted to the new model
+
+    def set_thinking(self, level: str | int | None) -> str | None:
+        """Think at ``level`` (off, low, medium, high or a token budget) from the main agent's
+        next request (the console's ``/thinking``); returns the notice when the model cannot
+        take it as asked (clamped, or not sent to a model that does not reason)."""
+        from nyzhi.provider.thinking import resolve_thinking
+
+        self.thinking_level = level
+        self.main_agent.loop.thinking, notice = resolve_thinking(level, self.model)
+        return notice
 
     def set_role_model(self, role: str, model: str | None) -> None:
         """Run subagents of ``role`` spawned from now on on ``model`` (None: as configured);
@@ -374,6 +387,8 @@ async def _agent_factory(base: _Assembly, workspace: Any, auto_context: Any) -> 
         resumed=base.resumed,
         auto_context=auto_context,
         turn_context=knowledge.turn_context,
+        thinking=options.thinking if options.thinking is not None
+        else config.agent.thinking.level if config.agent.thinking is not None else None,
     )
 
 
@@ -434,7 +449,7 @@ async def _start(base: _Assembly, tree: SubagentManager, teams: TeamRuntime,
         system=base.system, bus=base.bus, approvals=base.approvals, hooks=hooks,
         factory=base.factory, main_agent=main, main=main_ref, session_start=session_start,
         agents=tree, mcp=base.mcp, knowledge=base.knowledge, teams=teams,
-        notices=base.notices,
+        notices=(*base.notices, *main.notices), thinking_level=base.factory.thinking,
     )
     await hooks.fire("session_start", {"session_id": session_id, "cwd": str(options.cwd)})
     return rt

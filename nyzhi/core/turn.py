@@ -69,6 +69,7 @@ class UsageTotals:
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
     cost_usd: float = 0.0
+    thinking_tokens: int = 0  # of output_tokens (already counted there)
 
     def add(self, u: pt.Usage, cost: float) -> None:
         self.input_tokens += u.input_tokens
@@ -76,6 +77,7 @@ class UsageTotals:
         self.cache_read_tokens += u.cache_read_tokens
         self.cache_write_tokens += u.cache_write_tokens
         self.cost_usd += cost
+        self.thinking_tokens += u.thinking_tokens
 
     def as_dict(self) -> dict[str, Any]:
         return attrs.asdict(self)
@@ -119,6 +121,9 @@ class TurnLoop:
         self.state_record = state_record  # what compaction keeps verbatim (state_record.py)
         # Asked before every model step: a reason to stop (the agent's budget), or None.
         self.limit = limit
+        # What each request asks of the model's thinking, fitted to its model
+        # (nyzhi.provider.thinking); None: no thinking parameter.
+        self.thinking: pt.ThinkingConfig | None = None
         self.messages: list[pt.Message] = []
         self.meter = ThreadMeter()  # incremental size of ``messages`` (grown at its end)
         self.totals = UsageTotals()
@@ -206,6 +211,7 @@ class TurnLoop:
             system=system,
             tools=tuple(self.tool_schemas()),
             model=self.model,
+            thinking=self.thinking,
         )
         text: list[str] = []
         thinking: list[str] = []
@@ -278,6 +284,8 @@ class TurnLoop:
                     total_input_tokens=self.totals.input_tokens,
                     total_output_tokens=self.totals.output_tokens,
                     total_cost_usd=self.totals.cost_usd,
+                    thinking_tokens=usage.thinking_tokens,
+                    total_thinking_tokens=self.totals.thinking_tokens,
                 )
             )
         return "".join(text), [calls[i] for i in sorted(calls)], usage, stop
@@ -342,6 +350,7 @@ def _add_usage(a: pt.Usage, b: pt.Usage) -> pt.Usage:
         a.output_tokens + b.output_tokens,
         a.cache_read_tokens + b.cache_read_tokens,
         a.cache_write_tokens + b.cache_write_tokens,
+        a.thinking_tokens + b.thinking_tokens,
     )
 
 

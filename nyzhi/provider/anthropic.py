@@ -7,6 +7,9 @@ the stable prefix (system + tools) and the conversation so far are both reused (
 breakpoints allowed). Consecutive tool results are merged into one user turn, as the API
 requires after a multi-call assistant turn. Signed thinking is echoed back as a ``thinking``
 block at the start of the assistant turn: the API rejects thinking + tool use without it.
+Thinking is ``{type: enabled, budget_tokens}`` (with the interleaved-thinking beta when tools
+are offered to a Claude 4 model), or ``{type: adaptive}`` with ``output_config.effort`` for the
+models that take adaptive thinking (Claude 4.6 and later).
 
 Stream: ``message_start`` (input and cache usage), ``content_block_start`` (tool_use opens a
 call), ``content_block_delta`` (``text_delta``, ``thinking_delta``, ``signature_delta``,
@@ -28,6 +31,9 @@ from nyzhi.provider.wire import DecoderBase, HttpCall, effective
 API_VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 4096
 DEFAULT_THINKING_BUDGET = 10_000
+# Thinking between tool calls for Claude 4 models on manual budgets (adaptive thinking
+# interleaves by itself).
+INTERLEAVED_BETA = "interleaved-thinking-2025-05-14"
 EPHEMERAL = {"type": "ephemeral"}
 STOP = {
     "end_turn": "end_turn",
@@ -102,10 +108,18 @@ class AnthropicAdapter:
             body["tool_choice"] = {"type": "any"}
         elif choice:
             body["tool_choice"] = {"type": "tool", "name": choice}
-        if thinking is not None:
+        beta: list[str] = []
+        if thinking is not None and thinking.mode == "adaptive":
+            body["thinking"] = {"type": "adaptive"}
+            body["output_config"] = {"effort": thinking.effort or "high"}
+            room = DEFAULT_THINKING_BUDGET + DEFAULT_MAX_TOKENS
+            body["max_tokens"] = max(max_tokens or 0, room)
+        elif thinking is not None:
             budget = thinking.budget_tokens or DEFAULT_THINKING_BUDGET
             body["thinking"] = {"type": "enabled", "budget_tokens": budget}
             body["max_tokens"] = max(max_tokens or 0, budget + DEFAULT_MAX_TOKENS)
+            if thinking.interleaved and request.tools:
+                beta.append(INTERLEAVED_BETA)
         else:
             body["max_tokens"] = max_tokens or DEFAULT_MAX_TOKENS
             if temperature is not None:
@@ -116,6 +130,9 @@ class AnthropicAdapter:
             "anthropic-version": API_VERSION,
             **spec.headers,
         }
+        if beta:
+            given = [b.strip() for b in headers.get("anthropic-beta", "").split(",") if b.strip()]
+            headers["anthropic-beta"] = ",".join(dict.fromkeys([*given, *beta]))
         if key:
             headers["x-api-key"] = key
         return HttpCall("POST", f"{spec.base_url}/messages", headers, body)

@@ -3,7 +3,9 @@
 Request: ``contents`` with roles ``user``/``model``; tool calls as ``functionCall`` parts,
 results as ``functionResponse`` parts (by tool name, which is why ``Message.name`` exists);
 ``systemInstruction``; ``tools: [{functionDeclarations}]``; ``generationConfig`` with
-``thinkingConfig {thinkingBudget, includeThoughts}``. The key goes in the ``x-goog-api-key``
+``thinkingConfig {thinkingBudget, includeThoughts}`` (``thinkingLevel`` instead of the budget
+for the models that take levels, Gemini 3). A step's thought signature goes back on the part
+it came with: the first function call, or the text of an answer without calls. The key goes in the ``x-goog-api-key``
 header, never in the URL (URLs end up in logs). JSON-schema keys Gemini refuses
 (``$schema``, ``additionalProperties``) are dropped from tool parameters.
 
@@ -47,6 +49,8 @@ def encode_contents(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
             parts: list[dict[str, Any]] = []
             if m.content:
                 parts.append({"text": m.content})
+                if not m.tool_calls and m.thinking_signature:
+                    parts[-1]["thoughtSignature"] = m.thinking_signature  # where it came
             for i, c in enumerate(m.tool_calls):
                 args = parse_tool_arguments(c.arguments)
                 part: dict[str, Any] = {"functionCall": {"name": c.name, "args": args if isinstance(args, dict) else {}}}
@@ -96,7 +100,10 @@ class GeminiAdapter:
             config["maxOutputTokens"] = max_tokens
         if temperature is not None:
             config["temperature"] = temperature
-        if thinking is not None:
+        if thinking is not None and thinking.mode == "level":
+            config["thinkingConfig"] = {"thinkingLevel": thinking.effort or "high",
+                                        "includeThoughts": True}
+        elif thinking is not None:
             config["thinkingConfig"] = {
                 "thinkingBudget": thinking.budget_tokens or DEFAULT_THINKING_BUDGET,
                 "includeThoughts": True,
@@ -151,7 +158,8 @@ class GeminiDecoder(DecoderBase):
             cached = usage.get("cachedContentTokenCount") or 0
             self.input_tokens = (usage.get("promptTokenCount") or 0) - cached
             self.cache_read = cached
-            self.output_tokens = (usage.get("candidatesTokenCount") or 0) + (usage.get("thoughtsTokenCount") or 0)
+            self.thinking_tokens = usage.get("thoughtsTokenCount") or 0
+            self.output_tokens = (usage.get("candidatesTokenCount") or 0) + self.thinking_tokens
             self.saw_usage = True
         out: list[StreamEvent] = []
         for cand in chunk.get("candidates") or ():

@@ -26,7 +26,11 @@ if TYPE_CHECKING:
     from nyzhi.provider.spec import ProviderSpec
 
 Tier = Literal["low", "medium", "high"]
-Thinking = Literal["none", "effort", "budget"]  # how thinking is asked for, if at all
+# How thinking is asked for, if at all: "effort" (OpenAI reasoning effort), "budget" (a token
+# budget: Anthropic ``enabled``, Gemini 2.5 ``thinkingBudget``), "adaptive" (Anthropic 4.6+:
+# the model decides, steered by an effort), "level" (Gemini 3 ``thinkingLevel``), "toggle"
+# (on or off only: Ollama's ``think``).
+Thinking = Literal["none", "effort", "budget", "adaptive", "level", "toggle"]
 
 
 @records.frozen
@@ -41,11 +45,19 @@ class ModelInfo:
     tier: Tier = "medium"
     thinking: Thinking = "none"
     known: bool = True
+    thinking_min: int = 0  # the smallest thinking budget the model takes (0: no minimum)
+    thinking_max: int = 0  # the largest (0: bounded only by the output limit)
+    efforts: tuple[str, ...] = ()  # the efforts/levels it takes, when not low/medium/high
 
 
 def _m(id: str, ctx: int, out: int, inp: float, outp: float, read: float | None = None,
-       write: float | None = None, tier: Tier = "medium", thinking: Thinking = "none") -> ModelInfo:
-    return ModelInfo(id, ctx, out, inp, outp, read, write, tier, thinking)
+       write: float | None = None, tier: Tier = "medium", thinking: Thinking = "none",
+       **extra: Any) -> ModelInfo:
+    return ModelInfo(id, ctx, out, inp, outp, read, write, tier, thinking, **extra)
+
+
+# Anthropic's documented minimum budget; Gemini 2.5's documented ranges.
+_CLAUDE = {"thinking_min": 1024}
 
 
 _M = 1_000_000
@@ -70,21 +82,24 @@ _TABLE = [
     # Anthropic (cache write = 1.25 × input, cache read = 0.1 × input)
     _m("claude-3-5-sonnet", 200_000, 8_192, 3.0, 15.0, 0.3, 3.75, tier="high"),
     _m("claude-3-5-haiku", 200_000, 8_192, 0.8, 4.0, 0.08, 1.0, tier="low"),
-    _m("claude-3-7-sonnet", 200_000, 64_000, 3.0, 15.0, 0.3, 3.75, tier="high", thinking="budget"),
-    _m("claude-sonnet-4", 200_000, 64_000, 3.0, 15.0, 0.3, 3.75, tier="high", thinking="budget"),
-    _m("claude-sonnet-4-5", 200_000, 64_000, 3.0, 15.0, 0.3, 3.75, tier="high", thinking="budget"),
-    _m("claude-sonnet-4-6", 200_000, 64_000, 3.0, 15.0, 0.3, 3.75, tier="high", thinking="budget"),
-    _m("claude-opus-4", 200_000, 32_000, 15.0, 75.0, 1.5, 18.75, tier="high", thinking="budget"),
-    _m("claude-opus-4-1", 200_000, 32_000, 15.0, 75.0, 1.5, 18.75, tier="high", thinking="budget"),
-    _m("claude-opus-4-5", 200_000, 64_000, 5.0, 25.0, 0.5, 6.25, tier="high", thinking="budget"),
-    _m("claude-opus-4-6", 1_000_000, 128_000, 5.0, 25.0, 0.5, 6.25, tier="high", thinking="budget"),
-    _m("claude-haiku-4-5", 200_000, 64_000, 1.0, 5.0, 0.1, 1.25, tier="low", thinking="budget"),
+    _m("claude-3-7-sonnet", 200_000, 64_000, 3.0, 15.0, 0.3, 3.75, tier="high", thinking="budget", **_CLAUDE),
+    _m("claude-sonnet-4", 200_000, 64_000, 3.0, 15.0, 0.3, 3.75, tier="high", thinking="budget", **_CLAUDE),
+    _m("claude-sonnet-4-5", 200_000, 64_000, 3.0, 15.0, 0.3, 3.75, tier="high", thinking="budget", **_CLAUDE),
+    _m("claude-sonnet-4-6", 200_000, 64_000, 3.0, 15.0, 0.3, 3.75, tier="high", thinking="adaptive"),
+    _m("claude-opus-4", 200_000, 32_000, 15.0, 75.0, 1.5, 18.75, tier="high", thinking="budget", **_CLAUDE),
+    _m("claude-opus-4-1", 200_000, 32_000, 15.0, 75.0, 1.5, 18.75, tier="high", thinking="budget", **_CLAUDE),
+    _m("claude-opus-4-5", 200_000, 64_000, 5.0, 25.0, 0.5, 6.25, tier="high", thinking="budget", **_CLAUDE),
+    _m("claude-opus-4-6", 1_000_000, 128_000, 5.0, 25.0, 0.5, 6.25, tier="high", thinking="adaptive"),
+    _m("claude-haiku-4-5", 200_000, 64_000, 1.0, 5.0, 0.1, 1.25, tier="low", thinking="budget", **_CLAUDE),
     # Google
     _m("gemini-2.0-flash", 1_048_576, 8_192, 0.1, 0.4, 0.025, tier="low"),
     _m("gemini-2.0-flash-lite", 1_048_576, 8_192, 0.075, 0.3, tier="low"),
-    _m("gemini-2.5-pro", 1_048_576, 65_536, 1.25, 10.0, 0.125, tier="high", thinking="budget"),
-    _m("gemini-2.5-flash", 1_048_576, 65_536, 0.3, 2.5, 0.03, thinking="budget"),
-    _m("gemini-2.5-flash-lite", 1_048_576, 65_536, 0.1, 0.4, 0.01, tier="low", thinking="budget"),
+    _m("gemini-2.5-pro", 1_048_576, 65_536, 1.25, 10.0, 0.125, tier="high", thinking="budget",
+       thinking_min=128, thinking_max=32_768),
+    _m("gemini-2.5-flash", 1_048_576, 65_536, 0.3, 2.5, 0.03, thinking="budget", thinking_min=1,
+       thinking_max=24_576),
+    _m("gemini-2.5-flash-lite", 1_048_576, 65_536, 0.1, 0.4, 0.01, tier="low", thinking="budget",
+       thinking_min=512, thinking_max=24_576),
     # DeepSeek (API), Groq, Together
     _m("deepseek-chat", 128_000, 8_192, 0.28, 0.42, 0.028),
     _m("deepseek-reasoner", 128_000, 64_000, 0.28, 0.42, 0.028, thinking="effort"),
@@ -98,8 +113,8 @@ _TABLE = [
     _m("llama3.2", 131_072, 8_192, 0.0, 0.0, tier="low"),
     _m("llama3.3", 131_072, 8_192, 0.0, 0.0),
     _m("qwen2.5-coder", 32_768, 8_192, 0.0, 0.0, tier="low"),
-    _m("qwen3", 40_960, 8_192, 0.0, 0.0, tier="low", thinking="effort"),
-    _m("deepseek-r1", 131_072, 8_192, 0.0, 0.0, tier="low", thinking="effort"),
+    _m("qwen3", 40_960, 8_192, 0.0, 0.0, tier="low", thinking="toggle"),
+    _m("deepseek-r1", 131_072, 8_192, 0.0, 0.0, tier="low", thinking="toggle"),
     _m("smollm2-135m-instruct", 8_192, 2_048, 0.0, 0.0, tier="low"),
 ]
 REGISTRY: dict[str, ModelInfo] = {m.id: m for m in _TABLE}

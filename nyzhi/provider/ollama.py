@@ -2,7 +2,8 @@
 
 Request: ``messages`` (assistant ``tool_calls`` carry arguments as objects; results are
 ``role: "tool"`` with ``tool_name``), ``tools`` in the OpenAI function shape, ``options``
-(``num_predict``, ``temperature``), ``think`` when thinking is configured.
+(``num_predict``, ``temperature``), ``think`` when thinking is on (true, or the effort for
+models that take levels). An assistant's ``thinking`` is sent back on its message.
 
 Stream: one JSON object per line. ``message.content`` is text, ``message.thinking`` is
 thinking, ``message.tool_calls`` arrive whole with object arguments (serialised to JSON text
@@ -31,6 +32,8 @@ def encode_messages(system: str, messages: tuple[Message, ...]) -> list[dict[str
         out.append({"role": "system", "content": system})
     for m in messages:
         msg: dict[str, Any] = {"role": m.role, "content": m.content}
+        if m.role == "assistant" and m.thinking:
+            msg["thinking"] = m.thinking  # what the model thought goes back with its calls
         if m.role == "assistant" and m.tool_calls:
             calls = []
             for c in m.tool_calls:
@@ -68,8 +71,9 @@ class OllamaAdapter:
             options["temperature"] = temperature
         if options:
             body["options"] = options
-        if request.thinking is not None or spec.thinking is not None:
-            body["think"] = thinking is not None
+        if thinking is not None:
+            # gpt-oss style models take a level; the rest switch thinking on
+            body["think"] = thinking.effort if thinking.mode == "effort" else True
         headers = {"content-type": "application/json", **spec.headers}
         if key:
             headers["authorization"] = f"Bearer {key}"

@@ -5,6 +5,8 @@ Request: ``stream: true`` with ``stream_options.include_usage`` so the last chun
 usage; tools as ``{"type": "function", "function": {...}}``; assistant tool calls as
 ``tool_calls`` and results as ``role: "tool"`` messages (strict servers need exactly this).
 Thinking maps to ``reasoning_effort`` and drops ``temperature`` (reasoning models reject it).
+Nothing of a step's reasoning goes back in the next request: Chat Completions has no field
+for it (the reasoning stays on the server), so only the answer and its tool calls are sent.
 ``max_completion_tokens`` is sent to api.openai.com (its reasoning models refuse
 ``max_tokens``), ``max_tokens`` to everyone else (many compatible servers only know that).
 
@@ -121,6 +123,8 @@ class OpenAIChatDecoder(DecoderBase):
             self.input_tokens = (usage.get("prompt_tokens") or 0) - cached
             self.output_tokens = usage.get("completion_tokens") or 0
             self.cache_read = cached
+            details = usage.get("completion_tokens_details") or {}
+            self.thinking_tokens = details.get("reasoning_tokens") or 0
             self.saw_usage = True
         for choice in chunk.get("choices") or ():
             if not isinstance(choice, dict) or choice.get("index", 0) != 0:

@@ -33,7 +33,9 @@ class Message:
     """One message of a thread.
 
     ``thinking`` and ``thinking_signature`` carry an assistant's reasoning where the wire format
-    must echo it back (Anthropic signed thinking). A ``tool`` message answers ``tool_call_id``.
+    must echo it back: the signature is opaque state of the format that produced it (Anthropic's
+    signed thinking, Gemini's thought signature, the OpenAI Responses reasoning items as JSON).
+    A ``tool`` message answers ``tool_call_id``.
     """
 
     role: Role
@@ -55,9 +57,18 @@ class ToolSchema:
 
 @records.frozen
 class ThinkingConfig:
+    """Thinking as one request asks for it, already fitted to the model
+    (``nyzhi.provider.thinking.resolve_thinking``). Each wire format reads the parameter it
+    has: a token budget (Anthropic ``enabled``, Gemini 2.5 ``thinkingBudget``) or an effort
+    (OpenAI ``reasoning_effort``/``reasoning.effort``, Anthropic ``adaptive``, Gemini 3
+    ``thinkingLevel``). ``mode`` is the model table's way of asking (None: the format's
+    default); ``interleaved`` asks Anthropic to think between tool calls too."""
+
     enabled: bool = False
     budget_tokens: int | None = None  # Anthropic / Gemini budget
     effort: str | None = None  # OpenAI reasoning effort: low / medium / high
+    mode: str | None = None  # "budget", "adaptive", "effort", "level", "toggle" or None
+    interleaved: bool = False
 
 
 @records.frozen
@@ -116,6 +127,9 @@ class Usage:
     output_tokens: int = 0
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
+    # The part of ``output_tokens`` spent thinking, where the provider says (OpenAI's
+    # reasoning_tokens, Gemini's thoughtsTokenCount); already counted in ``output_tokens``.
+    thinking_tokens: int = 0
 
 
 StopReasonName = Literal["end_turn", "tool_use", "max_tokens", "stop_sequence", "error", "other"]

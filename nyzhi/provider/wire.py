@@ -72,6 +72,7 @@ class DecoderBase:
         self.output_tokens = 0
         self.cache_read = 0
         self.cache_write = 0
+        self.thinking_tokens = 0
         self.saw_usage = False
         self.stop_reason: StopReasonName | None = None
         self.stop_raw: str | None = None
@@ -92,7 +93,8 @@ class DecoderBase:
     def trailer(self) -> list[StreamEvent]:
         out: list[StreamEvent] = list(self.tools.end_all())
         if self.saw_usage:
-            out.append(Usage(self.input_tokens, self.output_tokens, self.cache_read, self.cache_write))
+            out.append(Usage(self.input_tokens, self.output_tokens, self.cache_read,
+                             self.cache_write, self.thinking_tokens))
         reason = self.stop_reason or "end_turn"
         if reason == "end_turn" and self.tools.count:
             reason = "tool_use"

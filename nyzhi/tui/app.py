@@ -366,6 +366,8 @@ class Console:
             self._scroll(key)
         elif key == "shift tab":
             self.toggle_plan()
+        elif key == "meta t":
+            self.cycle_thinking()
         else:
             return False
         return True
@@ -482,6 +484,15 @@ class Console:
         self.panel.refresh(path)
         self.frame.focus_position = "footer"
         self.flash("" if path == self.main_path else f"showing {path}: input goes to it (F2 back)")
+
+    def cycle_thinking(self) -> None:
+        """Alt-T: the next thinking level (off, low, medium, high), as ``/thinking LEVEL``."""
+        if self.rt is None:
+            return
+        from nyzhi.core.thinking import next_level, thinking_command
+
+        self.flash(thinking_command(self.rt, next_level(self.rt.thinking_level)).splitlines()[-1])
+        self.refresh_status()
 
     def toggle_plan(self) -> None:
         """Plan mode through the session's knowledge (as the line chat's ``/plan``): the main

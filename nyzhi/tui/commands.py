@@ -283,6 +283,14 @@ async def _trust(console: Console, arg: str) -> None:
     console.refresh_status()
 
 
+@command("thinking", "thinking: off|low|medium|high|TOKENS (Alt-T cycles)")
+async def _thinking(console: Console, arg: str) -> None:
+    from nyzhi.core.thinking import thinking_command
+
+    console.note(("body", thinking_command(console.rt, arg)))
+    console.refresh_status()
+
+
 @command("sandbox", "show the sandbox level and writable roots")
 async def _sandbox(console: Console, _arg: str) -> None:
     sb = console.rt.main_agent.tooling.context.sandbox

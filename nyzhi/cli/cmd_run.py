@@ -62,6 +62,8 @@ def register(sub: argparse._SubParsersAction) -> None:
             "--network", action="store_true", default=None,
             help="let sandboxed commands use the network (off by default under workspace-write)",
         )
+        p.add_argument("-i", "--image", action="append", metavar="PATH",
+                       help="send this image (PNG, JPEG, GIF, WebP) with the prompt; repeatable")
         p.add_argument("--max-steps", type=int, help="maximum tool-calling steps")
         p.add_argument("--ephemeral", action="store_true", help="do not save the session")
         p.add_argument(

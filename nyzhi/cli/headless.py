@@ -117,7 +117,8 @@ async def run_headless(args: argparse.Namespace, prompt: str, fmt: str) -> int:
                             return
 
                 nursery.start_soon(on_signal)
-                handle = await rt.submit(rt.knowledge.expand(prompt))  # custom /name args
+                handle = await rt.submit(  # custom /name args; -i images, @image mentions
+                    rt.knowledge.expand(prompt), tuple(getattr(args, "image", None) or ()))
                 await pump()
                 await handle.wait()
                 nursery.cancel_scope.cancel()

@@ -189,7 +189,11 @@ async def chat(args: argparse.Namespace) -> int:
                 nonlocal busy
                 busy = trio.Event()
                 try:
-                    handle = await rt.submit(text)
+                    try:
+                        handle = await rt.submit(text)
+                    except ValueError as exc:  # an @image that cannot be sent (ImageError)
+                        out.write(f"[not sent: {exc}]\n")
+                        return
                     await handle.wait()
                 finally:
                     busy.set()

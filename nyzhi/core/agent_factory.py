@@ -210,12 +210,13 @@ class AgentFactory:
         # What compaction keeps verbatim (first prompt, todos, changed files, last failure).
         keeper = StateKeeper(
             tooling.context, self.resumed if spec.path == ev.MAIN_AGENT else None)
+        step = GatedToolStep(tooling, self.hooks, self.emit, spec.path)
         loop = TurnLoop(
             agent_path=spec.path,
             provider=self.provider,
             model=spec.model,
             tool_schemas=system_prompt.tools(tooling.schemas),
-            tool_step=GatedToolStep(tooling, self.hooks, self.emit, spec.path),
+            tool_step=step,
             system_prompt=system_prompt,
             emit=self.emit,
             settings=settings,
@@ -228,6 +229,7 @@ class AgentFactory:
             limit=spec.budget.before_step if spec.budget is not None else None,
             before_step=spec.inject,
         )
+        step.no_images = _no_images(loop)
         level = spec.thinking if spec.thinking is not None else self.thinking
         loop.thinking, notice = resolve_thinking(level, model)
         return Agent(spec, loop, tooling, system_prompt, (notice,) if notice else ())
@@ -262,6 +264,18 @@ class AgentFactory:
         if self.turn_context is not None and (context := await self.turn_context(typed)):
             prompt = f"{prompt}\n\n{context}"
         return prompt, None
+
+
+def _no_images(loop: TurnLoop) -> Callable[[], str | None]:
+    """Why ``loop``'s model (as it is at each call: ``/model`` may change it) cannot be sent
+    images, or None when it can."""
+    from nyzhi.core.prompt_images import takes_images
+
+    def reason() -> str | None:
+        model = loop.model or loop.provider.model
+        return None if takes_images(model) else f"{model} does not take images"
+
+    return reason
 
 
 def _journal_message(

@@ -138,9 +138,16 @@ class Runtime:
         async with self.bus.subscribe() as channel:
             yield channel
 
-    async def submit(self, text: str) -> TurnHandle:
-        """Queue user input for the main agent; await ``handle.wait()`` for the outcome."""
-        handle: TurnHandle = await self.main.ask(UserInput(text))
+    async def submit(self, text: str, images: tuple[Any, ...] = ()) -> TurnHandle:
+        """Queue user input for the main agent; await ``handle.wait()`` for the outcome.
+        ``images`` (ImageParts or paths, as ``nyz run -i``) and the images ``text`` mentions
+        (``@shot.png``) go with it; ``ImageError`` before any request when one is not an image
+        or the model takes none."""
+        from nyzhi.core.prompt_images import check_vision, prompt_images
+
+        attached = prompt_images(text, self.tooling.context.cwd, images)
+        check_vision(self.model, attached)
+        handle: TurnHandle = await self.main.ask(UserInput(text, attached))
         await self.agents.watch_main(handle)
         return handle
 

@@ -133,7 +133,7 @@ class TurnLoop:
         if self.on_message is not None:
             await self.on_message(message)
 
-    async def run(self, prompt: str) -> TurnOutcome:
+    async def run(self, prompt: str, images: tuple[pt.ImagePart, ...] = ()) -> TurnOutcome:
         """Run one turn. Raises ``trio.Cancelled`` after settling the thread if cancelled.
 
         Every turn ends with one ``turn_complete`` carrying its ``turn_start``'s id, emitted
@@ -144,7 +144,7 @@ class TurnLoop:
         outcome: TurnOutcome | None = None
         stop_reason = "error"
         try:
-            outcome = await self._turn(prompt)
+            outcome = await self._turn(prompt, images)
             return outcome
         except trio.Cancelled:
             stop_reason = "cancelled"
@@ -172,14 +172,14 @@ class TurnLoop:
             with trio.CancelScope(shield=True):
                 await self.emit(end)
 
-    async def _turn(self, prompt: str) -> TurnOutcome:
+    async def _turn(self, prompt: str, images: tuple[pt.ImagePart, ...] = ()) -> TurnOutcome:
         if self.on_prompt is not None:
             # user_prompt_submit hooks may block the prompt or add context to it
             prompt, blocked = await self.on_prompt(prompt)
             if blocked is not None:
                 await self.emit(ev.Error(agent=self.agent_path, message=blocked, kind="blocked"))
                 return TurnOutcome("", 0, "blocked", pt.Usage(), is_error=True)
-        await self._append(pt.Message("user", prompt))
+        await self._append(pt.Message("user", prompt, images=images))
         turn_usage = pt.Usage()
         final_text = ""
         for step in range(1, self.settings.max_steps + 1):

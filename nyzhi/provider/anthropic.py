@@ -4,7 +4,8 @@ Request: ``x-api-key`` and ``anthropic-version`` headers; ``max_tokens`` is mand
 by default, and above the thinking budget when thinking). Prompt caching: ``cache_control:
 ephemeral`` on the system block, the last tool and the last block of the last user turn, so
 the stable prefix (system + tools) and the conversation so far are both reused (3 of the 4
-breakpoints allowed). Consecutive tool results are merged into one user turn, as the API
+breakpoints allowed). Images are base64 ``image`` blocks: before a prompt's text, and inside a
+tool's ``tool_result`` after its text. Consecutive tool results are merged into one user turn, as the API
 requires after a multi-call assistant turn. Signed thinking is echoed back as a ``thinking``
 block at the start of the assistant turn: the API rejects thinking + tool use without it.
 Thinking is ``{type: enabled, budget_tokens}`` (with the interleaved-thinking beta when tools
@@ -24,8 +25,16 @@ from typing import Any
 
 from nyzhi.provider.arguments import parse_tool_arguments
 from nyzhi.provider.errors import ProviderStreamError
+from nyzhi.provider.images import encoded
 from nyzhi.provider.spec import ProviderSpec
-from nyzhi.provider.types import ChatRequest, Message, StreamEvent, TextDelta, ThinkingDelta
+from nyzhi.provider.types import (
+    ChatRequest,
+    ImagePart,
+    Message,
+    StreamEvent,
+    TextDelta,
+    ThinkingDelta,
+)
 from nyzhi.provider.wire import DecoderBase, HttpCall, effective
 
 API_VERSION = "2023-06-01"
@@ -58,6 +67,11 @@ def _assistant_blocks(m: Message) -> list[dict[str, Any]]:
     return blocks
 
 
+def _image_block(image: ImagePart) -> dict[str, Any]:
+    media_type, data = encoded(image, "anthropic")
+    return {"type": "image", "source": {"type": "base64", "media_type": media_type, "data": data}}
+
+
 def encode_messages(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for m in messages:
@@ -65,20 +79,24 @@ def encode_messages(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
             blocks = _assistant_blocks(m) or [{"type": "text", "text": ""}]
             out.append({"role": "assistant", "content": blocks})
             continue
+        pictures = [_image_block(i) for i in m.images]
         if m.role == "tool":
             block: dict[str, Any] = {
                 "type": "tool_result",
                 "tool_use_id": m.tool_call_id or "",
-                "content": m.content,
+                # an image a tool returned goes inside its result, after the text
+                "content": [{"type": "text", "text": m.content}, *pictures] if pictures
+                else m.content,
             }
             if m.is_error:
                 block["is_error"] = True
+            blocks = [block]
         else:  # user (and a stray system message, which Anthropic only accepts as user text)
-            block = {"type": "text", "text": m.content}
+            blocks = [*pictures, {"type": "text", "text": m.content}]  # images first, as advised
         if out and out[-1]["role"] == "user":
-            out[-1]["content"].append(block)  # merge: tool results then text in one user turn
+            out[-1]["content"].extend(blocks)  # merge: tool results then text in one user turn
         else:
-            out.append({"role": "user", "content": [block]})
+            out.append({"role": "user", "content": blocks})
     for msg in reversed(out):
         if msg["role"] == "user":
             msg["content"][-1] = {**msg["content"][-1], "cache_control": EPHEMERAL}

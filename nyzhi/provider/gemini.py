@@ -2,6 +2,7 @@
 
 Request: ``contents`` with roles ``user``/``model``; tool calls as ``functionCall`` parts,
 results as ``functionResponse`` parts (by tool name, which is why ``Message.name`` exists);
+images as ``inlineData`` parts (a tool's after its ``functionResponse``, in the same turn);
 ``systemInstruction``; ``tools: [{functionDeclarations}]``; ``generationConfig`` with
 ``thinkingConfig {thinkingBudget, includeThoughts}`` (``thinkingLevel`` instead of the budget
 for the models that take levels, Gemini 3). A step's thought signature goes back on the part
@@ -24,8 +25,16 @@ from typing import Any
 
 from nyzhi.provider.arguments import parse_tool_arguments
 from nyzhi.provider.errors import ProviderStreamError
+from nyzhi.provider.images import encoded
 from nyzhi.provider.spec import ProviderSpec
-from nyzhi.provider.types import ChatRequest, Message, StreamEvent, TextDelta, ThinkingDelta
+from nyzhi.provider.types import (
+    ChatRequest,
+    ImagePart,
+    Message,
+    StreamEvent,
+    TextDelta,
+    ThinkingDelta,
+)
 from nyzhi.provider.wire import DecoderBase, HttpCall, effective, whole_call
 
 _loads = json.loads
@@ -40,6 +49,11 @@ def clean_schema(schema: Any) -> Any:
     if isinstance(schema, list):
         return [clean_schema(v) for v in schema]
     return schema
+
+
+def _inline(image: ImagePart) -> dict[str, Any]:
+    media_type, data = encoded(image, "gemini")
+    return {"inlineData": {"mimeType": media_type, "data": data}}
 
 
 def encode_contents(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
@@ -59,15 +73,17 @@ def encode_contents(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
                 parts.append(part)
             out.append({"role": "model", "parts": parts or [{"text": ""}]})
             continue
+        pictures = [_inline(i) for i in m.images]
         if m.role == "tool":
             key = "error" if m.is_error else "result"
-            part = {"functionResponse": {"name": m.name or "", "response": {key: m.content}}}
+            given = [{"functionResponse": {"name": m.name or "", "response": {key: m.content}}},
+                     *pictures]  # what the tool returned, then its images, in one user turn
         else:
-            part = {"text": m.content}
+            given = [*pictures, {"text": m.content}]
         if out and out[-1]["role"] == "user":
-            out[-1]["parts"].append(part)
+            out[-1]["parts"].extend(given)
         else:
-            out.append({"role": "user", "parts": [part]})
+            out.append({"role": "user", "parts": given})
     return out
 
 

@@ -48,6 +48,7 @@ class ModelInfo:
     thinking_min: int = 0  # the smallest thinking budget the model takes (0: no minimum)
     thinking_max: int = 0  # the largest (0: bounded only by the output limit)
     efforts: tuple[str, ...] = ()  # the efforts/levels it takes, when not low/medium/high
+    vision: bool = False  # takes images (prompts' and tools')
 
 
 def _m(id: str, ctx: int, out: int, inp: float, outp: float, read: float | None = None,
@@ -56,50 +57,50 @@ def _m(id: str, ctx: int, out: int, inp: float, outp: float, read: float | None 
     return ModelInfo(id, ctx, out, inp, outp, read, write, tier, thinking, **extra)
 
 
-# Anthropic's documented minimum budget; Gemini 2.5's documented ranges.
-_CLAUDE = {"thinking_min": 1024}
+# Claude: Anthropic's documented minimum thinking budget, and vision (Claude 3 and later).
+_CLAUDE: dict[str, Any] = {"thinking_min": 1024, "vision": True}
 
 
 _M = 1_000_000
 _TABLE = [
     # OpenAI
-    _m("gpt-4.1", 1_047_576, 32_768, 2.0, 8.0, 0.5, tier="high"),
-    _m("gpt-4.1-mini", 1_047_576, 32_768, 0.4, 1.6, 0.1),
-    _m("gpt-4.1-nano", 1_047_576, 32_768, 0.1, 0.4, 0.025, tier="low"),
-    _m("gpt-4o", 128_000, 16_384, 2.5, 10.0, 1.25, tier="high"),
-    _m("gpt-4o-mini", 128_000, 16_384, 0.15, 0.6, 0.075, tier="low"),
-    _m("o1", 200_000, 100_000, 15.0, 60.0, 7.5, tier="high", thinking="effort"),
-    _m("o3", 200_000, 100_000, 2.0, 8.0, 0.5, tier="high", thinking="effort"),
-    _m("o3-pro", 200_000, 100_000, 20.0, 80.0, tier="high", thinking="effort"),
+    _m("gpt-4.1", 1_047_576, 32_768, 2.0, 8.0, 0.5, tier="high", vision=True),
+    _m("gpt-4.1-mini", 1_047_576, 32_768, 0.4, 1.6, 0.1, vision=True),
+    _m("gpt-4.1-nano", 1_047_576, 32_768, 0.1, 0.4, 0.025, tier="low", vision=True),
+    _m("gpt-4o", 128_000, 16_384, 2.5, 10.0, 1.25, tier="high", vision=True),
+    _m("gpt-4o-mini", 128_000, 16_384, 0.15, 0.6, 0.075, tier="low", vision=True),
+    _m("o1", 200_000, 100_000, 15.0, 60.0, 7.5, tier="high", thinking="effort", vision=True),
+    _m("o3", 200_000, 100_000, 2.0, 8.0, 0.5, tier="high", thinking="effort", vision=True),
+    _m("o3-pro", 200_000, 100_000, 20.0, 80.0, tier="high", thinking="effort", vision=True),
     _m("o3-mini", 200_000, 100_000, 1.1, 4.4, 0.55, thinking="effort"),
-    _m("o4-mini", 200_000, 100_000, 1.1, 4.4, 0.275, thinking="effort"),
-    _m("gpt-5", 400_000, 128_000, 1.25, 10.0, 0.125, tier="high", thinking="effort"),
-    _m("gpt-5-mini", 400_000, 128_000, 0.25, 2.0, 0.025, thinking="effort"),
-    _m("gpt-5-nano", 400_000, 128_000, 0.05, 0.4, 0.005, tier="low", thinking="effort"),
-    _m("gpt-5-codex", 400_000, 128_000, 1.25, 10.0, 0.125, tier="high", thinking="effort"),
-    _m("gpt-5.1", 400_000, 128_000, 1.25, 10.0, 0.125, tier="high", thinking="effort"),
-    _m("gpt-5.2", 400_000, 128_000, 1.75, 14.0, 0.175, tier="high", thinking="effort"),
+    _m("o4-mini", 200_000, 100_000, 1.1, 4.4, 0.275, thinking="effort", vision=True),
+    _m("gpt-5", 400_000, 128_000, 1.25, 10.0, 0.125, tier="high", thinking="effort", vision=True),
+    _m("gpt-5-mini", 400_000, 128_000, 0.25, 2.0, 0.025, thinking="effort", vision=True),
+    _m("gpt-5-nano", 400_000, 128_000, 0.05, 0.4, 0.005, tier="low", thinking="effort", vision=True),
+    _m("gpt-5-codex", 400_000, 128_000, 1.25, 10.0, 0.125, tier="high", thinking="effort", vision=True),
+    _m("gpt-5.1", 400_000, 128_000, 1.25, 10.0, 0.125, tier="high", thinking="effort", vision=True),
+    _m("gpt-5.2", 400_000, 128_000, 1.75, 14.0, 0.175, tier="high", thinking="effort", vision=True),
     # Anthropic (cache write = 1.25 × input, cache read = 0.1 × input)
-    _m("claude-3-5-sonnet", 200_000, 8_192, 3.0, 15.0, 0.3, 3.75, tier="high"),
-    _m("claude-3-5-haiku", 200_000, 8_192, 0.8, 4.0, 0.08, 1.0, tier="low"),
+    _m("claude-3-5-sonnet", 200_000, 8_192, 3.0, 15.0, 0.3, 3.75, tier="high", vision=True),
+    _m("claude-3-5-haiku", 200_000, 8_192, 0.8, 4.0, 0.08, 1.0, tier="low", vision=True),
     _m("claude-3-7-sonnet", 200_000, 64_000, 3.0, 15.0, 0.3, 3.75, tier="high", thinking="budget", **_CLAUDE),
     _m("claude-sonnet-4", 200_000, 64_000, 3.0, 15.0, 0.3, 3.75, tier="high", thinking="budget", **_CLAUDE),
     _m("claude-sonnet-4-5", 200_000, 64_000, 3.0, 15.0, 0.3, 3.75, tier="high", thinking="budget", **_CLAUDE),
-    _m("claude-sonnet-4-6", 200_000, 64_000, 3.0, 15.0, 0.3, 3.75, tier="high", thinking="adaptive"),
+    _m("claude-sonnet-4-6", 200_000, 64_000, 3.0, 15.0, 0.3, 3.75, tier="high", thinking="adaptive", vision=True),
     _m("claude-opus-4", 200_000, 32_000, 15.0, 75.0, 1.5, 18.75, tier="high", thinking="budget", **_CLAUDE),
     _m("claude-opus-4-1", 200_000, 32_000, 15.0, 75.0, 1.5, 18.75, tier="high", thinking="budget", **_CLAUDE),
     _m("claude-opus-4-5", 200_000, 64_000, 5.0, 25.0, 0.5, 6.25, tier="high", thinking="budget", **_CLAUDE),
-    _m("claude-opus-4-6", 1_000_000, 128_000, 5.0, 25.0, 0.5, 6.25, tier="high", thinking="adaptive"),
+    _m("claude-opus-4-6", 1_000_000, 128_000, 5.0, 25.0, 0.5, 6.25, tier="high", thinking="adaptive", vision=True),
     _m("claude-haiku-4-5", 200_000, 64_000, 1.0, 5.0, 0.1, 1.25, tier="low", thinking="budget", **_CLAUDE),
     # Google
-    _m("gemini-2.0-flash", 1_048_576, 8_192, 0.1, 0.4, 0.025, tier="low"),
-    _m("gemini-2.0-flash-lite", 1_048_576, 8_192, 0.075, 0.3, tier="low"),
+    _m("gemini-2.0-flash", 1_048_576, 8_192, 0.1, 0.4, 0.025, tier="low", vision=True),
+    _m("gemini-2.0-flash-lite", 1_048_576, 8_192, 0.075, 0.3, tier="low", vision=True),
     _m("gemini-2.5-pro", 1_048_576, 65_536, 1.25, 10.0, 0.125, tier="high", thinking="budget",
-       thinking_min=128, thinking_max=32_768),
+       thinking_min=128, thinking_max=32_768, vision=True),
     _m("gemini-2.5-flash", 1_048_576, 65_536, 0.3, 2.5, 0.03, thinking="budget", thinking_min=1,
-       thinking_max=24_576),
+       thinking_max=24_576, vision=True),
     _m("gemini-2.5-flash-lite", 1_048_576, 65_536, 0.1, 0.4, 0.01, tier="low", thinking="budget",
-       thinking_min=512, thinking_max=24_576),
+       thinking_min=512, thinking_max=24_576, vision=True),
     # DeepSeek (API), Groq, Together
     _m("deepseek-chat", 128_000, 8_192, 0.28, 0.42, 0.028),
     _m("deepseek-reasoner", 128_000, 64_000, 0.28, 0.42, 0.028, thinking="effort"),
@@ -112,6 +113,7 @@ _TABLE = [
     _m("llama3.1", 131_072, 8_192, 0.0, 0.0, tier="low"),
     _m("llama3.2", 131_072, 8_192, 0.0, 0.0, tier="low"),
     _m("llama3.3", 131_072, 8_192, 0.0, 0.0),
+    _m("llama3.2-vision", 131_072, 8_192, 0.0, 0.0, tier="low", vision=True),
     _m("qwen2.5-coder", 32_768, 8_192, 0.0, 0.0, tier="low"),
     _m("qwen3", 40_960, 8_192, 0.0, 0.0, tier="low", thinking="toggle"),
     _m("deepseek-r1", 131_072, 8_192, 0.0, 0.0, tier="low", thinking="toggle"),

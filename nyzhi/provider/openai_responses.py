@@ -1,6 +1,8 @@
 """OpenAI Responses API (``POST /responses``) over SSE.
 
-Request: ``input`` items (messages, ``function_call`` and ``function_call_output`` items),
+Request: ``input`` items (messages, ``function_call`` and ``function_call_output`` items;
+images as ``input_image`` parts with data URLs, those a tool returned in a user message after
+its output),
 ``instructions`` for the system prompt, ``store: false`` (we keep the history ourselves),
 ``reasoning: {effort, summary: "auto"}`` when thinking (summaries are what the API streams,
 shown as thinking), with ``include: ["reasoning.encrypted_content"]``: nothing is stored on
@@ -23,8 +25,16 @@ import json
 from typing import Any
 
 from nyzhi.provider.errors import ProviderStreamError
+from nyzhi.provider.images import encoded
 from nyzhi.provider.spec import ProviderSpec
-from nyzhi.provider.types import ChatRequest, Message, StreamEvent, TextDelta, ThinkingDelta
+from nyzhi.provider.types import (
+    ChatRequest,
+    ImagePart,
+    Message,
+    StreamEvent,
+    TextDelta,
+    ThinkingDelta,
+)
 from nyzhi.provider.wire import DecoderBase, HttpCall, effective
 
 _RETRYABLE_CODES = {"server_error", "rate_limit_exceeded", "overloaded", "internal_error"}
@@ -42,11 +52,26 @@ def reasoning_items(signature: str | None) -> list[dict[str, Any]]:
     return [i for i in items if isinstance(i, dict) and i.get("type") == "reasoning"] if isinstance(items, list) else []
 
 
+def _image_part(image: ImagePart) -> dict[str, Any]:
+    media_type, data = encoded(image, "openai-responses")
+    return {"type": "input_image", "image_url": f"data:{media_type};base64,{data}"}
+
+
 def encode_input(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
-    for m in messages:
+    shown: list[dict[str, Any]] = []  # images tools returned, sent after the tool outputs
+    for n, m in enumerate(messages):
         if m.role == "tool":
             out.append({"type": "function_call_output", "call_id": m.tool_call_id or "", "output": m.content})
+            shown += [_image_part(i) for i in m.images]
+            following = messages[n + 1] if n + 1 < len(messages) else None
+            if shown and (following is None or following.role != "tool"):
+                text = {"type": "input_text", "text": "(the images the tool results above refer to)"}
+                out.append({"role": "user", "content": [text, *shown]})
+                shown = []
+        elif m.role == "user" and m.images:
+            parts = [{"type": "input_text", "text": m.content}, *(_image_part(i) for i in m.images)]
+            out.append({"role": "user", "content": parts})
         elif m.role == "assistant":
             out.extend(reasoning_items(m.thinking_signature))  # before what they led to
             if m.content:

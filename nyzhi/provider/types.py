@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any, Literal, Protocol, runtime_checkable
 
+import attrs
+
 from nyzhi import records
 
 Role = Literal["system", "user", "assistant", "tool"]
@@ -26,6 +28,22 @@ class ToolCall:
     id: str
     name: str
     arguments: str
+
+
+@records.frozen
+class ImagePart:
+    """An image in a message: its bytes as read (PNG, JPEG, GIF or WebP) and their type.
+    Each wire format encodes it its own way (``nyzhi.provider.images``), downscaled to its
+    provider's limit; sessions store it once by ``sha256`` beside the log."""
+
+    media_type: str
+    data: bytes = attrs.field(repr=lambda d: f"<{len(d)} bytes>")
+
+    @property
+    def sha256(self) -> str:
+        import hashlib
+
+        return hashlib.sha256(self.data).hexdigest()
 
 
 @records.frozen
@@ -46,6 +64,8 @@ class Message:
     is_error: bool = False  # tool results only
     thinking: str | None = None
     thinking_signature: str | None = None
+    # A user prompt's images (``-i``, ``@shot.png``), or what a tool read (``read`` of an image)
+    images: tuple[ImagePart, ...] = ()
 
 
 @records.frozen

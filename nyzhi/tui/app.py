@@ -708,7 +708,10 @@ def replay(stream: Stream, messages: list[Any]) -> None:
 
 def attach_files(text: str, cwd: Path) -> str:
     """The prompt with each ``@path`` that exists followed by the file's contents (or the
-    directory's listing); other ``@words`` (e-mail addresses, handles) are left alone."""
+    directory's listing); other ``@words`` (e-mail addresses, handles) are left alone. An
+    ``@image`` is left to ``Runtime.submit``, which sends it as an image."""
+    from nyzhi.provider.images import sniff
+
     blocks = []
     for m in _ATTACH.finditer(text):
         name = m.group(1)
@@ -716,7 +719,10 @@ def attach_files(text: str, cwd: Path) -> str:
             name = name.rstrip(".,;:!?)'\"")  # "see @notes.md." ends a sentence
         path = (cwd / name).resolve()
         if path.is_file():
-            data = path.read_bytes()[:ATTACH_LIMIT].decode("utf-8", errors="replace")
+            raw = path.read_bytes()[:ATTACH_LIMIT]
+            if sniff(raw[:16]):
+                continue  # an image goes to the model as an image (Runtime.submit)
+            data = raw.decode("utf-8", errors="replace")
             blocks.append(f'<file path="{name}">\n{data}\n</file>')
         elif path.is_dir():
             names = sorted(p.name + ("/" if p.is_dir() else "") for p in path.iterdir())

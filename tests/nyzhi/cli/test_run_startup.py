@@ -39,6 +39,7 @@ NOT_ON_THE_RUN_PATH = (
     "nyzhi.teams.store", "nyzhi.teams.board", "nyzhi.teams.inbox",  # no team in this run
     "nyzhi.core.teams.member", "nyzhi.core.teams.process",
     "cattrs",  # the config is structured by nyzhi.config.convert
+    "PIL",  # Pillow: only when an image is sent
     # only the given subcommand's module (nyzhi.cli.main.COMMANDS)
     "nyzhi.cli.cmd_chat", "nyzhi.cli.cmd_config", "nyzhi.cli.cmd_init", "nyzhi.cli.cmd_auth",
     "nyzhi.cli.cmd_sessions", "nyzhi.cli.cmd_index", "nyzhi.cli.cmd_mcp", "nyzhi.cli.cmd_memory",

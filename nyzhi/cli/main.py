@@ -37,6 +37,7 @@ COMMANDS: dict[str, str] = {
     "index": "nyzhi.cli.cmd_index",
     "mcp": "nyzhi.cli.cmd_mcp",
     "memory": "nyzhi.cli.cmd_memory",
+    "models": "nyzhi.cli.cmd_models",
     "team": "nyzhi.cli.cmd_team", "teams": "nyzhi.cli.cmd_team",
 }
 COMMAND_MODULES: tuple[str, ...] = tuple(dict.fromkeys(COMMANDS.values()))

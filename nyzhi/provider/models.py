@@ -80,6 +80,11 @@ _TABLE = [
     _m("gpt-5-codex", 400_000, 128_000, 1.25, 10.0, 0.125, tier="high", thinking="effort", vision=True),
     _m("gpt-5.1", 400_000, 128_000, 1.25, 10.0, 0.125, tier="high", thinking="effort", vision=True),
     _m("gpt-5.2", 400_000, 128_000, 1.75, 14.0, 0.175, tier="high", thinking="effort", vision=True),
+    # GPT-5.5 (April 2026): 1,050,000-token window, 128K output, $5/$30; cached input is an
+    # estimate (a tenth of input, as GPT-5's).
+    _m("gpt-5.5", 1_050_000, 128_000, 5.0, 30.0, 0.5, tier="high", thinking="effort", vision=True),
+    _m("gpt-5.5-pro", 1_050_000, 128_000, 30.0, 180.0, 3.0, tier="high", thinking="effort",
+       vision=True),
     # Anthropic (cache write = 1.25 × input, cache read = 0.1 × input)
     _m("claude-3-5-sonnet", 200_000, 8_192, 3.0, 15.0, 0.3, 3.75, tier="high", vision=True),
     _m("claude-3-5-haiku", 200_000, 8_192, 0.8, 4.0, 0.08, 1.0, tier="low", vision=True),
@@ -92,6 +97,15 @@ _TABLE = [
     _m("claude-opus-4-5", 200_000, 64_000, 5.0, 25.0, 0.5, 6.25, tier="high", thinking="budget", **_CLAUDE),
     _m("claude-opus-4-6", 1_000_000, 128_000, 5.0, 25.0, 0.5, 6.25, tier="high", thinking="adaptive", vision=True),
     _m("claude-haiku-4-5", 200_000, 64_000, 1.0, 5.0, 0.1, 1.25, tier="low", thinking="budget", **_CLAUDE),
+    # The current line (Anthropic's models overview): 1M window, 128K output, adaptive thinking.
+    _m("claude-opus-5", 1_000_000, 128_000, 5.0, 25.0, 0.5, 6.25, tier="high", thinking="adaptive",
+       vision=True),
+    _m("claude-sonnet-5", 1_000_000, 128_000, 2.0, 10.0, 0.2, 2.5, tier="high",
+       thinking="adaptive", vision=True),
+    _m("claude-fable-5", 1_000_000, 128_000, 10.0, 50.0, 1.0, 12.5, tier="high",
+       thinking="adaptive", vision=True),
+    _m("claude-fable-5-1", 1_000_000, 128_000, 10.0, 50.0, 1.0, 12.5, tier="high",
+       thinking="adaptive", vision=True),
     # Google
     _m("gemini-2.0-flash", 1_048_576, 8_192, 0.1, 0.4, 0.025, tier="low", vision=True),
     _m("gemini-2.0-flash-lite", 1_048_576, 8_192, 0.075, 0.3, tier="low", vision=True),
@@ -101,6 +115,11 @@ _TABLE = [
        thinking_max=24_576, vision=True),
     _m("gemini-2.5-flash-lite", 1_048_576, 65_536, 0.1, 0.4, 0.01, tier="low", thinking="budget",
        thinking_min=512, thinking_max=24_576, vision=True),
+    # Gemini 3 (model pages: 1,048,576 in, 65,536 out; thinkingLevel instead of a budget)
+    _m("gemini-3-pro-preview", 1_048_576, 65_536, 2.0, 12.0, tier="high", thinking="level",
+       efforts=("low", "high"), vision=True),
+    _m("gemini-3.1-pro-preview", 1_048_576, 65_536, 2.0, 12.0, tier="high", thinking="level",
+       vision=True),
     # DeepSeek (API), Groq, Together
     _m("deepseek-chat", 128_000, 8_192, 0.28, 0.42, 0.028),
     _m("deepseek-reasoner", 128_000, 64_000, 0.28, 0.42, 0.028, thinking="effort"),
@@ -109,6 +128,15 @@ _TABLE = [
     _m("meta-llama/llama-3.3-70b-instruct-turbo", 131_072, 8_192, 0.88, 0.88),
     _m("qwen/qwen2.5-coder-32b-instruct", 32_768, 8_192, 0.8, 0.8),
     _m("deepseek-ai/deepseek-v3", 128_000, 8_192, 1.25, 1.25),
+    # The OpenAI-compatible presets' defaults: windows from the providers' docs; where no list
+    # price could be checked the price is 0 (cost not counted) and the docs say so.
+    _m("kimi-k2.6", 262_144, 262_144, 0.0, 0.0, tier="high", vision=True),
+    _m("minimax-m2.7", 204_800, 8_192, 0.0, 0.0, tier="high"),
+    _m("glm-5", 128_000, 8_192, 0.0, 0.0, tier="high"),
+    _m("glm-4.6", 204_800, 8_192, 0.39, 1.74, tier="high"),
+    _m("devstral-medium-latest", 262_144, 8_192, 0.4, 2.0, tier="high"),
+    _m("codestral-latest", 256_000, 8_192, 0.3, 0.9),
+    _m("gpt-oss-120b", 131_072, 8_192, 0.0, 0.0, thinking="effort"),
     # Local (Ollama tags, llama.cpp): free
     _m("llama3.1", 131_072, 8_192, 0.0, 0.0, tier="low"),
     _m("llama3.2", 131_072, 8_192, 0.0, 0.0, tier="low"),
@@ -155,6 +183,31 @@ def model_info(model: str) -> ModelInfo:
     if best:
         return attrs.evolve(REGISTRY[best], id=model)
     return ModelInfo(model, known=False)
+
+
+# Which built-in provider serves a table model, by id prefix (``nyz models PROVIDER``).
+_VENDORS = (
+    ("gpt-", "openai"), ("o1", "openai"), ("o3", "openai"), ("o4", "openai"),
+    ("claude-", "anthropic"), ("gemini-", "gemini"), ("deepseek-ai/", "together"),
+    ("deepseek-", "deepseek"), ("meta-llama/", "together"), ("qwen/", "together"),
+    ("llama-3", "groq"), ("kimi-", "moonshot"), ("minimax-", "minimax"), ("glm-", "zai"),
+    ("devstral", "mistral"), ("codestral", "mistral"), ("grok-", "xai"),
+    ("gpt-oss", "cerebras"), ("smollm", "llama-cpp"),
+)
+
+
+def vendor_of(model_id: str) -> str:
+    """The built-in provider a table model belongs to ("ollama" for local tags)."""
+    name = model_id.lower()
+    for prefix, vendor in sorted(_VENDORS, key=lambda p: -len(p[0])):
+        if name.startswith(prefix):
+            return vendor
+    return "ollama"
+
+
+def table() -> list[ModelInfo]:
+    """Every model the table knows (built in, plus ``register``ed), in order."""
+    return list(REGISTRY.values())
 
 
 def cost(usage: Usage, model: str | ModelInfo) -> float:

@@ -43,7 +43,7 @@ NOT_ON_THE_RUN_PATH = (
     # only the given subcommand's module (nyzhi.cli.main.COMMANDS)
     "nyzhi.cli.cmd_chat", "nyzhi.cli.cmd_config", "nyzhi.cli.cmd_init", "nyzhi.cli.cmd_auth",
     "nyzhi.cli.cmd_sessions", "nyzhi.cli.cmd_index", "nyzhi.cli.cmd_mcp", "nyzhi.cli.cmd_memory",
-    "nyzhi.cli.cmd_team",
+    "nyzhi.cli.cmd_models", "nyzhi.cli.cmd_team",
 )
 
 

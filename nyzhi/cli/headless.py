@@ -68,6 +68,20 @@ def output_error(exc: BaseException) -> OutputError | None:
     return None
 
 
+def _schema_mismatch(schema: dict | None, outcome: Any) -> str | None:
+    """Why a finished answer does not match ``--output-schema`` (None: it does, or no schema,
+    or the turn failed anyway)."""
+    if schema is None or outcome is None or outcome.is_error:
+        return None
+    from nyzhi.provider.output_schema import OutputSchemaError, check_answer
+
+    try:
+        check_answer(outcome.text, schema)
+    except OutputSchemaError as exc:
+        return f"--output-schema: {exc}"
+    return None
+
+
 def make_printer(fmt: str, quiet: bool) -> EventRenderer:
     out: Any = GuardedOutput(sys.stdout)
     if fmt == "stream-json":
@@ -126,6 +140,7 @@ async def run_headless(args: argparse.Namespace, prompt: str, fmt: str) -> int:
             if options.plan and not quiet and rt.knowledge.plan_path.is_file():
                 sys.stderr.write(f"plan: {rt.knowledge.plan_path}\n")
             answer = outcome.text if outcome else ""
+            schema_error = _schema_mismatch(options.output_schema, outcome)
             session_id, usage = rt.session_id, rt.usage_totals()
         # The session is closed now: a write that failed at the very end is known too.
         fault = rt.save_fault
@@ -136,6 +151,7 @@ async def run_headless(args: argparse.Namespace, prompt: str, fmt: str) -> int:
             result=answer, session_id=session_id, usage=usage,
             is_error=bool(
                 stopped_by or faults or handle.error or not outcome or outcome.is_error
+                or schema_error
             ),
         )
     except Exception as exc:  # configuration, provider, session errors: one clear line
@@ -150,6 +166,10 @@ async def run_headless(args: argparse.Namespace, prompt: str, fmt: str) -> int:
         )
         print(f"nyz: {message}", file=sys.stderr)
         return 1
+    if schema_error is not None:  # the answer stands, marked as not what was asked for
+        printer.render(ev.Error(message=schema_error, kind="output_schema"))
+        if fmt == "json" or args.quiet:
+            print(f"nyz: {schema_error}", file=sys.stderr)
     printer.render(result)
     if getattr(args, "output", None):
         await trio.Path(args.output).write_text(result.result, encoding="utf-8")

@@ -29,6 +29,7 @@ def runtime_options(args: argparse.Namespace, *, interactive: bool) -> RuntimeOp
         provider=getattr(args, "provider", None),
         model=getattr(args, "model", None),
         thinking=getattr(args, "thinking", None),
+        output_schema=getattr(args, "output_schema", None),
         trust=getattr(args, "trust", None),
         sandbox=getattr(args, "sandbox", None),
         network=getattr(args, "network", None),

@@ -57,6 +57,8 @@ class RuntimeOptions:
     provider: str | None = None
     model: str | None = None
     thinking: str | int | None = None  # ``--thinking``: a level (nyzhi.config.thinking)
+    # ``nyz run --output-schema``: the main agent's final answer as JSON matching this schema
+    output_schema: dict[str, Any] | None = None
     trust: str | None = None
     sandbox: str | None = None
     network: bool | None = None  # True: ``nyz run --network`` (sandboxed commands get the network)
@@ -301,6 +303,7 @@ async def open_runtime(
         main = tree.build_root(attrs.evolve(
             AgentSpec(ev.MAIN_AGENT, session=base.writer, prompt_hooks=True),
             **membership.spec_changes(tree.catalog)))
+        main.loop.output_schema = options.output_schema
         base.knowledge.toolings = (main.tooling, base.tooling)
         base.knowledge.set_plan_mode(options.plan)
         if base.resumed is not None:

@@ -124,6 +124,8 @@ class TurnLoop:
         # What each request asks of the model's thinking, fitted to its model
         # (nyzhi.provider.thinking); None: no thinking parameter.
         self.thinking: pt.ThinkingConfig | None = None
+        # The final answer as JSON matching this schema (nyz run --output-schema), or None.
+        self.output_schema: dict[str, Any] | None = None
         self.messages: list[pt.Message] = []
         self.meter = ThreadMeter()  # incremental size of ``messages`` (grown at its end)
         self.totals = UsageTotals()
@@ -206,12 +208,17 @@ class TurnLoop:
     # ---- one model call ---------------------------------------------------------------
 
     async def _model_step(self, system: str) -> tuple[str, list[pt.ToolCall], pt.Usage, str]:
+        if self.output_schema is not None:  # said in every format (Anthropic: only there)
+            from nyzhi.provider.output_schema import instruction
+
+            system += instruction(self.output_schema)
         request = pt.ChatRequest(
             messages=tuple(self.messages),
             system=system,
             tools=tuple(self.tool_schemas()),
             model=self.model,
             thinking=self.thinking,
+            output_schema=self.output_schema,
         )
         text: list[str] = []
         thinking: list[str] = []

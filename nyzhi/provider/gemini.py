@@ -124,6 +124,9 @@ class GeminiAdapter:
                 "thinkingBudget": thinking.budget_tokens or DEFAULT_THINKING_BUDGET,
                 "includeThoughts": True,
             }
+        if request.output_schema is not None:
+            config["responseMimeType"] = "application/json"
+            config["responseSchema"] = clean_schema(request.output_schema)
         if config:
             body["generationConfig"] = config
         headers = {"content-type": "application/json", "accept": "text/event-stream", **spec.headers}

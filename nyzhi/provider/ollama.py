@@ -83,6 +83,8 @@ class OllamaAdapter:
             options["temperature"] = temperature
         if options:
             body["options"] = options
+        if request.output_schema is not None:
+            body["format"] = request.output_schema  # Ollama's structured outputs
         if thinking is not None:
             # gpt-oss style models take a level; the rest switch thinking on
             body["think"] = thinking.effort if thinking.mode == "effort" else True

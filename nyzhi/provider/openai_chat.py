@@ -23,6 +23,7 @@ from typing import Any
 
 from nyzhi.provider.errors import ProviderStreamError
 from nyzhi.provider.images import encoded
+from nyzhi.provider.output_schema import SCHEMA_NAME
 from nyzhi.provider.spec import ProviderSpec
 from nyzhi.provider.types import (
     ChatRequest,
@@ -109,6 +110,9 @@ class OpenAIChatAdapter:
                 }
                 for t in request.tools
             ]
+        if request.output_schema is not None:
+            body["response_format"] = {"type": "json_schema", "json_schema": {
+                "name": SCHEMA_NAME, "schema": request.output_schema, "strict": False}}
         choice = encode_tool_choice(request.tool_choice)
         if choice is not None:
             body["tool_choice"] = choice

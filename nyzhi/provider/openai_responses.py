@@ -26,6 +26,7 @@ from typing import Any
 
 from nyzhi.provider.errors import ProviderStreamError
 from nyzhi.provider.images import encoded
+from nyzhi.provider.output_schema import SCHEMA_NAME
 from nyzhi.provider.spec import ProviderSpec
 from nyzhi.provider.types import (
     ChatRequest,
@@ -107,6 +108,9 @@ class OpenAIResponsesAdapter:
             body["tool_choice"] = request.tool_choice
         elif request.tool_choice:
             body["tool_choice"] = {"type": "function", "name": request.tool_choice}
+        if request.output_schema is not None:
+            body["text"] = {"format": {"type": "json_schema", "name": SCHEMA_NAME,
+                                       "schema": request.output_schema, "strict": False}}
         if max_tokens is not None:
             body["max_output_tokens"] = max_tokens
         if thinking is not None:

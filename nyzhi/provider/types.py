@@ -104,6 +104,9 @@ class ChatRequest:
     temperature: float | None = None
     thinking: ThinkingConfig | None = None
     tool_choice: str | None = None  # None / "auto" / "none" / "required" / a tool name
+    # The final answer as JSON matching this schema (nyz run --output-schema), where the wire
+    # format can constrain it (nyzhi.provider.output_schema)
+    output_schema: dict[str, Any] | None = None
 
 
 # ---- stream events -------------------------------------------------------------------

@@ -207,3 +207,7 @@ class KeySource(Protocol):
     def report_rate_limited(self, key: str, retry_after: float | None) -> bool:
         """Cool ``key`` down; return True when another key is usable right now."""
         ...
+
+    # Optional, for sources of OAuth tokens (``nyzhi.auth`` pools): ``async ensure_fresh()``
+    # is awaited before each request (renew a token about to expire) and
+    # ``async refresh_unauthorized(key) -> bool`` after a 401 (True: a new key, ask again).

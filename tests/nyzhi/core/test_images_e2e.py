@@ -184,3 +184,17 @@ async def test_image_mention_in_the_line_chat(workspace, home, configure):
         assert await proc.wait() == 0
     [(_, media, data)] = images_in("openai", server.requests[0].json)
     assert (media, data) == ("image/png", picture)
+
+
+async def test_image_flag_with_the_prompt_on_stdin(workspace, home, configure):
+    picture = png(workspace / "shot.png", (20, 10))
+    async with open_fake_llm(script=[reply("a red box")]) as server:
+        configure(workspace, server.url_for("anthropic"), api_style="anthropic")
+        proc = await run_nyz(workspace, home, "run", "--model", "claude-sonnet-4-5",
+                             "-i", "shot.png", "-i", "shot.png", stdin=b"describe the picture")
+    assert proc.returncode == 0, proc.stderr.decode()
+    body = server.requests[0].json
+    [(_, media, data)] = images_in("anthropic", body)  # the same image given twice: sent once
+    assert (media, data) == ("image/png", picture)
+    blocks = body["messages"][0]["content"]
+    assert blocks[0]["type"] == "image" and blocks[-1]["text"] == "describe the picture"

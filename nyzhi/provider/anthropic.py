@@ -35,7 +35,7 @@ from nyzhi.provider.types import (
     TextDelta,
     ThinkingDelta,
 )
-from nyzhi.provider.wire import DecoderBase, HttpCall, effective
+from nyzhi.provider.wire import DecoderBase, HttpCall, effective, own_signature
 
 API_VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 4096
@@ -55,8 +55,9 @@ _RETRYABLE = {"overloaded_error", "api_error", "rate_limit_error"}
 
 def _assistant_blocks(m: Message) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
-    if m.thinking is not None and m.thinking_signature:
-        blocks.append({"type": "thinking", "thinking": m.thinking, "signature": m.thinking_signature})
+    signature = own_signature(m.thinking_signature)
+    if m.thinking is not None and signature:
+        blocks.append({"type": "thinking", "thinking": m.thinking, "signature": signature})
     if m.content:
         blocks.append({"type": "text", "text": m.content})
     for c in m.tool_calls:

@@ -35,7 +35,7 @@ from nyzhi.provider.types import (
     TextDelta,
     ThinkingDelta,
 )
-from nyzhi.provider.wire import DecoderBase, HttpCall, effective, whole_call
+from nyzhi.provider.wire import DecoderBase, HttpCall, effective, own_signature, whole_call
 
 _loads = json.loads
 FINISH = {"STOP": "end_turn", "MAX_TOKENS": "max_tokens"}
@@ -61,15 +61,16 @@ def encode_contents(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
     for m in messages:
         if m.role == "assistant":
             parts: list[dict[str, Any]] = []
+            signature = own_signature(m.thinking_signature)
             if m.content:
                 parts.append({"text": m.content})
-                if not m.tool_calls and m.thinking_signature:
-                    parts[-1]["thoughtSignature"] = m.thinking_signature  # where it came
+                if not m.tool_calls and signature:
+                    parts[-1]["thoughtSignature"] = signature  # where it came
             for i, c in enumerate(m.tool_calls):
                 args = parse_tool_arguments(c.arguments)
                 part: dict[str, Any] = {"functionCall": {"name": c.name, "args": args if isinstance(args, dict) else {}}}
-                if i == 0 and m.thinking_signature:
-                    part["thoughtSignature"] = m.thinking_signature
+                if i == 0 and signature:
+                    part["thoughtSignature"] = signature
                 parts.append(part)
             out.append({"role": "model", "parts": parts or [{"text": ""}]})
             continue

@@ -36,7 +36,7 @@ from nyzhi.provider.types import (
     TextDelta,
     ThinkingDelta,
 )
-from nyzhi.provider.wire import DecoderBase, HttpCall, effective
+from nyzhi.provider.wire import RESPONSES_SIGNATURE, DecoderBase, HttpCall, effective
 
 _RETRYABLE_CODES = {"server_error", "rate_limit_exceeded", "overloaded", "internal_error"}
 
@@ -44,7 +44,7 @@ _RETRYABLE_CODES = {"server_error", "rate_limit_exceeded", "overloaded", "intern
 def reasoning_items(signature: str | None) -> list[dict[str, Any]]:
     """The reasoning items a step produced, from the signature ``ResponsesDecoder`` gave them
     (JSON ``{"reasoning": [items]}``); none for any other format's signature."""
-    if not signature or not signature.startswith("{"):
+    if not signature or not signature.startswith(RESPONSES_SIGNATURE):
         return []
     try:
         items = json.loads(signature).get("reasoning")

@@ -153,6 +153,19 @@ def whole_call(tools: ToolCalls, key: Any, call_id: str, name: str, arguments: s
     return out
 
 
+# The OpenAI Responses adapter keeps a step's reasoning items as its thinking signature, as JSON
+# starting so. Another format must not send it on as its own signature (a session resumed on
+# another provider): Anthropic and Gemini would refuse the request.
+RESPONSES_SIGNATURE = '{"reasoning"'
+
+
+def own_signature(signature: str | None) -> str | None:
+    """``signature`` when it can be another format's (Anthropic's, Gemini's), else None."""
+    if signature and not signature.startswith(RESPONSES_SIGNATURE):
+        return signature
+    return None
+
+
 def effective(spec: ProviderSpec, request: ChatRequest) -> tuple[str, int | None, float | None, Any]:
     """Model, max_tokens, temperature and thinking after request overrides."""
     thinking = request.thinking if request.thinking is not None else spec.thinking

@@ -66,3 +66,23 @@ async def test_adaptive_claude_and_gemini_levels_on_the_wire() -> None:
     assert claude["thinking"] == {"type": "adaptive"} and claude["output_config"] == {"effort": "low"}
     assert "anthropic-beta" not in server.requests[0].headers  # adaptive interleaves by itself
     assert gemini["generationConfig"]["thinkingConfig"] == {"thinkingLevel": "low", "includeThoughts": True}
+
+
+async def test_a_responses_signature_is_not_sent_to_other_formats() -> None:
+    """A session resumed on another provider: the Responses API's reasoning items (kept as
+    the step's signature) must not reach Anthropic or Gemini as their own signatures."""
+    from nyzhi.provider.types import Message, ToolCall
+
+    items = '{"reasoning": [{"type": "reasoning", "id": "rs_1", "summary": []}]}'
+    thread = (Message("user", "go"),
+              Message("assistant", "", tool_calls=(ToolCall("c1", "think", "{}"),),
+                      thinking="plan", thinking_signature=items),
+              Message("tool", "ok", tool_call_id="c1", name="think"),
+              Message("user", "next"))
+    async with open_fake_llm(None, script=[reply("a"), reply("b"), reply("c")]) as server:
+        for style in ("anthropic", "gemini", "openai-responses"):
+            await collect(make_spec(server, style), simple_request(messages=thread))
+    claude, gemini, responses = (r.json for r in server.requests)
+    assert all(b["type"] != "thinking" for m in claude["messages"] for b in m["content"])
+    assert "thoughtSignature" not in str(gemini["contents"])
+    assert {"type": "reasoning", "id": "rs_1", "summary": []} in responses["input"]

@@ -273,7 +273,11 @@ async def chat(args: argparse.Namespace) -> int:
 
             async def run_turn(text: str, done: trio.Event) -> None:
                 try:
-                    handle = await rt.submit(text)
+                    try:
+                        handle = await rt.submit(text)
+                    except ValueError as exc:  # an @image that cannot be sent (ImageError)
+                        out.write(f"[not sent: {exc}]\n")
+                        return
                     await handle.wait()
                 finally:
                     done.set()

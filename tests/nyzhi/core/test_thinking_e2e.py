@@ -136,7 +136,9 @@ async def test_config_level_used_and_clamped_with_one_notice(workspace, home, co
 
 
 async def test_bad_thinking_level_is_one_line(workspace, home, configure):
-    configure(workspace, "http://127.0.0.1:9/v1", extra='\n[agent]\nthinking = "hard"\n')
+    # not approved: a config that does not load cannot be (the run must say why, not approve)
+    configure(workspace, "http://127.0.0.1:9/v1", extra='\n[agent]\nthinking = "hard"\n',
+              approve=False)
     proc = await run_nyz(workspace, home, "run", "hi")
     err = proc.stderr.decode()
     assert proc.returncode != 0

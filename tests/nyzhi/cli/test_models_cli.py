@@ -61,8 +61,8 @@ async def test_refresh_caches_each_providers_listing(workspace, home, configure)
     assert refreshed.stderr.decode().startswith("dead: ")  # the other, on one line
     cache = json.loads((home / ".cache" / "nyzhi" / "models.json").read_text())
     assert cache["fake"]["models"] == ["alpha-1", "beta-2"] and "dead" not in cache
-    assert server.requests[0].path == "/v1/models"
-    assert server.requests[0].headers["authorization"] == "Bearer sk-test-key"
+    assert server.info_requests[0].path == "/v1/models"  # GETs: info_requests (fake_llm)
+    assert server.info_requests[0].headers["authorization"] == "Bearer sk-test-key"
     shown = await run_nyz(workspace, home, "models", "fake")
     assert "fake lists 2 models" in shown.stdout.decode() and "  beta-2" in shown.stdout.decode()
 

@@ -198,3 +198,29 @@ async def test_image_flag_with_the_prompt_on_stdin(workspace, home, configure):
     assert (media, data) == ("image/png", picture)
     blocks = body["messages"][0]["content"]
     assert blocks[0]["type"] == "image" and blocks[-1]["text"] == "describe the picture"
+
+
+async def test_redaction_leaves_image_bytes_intact(workspace, home, configure):
+    """Every request leaves through the redactor (``RedactingProvider``): it replaces the
+    config's key in the text, but an image that happens to hold the same bytes (here in a PNG
+    text chunk) reaches the model exactly as read, both from ``-i`` and from ``read``."""
+    from PIL.PngImagePlugin import PngInfo
+
+    info = PngInfo()
+    info.add_text("Comment", "key sk-test-key in the picture")
+    out = io.BytesIO()
+    Image.new("RGB", (40, 30), "purple").save(out, "PNG", pnginfo=info)
+    picture = out.getvalue()
+    assert b"sk-test-key" in picture
+    (workspace / "keyed.png").write_bytes(picture)
+    script = [reply(tool_calls=[tool_call("read", {"file_path": "keyed.png"})]), reply("purple")]
+    async with open_fake_llm(script=script) as server:
+        configure(workspace, server.url_for("openai"))  # api_key = "sk-test-key"
+        proc = await run_nyz(workspace, home, "run", "--model", "gpt-4.1", "-i", "keyed.png",
+                             "my key is sk-test-key; read keyed.png")
+    assert proc.returncode == 0, proc.stderr.decode()
+    first, second = server.requests[0].json, server.requests[1].json
+    said = json.dumps([p for p in first["messages"][-1]["content"] if p["type"] == "text"])
+    assert "my key is" in said and "sk-test-key" not in said  # the text is redacted
+    assert [data for _, _, data in images_in("openai", first)] == [picture]
+    assert [data for _, _, data in images_in("openai", second)] == [picture, picture]

@@ -65,16 +65,21 @@ async def test_a_matching_answer_is_accepted(wire, workspace, home, configure):
 ])
 async def test_a_mismatch_is_an_error_result(answer, says, workspace, home, configure):
     (workspace / "schema.json").write_text(json.dumps(SCHEMA))
-    async with open_fake_llm(script=[reply(answer), reply(answer)]) as server:
+    async with open_fake_llm(script=[reply(answer)] * 3) as server:
         configure(workspace, server.url_for("openai"))
         stream = await run_nyz(workspace, home, "run", "--output-schema", "schema.json",
                                "--output-format", "stream-json", "count")
         text = await run_nyz(workspace, home, "run", "--output-schema", "schema.json", "count")
-    assert stream.returncode == 1 and text.returncode == 1
+        as_json = await run_nyz(workspace, home, "run", "--output-schema", "schema.json",
+                                "--output-format", "json", "count")
+    assert stream.returncode == 1 and text.returncode == 1 and as_json.returncode == 1
+    [result] = json_lines(as_json.stdout)  # json: only the result on stdout, the why on stderr
+    assert result["subtype"] == "output_schema" and says in as_json.stderr.decode()
     events = json_lines(stream.stdout)
     [error] = [e for e in events if e["type"] == "error"]
     assert error["kind"] == "output_schema" and says in error["message"]
     assert events[-1]["type"] == "result" and events[-1]["is_error"] is True
+    assert events[-1]["subtype"] == "output_schema" and says in events[-1]["error"]
     assert events[-1]["result"] == answer  # the answer is kept, marked as an error
     assert says in text.stderr.decode()
 

@@ -257,8 +257,7 @@ async def _trust(host: CommandHost, arg: str) -> None:
     host.refresh_status()
 
 
-@command("thinking", "show or set thinking: /thinking off|low|medium|high|TOKENS (console: "
-         "Alt-T cycles)")
+@command("thinking", "thinking: /thinking off|low|medium|high|TOKENS; Alt-T cycles")
 async def _thinking(host: CommandHost, arg: str) -> None:
     from nyzhi.core.thinking import thinking_command
 

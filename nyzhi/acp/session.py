@@ -29,16 +29,17 @@ import trio
 from nyzhi.acp import schema as s
 from nyzhi.acp.jsonrpc import Connection, RpcError
 from nyzhi.acp.updates import UpdateRenderer, proposed_diffs
+from nyzhi.config.modes import TrustMode
 from nyzhi.core import events as ev
 
 STOP_REASONS = {"end_turn": "end_turn", "cancelled": "cancelled", "max_steps": "max_turn_requests",
                 "max_tokens": "max_tokens", "refusal": "refusal"}
 PLAN_MODE = "plan"
 MODE_NAMES = {
-    "off": ("Ask", "ask before every change"),
-    "limited": ("Limited", "run the configured allow_tools without asking"),
-    "autoedit": ("Auto-edit", "edit files without asking; ask for the rest"),
-    "full": ("Full trust", "run everything without asking"),
+    TrustMode.OFF: ("Ask", "ask before every change"),
+    TrustMode.LIMITED: ("Limited", "run the configured allow_tools without asking"),
+    TrustMode.AUTOEDIT: ("Auto-edit", "edit files without asking; ask for the rest"),
+    TrustMode.FULL: ("Full trust", "run everything without asking"),
     PLAN_MODE: ("Plan", "read-only tools: research and write a plan"),
 }
 PERMISSION_OPTIONS = (

@@ -21,6 +21,7 @@ from collections import OrderedDict
 from pathlib import Path
 
 from nyzhi import records
+from nyzhi.config.modes import ApiStyle
 from nyzhi.provider.types import ImagePart
 
 MEDIA_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
@@ -45,12 +46,12 @@ _MB = 1024 * 1024
 # 3072 x 3072 and takes 20 MB of inline data per request. Ollama documents no limit: 2048 px
 # (as OpenAI) keeps local models' prompt processing bounded.
 LIMITS: dict[str, ImageLimit] = {
-    "anthropic": ImageLimit(1568, 5 * _MB),
-    "openai": ImageLimit(2048, 20 * _MB),
-    "openai-responses": ImageLimit(2048, 20 * _MB),
-    "gemini": ImageLimit(3072, 20 * _MB),
-    "ollama": ImageLimit(2048, 20 * _MB),
-    "llama-cpp": ImageLimit(2048, 20 * _MB),
+    ApiStyle.ANTHROPIC: ImageLimit(1568, 5 * _MB),
+    ApiStyle.OPENAI: ImageLimit(2048, 20 * _MB),
+    ApiStyle.OPENAI_RESPONSES: ImageLimit(2048, 20 * _MB),
+    ApiStyle.GEMINI: ImageLimit(3072, 20 * _MB),
+    ApiStyle.OLLAMA: ImageLimit(2048, 20 * _MB),
+    ApiStyle.LLAMA_CPP: ImageLimit(2048, 20 * _MB),
 }
 
 
@@ -117,7 +118,7 @@ _ENCODED = _Cache()
 def fitted(image: ImagePart, api_style: str) -> ImagePart:
     """``image`` within ``api_style``'s limit: as it is when it fits, else downscaled (aspect
     kept) to the longest edge allowed, and re-encoded smaller until under the byte limit."""
-    limit = LIMITS.get(api_style, LIMITS["openai"])
+    limit = LIMITS.get(api_style, LIMITS[ApiStyle.OPENAI])
     key = (image.sha256, limit)
     cached = _FITTED.get(key)
     if cached is None:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from nyzhi.config.modes import ApiStyle
 from nyzhi.provider.errors import ProviderStreamError
 from nyzhi.provider.images import encoded
 from nyzhi.provider.output_schema import SCHEMA_NAME
@@ -54,7 +55,7 @@ def reasoning_items(signature: str | None) -> list[dict[str, Any]]:
 
 
 def _image_part(image: ImagePart) -> dict[str, Any]:
-    media_type, data = encoded(image, "openai-responses")
+    media_type, data = encoded(image, ApiStyle.OPENAI_RESPONSES)
     return {"type": "input_image", "image_url": f"data:{media_type};base64,{data}"}
 
 

@@ -126,17 +126,37 @@ async def poll(
         if error:
             detail = data.get("error_description") or error
             raise DeviceFlowError(f"token request failed: {detail}")
-        token = data.get("access_token")
-        if not isinstance(token, str) or not token:
-            raise DeviceFlowError(f"token response (HTTP {response.status_code}) has no access_token")
-        expires_in = data.get("expires_in")
-        return OAuthToken(
-            access_token=token,
-            token_type=str(data.get("token_type", "bearer")),
-            refresh_token=data.get("refresh_token"),
-            expires_in=float(expires_in) if isinstance(expires_in, int | float) else None,
-            scope=data.get("scope"),
-        )
+        return _token(data, response.status_code)
+
+
+def _token(data: dict[str, Any], status: int) -> OAuthToken:
+    token = data.get("access_token")
+    if not isinstance(token, str) or not token:
+        raise DeviceFlowError(f"token response (HTTP {status}) has no access_token")
+    expires_in = data.get("expires_in")
+    return OAuthToken(
+        access_token=token,
+        token_type=str(data.get("token_type", "bearer")),
+        refresh_token=data.get("refresh_token"),
+        expires_in=float(expires_in) if isinstance(expires_in, int | float) else None,
+        scope=data.get("scope"),
+    )
+
+
+async def refresh(client: httpx.AsyncClient, token_url: str, client_id: str,
+                  refresh_token: str) -> OAuthToken:
+    """A new access token for ``refresh_token`` (RFC 6749 §6). The answer may carry a new
+    refresh token (rotation); without one the old one stays valid."""
+    form = {"grant_type": "refresh_token", "refresh_token": refresh_token, "client_id": client_id}
+    try:
+        response = await client.post(token_url, data=form, headers={"Accept": "application/json"})
+    except httpx.HTTPError as exc:
+        raise DeviceFlowError(f"cannot reach the login server: {exc}") from exc
+    data = _json(response, "token refresh")
+    if response.status_code != 200 or data.get("error"):
+        detail = data.get("error_description") or data.get("error") or f"HTTP {response.status_code}"
+        raise DeviceFlowError(f"the token could not be refreshed: {detail}")
+    return _token(data, response.status_code)
 
 
 async def run_device_flow(

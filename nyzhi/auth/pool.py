@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from typing import Literal
+from typing import Any, Literal
 
 import attrs
 
@@ -31,6 +31,7 @@ class Account:
     source: CredentialSource
     kind: str = "api_key"  # "api_key" | "oauth"
     origin: str = ""  # where exactly: the env var name, the config or auth.json path
+    expires_at: float | None = None  # unix time; OAuth tokens only
 
     @property
     def masked(self) -> str:
@@ -56,9 +57,14 @@ class AccountPool:
         default_cooldown: float = 60.0,
         on_rate_limited: Callable[[Account, float], None] | None = None,
         cooldowns: dict[str, float] | None = None,
+        refreshers: dict[str, Any] | None = None,
+        wall: Callable[[], float] = time.time,
     ):
-        """``cooldowns``: label -> seconds still to wait at creation (persisted state)."""
+        """``cooldowns``: label -> seconds still to wait at creation (persisted state).
+        ``refreshers``: label -> ``TokenRefresher`` of the OAuth accounts that can be renewed."""
         self.provider = provider
+        self._refreshers = dict(refreshers or {})
+        self._wall = wall
         self._accounts = tuple(accounts)
         self._clock = clock
         self._default_cooldown = default_cooldown
@@ -116,6 +122,40 @@ class AccountPool:
             self._current = (self._current + 1) % len(self._accounts)
         others = [i for i in range(len(self._accounts)) if i not in limited]
         return any(self._available(i, now) for i in others)
+
+    # ---- OAuth refresh (``nyzhi.auth.refresh``): asked by the provider before each request
+    # and after a 401, when the key source has these methods.
+
+    async def ensure_fresh(self) -> None:
+        """Renew the current account's token when it expires within a minute."""
+        from nyzhi.auth.refresh import REFRESH_MARGIN_S
+
+        account = self.current_account()
+        if account is None or account.label not in self._refreshers:
+            return
+        if account.expires_at is not None and account.expires_at - self._wall() < REFRESH_MARGIN_S:
+            await self._renew(account)
+
+    async def refresh_unauthorized(self, key: str) -> bool:
+        """The key was refused (401): renew its account's token; True when a new one is ready."""
+        account = next((a for a in self._accounts if a.key == key), None)
+        if account is None or account.label not in self._refreshers:
+            return False
+        renewed = await self._renew(account)
+        return renewed is not None and renewed.key != key
+
+    async def _renew(self, account: Account) -> Account | None:
+        fresh = await self._refreshers[account.label].refresh(account.key)
+        if fresh is None:
+            return None
+        new = attrs.evolve(account, key=fresh.key, expires_at=fresh.expires_at)
+        self._accounts = tuple(new if a is account else a for a in self._accounts)
+        return new
+
+    def refresh_error(self, label: str) -> str | None:
+        """Why the last refresh of ``label``'s token failed, if it did."""
+        refresher = self._refreshers.get(label)
+        return refresher.last_error if refresher is not None else None
 
     def next_available_in(self) -> float | None:
         """Seconds until some account is usable (0.0 if one is now); None when empty."""

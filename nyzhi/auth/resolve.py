@@ -2,8 +2,10 @@
 
 ``resolve_key_source`` returns an AccountPool holding every distinct key found, in that
 priority order: the first is used; the others are the accounts rotated to after a 429.
-Within auth.json the active account comes first, then the others in stored order. Expired
-OAuth tokens are left out (``nyz whoami`` reports them so the user can log in again).
+Within auth.json the active account comes first, then the others in stored order. OAuth
+accounts of a provider with ``[provider.NAME.oauth]`` get a ``TokenRefresher``: their tokens are
+renewed before expiry and after a 401 (``nyzhi.auth.refresh``), an expired one included. Other
+expired OAuth tokens are left out (``nyz whoami`` reports them so the user can log in again).
 """
 
 from __future__ import annotations
@@ -58,11 +60,13 @@ def collect_accounts(
             add(Account("env", value, "env", origin=var))
             break
     now = time.time()
+    renewable = getattr(provider_cfg, "oauth", None) is not None
     for stored in _stored_in_order(store.accounts(provider_name)):
-        if stored.expired(now):
+        if stored.expired(now) and not (renewable and stored.refresh_token):
             unavailable.append(Unavailable(stored.label, "token expired: run `nyz login` again"))
             continue
-        add(Account(stored.label, stored.key, "auth.json", kind=stored.kind, origin=str(store.path)))
+        add(Account(stored.label, stored.key, "auth.json", kind=stored.kind, origin=str(store.path),
+                    expires_at=stored.expires_at))
         if stored.rate_limited_until and stored.rate_limited_until > now:
             cooldowns[stored.label] = stored.rate_limited_until - now
     return found, cooldowns, unavailable
@@ -105,7 +109,23 @@ def resolve_key_source(
         default_cooldown=default_cooldown,
         on_rate_limited=persist if persist_rate_limits else None,
         cooldowns=cooldowns,
+        refreshers=_refreshers(provider_name, provider_cfg, accounts, store),
     )
+
+
+def _refreshers(provider_name: str, provider_cfg: Any, accounts: list[Account],
+                store: AuthStore) -> dict[str, Any]:
+    """A ``TokenRefresher`` for each OAuth account from auth.json, when the provider's
+    ``[provider.NAME.oauth]`` names the token endpoint that renews it."""
+    oauth = getattr(provider_cfg, "oauth", None)
+    if oauth is None:
+        return {}
+    from nyzhi.auth.refresh import TokenRefresher
+
+    return {
+        a.label: TokenRefresher(store, provider_name, a.label, oauth.token_url, oauth.client_id)
+        for a in accounts if a.source == "auth.json" and a.kind == "oauth"
+    }
 
 
 def static_key_source(key: str | None, provider_name: str = "explicit") -> AccountPool:

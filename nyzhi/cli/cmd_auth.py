@@ -168,6 +168,20 @@ def _fmt_wait(seconds: float) -> str:
     return f"{seconds // 60}m{seconds % 60:02d}s" if seconds >= 60 else f"{seconds}s"
 
 
+def _expiry(expires_at: float | None, *, renewable: bool) -> str:
+    """How long an OAuth token has left (and whether nyz renews it)."""
+    import time
+
+    if expires_at is None:
+        return ""
+    left = expires_at - time.time()
+    renew = "; renewed before it expires" if renewable else "; run `nyz login` again then"
+    if left <= 0:
+        return f"  expired {_fmt_wait(-left)} ago" + ("; renewed on next use" if renewable else "")
+    stamp = time.strftime("%Y-%m-%d %H:%M", time.localtime(expires_at))
+    return f"  expires in {_fmt_wait(left)} ({stamp}{renew})"
+
+
 def run_whoami(args: argparse.Namespace) -> int:
     from nyzhi.auth import AccountPool, AuthStore, AuthStoreError, collect_accounts
     from nyzhi.config.presets import BUILTIN_PROVIDERS, env_vars_for
@@ -206,6 +220,7 @@ def run_whoami(args: argparse.Namespace) -> int:
                 a.source, a.source)
             extra = f"  rate-limited for {_fmt_wait(state.cooldown_remaining)}" \
                 if state.cooldown_remaining > 0 else ""
+            extra += _expiry(a.expires_at, renewable=entry.oauth is not None)
             print(f"  {flag} {a.label:<12} {where:<28} {a.kind:<8} {a.masked}{extra}")
         for item in unavailable:
             print(f"    {item.label:<12} auth.json  unavailable: {item.reason}")

@@ -60,6 +60,8 @@ def register(sub: argparse._SubParsersAction) -> None:
             "--network", action="store_true", default=None,
             help="let sandboxed commands use the network (off by default under workspace-write)",
         )
+        p.add_argument("-i", "--image", action="append", metavar="PATH",
+                       help="send this image (PNG, JPEG, GIF, WebP) with the prompt; repeatable")
         p.add_argument("--max-steps", type=int, help="maximum tool-calling steps")
         p.add_argument("--ephemeral", action="store_true", help="do not save the session")
         p.add_argument(
@@ -82,6 +84,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                        help="stop after this long (90s, 10m, 1h30m)")
         p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
         p.add_argument("-o", "--output", help="also write the final answer to this file")
+        p.add_argument("--output-schema", metavar="FILE.json",
+                       help="the final answer must be JSON matching this JSON schema "
+                       "(constrained where the provider can; checked; a mismatch is an error)")
         p.add_argument(
             "--full-auto", "--full_auto", dest="full_auto", action="store_true",
             help="trust full with the workspace-write sandbox",
@@ -112,6 +117,14 @@ def _run_command(args: argparse.Namespace) -> int:
         print("nyz run: no prompt given (pass it as an argument or pipe it on stdin)", file=sys.stderr)
         return 1
     fmt = args.output_format or ("json" if args.legacy_json else args.legacy_format) or "text"
+    if getattr(args, "output_schema", None):
+        from nyzhi.provider.output_schema import OutputSchemaError, load_schema
+
+        try:
+            args.output_schema = load_schema(args.output_schema)
+        except OutputSchemaError as exc:
+            print(f"nyz: {exc}", file=sys.stderr)
+            return 1
     if args.full_auto:
         args.trust = TrustMode.FULL.value
         args.sandbox = args.sandbox or SandboxLevel.WORKSPACE_WRITE.value

@@ -73,6 +73,20 @@ def output_error(exc: BaseException) -> OutputError | None:
     return None
 
 
+def _schema_mismatch(schema: dict | None, outcome: Any) -> str | None:
+    """Why a finished answer does not match ``--output-schema`` (None: it does, or no schema,
+    or the turn failed anyway)."""
+    if schema is None or outcome is None or outcome.is_error:
+        return None
+    from nyzhi.provider.output_schema import OutputSchemaError, check_answer
+
+    try:
+        check_answer(outcome.text, schema)
+    except OutputSchemaError as exc:
+        return f"--output-schema: {exc}"
+    return None
+
+
 def make_printer(fmt: str, quiet: bool) -> EventRenderer:
     out: Any = GuardedOutput(sys.stdout)
     if fmt == "stream-json":
@@ -157,6 +171,7 @@ class HeadlessRun:
                         sys.stderr.write(notice + "\n")
                 async with rt.subscribe() as events:
                     await self._drive(rt, events, drive)
+                self._check_schema()
                 if options.plan and not self.quiet and rt.knowledge.plan_path.is_file():
                     sys.stderr.write(f"plan: {rt.knowledge.plan_path}\n")
                 session_id = rt.session_id
@@ -190,6 +205,18 @@ class HeadlessRun:
             print(f"nyz: {message}", file=sys.stderr)
             return 1
         return await self._finish(result, fault)
+
+    def _check_schema(self) -> None:
+        """``nyz run --output-schema``: an answer that does not match the schema stands, marked
+        as not what was asked for (an ``output_schema`` error, then a failed result)."""
+        outcome = self.handle.outcome if self.handle is not None else None
+        mismatch = _schema_mismatch(getattr(self.args, "output_schema", None), outcome)
+        if mismatch is None:
+            return
+        self.failure = self.failure or Failure(ResultSubtype.OUTPUT_SCHEMA, mismatch)
+        self.see(ev.Error(message=mismatch, kind="output_schema"))
+        if self.fmt == "json":  # json prints only the result: say why on stderr
+            print(f"nyz: {mismatch}", file=sys.stderr)
 
     def _failure(self) -> Failure | None:
         """Why the run failed, first reason first; None: it succeeded."""
@@ -256,7 +283,8 @@ async def run_headless(args: argparse.Namespace, prompt: str, fmt: str) -> int:
         return isinstance(event, ev.TurnComplete) and event.agent == ev.MAIN_AGENT
 
     async def drive(rt: Any) -> None:
-        run.handle = await rt.submit(rt.knowledge.expand(prompt))  # custom /name args
+        run.handle = await rt.submit(  # custom /name args; -i images, @image mentions
+            rt.knowledge.expand(prompt), tuple(getattr(args, "image", None) or ()))
         await run.handle.wait()
 
     run = HeadlessRun(args, fmt, until=main_turn_ended)

@@ -299,7 +299,11 @@ async def chat(args: argparse.Namespace) -> int:
                     status.activity.start()
                     status.draw()
                 try:
-                    handle = await rt.submit(text)
+                    try:
+                        handle = await rt.submit(text)
+                    except ValueError as exc:  # an @image that cannot be sent (ImageError)
+                        out.write(f"[not sent: {exc}]\n")
+                        return
                     await handle.wait()
                 finally:
                     if status is not None:

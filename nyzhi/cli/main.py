@@ -37,6 +37,7 @@ COMMANDS: dict[str, str] = {
     "index": "nyzhi.cli.cmd_index",
     "mcp": "nyzhi.cli.cmd_mcp",
     "memory": "nyzhi.cli.cmd_memory",
+    "models": "nyzhi.cli.cmd_models",
     "team": "nyzhi.cli.cmd_team", "teams": "nyzhi.cli.cmd_team",
     "acp": "nyzhi.cli.cmd_acp",
     "serve": "nyzhi.cli.cmd_serve",
@@ -51,6 +52,15 @@ def _trust(value: str) -> str:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def _thinking(value: str) -> str | int:
+    from nyzhi.config.thinking import parse_level
+
+    try:
+        return parse_level(value, "--thinking")
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def add_global_flags(parser: argparse.ArgumentParser, *, suppress: bool = False) -> None:
     """Flags accepted before a subcommand and, with ``suppress=True``, repeated after it.
 
@@ -60,6 +70,9 @@ def add_global_flags(parser: argparse.ArgumentParser, *, suppress: bool = False)
     d = {"default": argparse.SUPPRESS} if suppress else {}
     parser.add_argument("-p", "--provider", help="provider name (default: [provider] default)", **d)
     parser.add_argument("-m", "--model", help="model id for the provider", **d)
+    parser.add_argument("--thinking", type=_thinking, metavar="LEVEL",
+                        help="how hard the model thinks: off, low, medium, high or a token "
+                        "budget (default: [agent] thinking)", **d)
     parser.add_argument(
         "-y", "--trust", type=_trust, help=f"trust mode: {spelled(TrustMode)}", **d
     )

@@ -44,6 +44,8 @@ from nyzhi.config.schema import (
     ProviderEntry,
     ProviderSection,
 )
+from nyzhi.config.thinking import EXPECTED as THINKING_EXPECTED
+from nyzhi.config.thinking import ThinkingLevel, structure_thinking
 
 
 class Free(str):
@@ -148,6 +150,13 @@ def _duration(value: Any, path: tuple, out: _Problems) -> Any:
         return structure_duration(value)
     except ValueError:
         return _mismatch(out, path, 'a duration: "90s", "10m", "1h30m" or a number of seconds', value)
+
+
+def _thinking(value: Any, path: tuple, out: _Problems) -> Any:
+    try:
+        return structure_thinking(value)
+    except ValueError:
+        return _mismatch(out, path, THINKING_EXPECTED, value)
 
 
 def _any(value: Any, path: tuple, out: _Problems) -> Any:
@@ -289,7 +298,7 @@ _shaped(_mcp_server, ("server", (McpStdioServer, McpHttpServer)))
 
 _PLANS: dict[Any, _Plan] = {
     str: _scalar(str), int: _scalar(int), float: _scalar(float), bool: _scalar(bool),
-    Any: _any, Duration: _duration,
+    Any: _any, Duration: _duration, ThinkingLevel: _thinking,
     ProviderSection: _provider_section, McpServer: _mcp_server,
 }
 for _leaf in _PLANS.values():

@@ -14,6 +14,7 @@ import attrs
 from nyzhi import records
 from nyzhi.config.durations import Duration
 from nyzhi.config.modes import SandboxLevel, TrustMode
+from nyzhi.config.thinking import ThinkingLevel
 
 HookEvent = Literal[
     "session_start", "session_end", "user_prompt_submit", "pre_tool_use", "post_tool_use",
@@ -92,6 +93,7 @@ class RoleConfig:
     disallowed_tools: tuple[str, ...] | None = None
     mcp_servers: tuple[str, ...] | None = None  # added: None = every configured server
     budget: BudgetConfig | None = None  # added
+    thinking: ThinkingLevel | None = None  # added: None = as the agent that spawns it
 
 
 @records.frozen
@@ -176,6 +178,8 @@ class SandboxConfig:
 class AgentConfig:
     max_steps: int = attrs.field(default=100, metadata={"min": 1})
     max_tokens: int | None = None  # None: the model's max output
+    # added: off / low / medium / high / a token budget (nyzhi.config.thinking); None = off
+    thinking: ThinkingLevel | None = None
     custom_instructions: str | None = None
     auto_compact_threshold: float = attrs.field(default=0.85, metadata={"max": 1})
     compact_instructions: str | None = None

@@ -27,6 +27,7 @@ from nyzhi.core.turn import TurnLoop, TurnOutcome
 @records.frozen
 class UserInput:
     text: str
+    images: tuple[Any, ...] = ()  # provider.types.ImagePart: ``-i``, ``@shot.png``
 
 
 @records.frozen
@@ -65,6 +66,7 @@ class TurnHandle:
     """Returned by an ``ask(UserInput(...))``: await ``wait()`` for the turn's outcome."""
 
     text: str
+    images: tuple[Any, ...] = ()
     done: trio.Event = attrs.field(factory=trio.Event)
     outcome: TurnOutcome | None = None
     error: BaseException | None = None
@@ -106,7 +108,7 @@ class AgentActor(actors.Actor):
 
     async def receive(self, message: Any) -> Any:
         if isinstance(message, UserInput):
-            handle = TurnHandle(message.text)
+            handle = TurnHandle(message.text, message.images)
             self.queue.append(handle)
             self.wake.set()
             return handle
@@ -173,7 +175,7 @@ class AgentActor(actors.Actor):
             with trio.CancelScope() as scope:
                 self.scope = scope
                 try:
-                    handle.outcome = await self.loop.run(handle.text)
+                    handle.outcome = await self.loop.run(handle.text, handle.images)
                 except Exception as exc:  # reported by the loop (error, turn_complete)
                     handle.error = exc  # a failed turn is the asker's; the agent lives on
             self.scope = None

@@ -14,7 +14,9 @@ and a subagent is data in its spec, never a second construction path:
 * ``prompt_hooks`` — whether its input fires ``user_prompt_submit`` hooks. Only input typed
   by a person does: a subagent's input is written by its parent model, not by the user;
 * ``fence`` — its role (``nyzhi.core.roles.Role``), whose tool fence narrows the tools and gates;
-* ``budget`` — its ``nyzhi.core.budget.Budget``, asked before every model step.
+* ``budget`` — its ``nyzhi.core.budget.Budget``, asked before every model step;
+* ``thinking`` — its thinking level (a role's, or inherited; None: the runtime's), fitted to
+  its model when built (``nyzhi.provider.thinking``).
 
 Every agent of a runtime shares one approvals memory, so "always for this session" covers the
 whole tree.
@@ -43,6 +45,7 @@ from nyzhi.core.turn import TurnLoop, TurnSettings
 from nyzhi.provider import types as pt
 from nyzhi.provider.models import cost, model_info
 from nyzhi.provider.offline_model import OFFLINE_TOOLS, is_offline_model
+from nyzhi.provider.thinking import resolve_thinking
 
 _NICKNAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 # Children an agent actor already has: its tool executor lives at ``<path>/tools``.
@@ -113,6 +116,7 @@ class AgentSpec:
     workdir: Path | None = None
     # Messages put into the thread before each model call (a teammate's unread inbox).
     inject: Callable[[], Awaitable[list[pt.Message]]] | None = attrs.field(default=None, eq=False)
+    thinking: str | int | None = None  # a thinking level; None: the factory's
 
     @property
     def name(self) -> str:
@@ -146,6 +150,7 @@ class Agent:
     loop: TurnLoop
     tooling: Tooling
     prompt: SessionPrompt
+    notices: tuple[str, ...] = ()  # said once when it starts (a thinking level clamped)
 
 
 @records.frozen(eq=False)
@@ -180,6 +185,8 @@ class AgentFactory:
     calibration: Calibration = attrs.field(
         default=attrs.Factory(lambda self: Calibration.from_session(self.resumed),
                               takes_self=True))
+    # The thinking level of agents whose spec sets none (``--thinking``, ``[agent] thinking``).
+    thinking: str | int | None = None
 
     def build(self, spec: AgentSpec) -> Agent:
         model = spec.model or self.provider.model
@@ -228,12 +235,13 @@ class AgentFactory:
             tooling.context, self.resumed if spec.path == ev.MAIN_AGENT else None,
             calibration=self.calibration.snapshot)
         keeper.restore_ledger()
+        step = GatedToolStep(tooling, self.hooks, self.emit, spec.path)
         loop = TurnLoop(
             agent_path=spec.path,
             provider=self.provider,
             model=spec.model,
             tool_schemas=system_prompt.tools(tooling.schemas),
-            tool_step=GatedToolStep(tooling, self.hooks, self.emit, spec.path),
+            tool_step=step,
             system_prompt=system_prompt,
             emit=self.emit,
             settings=settings,
@@ -248,7 +256,10 @@ class AgentFactory:
             limits=self.limits,
             calibration=self.calibration,
         )
-        return Agent(spec, loop, tooling, system_prompt)
+        step.no_images = _no_images(loop)
+        level = spec.thinking if spec.thinking is not None else self.thinking
+        loop.thinking, notice = resolve_thinking(level, model)
+        return Agent(spec, loop, tooling, system_prompt, (notice,) if notice else ())
 
     def _stem(self, path: str) -> str:
         """The compaction archive's file stem: the session id, plus the agent's path below
@@ -280,6 +291,18 @@ class AgentFactory:
         if self.turn_context is not None and (context := await self.turn_context(typed)):
             prompt = f"{prompt}\n\n{context}"
         return prompt, None
+
+
+def _no_images(loop: TurnLoop) -> Callable[[], str | None]:
+    """Why ``loop``'s model (as it is at each call: ``/model`` may change it) cannot be sent
+    images, or None when it can."""
+    from nyzhi.core.prompt_images import takes_images
+
+    def reason() -> str | None:
+        model = loop.model or loop.provider.model
+        return None if takes_images(model) else f"{model} does not take images"
+
+    return reason
 
 
 def _journal_message(

@@ -30,7 +30,10 @@ from nyzhi.tools.registry import ToolRegistry
 from nyzhi.tools.sandbox import SandboxPolicy
 
 # When nothing is configured, the first of these with a key found wins.
-AUTO_PROVIDER_ORDER = ("anthropic", "openai", "gemini", "openrouter", "groq", "together", "deepseek")
+AUTO_PROVIDER_ORDER = (
+    "anthropic", "openai", "gemini", "openrouter", "groq", "together", "deepseek", "xai",
+    "mistral", "moonshot", "minimax", "zai", "cerebras", "fireworks",
+)
 
 
 class RuntimeConfigError(Exception):
@@ -69,7 +72,8 @@ def provider_spec(name: str, config: Any, env: Mapping[str, str]) -> Any:
             "in your config (built-in presets: " + ", ".join(sorted(PRESETS)) + ")"
         )
     chosen_model = entry.model or (preset.default_model if preset else None)
-    if not chosen_model:
+    listed = preset is not None and not preset.default_model  # a local server's first model
+    if not chosen_model and not listed:
         raise RuntimeConfigError(
             f"provider {name!r} has no model: pass --model or set [provider.{name}] model"
         )
@@ -86,7 +90,7 @@ def provider_spec(name: str, config: Any, env: Mapping[str, str]) -> Any:
         name=name,
         api_style=api_style,
         base_url=base_url,
-        model=chosen_model,
+        model=chosen_model or "",
         key=keys,
         headers=dict(entry.headers),
         max_tokens=entry.max_tokens or config.agent.max_tokens,
@@ -125,6 +129,8 @@ async def open_provider(
         if options.model:
             config = config.with_overrides(provider=name, model=options.model)
         spec = provider_spec(name, config, env)
+        if not spec.model:
+            spec = await _first_listed_model(spec)
     provider = await stack.enter_async_context(build_provider(spec))
     return provider, notice
 
@@ -144,6 +150,22 @@ async def open_limits(config: Any, provider: pt.Provider, options: Any) -> tuple
     )
     main = await resolver.resolve(provider.model)
     return resolver, resolver.notice(main)
+async def _first_listed_model(spec: Any) -> Any:
+    """``spec`` on the first model its server lists (LM Studio, vLLM: the model loaded)."""
+    from nyzhi.core.errors import describe_error
+    from nyzhi.provider.models import refresh_models
+
+    try:
+        listed = await refresh_models(spec, register_unknown=False)
+    except Exception as exc:  # refused, HTTP error, not JSON: one line that says what to do
+        raise RuntimeConfigError(
+            f"provider {spec.name!r}: cannot list the models at {spec.base_url} "
+            f"({describe_error(exc)}); start the server, or pass --model"
+        ) from None
+    if not listed:
+        raise RuntimeConfigError(
+            f"provider {spec.name!r} lists no model at {spec.base_url}: load one, or pass --model")
+    return attrs.evolve(spec, model=listed[0].id)
 
 
 def services_supervisor(system: actors.ActorSystem) -> actors.ActorRef:

@@ -197,6 +197,9 @@ class Usage(Event):
     # calibrates its token estimate from them (nyzhi.core.context_window.Calibration)
     model: str = ""
     request_chars: int = 0
+    # Of output_tokens, those spent thinking (where the provider says); and the session's.
+    thinking_tokens: int = 0
+    total_thinking_tokens: int = 0
 
 
 @records.frozen

@@ -28,6 +28,8 @@ def runtime_options(args: argparse.Namespace, *, interactive: bool) -> RuntimeOp
         cwd=Path.cwd(),
         provider=getattr(args, "provider", None),
         model=getattr(args, "model", None),
+        thinking=getattr(args, "thinking", None),
+        output_schema=getattr(args, "output_schema", None),
         trust=getattr(args, "trust", None),
         sandbox=getattr(args, "sandbox", None),
         network=getattr(args, "network", None),

@@ -7,7 +7,8 @@ A role comes from one of four places, first match wins (``RoleCatalog.resolve``)
    further down this list, so ``[agent.agents.roles.explorer] model = "…"`` keeps the built-in
    explorer's prompt and fence.
 2. ``.nyzhi/agents/NAME.md``: front matter (``name``, ``description``, ``model``,
-   ``max_steps``, ``read_only``, ``allowed_tools``, ``disallowed_tools``, ``mcp_servers``) and
+   ``max_steps``, ``read_only``, ``allowed_tools``, ``disallowed_tools``, ``mcp_servers``,
+   ``thinking``) and
    the body as the system prompt. A file is a whole definition: it inherits nothing.
 3. Claude Code's ``.claude/agents/NAME.md``: the same, plus Claude Code's ``tools`` (a comma
    list, its tool names mapped to ours by the one table, ``nyzhi.tools.claude_names``:
@@ -43,6 +44,7 @@ import attrs
 from nyzhi import records
 from nyzhi.config.prompt_files import PromptFileRefused, prompt_roots, read_prompt_file
 from nyzhi.config.schema_agent import BudgetConfig, RoleConfig
+from nyzhi.config.thinking import parse_level
 from nyzhi.core import role_prompts as rp
 from nyzhi.knowledge import frontmatter as fm
 from nyzhi.knowledge.listing import ENTRY_CHARS, fit_listing
@@ -69,6 +71,7 @@ ROLE_FILE_KEYS: dict[str, fm.Key] = {
     "allowed_tools": fm.Key(fm.NAMES), "tools": fm.Key(fm.NAMES),
     "disallowed_tools": fm.Key(fm.NAMES), "mcp_servers": fm.Key(fm.NAMES),
     "color": fm.Key(fm.ANY),
+    "thinking": fm.Key(fm.ANY),  # a level or a number of tokens: checked by parse_level
 }
 
 
@@ -93,6 +96,7 @@ class Role:
     mcp_servers: tuple[str, ...] | None = None
     budget: BudgetConfig | None = None
     source: str = "built-in"
+    thinking: str | int | None = None  # a thinking level (nyzhi.config.thinking); None: inherit
 
     def allows(self, tool_name: str) -> bool:
         """The name-level fence: allowed minus disallowed, MCP tools by server. (Read-only is
@@ -233,6 +237,12 @@ def load_role_file(path: Path, workspace_root: Path | None = None) -> tuple[Role
     model = values.get("model")
     if model is not None and model.lower() == "inherit":
         model = None
+    thinking = values.get("thinking")
+    if thinking is not None:
+        try:
+            thinking = parse_level(thinking, f"{path}: thinking")
+        except ValueError as exc:
+            raise RoleError(str(exc)) from None
     if not body:
         raise RoleError(f"{path}: the file has no body; the body is the role's system prompt")
     role = Role(
@@ -246,6 +256,7 @@ def load_role_file(path: Path, workspace_root: Path | None = None) -> tuple[Role
         model=model,
         mcp_servers=values.get("mcp_servers"),
         source=str(path),
+        thinking=thinking,
     )
     return role, warnings
 
@@ -276,6 +287,8 @@ def _apply_config(base: Role, table: RoleConfig, name: str) -> Role:
         changes["mcp_servers"] = tuple(table.mcp_servers)
     if table.budget is not None:
         changes["budget"] = table.budget
+    if table.thinking is not None:
+        changes["thinking"] = table.thinking.level
     return attrs.evolve(base, **changes)
 
 

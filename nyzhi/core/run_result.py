@@ -32,6 +32,7 @@ class ResultSubtype(enum.StrEnum):
     STARTUP_ERROR = "startup_error"  # config, provider or session: nothing ran
     SAVE_ERROR = "save_error"  # answered, but the session could not be saved
     TEAMMATE_ERROR = "teammate_error"  # a teammate's turn or process failed (team runs)
+    OUTPUT_SCHEMA = "output_schema"  # answered, but not as --output-schema asked (issue 32)
     ERROR = "error"  # anything else
 
 

@@ -57,6 +57,9 @@ class RuntimeOptions:
     cwd: Path = attrs.field(factory=Path.cwd, converter=Path)
     provider: str | None = None
     model: str | None = None
+    thinking: str | int | None = None  # ``--thinking``: a level (nyzhi.config.thinking)
+    # ``nyz run --output-schema``: the main agent's final answer as JSON matching this schema
+    output_schema: dict[str, Any] | None = None
     trust: str | None = None
     sandbox: str | None = None
     network: bool | None = None  # True: ``nyz run --network`` (sandboxed commands get the network)
@@ -94,6 +97,7 @@ class Runtime:
     notices: tuple[str, ...] = ()
     mcp: Any = None  # nyzhi.core.mcp.McpPool: the MCP connections every agent shares
     teams: Any = None  # nyzhi.core.teams.control.TeamRuntime: this runtime's team members
+    thinking_level: str | int | None = None  # the main agent's (``set_thinking``)
 
     @property
     def tooling(self) -> Any:
@@ -137,9 +141,16 @@ class Runtime:
         async with self.bus.subscribe() as channel:
             yield channel
 
-    async def submit(self, text: str) -> TurnHandle:
-        """Queue user input for the main agent; await ``handle.wait()`` for the outcome."""
-        handle: TurnHandle = await self.main.ask(UserInput(text))
+    async def submit(self, text: str, images: tuple[Any, ...] = ()) -> TurnHandle:
+        """Queue user input for the main agent; await ``handle.wait()`` for the outcome.
+        ``images`` (ImageParts or paths, as ``nyz run -i``) and the images ``text`` mentions
+        (``@shot.png``) go with it; ``ImageError`` before any request when one is not an image
+        or the model takes none."""
+        from nyzhi.core.prompt_images import check_vision, prompt_images
+
+        attached = prompt_images(text, self.tooling.context.cwd, images)
+        check_vision(self.model, attached)
+        handle: TurnHandle = await self.main.ask(UserInput(text, attached))
         await self.agents.watch_main(handle)
         return handle
 
@@ -172,6 +183,17 @@ class Runtime:
         loop.settings = attrs.evolve(
             loop.settings, context_window=model_info(model).context_window)
         self.main_agent.prompt.set_model(model)
+        self.set_thinking(self.thinking_level)  # fitted to the new model
+
+    def set_thinking(self, level: str | int | None) -> str | None:
+        """Think at ``level`` (off, low, medium, high or a token budget) from the main agent's
+        next request (the console's ``/thinking``); returns the notice when the model cannot
+        take it as asked (clamped, or not sent to a model that does not reason)."""
+        from nyzhi.provider.thinking import resolve_thinking
+
+        self.thinking_level = level
+        self.main_agent.loop.thinking, notice = resolve_thinking(level, self.model)
+        return notice
 
     def set_role_model(self, role: str, model: str | None) -> None:
         """Run subagents of ``role`` spawned from now on on ``model`` (None: as configured);
@@ -285,6 +307,7 @@ async def open_runtime(
         main = tree.build_root(attrs.evolve(
             AgentSpec(ev.MAIN_AGENT, session=base.writer, prompt_hooks=True),
             **membership.spec_changes(tree.catalog)))
+        main.loop.output_schema = options.output_schema
         base.knowledge.toolings = (main.tooling, base.tooling)
         base.knowledge.set_plan_mode(options.plan)
         if base.resumed is not None:
@@ -394,6 +417,8 @@ async def _agent_factory(base: _Assembly, workspace: Any, auto_context: Any,
         auto_context=auto_context,
         turn_context=knowledge.turn_context,
         limits=limits,
+        thinking=options.thinking if options.thinking is not None
+        else config.agent.thinking.level if config.agent.thinking is not None else None,
     )
 
 
@@ -454,7 +479,7 @@ async def _start(base: _Assembly, tree: SubagentManager, teams: TeamRuntime,
         system=base.system, bus=base.bus, approvals=base.approvals, hooks=hooks,
         factory=base.factory, main_agent=main, main=main_ref, session_start=session_start,
         agents=tree, mcp=base.mcp, knowledge=base.knowledge, teams=teams,
-        notices=base.notices,
+        notices=(*base.notices, *main.notices), thinking_level=base.factory.thinking,
     )
     await hooks.fire("session_start", {"session_id": session_id, "cwd": str(options.cwd)})
     return rt

@@ -123,8 +123,9 @@ class SubagentManager(AgentTree):
         rec = AgentRecord(path=f"{caller}/{nickname}", nickname=nickname, role=role.name,
                           model=choice.model, agent=None, budget=budget)
         briefing = briefing_from_context(parent.tooling.context, parent.loop.messages)
-        self._build(rec, role, parent.spec, subagent_prompt(role, briefing))
-        await self.set_status(rec, ev.AgentState.PENDING_INIT, f"role {role.name}, model {choice.model}")
+        agent = self._build(rec, role, parent.spec, subagent_prompt(role, briefing))
+        detail = "; ".join((f"role {role.name}, model {choice.model}", *agent.notices))
+        await self.set_status(rec, ev.AgentState.PENDING_INIT, detail)
         await self.start_child(rec)
         await self._start_turn(rec, message)
         return rec.summary()
@@ -134,6 +135,7 @@ class SubagentManager(AgentTree):
         spec = parent_spec.child(
             rec.nickname, role=role.name, role_prompt=role_prompt, model=rec.model,
             max_steps=role.max_steps, fence=role,
+            **({"thinking": role.thinking} if role.thinking is not None else {}),
         )
         info = {"role": rec.role, "model": rec.model, "role_prompt": role_prompt}
         return self.build_child(rec, spec, journal=info)

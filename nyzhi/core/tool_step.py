@@ -145,6 +145,9 @@ class GatedToolStep:
         # The agent actor binds its tool executor actor here when it starts; without one
         # (tests of the loop alone) calls run inline.
         self.executor: actors.ActorRef | None = None
+        # Why the agent's model cannot see images now, or None (set by the agent factory): an
+        # image a tool returned (``read`` of a PNG) goes to the model only when it can.
+        self.no_images: Callable[[], str | None] | None = None
 
     async def __call__(self, calls: Sequence[pt.ToolCall], results: dict[str, pt.Message]) -> None:
         requests = [_request(c) for c in calls]
@@ -174,9 +177,13 @@ class GatedToolStep:
         finally:
             redact = self.tooling.redactor.redact
             for out in outcomes:  # a known secret never reaches the model (config.secrets)
+                text, images = redact(out.result.output), tuple(out.result.images)
+                blind = self.no_images() if images and self.no_images is not None else None
+                if blind:
+                    text, images = f"{text}\n(the image is not shown: {blind})", ()
                 results[out.call_id] = pt.Message(
-                    "tool", redact(out.result.output), tool_call_id=out.call_id, name=out.name,
-                    is_error=out.result.is_error,
+                    "tool", text, tool_call_id=out.call_id, name=out.name,
+                    is_error=out.result.is_error, images=images,
                 )
         if self.hooks.has("post_tool_use") or self.hooks.has("after_edit"):
             await self._post_tool_use(runnable, outcomes)

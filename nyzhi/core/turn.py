@@ -97,6 +97,7 @@ class UsageTotals:
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
     cost_usd: float = 0.0
+    thinking_tokens: int = 0  # of output_tokens (already counted there)
 
     def add(self, u: pt.Usage, cost: float) -> None:
         self.input_tokens += u.input_tokens
@@ -104,6 +105,7 @@ class UsageTotals:
         self.cache_read_tokens += u.cache_read_tokens
         self.cache_write_tokens += u.cache_write_tokens
         self.cost_usd += cost
+        self.thinking_tokens += u.thinking_tokens
 
     def as_dict(self) -> dict[str, Any]:
         return attrs.asdict(self)
@@ -159,6 +161,11 @@ class TurnLoop:
         self._hold_until = 0
         self._tools_seen: tuple[pt.ToolSchema, ...] | None = None
         self._tools_chars = 0
+        # What each request asks of the model's thinking, fitted to its model
+        # (nyzhi.provider.thinking); None: no thinking parameter.
+        self.thinking: pt.ThinkingConfig | None = None
+        # The final answer as JSON matching this schema (nyz run --output-schema), or None.
+        self.output_schema: dict[str, Any] | None = None
         self.messages: list[pt.Message] = []
         self.meter = ThreadMeter()  # incremental size of ``messages`` (grown at its end)
         self.totals = UsageTotals()
@@ -168,7 +175,7 @@ class TurnLoop:
         if self.on_message is not None:
             await self.on_message(message)
 
-    async def run(self, prompt: str) -> TurnOutcome:
+    async def run(self, prompt: str, images: tuple[pt.ImagePart, ...] = ()) -> TurnOutcome:
         """Run one turn. Raises ``trio.Cancelled`` after settling the thread if cancelled.
 
         Every turn ends with one ``turn_complete`` carrying its ``turn_start``'s id, emitted
@@ -179,7 +186,7 @@ class TurnLoop:
         outcome: TurnOutcome | None = None
         stop_reason = "error"
         try:
-            outcome = await self._turn(prompt)
+            outcome = await self._turn(prompt, images)
             return outcome
         except trio.Cancelled:
             stop_reason = "cancelled"
@@ -207,14 +214,14 @@ class TurnLoop:
             with trio.CancelScope(shield=True):
                 await self.emit(end)
 
-    async def _turn(self, prompt: str) -> TurnOutcome:
+    async def _turn(self, prompt: str, images: tuple[pt.ImagePart, ...] = ()) -> TurnOutcome:
         if self.on_prompt is not None:
             # user_prompt_submit hooks may block the prompt or add context to it
             prompt, blocked = await self.on_prompt(prompt)
             if blocked is not None:
                 await self.emit(ev.Error(agent=self.agent_path, message=blocked, kind="blocked"))
                 return TurnOutcome("", 0, "blocked", pt.Usage(), is_error=True)
-        await self._append(pt.Message("user", prompt))
+        await self._append(pt.Message("user", prompt, images=images))
         await self._resolve_limits()
         turn_usage = pt.Usage()
         final_text = ""
@@ -257,11 +264,17 @@ class TurnLoop:
     async def _model_step(
         self, system: str, tools: tuple[pt.ToolSchema, ...]
     ) -> tuple[str, list[pt.ToolCall], pt.Usage, str]:
+        if self.output_schema is not None:  # said in every format (Anthropic: only there)
+            from nyzhi.provider.output_schema import instruction
+
+            system += instruction(self.output_schema)
         request = pt.ChatRequest(
             messages=tuple(self.messages),
             system=system,
             tools=tools,
             model=self.model,
+            thinking=self.thinking,
+            output_schema=self.output_schema,
         )
         sent_chars = self._request_chars(system, tools)
         text: list[str] = []
@@ -340,6 +353,8 @@ class TurnLoop:
                     total_cost_usd=self.totals.cost_usd,
                     model=model,
                     request_chars=sent_chars,
+                    thinking_tokens=usage.thinking_tokens,
+                    total_thinking_tokens=self.totals.thinking_tokens,
                 )
             )
         return "".join(text), [calls[i] for i in sorted(calls)], usage, stop
@@ -546,6 +561,7 @@ def _add_usage(a: pt.Usage, b: pt.Usage) -> pt.Usage:
         a.output_tokens + b.output_tokens,
         a.cache_read_tokens + b.cache_read_tokens,
         a.cache_write_tokens + b.cache_write_tokens,
+        a.thinking_tokens + b.thinking_tokens,
     )
 
 

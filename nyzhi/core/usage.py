@@ -14,7 +14,9 @@ from typing import Any
 
 from nyzhi.core import events as ev
 
-_KEYS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
+# thinking_tokens: of output_tokens, where the provider says (issue 32)
+_KEYS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens",
+         "thinking_tokens")
 
 
 def _zero() -> dict[str, Any]:

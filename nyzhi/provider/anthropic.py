@@ -4,9 +4,13 @@ Request: ``x-api-key`` and ``anthropic-version`` headers; ``max_tokens`` is mand
 by default, and above the thinking budget when thinking). Prompt caching: ``cache_control:
 ephemeral`` on the system block, the last tool and the last block of the last user turn, so
 the stable prefix (system + tools) and the conversation so far are both reused (3 of the 4
-breakpoints allowed). Consecutive tool results are merged into one user turn, as the API
+breakpoints allowed). Images are base64 ``image`` blocks: before a prompt's text, and inside a
+tool's ``tool_result`` after its text. Consecutive tool results are merged into one user turn, as the API
 requires after a multi-call assistant turn. Signed thinking is echoed back as a ``thinking``
 block at the start of the assistant turn: the API rejects thinking + tool use without it.
+Thinking is ``{type: enabled, budget_tokens}`` (with the interleaved-thinking beta when tools
+are offered to a Claude 4 model), or ``{type: adaptive}`` with ``output_config.effort`` for the
+models that take adaptive thinking (Claude 4.6 and later).
 
 Stream: ``message_start`` (input and cache usage), ``content_block_start`` (tool_use opens a
 call), ``content_block_delta`` (``text_delta``, ``thinking_delta``, ``signature_delta``,
@@ -21,13 +25,24 @@ from typing import Any
 
 from nyzhi.provider.arguments import parse_tool_arguments
 from nyzhi.provider.errors import ProviderStreamError
+from nyzhi.provider.images import encoded
 from nyzhi.provider.spec import ProviderSpec
-from nyzhi.provider.types import ChatRequest, Message, StreamEvent, TextDelta, ThinkingDelta
-from nyzhi.provider.wire import DecoderBase, HttpCall, effective
+from nyzhi.provider.types import (
+    ChatRequest,
+    ImagePart,
+    Message,
+    StreamEvent,
+    TextDelta,
+    ThinkingDelta,
+)
+from nyzhi.provider.wire import DecoderBase, HttpCall, effective, own_signature
 
 API_VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 4096
 DEFAULT_THINKING_BUDGET = 10_000
+# Thinking between tool calls for Claude 4 models on manual budgets (adaptive thinking
+# interleaves by itself).
+INTERLEAVED_BETA = "interleaved-thinking-2025-05-14"
 EPHEMERAL = {"type": "ephemeral"}
 STOP = {
     "end_turn": "end_turn",
@@ -40,8 +55,9 @@ _RETRYABLE = {"overloaded_error", "api_error", "rate_limit_error"}
 
 def _assistant_blocks(m: Message) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
-    if m.thinking is not None and m.thinking_signature:
-        blocks.append({"type": "thinking", "thinking": m.thinking, "signature": m.thinking_signature})
+    signature = own_signature(m.thinking_signature)
+    if m.thinking is not None and signature:
+        blocks.append({"type": "thinking", "thinking": m.thinking, "signature": signature})
     if m.content:
         blocks.append({"type": "text", "text": m.content})
     for c in m.tool_calls:
@@ -52,6 +68,11 @@ def _assistant_blocks(m: Message) -> list[dict[str, Any]]:
     return blocks
 
 
+def _image_block(image: ImagePart) -> dict[str, Any]:
+    media_type, data = encoded(image, "anthropic")
+    return {"type": "image", "source": {"type": "base64", "media_type": media_type, "data": data}}
+
+
 def encode_messages(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for m in messages:
@@ -59,20 +80,24 @@ def encode_messages(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
             blocks = _assistant_blocks(m) or [{"type": "text", "text": ""}]
             out.append({"role": "assistant", "content": blocks})
             continue
+        pictures = [_image_block(i) for i in m.images]
         if m.role == "tool":
             block: dict[str, Any] = {
                 "type": "tool_result",
                 "tool_use_id": m.tool_call_id or "",
-                "content": m.content,
+                # an image a tool returned goes inside its result, after the text
+                "content": [{"type": "text", "text": m.content}, *pictures] if pictures
+                else m.content,
             }
             if m.is_error:
                 block["is_error"] = True
+            blocks = [block]
         else:  # user (and a stray system message, which Anthropic only accepts as user text)
-            block = {"type": "text", "text": m.content}
+            blocks = [*pictures, {"type": "text", "text": m.content}]  # images first, as advised
         if out and out[-1]["role"] == "user":
-            out[-1]["content"].append(block)  # merge: tool results then text in one user turn
+            out[-1]["content"].extend(blocks)  # merge: tool results then text in one user turn
         else:
-            out.append({"role": "user", "content": [block]})
+            out.append({"role": "user", "content": blocks})
     for msg in reversed(out):
         if msg["role"] == "user":
             msg["content"][-1] = {**msg["content"][-1], "cache_control": EPHEMERAL}
@@ -102,10 +127,18 @@ class AnthropicAdapter:
             body["tool_choice"] = {"type": "any"}
         elif choice:
             body["tool_choice"] = {"type": "tool", "name": choice}
-        if thinking is not None:
+        beta: list[str] = []
+        if thinking is not None and thinking.mode == "adaptive":
+            body["thinking"] = {"type": "adaptive"}
+            body["output_config"] = {"effort": thinking.effort or "high"}
+            room = DEFAULT_THINKING_BUDGET + DEFAULT_MAX_TOKENS
+            body["max_tokens"] = max(max_tokens or 0, room)
+        elif thinking is not None:
             budget = thinking.budget_tokens or DEFAULT_THINKING_BUDGET
             body["thinking"] = {"type": "enabled", "budget_tokens": budget}
             body["max_tokens"] = max(max_tokens or 0, budget + DEFAULT_MAX_TOKENS)
+            if thinking.interleaved and request.tools:
+                beta.append(INTERLEAVED_BETA)
         else:
             body["max_tokens"] = max_tokens or DEFAULT_MAX_TOKENS
             if temperature is not None:
@@ -116,6 +149,9 @@ class AnthropicAdapter:
             "anthropic-version": API_VERSION,
             **spec.headers,
         }
+        if beta:
+            given = [b.strip() for b in headers.get("anthropic-beta", "").split(",") if b.strip()]
+            headers["anthropic-beta"] = ",".join(dict.fromkeys([*given, *beta]))
         if key:
             headers["x-api-key"] = key
         return HttpCall("POST", f"{spec.base_url}/messages", headers, body)

@@ -2,8 +2,11 @@
 
 Request: ``contents`` with roles ``user``/``model``; tool calls as ``functionCall`` parts,
 results as ``functionResponse`` parts (by tool name, which is why ``Message.name`` exists);
+images as ``inlineData`` parts (a tool's after its ``functionResponse``, in the same turn);
 ``systemInstruction``; ``tools: [{functionDeclarations}]``; ``generationConfig`` with
-``thinkingConfig {thinkingBudget, includeThoughts}``. The key goes in the ``x-goog-api-key``
+``thinkingConfig {thinkingBudget, includeThoughts}`` (``thinkingLevel`` instead of the budget
+for the models that take levels, Gemini 3). A step's thought signature goes back on the part
+it came with: the first function call, or the text of an answer without calls. The key goes in the ``x-goog-api-key``
 header, never in the URL (URLs end up in logs). JSON-schema keys Gemini refuses
 (``$schema``, ``additionalProperties``) are dropped from tool parameters.
 
@@ -22,9 +25,17 @@ from typing import Any
 
 from nyzhi.provider.arguments import parse_tool_arguments
 from nyzhi.provider.errors import ProviderStreamError
+from nyzhi.provider.images import encoded
 from nyzhi.provider.spec import ProviderSpec
-from nyzhi.provider.types import ChatRequest, Message, StreamEvent, TextDelta, ThinkingDelta
-from nyzhi.provider.wire import DecoderBase, HttpCall, effective, whole_call
+from nyzhi.provider.types import (
+    ChatRequest,
+    ImagePart,
+    Message,
+    StreamEvent,
+    TextDelta,
+    ThinkingDelta,
+)
+from nyzhi.provider.wire import DecoderBase, HttpCall, effective, own_signature, whole_call
 
 _loads = json.loads
 FINISH = {"STOP": "end_turn", "MAX_TOKENS": "max_tokens"}
@@ -40,30 +51,40 @@ def clean_schema(schema: Any) -> Any:
     return schema
 
 
+def _inline(image: ImagePart) -> dict[str, Any]:
+    media_type, data = encoded(image, "gemini")
+    return {"inlineData": {"mimeType": media_type, "data": data}}
+
+
 def encode_contents(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for m in messages:
         if m.role == "assistant":
             parts: list[dict[str, Any]] = []
+            signature = own_signature(m.thinking_signature)
             if m.content:
                 parts.append({"text": m.content})
+                if not m.tool_calls and signature:
+                    parts[-1]["thoughtSignature"] = signature  # where it came
             for i, c in enumerate(m.tool_calls):
                 args = parse_tool_arguments(c.arguments)
                 part: dict[str, Any] = {"functionCall": {"name": c.name, "args": args if isinstance(args, dict) else {}}}
-                if i == 0 and m.thinking_signature:
-                    part["thoughtSignature"] = m.thinking_signature
+                if i == 0 and signature:
+                    part["thoughtSignature"] = signature
                 parts.append(part)
             out.append({"role": "model", "parts": parts or [{"text": ""}]})
             continue
+        pictures = [_inline(i) for i in m.images]
         if m.role == "tool":
             key = "error" if m.is_error else "result"
-            part = {"functionResponse": {"name": m.name or "", "response": {key: m.content}}}
+            given = [{"functionResponse": {"name": m.name or "", "response": {key: m.content}}},
+                     *pictures]  # what the tool returned, then its images, in one user turn
         else:
-            part = {"text": m.content}
+            given = [*pictures, {"text": m.content}]
         if out and out[-1]["role"] == "user":
-            out[-1]["parts"].append(part)
+            out[-1]["parts"].extend(given)
         else:
-            out.append({"role": "user", "parts": [part]})
+            out.append({"role": "user", "parts": given})
     return out
 
 
@@ -96,11 +117,17 @@ class GeminiAdapter:
             config["maxOutputTokens"] = max_tokens
         if temperature is not None:
             config["temperature"] = temperature
-        if thinking is not None:
+        if thinking is not None and thinking.mode == "level":
+            config["thinkingConfig"] = {"thinkingLevel": thinking.effort or "high",
+                                        "includeThoughts": True}
+        elif thinking is not None:
             config["thinkingConfig"] = {
                 "thinkingBudget": thinking.budget_tokens or DEFAULT_THINKING_BUDGET,
                 "includeThoughts": True,
             }
+        if request.output_schema is not None:
+            config["responseMimeType"] = "application/json"
+            config["responseSchema"] = clean_schema(request.output_schema)
         if config:
             body["generationConfig"] = config
         headers = {"content-type": "application/json", "accept": "text/event-stream", **spec.headers}
@@ -151,7 +178,8 @@ class GeminiDecoder(DecoderBase):
             cached = usage.get("cachedContentTokenCount") or 0
             self.input_tokens = (usage.get("promptTokenCount") or 0) - cached
             self.cache_read = cached
-            self.output_tokens = (usage.get("candidatesTokenCount") or 0) + (usage.get("thoughtsTokenCount") or 0)
+            self.thinking_tokens = usage.get("thoughtsTokenCount") or 0
+            self.output_tokens = (usage.get("candidatesTokenCount") or 0) + self.thinking_tokens
             self.saw_usage = True
         out: list[StreamEvent] = []
         for cand in chunk.get("candidates") or ():

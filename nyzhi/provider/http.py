@@ -30,6 +30,7 @@ import httpx
 import trio
 
 from nyzhi.provider.errors import (
+    AuthenticationError,
     ContextOverflowError,
     ProviderConnectionError,
     ProviderError,
@@ -126,7 +127,11 @@ class HttpProvider:
         policy = self.spec.retry
         max_attempts = policy.max_retries + 1
         attempt = 1
+        renewed = False  # a refused OAuth token is renewed once per request
         while True:
+            fresh = getattr(self.spec.key, "ensure_fresh", None)  # OAuth: renew before expiry
+            if fresh is not None:
+                await fresh()
             key = self.spec.key.current_key()
             call = self.adapter.build(self.spec, request, key)
             produced = False
@@ -183,6 +188,11 @@ class HttpProvider:
             assert failure is not None
             if isinstance(failure, ContextOverflowError):
                 raise failure
+            if isinstance(failure, AuthenticationError) and not renewed and key is not None:
+                renew = getattr(self.spec.key, "refresh_unauthorized", None)
+                if renew is not None and await renew(key):  # a new token: ask again at once
+                    renewed = True
+                    continue
             if not failure.retryable:
                 raise failure
             if produced:

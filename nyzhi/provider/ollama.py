@@ -1,8 +1,10 @@
 """Ollama's native ``POST /api/chat`` with newline-delimited JSON.
 
 Request: ``messages`` (assistant ``tool_calls`` carry arguments as objects; results are
-``role: "tool"`` with ``tool_name``), ``tools`` in the OpenAI function shape, ``options``
-(``num_predict``, ``temperature``), ``think`` when thinking is configured.
+``role: "tool"`` with ``tool_name``; images are a message's base64 ``images``, those a tool
+returned on a user message after its results), ``tools`` in the OpenAI function shape, ``options``
+(``num_predict``, ``temperature``), ``think`` when thinking is on (true, or the effort for
+models that take levels). An assistant's ``thinking`` is sent back on its message.
 
 Stream: one JSON object per line. ``message.content`` is text, ``message.thinking`` is
 thinking, ``message.tool_calls`` arrive whole with object arguments (serialised to JSON text
@@ -18,6 +20,7 @@ from typing import Any
 
 from nyzhi.provider.arguments import parse_tool_arguments
 from nyzhi.provider.errors import ProviderStreamError
+from nyzhi.provider.images import encoded
 from nyzhi.provider.spec import ProviderSpec
 from nyzhi.provider.types import ChatRequest, Message, StreamEvent, TextDelta, ThinkingDelta
 from nyzhi.provider.wire import DecoderBase, HttpCall, effective, whole_call
@@ -29,8 +32,15 @@ def encode_messages(system: str, messages: tuple[Message, ...]) -> list[dict[str
     out: list[dict[str, Any]] = []
     if system:
         out.append({"role": "system", "content": system})
-    for m in messages:
+    shown: list[str] = []  # images tools returned, sent after the tool results
+    for n, m in enumerate(messages):
         msg: dict[str, Any] = {"role": m.role, "content": m.content}
+        if m.role == "user" and m.images:
+            msg["images"] = [encoded(i, "ollama")[1] for i in m.images]
+        elif m.role == "tool":
+            shown += [encoded(i, "ollama")[1] for i in m.images]
+        if m.role == "assistant" and m.thinking:
+            msg["thinking"] = m.thinking  # what the model thought goes back with its calls
         if m.role == "assistant" and m.tool_calls:
             calls = []
             for c in m.tool_calls:
@@ -40,6 +50,11 @@ def encode_messages(system: str, messages: tuple[Message, ...]) -> list[dict[str
         if m.role == "tool" and m.name:
             msg["tool_name"] = m.name
         out.append(msg)
+        following = messages[n + 1] if n + 1 < len(messages) else None
+        if shown and (following is None or following.role != "tool"):
+            out.append({"role": "user", "content": "(the images the tool results above refer to)",
+                        "images": shown})
+            shown = []
     return out
 
 
@@ -68,8 +83,11 @@ class OllamaAdapter:
             options["temperature"] = temperature
         if options:
             body["options"] = options
-        if request.thinking is not None or spec.thinking is not None:
-            body["think"] = thinking is not None
+        if request.output_schema is not None:
+            body["format"] = request.output_schema  # Ollama's structured outputs
+        if thinking is not None:
+            # gpt-oss style models take a level; the rest switch thinking on
+            body["think"] = thinking.effort if thinking.mode == "effort" else True
         headers = {"content-type": "application/json", **spec.headers}
         if key:
             headers["authorization"] = f"Bearer {key}"

@@ -4,7 +4,11 @@ llama.cpp's server) over SSE.
 Request: ``stream: true`` with ``stream_options.include_usage`` so the last chunk carries
 usage; tools as ``{"type": "function", "function": {...}}``; assistant tool calls as
 ``tool_calls`` and results as ``role: "tool"`` messages (strict servers need exactly this).
+Images are ``image_url`` parts with data URLs; a tool message takes text only, so images a
+tool returned follow its results as a user message.
 Thinking maps to ``reasoning_effort`` and drops ``temperature`` (reasoning models reject it).
+Nothing of a step's reasoning goes back in the next request: Chat Completions has no field
+for it (the reasoning stays on the server), so only the answer and its tool calls are sent.
 ``max_completion_tokens`` is sent to api.openai.com (its reasoning models refuse
 ``max_tokens``), ``max_tokens`` to everyone else (many compatible servers only know that).
 
@@ -18,8 +22,17 @@ from __future__ import annotations
 from typing import Any
 
 from nyzhi.provider.errors import ProviderStreamError
+from nyzhi.provider.images import encoded
+from nyzhi.provider.output_schema import SCHEMA_NAME
 from nyzhi.provider.spec import ProviderSpec
-from nyzhi.provider.types import ChatRequest, Message, StreamEvent, TextDelta, ThinkingDelta
+from nyzhi.provider.types import (
+    ChatRequest,
+    ImagePart,
+    Message,
+    StreamEvent,
+    TextDelta,
+    ThinkingDelta,
+)
 from nyzhi.provider.wire import DecoderBase, HttpCall, effective
 
 FINISH = {
@@ -31,13 +44,30 @@ FINISH = {
 }
 
 
-def encode_messages(system: str, messages: tuple[Message, ...]) -> list[dict[str, Any]]:
+def _image_part(image: ImagePart, style: str) -> dict[str, Any]:
+    media_type, data = encoded(image, style)
+    return {"type": "image_url", "image_url": {"url": f"data:{media_type};base64,{data}"}}
+
+
+def encode_messages(system: str, messages: tuple[Message, ...],
+                    style: str = "openai") -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     if system:
         out.append({"role": "system", "content": system})
-    for m in messages:
+    shown: list[dict[str, Any]] = []  # images tools returned, sent after the tool results
+    for n, m in enumerate(messages):
         if m.role == "tool":
             out.append({"role": "tool", "tool_call_id": m.tool_call_id or "", "content": m.content})
+            shown += [_image_part(i, style) for i in m.images]
+            following = messages[n + 1] if n + 1 < len(messages) else None
+            if shown and (following is None or following.role != "tool"):
+                # a tool message holds text only: the images follow as the user's
+                text = {"type": "text", "text": "(the images the tool results above refer to)"}
+                out.append({"role": "user", "content": [text, *shown]})
+                shown = []
+        elif m.role == "user" and m.images:
+            parts = [{"type": "text", "text": m.content}]
+            out.append({"role": "user", "content": parts + [_image_part(i, style) for i in m.images]})
         elif m.role == "assistant":
             msg: dict[str, Any] = {"role": "assistant", "content": m.content or None}
             if m.tool_calls:
@@ -68,7 +98,7 @@ class OpenAIChatAdapter:
         model, max_tokens, temperature, thinking = effective(spec, request)
         body: dict[str, Any] = {
             "model": model,
-            "messages": encode_messages(request.system, request.messages),
+            "messages": encode_messages(request.system, request.messages, spec.api_style),
             "stream": True,
             "stream_options": {"include_usage": True},
         }
@@ -80,6 +110,9 @@ class OpenAIChatAdapter:
                 }
                 for t in request.tools
             ]
+        if request.output_schema is not None:
+            body["response_format"] = {"type": "json_schema", "json_schema": {
+                "name": SCHEMA_NAME, "schema": request.output_schema, "strict": False}}
         choice = encode_tool_choice(request.tool_choice)
         if choice is not None:
             body["tool_choice"] = choice
@@ -121,6 +154,8 @@ class OpenAIChatDecoder(DecoderBase):
             self.input_tokens = (usage.get("prompt_tokens") or 0) - cached
             self.output_tokens = usage.get("completion_tokens") or 0
             self.cache_read = cached
+            details = usage.get("completion_tokens_details") or {}
+            self.thinking_tokens = details.get("reasoning_tokens") or 0
             self.saw_usage = True
         for choice in chunk.get("choices") or ():
             if not isinstance(choice, dict) or choice.get("index", 0) != 0:

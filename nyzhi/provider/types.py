@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any, Literal, Protocol, runtime_checkable
 
+import attrs
+
 from nyzhi import records
 
 Role = Literal["system", "user", "assistant", "tool"]
@@ -29,11 +31,29 @@ class ToolCall:
 
 
 @records.frozen
+class ImagePart:
+    """An image in a message: its bytes as read (PNG, JPEG, GIF or WebP) and their type.
+    Each wire format encodes it its own way (``nyzhi.provider.images``), downscaled to its
+    provider's limit; sessions store it once by ``sha256`` beside the log."""
+
+    media_type: str
+    data: bytes = attrs.field(repr=lambda d: f"<{len(d)} bytes>")
+
+    @property
+    def sha256(self) -> str:
+        import hashlib
+
+        return hashlib.sha256(self.data).hexdigest()
+
+
+@records.frozen
 class Message:
     """One message of a thread.
 
     ``thinking`` and ``thinking_signature`` carry an assistant's reasoning where the wire format
-    must echo it back (Anthropic signed thinking). A ``tool`` message answers ``tool_call_id``.
+    must echo it back: the signature is opaque state of the format that produced it (Anthropic's
+    signed thinking, Gemini's thought signature, the OpenAI Responses reasoning items as JSON).
+    A ``tool`` message answers ``tool_call_id``.
     """
 
     role: Role
@@ -44,6 +64,8 @@ class Message:
     is_error: bool = False  # tool results only
     thinking: str | None = None
     thinking_signature: str | None = None
+    # A user prompt's images (``-i``, ``@shot.png``), or what a tool read (``read`` of an image)
+    images: tuple[ImagePart, ...] = ()
 
 
 @records.frozen
@@ -55,9 +77,18 @@ class ToolSchema:
 
 @records.frozen
 class ThinkingConfig:
+    """Thinking as one request asks for it, already fitted to the model
+    (``nyzhi.provider.thinking.resolve_thinking``). Each wire format reads the parameter it
+    has: a token budget (Anthropic ``enabled``, Gemini 2.5 ``thinkingBudget``) or an effort
+    (OpenAI ``reasoning_effort``/``reasoning.effort``, Anthropic ``adaptive``, Gemini 3
+    ``thinkingLevel``). ``mode`` is the model table's way of asking (None: the format's
+    default); ``interleaved`` asks Anthropic to think between tool calls too."""
+
     enabled: bool = False
     budget_tokens: int | None = None  # Anthropic / Gemini budget
     effort: str | None = None  # OpenAI reasoning effort: low / medium / high
+    mode: str | None = None  # "budget", "adaptive", "effort", "level", "toggle" or None
+    interleaved: bool = False
 
 
 @records.frozen
@@ -73,6 +104,9 @@ class ChatRequest:
     temperature: float | None = None
     thinking: ThinkingConfig | None = None
     tool_choice: str | None = None  # None / "auto" / "none" / "required" / a tool name
+    # The final answer as JSON matching this schema (nyz run --output-schema), where the wire
+    # format can constrain it (nyzhi.provider.output_schema)
+    output_schema: dict[str, Any] | None = None
 
 
 # ---- stream events -------------------------------------------------------------------
@@ -116,6 +150,9 @@ class Usage:
     output_tokens: int = 0
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
+    # The part of ``output_tokens`` spent thinking, where the provider says (OpenAI's
+    # reasoning_tokens, Gemini's thoughtsTokenCount); already counted in ``output_tokens``.
+    thinking_tokens: int = 0
 
 
 StopReasonName = Literal["end_turn", "tool_use", "max_tokens", "stop_sequence", "error", "other"]
@@ -170,3 +207,7 @@ class KeySource(Protocol):
     def report_rate_limited(self, key: str, retry_after: float | None) -> bool:
         """Cool ``key`` down; return True when another key is usable right now."""
         ...
+
+    # Optional, for sources of OAuth tokens (``nyzhi.auth`` pools): ``async ensure_fresh()``
+    # is awaited before each request (renew a token about to expire) and
+    # ``async refresh_unauthorized(key) -> bool`` after a 401 (True: a new key, ask again).

@@ -72,6 +72,7 @@ class DecoderBase:
         self.output_tokens = 0
         self.cache_read = 0
         self.cache_write = 0
+        self.thinking_tokens = 0
         self.saw_usage = False
         self.stop_reason: StopReasonName | None = None
         self.stop_raw: str | None = None
@@ -92,7 +93,8 @@ class DecoderBase:
     def trailer(self) -> list[StreamEvent]:
         out: list[StreamEvent] = list(self.tools.end_all())
         if self.saw_usage:
-            out.append(Usage(self.input_tokens, self.output_tokens, self.cache_read, self.cache_write))
+            out.append(Usage(self.input_tokens, self.output_tokens, self.cache_read,
+                             self.cache_write, self.thinking_tokens))
         reason = self.stop_reason or "end_turn"
         if reason == "end_turn" and self.tools.count:
             reason = "tool_use"
@@ -149,6 +151,19 @@ def whole_call(tools: ToolCalls, key: Any, call_id: str, name: str, arguments: s
     if end is not None:
         out.append(end)
     return out
+
+
+# The OpenAI Responses adapter keeps a step's reasoning items as its thinking signature, as JSON
+# starting so. Another format must not send it on as its own signature (a session resumed on
+# another provider): Anthropic and Gemini would refuse the request.
+RESPONSES_SIGNATURE = '{"reasoning"'
+
+
+def own_signature(signature: str | None) -> str | None:
+    """``signature`` when it can be another format's (Anthropic's, Gemini's), else None."""
+    if signature and not signature.startswith(RESPONSES_SIGNATURE):
+        return signature
+    return None
 
 
 def effective(spec: ProviderSpec, request: ChatRequest) -> tuple[str, int | None, float | None, Any]:

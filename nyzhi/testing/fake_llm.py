@@ -68,6 +68,7 @@ class FakeUsage:
     output_tokens: int = 7
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
+    thinking_tokens: int = 0  # part of output_tokens, reported where the format does
 
 
 @records.frozen

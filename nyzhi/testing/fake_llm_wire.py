@@ -83,6 +83,7 @@ def render_openai(reply: Reply, model: str, request: Any) -> list[bytes]:
             "completion_tokens": u.output_tokens,
             "total_tokens": u.input_tokens + u.cache_read_tokens + u.output_tokens,
             "prompt_tokens_details": {"cached_tokens": u.cache_read_tokens},
+            "completion_tokens_details": {"reasoning_tokens": u.thinking_tokens},
         }
         frames.append(_sse({**base, "choices": [], "usage": usage}))
     frames.append(b"data: [DONE]\n\n")
@@ -103,7 +104,11 @@ def render_responses(reply: Reply, model: str, request: Any) -> list[bytes]:
         ev("response.output_item.added", output_index=out, item={"type": "reasoning", "id": "rs_0"})
         for p in _chunks(reply.thinking, reply.chunk_size):
             ev("response.reasoning_summary_text.delta", item_id="rs_0", output_index=out, summary_index=0, delta=p)
-        ev("response.output_item.done", output_index=out, item={"type": "reasoning", "id": "rs_0"})
+        item: dict[str, Any] = {"type": "reasoning", "id": "rs_0",
+                                "summary": [{"type": "summary_text", "text": reply.thinking}]}
+        if "reasoning.encrypted_content" in ((request or {}).get("include") or ()):
+            item["encrypted_content"] = f"enc:{reply.signature}"
+        ev("response.output_item.done", output_index=out, item=item)
         out += 1
     if reply.text:
         ev("response.output_item.added", output_index=out, item={"type": "message", "id": "msg_0", "role": "assistant"})
@@ -128,7 +133,7 @@ def render_responses(reply: Reply, model: str, request: Any) -> list[bytes]:
         "input_tokens": u.input_tokens + u.cache_read_tokens,
         "input_tokens_details": {"cached_tokens": u.cache_read_tokens},
         "output_tokens": u.output_tokens,
-        "output_tokens_details": {"reasoning_tokens": 0},
+        "output_tokens_details": {"reasoning_tokens": u.thinking_tokens},
         "total_tokens": u.input_tokens + u.cache_read_tokens + u.output_tokens,
     }
     if reply.stop == "max_tokens":
@@ -195,6 +200,8 @@ def render_gemini(reply: Reply, model: str, request: Any) -> list[bytes]:
         frames.append(_sse({"promptFeedback": {"blockReason": None}}))
         frames.append(chunk([{"executableCode": {"code": "print(1)"}}]))
     frames += [chunk([{"text": p}]) for p in _chunks(reply.text, reply.chunk_size)]
+    if reply.thinking and reply.text and not reply.tool_calls:  # an answer's signature
+        frames.append(chunk([{"text": "", "thoughtSignature": reply.signature}]))
     if reply.tool_calls:
         parts = []
         for i, call in enumerate(reply.tool_calls):
@@ -209,8 +216,9 @@ def render_gemini(reply: Reply, model: str, request: Any) -> list[bytes]:
     u = reply.usage
     usage = {
         "promptTokenCount": u.input_tokens + u.cache_read_tokens,
-        "candidatesTokenCount": u.output_tokens,
+        "candidatesTokenCount": u.output_tokens - u.thinking_tokens,
         "cachedContentTokenCount": u.cache_read_tokens,
+        "thoughtsTokenCount": u.thinking_tokens,
         "totalTokenCount": u.input_tokens + u.cache_read_tokens + u.output_tokens,
     }
     stop = "MAX_TOKENS" if reply.stop == "max_tokens" else "STOP"

@@ -34,6 +34,8 @@ class ToolResult:
     output: str
     is_error: bool = False
     metadata: dict[str, Any] = attrs.field(factory=dict)
+    # Images for the model to see (provider.types.ImagePart: ``read`` of a PNG), beside output
+    images: tuple[Any, ...] = ()
 
 
 OutputSink = Callable[[str], Awaitable[None]]

@@ -375,6 +375,8 @@ class Console:
             self._scroll(key)
         elif key == "shift tab":
             self.toggle_plan()
+        elif key == "meta t":
+            self.cycle_thinking()
         else:
             return False
         return True
@@ -509,6 +511,15 @@ class Console:
         self.panel.refresh(path)
         self.frame.focus_position = "footer"
         self.flash("" if path == self.main_path else f"showing {path}: input goes to it (F2 back)")
+
+    def cycle_thinking(self) -> None:
+        """Alt-T: the next thinking level (off, low, medium, high), as ``/thinking LEVEL``."""
+        if self.rt is None:
+            return
+        from nyzhi.core.thinking import next_level, thinking_command
+
+        self.flash(thinking_command(self.rt, next_level(self.rt.thinking_level)).splitlines()[-1])
+        self.refresh_status()
 
     def toggle_plan(self) -> None:
         """Shift-Tab: ``/plan`` (``nyzhi.core.commands``)."""
@@ -723,7 +734,8 @@ async def read_attachments(text: str, cwd: Path) -> str:
 
 def attach_files(text: str, cwd: Path) -> str:
     """The prompt with each ``@path`` that exists followed by the file's contents (or the
-    directory's listing); other ``@words`` (e-mail addresses, handles) are left alone.
+    directory's listing); other ``@words`` (e-mail addresses, handles) are left alone. An
+    ``@image`` is left to ``Runtime.submit``, which sends it as an image.
     Blocking: the console calls it through ``read_attachments``.
 
     A file is read like every prompt file (``config.prompt_files``): one resolving outside
@@ -731,6 +743,7 @@ def attach_files(text: str, cwd: Path) -> str:
     the prompt says so instead."""
     from nyzhi.config.prompt_files import prompt_roots, read_prompt_bytes
     from nyzhi.config.workspace import find_root
+    from nyzhi.provider.images import sniff
 
     roots = prompt_roots(find_root(cwd))
     blocks = []
@@ -741,11 +754,13 @@ def attach_files(text: str, cwd: Path) -> str:
         path = (cwd / name).resolve()
         if path.is_file():
             try:
-                data = read_prompt_bytes(cwd / name, roots, ATTACH_LIMIT).decode(
-                    "utf-8", errors="replace")
+                raw = read_prompt_bytes(cwd / name, roots, ATTACH_LIMIT)
             except OSError as exc:  # refused (or unreadable): the reason, not the file
                 blocks.append(f'<file path="{name}" not-attached="{exc}"/>')
                 continue
+            if sniff(raw[:16]):
+                continue  # an image goes to the model as an image (Runtime.submit)
+            data = raw.decode("utf-8", errors="replace")
             blocks.append(f'<file path="{name}">\n{data}\n</file>')
         elif path.is_dir():
             names = sorted(p.name + ("/" if p.is_dir() else "") for p in path.iterdir())

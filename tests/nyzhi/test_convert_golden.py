@@ -52,7 +52,8 @@ def test_every_kind_has_a_golden_record():
 # Fields added since the golden file was written (extend, never rename): they may follow the
 # old keys, and only these. Each names the change that added it.
 EXTENSIONS: dict[str, tuple[str, ...]] = {
-    "usage": ("model", "request_chars"),  # calibration of the token estimate (issue 44)
+    # calibration of the token estimate (issue 44); thinking tokens, of the output (issue 32)
+    "usage": ("model", "request_chars", "thinking_tokens", "total_thinking_tokens"),
     "compaction": ("reason",),  # threshold, overflow or manual (issue 44)
     # why a run ended, the tree's cost and its per-agent usage (issue 40)
     "result": ("subtype", "error", "cost_usd", "usage_by_agent"),

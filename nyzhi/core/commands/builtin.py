@@ -257,6 +257,14 @@ async def _trust(host: CommandHost, arg: str) -> None:
     host.refresh_status()
 
 
+@command("thinking", "thinking: /thinking off|low|medium|high|TOKENS; Alt-T cycles")
+async def _thinking(host: CommandHost, arg: str) -> None:
+    from nyzhi.core.thinking import thinking_command
+
+    host.show(BODY, thinking_command(host.rt, arg))
+    host.refresh_status()
+
+
 @command("sandbox", "show the sandbox level and writable roots")
 async def _sandbox(host: CommandHost, _arg: str) -> None:
     sb = host.rt.main_agent.tooling.context.sandbox

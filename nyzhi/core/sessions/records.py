@@ -30,12 +30,13 @@ on load so that newer logs stay readable.
 from __future__ import annotations
 
 import datetime as _dt
+from collections.abc import Callable
 from typing import Any
 
 import attrs
 
 from nyzhi import convert, records
-from nyzhi.provider.types import Message, ToolCall
+from nyzhi.provider.types import ImagePart, Message, ToolCall
 
 FORMAT_VERSION = 1
 TITLE_LIMIT = 80
@@ -133,10 +134,16 @@ def message_to_json(message: Message) -> dict[str, Any]:
             out[key] = value
     if message.is_error:
         out["is_error"] = True
+    if message.images:  # by reference: the bytes are stored once, beside the log
+        out["images"] = [{"sha256": i.sha256, "media_type": i.media_type} for i in message.images]
     return out
 
 
-def message_from_json(data: dict[str, Any]) -> Message:
+# Reads a stored image back by (sha256, media type); None when it is gone.
+ImageLoader = Callable[[str, str], "ImagePart | None"]
+
+
+def message_from_json(data: dict[str, Any], load_image: ImageLoader | None = None) -> Message:
     if not isinstance(data, dict) or data.get("role") not in ("system", "user", "assistant", "tool"):
         raise ValueError(f"not a message: {data!r:.80}")
     calls = tuple(
@@ -152,4 +159,13 @@ def message_from_json(data: dict[str, Any]) -> Message:
         is_error=bool(data.get("is_error", False)),
         thinking=data.get("thinking"),
         thinking_signature=data.get("thinking_signature"),
+        images=_images(data.get("images"), load_image),
     )
+
+
+def _images(refs: Any, load_image: ImageLoader | None) -> tuple[ImagePart, ...]:
+    if not refs or load_image is None or not isinstance(refs, list):
+        return ()
+    found = (load_image(str(r.get("sha256", "")), str(r.get("media_type", "")))
+             for r in refs if isinstance(r, dict))
+    return tuple(i for i in found if i is not None)

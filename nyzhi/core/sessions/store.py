@@ -24,6 +24,8 @@ Durability guarantee
   marks carry its path (``"agent": "/agents/main/explorer-1"``); an ``agent`` record (its role
   and model) is written when it is created. ``load`` folds them into ``Session.agents``, each
   thread repaired like the main one, so a resumed session can reopen them (``resume_agent``).
+* **Images are stored once**, by content hash, in ``<id>.images/`` beside the log (written
+  whole and renamed, before the record that refers to them); records carry only the hash.
 * ``<id>.meta.json`` is only a cache for listing. It is replaced atomically (temp file, fsync,
   rename, directory fsync) at creation, on titles, after each ``turn_complete`` and on close,
   and records the log size it describes; a missing, corrupt or stale (size differs) meta
@@ -69,15 +71,16 @@ from nyzhi.core.sessions.pairing import INTERRUPTED_TEXT, interrupted_result, pa
 from nyzhi.core.sessions.records import (
     FORMAT_VERSION,
     AmbiguousSession,
+    ImageLoader,
     SessionError,
     SessionMeta,
     SessionNotFound,
     auto_title,
     iso_from_ts,
-    message_from_json,
     message_to_json,
 )
-from nyzhi.provider.types import Message, ToolCall
+from nyzhi.core.sessions.records import message_from_json as _message_from_json
+from nyzhi.provider.types import ImagePart, Message, ToolCall
 
 # "boundary": fsync after messages and turn/session events; "turn": only after turn and
 # session events (a kill -9 still loses nothing written; a power cut loses at most the turn in
@@ -142,8 +145,14 @@ class Session:
         return self.meta.id
 
 
-def _fold(session_id: str, records: list[dict[str, Any]], skipped: int, size: int) -> Session:
-    """Rebuild a session (meta, thread, history, events) from its log records."""
+def _fold(session_id: str, records: list[dict[str, Any]], skipped: int, size: int,
+          load_image: ImageLoader | None = None) -> Session:
+    """Rebuild a session (meta, thread, history, events) from its log records; images are
+    read back through ``load_image``."""
+
+    def message_from_json(data: dict[str, Any]) -> Message:
+        return _message_from_json(data, load_image)
+
     meta = SessionMeta(id=session_id, log_size=size)
     messages: list[Message] = []
     history: list[Message] = []
@@ -330,9 +339,18 @@ class SessionWriter:
         except OSError as exc:
             self._failed(exc, "the session log", self._store.log_path(self.meta.id))
 
+    def _store_images(self, messages: Any) -> None:
+        """Each image of ``messages`` once, by content hash, in ``<id>.images/`` beside the
+        log (0600 files written whole, then renamed): records refer to it by hash, so an image
+        is on disk once however many records (thread snapshots) carry it."""
+        for message in messages:
+            for image in message.images:
+                self._store.store_image(self.meta.id, image, self._failed)
+
     def append_message(self, message: Message, agent: str | None = None) -> None:
         """Record one thread message (fsynced). The first user message titles the session.
         ``agent``: a subagent's path, for a message of its thread."""
+        self._store_images((message,))
         record: dict[str, Any] = {"kind": "message", "message": message_to_json(message)}
         if agent and agent != ev.MAIN_AGENT:
             record["agent"] = agent
@@ -350,6 +368,7 @@ class SessionWriter:
         """Record that the thread is now ``messages`` (after compaction); resume starts here.
         ``state`` (the runtime's state record, JSON-ready) is saved with it. ``agent``: a
         subagent's path, for its thread."""
+        self._store_images(messages)
         record: dict[str, Any] = {
             "kind": "thread", "messages": [message_to_json(m) for m in messages]
         }
@@ -439,6 +458,47 @@ class SessionStore:
 
     def meta_path(self, session_id: str) -> Path:
         return self.root / f"{session_id}.meta.json"
+
+    def images_dir(self, session_id: str) -> Path:
+        return self.root / f"{session_id}.images"
+
+    def store_image(self, session_id: str, image: ImagePart,
+                    failed: Any = None) -> None:
+        """Write ``image`` under its hash unless it is there (a temp file, fsynced, renamed:
+        a crash leaves the whole image or none). ``failed(exc, what, path)`` hears of an error."""
+        folder = self.images_dir(session_id)
+        path = folder / image.sha256
+        if path.exists():
+            return
+        tmp = folder / f".{image.sha256}.{os.getpid()}.tmp"
+        try:
+            folder.mkdir(mode=0o700, exist_ok=True)
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            try:
+                write_all(fd, image.data)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            os.replace(tmp, path)
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+            if failed is None:
+                raise
+            failed(exc, "an image of the session", path)
+
+    def image_loader(self, session_id: str) -> ImageLoader:
+        folder = self.images_dir(session_id)
+
+        def load(sha256: str, media_type: str) -> ImagePart | None:
+            if not re.fullmatch(r"[0-9a-f]{64}", sha256):
+                return None
+            try:
+                return ImagePart(media_type, (folder / sha256).read_bytes())
+            except OSError:
+                return None
+
+        return load
 
     def _ensure_root(self) -> None:
         self.root.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -532,7 +592,7 @@ class SessionStore:
             records, skipped, size = read_log(self.log_path(session_id))
         except FileNotFoundError:
             raise SessionNotFound(f"no session {session_id!r} in {self.root}") from None
-        return _fold(session_id, records, skipped, size)
+        return _fold(session_id, records, skipped, size, self.image_loader(session_id))
 
     def meta(self, session_id: str) -> SessionMeta:
         """The cached metadata, rebuilt from the log when missing, corrupt or stale."""
@@ -626,6 +686,11 @@ class SessionStore:
         path.unlink()
         with contextlib.suppress(FileNotFoundError):
             self.meta_path(session_id).unlink()
+        images = self.images_dir(session_id)
+        if images.is_dir():
+            import shutil
+
+            shutil.rmtree(images, ignore_errors=True)
         fsync_dir(self.root)
 
 

@@ -16,6 +16,8 @@ import stat
 from pathlib import Path
 from typing import Any
 
+from nyzhi.provider.images import describe, sniff
+from nyzhi.provider.types import ImagePart
 from nyzhi.tools.base import ToolContext, ToolResult
 from nyzhi.tools.builtin.common import (
     BuiltinTool,
@@ -70,7 +72,8 @@ class ReadTool(BuiltinTool):
         "prefix out when you copy text into edit). Returns up to limit lines from offset; a "
         "longer file ends with the offset to continue from, and lines over 2000 characters are "
         "cut. In a large file, grep for the lines you need first; for the end of a log use "
-        "tail_file. Binary files and directories are refused (list_dir shows a directory)."
+        "tail_file. A PNG, JPEG, GIF or WebP image is returned as the image itself, for you to "
+        "look at. Other binary files and directories are refused (list_dir shows a directory)."
     )
     parameters = {
         "type": "object",
@@ -97,6 +100,11 @@ class ReadTool(BuiltinTool):
 
         path, data = await run_blocking(load)
         shown = display(ctx, path)
+        media_type = sniff(data[:16])
+        if media_type is not None:  # the model sees it (if it can: the agent decides)
+            image = ImagePart(media_type, data)
+            return ToolResult(output=f"{shown}: an image ({describe(image)}), attached",
+                              metadata={"path": str(path), "image": media_type}, images=(image,))
         if is_binary(data):
             return error(
                 f"{shown} looks like a binary file (NUL bytes near the start); read only shows "

@@ -66,7 +66,7 @@ async def test_success(fmt, workspace, home, configure):
     # the fields a script read before are all still there
     assert result["result"] == "all good" and result["session_id"]
     assert result["usage"] == {"input_tokens": 12, "output_tokens": 7, "cache_read_tokens": 0,
-                               "cache_write_tokens": 0, "cost_usd": 0.0}
+                               "cache_write_tokens": 0, "thinking_tokens": 0, "cost_usd": 0.0}
 
 
 @pytest.mark.parametrize("fmt", FORMATS)

@@ -43,10 +43,11 @@ NOT_ON_THE_RUN_PATH = (
     # nyzhi.config.convert). stream-json output and a saved session do import it.
     "cattrs",
     "yaml",  # front matter is parsed only when a skill, command or role file has some
+    "PIL",  # Pillow: only when an image is sent
     # only the given subcommand's module (nyzhi.cli.main.COMMANDS)
     "nyzhi.cli.cmd_chat", "nyzhi.cli.cmd_config", "nyzhi.cli.cmd_init", "nyzhi.cli.cmd_auth",
     "nyzhi.cli.cmd_sessions", "nyzhi.cli.cmd_index", "nyzhi.cli.cmd_mcp", "nyzhi.cli.cmd_memory",
-    "nyzhi.cli.cmd_team",
+    "nyzhi.cli.cmd_models", "nyzhi.cli.cmd_team",
 )
 
 

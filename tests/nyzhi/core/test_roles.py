@@ -143,6 +143,27 @@ def test_bad_role_files_name_the_file_and_the_problem(tmp_path, text, needle):
     assert str(path) in str(err.value) and needle in str(err.value)
 
 
+@pytest.mark.parametrize(("value", "level"), [
+    ("high", "high"), ("off", "off"), ("'OFF'", "off"), ("8000", 8000), ("'2048'", 2048),
+])
+def test_role_file_thinking_is_a_front_matter_key(tmp_path, value, level):
+    """``thinking`` is in the role key table (issue 32): YAML 1.2 booleans, so ``off`` is the
+    level and not false; a number is a token budget."""
+    role, warnings = r.load_role_file(write(tmp_path / "t.md", f"---\nthinking: {value}\n---\nbody\n"))
+    assert role.thinking == level and warnings == []
+
+
+@pytest.mark.parametrize(("value", "needle"), [
+    ("hard", "thinking: expected off, low, medium, high"), ("0", "at least 1"),
+    ("true", "found True"),
+])
+def test_role_file_bad_thinking_names_the_file(tmp_path, value, needle):
+    path = write(tmp_path / "t.md", f"---\nthinking: {value}\n---\nbody\n")
+    with pytest.raises(r.RoleError) as err:
+        r.load_role_file(path)
+    assert str(path) in str(err.value) and needle in str(err.value)
+
+
 def test_front_matter_absent_means_body_only():
     assert split_front_matter("just a prompt\n") == ({}, "just a prompt")
     with pytest.raises(FrontMatterError):

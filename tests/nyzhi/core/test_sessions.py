@@ -241,3 +241,22 @@ def test_files_are_only_appended(tmp_path):
     w.close()
     assert store.log_path(w.id).read_bytes().startswith(before)
     assert os.path.getsize(store.log_path(w.id)) > len(before)
+
+
+def test_message_json_keeps_image_refs_and_reads_old_messages():
+    """One session message format (``records.message_to_json``): an image is a reference by
+    hash, read back through the store's loader; a message written before images existed (no
+    ``images`` key) still reads, with none."""
+    from nyzhi.core.sessions.records import message_from_json, message_to_json
+    from nyzhi.provider.types import ImagePart, Message
+
+    image = ImagePart("image/png", b"\x89PNG\r\n\x1a\n-bytes")
+    data = message_to_json(Message("user", "see this", images=(image,)))
+    assert data["images"] == [{"sha256": image.sha256, "media_type": "image/png"}]
+    assert b"bytes" not in repr(data).encode()  # by reference, never inline
+    store = {image.sha256: image}
+    back = message_from_json(data, lambda sha, _media: store.get(sha))
+    assert back.images == (image,) and back.content == "see this"
+    assert message_from_json(data, lambda _sha, _media: None).images == ()  # file gone
+    old = {"role": "user", "content": "before images"}
+    assert message_from_json(old).images == () and message_from_json(old).content == "before images"

@@ -161,8 +161,11 @@ async def test_spawned_subagents_show_live_in_the_tree_and_one_is_cancelled_from
         workspace, home, configure):
     script = [hang(reply("sub work " * 10), after_frames=2),
               hang(reply("sub work " * 10), after_frames=2), reply("beta carries on")]
+    # a role must be defined to be spawned (issue 31): two config-table roles
+    roles = ('\n[agent.agents.roles.alpha]\ndescription = "reads code"\n'
+             '[agent.agents.roles.beta]\ndescription = "reads tests"\n')
     async with open_fake_llm(script=script) as server:
-        configure(workspace, server.url_for("openai"))
+        configure(workspace, server.url_for("openai"), extra=roles)
         async with open_console(workspace, home) as pane:
             await ready(pane)
             await say(pane, "/spawn explorer look at the code")  # tracked by the manager; an unknown role is refused

@@ -11,6 +11,7 @@ The context is the one httpx would build for ``verify=True`` (``SSL_CERT_FILE`` 
 
 from __future__ import annotations
 
+import atexit
 import os
 import ssl
 import threading
@@ -45,6 +46,20 @@ def prewarm() -> None:
         if _thread is None:
             _thread = threading.Thread(target=_build, name="nyzhi-tls-prewarm", daemon=True)
             _thread.start()
+            atexit.register(settle)
+
+
+def settle() -> None:
+    """Wait for a prewarm nobody collected (a run that failed before its first request).
+
+    The interpreter must not tear down while the daemon thread is inside OpenSSL loading the
+    CA bundle: that ends the process with SIGSEGV instead of the error status it meant to
+    return (seen with ``nyz run --output-schema missing.json``)."""
+    global _thread
+    with _lock:
+        thread, _thread = _thread, None
+    if thread is not None:
+        thread.join()
 
 
 def default_context() -> ssl.SSLContext | None:

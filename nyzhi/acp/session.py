@@ -13,7 +13,8 @@ output is an agent message. Modes are plan mode and the trust modes.
 With the client's ``fs`` capability, files a prompt links to are read through the client (its
 unsaved buffers are what the agent sees), and every file an agent's tool changed is written
 through the client afterwards, so the edit lands in the open buffer. Our own tools still do
-the work, behind the same gates and sandbox.
+the work, behind the same gates and sandbox. With its ``terminal`` capability, sandboxed bash
+commands run in the client's terminals (``nyzhi.acp.terminal``), embedded in their calls.
 """
 
 from __future__ import annotations

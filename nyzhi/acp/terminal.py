@@ -159,6 +159,8 @@ class ClientTerminalExecutor:
     async def _kill(self, ids: Any) -> None:
         """Kill the command and wait (bounded) until the editor saw it end: bwrap is gone
         then, and the kernel tears its PID namespace down with everything in it."""
+        if self.conn.closed.is_set():
+            return  # the editor is gone: bwrap died with it, and ``sweep`` ends the rest
         try:
             await self.conn.request("terminal/kill", ids)
             with trio.move_on_after(KILL_GRACE):
@@ -167,6 +169,8 @@ class ClientTerminalExecutor:
             pass  # already gone, or the editor with it (bwrap then dies with its parent)
 
     async def _release(self, ids: Any) -> None:
+        if self.conn.closed.is_set():
+            return
         try:
             await self.conn.request("terminal/release", ids)
         except (RpcError, trio.BrokenResourceError, trio.ClosedResourceError):

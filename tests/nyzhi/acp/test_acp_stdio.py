@@ -5,6 +5,7 @@ the session saved and no process left."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
@@ -16,6 +17,7 @@ from typing import Any
 import pytest
 import trio
 
+from nyzhi.spawn import open_bound_process
 from nyzhi.testing.cli import NYZ, nyz_env, running_with, wait_gone
 from nyzhi.testing.fake_llm import open_fake_llm, reply, tool_call
 
@@ -440,21 +442,28 @@ class TerminalEditor:
         self.client = client
         self.nursery = nursery
         self.created: list[dict[str, Any]] = []
-        self.procs: dict[str, trio.Process] = {}
+        self.procs: dict[str, Any] = {}
         self.output: dict[str, bytearray] = {}
         self.killed: list[str] = []
         self.released: list[str] = []
+        self.refuse = False  # True: terminal/create is answered with an error
 
     async def handle(self, message: dict[str, Any]) -> None:
         method, params = message["method"], message["params"]
         term = params.get("terminalId", "")
         result: dict[str, Any] = {}
+        if method == "terminal/create" and self.refuse:
+            self.created.append(params)
+            await self.client.send({"id": message["id"], "error": {
+                "code": -32603, "message": "no terminal here"}})
+            return
         if method == "terminal/create":
             self.created.append(params)
             term = f"t{len(self.created)}"
             env = {**os.environ, "EDITOR_ONLY_TOKEN": "editor-secret-41",
                    **{e["name"]: e["value"] for e in params.get("env", [])}}
-            self.procs[term] = await trio.lowlevel.open_process(
+            # from a thread that lives while the child does, as an editor's would
+            self.procs[term] = await open_bound_process(
                 [params["command"], *params.get("args", [])], cwd=params.get("cwd"), env=env,
                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
             self.output[term] = bytearray()
@@ -490,7 +499,8 @@ class TerminalEditor:
 
     async def _answer_exit(self, request_id: Any, term: str) -> None:
         await self.procs[term].wait()
-        await self.client.send({"id": request_id, "result": self._status(term)})
+        with contextlib.suppress(trio.ClosedResourceError, trio.BrokenResourceError):
+            await self.client.send({"id": request_id, "result": self._status(term)})
 
 
 async def test_bash_in_the_client_s_terminal_without_node(workspace, home, configure,
@@ -546,3 +556,54 @@ async def test_bash_in_the_client_s_terminal_without_node(workspace, home, confi
     created = editor.created[0]
     assert created["args"][0] == "-i" and "--unshare-pid" in created["args"]
     assert "NYZ_TEST_SECRET_TOKEN" not in {e["name"] for e in created["env"]}
+
+
+@pytest.mark.parametrize("why", ["the editor refuses", "full-access"])
+async def test_bash_falls_back_to_our_executor(why, workspace, home, configure):
+    """A command bwrap does not contain (full-access) never goes to the editor, and one the
+    editor cannot run goes nowhere else: both run through our own executor, and the model
+    gets their output."""
+    extra = '[agent.trust]\nmode = "full"\n'
+    if why == "full-access":
+        extra += '[agent.sandbox]\nlevel = "full-access"\n'
+    script = [reply(tool_calls=[tool_call("bash", {"command": "echo ran-$((40+2))"})]),
+              reply("done")]
+    async with open_fake_llm(script=script) as server, trio.open_nursery() as nursery:
+        configure(workspace, server.url_for("openai"), extra=extra)
+        client = await start(workspace, home, capabilities={"terminal": True})
+        editor = client.editor = TerminalEditor(client, nursery)
+        editor.refuse = why == "the editor refuses"
+        sid = await open_session(client, workspace)
+        assert (await prompt(client, sid, "go"))["result"] == {"stopReason": "end_turn"}
+        await finish(client)
+    assert len(editor.created) == (1 if editor.refuse else 0) and not editor.procs
+    assert "ran-42" in server.requests[1].tool_results()[-1]
+
+
+async def test_the_editor_going_away_mid_terminal_command_leaves_nothing(workspace, home,
+                                                                          configure):
+    """nyz's stdin closes while a command runs in a terminal of an editor whose process lives
+    on (so ``--die-with-parent`` does not fire): nyz cannot ask it to kill, and ends the
+    run's processes itself before it exits."""
+    marker = f"300.{random.randrange(10**8):08d}"
+    script = [reply(tool_calls=[tool_call("bash", {"command": f"echo started; sleep {marker}"})])]
+    async with open_fake_llm(script=script) as server, trio.open_nursery() as nursery:
+        configure(workspace, server.url_for("openai"), extra='[agent.trust]\nmode = "full"\n')
+        client = await start(workspace, home, capabilities={"terminal": True})
+        editor = client.editor = TerminalEditor(client, nursery)
+        sid = await open_session(client, workspace)
+        client.next_id += 1
+        await client.send({"id": client.next_id, "method": "session/prompt", "params": {
+            "sessionId": sid, "prompt": [{"type": "text", "text": "run it"}]}})
+        await client.until(lambda m: any(
+            c.get("type") == "terminal"
+            for c in m.get("params", {}).get("update", {}).get("content") or ()))
+        pids = running_with(marker)
+        assert editor.procs["t1"].pid in pids
+        await client.proc.stdin.aclose()
+        with trio.fail_after(30):
+            assert await client.proc.wait() == 0
+        await wait_gone(pids)
+        assert running_with(marker) == []
+        with trio.fail_after(10):
+            await editor.procs["t1"].wait()  # the editor saw its terminal's command end

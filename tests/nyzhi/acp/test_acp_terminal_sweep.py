@@ -14,6 +14,7 @@ import trio
 
 from nyzhi.acp.terminal import TOKEN_VAR, sweep
 from nyzhi.config.modes import SandboxLevel
+from nyzhi.spawn import open_bound_process
 from nyzhi.testing.cli import read_until, running_with, wait_gone
 from nyzhi.tools.env_policy import child_env
 from nyzhi.tools.sandbox import SandboxPolicy
@@ -28,7 +29,9 @@ async def test_sweep_ends_a_sandbox_the_editor_did_not_kill(workspace):
         f"sleep {marker} & echo started; sleep {marker}", workspace).argv
     argv = [argv[0], "--setenv", TOKEN_VAR, token, *argv[1:]]
     other = await trio.lowlevel.open_process(["sleep", marker])  # no token: not ours to end
-    proc = await trio.lowlevel.open_process(argv, env=child_env(), stdout=subprocess.PIPE)
+    # as our executor starts bwrap: from a thread that lives while it does, so nothing but
+    # the sweep ends it (--die-with-parent fires when the forking thread exits)
+    proc = await open_bound_process(argv, env=child_env(), stdout=subprocess.PIPE)
     try:
         await read_until(proc.stdout, bytearray(), b"started")
         inside = [pid for pid in running_with(marker) if pid != other.pid]

@@ -607,3 +607,21 @@ async def test_the_editor_going_away_mid_terminal_command_leaves_nothing(workspa
         assert running_with(marker) == []
         with trio.fail_after(10):
             await editor.procs["t1"].wait()  # the editor saw its terminal's command end
+
+
+async def test_the_model_command_switches_the_session_s_model(workspace, home, configure):
+    """No ``session/set_model`` exists in protocol v1: ``/model NAME`` is how an editor's
+    user switches, and the session's next request goes to that model, same thread."""
+    async with open_fake_llm(script=[reply("first"), reply("second")]) as server:
+        configure(workspace, server.url_for("openai"))
+        client = await start(workspace, home)
+        sid = await open_session(client, workspace)
+        await prompt(client, sid, "one")
+        switched = await prompt(client, sid, "/model fake-model-2")
+        assert switched["result"] == {"stopReason": "end_turn"}
+        assert "fake/fake-model-2" in client.text()
+        await prompt(client, sid, "two")
+        await finish(client)
+    first, second = [r for r in server.requests if r.wire is not None]
+    assert (first.model, second.model) == ("fake-model-1", "fake-model-2")
+    assert ("user", "one") in second.transcript()

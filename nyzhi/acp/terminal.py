@@ -46,6 +46,7 @@ from nyzhi.tools.executors.base import (
 
 RUNNING_NOTE = "[running in the editor's terminal]\n"
 TOKEN_VAR = "NYZ_TERMINAL"  # set inside the sandbox: the run's token, also in bwrap's argv
+CREATE_GRACE = 30.0  # seconds an editor gets to open a terminal
 KILL_GRACE = 5.0  # seconds to wait for the editor to kill and release a terminal
 # Told which terminal serves which call (agent path, model call id), so the tool call embeds it.
 Announce = Callable[[tuple[str, str] | None, str], None]
@@ -96,7 +97,8 @@ class ClientTerminalExecutor:
                 "--setenv", TOKEN_VAR, token, *wrapped.argv[1:]]
         session = self.session_id()
         # Shielded (and bounded): a terminal the editor created must be known, to be killed.
-        with trio.CancelScope(shield=True), trio.move_on_after(KILL_GRACE):
+        terminal: str | None = None
+        with trio.CancelScope(shield=True), trio.move_on_after(CREATE_GRACE) as waited:
             try:
                 created = await self.conn.request("terminal/create", s.write(
                     s.CreateTerminalParams(
@@ -105,11 +107,14 @@ class ClientTerminalExecutor:
                         str(cwd), output_cap)))
                 terminal = s.read_params(created, s.CreateTerminalResult,
                                          "terminal/create result").terminal_id
-            except (RpcError, s.ParamsError):
+            except (RpcError, s.ParamsError, trio.BrokenResourceError, trio.ClosedResourceError):
                 terminal = None
-        if terminal is None:  # the editor could not (or did not in time): we run it
+        if waited.cancelled_caught:  # it may still start it: never run the command twice
             with trio.CancelScope(shield=True):
                 await sweep(token)
+            raise ExecutorError(f"the editor did not open a terminal within {CREATE_GRACE:g} s; "
+                                "the command was not run")
+        if terminal is None:  # the editor cannot: we run it
             return await locally()
         try:
             return await self._in_terminal(s.write(s.TerminalParams(session, terminal)),

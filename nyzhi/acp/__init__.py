@@ -3,5 +3,6 @@
 A front end above ``core`` like the console: JSON-RPC 2.0 over stdio (``jsonrpc``), the
 protocol's messages as attrs records through the one converter (``schema``), runtime events as
 ``session/update`` through the one event dispatch (``updates``), one runtime per session
-(``session``) and the methods that open and drive them (``agent``).
+(``session``) and the methods that open and drive them (``agent``); bash in the client's
+terminals, still sandboxed (``terminal``). Documented in docs/editors.md.
 """

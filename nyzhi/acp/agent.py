@@ -34,6 +34,7 @@ class AcpAgent:
     def __init__(self, defaults: dict[str, Any] | None = None) -> None:
         self.defaults = defaults or {}
         self.fs = s.FsCapabilities()
+        self.terminal = False  # the client offers terminal/* (bash runs in its terminals)
         self.sessions: dict[str, AcpSession] = {}
         self.conn: Connection | None = None
         self._nursery: trio.Nursery | None = None
@@ -96,6 +97,7 @@ class AcpAgent:
     async def initialize(self, params: Any) -> Any:
         request = s.read_params(params, s.InitializeParams, "initialize")
         self.fs = request.client_capabilities.fs
+        self.terminal = request.client_capabilities.terminal
         return s.write(s.InitializeResult(
             protocol_version=min(request.protocol_version, s.PROTOCOL_VERSION)
             if request.protocol_version >= 1 else s.PROTOCOL_VERSION,
@@ -137,7 +139,7 @@ class AcpAgent:
             replay = await trio.to_thread.run_sync(_recorded_events, session)
         options = RuntimeOptions(cwd=path, interactive=True, session=session, **self.defaults)
         assert self.conn is not None and self._nursery is not None
-        acp_session = AcpSession(self.conn, options, self.fs, servers, replay)
+        acp_session = AcpSession(self.conn, options, self.fs, servers, replay, self.terminal)
         await self._nursery.start(self._keep, acp_session)
         self.sessions[acp_session.id] = acp_session
         await acp_session.send(acp_session.commands())

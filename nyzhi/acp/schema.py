@@ -300,13 +300,15 @@ class AgentThoughtChunk(Update):
 @_acp()
 @records.frozen
 class ToolCallContent:
-    """``content`` (text) or ``diff`` (``path``, ``old_text``, ``new_text``)."""
+    """``content`` (text), ``diff`` (``path``, ``old_text``, ``new_text``) or ``terminal``
+    (``terminal_id``: a client terminal the editor shows live)."""
 
     type: str = "content"
     content: TextContent | None = None
     path: str | None = None
     old_text: str | None = None
     new_text: str | None = None
+    terminal_id: str | None = None
 
 
 @_acp()
@@ -457,3 +459,46 @@ class WriteTextFileParams:
     session_id: str
     path: str
     content: str
+
+
+@_acp()
+@records.frozen
+class CreateTerminalParams:
+    session_id: str
+    command: str
+    args: tuple[str, ...] = ()
+    env: tuple[NameValue, ...] = ()
+    cwd: str | None = None
+    output_byte_limit: int | None = None
+
+
+@_acp()
+@records.frozen
+class CreateTerminalResult:
+    terminal_id: str
+
+
+@_acp()
+@records.frozen
+class TerminalParams:
+    """``terminal/output``, ``terminal/wait_for_exit``, ``terminal/kill``, ``terminal/release``."""
+
+    session_id: str
+    terminal_id: str
+
+
+@_acp()
+@records.frozen
+class TerminalExitStatus:
+    """How a client terminal's command ended (also ``terminal/wait_for_exit``'s result)."""
+
+    exit_code: int | None = None
+    signal: str | None = None
+
+
+@_acp()
+@records.frozen
+class TerminalOutputResult:
+    output: str = ""
+    truncated: bool = False
+    exit_status: TerminalExitStatus | None = None

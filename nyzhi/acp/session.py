@@ -13,7 +13,8 @@ output is an agent message. Modes are plan mode and the trust modes.
 With the client's ``fs`` capability, files a prompt links to are read through the client (its
 unsaved buffers are what the agent sees), and every file an agent's tool changed is written
 through the client afterwards, so the edit lands in the open buffer. Our own tools still do
-the work, behind the same gates and sandbox.
+the work, behind the same gates and sandbox. With its ``terminal`` capability, sandboxed bash
+commands run in the client's terminals (``nyzhi.acp.terminal``), embedded in their calls.
 """
 
 from __future__ import annotations
@@ -53,10 +54,15 @@ class AcpSession:
     """One ``session/new`` or ``session/load``: its runtime, its event pump, its prompts."""
 
     def __init__(self, conn: Connection, options: Any, fs: s.FsCapabilities,
-                 mcp_servers: tuple[s.McpServerParams, ...], replay: list[ev.AnyEvent]) -> None:
+                 mcp_servers: tuple[s.McpServerParams, ...], replay: list[ev.AnyEvent],
+                 terminal: bool = False) -> None:
         self.conn = conn
         self.options = options
         self.fs = fs
+        self.terminal = terminal  # the client runs bash in its terminals (``terminal.py``)
+        # (agent, the model's call id) -> the client terminal its command runs in, until the
+        # call's first output has been rendered and the terminal can be embedded in it
+        self.terminals: dict[tuple[str, str], str] = {}
         self.mcp_servers = mcp_servers
         self.replay = replay
         self.cwd = Path(options.cwd)
@@ -84,6 +90,10 @@ class AcpSession:
             for notice in rt.notices:  # stdout is the protocol's: notices go to the log
                 sys.stderr.write(f"nyz acp: {notice}\n")
             await self._add_mcp_servers()
+            if self.terminal:
+                from nyzhi.acp.terminal import install
+
+                install(self, self.conn, self._announce_terminal)
             async with rt.subscribe() as events, trio.open_nursery() as nursery:
                 self._nursery = nursery
                 await self._replay()
@@ -129,9 +139,16 @@ class AcpSession:
     async def _pump(self, events: trio.MemoryReceiveChannel[ev.Event]) -> None:
         assert self._nursery is not None
         async for event in events:
+            if isinstance(event, ev.ToolDone) and self.terminals:  # its output never came
+                terminal = self.terminals.pop((event.agent, event.call_id), None)
+                if terminal is not None:
+                    self.renderer.terminals[
+                        self.renderer.tool_call_id(event.agent, event.call_id)] = terminal
             self.renderer.render(event)
             for update in self.renderer.take():
                 await self.send(update)
+            if isinstance(event, ev.ToolOutputDelta) and self.terminals:
+                await self._embed_terminal(event)
             for ask in self.renderer.asks:
                 self._nursery.start_soon(self._ask_client, ask)
             self.renderer.asks.clear()
@@ -143,6 +160,20 @@ class AcpSession:
                     and self.turn_done is not None):
                 self.stop_reason = event.stop_reason
                 self.turn_done.set()
+
+    def _announce_terminal(self, call: tuple[str, str] | None, terminal: str) -> None:
+        if call is not None:
+            self.terminals[call] = terminal
+
+    async def _embed_terminal(self, event: ev.ToolOutputDelta) -> None:
+        """The client terminal a call's command runs in, shown in that call (live)."""
+        terminal = self.terminals.pop((event.agent, event.call_id), None)
+        if terminal is None:
+            return
+        call_id = self.renderer.tool_call_id(event.agent, event.call_id)
+        self.renderer.terminals[call_id] = terminal
+        await self.send(s.ToolCallUpdate(tool_call_id=call_id, status="in_progress", content=(
+            s.ToolCallContent(type="terminal", terminal_id=terminal),)))
 
     # ---- the client's side: permissions, files ------------------------------------------
 

@@ -119,6 +119,8 @@ class UpdateRenderer(EventRenderer):
         # path -> that call's id, and the call's lines so far.
         self.spawned: dict[str, str] = {}
         self.progress: dict[str, list[str]] = {}
+        # tool call id -> the client terminal its command runs in (kept in the call's content)
+        self.terminals: dict[str, str] = {}
         # approvals and questions waiting for the session to ask the client (not on replay)
         self.asks: list[ev.ApprovalRequest | ev.UserQuestion] = []
 
@@ -220,10 +222,12 @@ class UpdateRenderer(EventRenderer):
         if child is not None:  # the call stays open while the subagent works
             self.spawned[child] = call_id
             self.progress[call_id] = [event.output]
+        terminal = self.terminals.pop(call_id, None)
+        shown = (s.ToolCallContent(type="terminal", terminal_id=terminal),) if terminal else ()
         self.updates.append(s.ToolCallUpdate(
             tool_call_id=call_id,
             status="failed" if event.is_error else "in_progress" if child else "completed",
-            content=_text(event.output)))
+            content=shown + _text(event.output)))
         self.started.discard(call_id)
         self.running.discard(call_id)
         self.inputs.pop(call_id, None)

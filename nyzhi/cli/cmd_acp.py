@@ -1,7 +1,7 @@
 """``nyz acp``: serve an editor over the Agent Client Protocol on stdin/stdout.
 
 Zed, the JetBrains IDEs, Neovim and Emacs start ``nyz acp`` and speak ACP to it
-(``nyzhi.acp``; docs/acp.md). The global provider, model and trust flags give every session's
+(``nyzhi.acp``; docs/editors.md). The global provider, model and trust flags give every session's
 defaults (``nyz -m MODEL acp``).
 """
 

@@ -60,6 +60,22 @@ def running_with(marker: str) -> list[int]:
     return pids
 
 
+async def wait_gone(pids: list[int], timeout: float = 10.0) -> None:  # noqa: ASYNC109
+    """Wait until every process of ``pids`` has ended (zombies count as ended), through a
+    pidfd each: how a test waits out the kernel's asynchronous teardown of a sandbox's PID
+    namespace after its bwrap was killed by someone else (an editor's terminal)."""
+    with trio.fail_after(timeout):
+        for pid in pids:
+            try:
+                fd = os.pidfd_open(pid)
+            except ProcessLookupError:
+                continue
+            try:
+                await trio.lowlevel.wait_readable(fd)
+            finally:
+                os.close(fd)
+
+
 async def read_until(stream: Any, buf: bytearray, marker: bytes) -> None:
     """Read ``stream`` into ``buf`` until ``marker`` has arrived: how a test waits on what a
     process prints (no sleeps). Fails on EOF or after 30 seconds."""

@@ -18,6 +18,7 @@ the full outcome list — finished calls keep their results, the rest get an err
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -32,6 +33,12 @@ from nyzhi.tools.base import Permission, Tool, ToolContext, ToolResult
 from nyzhi.tools.gates import ROLE_FENCE, GateDecision, Gates
 from nyzhi.tools.leases import LeaseBusy, write_leases
 from nyzhi.tools.output import cap_output_async
+
+# (agent path, the model's call id) of the tool call this task runs, for code below a tool
+# that must say which call it serves (the editor protocol's executor embeds its terminal in
+# that call); None outside a call. Tasks a tool starts inherit it.
+CURRENT_CALL: contextvars.ContextVar[tuple[str, str] | None] = contextvars.ContextVar(
+    "nyzhi_current_tool_call", default=None)
 
 log = logging.getLogger(__name__)
 
@@ -176,7 +183,11 @@ async def execute_calls(
                 return decision.to_result(), decision
             # Writers hold a lease on each resolved target while they run (see leases.py).
             async with write_leases(tool, call_ctx, decision.paths):
-                result = await tool.run(args, call_ctx)
+                current = CURRENT_CALL.set((call_ctx.agent_path, call.id))
+                try:
+                    result = await tool.run(args, call_ctx)
+                finally:
+                    CURRENT_CALL.reset(current)
         except LeaseBusy as exc:
             return ToolResult(
                 str(exc), is_error=True,

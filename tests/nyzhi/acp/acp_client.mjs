@@ -50,11 +50,56 @@ function makeClient(state) {
       state.writes.push(params);
       state.buffers[params.path] = params.content;
       return {};
+    })
+    // Terminals as an editor runs them: the given argv spawned with the editor's own
+    // environment plus the given one (so a variable only the editor has is offered to the
+    // command), output kept within the byte limit from the end.
+    .onRequest(acp.methods.client.terminal.create, async ({ params }) => {
+      state.created.push(params);
+      const id = `term-${state.created.length}`;
+      const env = { ...process.env, EDITOR_ONLY_TOKEN: "editor-secret-41",
+                    ...Object.fromEntries((params.env ?? []).map((e) => [e.name, e.value])) };
+      const child = spawn(params.command, params.args ?? [], { cwd: params.cwd ?? workspace, env });
+      const term = { child, output: "", exit: null, limit: params.outputByteLimit ?? null };
+      const add = (data) => {
+        term.output += data.toString();
+        if (term.limit !== null && Buffer.byteLength(term.output) > term.limit) {
+          term.output = term.output.slice(-term.limit);
+          term.truncated = true;
+        }
+      };
+      child.stdout.on("data", add);
+      child.stderr.on("data", add);
+      term.exited = new Promise((resolve) => child.on("exit", (code, signal) => {
+        term.exit = { exitCode: code, signal };
+        resolve(term.exit);
+      }));
+      state.terminals[id] = term;
+      for (const waiter of state.waiters.splice(0)) waiter();
+      return { terminalId: id };
+    })
+    .onRequest(acp.methods.client.terminal.output, async ({ params }) => {
+      const term = state.terminals[params.terminalId];
+      return { output: term.output, truncated: !!term.truncated, exitStatus: term.exit };
+    })
+    .onRequest(acp.methods.client.terminal.waitForExit, async ({ params }) =>
+      state.terminals[params.terminalId].exited)
+    .onRequest(acp.methods.client.terminal.kill, async ({ params }) => {
+      state.killed.push(params.terminalId);
+      state.terminals[params.terminalId].child.kill();
+      return {};
+    })
+    .onRequest(acp.methods.client.terminal.release, async ({ params }) => {
+      state.released.push(params.terminalId);
+      const term = state.terminals[params.terminalId];
+      if (term.exit === null) term.child.kill();
+      return {};
     });
 }
 
 function newState() {
-  return { updates: [], permissions: [], reads: [], writes: [], buffers: {}, answers: [], waiters: [] };
+  return { updates: [], permissions: [], reads: [], writes: [], buffers: {}, answers: [], waiters: [],
+           created: [], terminals: {}, killed: [], released: [] };
 }
 
 // Resolves once an update matching `test` has arrived (no sleeping).
@@ -75,10 +120,10 @@ const chunks = (state, sessionId, kind) => state.updates
 
 const text = (t) => [{ type: "text", text: t }];
 
-async function initialize(ctx, fs = false) {
+async function initialize(ctx, fs = false, terminal = false) {
   return ctx.request(acp.methods.agent.initialize, {
     protocolVersion: acp.PROTOCOL_VERSION,
-    clientCapabilities: { fs: { readTextFile: fs, writeTextFile: fs }, terminal: false },
+    clientCapabilities: { fs: { readTextFile: fs, writeTextFile: fs }, terminal },
     clientInfo: { name: "nyzhi-tests", version: "1.0.0" },
   });
 }
@@ -157,6 +202,28 @@ const scenarios = {
     await waitForTest();
     const after = await ctx.request(acp.methods.agent.session.prompt, { sessionId, prompt: text("still there?") });
     say("after", { stopReason: after.stopReason, message: chunks(state, sessionId, "agent_message_chunk") });
+  },
+
+  // Bash in the editor's terminal: one command runs to its end (its output is the model's),
+  // then a long one is cancelled while it runs; the test checks the machine in between.
+  async terminal(ctx, state) {
+    await initialize(ctx, false, true);
+    const { sessionId } = await ctx.request(acp.methods.agent.session.new, { cwd: workspace, mcpServers: [] });
+    await ctx.request(acp.methods.agent.session.setMode, { sessionId, modeId: "full" });
+    const first = await ctx.request(acp.methods.agent.session.prompt, { sessionId, prompt: text("try it") });
+    say("first", { stopReason: first.stopReason, created: state.created, released: [...state.released],
+                   toolUpdates: state.updates.map((u) => u.update)
+                     .filter((u) => u.sessionUpdate === "tool_call" || u.sessionUpdate === "tool_call_update") });
+    const running = ctx.request(acp.methods.agent.session.prompt, { sessionId, prompt: text("run it") });
+    await updateMatching(state, (u) => u.sessionUpdate === "tool_call_update"
+      && (u.content ?? []).some((c) => c.type === "terminal" && c.terminalId === "term-2"));
+    say("running", { pid: state.terminals["term-2"].child.pid });
+    await waitForTest();
+    await ctx.notify(acp.methods.agent.session.cancel, { sessionId });
+    const reply = await running;
+    await state.terminals["term-2"].exited;
+    say("cancelled", { stopReason: reply.stopReason, killed: state.killed, released: state.released,
+                       exit: state.terminals["term-2"].exit });
   },
 
   // The editor goes away mid-turn: this process exits while a bash runs, without a word.

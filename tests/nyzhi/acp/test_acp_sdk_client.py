@@ -5,10 +5,11 @@ process, the scripted fake LLM behind it."""
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import trio
 
-from nyzhi.testing.cli import running_with
+from nyzhi.testing.cli import running_with, wait_gone
 from nyzhi.testing.fake_llm import open_fake_llm, reply, tool_call
 
 
@@ -192,3 +193,58 @@ async def test_the_editor_exiting_mid_turn_ends_everything(acp_client, workspace
     saved = SessionStore(home / ".local" / "share" / "nyzhi" / "sessions").load(
         running["sessionId"])
     assert any(getattr(e, "prompt", "") == "run the long thing" for e in saved.events)
+
+
+async def test_bash_runs_in_the_editor_s_terminal_still_confined(acp_client, workspace, configure,
+                                                                  monkeypatch):
+    """With the terminal capability the editor runs bash: it is asked to run our bwrap command
+    line with our environment, so the command is confined as ours would be (no write outside
+    the workspace, none to its protected config, none of the editor's or nyz's secrets), its
+    output is what the model gets, and a cancel kills it (terminal/kill) with nothing left."""
+    monkeypatch.setenv("NYZ_TEST_SECRET_TOKEN", "nyz-secret-17")  # nyz's and the editor's env
+    outside = Path("/var/tmp") / f"nyz-acp-outside-{random.randrange(10**8)}"
+    marker = f"300.{random.randrange(10**8):08d}"
+    first = ("echo in-terminal > inside.txt; echo x > " + str(outside)
+             + " || echo outside-refused; echo y >> .nyzhi/config.toml || echo config-refused;"
+             " echo \"tokens=${EDITOR_ONLY_TOKEN:-none},${NYZ_TEST_SECRET_TOKEN:-none}\"")
+    script = [reply(tool_calls=[tool_call("bash", {"command": first})]), reply("ran it"),
+              reply(tool_calls=[tool_call("bash", {"command": f"echo started; sleep {marker}"})])]
+    try:
+        async with open_fake_llm(script=script) as server:
+            configure(workspace, server.url_for("openai"))
+            config = (workspace / ".nyzhi" / "config.toml").read_text()
+            async with acp_client("terminal") as client:
+                done = await client.step("first")
+                running = await client.step("running")
+                # the process the editor spawned (bwrap) is the one running the command
+                pids = running_with(marker)
+                assert running["pid"] in pids
+                await client.go_on()
+                cancelled = await client.step("cancelled")
+                await wait_gone(pids)  # the kernel ends bwrap's namespace with it
+                assert running_with(marker) == []
+        assert not outside.exists()
+    finally:
+        outside.unlink(missing_ok=True)
+    assert done["stopReason"] == "end_turn"
+    [created] = done["created"]  # the editor was asked once, to run our wrapped command
+    assert created["command"].endswith("/env") and created["args"][0] == "-i"
+    assert any(arg.endswith("/bwrap") for arg in created["args"])
+    assert "--unshare-pid" in created["args"] and "--die-with-parent" in created["args"]
+    assert created["cwd"] == str(workspace)
+    env = {e["name"]: e["value"] for e in created["env"]}
+    assert "NYZ_TEST_SECRET_TOKEN" not in env and env["HOME"]  # our policy's environment
+    assert done["released"] == ["term-1"]
+    # the model saw the terminal's output, confined
+    result = server.requests[1].tool_results()[0]
+    assert "outside-refused" in result and "config-refused" in result
+    assert "tokens=none,none" in result
+    assert (workspace / "inside.txt").read_text() == "in-terminal\n"
+    assert (workspace / ".nyzhi" / "config.toml").read_text() == config
+    # the call embeds the terminal while it runs and after it ends
+    updates = [u for u in done["toolUpdates"] if u["sessionUpdate"] == "tool_call_update"]
+    assert {"type": "terminal", "terminalId": "term-1"} in updates[-1]["content"]
+    assert updates[-1]["status"] == "completed"
+    assert cancelled["stopReason"] == "cancelled"
+    assert cancelled["killed"] == ["term-2"] and cancelled["released"] == ["term-1", "term-2"]
+    assert cancelled["exit"]["signal"] == "SIGTERM"

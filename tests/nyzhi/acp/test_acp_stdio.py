@@ -5,16 +5,20 @@ the session saved and no process left."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import random
 import signal
 import subprocess
+from pathlib import Path
 from typing import Any
 
 import pytest
 import trio
 
-from nyzhi.testing.cli import NYZ, nyz_env, running_with
+from nyzhi.spawn import open_bound_process
+from nyzhi.testing.cli import NYZ, nyz_env, running_with, wait_gone
 from nyzhi.testing.fake_llm import open_fake_llm, reply, tool_call
 
 
@@ -29,6 +33,8 @@ class StdioClient:
         self.asked: list[dict[str, Any]] = []
         self.answers: list[str] = []
         self.hold = False  # True: permission requests are left unanswered (the test answers)
+        self.editor: Any = None  # answers terminal/* (``TerminalEditor``)
+        self._sending = trio.Lock()  # the editor answers from its own tasks too
 
     async def _message(self) -> dict[str, Any]:
         while b"\n" not in self.buffer:
@@ -41,7 +47,9 @@ class StdioClient:
         return json.loads(line)  # every line of stdout is a JSON-RPC message
 
     async def send(self, message: dict[str, Any]) -> None:
-        await self.proc.stdin.send_all(json.dumps({"jsonrpc": "2.0", **message}).encode() + b"\n")
+        async with self._sending:
+            await self.proc.stdin.send_all(
+                json.dumps({"jsonrpc": "2.0", **message}).encode() + b"\n")
 
     async def call(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         self.next_id += 1
@@ -56,6 +64,8 @@ class StdioClient:
                     self.updates.append(message["params"]["update"])
                 elif message.get("method") == "session/request_permission" and self.hold:
                     self.asked.append(message)
+                elif str(message.get("method")).startswith("terminal/") and self.editor:
+                    await self.editor.handle(message)
                 elif message.get("method") == "session/request_permission":
                     self.asked.append(message["params"])
                     option = self.answers.pop(0) if self.answers else "deny"
@@ -68,12 +78,14 @@ class StdioClient:
         return "".join(u["content"]["text"] for u in self.updates if u["sessionUpdate"] == kind)
 
 
-async def start(workspace, home, *args: str) -> StdioClient:
+async def start(workspace, home, *args: str,
+                capabilities: dict[str, Any] | None = None) -> StdioClient:
     proc = await trio.lowlevel.open_process(
         [*NYZ, "acp", *args], cwd=workspace, env=nyz_env(home),
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     client = StdioClient(proc)
-    init = await client.call("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
+    init = await client.call("initialize", {"protocolVersion": 1,
+                                            "clientCapabilities": capabilities or {}})
     assert init["result"]["protocolVersion"] == 1
     return client
 
@@ -420,3 +432,196 @@ async def test_without_a_provider_key_the_editor_is_offered_nyz_login(workspace,
     wrong = await client.call("authenticate", {"methodId": "oauth"})
     assert wrong["error"]["code"] == -32602 and "'methodId'" in wrong["error"]["message"]
     await finish(client)
+
+
+class TerminalEditor:
+    """The client's terminals, as an editor runs them: the argv it is given spawned with the
+    editor's own environment (holding a variable only the editor has) plus the given one."""
+
+    def __init__(self, client: StdioClient, nursery: trio.Nursery) -> None:
+        self.client = client
+        self.nursery = nursery
+        self.created: list[dict[str, Any]] = []
+        self.procs: dict[str, Any] = {}
+        self.output: dict[str, bytearray] = {}
+        self.killed: list[str] = []
+        self.released: list[str] = []
+        self.refuse = False  # True: terminal/create is answered with an error
+
+    async def handle(self, message: dict[str, Any]) -> None:
+        method, params = message["method"], message["params"]
+        term = params.get("terminalId", "")
+        result: dict[str, Any] = {}
+        if method == "terminal/create" and self.refuse:
+            self.created.append(params)
+            await self.client.send({"id": message["id"], "error": {
+                "code": -32603, "message": "no terminal here"}})
+            return
+        if method == "terminal/create":
+            self.created.append(params)
+            term = f"t{len(self.created)}"
+            env = {**os.environ, "EDITOR_ONLY_TOKEN": "editor-secret-41",
+                   **{e["name"]: e["value"] for e in params.get("env", [])}}
+            # from a thread that lives while the child does, as an editor's would
+            self.procs[term] = await open_bound_process(
+                [params["command"], *params.get("args", [])], cwd=params.get("cwd"), env=env,
+                stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+            self.output[term] = bytearray()
+            self.nursery.start_soon(self._read, term)
+            result = {"terminalId": term}
+        elif method == "terminal/output":
+            result = {"output": self.output[term].decode(), "truncated": False,
+                      "exitStatus": self._status(term)}
+        elif method == "terminal/wait_for_exit":
+            self.nursery.start_soon(self._answer_exit, message["id"], term)
+            return
+        elif method == "terminal/kill":
+            self.killed.append(term)
+            self.procs[term].terminate()
+        elif method == "terminal/release":
+            self.released.append(term)
+            if self.procs[term].returncode is None:
+                self.procs[term].terminate()
+        await self.client.send({"id": message["id"], "result": result})
+
+    def _status(self, term: str) -> dict[str, Any] | None:
+        code = self.procs[term].returncode
+        if code is None:
+            return None
+        if code < 0:
+            return {"exitCode": None, "signal": signal.Signals(-code).name}
+        return {"exitCode": code, "signal": None}
+
+    async def _read(self, term: str) -> None:
+        stream = self.procs[term].stdout
+        while chunk := await stream.receive_some(65536):
+            self.output[term] += chunk
+
+    async def _answer_exit(self, request_id: Any, term: str) -> None:
+        await self.procs[term].wait()
+        with contextlib.suppress(trio.ClosedResourceError, trio.BrokenResourceError):
+            await self.client.send({"id": request_id, "result": self._status(term)})
+
+
+async def test_bash_in_the_client_s_terminal_without_node(workspace, home, configure,
+                                                          monkeypatch):
+    """The terminal scenario through our own client: the editor is asked to run our bwrap
+    command line with our environment; the command stays confined, its output reaches the
+    model, and a timeout and a cancel each kill it (terminal/kill) with nothing left."""
+    monkeypatch.setenv("NYZ_TEST_SECRET_TOKEN", "nyz-secret-17")
+    outside = Path("/var/tmp") / f"nyz-acp-outside-{random.randrange(10**8)}"
+    slow, stuck = (f"300.{random.randrange(10**8):08d}" for _ in range(2))
+    first = (f"echo x > {outside} || echo outside-refused; echo y > .git/config ||"
+             " echo git-refused; echo \"tokens=${EDITOR_ONLY_TOKEN:-none},"
+             "${NYZ_TEST_SECRET_TOKEN:-none}\"; pwd")
+    script = [reply(tool_calls=[tool_call("bash", {"command": first})]),
+              reply(tool_calls=[tool_call("bash", {"command": f"sleep {slow}", "timeout": 1})]),
+              reply("both ran"),
+              reply(tool_calls=[tool_call("bash", {"command": f"echo started; sleep {stuck}"})])]
+    git_config = (workspace / ".git" / "config").read_text()
+    try:
+        async with open_fake_llm(script=script) as server, trio.open_nursery() as nursery:
+            configure(workspace, server.url_for("openai"), extra='[agent.trust]\nmode = "full"\n')
+            client = await start(workspace, home, capabilities={"terminal": True})
+            editor = client.editor = TerminalEditor(client, nursery)
+            sid = await open_session(client, workspace)
+            assert (await prompt(client, sid, "try"))["result"] == {"stopReason": "end_turn"}
+            assert len(editor.created) == 2 and editor.released == ["t1", "t2"]
+            assert editor.killed == ["t2"]  # the timeout
+            await wait_gone(running_with(slow))  # fails unless bwrap's namespace goes
+            client.next_id += 1
+            await client.send({"id": client.next_id, "method": "session/prompt", "params": {
+                "sessionId": sid, "prompt": [{"type": "text", "text": "run it"}]}})
+            await client.until(lambda m: any(
+                c.get("terminalId") == "t3"
+                for c in m.get("params", {}).get("update", {}).get("content") or ()))
+            pids = running_with(stuck)
+            assert editor.procs["t3"].pid in pids  # the editor runs it
+            await client.send({"method": "session/cancel", "params": {"sessionId": sid}})
+            answer = await client.until(lambda m: m.get("id") == client.next_id)
+            assert answer["result"] == {"stopReason": "cancelled"}
+            assert editor.killed == ["t2", "t3"] and editor.released == ["t1", "t2", "t3"]
+            await wait_gone(pids)
+            assert running_with(stuck) == []
+            await finish(client)
+        assert not outside.exists()
+    finally:
+        outside.unlink(missing_ok=True)
+    first_result = server.requests[1].tool_results()[0]
+    assert "outside-refused" in first_result and "git-refused" in first_result
+    assert "tokens=none,none" in first_result and str(workspace) in first_result
+    assert (workspace / ".git" / "config").read_text() == git_config
+    timed_out = server.requests[2].tool_results()[-1]
+    assert "timed out after 1 s" in timed_out
+    created = editor.created[0]
+    assert created["args"][0] == "-i" and "--unshare-pid" in created["args"]
+    assert "NYZ_TEST_SECRET_TOKEN" not in {e["name"] for e in created["env"]}
+
+
+@pytest.mark.parametrize("why", ["the editor refuses", "full-access"])
+async def test_bash_falls_back_to_our_executor(why, workspace, home, configure):
+    """A command bwrap does not contain (full-access) never goes to the editor, and one the
+    editor cannot run goes nowhere else: both run through our own executor, and the model
+    gets their output."""
+    extra = '[agent.trust]\nmode = "full"\n'
+    if why == "full-access":
+        extra += '[agent.sandbox]\nlevel = "full-access"\n'
+    script = [reply(tool_calls=[tool_call("bash", {"command": "echo ran-$((40+2))"})]),
+              reply("done")]
+    async with open_fake_llm(script=script) as server, trio.open_nursery() as nursery:
+        configure(workspace, server.url_for("openai"), extra=extra)
+        client = await start(workspace, home, capabilities={"terminal": True})
+        editor = client.editor = TerminalEditor(client, nursery)
+        editor.refuse = why == "the editor refuses"
+        sid = await open_session(client, workspace)
+        assert (await prompt(client, sid, "go"))["result"] == {"stopReason": "end_turn"}
+        await finish(client)
+    assert len(editor.created) == (1 if editor.refuse else 0) and not editor.procs
+    assert "ran-42" in server.requests[1].tool_results()[-1]
+
+
+async def test_the_editor_going_away_mid_terminal_command_leaves_nothing(workspace, home,
+                                                                          configure):
+    """nyz's stdin closes while a command runs in a terminal of an editor whose process lives
+    on (so ``--die-with-parent`` does not fire): nyz cannot ask it to kill, and ends the
+    run's processes itself before it exits."""
+    marker = f"300.{random.randrange(10**8):08d}"
+    script = [reply(tool_calls=[tool_call("bash", {"command": f"echo started; sleep {marker}"})])]
+    async with open_fake_llm(script=script) as server, trio.open_nursery() as nursery:
+        configure(workspace, server.url_for("openai"), extra='[agent.trust]\nmode = "full"\n')
+        client = await start(workspace, home, capabilities={"terminal": True})
+        editor = client.editor = TerminalEditor(client, nursery)
+        sid = await open_session(client, workspace)
+        client.next_id += 1
+        await client.send({"id": client.next_id, "method": "session/prompt", "params": {
+            "sessionId": sid, "prompt": [{"type": "text", "text": "run it"}]}})
+        await client.until(lambda m: any(
+            c.get("type") == "terminal"
+            for c in m.get("params", {}).get("update", {}).get("content") or ()))
+        pids = running_with(marker)
+        assert editor.procs["t1"].pid in pids
+        await client.proc.stdin.aclose()
+        with trio.fail_after(30):
+            assert await client.proc.wait() == 0
+        await wait_gone(pids)
+        assert running_with(marker) == []
+        with trio.fail_after(10):
+            await editor.procs["t1"].wait()  # the editor saw its terminal's command end
+
+
+async def test_the_model_command_switches_the_session_s_model(workspace, home, configure):
+    """No ``session/set_model`` exists in protocol v1: ``/model NAME`` is how an editor's
+    user switches, and the session's next request goes to that model, same thread."""
+    async with open_fake_llm(script=[reply("first"), reply("second")]) as server:
+        configure(workspace, server.url_for("openai"))
+        client = await start(workspace, home)
+        sid = await open_session(client, workspace)
+        await prompt(client, sid, "one")
+        switched = await prompt(client, sid, "/model fake-model-2")
+        assert switched["result"] == {"stopReason": "end_turn"}
+        assert "fake/fake-model-2" in client.text()
+        await prompt(client, sid, "two")
+        await finish(client)
+    first, second = [r for r in server.requests if r.wire is not None]
+    assert (first.model, second.model) == ("fake-model-1", "fake-model-2")
+    assert ("user", "one") in second.transcript()

@@ -394,6 +394,8 @@ class TurnLoop:
         # The schemas are the same objects from step to step until the tool set changes (the
         # tooling caches them): measure them again only then.
         seen = self._tools_seen
+        if seen is tools:  # the tooling's cached tuple itself: nothing changed
+            return self._tools_chars
         if seen is None or len(seen) != len(tools) or any(
                 a is not b for a, b in zip(seen, tools, strict=True)):
             self._tools_seen, self._tools_chars = tools, schemas_chars(tools)

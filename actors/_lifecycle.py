@@ -49,9 +49,12 @@ async def run_cell(cell: Cell) -> None:
 
     Each pass of the loop is one incarnation: construct and start the instance and run its
     message loop inside the incarnation's shielded scope, then its stop sequence
-    (``_end_incarnation``). The message loop is awaited from here rather than from a helper
-    coroutine so that an idle actor's task holds two frames, not three (memory per actor)."""
+    (``_end_incarnation``). The message loop (``_drain``) returns whenever the mailbox is
+    empty and the actor parks here, so an idle actor's task holds this frame and trio's
+    parking, not a frame of the loop as well (memory per actor)."""
     cell.bind(current_task(), Context(cell))
+    mailbox = cell.mailbox
+    assert mailbox is not None
     outcome = STOPPED_OUTCOME
     reason: Any = NO_RESTART
     try:
@@ -61,7 +64,8 @@ async def run_cell(cell: Cell) -> None:
                 if cell.stop_kind is None and cell.hold is None:
                     try:
                         inst = await _start_instance(cell, reason)
-                        await _loop(cell, inst)
+                        while await _drain(cell, inst):
+                            await mailbox.wait()  # idle until a message, stop or kill
                     except Exception as exc:
                         error = exc
             result = await _end_incarnation(cell, error)
@@ -135,7 +139,10 @@ async def _end_incarnation(cell: Cell, error: BaseException | None) -> Outcome |
     return cell.end_incarnation(error)
 
 
-async def _loop(cell: Cell, inst: Actor) -> None:
+async def _drain(cell: Cell, inst: Actor) -> bool:
+    """Handle messages (and system notices) until the mailbox is empty: then True, for the
+    caller to park and call again. False when the incarnation must end (a stop, or a group
+    restart holds it)."""
     mailbox = cell.mailbox
     assert mailbox is not None
     receive = inst.receive
@@ -146,12 +153,10 @@ async def _loop(cell: Cell, inst: Actor) -> None:
             for notice in cell.take_notices() or ():
                 await receive(notice)
         if cell.stop_kind is not None or cell.hold is not None:
-            return
+            return False
         item = mailbox.pop()
         if item is EMPTY:
-            handled = 0
-            await mailbox.wait()
-            continue
+            return True
         if type(item) is AskSlot:
             if item.task is not None:  # the asker may have given up already
                 try:

@@ -4,8 +4,9 @@ Why not a trio memory channel: every channel ``send``/``receive`` is a scheduler
 (~4.4 µs here) and a channel pair costs ~1.9 KB. A list filled without checkpoints and
 drained in batches costs ~0.4 µs per message. The consumer parks with
 ``wait_task_rescheduled`` and a producer wakes it with ``reschedule``; no Event object is
-allocated per wait. Senders that must wait (``Overflow.WAIT``) park in a ``ParkingLot``
-created only the first time one is needed.
+allocated per wait. Senders that must wait (``Overflow.WAIT``) park the same way, in a FIFO
+deque created only the first time one is needed: each ``pop`` asks whether a sender waits,
+and a deque answers that without a Python call (a ``ParkingLot``'s ``__bool__`` is one).
 
 Everything here is synchronous except the two parking calls, so no message is ever lost or
 duplicated by cancellation: an item is either in the list or it is not.
@@ -13,6 +14,7 @@ duplicated by cancellation: an item is either in the list or it is not.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Awaitable
 from typing import Any
 
@@ -95,7 +97,7 @@ class Mailbox:
         self.overflow = overflow
         self.dropped = 0
         self._consumer: trio.lowlevel.Task | None = None
-        self._senders: trio.lowlevel.ParkingLot | None = None
+        self._senders: deque[trio.lowlevel.Task] | None = None  # parked in wait_for_room
         self.closed = False
 
     def __len__(self) -> int:
@@ -107,6 +109,19 @@ class Mailbox:
         return self._consumer is not None
 
     # -- producer side -------------------------------------------------------------------
+    def offer(self, item: object) -> bool:
+        """Append ``item`` and wake the consumer if there is room; False, doing nothing, when
+        full. The tell path's one call (a length check and a push would be two)."""
+        items = self._items
+        if len(items) - self._head >= self.capacity:
+            return False
+        items.append(item)
+        consumer = self._consumer
+        if consumer is not None:
+            self._consumer = None
+            reschedule(consumer)
+        return True
+
     def push(self, item: object) -> None:
         """Append unconditionally (callers checked capacity) and wake the consumer."""
         self._items.append(item)
@@ -116,10 +131,19 @@ class Mailbox:
             reschedule(consumer)
 
     async def wait_for_room(self) -> None:
-        """Park until a message is taken out (or the mailbox closes). A checkpoint."""
-        if self._senders is None:
-            self._senders = trio.lowlevel.ParkingLot()
-        await self._senders.park()
+        """Park until a message is taken out (or the mailbox closes). A checkpoint; a
+        cancelled sender leaves the queue of waiting senders."""
+        senders = self._senders
+        if senders is None:
+            senders = self._senders = deque()
+        task = current_task()
+        senders.append(task)
+
+        def abort(_: object) -> Abort:
+            senders.remove(task)
+            return Abort.SUCCEEDED
+
+        await wait_task_rescheduled(abort)
 
     # -- consumer side -------------------------------------------------------------------
     def pop(self) -> Any:
@@ -139,8 +163,8 @@ class Mailbox:
                 head = 0
         self._head = head
         senders = self._senders
-        if senders is not None and senders:
-            senders.unpark()
+        if senders:
+            reschedule(senders.popleft())  # the longest waiting sender: there is room now
         return item
 
     def wake(self) -> None:
@@ -168,6 +192,7 @@ class Mailbox:
         left = self._items[self._head :]
         self._items.clear()
         self._head = 0
-        if self._senders is not None:
-            self._senders.unpark_all()
+        senders = self._senders
+        while senders:
+            reschedule(senders.popleft())
         return left

@@ -93,12 +93,11 @@ class ActorRef:
         mailbox = cell.mailbox
         if cell.outcome is not None or mailbox is None:
             raise ActorDead(cell.path, cell.outcome)
-        if len(mailbox) >= mailbox.capacity:
+        if not mailbox.offer(message):
             if mailbox.overflow is Overflow.DROP:
                 mailbox.dropped += 1
                 return
             raise MailboxFull(cell.path, mailbox.capacity)
-        mailbox.push(message)
 
     async def tell(self, message: Any) -> None:
         """Queue ``message``, honouring the actor's overflow policy when the mailbox is full:
@@ -114,8 +113,7 @@ class ActorRef:
         while True:
             if cell.outcome is not None or mailbox is None or mailbox.closed:
                 raise ActorDead(cell.path, cell.outcome)
-            if len(mailbox) < mailbox.capacity:
-                mailbox.push(message)
+            if mailbox.offer(message):
                 return
             overflow = mailbox.overflow
             if overflow is Overflow.WAIT:

@@ -9,7 +9,7 @@ The console runs on a real pseudo-terminal (80x24) against the fake LLM, as an i
   in the same run. Targets: <= 400 ms and <= 2x ``--help``. Also shown: a key typed as soon as
   the first frame shows, echoed by the first frame's input line and then drawn again by urwid's
   input box (urwid running: the console itself has the keys), and launch → runtime attached (a
-  prompt goes out at once).
+  prompt goes out at once; target <= 300 ms), with the console's CPU time to that point.
 * resident memory (VmRSS) with one agent, after one answered prompt. Target: <= 150 MB
   (Claude Code uses 333-746 MB).
 * input latency while 20 subagents stream: from writing a key to the pty to the console
@@ -36,13 +36,14 @@ from pathlib import Path
 
 import trio
 
-from benchmarks.startup_bench import time_command
+from benchmarks.startup_bench import _cpu_seconds, time_command
 
 LIVE = "starting…".encode()  # the first screen: input held, runtime still opening
 EARLY_KEY = b"Z"  # typed at the first frame; no screen before it contains one
 READY = b"/help for commands"  # the runtime attached: a prompt is sent at once
 LAUNCH_TARGET_MS = 400.0
 LAUNCH_TARGET_RATIO = 2.0
+RUNTIME_TARGET_MS = 300.0  # launch → runtime open (issue 30)
 RSS_TARGET_MB = 150.0
 LATENCY_TARGET_MS = 50.0
 KEYS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -114,10 +115,10 @@ def _user(tmp: Path, url: str) -> tuple[Path, dict[str, str]]:
     return ws, env
 
 
-async def _launch(runs: int) -> tuple[list[float], list[float], list[float], list[float]]:
+async def _launch(runs: int) -> tuple[list[float], ...]:
     from nyzhi.testing.fake_llm import open_fake_llm
 
-    live, echoed, urwid, times = [], [], [], []
+    live, echoed, urwid, times, cpu = [], [], [], [], []
     async with open_fake_llm(script=[]) as server:
         with tempfile.TemporaryDirectory() as tmp:
             ws, env = _user(Path(tmp), server.url_for("openai"))
@@ -129,13 +130,15 @@ async def _launch(runs: int) -> tuple[list[float], list[float], list[float], lis
                 echo = await term.until(EARLY_KEY)
                 redrawn = await term.until(EARLY_KEY, times=2)
                 took = await term.until(READY)
+                used = _cpu_seconds(term.proc.pid)  # the console's CPU time to that point
                 await term.close()
                 if i:  # the first run warms the page cache
                     live.append(first * 1000)
                     echoed.append((echo - (sent - term.t0)) * 1000)
                     urwid.append(redrawn * 1000)
                     times.append(took * 1000)
-    return live, echoed, urwid, times
+                    cpu.append(used * 1000)
+    return live, echoed, urwid, times, cpu
 
 
 async def _memory_and_latency(agents: int, keys: int) -> dict[str, float]:
@@ -178,7 +181,7 @@ def main(argv: list[str]) -> None:
     as_json = "--json" in argv
     runs = 3 if "--quick" in argv else 7
     help_ms = time_command([*NYZ, "--help"], runs)
-    live, echoed, urwid, attached = trio.run(_launch, runs)
+    live, echoed, urwid, attached, cpu = trio.run(_launch, runs)
     load = trio.run(_memory_and_latency, 20, 10 if "--quick" in argv else len(KEYS))
     result = {
         "nyz_help_ms": statistics.median(help_ms),
@@ -187,6 +190,8 @@ def main(argv: list[str]) -> None:
         "first_frame_key_echo_ms": statistics.median(echoed),
         "launch_to_urwid_ms": statistics.median(urwid),
         "launch_to_runtime_ms": statistics.median(attached),
+        "launch_to_runtime_best_ms": min(attached),
+        "launch_to_runtime_cpu_ms": statistics.median(cpu),
         **load,
     }
     if as_json:
@@ -201,7 +206,10 @@ def main(argv: list[str]) -> None:
           "(typed when the first frame shows)")
     print(f"  launch → urwid running {result['launch_to_urwid_ms']:6.1f} ms  "
           "(that key drawn again by the console's input box)")
-    print(f"  launch → runtime open {result['launch_to_runtime_ms']:7.1f} ms")
+    print(f"  launch → runtime open {result['launch_to_runtime_ms']:7.1f} ms  (best "
+          f"{result['launch_to_runtime_best_ms']:.1f} ms; its CPU time "
+          f"{result['launch_to_runtime_cpu_ms']:.0f} ms, less sensitive to other load; "
+          f"target <= {RUNTIME_TARGET_MS:.0f} ms)")
     print(f"  RSS with one agent    {result['rss_mb']:7.1f} MB  (target <= {RSS_TARGET_MB:.0f} MB)")
     print(f"  key echo, {result['agents_streaming']} agents streaming  "
           f"{result['latency_ms']:7.1f} ms median, {result['latency_max_ms']:.1f} ms max  "

@@ -3,8 +3,11 @@
 A turn of N tool-calling steps against a zero-latency in-process model (every step calls
 ``think``, which does no work), through the real turn loop, gates, execution and event bus.
 Baseline in the same run: a bare loop that streams the same provider events and calls the
-same tool directly. Target: <= 0.5 ms per step of runtime overhead (200 subagents multiply
-it). (``nyz run`` start-up and exit are in ``startup_bench``.)
+same tool directly. Target (issue 30): <= 0.1 ms per step of runtime overhead, ephemeral (200
+subagents multiply it). Times are the process's CPU time, best of several runs: the machine is
+shared, and the runs wait for no I/O except the session's own writes (so the "session" figure
+leaves out the time its fsyncs wait for the disk). (``nyz run`` start-up and exit are in
+``startup_bench``.)
 
 Usage: ``python -m benchmarks runtime [--json] [--quick]``.
 """
@@ -24,6 +27,8 @@ from benchmarks._isolated import isolated_home
 from nyzhi.provider import types as pt
 
 STEPS = 300
+TARGET_MS = 0.1
+_now = time.process_time
 
 
 class ZeroLatencyModel:
@@ -56,10 +61,10 @@ async def runtime_turn(steps: int, workspace: Path, ephemeral: bool) -> float:
         ephemeral=ephemeral, max_steps=steps + 5,
     )
     async with open_runtime(options) as rt:
-        start = time.perf_counter()
+        start = _now()
         handle = await rt.submit("go")
         await handle.wait()
-        elapsed = time.perf_counter() - start
+        elapsed = _now() - start
         assert handle.outcome is not None and handle.outcome.steps == steps + 1
     return elapsed
 
@@ -73,13 +78,13 @@ async def bare_turn(steps: int, workspace: Path) -> float:
     ctx = ToolContext(workspace_root=workspace, cwd=workspace)
     model = ZeroLatencyModel(steps)
     request = pt.ChatRequest(messages=(pt.Message("user", "go"),))
-    start = time.perf_counter()
+    start = _now()
     for _ in range(steps + 1):
         async with contextlib.aclosing(model.stream(request)) as events:
             async for event in events:
                 if isinstance(event, pt.ToolCallEnd):
                     await tool.run(json.loads(event.arguments), ctx)
-    return time.perf_counter() - start
+    return _now() - start
 
 
 def per_step(quick: bool) -> dict:
@@ -100,7 +105,7 @@ def per_step(quick: bool) -> dict:
         "overhead_ms_per_step": (eph - base) / (steps + 1) * 1000,
         "overhead_with_session_ms_per_step": (saved - base) / (steps + 1) * 1000,
         "ratio": eph / base,
-        "target_ms": 0.5,
+        "target_ms": TARGET_MS,
     }
 
 

@@ -135,21 +135,22 @@ async def open_provider(
     return provider, notice
 
 
-async def open_limits(config: Any, provider: pt.Provider, options: Any) -> tuple[Any, str | None]:
-    """The runtime's resolver of context windows (``nyzhi.provider.limits``), with the main
-    model's resolved already (the server asked if worth it), and its one-time notice when
-    that window is a default (or None)."""
+def limits_resolver(config: Any, provider: pt.Provider, options: Any) -> Any:
+    """The runtime's resolver of context windows (``nyzhi.provider.limits``). It asks the
+    server on the provider's own client when the provider has one (no second TLS context
+    is built, and the first request reuses the connection the question opened)."""
     from nyzhi.config.paths import cache_dir
     from nyzhi.provider.limits import ConfiguredLimits, LimitsResolver
 
     spec = getattr(provider, "spec", None)
     name = spec.name if spec is not None else getattr(provider, "name", "")
-    resolver = LimitsResolver(
+    return LimitsResolver(
         spec, ConfiguredLimits.from_entry(name, config.provider.get(name)),
         cache_dir=cache_dir(options.env) if spec is not None else None,
+        client=getattr(provider, "client", None),
     )
-    main = await resolver.resolve(provider.model)
-    return resolver, resolver.notice(main)
+
+
 async def _first_listed_model(spec: Any) -> Any:
     """``spec`` on the first model its server lists (LM Studio, vLLM: the model loaded)."""
     from nyzhi.core.errors import describe_error

@@ -163,13 +163,24 @@ class SessionPrompt:
         self.parts = attrs.evolve(self.parts, model=model)
         self._key = None
 
-    def tools(self, schemas: Callable[[], Sequence[Any]]) -> Callable[[], list[Any]]:
+    def tools(self, schemas: Callable[[], Sequence[Any]]) -> Callable[[], Sequence[Any]]:
         """The tool schemas to send with this prompt: as they are, or in the compact profile
-        with each description cut to its first sentence (the parameters stay described)."""
+        with each description cut to its first sentence (the parameters stay described).
+
+        Either way the same tuple comes back step after step until the tools change (the
+        tooling caches its schemas), so the turn loop measures them only then."""
         if not self.parts.compact:
-            return lambda: list(schemas())
-        return lambda: [attrs.evolve(t, description=first_sentence(t.description))
-                        for t in schemas()]
+            return schemas
+        made: list[Any] = [None, ()]  # (the full schemas, their compact form)
+
+        def compact() -> Sequence[Any]:
+            full = schemas()
+            if full is not made[0]:
+                made[:] = [full, tuple(attrs.evolve(t, description=first_sentence(t.description))
+                                       for t in full)]
+            return made[1]
+
+        return compact
 
     def describe(self, tool_schemas: Sequence[Any] = ()) -> dict[str, Any]:
         """The ``prompt`` field of ``session_start``: sizes, section names and the environment

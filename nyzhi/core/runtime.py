@@ -351,26 +351,33 @@ async def _assemble(stack: contextlib.AsyncExitStack, system: actors.ActorSystem
     bus = EventBus()
     approvals = ApprovalBroker(bus)
     provider, notice = await assembly.open_provider(stack, system, config, options)
-    limits, window_notice = await assembly.open_limits(config, provider, options)
-    tooling = assembly.build_tooling(config, workspace, options, approvals)
-    # Every request to the model leaves through the redactor (system prompt included).
-    provider = RedactingProvider(provider, tooling.redactor)
-    tooling.context.leases.wait = config.agent.agents.write_lease_wait
-    catalog, role_notes = assembly.load_roles(config, workspace, tooling)
-    hooks, notes = assembly.build_hooks(config, workspace, options.cwd,
-                                        claude=project_trust.claude_hooks)
-    _store, writer, resumed = assembly.open_session(options, workspace, provider)
-    bus.redactor = tooling.redactor  # known secrets never reach an event or the log
-    if writer is not None:
-        writer.redactor = tooling.redactor
-    session_id = writer.id if writer else (resumed.id if resumed else uuid.uuid4().hex)
-    tooling.context.session_id = hooks.session_id = session_id
-    # MCP: one pool under /mcp for every agent; servers connect in the background.
-    mcp = await assembly.open_mcp(system, config, workspace, options, tooling.registry,
-                                  approvals, bus.publish)
-    auto_context = await assembly.open_index(
-        system, config, workspace.root, bus.publish, tooling.registry, options.env)
-    knowledge = await load_session_knowledge(config, workspace.root, session_id, options.env)
+    limits = assembly.limits_resolver(config, provider, options)
+    async with trio.open_nursery() as asking:
+        # The server is asked for the main model's window (when worth asking) while the rest is
+        # assembled: the question overlaps the CPU work below instead of preceding it, and it
+        # runs on the provider's own client, whose connection the first request then reuses.
+        asking.start_soon(limits.resolve, provider.model)
+        tooling = assembly.build_tooling(config, workspace, options, approvals)
+        # Every request to the model leaves through the redactor (system prompt included).
+        provider = RedactingProvider(provider, tooling.redactor)
+        tooling.context.leases.wait = config.agent.agents.write_lease_wait
+        catalog, role_notes = assembly.load_roles(config, workspace, tooling)
+        hooks, notes = assembly.build_hooks(config, workspace, options.cwd,
+                                            claude=project_trust.claude_hooks)
+        _store, writer, resumed = assembly.open_session(options, workspace, provider)
+        bus.redactor = tooling.redactor  # known secrets never reach an event or the log
+        if writer is not None:
+            writer.redactor = tooling.redactor
+        session_id = writer.id if writer else (resumed.id if resumed else uuid.uuid4().hex)
+        tooling.context.session_id = hooks.session_id = session_id
+        # MCP: one pool under /mcp for every agent; servers connect in the background.
+        mcp = await assembly.open_mcp(system, config, workspace, options, tooling.registry,
+                                      approvals, bus.publish)
+        auto_context = await assembly.open_index(
+            system, config, workspace.root, bus.publish, tooling.registry, options.env)
+        knowledge = await load_session_knowledge(config, workspace.root, session_id, options.env)
+    # Resolved now (the nursery waited for it): the agents are built knowing the window.
+    window_notice = limits.notice(limits.known(provider.model))
     base = _Assembly(
         options=options, config=config, system=system, bus=bus,
         approvals=approvals, provider=provider, tooling=tooling, catalog=catalog, hooks=hooks,

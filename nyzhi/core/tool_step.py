@@ -267,6 +267,8 @@ def _dump(arguments: dict[str, Any] | None) -> str:
 
 
 def _jsonable(meta: dict[str, Any]) -> dict[str, Any]:
+    if not meta:
+        return meta  # most results carry none: no trial serialisation per call
     try:
         json.dumps(meta)
         return meta

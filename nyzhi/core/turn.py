@@ -281,7 +281,7 @@ class TurnLoop:
         thinking: list[str] = []
         signature: str | None = None
         calls: dict[int, pt.ToolCall] = {}
-        usage = pt.Usage()
+        usage = NO_USAGE
         stop = "end_turn"
         settled = False
 
@@ -334,7 +334,7 @@ class TurnLoop:
                 await self._flush_results(list(calls.values()), {})
             raise
         await settle()
-        if usage != pt.Usage():
+        if _reported(usage):
             model = self._model_name()
             prompt_tokens = usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens
             self.calibration.observe(self._calibration_key(), prompt_tokens, sent_chars)
@@ -409,6 +409,8 @@ class TurnLoop:
         # The schemas are the same objects from step to step until the tool set changes (the
         # tooling caches them): measure them again only then.
         seen = self._tools_seen
+        if seen is tools:  # the tooling's cached tuple itself: nothing changed
+            return self._tools_chars
         if seen is None or len(seen) != len(tools) or any(
                 a is not b for a, b in zip(seen, tools, strict=True)):
             self._tools_seen, self._tools_chars = tools, schemas_chars(tools)
@@ -553,6 +555,16 @@ def _still_too_long(exc: ContextOverflowError, model: str) -> str:
         f"({figures}); the conversation is saved: resume it with a model with a larger "
         "window, or start a new session"
     )
+
+
+#: A step's usage until the provider reports some (frozen: one serves every step).
+NO_USAGE = pt.Usage()
+
+
+def _reported(usage: pt.Usage) -> bool:
+    """Any count is non-zero (a record comparison with ``Usage()`` costs more, every step)."""
+    return bool(usage.input_tokens or usage.output_tokens or usage.cache_read_tokens
+                or usage.cache_write_tokens)
 
 
 def _add_usage(a: pt.Usage, b: pt.Usage) -> pt.Usage:

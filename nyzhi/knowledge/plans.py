@@ -17,6 +17,7 @@ which stays byte-identical for the session. Leaving plan mode sends ``execute_pl
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from pathlib import Path
@@ -66,18 +67,21 @@ def render_plan(name: str, overview: str, body: str, todos: list[dict[str, Any]]
     )
 
 
-# What YAML does not read back as written (C0 and C1 controls, DEL, its own line breaks NEL,
-# LS and PS, surrogates, U+FFFE/F): JSON leaves them raw, so they are written as \uXXXX escapes,
-# which JSON and YAML read alike.
-_NOT_YAML = re.compile(
-    r"[^\x09\x0a\x0d\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]"
-)
+@functools.cache
+def _not_yaml() -> re.Pattern[str]:
+    """What YAML does not read back as written (C0 and C1 controls, DEL, its own line breaks
+    NEL, LS and PS, surrogates, U+FFFE/F): JSON leaves them raw, so they are written as \\uXXXX
+    escapes, which JSON and YAML read alike. Compiled at the first plan written, not at import
+    (its Unicode ranges take milliseconds to compile, on every start-up)."""
+    return re.compile(
+        r"[^\x09\x0a\x0d\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]"
+    )
 
 
 def _json(value: Any) -> str:
     """``value`` as one line of JSON that is also valid YAML."""
     text = json.dumps(value, ensure_ascii=False)
-    return _NOT_YAML.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    return _not_yaml().sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def read_plan(path: Path, root: Path | None = None) -> tuple[dict[str, Any], str]:

@@ -109,6 +109,12 @@ class HttpProvider:
         self._client = client if client is not None else make_client(spec)
         self._rng = rng or random.Random()
 
+    @property
+    def client(self) -> httpx.AsyncClient:
+        """The connection pool requests go through; others asking the same server (the
+        context-window resolver) share it rather than build a second TLS context."""
+        return self._client
+
     async def aclose(self) -> None:
         if self._owns_client:
             await self._client.aclose()

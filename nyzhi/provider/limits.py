@@ -278,7 +278,8 @@ class LimitsResolver:
         if not asked:
             return None
         found.setdefault(model, (None, None))  # asked, and it cannot tell: remembered too
-        self._store(found)
+        # An atomic write (two fsyncs) in a worker thread: the event loop goes on meanwhile.
+        await trio.to_thread.run_sync(self._store, found)
         return found[model]
 
 

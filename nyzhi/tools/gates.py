@@ -240,6 +240,8 @@ def target_paths(tool: Tool, args: dict[str, Any], ctx: ToolContext) -> list[Pat
     tool call would otherwise pay. The tools' own writes and scans run in worker threads."""
     fn = getattr(tool, "target_paths", None)
     raw = list(fn(args) or ()) if callable(fn) else []
+    if not raw:
+        return raw  # most calls name no path: no Path built for the cwd
     base = Path(ctx.cwd)
     return [Path(os.path.realpath(base / os.path.expanduser(os.fspath(p)))) for p in raw]
 
@@ -369,15 +371,17 @@ class Gates:
         if refusal:
             return _deny(DENY_RULES, refusal, paths, commands)
         # 5. trust-mode auto-approval
-        ok = GateDecision(True, TRUST, "", paths=tuple(paths), commands=tuple(commands))
+        def approve(reason: str, by: str) -> GateDecision:
+            return GateDecision(True, TRUST, reason, by, tuple(paths), tuple(commands))
+
         if read_only:
-            return attrs.evolve(ok, reason="read-only tool", approved_by="read_only")
+            return approve("read-only tool", "read_only")
         always_ask = name.lower() in _lower_set(self.trust.always_ask)
         protected = self._protected(paths, ctx)
         if protected is not None:
             # Configuration of what nyz or git runs: only the user may let it change.
             if self.trust.mode is TrustMode.FULL:
-                return attrs.evolve(ok, reason="trust mode full", approved_by="trust")
+                return approve("trust mode full", "trust")
             if self.approver is None:
                 return _deny(
                     APPROVAL,
@@ -388,26 +392,21 @@ class Gates:
             always_ask = True
         if not always_ask:
             if name in self.memory:
-                return attrs.evolve(
-                    ok, reason="approved always for this session", approved_by="session"
-                )
+                return approve("approved always for this session", "session")
             if self.trust.remember_approvals and name in await self._remembered(ctx):
-                return attrs.evolve(
-                    ok, reason="approved always in this workspace (agent.trust.remember_approvals)",
-                    approved_by="remembered",
-                )
+                return approve(
+                    "approved always in this workspace (agent.trust.remember_approvals)",
+                    "remembered")
             pattern = self.trust.auto_approves(name)
             if pattern is not None:
-                return attrs.evolve(
-                    ok, reason=f"agent.trust.auto_approve pattern {pattern!r}", approved_by="trust"
-                )
+                return approve(f"agent.trust.auto_approve pattern {pattern!r}", "trust")
             # A tool the config allow-lists where it is declared (an MCP server's allow_tools).
             listed = getattr(tool, "allow_listed_by", None)
             if listed:
-                return attrs.evolve(ok, reason=listed, approved_by="trust")
+                return approve(listed, "trust")
             why = self._auto_approval(tool, paths, ctx)
             if why:
-                return attrs.evolve(ok, reason=why, approved_by="trust")
+                return approve(why, "trust")
         # 6. ask
         return await self._ask(tool, args, ctx, call_id, paths, commands, always_ask)
 

@@ -172,3 +172,54 @@ async def test_mailbox_survives_restart(autojump_clock):
         assert ref.restarts == 1
         await ref.stop()
     assert seen == ["a", "b", "c"]
+
+
+async def test_waiting_senders_get_room_in_turn_and_a_cancelled_one_leaves_the_queue():
+    gate, seen = trio.Event(), []
+    async with actors.open_system() as system:
+        ref = system.spawn(Gate, gate, seen, mailbox_size=1, overflow=actors.Overflow.WAIT)
+        ref.tell_nowait("in-hand")
+        await trio.testing.wait_all_tasks_blocked()
+        ref.tell_nowait("queued")
+        async with trio.open_nursery() as nursery:
+            scopes = {}
+
+            async def sender(name: str) -> None:
+                with trio.CancelScope() as scopes[name]:
+                    await ref.tell(name)
+
+            for name in ("first", "second", "third"):
+                nursery.start_soon(sender, name)
+                await trio.testing.wait_all_tasks_blocked()  # parked in this order
+            scopes["second"].cancel()  # while parked waiting for room
+            await trio.testing.wait_all_tasks_blocked()
+            gate.set()
+        await trio.testing.wait_all_tasks_blocked()
+        assert scopes["second"].cancelled_caught
+        await ref.stop()
+    assert seen == ["in-hand", "queued", "first", "third"]
+
+
+async def test_senders_waiting_for_room_when_the_actor_stops_get_actor_dead():
+    gate, seen = trio.Event(), []
+    async with actors.open_system() as system:
+        ref = system.spawn(Gate, gate, seen, mailbox_size=1, overflow=actors.Overflow.WAIT,
+                           grace=0)
+        ref.tell_nowait("in-hand")
+        await trio.testing.wait_all_tasks_blocked()
+        ref.tell_nowait("queued")
+        refused: list[str] = []
+
+        async def sender(name: str) -> None:
+            try:
+                await ref.tell(name)
+            except actors.ActorDead:
+                refused.append(name)
+
+        async with trio.open_nursery() as nursery:
+            for name in ("a", "b"):
+                nursery.start_soon(sender, name)
+            await trio.testing.wait_all_tasks_blocked()
+            await ref.stop()  # grace 0: cancelled mid-message, the mailbox closes
+    assert sorted(refused) == ["a", "b"]
+    assert seen == []

@@ -132,13 +132,17 @@ async def test_init_scaffolds_the_project_and_help_lists_the_commands(
             await pane.keys("C-l")
             await say(pane, "/help")
             await pane.wait_for("keys: Enter send")
-            await pane.keys("PageUp")
-            screen = await pane.wait_for("/model")
-            for line in ("/init ", "/mcp ", "/model ", "/spawn "):
-                assert line in screen, screen
-            await pane.keys("PageDown")
-            screen = await pane.wait_for("/subagent-config")
-            assert "/team " in screen
+            # The list is longer than the 24-row screen: page up to its start, then down to its
+            # end, keeping every screen seen on the way.
+            await pane.keys("PageUp", "PageUp", "PageUp")
+            shown = seen = await pane.wait_for("commands:")
+            while "keys: Enter send" not in shown:
+                await pane.keys("PageDown")
+                shown = await pane.wait_for(lambda s, before=shown: s != before)
+                seen += shown
+            for line in ("/init ", "/mcp ", "/model ", "/spawn ", "/subagent-config", "/team ",
+                         "/thinking "):
+                assert line in seen, seen
 
 
 async def test_a_custom_command_is_completed_listed_and_sent_as_its_prompt(

@@ -37,6 +37,7 @@ from typing import Any
 import attrs
 
 from nyzhi import records
+from nyzhi.config.claude_settings import SETTINGS_FILES
 from nyzhi.config.errors import ConfigError
 from nyzhi.config.loader import LoadedConfig, load_config, read_layer
 from nyzhi.config.modes import SandboxLevel, TrustMode
@@ -44,7 +45,6 @@ from nyzhi.config.textfile import check_nesting
 
 PROJECT_LAYERS = ("project", "local")
 TRUST_KEY = "project"
-CLAUDE_SETTINGS = ("settings.json", "settings.local.json")
 # Keys under [agent.trust] / [agent.sandbox] that only tighten (or, remember_approvals, only
 # keep the user's own answers): never gated.
 KEEP_TRUST = ("deny_tools", "deny_paths", "deny_commands", "always_ask", "remember_approvals")
@@ -120,7 +120,7 @@ def strip_gated(name: str, raw: dict) -> dict:
 
 def _claude_hooks(root: Path) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    for name in CLAUDE_SETTINGS:
+    for name in SETTINGS_FILES:
         path = root / ".claude" / name
         try:
             text = path.read_text(encoding="utf-8", errors="replace")

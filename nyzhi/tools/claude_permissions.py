@@ -32,7 +32,6 @@ sandbox's own handling of ``.claude/settings*.json`` can share it.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Mapping
@@ -42,11 +41,8 @@ from typing import Any
 import attrs
 
 from nyzhi import records
-from nyzhi.config.errors import ConfigError
-from nyzhi.config.textfile import read_config_text
 from nyzhi.tools import claude_names
 
-SETTINGS_FILES = ("settings.json", "settings.local.json")
 LISTS = ("allow", "deny", "ask")
 _RULE = re.compile(r"^\s*([A-Za-z_][\w-]*)\s*(?:\((.*)\))?\s*$", re.S)
 _FILE_TOOLS = frozenset({"read", "write", "edit", "multi_edit", "glob", "grep", "list_dir"})
@@ -66,22 +62,12 @@ def read_claude_permissions(workspace_root: Path | str) -> tuple[list[SettingsFi
     """The ``permissions`` lists of the workspace's Claude Code settings files, and notes for
     files that cannot be read or are not the shape Claude Code writes. A missing file is
     fine: it is another tool's config."""
+    from nyzhi.config.claude_settings import read_settings
+
     found: list[SettingsFile] = []
-    notes: list[str] = []
-    for name in SETTINGS_FILES:
-        path = Path(workspace_root) / ".claude" / name
-        try:
-            text = read_config_text(path, "json")
-        except ConfigError as exc:
-            notes.append(f"{exc}; its hooks and permission rules are ignored")
-            continue
-        if text is None:
-            continue
-        try:
-            data = json.loads(text)
-        except ValueError as exc:
-            notes.append(f"{path}: not valid JSON ({exc}); its hooks and permission rules are ignored")
-            continue
+    files, notes = read_settings(workspace_root)
+    for settings in files:
+        path, text, data = settings.path, settings.text, settings.data
         perms = data.get("permissions") if isinstance(data, dict) else None
         if perms is None:
             continue

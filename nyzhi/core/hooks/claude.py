@@ -27,12 +27,9 @@ it is another tool's config.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
-from nyzhi.config.errors import ConfigError
-from nyzhi.config.textfile import read_config_text
 from nyzhi.core.hooks.spec import HookConfigError, HookSpec
 
 CLAUDE_EVENTS = {
@@ -46,28 +43,17 @@ CLAUDE_EVENTS = {
     "SubagentStop": "subagent_stop",
 }
 CLAUDE_DEFAULT_TIMEOUT = 60.0
-SETTINGS_FILES = ("settings.json", "settings.local.json")
 _TOOL_MATCHED = frozenset({"PreToolUse", "PostToolUse"})
 
 
 def load_claude_hooks(workspace_root: str | Path) -> tuple[list[HookSpec], list[str]]:
     """(specs, notes) from the workspace's Claude Code settings files, in file order."""
+    from nyzhi.config.claude_settings import read_settings
+
     specs: list[HookSpec] = []
-    notes: list[str] = []
-    for name in SETTINGS_FILES:
-        path = Path(workspace_root) / ".claude" / name
-        try:
-            text = read_config_text(path, "json")
-        except ConfigError as exc:  # unreadable, not UTF-8, nested too deeply
-            notes.append(f"{exc}; its hooks and permission rules are ignored")
-            continue
-        if text is None:
-            continue
-        try:
-            data = json.loads(text)
-        except ValueError as exc:
-            notes.append(f"{path}: not valid JSON ({exc}); its hooks and permission rules are ignored")
-            continue
+    files, notes = read_settings(workspace_root)
+    for settings in files:
+        path, data = settings.path, settings.data
         hooks = data.get("hooks") if isinstance(data, dict) else None
         if hooks is None:
             continue

@@ -159,8 +159,9 @@ async def _memory_and_latency(agents: int, keys: int) -> dict[str, float]:
                 await term.until(b"first answer done")
                 rss = term.rss_mb()
                 for i in range(agents):
-                    await term.send(f"/spawn a{i} SUBTASK {i}\r".encode())
-                    await term.until(f"started a{i}-1".encode(), fresh=True)
+                    # a real role: an unknown one is refused since roles resolve strictly
+                    await term.send(f"/spawn worker SUBTASK {i}\r".encode())
+                    await term.until(f"started worker-{i + 1}".encode(), fresh=True)
                 await trio.sleep(1.0)  # let all of them stream (load, not synchronisation)
                 latencies = []
                 for i in range(keys):

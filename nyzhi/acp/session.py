@@ -32,6 +32,7 @@ from nyzhi.acp.jsonrpc import Connection, RpcError
 from nyzhi.acp.updates import UpdateRenderer, proposed_diffs
 from nyzhi.config.modes import TrustMode
 from nyzhi.core import events as ev
+from nyzhi.core.tool_step import ApprovalAnswer
 
 STOP_REASONS = {"end_turn": "end_turn", "cancelled": "cancelled", "max_steps": "max_turn_requests",
                 "max_tokens": "max_tokens", "refusal": "refusal"}
@@ -44,9 +45,9 @@ MODE_NAMES = {
     PLAN_MODE: ("Plan", "read-only tools: research and write a plan"),
 }
 PERMISSION_OPTIONS = (
-    s.PermissionOption("approve", "Allow once", "allow_once"),
-    s.PermissionOption("always", "Allow always (this session)", "allow_always"),
-    s.PermissionOption("deny", "Reject", "reject_once"),
+    s.PermissionOption(ApprovalAnswer.APPROVE, "Allow once", "allow_once"),
+    s.PermissionOption(ApprovalAnswer.ALWAYS, "Allow always (this session)", "allow_always"),
+    s.PermissionOption(ApprovalAnswer.DENY, "Reject", "reject_once"),
 )
 
 
@@ -200,15 +201,14 @@ class AcpSession:
                                       status="pending", content=content or None,
                                       locations=shown.locations or None),
             PERMISSION_OPTIONS)
-        answer = "deny"
+        answer = ApprovalAnswer.DENY
         try:
             reply = s.read_params(
                 await self.conn.request("session/request_permission", s.write(params)),
                 s.RequestPermissionResult, "session/request_permission result")
-            if reply.outcome.outcome == "selected" and reply.outcome.option_id in (
-                    "approve", "always", "deny"):
-                answer = reply.outcome.option_id
-        except (RpcError, s.ParamsError):
+            if reply.outcome.outcome == "selected":
+                answer = ApprovalAnswer.parse(reply.outcome.option_id)
+        except (RpcError, s.ParamsError, ValueError):
             pass  # no answer, a cancelled one or one we cannot read: the call is declined
         with contextlib.suppress(KeyError):  # the turn was cancelled meanwhile
             await self.rt.answer_approval(ask.request_id, answer)

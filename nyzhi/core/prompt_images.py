@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from nyzhi.provider.images import ImageError, load_image, looks_like_image_path
+from nyzhi.provider.images import ImageError, image_from_bytes, load_image, looks_like_image_path
 from nyzhi.provider.models import model_info
 from nyzhi.provider.types import ImagePart
 
@@ -38,17 +38,32 @@ def mentioned_paths(text: str) -> list[str]:
     return found
 
 
-def prompt_images(text: str, cwd: Path, given: Iterable[ImagePart | str | Path] = ()) -> tuple[ImagePart, ...]:
+def prompt_images(text: str, cwd: Path, given: Iterable[ImagePart | str | Path] = (),
+                  workspace_root: Path | None = None) -> tuple[ImagePart, ...]:
     """``given`` (images, or paths as ``-i`` gives them) then the images ``text`` mentions
     that exist; ``ImageError`` naming a given path that is no image. A mention of a missing
-    file is left as text (an ``@name.png`` can be something else)."""
+    file is left as text (an ``@name.png`` can be something else).
+
+    A mention is read like every prompt file (``config.prompt_files``): one resolving outside
+    the workspace and nyz's config folders (a planted symlink), or into /proc, /sys or /dev,
+    is left as text. A ``-i`` path is the person's explicit choice and is read as given."""
+    from nyzhi.config.prompt_files import PromptFileRefused, prompt_roots, read_prompt_bytes
+
     images: list[ImagePart] = []
     for item in given:
         images.append(item if isinstance(item, ImagePart) else load_image(_resolve(str(item), cwd), str(item)))
+    roots = prompt_roots(workspace_root if workspace_root is not None else cwd)
     for raw in mentioned_paths(text):
         path = _resolve(raw, cwd)
-        if path.is_file():
-            images.append(load_image(path, raw))
+        if not path.is_file():
+            continue
+        try:
+            data = read_prompt_bytes(path, roots)
+        except PromptFileRefused:
+            continue
+        except OSError as exc:
+            raise ImageError(f"cannot read image {raw}: {exc.strerror or exc}") from None
+        images.append(image_from_bytes(data, raw))
     seen: set[str] = set()
     unique = []
     for image in images:

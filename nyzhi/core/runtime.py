@@ -148,7 +148,8 @@ class Runtime:
         or the model takes none."""
         from nyzhi.core.prompt_images import check_vision, prompt_images
 
-        attached = prompt_images(text, self.tooling.context.cwd, images)
+        attached = prompt_images(text, self.tooling.context.cwd, images,
+                                 self.tooling.context.workspace_root)
         check_vision(self.model, attached)
         handle: TurnHandle = await self.main.ask(UserInput(text, attached))
         await self.agents.watch_main(handle)

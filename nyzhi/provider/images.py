@@ -84,6 +84,11 @@ def load_image(path: Path | str, shown: str | None = None) -> ImagePart:
         raise ImageError(f"{name} is a directory, not an image") from None
     except OSError as exc:
         raise ImageError(f"cannot read image {name}: {exc.strerror or exc}") from None
+    return image_from_bytes(data, name)
+
+
+def image_from_bytes(data: bytes, name: str) -> ImagePart:
+    """``data`` as an image; ``ImageError`` naming it when it is not one."""
     media_type = sniff(data[:16])
     if media_type is None:
         raise ImageError(f"{name} is not a PNG, JPEG, GIF or WebP image")

@@ -224,3 +224,24 @@ async def test_redaction_leaves_image_bytes_intact(workspace, home, configure):
     assert "my key is" in said and "sk-test-key" not in said  # the text is redacted
     assert [data for _, _, data in images_in("openai", first)] == [picture]
     assert [data for _, _, data in images_in("openai", second)] == [picture, picture]
+
+
+async def test_a_mention_resolving_outside_the_workspace_is_not_attached(
+        workspace, home, configure, tmp_path):
+    """``@name.png`` is read like every prompt file: a symlink the agent could have planted,
+    pointing at an image outside the workspace (or a link chain to one), is left as text,
+    while an image inside the workspace is attached (the control)."""
+    outside = tmp_path / "private"
+    outside.mkdir()
+    png(outside / "secret.png", (8, 8), "blue")
+    (workspace / "leak.png").symlink_to(outside / "secret.png")
+    (workspace / "hop.png").symlink_to(workspace / "leak.png")
+    (workspace / "pics").symlink_to(outside, target_is_directory=True)
+    picture = png(workspace / "shot.png", (16, 16))
+    async with open_fake_llm(script=[reply("seen")]) as server:
+        configure(workspace, server.url_for("openai"))
+        proc = await run_nyz(workspace, home, "run",
+                             "compare @leak.png @hop.png @pics/secret.png and @shot.png")
+    assert proc.returncode == 0, proc.stderr.decode()
+    [(_, media, data)] = images_in("openai", server.requests[0].json)
+    assert (media, data) == ("image/png", picture)

@@ -24,7 +24,6 @@ from nyzhi import records
 from nyzhi.config.modes import ApiStyle
 from nyzhi.provider.types import ImagePart
 
-MEDIA_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
 _SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".webp")
 
 
@@ -103,7 +102,9 @@ def describe(image: ImagePart) -> str:
 
 
 class _Cache(OrderedDict):
-    """A small LRU of fitted/encoded images by content hash (a thread rarely has many)."""
+    """A small LRU of fitted/encoded images keyed by their bytes (a thread rarely has many).
+    A ``bytes`` object computes its hash once and keeps it, so a lookup on every re-sent step
+    costs a dict probe, where a SHA-256 of the content would cost a pass over every byte."""
 
     def __init__(self, size: int = 32) -> None:
         super().__init__()
@@ -124,7 +125,7 @@ def fitted(image: ImagePart, api_style: str) -> ImagePart:
     """``image`` within ``api_style``'s limit: as it is when it fits, else downscaled (aspect
     kept) to the longest edge allowed, and re-encoded smaller until under the byte limit."""
     limit = LIMITS.get(api_style, LIMITS[ApiStyle.OPENAI])
-    key = (image.sha256, limit)
+    key = (image.data, limit)
     cached = _FITTED.get(key)
     if cached is None:
         cached = _downscale(image, limit)
@@ -160,7 +161,7 @@ def _downscale(image: ImagePart, limit: ImageLimit) -> ImagePart:
 
 def base64_of(image: ImagePart) -> str:
     """The image's bytes in base64 (cached: the thread is re-sent every step)."""
-    key = image.sha256
+    key = image.data
     cached = _ENCODED.get(key)
     if cached is None:
         cached = base64.b64encode(image.data).decode("ascii")
@@ -168,8 +169,10 @@ def base64_of(image: ImagePart) -> str:
     return cached
 
 
-def data_url(image: ImagePart) -> str:
-    return f"data:{image.media_type};base64,{base64_of(image)}"
+def data_url(image: ImagePart, api_style: str) -> str:
+    """``image`` fitted to ``api_style`` as a ``data:`` URL (the OpenAI formats take these)."""
+    media_type, data = encoded(image, api_style)
+    return f"data:{media_type};base64,{data}"
 
 
 def encoded(image: ImagePart, api_style: str) -> tuple[str, str]:

@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import Any
 
 from nyzhi.provider.errors import ProviderStreamError
-from nyzhi.provider.images import encoded
+from nyzhi.provider.images import data_url
 from nyzhi.provider.output_schema import SCHEMA_NAME
 from nyzhi.provider.spec import ProviderSpec
 from nyzhi.provider.types import (
@@ -45,8 +45,7 @@ FINISH = {
 
 
 def _image_part(image: ImagePart, style: str) -> dict[str, Any]:
-    media_type, data = encoded(image, style)
-    return {"type": "image_url", "image_url": {"url": f"data:{media_type};base64,{data}"}}
+    return {"type": "image_url", "image_url": {"url": data_url(image, style)}}
 
 
 def encode_messages(system: str, messages: tuple[Message, ...],

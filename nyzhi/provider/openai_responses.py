@@ -26,7 +26,7 @@ from typing import Any
 
 from nyzhi.config.modes import ApiStyle
 from nyzhi.provider.errors import ProviderStreamError
-from nyzhi.provider.images import encoded
+from nyzhi.provider.images import data_url
 from nyzhi.provider.output_schema import SCHEMA_NAME
 from nyzhi.provider.spec import ProviderSpec
 from nyzhi.provider.types import (
@@ -55,8 +55,7 @@ def reasoning_items(signature: str | None) -> list[dict[str, Any]]:
 
 
 def _image_part(image: ImagePart) -> dict[str, Any]:
-    media_type, data = encoded(image, ApiStyle.OPENAI_RESPONSES)
-    return {"type": "input_image", "image_url": f"data:{media_type};base64,{data}"}
+    return {"type": "input_image", "image_url": data_url(image, ApiStyle.OPENAI_RESPONSES)}
 
 
 def encode_input(messages: tuple[Message, ...]) -> list[dict[str, Any]]:

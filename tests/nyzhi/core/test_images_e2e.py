@@ -91,6 +91,7 @@ async def test_image_flag_and_mention_downscaled_stored_once_and_resumed(
     (_, _, scaled), (_, media, original) = sent
     assert max(size_of(scaled)) == edge and size_of(scaled)[0] == 4 * size_of(scaled)[1]
     assert original == small and media in ("image/png", "")  # within limits: as it was
+    assert max(size_of(big)) > edge  # precondition: the big image had to be scaled
     assert len(scaled) < len(big) or max(size_of(big)) > edge
     # the session keeps each image once, by hash, beside a log that holds no image bytes
     session_id = json_lines(first.stdout)[-1]["session_id"]

@@ -143,6 +143,7 @@ async def test_a_planted_link_never_reaches_the_system_prompt(
         proc = await nyz_run(workspace, home, "hi")
     assert_kept_out(server, proc)
     assert server.requests[0].system_text(), "no system prompt was sent"
+    assert len(server.requests[1].tool_results()) == len(SKILLS)
     assert all(r.startswith("no skill named") for r in server.requests[1].tool_results())
     err = proc.stderr.decode()
     if named:

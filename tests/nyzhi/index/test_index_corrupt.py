@@ -133,4 +133,5 @@ async def test_a_corrupt_vector_graph_is_rebuilt_from_sqlite(workspace, home, co
             # only the queries were embedded: the chunks' vectors came from SQLite
             inputs = [r.json["input"] for r in server.requests[embedded:]
                       if r.path == "/v1/embeddings"]
+            assert inputs, "no query was embedded: the search did not use the vectors"
             assert all(len(i) == 1 and "retry.py" not in i[0] for i in inputs), inputs

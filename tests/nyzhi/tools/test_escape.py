@@ -365,6 +365,8 @@ async def test_core_worktree_cannot_point_the_git_tools_outside_the_workspace(
     _git(workspace, "config", "core.worktree", str(outside))
     calls = [("git_status", {}), ("git_commit", {"message": "all"}), ("git_show", {"ref": "HEAD"})]
     proc, results, _ = await _nyz(workspace, home, configure, calls, "--trust", "full")
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert len(results) == 3, results  # the three git tools ran and answered the model
     assert all("stolen.txt" not in r and "OUTSIDE-SECRET" not in r for r in results), results
 
 

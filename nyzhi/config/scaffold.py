@@ -6,6 +6,7 @@ are valid if uncommented (a test checks this); ``## `` lines are prose.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from nyzhi import records
@@ -122,9 +123,8 @@ def ignore_runtime_files(under: Path) -> None:
     if nyzhi is None:
         return
     path = nyzhi / ".gitignore"
-    try:
-        text = path.read_text(encoding="utf-8") if path.is_file() else ""
-    except (OSError, UnicodeDecodeError):
+    text = _own_ignore_file(nyzhi, path)
+    if text is None:
         return
     have = {line.strip() for line in text.splitlines()}
     missing = [p for p in RUNTIME_IGNORES if p not in have and p.strip("/") not in have
@@ -137,6 +137,37 @@ def ignore_runtime_files(under: Path) -> None:
         atomic_write(path, f"{text}{lead}{chr(10) if text else ''}{added}\n".encode())
     except OSError:
         return
+
+
+def _own_ignore_file(nyzhi: Path, path: Path) -> str | None:
+    """The text of ``.nyzhi/.gitignore`` ("" when absent), or None to leave it alone.
+
+    nyz runs this unsandboxed, so the file is read only when it is a plain file of its own: a
+    ``.nyzhi`` folder or ``.gitignore`` that is a symlink (or a hard link to another file) may
+    have been planted to make nyz copy what it points at (``/proc/self/environ``) into the
+    workspace, where ``git_commit`` would commit it. The read itself refuses a symlink
+    (``O_NOFOLLOW``), so one swapped in after the check fails too."""
+    import stat
+
+    if os.path.islink(nyzhi):
+        return None
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return ""
+    except OSError:
+        return None
+    if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1:
+        return None
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return None
+    try:
+        with os.fdopen(fd, "rb") as fh:
+            return fh.read(1 << 20).decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
 
 
 def scaffold(root: Path) -> ScaffoldReport:

@@ -51,7 +51,7 @@ KEEP_TRUST = ("deny_tools", "deny_paths", "deny_commands", "always_ask", "rememb
 KEEP_SANDBOX = ("hide",)
 _NAMES = {"agent.hooks": "hooks", "hooks": "hooks", "mcp.servers": "MCP servers",
           "nodes": "nodes", "agent.trust": "trust settings", "agent.sandbox": "sandbox settings",
-          "shell.env.exclude": "environment settings"}
+          "shell.env.exclude": "environment settings", "permissions.allow": "permission rules"}
 
 
 @records.frozen
@@ -67,6 +67,12 @@ class ProjectTrust:
     @property
     def claude_hooks(self) -> bool:
         """Whether the hooks of ``.claude/settings*.json`` may run."""
+        return self.approved
+
+    @property
+    def claude_allow(self) -> bool:
+        """Whether the ``permissions.allow`` rules of ``.claude/settings*.json`` may approve
+        tools without asking (deny and ask rules only tighten, so they always apply)."""
         return self.approved
 
 
@@ -118,8 +124,10 @@ def strip_gated(name: str, raw: dict) -> dict:
     return raw
 
 
-def _claude_hooks(root: Path) -> dict[str, Any]:
-    out: dict[str, Any] = {}
+def _claude_gated(root: Path) -> dict[str, dict[str, Any]]:
+    """Per Claude settings file, what needs approval: its hooks (they run programs) and its
+    ``permissions.allow`` rules (they approve tools without asking, as ``auto_approve``)."""
+    out: dict[str, dict[str, Any]] = {}
     for name in SETTINGS_FILES:
         path = root / ".claude" / name
         try:
@@ -129,11 +137,18 @@ def _claude_hooks(root: Path) -> dict[str, Any]:
         try:
             check_nesting(text, path, "json")  # hostile nesting: ConfigError, not RecursionError
             data = json.loads(text)
-            hooks = data.get("hooks") if isinstance(data, dict) else None
         except (ValueError, ConfigError):
-            hooks = text  # unparsable: its hooks are skipped anyway; any change still counts
-        if hooks:
-            out[f".claude/{name}"] = hooks
+            out[f".claude/{name}"] = {"hooks": text}  # unusable, so unused; a change counts
+            continue
+        got: dict[str, Any] = {}
+        if isinstance(data, dict):
+            if data.get("hooks"):
+                got["hooks"] = data["hooks"]
+            perms = data.get("permissions")
+            if isinstance(perms, dict) and perms.get("allow"):
+                got["permissions.allow"] = perms["allow"]
+        if got:
+            out[f".claude/{name}"] = got
     return out
 
 
@@ -150,8 +165,8 @@ def gated_parts(loaded: LoadedConfig) -> dict[str, Any]:
         got = _gated(raw) if isinstance(raw, dict) else {}
         if got:
             parts[str(layer.path)] = got
-    for name, hooks in _claude_hooks(loaded.workspace.root).items():
-        parts[str(loaded.workspace.root / name)] = {"hooks": hooks}
+    for name, got in _claude_gated(loaded.workspace.root).items():
+        parts[str(loaded.workspace.root / name)] = got
     return parts
 
 

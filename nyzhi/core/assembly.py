@@ -371,7 +371,8 @@ def build_redactor(config: Any, env: Mapping[str, str], policy: EnvPolicy) -> Re
     return redactor
 
 
-def build_tooling(config: Any, workspace: Any, options: Any, broker: Any) -> Tooling:
+def build_tooling(config: Any, workspace: Any, options: Any, broker: Any, *,
+                  claude_allow: bool = False) -> Tooling:
     """The tools every agent starts from (``Tooling.for_agent`` gives each its own view)."""
     from nyzhi.tools.claude_permissions import with_claude_permissions
     from nyzhi.tools.executors import LocalExecutor
@@ -379,7 +380,8 @@ def build_tooling(config: Any, workspace: Any, options: Any, broker: Any) -> Too
 
     registry = default_registry()
     # .claude/settings*.json permission rules join the config's: deny rules hold headless too
-    trust, notices = with_claude_permissions(trust_policy(config), workspace.root, options.env)
+    trust, notices = with_claude_permissions(trust_policy(config), workspace.root, options.env,
+                                             allow=claude_allow)
     env_policy = EnvPolicy.from_config(config.shell.env)
     memory = ApprovalMemory()
     gates = Gates(

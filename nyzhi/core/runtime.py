@@ -358,7 +358,8 @@ async def _assemble(stack: contextlib.AsyncExitStack, system: actors.ActorSystem
         # assembled: the question overlaps the CPU work below instead of preceding it, and it
         # runs on the provider's own client, whose connection the first request then reuses.
         asking.start_soon(limits.resolve, provider.model)
-        tooling = assembly.build_tooling(config, workspace, options, approvals)
+        tooling = assembly.build_tooling(config, workspace, options, approvals,
+                                         claude_allow=project_trust.claude_allow)
         # Every request to the model leaves through the redactor (system prompt included).
         provider = RedactingProvider(provider, tooling.redactor)
         tooling.context.leases.wait = config.agent.agents.write_lease_wait

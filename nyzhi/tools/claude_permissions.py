@@ -184,9 +184,15 @@ def claude_permission_rules(
 
 
 def with_claude_permissions(policy: Any, workspace_root: Path | str,
-                            env: Mapping[str, str] | None = None) -> tuple[Any, list[str]]:
-    """``policy`` (a ``TrustPolicy``) with the workspace's Claude Code rules added."""
+                            env: Mapping[str, str] | None = None, *,
+                            allow: bool = True) -> tuple[Any, list[str]]:
+    """``policy`` (a ``TrustPolicy``) with the workspace's Claude Code rules added.
+    ``allow=False`` (the project's settings are not approved: ``config.project_trust``)
+    leaves out the ``allow`` rules, which would approve tools without asking; deny and ask
+    rules only tighten and always apply."""
     added, notes = claude_permission_rules(workspace_root, env)
+    if not allow:
+        added.pop("auto_approve", None)
     if not added:
         return policy, notes
     changes = {k: tuple(dict.fromkeys((*getattr(policy, k), *v))) for k, v in added.items()}

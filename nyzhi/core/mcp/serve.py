@@ -84,11 +84,12 @@ def build_tooling(args: argparse.Namespace, cwd: Path) -> Any:
     # With nobody to ask: nothing that needs approval, and a read-only sandbox, by default.
     trust = getattr(args, "trust", None) or TrustMode.OFF
     # The project's unapproved security settings and nodes are left out (project_trust).
-    loaded, _verdict = load_trusted(cwd, trust_full=trust == TrustMode.FULL)
+    loaded, verdict = load_trusted(cwd, trust_full=trust == TrustMode.FULL)
     sandbox = getattr(args, "sandbox", None) or SandboxLevel.READ_ONLY
     config = loaded.config.with_overrides(trust=trust, sandbox=sandbox)
     options = RuntimeOptions(cwd=cwd, trust=trust, sandbox=sandbox, interactive=False)
-    return assemble(config, loaded.workspace, options, broker=None)
+    return assemble(config, loaded.workspace, options, broker=None,
+                    claude_allow=verdict.claude_allow)
 
 
 def served_names(names: set[str], *, allow_subagents: bool, in_team: bool) -> set[str]:

@@ -214,3 +214,30 @@ async def test_a_permissions_deny_rule_refuses_a_bash_command_headless(
     err = proc.stderr.decode()
     assert "settings.json: Claude Code permission rules nyz cannot express" in err
     assert "allow: Bash(npm run test:*)" in err
+
+
+async def test_an_unapproved_claude_allow_rule_approves_nothing(workspace, home, configure):
+    """``permissions.allow`` approves tools without asking, so a cloned repo (or the sandboxed
+    agent) could plant it: like ``[agent.trust] auto_approve``, it counts only as the user
+    last approved it (``nyz config trust``). Vectors: settings.json and settings.local.json,
+    a bare tool name and an MCP-style name; the control approves and the call then runs."""
+    script = [reply(tool_calls=[tool_call("bash", {"command": "touch planted-ran.txt"})]),
+              reply("done")] * 3
+    async with open_fake_llm(script=script) as server:
+        configure(workspace, server.url_for("openai"))  # the user approved this config
+        for name in ("settings.json", "settings.local.json"):
+            settings = workspace / ".claude" / name
+            settings.parent.mkdir(exist_ok=True)
+            settings.write_text(json.dumps({"permissions": {"allow": ["Bash", "mcp__x"]}}))
+            proc = await run_nyz(workspace, home, "run", "go")  # headless, trust off
+            assert proc.returncode == 0, proc.stderr.decode()
+            assert not (workspace / "planted-ran.txt").exists(), name
+            assert "permission rules" in proc.stderr.decode()  # the notice says what was held
+            settings.unlink()
+        settings = workspace / ".claude" / "settings.json"
+        settings.write_text(json.dumps({"permissions": {"allow": ["Bash"]}}))
+        approved = await run_nyz(workspace, home, "config", "trust", "--yes")
+        assert approved.returncode == 0, approved.stderr.decode()
+        proc = await run_nyz(workspace, home, "run", "go")
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert (workspace / "planted-ran.txt").exists()  # approved: the allow rule applies

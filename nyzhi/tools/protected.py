@@ -46,7 +46,10 @@ def user_config_paths() -> list[Path]:
     from nyzhi.config import paths
 
     config = paths.config_dir()
-    found = [config, paths.data_dir(), paths.home_dir() / ".gitconfig", config.parent / "git"]
+    # the state dir holds the approvals (project trust): created before the sandbox starts,
+    # then masked, so a sandboxed command cannot make one up when it does not exist yet
+    found = [config, paths.data_dir(), paths.state_dir(), paths.home_dir() / ".gitconfig",
+             config.parent / "git"]
     return [Path(os.path.realpath(p)) for p in found]
 
 

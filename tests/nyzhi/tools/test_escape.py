@@ -755,6 +755,31 @@ async def test_a_workspace_at_home_cannot_write_the_users_own_config(home, confi
     assert not marker.exists()
 
 
+async def test_a_workspace_at_home_cannot_make_up_an_approval_in_a_missing_state_dir(
+        home, configure, tmp_path):
+    """The state dir holds the project-trust approvals. With HOME the workspace and no state
+    dir yet, a sandboxed command must not create one holding a forged approval: nyz creates
+    it before the sandbox starts and masks it, so what the command writes never lands."""
+    import shutil
+
+    from nyzhi.config import paths
+
+    _git(home, "init", "-q")
+    (home / ".nyzhi").mkdir(exist_ok=True)
+    state = paths.state_dir()
+    forge = (f"mkdir -p {state} && echo PLANTED-APPROVAL > {state}/approvals.json && "
+             f"cat {state}/approvals.json")
+    shutil.rmtree(state, ignore_errors=True)
+    assert not state.exists()
+    proc, results, _ = await _nyz(home, home, configure, [("bash", {"command": forge})],
+                                  "--trust", "full")
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert len(results) == 1, results
+    for path in state.rglob("*") if state.exists() else ():
+        if path.is_file():
+            assert "PLANTED-APPROVAL" not in path.read_text(errors="replace"), path
+
+
 @pytest.mark.parametrize("answer", ["y", "n"])
 async def test_the_console_asks_once_about_an_unapproved_project_hook(
         workspace, home, configure, tmp_path, answer):

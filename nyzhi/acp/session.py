@@ -236,13 +236,21 @@ class AcpSession:
             await self.rt.answer_question(ask.request_id, answer)
 
     async def _write_through(self, event: ev.ToolDone) -> None:
-        """Files the call changed, written through the client (its buffers show the edit)."""
+        """Files the call changed, written through the client (its buffers show the edit).
+
+        Read like a prompt file (``config.prompt_files``): a path swapped for a symlink out
+        of the workspace (``/proc/self/environ``) after the write is not sent."""
+        from nyzhi.config.prompt_files import prompt_roots, read_prompt_file
+        from nyzhi.config.workspace import find_root
+
+        roots = prompt_roots(find_root(self.cwd))
         for raw in event.metadata.get("paths") or ():
             path = Path(raw) if Path(raw).is_absolute() else self.cwd / raw
             try:
-                text = await trio.Path(path).read_text(encoding="utf-8")
+                text = await trio.to_thread.run_sync(
+                    lambda path=path: read_prompt_file(path, roots, errors="strict"))
             except (OSError, UnicodeDecodeError):
-                continue  # deleted, or not text: nothing for a buffer
+                continue  # deleted, refused, or not text: nothing for a buffer
             with contextlib.suppress(RpcError):
                 await self.conn.request("fs/write_text_file", s.write(
                     s.WriteTextFileParams(self.id, str(path), text)))

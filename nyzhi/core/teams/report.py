@@ -28,6 +28,15 @@ def alive(pid: Any) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] != "Z" and b"nyzhi" in cmdline
 
 
+def live_status(st: dict[str, Any]) -> str:
+    """A member's status word from its status file, checked against its pid: a member whose
+    process is gone reads "stopped" (it was idle) or "dead (<what it said>)"."""
+    status = st.get("status") or "not started"
+    if status not in ("stopped", "not started") and not alive(st.get("pid")):
+        status = "stopped" if status in ("idle",) else f"dead ({status})"
+    return status
+
+
 def team_status(name: str, env: Any = None) -> dict[str, Any]:
     from nyzhi.teams.store import TeamStore
 
@@ -37,10 +46,8 @@ def team_status(name: str, env: Any = None) -> dict[str, Any]:
     members = []
     for m in config.members:
         st = statuses.get(m.name, {})
-        status = st.get("status") or "not started"
+        status = live_status(st)
         pid = st.get("pid")
-        if status not in ("stopped", "not started") and not alive(pid):
-            status = "stopped" if status in ("idle",) else f"dead ({status})"
         members.append({
             "name": m.name, "role": "lead" if m.agent_type == "leader" else m.role,
             "model": m.model or config.default_model, "status": status, "pid": pid,

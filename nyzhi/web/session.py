@@ -107,10 +107,11 @@ class WebSession:
         elif isinstance(event, ev.TurnStart | ev.TurnComplete):
             running = isinstance(event, ev.TurnStart)
             node = self.agents[path]
-            if node.status in ("idle", "running", "completed"):
+            if node.status in (ev.AgentState.IDLE, ev.AgentState.RUNNING,
+                               ev.AgentState.COMPLETED):
                 self.agents[path] = p.AgentNode(
-                    path, "running" if running else "idle", node.detail, node.step,
-                    node.tokens, node.cost_usd)
+                    path, ev.AgentState.RUNNING if running else ev.AgentState.IDLE,
+                    node.detail, node.step, node.tokens, node.cost_usd)
             if path == ev.MAIN_AGENT:
                 self.busy = running
             if not running:
@@ -119,9 +120,9 @@ class WebSession:
                         del self.pending[rid]
         elif isinstance(event, ev.ApprovalRequest | ev.UserQuestion):
             self.pending[event.request_id] = data
-        elif isinstance(event, ev.ToolDone | ev.ToolStart):
+        elif isinstance(event, ev.ToolDone):  # an approval its call no longer waits for
             for rid, ask in list(self.pending.items()):
-                if ask.get("call_id") == event.call_id and isinstance(event, ev.ToolDone):
+                if ask.get("call_id") == event.call_id:
                     del self.pending[rid]
 
     # ---- viewers ---------------------------------------------------------------------

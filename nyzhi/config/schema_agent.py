@@ -16,12 +16,17 @@ from nyzhi.config.durations import Duration
 from nyzhi.config.modes import SandboxLevel, TrustMode
 from nyzhi.config.thinking import ThinkingLevel
 
-HookEvent = Literal[
+# The hook events, in the order docs/config.md lists them: the one definition (the hook
+# runner, the config schema and the docs test read it). ``HOOK_EVENT_ALIASES`` are older
+# nyzhi names for the same moments, accepted in configs.
+HOOK_EVENTS = (
     "session_start", "session_end", "user_prompt_submit", "pre_tool_use", "post_tool_use",
     "post_tool_use_failure", "permission_request", "notification", "after_edit", "after_turn",
-    "subagent_start", "subagent_stop", "subagent_end", "compact_context", "worktree_create",
-    "worktree_remove", "config_change", "teammate_idle", "task_completed",
-]
+    "subagent_start", "subagent_stop", "compact_context", "worktree_create", "worktree_remove",
+    "config_change", "teammate_idle", "task_completed",
+)
+HOOK_EVENT_ALIASES = {"subagent_end": "subagent_stop"}
+HookEvent = Literal[*HOOK_EVENTS, *HOOK_EVENT_ALIASES]  # type: ignore[valid-type]
 
 
 LISTING_BUDGET_CHARS = 6000  # [agent] listing_budget_chars' default (docs/config.md)

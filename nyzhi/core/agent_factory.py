@@ -40,7 +40,7 @@ from nyzhi.core.hooks import HookRunner
 from nyzhi.core.prompt import PromptParts, SessionPrompt, agent_parts
 from nyzhi.core.sessions.store import Session
 from nyzhi.core.state_record import StateKeeper
-from nyzhi.core.tool_step import ApprovalBroker, GatedToolStep
+from nyzhi.core.tool_step import ApprovalBroker, GatedToolStep, PermissionHooks
 from nyzhi.core.turn import TurnLoop, TurnSettings
 from nyzhi.provider import types as pt
 from nyzhi.provider.models import cost, model_info
@@ -206,6 +206,8 @@ class AgentFactory:
 
             fenced = fence_tools(spec.fence, tooling.registry, tooling.gates, tooling.context)
             tooling = Tooling(fenced.registry, fenced.gates, fenced.context, tooling.memory)
+        if self.hooks.has("permission_request") or self.hooks.has("notification"):
+            tooling.gates.permission_hook = PermissionHooks(self.hooks, spec.path)
         if spec.team is not None or spec.workdir is not None:
             tooling.context.team_name = spec.team
             tooling.context.team_member = spec.member
@@ -257,6 +259,8 @@ class AgentFactory:
             calibration=self.calibration,
         )
         step.no_images = _no_images(loop)
+        if self.hooks.has("compact_context"):
+            loop.before_compact = _compact_hooks(self.hooks, spec.path, loop)
         level = spec.thinking if spec.thinking is not None else self.thinking
         loop.thinking, notice = resolve_thinking(level, model)
         return Agent(spec, loop, tooling, system_prompt, (notice,) if notice else ())
@@ -291,6 +295,25 @@ class AgentFactory:
         if self.turn_context is not None and (context := await self.turn_context(typed)):
             prompt = f"{prompt}\n\n{context}"
         return prompt, None
+
+
+def _compact_hooks(
+    hooks: HookRunner, agent_path: str, loop: TurnLoop
+) -> Callable[[str, int], Awaitable[str]]:
+    """``compact_context`` hooks before a compaction: Claude Code's PreCompact payload
+    (``trigger`` manual or auto, ``custom_instructions``) plus nyzhi's ``reason`` (threshold,
+    overflow, manual) and the thread's size; their stdout is added to the summary's
+    instructions."""
+
+    async def fire(reason: str, tokens: int) -> str:
+        outcome = await hooks.fire("compact_context", {
+            "trigger": "manual" if reason == "manual" else "auto", "reason": reason,
+            "custom_instructions": loop.settings.compact_instructions, "before_tokens": tokens,
+            "agent": agent_path,
+        })
+        return outcome.context
+
+    return fire
 
 
 def _no_images(loop: TurnLoop) -> Callable[[], str | None]:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import math
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -98,6 +99,9 @@ class Runtime:
     mcp: Any = None  # nyzhi.core.mcp.McpPool: the MCP connections every agent shares
     teams: Any = None  # nyzhi.core.teams.control.TeamRuntime: this runtime's team members
     thinking_level: str | int | None = None  # the main agent's (``set_thinking``)
+    # The runtime's background nursery (``open_runtime``): where config_change hooks run.
+    background: trio.Nursery | None = None
+    _config_changes: trio.MemorySendChannel[dict[str, Any]] | None = None
 
     @property
     def tooling(self) -> Any:
@@ -180,11 +184,42 @@ class Runtime:
         from nyzhi.provider.models import model_info
 
         loop = self.main_agent.loop
+        previous = self.model
         loop.model = model
         loop.settings = attrs.evolve(
             loop.settings, context_window=model_info(model).context_window)
         self.main_agent.prompt.set_model(model)
         self.set_thinking(self.thinking_level)  # fitted to the new model
+        self.config_changed("model", previous, model)
+
+    def config_changed(self, key: str, previous: Any, value: Any, source: str = "command") -> None:
+        """A setting changed during the session (``/model``, ``/trust``, ``/thinking``,
+        ``/plan``, ``/subagent-config``): fire the ``config_change`` hooks in the background
+        (the front end does not wait for them), one change after another in the order they
+        happened, shielded, so leaving the runtime lets them finish."""
+        if previous == value or self.background is None or not self.hooks.has("config_change"):
+            return
+        payload = {"key": key, "previous": previous, "value": value, "source": source,
+                   "session_id": self.session_id}
+        if self._config_changes is None:
+            send, receive = trio.open_memory_channel[dict[str, Any]](math.inf)
+            self._config_changes = send
+            self.background.start_soon(self._fire_config_changes, receive)
+        self._config_changes.send_nowait(payload)
+
+    async def _fire_config_changes(self, changes: trio.MemoryReceiveChannel[dict[str, Any]]) -> None:
+        try:
+            async for payload in changes:
+                with trio.CancelScope(shield=True):
+                    await self.hooks.fire("config_change", payload)
+        finally:  # the runtime is closing: the changes still queued fire too
+            with trio.CancelScope(shield=True):
+                while True:
+                    try:
+                        payload = changes.receive_nowait()
+                    except (trio.WouldBlock, trio.EndOfChannel):
+                        break
+                    await self.hooks.fire("config_change", payload)
 
     def set_thinking(self, level: str | int | None) -> str | None:
         """Think at ``level`` (off, low, medium, high or a token budget) from the main agent's
@@ -192,14 +227,17 @@ class Runtime:
         take it as asked (clamped, or not sent to a model that does not reason)."""
         from nyzhi.provider.thinking import resolve_thinking
 
-        self.thinking_level = level
+        previous, self.thinking_level = self.thinking_level, level
         self.main_agent.loop.thinking, notice = resolve_thinking(level, self.model)
+        self.config_changed("thinking", previous, level)
         return notice
 
     def set_role_model(self, role: str, model: str | None) -> None:
         """Run subagents of ``role`` spawned from now on on ``model`` (None: as configured);
         the console's ``/subagent-config``."""
+        previous = self.agents.models.overrides.get(role)
         self.agents.models.set(role, model)
+        self.config_changed(f"subagent_model.{role}", previous, model or None)
 
     async def answer_approval(self, request_id: str, answer: ApprovalAnswer | str) -> None:
         """Answer an ``approval_request``. A string must be an ``ApprovalAnswer`` value
@@ -323,6 +361,7 @@ async def open_runtime(
             background.start_soon(assembly.ask_project_trust, base.approvals, base.tooling.context
                                   .workspace_root, trust, options.env)
         rt = await _start(base, tree, teams, main)
+        rt.background = background
         await membership.bind(rt)
         # Everything built so far (modules, config, tools, prompts) lives as long as the
         # process: move it out of the collector's view. A full collection walks every tracked

@@ -4,7 +4,9 @@
 (which may block a call; the hook's message goes back to the model), hands the rest to
 ``nyzhi.tools.execution.execute_calls`` (role fence, plan mode, sandbox, deny rules, trust,
 approval — in that order), turns tool events into runtime events tagged with the agent's
-path, then fires ``post_tool_use`` and, for successful file changes, ``after_edit``.
+path, then fires ``post_tool_use`` and, for a failed call, ``post_tool_use_failure``, for a
+successful file change ``after_edit``. ``PermissionHooks`` fires ``permission_request`` (which
+may allow or deny) and ``notification`` when an approval would wait for a person.
 
 Approvals are messages: the gates' approver publishes an ``approval_request`` event and waits
 for the front end to call ``Runtime.answer_approval`` with an ``ApprovalAnswer``.
@@ -36,7 +38,7 @@ from nyzhi.tools.execution import (
     ToolOutputDelta,
     execute_calls,
 )
-from nyzhi.tools.gates import ApprovalDecision, ApprovalRequest
+from nyzhi.tools.gates import ApprovalDecision, ApprovalKind, ApprovalRequest
 
 if TYPE_CHECKING:
     from nyzhi.core.assembly import Tooling
@@ -130,6 +132,38 @@ class ApprovalBroker:
         pending.done.set()
 
 
+class PermissionHooks:
+    """The gates' ``permission_hook`` for one agent: ``permission_request`` hooks first (a
+    deny decides; an allow decides when ``may_allow``, i.e. the call is not one a person must
+    approve every time; else it is left to the person), then, when a person will be asked,
+    ``notification`` (Claude Code's ``permission_prompt`` kind)."""
+
+    def __init__(self, hooks: HookRunner, agent_path: str) -> None:
+        self.hooks = hooks
+        self.agent_path = agent_path
+
+    async def __call__(
+        self, req: ApprovalRequest, asking: bool, may_allow: bool
+    ) -> ApprovalDecision | None:
+        payload = {
+            "tool_name": req.tool_name, "tool_args": _summary_args(req.arguments),
+            "call_id": req.call_id, "summary": req.args_summary, "agent": self.agent_path,
+            "permission_suggestions": [],
+        }
+        outcome = await self.hooks.fire("permission_request", payload)
+        if outcome.blocked:
+            return ApprovalDecision(ApprovalKind.DENY, outcome.message)
+        if outcome.approved and may_allow:
+            return ApprovalDecision.approve()
+        if asking:
+            await self.hooks.fire("notification", {
+                "notification_type": "permission_prompt", "agent": self.agent_path,
+                "message": f"nyz needs your permission to use {req.tool_name}",
+                "tool_name": req.tool_name,
+            })
+        return None
+
+
 def _summary_args(arguments: dict[str, Any] | None) -> dict[str, Any]:
     return dict(arguments or {})
 
@@ -185,7 +219,7 @@ class GatedToolStep:
                     "tool", text, tool_call_id=out.call_id, name=out.name,
                     is_error=out.result.is_error, images=images,
                 )
-        if self.hooks.has("post_tool_use") or self.hooks.has("after_edit"):
+        if any(self.hooks.has(e) for e in _AFTER_EVENTS):
             await self._post_tool_use(runnable, outcomes)
 
     async def _pre_tool_use(
@@ -223,8 +257,12 @@ class GatedToolStep:
                 "call_id": out.call_id,
             }
             await self.hooks.fire("post_tool_use", payload)
+            if out.result.is_error:  # Claude Code's PostToolUseFailure: the error as its own key
+                await self.hooks.fire("post_tool_use_failure", {
+                    **payload, "error": payload["output"], "is_interrupt": False})
+                continue
             tool = self.tooling.registry.get(out.name)
-            if tool is not None and getattr(tool, "writes_files", False) and not out.result.is_error:
+            if tool is not None and getattr(tool, "writes_files", False):
                 paths = _target_paths(tool, req.arguments)
                 await self.hooks.fire("after_edit", {**payload, "paths": paths,
                                                      "file_path": paths[0] if paths else ""})
@@ -244,6 +282,9 @@ class GatedToolStep:
                 duration_ms=round(out.duration * 1000, 3),
                 metadata=_jsonable(out.result.metadata),
             ))
+
+
+_AFTER_EVENTS = ("post_tool_use", "post_tool_use_failure", "after_edit")
 
 
 def _request(call: pt.ToolCall) -> ToolCallRequest:

@@ -166,6 +166,9 @@ class TurnLoop:
         self.thinking: pt.ThinkingConfig | None = None
         # The final answer as JSON matching this schema (nyz run --output-schema), or None.
         self.output_schema: dict[str, Any] | None = None
+        # Called before each compaction with its reason and the thread's estimated tokens
+        # (``compact_context`` hooks); returns extra summary instructions ("" for none).
+        self.before_compact: Callable[[str, int], Awaitable[str]] | None = None
         self.messages: list[pt.Message] = []
         self.meter = ThreadMeter()  # incremental size of ``messages`` (grown at its end)
         self.totals = UsageTotals()
@@ -481,13 +484,17 @@ class TurnLoop:
             if freeable < share + SUMMARY_ALLOWANCE_TOKENS:
                 return None
         state = self.state_record(self.messages) if self.state_record is not None else None
+        instructions = self.settings.compact_instructions
+        if self.before_compact is not None:
+            extra = await self.before_compact(reason, before)
+            instructions = f"{instructions}\n{extra}".strip() if extra else instructions
         result = await compact(
             self.provider,
             self.messages,
             archive_dir=self.settings.archive_dir,
             stem=self.session_stem,
             keep_recent=keep,
-            instructions=self.settings.compact_instructions,
+            instructions=instructions,
             state=state,
         )
         if result is None:  # nothing old enough to summarise (no model call was made)

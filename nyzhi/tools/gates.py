@@ -21,7 +21,9 @@ the outcome, so a call failing several gates reports the earliest:
                    ``remember_approvals``, in an earlier session in this workspace), a tool
                    matching ``auto_approve`` (or allow-listed where it is declared: a tool's
                    ``allow_listed_by``), and finally the trust mode;
-6. ``approval``    ask the front end through the injected approver.
+6. ``approval``    ``permission_request`` hooks (``permission_hook``) may deny, or allow a
+                   call not asked for every time; else ask the front end through the injected
+                   approver (headless: refused).
 
 Tools tell the gates what they touch through optional methods: ``target_paths(args)`` (files they
 read or write), ``target_commands(args, ctx)`` (shell command strings, for deny rules and the
@@ -178,6 +180,10 @@ class ApprovalRequest:
 
 
 Approver = Callable[[ApprovalRequest], Awaitable[ApprovalDecision]]
+# Asked before a person is (``permission_request`` hooks, from core): a decision, or None to
+# leave it to the person. The flags: whether anyone will be asked (False: headless), and
+# whether an allow counts (False: the call must be asked for every time).
+PermissionHook = Callable[[ApprovalRequest, bool, bool], Awaitable[ApprovalDecision | None]]
 
 
 @records.define
@@ -331,6 +337,9 @@ class Gates:
     memory: ApprovalMemory = attrs.field(factory=ApprovalMemory)
     fence: Callable[[str], bool] | None = None
     read_only_role: str | None = None
+    # permission_request hooks: they may deny any call that needs approval, and allow one,
+    # except a call that must be asked every time (protected configuration, always_ask).
+    permission_hook: PermissionHook | None = None
 
     async def check(
         self, tool: Tool, args: dict[str, Any], ctx: ToolContext, *, call_id: str = ""
@@ -523,15 +532,16 @@ class Gates:
 
     async def _ask(self, tool, args, ctx, call_id, paths, commands, always_ask) -> GateDecision:
         name = tool.name
-        if self.approver is None:
-            return _deny(
-                APPROVAL,
-                f"`{name}` needs approval and nobody can approve it in this headless run. Re-run "
-                "with --trust (-y), or set agent.trust.mode (limited/autoedit/full) or "
-                "agent.trust.allow_tools in the config.",
-                paths,
-                commands,
-            )
+        headless = _deny(
+            APPROVAL,
+            f"`{name}` needs approval and nobody can approve it in this headless run. Re-run "
+            "with --trust (-y), or set agent.trust.mode (limited/autoedit/full) or "
+            "agent.trust.allow_tools in the config.",
+            paths,
+            commands,
+        )
+        if self.approver is None and self.permission_hook is None:
+            return headless
         request = ApprovalRequest(
             call_id=call_id,
             tool_name=name,
@@ -540,6 +550,18 @@ class Gates:
             agent_path=ctx.agent_path,
             arguments=dict(args),
         )
+        if self.permission_hook is not None:
+            verdict = await self.permission_hook(request, self.approver is not None,
+                                                 not always_ask)
+            if verdict is not None and verdict.kind is ApprovalKind.DENY:
+                why = f": {verdict.reason}" if verdict.reason else ""
+                return _deny(APPROVAL, f"a permission_request hook denied `{name}`{why}",
+                             paths, commands)
+            if verdict is not None:
+                return GateDecision(True, APPROVAL, "allowed by a permission_request hook",
+                                    "hook", tuple(paths), tuple(commands))
+        if self.approver is None:
+            return headless
         decision = await self.approver(request)
         if decision.kind is ApprovalKind.DENY:
             why = f": {decision.reason}" if decision.reason else ""

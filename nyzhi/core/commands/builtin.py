@@ -252,7 +252,9 @@ async def _trust(host: CommandHost, arg: str) -> None:
         except ValueError as exc:
             host.show(ERROR, str(exc))
             return
+        previous = gates.trust.mode
         gates.trust = attrs.evolve(gates.trust, mode=mode)
+        host.rt.config_changed("trust", previous.value, mode.value)
     host.show(BODY, f"trust: {gates.trust.mode.value}")
     host.refresh_status()
 
@@ -289,6 +291,7 @@ def toggle_plan(host: CommandHost) -> None:
     if knowledge is None:
         return
     execute = knowledge.set_plan_mode(not knowledge.plan_mode)
+    host.rt.config_changed("plan_mode", not knowledge.plan_mode, knowledge.plan_mode)
     host.show(NOTICE, "plan mode on: read-only tools only" if knowledge.plan_mode
               else "plan mode off")
     host.refresh_status()

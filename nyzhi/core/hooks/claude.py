@@ -15,10 +15,14 @@ Stop                  after_turn          "decision: block" (keep going) is not
                                           supported; the hook just runs
 SubagentStart         subagent_start
 SubagentStop          subagent_stop
+PostToolUseFailure    post_tool_use_failure  matcher → tool pattern
+PermissionRequest     permission_request  matcher → tool pattern; may allow or deny
+Notification          notification        matcher → the kind (``permission_prompt``,
+                                          ``idle_prompt``, ...)
+PreCompact            compact_context     matcher → the trigger (``manual``, ``auto``)
 ====================  ==================  ==========================================
 
-Skipped with a note: Notification, PreCompact, PermissionRequest, PostToolUseFailure and any
-other event, and hooks whose ``type`` is not ``"command"`` (prompt hooks need a model).
+Skipped with a note: any other event, and hooks whose ``type`` is not ``"command"`` (prompt hooks need a model).
 Payloads carry Claude's ``hook_event_name``; nyzhi's tool argument names can differ from
 Claude's (``path`` vs ``file_path``), so scripts reading ``tool_input`` may need adjusting.
 A missing file is fine; an unreadable or malformed one is reported as a note, never fatal:
@@ -41,9 +45,15 @@ CLAUDE_EVENTS = {
     "Stop": "after_turn",
     "SubagentStart": "subagent_start",
     "SubagentStop": "subagent_stop",
+    "PostToolUseFailure": "post_tool_use_failure",
+    "PermissionRequest": "permission_request",
+    "Notification": "notification",
+    "PreCompact": "compact_context",
 }
 CLAUDE_DEFAULT_TIMEOUT = 60.0
-_TOOL_MATCHED = frozenset({"PreToolUse", "PostToolUse"})
+# Events whose matcher filters something (spec.SUBJECT_KEYS); others' matchers are ignored.
+_MATCHED = frozenset({"PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest",
+                      "Notification", "PreCompact"})
 
 
 def load_claude_hooks(workspace_root: str | Path) -> tuple[list[HookSpec], list[str]]:
@@ -86,7 +96,7 @@ def claude_hooks_from_settings(hooks: dict[str, Any], *, source: str) -> tuple[l
             if matcher is not None and not isinstance(matcher, str):
                 notes.append(f"{at}.matcher: expected a string; skipped")
                 continue
-            if claude_event not in _TOOL_MATCHED:
+            if claude_event not in _MATCHED:
                 matcher = None
             for hi, hook in enumerate(group["hooks"]):
                 where = f"{at}.hooks[{hi}]"

@@ -29,10 +29,13 @@ Results:
 
 * exit 0: stdout may be a JSON decision: ``{"decision": "block"|"approve", "reason"}``,
   ``{"continue": false, "stopReason"}``, or Claude's ``{"hookSpecificOutput":
-  {"permissionDecision": "deny"|"allow", "permissionDecisionReason", "additionalContext"}}``.
-  Plain stdout of user_prompt_submit and session_start hooks is context for the model.
+  {"permissionDecision": "deny"|"allow", "permissionDecisionReason", "additionalContext"}}``,
+  or (permission_request) Claude's ``{"hookSpecificOutput": {"decision": {"behavior":
+  "allow"|"deny", "message"}}}``. An allow counts on pre_tool_use and permission_request.
+  Plain stdout of user_prompt_submit and session_start hooks is context for the model; of
+  compact_context hooks, extra instructions for the summary.
 * exit 2: on pre_tool_use / user_prompt_submit it blocks, with stderr as the reason the model
-  reads; on teammate_idle the teammate gets stderr as its next message and keeps working; on
+  reads; on permission_request it denies the call without asking anyone; on teammate_idle the teammate gets stderr as its next message and keeps working; on
   task_completed the task's owner is told stderr as why the completion was rejected. On other
   events stderr becomes feedback for the model (``HookOutcome.message``).
 * any other exit, a timeout or a failure to start: a warning in the outcome, never an
@@ -55,14 +58,19 @@ import trio
 from nyzhi import records
 from nyzhi.config.procgroup import signal_group
 from nyzhi.core.events import MAIN_AGENT
-from nyzhi.core.hooks.spec import HOOK_EVENTS, HookSpec
+from nyzhi.core.hooks.spec import HOOK_EVENTS, SUBJECT_KEYS, HookSpec
 from nyzhi.tools.env_policy import EnvPolicy, child_env
 
 # Exit 2 on these says no: the tool call or prompt is refused; a teammate going idle is given
 # the hook's stderr as more work; a completed task's owner is told why it was rejected.
+# On permission_request, exit 2 (or a deny decision) refuses the call without asking anyone.
 BLOCKING_EVENTS = frozenset({"pre_tool_use", "user_prompt_submit", "teammate_idle",
-                             "task_completed"})
-CONTEXT_EVENTS = frozenset({"user_prompt_submit", "session_start"})
+                             "task_completed", "permission_request"})
+# A decision to allow skips asking a person on these.
+APPROVING_EVENTS = frozenset({"pre_tool_use", "permission_request"})
+# Plain stdout of these is context: for the model (prompt, session start), or added to the
+# summary's instructions (compact_context).
+CONTEXT_EVENTS = frozenset({"user_prompt_submit", "session_start", "compact_context"})
 OUTPUT_LIMIT = 1 << 20  # bytes kept per stream; the rest is drained and dropped
 _PATH_KEYS = ("file_path", "path", "notebook_path")
 
@@ -141,11 +149,12 @@ class HookRunner:
         return any(s.event == event for s in self.specs)
 
     def matching(self, event: str, payload: Mapping[str, Any]) -> list[HookSpec]:
-        tool = payload.get("tool_name")
+        subject = payload.get(SUBJECT_KEYS.get(event, "tool_name"))
         paths = payload_paths(payload)
         return [
             s for s in self.specs
-            if s.event == event and s.matches(tool if isinstance(tool, str) else None, paths, self.cwd)
+            if s.event == event
+            and s.matches(subject if isinstance(subject, str) else None, paths, self.cwd)
         ]
 
     async def fire(self, event: str, payload: Mapping[str, Any] | None = None) -> HookOutcome:
@@ -337,6 +346,11 @@ def _decision(spec: HookSpec, event: str, stdout: str) -> _Verdict:
     reason = ""
     decision = str(data.get("decision") or "").lower()
     permission = str(specific.get("permissionDecision") or "").lower()
+    nested = specific.get("decision")  # Claude's PermissionRequest: {"behavior", "message"}
+    if isinstance(nested, dict):
+        permission = str(nested.get("behavior") or permission).lower()
+        if nested.get("message") and not specific.get("permissionDecisionReason"):
+            specific = {**specific, "permissionDecisionReason": nested["message"]}
     if decision == "block" or permission == "deny" or data.get("continue") is False:
         blocked = True
         reason = str(
@@ -349,7 +363,7 @@ def _decision(spec: HookSpec, event: str, stdout: str) -> _Verdict:
     warnings = (str(data["systemMessage"]),) if data.get("systemMessage") else ()
     return _Verdict(
         blocked=blocked and event in BLOCKING_EVENTS,
-        approved=approved and event == "pre_tool_use",
+        approved=approved and event in APPROVING_EVENTS,
         message=reason,
         context=str(context) if context else "",
         warnings=warnings,

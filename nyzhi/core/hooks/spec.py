@@ -8,7 +8,9 @@ Matching:
 
 * ``tool_pattern`` is a regular expression that must match the whole tool name (Claude's
   matcher syntax: ``"write|edit"``, ``"mcp__.*"``). Empty or ``"*"`` matches every tool. It
-  only filters tool events (pre_tool_use, post_tool_use, after_edit); a hook with a tool
+  filters tool events (pre_tool_use, post_tool_use, post_tool_use_failure,
+  permission_request, after_edit) by the tool's name, compact_context by its trigger
+  (``manual``/``auto``) and notification by its kind (``SUBJECT_KEYS``); a hook with a
   pattern on another event still fires.
 * ``path_patterns``: a hook with patterns only fires when the event concerns a file (tool
   arguments ``path``/``file_path``/``paths``, or ``file_path`` in the payload) and one of
@@ -29,26 +31,19 @@ from typing import Any
 import attrs
 
 from nyzhi import records
+from nyzhi.config.schema_agent import HOOK_EVENT_ALIASES, HOOK_EVENTS
 from nyzhi.tools.claude_names import claude_names_for
 
-HOOK_EVENTS = (
-    "session_start",
-    "user_prompt_submit",
-    "pre_tool_use",
-    "post_tool_use",
-    "after_edit",
-    "after_turn",
-    "subagent_start",
-    "subagent_stop",
-    "session_end",
-    "teammate_idle",
-    "task_completed",
-    "worktree_create",
-    "worktree_remove",
-)
-TOOL_EVENTS = frozenset({"pre_tool_use", "post_tool_use", "after_edit"})
-# Older nyzhi configs used other names for the same moments.
-EVENT_ALIASES = {"subagent_end": "subagent_stop"}
+# The payload field a hook's matcher filters on, per event: the tool's name for tool events
+# (Claude Code's names match too), the trigger for compact_context ("manual" or "auto", as
+# Claude's PreCompact matcher), the kind for notification (Claude's Notification matcher).
+SUBJECT_KEYS = {
+    "pre_tool_use": "tool_name", "post_tool_use": "tool_name", "after_edit": "tool_name",
+    "post_tool_use_failure": "tool_name", "permission_request": "tool_name",
+    "compact_context": "trigger", "notification": "notification_type",
+}
+TOOL_EVENTS = frozenset(e for e, key in SUBJECT_KEYS.items() if key == "tool_name")
+EVENT_ALIASES = HOOK_EVENT_ALIASES
 DEFAULT_TIMEOUT = 30.0
 
 class HookConfigError(ValueError):
@@ -98,13 +93,15 @@ class HookSpec:
         if self.timeout <= 0:
             raise HookConfigError(f"hook timeout must be > 0 seconds, got {self.timeout}")
 
-    def matches(self, tool_name: str | None, paths: Iterable[str], cwd: str = "") -> bool:
-        if self._regex is not None and self.event in TOOL_EVENTS:
-            if not tool_name:
+    def matches(self, subject: str | None, paths: Iterable[str], cwd: str = "") -> bool:
+        """Whether the hook applies: ``subject`` is the payload's field the matcher filters on
+        for this event (``SUBJECT_KEYS``: the tool's name, the compaction trigger, ...)."""
+        if self._regex is not None and self.event in SUBJECT_KEYS:
+            if not subject:
                 return False
-            names = {tool_name}
-            if self.claude_event is not None:  # Claude Code's names: nyzhi.tools.claude_names
-                names.update(claude_names_for(tool_name))
+            names = {subject}
+            if self.claude_event is not None and self.event in TOOL_EVENTS:
+                names.update(claude_names_for(subject))  # nyzhi.tools.claude_names
             if not any(self._regex.fullmatch(n) for n in names):
                 return False
         if self.path_patterns:

@@ -46,6 +46,15 @@ PAYLOADS = {
     "task_completed": {"team": "crew", "task_id": "3", "subject": "ship", "owner": "bob"},
     "worktree_create": {"team": "crew", "member": "alice", "path": "/w/.nyzhi/worktrees/alice"},
     "worktree_remove": {"team": "crew", "member": "alice", "path": "/w/.nyzhi/worktrees/alice"},
+    "post_tool_use_failure": {"tool_name": "bash", "tool_args": {"command": "false"},
+                              "error": "exit 1", "success": False},
+    "permission_request": {"tool_name": "write", "tool_args": {"file_path": "src/c.py"},
+                           "summary": "write src/c.py"},
+    "notification": {"notification_type": "permission_prompt",
+                     "message": "nyz needs your permission to use write"},
+    "compact_context": {"trigger": "auto", "reason": "threshold", "before_tokens": 9000},
+    "config_change": {"key": "trust", "previous": "off", "value": "autoedit",
+                      "source": "command"},
 }
 
 
@@ -291,6 +300,7 @@ async def test_claude_settings_are_read_and_mapped(tmp_path):
                                 {"type": "prompt", "prompt": "are we done?"}]}],
             "SubagentStop": [{"hooks": [{"type": "command", "command": "true"}]}],
             "Notification": [{"hooks": [{"type": "command", "command": "notify-send hi"}]}],
+            "Elicitation": [{"hooks": [{"type": "command", "command": "true"}]}],
         },
     }
     (tmp_path / ".claude/settings.json").write_text(json.dumps(settings))
@@ -301,11 +311,11 @@ async def test_claude_settings_are_read_and_mapped(tmp_path):
         ("PreToolUse", "pre_tool_use"), ("PostToolUse", "post_tool_use"),
         ("UserPromptSubmit", "user_prompt_submit"), ("SessionStart", "session_start"),
         ("SessionEnd", "session_end"), ("Stop", "after_turn"), ("SubagentStop", "subagent_stop"),
-        ("SubagentStart", "subagent_start"),
+        ("Notification", "notification"), ("SubagentStart", "subagent_start"),
     ]
     assert specs[0].timeout == 5 and specs[1].timeout == 60
     assert specs[3].tool_pattern is None  # SessionStart's matcher is not a tool matcher
-    assert any("Notification hooks have no nyzhi equivalent" in n for n in notes)
+    assert any("Elicitation hooks have no nyzhi equivalent" in n for n in notes)
     assert any("'prompt' hooks are not supported" in n for n in notes)
     runner = HookRunner(specs, tmp_path)
     await runner.fire("pre_tool_use", {"tool_name": "read", "tool_input": {}})

@@ -209,9 +209,9 @@ class InstrumentTool(_PlanningTool):
     name = "instrument"
     deferred = True  # debugging aid: listed in one line until loaded
     description = (
-        "Insert temporary debug logging (to stderr) before given lines or at the start of given "
-        "functions, each statement marked with a comment carrying an id.\n"
-        "Use it to see which code runs and with what values, then run the code; "
+        "Insert temporary debug logging, marked with an id, before lines or at function starts.\n"
+        "Each log statement prints to stderr with the values you name. Use it to see which code "
+        "runs and with what values, then run the code; "
         "remove_instrumentation with the id takes every marked line out again and leaves the "
         "file byte for byte as before. Python, JavaScript, TypeScript, Go, Rust, Java, C/C++, "
         "Ruby and shell. A statement that would break the syntax is refused."
@@ -305,9 +305,9 @@ class RemoveInstrumentationTool(PlannedTargets, _PlanningTool):
     name = "remove_instrumentation"
     deferred = True
     description = (
-        "Remove the debug logging instrument inserted: every line marked with its id (or "
-        "every marked line), in a file or in all files under a directory.\n"
-        "The files come back byte for byte as they were before instrument."
+        "Remove the logging instrument inserted, leaving the files byte for byte as before.\n"
+        "It takes out every line marked with the id (or every marked line), in a file or in "
+        "all files under a directory."
     )
     parameters = {
         "type": "object",

@@ -8,6 +8,8 @@ one approval for the whole batch, one ``/undo`` for all its files.
 
 from __future__ import annotations
 
+import json
+
 import trio
 
 from nyzhi.testing.cli import json_lines, read_until, run_nyz, start_chat
@@ -164,3 +166,21 @@ async def test_one_approval_for_the_batch_and_one_undo_for_all_its_files(
             assert await proc.wait() == 0
     assert (workspace / "src" / "app.py").read_text() == APP_PY
     assert (workspace / "src" / "util.py").read_bytes() == UTIL_PY.encode()
+
+
+async def test_after_edit_hooks_get_the_files_a_batch_changed(workspace, home, configure,
+                                                                tmp_path):
+    """A formatter hook on after_edit must see batch_apply's files, which come from a glob."""
+    project(workspace)
+    log = tmp_path / "after_edit.json"
+    hook = f'[[agent.hooks]]\nevent = "after_edit"\ncommand = "cat > {log}"\ntimeout = 10\n'
+    await run(workspace, home, configure, [
+        call("read", {"file_path": "src/app.py"}),
+        call("read", {"file_path": "src/util.py"}),
+        call("batch_apply", REWRITE),
+        answer_last,
+    ], extra=TRUST + hook)
+    payload = json.loads(log.read_text())
+    assert payload["tool_name"] == "batch_apply"
+    assert sorted(payload["paths"]) == sorted(
+        str(workspace / "src" / name) for name in ("app.py", "util.py"))

@@ -9,7 +9,7 @@ import pytest
 from _toolctx import make_ctx
 
 from nyzhi.testing import machine_faults as mf
-from nyzhi.tools.base import SandboxLevel
+from nyzhi.tools.base import SandboxLevel, TrustMode
 from nyzhi.tools.builtin.files_read import ReadTool
 from nyzhi.tools.builtin.structural import AstSearchTool, BatchApplyTool
 from nyzhi.tools.gates import Gates, TrustPolicy
@@ -275,8 +275,47 @@ async def test_protected_configuration_in_a_batch_needs_the_user(ws):
     (ws / ".nyzhi").mkdir()
     (ws / ".nyzhi" / "NOTES.md").write_text("old_name\n")
     ctx = make_ctx(ws)
-    decision = await Gates(trust=TrustPolicy(mode="autoedit")).check(
+    decision = await Gates(trust=TrustPolicy(mode=TrustMode.AUTOEDIT)).check(
         BatchApplyTool(), {"path": ".nyzhi", "glob": "*.md", "old_string": "old_name",
                            "new_string": "x"}, ctx)
     assert not decision.allowed and "nobody can approve it" in decision.reason
     assert (ws / ".nyzhi" / "NOTES.md").read_text() == "old_name\n"
+
+
+async def test_a_batch_cannot_reach_outside_the_writable_roots(ws, tmp_path):
+    """Three ways out of the workspace: a path outside it, a symlinked file and a symlinked
+    directory inside it. The first is refused by the sandbox gate and by the write itself;
+    the walk does not follow the links, so their targets are never touched."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "victim.py").write_text("old_name\n")
+    files = three_files(ws)
+    (ws / "pkg" / "link.py").symlink_to(outside / "victim.py")
+    (ws / "pkg" / "linked_dir").symlink_to(outside)
+    ctx = make_ctx(ws)
+    args = {"path": str(outside), "glob": "*.py", "old_string": "old_name", "new_string": "x"}
+    decision = await Gates(trust=TrustPolicy(mode=TrustMode.FULL)).check(BatchApplyTool(), args, ctx)
+    assert not decision.allowed and decision.gate == "sandbox"
+    assert "outside the writable roots" in decision.reason
+    direct = await BatchApplyTool().run(args, ctx)  # the write re-checks the sandbox itself
+    assert direct.is_error and "outside the writable roots" in direct.output
+    inside = {"path": "pkg", "glob": "**/*.py", "old_string": "old_name", "new_string": "x"}
+    decision = await Gates(trust=TrustPolicy(mode=TrustMode.FULL)).check(BatchApplyTool(), inside, ctx)
+    assert decision.allowed and sorted(p.name for p in decision.paths) == [
+        "m0.py", "m1.py", "m2.py"]
+    result = await BatchApplyTool().run(inside, ctx)
+    assert not result.is_error, result.output
+    assert (outside / "victim.py").read_text() == "old_name\n"
+    assert all(f.read_text().startswith("from x import") for f in files)
+
+
+async def test_limited_trust_approves_a_batch_only_inside_allow_paths(ws):
+    three_files(ws)
+    (ws / "src" / "extra.py").write_text("old_name\n")
+    ctx = make_ctx(ws)
+    args = {"glob": "*.py", "old_string": "old_name", "new_string": "x"}
+    limited = Gates(trust=TrustPolicy(mode=TrustMode.LIMITED, allow_paths=("pkg",)))
+    decision = await limited.check(BatchApplyTool(), args, ctx)
+    assert not decision.allowed and decision.gate == "approval"  # src/extra.py is outside pkg
+    narrow = await limited.check(BatchApplyTool(), {**args, "path": "pkg"}, ctx)
+    assert narrow.allowed and narrow.approved_by == "trust"

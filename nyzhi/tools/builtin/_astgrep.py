@@ -93,13 +93,26 @@ def parse(text: str, language: str) -> Any:
     return ast_grep().SgRoot(text, language).root()
 
 
+def _why(exc: BaseException) -> str:
+    """The innermost cause of an ast-grep error, without the Rust backtrace under it (the
+    bindings spell metavariables with µ internally)."""
+    lines = str(exc).split("Stack backtrace:")[0].strip().splitlines()
+    causes = [m.group(1) for m in (re.match(r"\s*\d+: (.*)", ln) for ln in lines) if m]
+    text = causes[-1] if causes else (lines[0] if lines else type(exc).__name__)
+    return text.replace("µ", "$")
+
+
 def find(text: str, language: str, pattern: str) -> list[tuple[Match, Any]]:
     """Every match of ``pattern`` in ``text``, outermost first where matches nest, in order."""
     try:
         nodes = parse(text, language).find_all(pattern=pattern)
     except (RuntimeError, ValueError) as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise ArgError(f"'pattern' {pattern!r} is not valid {language}: {first}") from None
+        raise ArgError(f"'pattern' {pattern!r} is not valid {language}: {_why(exc)}") from None
+    except BaseException as exc:  # a Rust panic surfaces as pyo3's PanicException
+        if type(exc).__name__ != "PanicException":
+            raise
+        raise ArgError(f"ast-grep failed on 'pattern' {pattern!r} ({language}): {_why(exc)}; "
+                       "simplify the pattern or use grep") from None
     found: list[tuple[Match, Any]] = []
     last_end = -1
     for node in sorted(nodes, key=lambda n: (n.range().start.index, -n.range().end.index)):

@@ -63,6 +63,15 @@ def _languages_hint(language: str | None) -> str:
     return "files with a known source extension"
 
 
+def _readable(ctx: ToolContext, path: Path) -> bytes | None:
+    """A walked file's bytes; None for a file the read tools may not read (a credential file
+    the sandbox hides): a batch leaves those alone, as grep leaves them unsearched."""
+    try:
+        return read_existing(ctx, path)
+    except ToolPathError:
+        return None
+
+
 # --- ast_search -------------------------------------------------------------------------------
 
 
@@ -256,7 +265,7 @@ class BatchApplyTool(PlannedTargets, _PlanningTool):
             path = Path(raw)
             shown = display(ctx, path)
             if old is not None:
-                before = read_existing(ctx, path)
+                before = _readable(ctx, path)
                 if before is None or b"\0" in before[:8192]:
                     continue
                 try:
@@ -270,7 +279,7 @@ class BatchApplyTool(PlannedTargets, _PlanningTool):
                 lang = _file_language(raw, language, True)
                 if lang is None:
                     continue
-                before = read_existing(ctx, path)
+                before = _readable(ctx, path)
                 source = sg.read_text(before) if before is not None else None
                 if source is None:
                     continue

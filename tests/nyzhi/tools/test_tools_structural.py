@@ -112,6 +112,10 @@ async def test_ast_search_errors_are_one_line_for_the_model(ws):
     assert none.output == "No rust files (.rs) in . to search"
     nomatch = await search(ctx, pattern="never_called($A)")
     assert nomatch.output.startswith("No structural matches for `never_called($A)`")
+    multi = await AstSearchTool().run({"pattern": "$A $B", "glob": "*.py"}, ctx)
+    assert multi.is_error and multi.output == (
+        "'pattern' '$A $B' is not valid python: Multiple AST nodes are detected. Please check "
+        "the pattern source `$A $B`.")
     unbound = await AstSearchTool().run({"pattern": "print($A)", "rewrite": "log($B)"}, ctx)
     assert unbound.is_error and "$B, which the pattern does not bind" in unbound.output
 
@@ -234,6 +238,21 @@ async def test_batch_apply_failing_midway_puts_back_the_files_already_written(tm
         assert "the files written before it were put back" in result.output
         assert (root / "a.txt").read_text() == "token\n"
         assert (root / "b.txt").read_text() == "token\n" * 4
+
+
+async def test_batch_apply_leaves_credential_files_unread(ws):
+    files = three_files(ws)
+    hidden = ws / "pkg" / "secrets.py"
+    hidden.write_text("old_name = 'hunter2'\n")
+    ctx = make_ctx(ws)
+    ctx.sandbox = SandboxPolicy(level=SandboxLevel.WORKSPACE_WRITE, workspace_root=ws,
+                                allow_temp=False, hide=(str(hidden),))
+    result = await BatchApplyTool().run(
+        {"glob": "pkg/*.py", "old_string": "old_name", "new_string": "new_name"}, ctx)
+    assert not result.is_error, result.output
+    assert "secrets.py" not in result.output and "hunter2" not in result.output
+    assert hidden.read_text() == "old_name = 'hunter2'\n"
+    assert all(f.read_text().startswith("from new_name") for f in files)
 
 
 async def test_batch_apply_bad_arguments(ws):

@@ -148,8 +148,10 @@ def _which_search(parts: PromptParts) -> str:
         return ""
     lsp = (", definitions and references with lsp_goto_definition and lsp_find_references"
            if has_tool(parts, "lsp_goto_definition") else "")
+    batch = ("; make one edit across many files with batch_apply"
+             if has_tool(parts, "batch_apply") else "")
     return ("- Find text with grep, structure with ast_search (calls, definitions, code shapes "
-            f"whatever the spacing){lsp}; make one edit across many files with batch_apply.\n")
+            f"whatever the spacing){lsp}{batch}.\n")
 
 
 def tool_use(parts: PromptParts) -> str:

@@ -26,7 +26,7 @@ import trio
 from nyzhi.tools.base import ToolContext, ToolResult
 from nyzhi.tools.builtin import _astgrep as sg
 from nyzhi.tools.builtin._diff import PREVIEW_DIFF_LINES, decode, encode, unified
-from nyzhi.tools.builtin.common import ArgError, BuiltinTool, opt_str, req_str
+from nyzhi.tools.builtin.common import ArgError, BuiltinTool, opt_bool, opt_str, req_str
 from nyzhi.tools.builtin.files_write import Step, _PlanningTool, read_existing, replace_once
 from nyzhi.tools.builtin.search import _root
 from nyzhi.tools.offload import run_blocking
@@ -227,6 +227,7 @@ class BatchApplyTool(PlannedTargets, _PlanningTool):
             "pattern": {"type": "string", "description": "ast-grep pattern to rewrite instead of exact text."},
             "rewrite": {"type": "string", "description": "Replacement template for pattern; may use its metavariables."},
             "language": {"type": "string", "description": "Language of pattern (default: from each file's extension)."},
+            "require_all": {"type": "boolean", "description": "Fail, writing nothing, if any matching file does not contain the edit (default false: such files are left alone)."},
         },
         "required": ["glob"],
     }
@@ -260,19 +261,24 @@ class BatchApplyTool(PlannedTargets, _PlanningTool):
         if not root.is_dir():
             raise ArgError(f"path {shown_root} is not a directory; batch_apply changes the files "
                            "under a directory (use edit for one file)")
+        require_all = opt_bool(args, "require_all", False)
         steps: list[Step] = []
+        untouched: list[str] = []  # matched by the glob, not changed by the edit
         for raw in sg.walk(root, glob):
             path = Path(raw)
             shown = display(ctx, path)
             if old is not None:
                 before = _readable(ctx, path)
-                if before is None or b"\0" in before[:8192]:
-                    continue
+                if before is None:
+                    continue  # a credential file: never read
                 try:
+                    if b"\0" in before[:8192]:
+                        raise ArgError("binary")
                     text, count = replace_once(decode(before), old, new, replace_all=True,
                                                where=shown)
                 except ArgError:
-                    continue  # this file does not contain the text
+                    untouched.append(shown)  # binary, or does not contain the text
+                    continue
                 after = encode(text)
             else:
                 assert pattern is not None
@@ -280,21 +286,28 @@ class BatchApplyTool(PlannedTargets, _PlanningTool):
                 if lang is None:
                     continue
                 before = _readable(ctx, path)
-                source = sg.read_text(before) if before is not None else None
-                if source is None:
+                if before is None:
                     continue
-                text, count = sg.rewrite(source, lang, pattern, template)
-                if count == 0 or text == source:
+                source = sg.read_text(before)
+                text, count = (source, 0) if source is None else sg.rewrite(
+                    source, lang, pattern, template)
+                if source is None or count == 0 or text == source:
+                    untouched.append(shown)
                     continue
                 after = text.encode("utf-8")
             steps.append(Step(path=path, before=before, after=after, count=count))
             if len(steps) > MAX_BATCH_FILES:
                 raise ArgError(f"the edit would change more than {MAX_BATCH_FILES} files; "
                                "narrow the glob or path")
+        what = f"`{pattern}`" if pattern is not None else repr(old)
         if not steps:
-            what = f"`{pattern}`" if pattern is not None else repr(old)
             raise ArgError(f"no file under {shown_root} matching {glob} contains {what}; "
                            "nothing was changed")
+        if require_all and untouched:
+            names = ", ".join(untouched[:10]) + (f" and {len(untouched) - 10} more"
+                                                 if len(untouched) > 10 else "")
+            raise ArgError(f"require_all: {len(untouched)} file(s) matching {glob} do not "
+                           f"contain {what}: {names}. Nothing was written.")
         return steps
 
     def summary(self, ctx: ToolContext, steps: list[Step], args: dict[str, Any]) -> str:

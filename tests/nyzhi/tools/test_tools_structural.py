@@ -240,6 +240,27 @@ async def test_batch_apply_failing_midway_puts_back_the_files_already_written(tm
         assert (root / "b.txt").read_text() == "token\n" * 4
 
 
+async def test_require_all_fails_the_batch_on_a_file_without_the_edit(ws):
+    files = three_files(ws)  # pkg/other.py has no old_name
+    before = [f.read_bytes() for f in files]
+    ctx = make_ctx(ws)
+    args = {"glob": "pkg/*.py", "old_string": "old_name", "new_string": "new_name",
+            "require_all": True}
+    result = await BatchApplyTool().run(args, ctx)
+    assert result.is_error and result.output == (
+        "require_all: 1 file(s) matching pkg/*.py do not contain 'old_name': pkg/other.py. "
+        "Nothing was written.")
+    assert [f.read_bytes() for f in files] == before
+    ast = await BatchApplyTool().run(
+        {"glob": "pkg/*.py", "pattern": "thing()", "rewrite": "thing(1)", "require_all": True},
+        ctx)
+    assert ast.is_error and "pkg/other.py" in ast.output
+    assert [f.read_bytes() for f in files] == before
+    (ws / "pkg" / "other.py").write_text("import old_name\n")
+    ok = await BatchApplyTool().run(args, ctx)
+    assert not ok.is_error, ok.output
+
+
 async def test_batch_apply_leaves_credential_files_unread(ws):
     files = three_files(ws)
     hidden = ws / "pkg" / "secrets.py"

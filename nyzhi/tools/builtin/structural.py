@@ -213,9 +213,10 @@ class BatchApplyTool(PlannedTargets, _PlanningTool):
         "files or none, one /undo.\n"
         "Give either old_string and new_string (exact text; every occurrence in each file is "
         "replaced) or an ast-grep pattern and rewrite (as previewed with ast_search). Files the "
-        "edit does not touch are left alone; if any file cannot be changed (not read since it "
-        "last changed, refused by the sandbox, a write error) nothing is written. Read the "
-        "files first, as for edit. For a few different edits use multi_edit."
+        "edit does not touch are left alone (require_all makes them an error); if any file "
+        "cannot be changed (not read since it last changed, refused by the sandbox, a write "
+        "error) nothing is written. Read the files first, as for edit. For a few different "
+        "edits use multi_edit."
     )
     parameters = {
         "type": "object",
@@ -309,6 +310,15 @@ class BatchApplyTool(PlannedTargets, _PlanningTool):
             raise ArgError(f"require_all: {len(untouched)} file(s) matching {glob} do not "
                            f"contain {what}: {names}. Nothing was written.")
         return steps
+
+    def _preview(self, args: dict[str, Any], ctx: ToolContext) -> str:
+        """The approval's diff, cut as a whole (each file's diff is cut on its own already):
+        a batch over hundreds of files must not send the front end megabytes."""
+        lines = super()._preview(args, ctx).splitlines()
+        limit = 2 * PREVIEW_DIFF_LINES
+        if len(lines) > limit:
+            lines = lines[:limit] + [f"... ({len(lines) - limit} more diff lines)"]
+        return "\n".join(lines)
 
     def summary(self, ctx: ToolContext, steps: list[Step], args: dict[str, Any]) -> str:
         n = sum(s.count for s in steps)

@@ -359,3 +359,16 @@ async def test_limited_trust_approves_a_batch_only_inside_allow_paths(ws):
     assert not decision.allowed and decision.gate == "approval"  # src/extra.py is outside pkg
     narrow = await limited.check(BatchApplyTool(), {**args, "path": "pkg"}, ctx)
     assert narrow.allowed and narrow.approved_by == "trust"
+
+
+async def test_the_approval_diff_of_a_large_batch_is_cut(ws):
+    many = ws / "many"
+    many.mkdir()
+    for i in range(60):
+        (many / f"f{i:02}.py").write_text("".join(f"old_name_{j} = {j}\n" for j in range(20)))
+    preview = await BatchApplyTool().preview(
+        {"path": "many", "glob": "*.py", "old_string": "old_name", "new_string": "x"},
+        make_ctx(ws))
+    lines = preview.splitlines()
+    assert len(lines) == 401 and lines[-1].startswith("... (") and "more diff lines" in lines[-1]
+    assert lines[0] == "--- a/many/f00.py"

@@ -169,6 +169,10 @@ def _function_bodies(text: str, lang: str, style: Style, name: str) -> list[tupl
                     stmts = stmts[1:]  # keep the docstring first
                 at = stmts[0].range().start.line if stmts else -1
             else:
+                if body.kind() not in ("statement_block", "block", "constructor_body"):
+                    raise ArgError(f"function {name} (line {first_line + 1}) has no block body "
+                                   "(an arrow function returning an expression); instrument a "
+                                   "line instead")
                 brace = body.range()
                 at = brace.start.line + 1 if brace.end.line > brace.start.line else -1
             if at <= first_line:

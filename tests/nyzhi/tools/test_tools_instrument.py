@@ -130,6 +130,11 @@ async def test_a_line_that_would_break_the_syntax_is_refused(tmp_path):
     assert result.is_error and "would break the syntax" in result.output
     assert "Nothing was written" in result.output
     assert f.read_text() == original
+    arrow = tmp_path / "arrow.ts"
+    arrow.write_text("const inc = (x: number) =>\n  x + 1;\n")
+    no_block = await InstrumentTool().run({"file_path": "arrow.ts", "functions": ["inc"]},
+                                          make_ctx(tmp_path))
+    assert no_block.is_error and "has no block body" in no_block.output
     ts = tmp_path / "t.ts"
     ts.write_text("const a = [\n  1,\n  2,\n];\n")
     bad = await InstrumentTool().run({"file_path": "t.ts", "lines": [3]}, make_ctx(tmp_path))

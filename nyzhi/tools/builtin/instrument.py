@@ -9,7 +9,8 @@ approval with a diff, leases, the stale-write guard, ``/undo``.
 
 A statement that would break the file's syntax (a print between an ``if`` body and its
 ``else``) is refused before anything is written: Python files are compiled, the others are
-parsed with ast-grep and must not gain parse errors.
+parsed with ast-grep and must not gain parse errors, and in the languages whose statements
+live only in functions (Go, Rust, Java, C, C++) each marker must sit inside a function body.
 """
 
 from __future__ import annotations
@@ -182,6 +183,30 @@ def _function_bodies(text: str, lang: str, style: Style, name: str) -> list[tupl
     return found
 
 
+# Languages whose statements may only stand inside a function body, and the kinds of node a
+# body is: their tree-sitter grammars accept a call at the top level, so parse errors alone
+# would not catch a log statement put outside every function.
+BODY_KINDS = {
+    "go": ("block",), "rust": ("block",), "java": ("block", "constructor_body"),
+    "c": ("compound_statement",), "cpp": ("compound_statement",),
+}
+COMMENT_KIND = {"rust": "line_comment", "java": "line_comment"}  # the others: "comment"
+
+
+def _outside_bodies(text: str, lang: str, marker: str) -> list[int]:
+    """1-based lines of the ``marker`` comments in ``text`` that are not inside a function
+    body, for the languages of ``BODY_KINDS``."""
+    kinds = BODY_KINDS.get(lang)
+    if kinds is None:
+        return []
+    bad = []
+    for node in sg.parse(text, lang).find_all(kind=COMMENT_KIND.get(lang, "comment")):
+        if node.text().endswith(marker.strip()) and not any(
+                a.kind() in kinds for a in node.ancestors()):
+            bad.append(node.range().start.line + 1)
+    return bad
+
+
 def _syntax_errors(text: str, lang: str, label: str) -> str | None:
     """A description of the first syntax error in ``text``, or None (-1: parse errors count)."""
     if lang == "python":
@@ -276,6 +301,11 @@ class InstrumentTool(_PlanningTool):
                 "\r\n" if lines[0].endswith("\r\n") else "\n")
             out.insert(at, f"{indent}{style.render(points[at], values)}{marker}{eol}")
         after = "".join(out)
+        outside = _outside_bodies(after, lang, marker)
+        if outside:
+            raise ArgError(f"{shown}: in {lang} a log statement must be inside a function body; "
+                           f"the one(s) at line(s) {', '.join(map(str, outside))} of the "
+                           "instrumented file would not be. Nothing was written.")
         if _syntax_errors(text, lang, shown) is None:
             broken = _syntax_errors(after, lang, shown)
             if broken:

@@ -28,9 +28,14 @@ CASES = {
         b"func main() {\n\tprintln(add(1, 2))\n}\n"
     ),
     "lib.rs": b"fn twice(x: i32) -> i32 {\n    let y = x * 2;\n    y\n}\n",
+    "Main.java": (
+        b"public class Main {\r\n    static int add(int a, int b) {\r\n        int s = a + b;\r\n"
+        b"        return s;\r\n    }\r\n}\r\n"
+    ),
 }
-FUNCTION = {".py": "load", ".ts": "greet", ".go": "add", ".rs": "twice"}
-VALUE = {".py": "path", ".ts": "name", ".go": "a", ".rs": "x"}
+FUNCTION = {".py": "load", ".ts": "greet", ".go": "add", ".rs": "twice", ".java": "add"}
+LINES = {".py": [3, 4], ".ts": [1, 3], ".go": [4, 5], ".rs": [2, 3], ".java": [3, 4]}
+VALUE = {".py": "path", ".ts": "name", ".go": "a", ".rs": "x", ".java": "a"}
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -40,9 +45,7 @@ async def test_round_trip_is_byte_identical(tmp_path, name):
     ext = f.suffix
     ctx = make_ctx(tmp_path)
     result = await InstrumentTool().run(
-        {"file_path": name, "functions": [FUNCTION[ext]], "lines": [1, 3],
-         "values": [VALUE[ext]]} if ext != ".py" else
-        {"file_path": name, "functions": [FUNCTION[ext]], "lines": [3, 4],
+        {"file_path": name, "functions": [FUNCTION[ext]], "lines": LINES[ext],
          "values": [VALUE[ext]]}, ctx)
     assert not result.is_error, result.output
     ident = result.output.split("(id ")[1][:8]
@@ -130,6 +133,20 @@ async def test_a_line_that_would_break_the_syntax_is_refused(tmp_path):
     assert result.is_error and "would break the syntax" in result.output
     assert "Nothing was written" in result.output
     assert f.read_text() == original
+    go = tmp_path / "main.go"
+    go.write_bytes(CASES["main.go"])
+    top = await InstrumentTool().run({"file_path": "main.go", "lines": [3]}, make_ctx(tmp_path))
+    assert top.is_error and "must be inside a function body" in top.output
+    assert go.read_bytes() == CASES["main.go"]
+    c = tmp_path / "m.c"
+    c_src = b"#include <stdio.h>\n\nint main(void) {\n\treturn 0;\n}"
+    c.write_bytes(c_src)
+    outside = await InstrumentTool().run({"file_path": "m.c", "lines": [3]}, make_ctx(tmp_path))
+    assert outside.is_error and "must be inside a function body" in outside.output
+    inside = await InstrumentTool().run({"file_path": "m.c", "lines": [4]}, make_ctx(tmp_path))
+    assert not inside.is_error and b'\tfprintf(stderr, "%s\\n", "[nyz ' in c.read_bytes()
+    await RemoveInstrumentationTool().run({"path": "m.c"}, make_ctx(tmp_path))
+    assert c.read_bytes() == c_src
     arrow = tmp_path / "arrow.ts"
     arrow.write_text("const inc = (x: number) =>\n  x + 1;\n")
     no_block = await InstrumentTool().run({"file_path": "arrow.ts", "functions": ["inc"]},

@@ -142,6 +142,18 @@ def todo_discipline(parts: PromptParts) -> str:
     )
 
 
+def _which_search(parts: PromptParts) -> str:
+    """Which search fits which question, naming only the tools the agent has (issue 36)."""
+    if not has_tool(parts, "ast_search"):
+        return ""
+    lsp = (", definitions and references with lsp_goto_definition and lsp_find_references"
+           if has_tool(parts, "lsp_goto_definition") else "")
+    batch = ("; make one edit across many files with batch_apply"
+             if has_tool(parts, "batch_apply") else "")
+    return ("- Find text with grep, structure with ast_search (calls, definitions, code shapes "
+            f"whatever the spacing){lsp}{batch}.\n")
+
+
 def tool_use(parts: PromptParts) -> str:
     return (
         "# Using tools\n"
@@ -149,6 +161,7 @@ def tool_use(parts: PromptParts) -> str:
         "in parallel. Chain calls only when one needs another's result.\n"
         "- In a large tree, search before reading: grep for contents, glob for file names, then "
         "read just the ranges you need with offset and limit.\n"
+        f"{_which_search(parts)}"
         "- Change existing files with edit or multi_edit; use write only for new files or "
         "complete rewrites. Prefer the file and search tools to cat, sed, find or grep in bash: "
         "their output is structured and their changes can be undone.\n"

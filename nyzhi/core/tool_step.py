@@ -264,6 +264,8 @@ class GatedToolStep:
             tool = self.tooling.registry.get(out.name)
             if tool is not None and getattr(tool, "writes_files", False):
                 paths = _target_paths(tool, req.arguments)
+                if hasattr(tool, "expand_targets"):  # files from a glob: the ones it changed
+                    paths = [str(p) for p in out.result.metadata.get("paths") or paths]
                 await self.hooks.fire("after_edit", {**payload, "paths": paths,
                                                      "file_path": paths[0] if paths else ""})
 

@@ -26,7 +26,8 @@ the outcome, so a call failing several gates reports the earliest:
                    approver (headless: refused).
 
 Tools tell the gates what they touch through optional methods: ``target_paths(args)`` (files they
-read or write), ``target_commands(args, ctx)`` (shell command strings, for deny rules and the
+read or write), ``expand_targets(args, ctx)`` (async: real paths found by reading the tree, for a
+tool whose files come from a glob), ``target_commands(args, ctx)`` (shell command strings, for deny rules and the
 approval summary), ``preview(args, ctx)`` (a unified diff for the approval prompt) and the class
 attribute ``runs_sandboxed``.
 """
@@ -369,6 +370,10 @@ class Gates:
         try:
             paths = target_paths(tool, args, ctx)
             commands = target_commands(tool, args, ctx)
+            # Tools whose targets come from a glob say which files they would change.
+            expand = getattr(tool, "expand_targets", None)
+            if callable(expand):
+                paths = [*paths, *await expand(args, ctx)]
         except Exception as exc:  # bad arguments: we cannot tell what the call touches
             return _deny(SANDBOX, f"cannot determine what `{name}` would touch: {exc}")
         # 3. sandbox

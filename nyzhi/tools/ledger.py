@@ -31,9 +31,12 @@ from typing import Any
 
 from nyzhi import records
 
-#: The tools whose changes to an existing file the guard checks (the issue's list; nyz has no
-#: ``batch_apply``: ``multi_edit`` is its batch form).
-GUARDED_TOOLS = frozenset({"write", "edit", "multi_edit", "apply_patch"})
+#: The tools whose changes to an existing file the guard checks (the issue's list, and the
+#: editing tools of issue 36 that change files they were not given whole).
+GUARDED_TOOLS = frozenset({
+    "write", "edit", "multi_edit", "apply_patch", "batch_apply", "instrument",
+    "remove_instrumentation",
+})
 
 
 @records.frozen

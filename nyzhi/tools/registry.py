@@ -41,6 +41,8 @@ BUILTIN_MODULES: tuple[str, ...] = (
     "team",
     "web",
     "verify",
+    "structural",
+    "instrument",
 )
 
 

@@ -84,8 +84,10 @@ def diff_steps(ctx: ToolContext, steps: list[Step], max_lines: int) -> str:
 
 def check_unchanged(ctx: ToolContext, steps: list[Step]) -> None:
     """The stale-write guard (nyzhi.tools.ledger): every existing file a step changes must be
-    as this agent last saw it. ``ArgError`` (a tool error, nothing written) otherwise."""
+    as this agent last saw it. ``ArgError`` (a tool error, nothing written) otherwise, naming
+    every such file: a batch of many files is fixed with one round of reads."""
     writers = getattr(ctx.leases, "writers", None)
+    problems: list[str] = []
     for step in steps:
         if step.kind != "file" or step.before is None:
             continue  # new files are exempt
@@ -94,7 +96,12 @@ def check_unchanged(ctx: ToolContext, steps: list[Step]) -> None:
             ctx.seen.check(real, step.before, display(ctx, step.path),
                            writers.get(real) if writers is not None else None, ctx.agent_path)
         except StaleWrite as exc:
-            raise ArgError(str(exc)) from None
+            problems.append(str(exc))
+    if len(problems) == 1:
+        raise ArgError(problems[0])
+    if problems:
+        raise ArgError(f"{len(problems)} files cannot be changed:\n"
+                       + "\n".join(f"- {p}" for p in problems))
 
 
 def record_seen(ctx: ToolContext, steps: list[Step]) -> dict[str, str | None]:

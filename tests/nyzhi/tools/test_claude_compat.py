@@ -64,6 +64,7 @@ def test_deny_rules_map_onto_the_trust_rules(tmp_path):
     assert mapped.deny_commands == ("npm run deploy", "npm run deploy *", "curl *")
     assert mapped.deny_paths == (".env", "/etc/hosts", f"{home}/.aws/**", "*.pem")
     assert mapped.deny_tools == ("web_fetch", "edit", "multi_edit", "apply_patch",
+                                 "batch_apply", "instrument", "remove_instrumentation",
                                  "mcp__github__*")
     assert mapped.unexpressed == ("WebFetch(domain:example.com)",)
     cmds = mapped.deny_commands

@@ -21,7 +21,10 @@ ORIGINAL_NAMES = {
     "task_update", "task_list", "spawn_teammate",
     "list_skills", "list_roles",  # issue 31: what the budgeted listings leave out
 }
+EDITING_TOOLS = {"ast_search", "batch_apply", "instrument", "remove_instrumentation"}  # issue 36: the original's editing tools
+ORIGINAL_NAMES |= EDITING_TOOLS
 WRITE_TOOLS = {"write", "edit", "multi_edit", "apply_patch", "delete_file", "move_file", "copy_file", "create_dir"}
+WRITE_TOOLS |= EDITING_TOOLS - {"ast_search"}
 NEEDS_APPROVAL = WRITE_TOOLS | {"bash", "git_commit", "git_checkout", "web_fetch", "memory_write",
                                 "team_delete"}
 

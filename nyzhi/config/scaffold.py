@@ -52,11 +52,11 @@ CONFIG_TEMPLATE = f"""\
 # pattern = "*.py"
 # timeout = 30
 
-## A custom command, run as /review FILE (also from .nyzhi/commands/*.md).
+## A custom command, run as /audit FILE (also from .nyzhi/commands/*.md).
 # [[agent.commands]]
-# name = "review"
-# prompt = "Review $ARGUMENTS for bugs and missing tests."
-# description = "Review code"
+# name = "audit"
+# prompt = "Audit $ARGUMENTS for bugs and missing tests."
+# description = "Audit code"
 
 ## An MCP server: its tools are mcp__files__TOOL, gated like ours (also from .mcp.json).
 # [mcp.servers.files]
@@ -76,9 +76,10 @@ Instructions every nyzhi agent in this project follows. Keep them short and conc
 how to build and test, conventions to respect, things never to do.
 """
 
-REVIEW_COMMAND = """\
-# Review code for issues
-Review $ARGUMENTS for bugs, unclear code and missing tests. Report findings by severity.
+# (Not "review": /review is a built-in command, and built-ins win over custom commands.)
+EXPLAIN_COMMAND = """\
+# Explain code
+Explain what $ARGUMENTS does, how it is used and anything surprising in it. Change nothing.
 """
 
 # Run-time files nyz writes under ``.nyzhi/`` (compaction archives, todo lists): they hold
@@ -98,7 +99,7 @@ local.md
 FILES: tuple[tuple[str, str], ...] = (
     (".nyzhi/config.toml", CONFIG_TEMPLATE),
     (".nyzhi/rules.md", RULES_TEMPLATE),
-    (".nyzhi/commands/review.md", REVIEW_COMMAND),
+    (".nyzhi/commands/explain.md", EXPLAIN_COMMAND),
     (".nyzhi/.gitignore", GITIGNORE),
 )
 DIRS: tuple[str, ...] = (".nyzhi", ".nyzhi/agents", ".nyzhi/commands", ".nyzhi/skills",

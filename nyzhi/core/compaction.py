@@ -99,6 +99,25 @@ def render_for_summary(messages: list[Message]) -> str:
     return "\n\n".join(lines)
 
 
+async def summarize(
+    provider: Provider, messages: Sequence[Message], prompt: str,
+    system: str = "You write precise working summaries of coding sessions.",
+) -> str:
+    """One model call: ``messages`` rendered as text, then ``prompt``; the answer's text.
+    Compaction's summary and ``/handoff``'s note."""
+    request = ChatRequest(
+        messages=(Message("user", render_for_summary(list(messages)) + "\n\n" + prompt),),
+        system=system,
+        temperature=0,
+    )
+    parts: list[str] = []
+    async with contextlib.aclosing(provider.stream(request)) as stream:
+        async for event in stream:
+            if isinstance(event, TextDelta):
+                parts.append(event.text)
+    return "".join(parts).strip()
+
+
 async def compact(
     provider: Provider,
     messages: list[Message],
@@ -122,17 +141,7 @@ async def compact(
             archive_history, tuple(messages), archive_dir, stem
         )
     prompt = SUMMARY_PROMPT + (f"\nAlso: {instructions}" if instructions else "")
-    request = ChatRequest(
-        messages=(Message("user", render_for_summary(messages[:cut]) + "\n\n" + prompt),),
-        system="You write precise working summaries of coding sessions.",
-        temperature=0,
-    )
-    parts: list[str] = []
-    async with contextlib.aclosing(provider.stream(request)) as stream:
-        async for event in stream:
-            if isinstance(event, TextDelta):
-                parts.append(event.text)
-    summary = "".join(parts).strip() or "(no summary)"
+    summary = await summarize(provider, messages[:cut], prompt) or "(no summary)"
     sections = [f"{SUMMARY_HEADER}\n{summary}"]
     if state is not None:
         sections.append(state.render())

@@ -90,6 +90,18 @@ class TurnOutcome:
     reason: str = ""  # why a turn stopped early ("budget: tokens 20000/20000")
 
 
+@records.frozen
+class ContextUsage:
+    """What fills the context window (``TurnLoop.context_usage``, the ``/context`` command):
+    estimated tokens by part, as ``(name, tokens, count of messages or tools)``."""
+
+    window: int
+    trigger: int  # compaction starts above this many tokens
+    window_source: str
+    parts: tuple[tuple[str, int, int], ...]
+    largest: tuple[str, ...] = ()  # the biggest messages, "tool result read (1,234)"
+
+
 @records.define
 class UsageTotals:
     input_tokens: int = 0
@@ -427,6 +439,31 @@ class TurnLoop:
             self.messages, system, extra_chars=self._tool_chars(tools),
             ratio=self.calibration.ratio(self._calibration_key()),
         )
+
+    def context_usage(self) -> ContextUsage:
+        """The next request's estimated size by part: system prompt, tool definitions, and
+        the thread's messages by kind (the calibrated ratio when one was learnt)."""
+        system = self.system_prompt()
+        tools = tuple(self.tool_schemas())
+        ratio = self.calibration.ratio(self._calibration_key())
+        kinds = {"user": "your messages", "assistant": "answers and tool calls",
+                 "tool": "tool results"}
+        chars: dict[str, list[int]] = {name: [0, 0] for name in kinds.values()}
+        sizes: list[tuple[int, str]] = []
+        for m in self.messages:
+            size = estimate_chars([m])
+            name = kinds.get(m.role, "your messages")
+            chars[name][0] += size
+            chars[name][1] += 1
+            label = f"tool result {m.name}" if m.role == "tool" else kinds.get(m.role, m.role)
+            sizes.append((size, label))
+        parts = [("system prompt", tokens_for(len(system), 0, ratio), 0),
+                 ("tool definitions", tokens_for(self._tool_chars(tools), 0, ratio), len(tools))]
+        parts += [(name, tokens_for(c, n, ratio), n) for name, (c, n) in chars.items()]
+        largest = tuple(f"{label} (~{tokens_for(size, 1, ratio):,})"
+                        for size, label in sorted(sizes, reverse=True)[:3])
+        return ContextUsage(self.settings.context_window, self._trigger(),
+                            self.settings.window_source, tuple(parts), largest)
 
     def _trigger(self) -> int:
         """Compact above this many tokens: the threshold's share of the window, leaving at

@@ -47,6 +47,11 @@ async def _help(host: CommandHost, _arg: str) -> None:
         for name in sorted(set(custom) - set(offered)):
             summary = custom[name].description or custom[name].source
             host.show(BODY, f"  /{name.ljust(width)}{summary}"[:80])
+    shadowed = sorted(set(custom) & set(offered))
+    if shadowed:  # built-ins win, so a project cannot redefine what /undo does
+        host.show(NOTICE, "custom commands hidden by built-in ones of the same name (rename "
+                          "them to use them): " + ", ".join(
+                              f"/{n} ({custom[n].source})" for n in shadowed))
     host.show(NOTICE, host.keys_help)
 
 

@@ -117,7 +117,7 @@ def test_init_scaffolds_and_never_overwrites(env, capsys):
     code, out, _ = run(capsys, "init")
     assert code == 0
     nyzhi = env.project / ".nyzhi"
-    for name in ("config.toml", "commands/review.md", ".gitignore"):
+    for name in ("config.toml", "commands/explain.md", ".gitignore"):
         assert (nyzhi / name).is_file()
     for name in ("agents", "commands", "skills", "rules"):
         assert (nyzhi / name).is_dir()

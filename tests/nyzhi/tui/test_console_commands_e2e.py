@@ -127,7 +127,7 @@ async def test_init_scaffolds_the_project_and_help_lists_the_commands(
             screen = await command(pane, "/init", "initialised .nyzhi/")
             assert "created  .nyzhi/rules.md" in screen
             assert "exists   .nyzhi/config.toml (left unchanged)" in screen
-            assert (workspace / ".nyzhi" / "commands" / "review.md").is_file()
+            assert (workspace / ".nyzhi" / "commands" / "explain.md").is_file()
             await command(pane, "/init", "nothing to do: .nyzhi/ is already set up")
             await pane.keys("C-l")
             await say(pane, "/help")
@@ -149,21 +149,21 @@ async def test_a_custom_command_is_completed_listed_and_sent_as_its_prompt(
         workspace, home, configure):
     commands = workspace / ".nyzhi" / "commands"
     commands.mkdir()
-    (commands / "review.md").write_text("---\ndescription: review a file\n---\n"
-                                        "Review $ARGUMENTS for bugs.\n")
+    (commands / "audit.md").write_text("---\ndescription: audit a file\n---\n"
+                                       "Audit $ARGUMENTS for bugs.\n")
     async with open_fake_llm(script=[reply("reviewed")]) as server:
         configure(workspace, server.url_for("openai"))
         async with open_console(workspace, home) as pane:
             await pane.wait_for(INPUT_READY)
             await command(pane, "/help", "custom commands")
-            await pane.wait_for("/review")
+            await pane.wait_for("/audit")
             await pane.keys("C-l")
-            await pane.type("/revi")
+            await pane.type("/aud")
             await pane.keys("Tab")
-            await pane.wait_for("› /review")  # (and a space: capture-pane trims it)
+            await pane.wait_for("› /audit")  # (and a space: capture-pane trims it)
             await say(pane, "app.py")
             await pane.wait_for("reviewed")
-    assert server.requests[0].last_user_text() == "Review app.py for bugs."
+    assert server.requests[0].last_user_text() == "Audit app.py for bugs."
 
 
 async def test_plan_mode_reaches_subagents_spawned_while_it_is_on(workspace, home, configure):

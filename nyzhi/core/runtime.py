@@ -98,6 +98,8 @@ class Runtime:
     mcp: Any = None  # nyzhi.core.mcp.McpPool: the MCP connections every agent shares
     teams: Any = None  # nyzhi.core.teams.control.TeamRuntime: this runtime's team members
     thinking_level: str | int | None = None  # the main agent's (``set_thinking``)
+    # nyzhi.core.checkpoints.Recorder: every prompt a checkpoint of the files the tree changes
+    checkpoints: Any = None
 
     @property
     def tooling(self) -> Any:
@@ -314,8 +316,11 @@ async def open_runtime(
         if base.resumed is not None:
             main.loop.messages.extend(base.resumed.messages)
             tree.restore(base.resumed.agents)
+        checkpoints = _checkpoints(base)
         _listen(base, tree, teams)
         background = await stack.enter_async_context(trio.open_nursery())
+        background.start_soon(trio.to_thread.run_sync, checkpoints.journal.store.prune_if_due,
+                              base.session_id)
         await background.start(tree.run)
         await background.start(teams.run)
         trust = base.project_trust
@@ -323,6 +328,7 @@ async def open_runtime(
             background.start_soon(assembly.ask_project_trust, base.approvals, base.tooling.context
                                   .workspace_root, trust, options.env)
         rt = await _start(base, tree, teams, main)
+        rt.checkpoints = checkpoints
         await membership.bind(rt)
         # Everything built so far (modules, config, tools, prompts) lives as long as the
         # process: move it out of the collector's view. A full collection walks every tracked
@@ -454,6 +460,19 @@ def _agent_tree(base: _Assembly) -> tuple[SubagentManager, TeamRuntime]:
     return tree, teams
 
 
+def _checkpoints(base: _Assembly) -> Any:
+    """The checkpoint recorder, watching the change log every agent's tools share and
+    listening to the bus first (a prompt's point is opened before anything else hears of it).
+    """
+    from nyzhi.core.checkpoints import Recorder
+
+    context = base.tooling.context
+    recorder = Recorder.attach(base.session_id, context.workspace_root, context.changes,
+                               writer=base.writer, redactor=base.tooling.redactor)
+    base.bus.add_listener(recorder.on_event, name="checkpoints")
+    return recorder
+
+
 def _listen(base: _Assembly, tree: SubagentManager, teams: TeamRuntime) -> None:
     """The bus's listeners, in order: budgets and statuses, the session log, the
     ``after_turn`` hook, the teams."""
@@ -510,6 +529,8 @@ async def _shut_down(rt: Runtime, background: trio.Nursery,
         await rt.hooks.fire("session_end", {"session_id": rt.session_id})
         if writer is not None:
             writer.close()
+        if rt.checkpoints is not None:
+            await trio.to_thread.run_sync(rt.checkpoints.close)
 
 
 def _session_listener(writer: SessionWriter) -> Listener:

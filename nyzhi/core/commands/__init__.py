@@ -1,7 +1,8 @@
 """Slash commands for every front end: one registry (``registry``) and the commands written
-once against it (``builtin``, registered when this package is imported)."""
+once against it (``builtin``, ``checkpoints``: registered when this package is imported)."""
 
 from nyzhi.core.commands import builtin as builtin
+from nyzhi.core.commands import checkpoints as checkpoints
 from nyzhi.core.commands.registry import (
     COMMANDS,
     Command,
@@ -11,4 +12,7 @@ from nyzhi.core.commands.registry import (
     lookup,
 )
 
-__all__ = ["COMMANDS", "Command", "CommandHost", "available", "builtin", "dispatch", "lookup"]
+__all__ = [
+    "COMMANDS", "Command", "CommandHost", "available", "builtin", "checkpoints", "dispatch",
+    "lookup",
+]

@@ -38,8 +38,7 @@ async def _restore(host: CommandHost, target: str, words: list[str], hint: str) 
     host.refresh_status()
 
 
-@command("rewind", "back to before a prompt: /rewind lists them · /rewind N "
-                   "[code|conversation|both]", idle_only=True)
+@command("rewind", "list prompts · /rewind N [code|conversation|both]", idle_only=True)
 async def _rewind(host: CommandHost, arg: str) -> None:
     from nyzhi.core.checkpoints import actions
 
@@ -74,8 +73,7 @@ async def _checkpoint(host: CommandHost, arg: str) -> None:
         host.show(ERROR, CHECKPOINT_USAGE)
 
 
-@command("retry", "run the last prompt again, after undoing its changes and answer; "
-                  "/retry force overwrites files changed outside nyz", idle_only=True)
+@command("retry", "the last prompt again, after undoing its changes", idle_only=True)
 async def _retry(host: CommandHost, arg: str) -> None:
     from nyzhi.core.checkpoints import actions
 

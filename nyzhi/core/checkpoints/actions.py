@@ -111,6 +111,7 @@ def rewind_saved(query: str, target: str | None, mode: str, *, force: bool,
                  store: CheckpointStore | None = None) -> list[str]:
     """``nyz rewind``: list a saved session's prompts, or rewind it (blocking). The session
     must not be running: its conversation is rewound by a thread record in its log."""
+    from nyzhi.config.modes import SandboxLevel
     from nyzhi.core.sessions import SessionStore
     from nyzhi.tools.base import ChangeLog, ToolContext
     from nyzhi.tools.sandbox import SandboxPolicy
@@ -133,7 +134,7 @@ def rewind_saved(query: str, target: str | None, mode: str, *, force: bool,
         recorder = Recorder(journal, root, changes)
         # Writes stay inside the session's workspace, refusing symlinks, as the tools' do.
         context = ToolContext(workspace_root=root, cwd=root, changes=changes,
-                              sandbox=SandboxPolicy(level="workspace-write", workspace_root=root,
+                              sandbox=SandboxPolicy(level=SandboxLevel.WORKSPACE_WRITE, workspace_root=root,
                                                     allow_temp=False))
         try:
             _changes, lines = rw.restore_code(recorder, context, point, force=force,

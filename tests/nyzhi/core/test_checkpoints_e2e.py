@@ -160,3 +160,33 @@ async def test_checkpoints_live_under_xdg_state_not_in_the_workspace(workspace, 
     assert blobs[0].name == __import__("hashlib").sha256(b"the original\n").hexdigest()
     assert oct(os.stat(store / "blobs").st_mode & 0o777) == "0o700"
     assert not [p for p in workspace.rglob("*") if "checkpoint" in p.name]
+
+
+async def test_a_checkpoint_survives_kill_9_mid_turn(workspace, home, configure):
+    import signal
+    import subprocess
+
+    from nyzhi.testing.cli import NYZ, nyz_env
+    from nyzhi.testing.fake_llm import hang
+
+    (workspace / "a.txt").write_text("the original\n")
+    script = [reply(tool_calls=[tool_call("read", {"file_path": "a.txt"})]),
+              reply(tool_calls=[tool_call("write", {"file_path": "a.txt", "content": "new"})]),
+              hang()]
+    async with open_fake_llm(script=script) as server:
+        configure(workspace, server.url_for("openai"))
+        proc = await trio.lowlevel.open_process(
+            [*NYZ, "run", "-y", "full", "rewrite a"], cwd=workspace, env=nyz_env(home),
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            with trio.fail_after(60):
+                await server.wait_for_requests(3)  # the write's result is being answered
+        finally:
+            proc.send_signal(signal.SIGKILL)
+            await proc.wait()
+    assert (workspace / "a.txt").read_text() == "new"
+    code, out, err = await nyz(workspace, home, "rewind", session_id(home), "--to", "1",
+                               "--code")
+    assert code == 0, err
+    assert "restored a.txt" in out
+    assert (workspace / "a.txt").read_text() == "the original\n"

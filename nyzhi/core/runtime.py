@@ -468,7 +468,8 @@ def _checkpoints(base: _Assembly) -> Any:
 
     context = base.tooling.context
     recorder = Recorder.attach(base.session_id, context.workspace_root, context.changes,
-                               writer=base.writer, redactor=base.tooling.redactor)
+                               writer=base.writer, redactor=base.tooling.redactor,
+                               discard=base.writer is None and base.resumed is None)
     base.bus.add_listener(recorder.on_event, name="checkpoints")
     return recorder
 

@@ -15,6 +15,7 @@ kept in ``fault`` and reported once, as the session log's are.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import time
@@ -29,8 +30,11 @@ from nyzhi.core.checkpoints.store import DIR, CheckpointStore, Journal, fingerpr
 
 class Recorder:
     def __init__(self, journal: Journal, workspace_root: Path, changes: Any, *,
-                 writer: Any = None, redactor: Any = None) -> None:
+                 writer: Any = None, redactor: Any = None, discard: bool = False) -> None:
         self.journal = journal
+        # An unsaved (--ephemeral) session's checkpoints serve only while it runs: its
+        # journal goes on ``close`` (its blobs with the next prune).
+        self.discard = discard
         self.root = os.path.realpath(workspace_root)
         self.changes = changes  # nyzhi.tools.base.ChangeLog
         self.writer = writer  # the session's SessionWriter (None: ephemeral)
@@ -46,10 +50,11 @@ class Recorder:
 
     @classmethod
     def attach(cls, session_id: str, workspace_root: Path, changes: Any, *, writer: Any = None,
-               redactor: Any = None, store: CheckpointStore | None = None) -> Recorder:
+               redactor: Any = None, discard: bool = False,
+               store: CheckpointStore | None = None) -> Recorder:
         store = store if store is not None else CheckpointStore()
         return cls(store.journal(session_id), workspace_root, changes, writer=writer,
-                   redactor=redactor)
+                   redactor=redactor, discard=discard)
 
     def inside(self, path: str) -> bool:
         return path.startswith(self.root + os.sep)
@@ -146,5 +151,10 @@ class Recorder:
             self._failed(exc)
 
     def close(self) -> None:
+        if self.discard:
+            self.journal.close()
+            with contextlib.suppress(OSError):
+                self.journal.path.unlink()
+            return
         self.sync()
         self.journal.close()

@@ -187,9 +187,9 @@ def listing(history: History, how: str) -> list[str]:
     lines = [f"prompts ({how}):"] if prompts else ["prompts: (none in the conversation now)"]
     for n, point in enumerate(prompts, 1):
         text = " ".join(point.label.split())
-        text = text if len(text) <= 60 else text[:59] + "…"
+        text = text if len(text) <= 48 else text[:47] + "…"
         changed = history.changed_after(point.seq)
-        lines.append(f"  {n:>3}. {text:<60}  {changed} file(s) changed"
+        lines.append(f"  {n:>3}. {text:<48}  {changed} file(s) changed"
                      if changed else f"  {n:>3}. {text}")
     named = [p for p in history.points if p.kind in ("named", "restore")]
     if named:

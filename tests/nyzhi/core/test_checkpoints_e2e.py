@@ -190,3 +190,32 @@ async def test_a_checkpoint_survives_kill_9_mid_turn(workspace, home, configure)
     assert code == 0, err
     assert "restored a.txt" in out
     assert (workspace / "a.txt").read_text() == "the original\n"
+
+
+async def test_the_line_chat_has_the_commands_and_an_ephemeral_journal_goes(workspace, home,
+                                                                           configure):
+    script = [reply(tool_calls=[tool_call("write", {"file_path": "a.txt", "content": "1"})]),
+              reply("one done"),
+              reply(tool_calls=[tool_call("write", {"file_path": "b.txt", "content": "2"})]),
+              reply("two done"),
+              reply(tool_calls=[tool_call("write", {"file_path": "c.txt", "content": "3"})]),
+              reply("ephemeral done")]
+    async with open_fake_llm(script=script) as server:
+        configure(workspace, server.url_for("openai"))
+        with trio.fail_after(120):
+            proc = await run_nyz(workspace, home, "--trust", "full", "chat", "--plain",
+                                 stdin=b"ONE\n/undo all\nTWO\n/rewind\n/rewind 1 code\n/exit\n")
+            journals = home / ".local/state/nyzhi/checkpoints/sessions"
+            assert len(list(journals.glob("*.jsonl"))) == 1
+            code, _out, err = await nyz(workspace, home, "run", "--ephemeral", "-y", "full",
+                                        "THREE")
+            assert code == 0, err
+    assert (workspace / "c.txt").read_text() == "3"
+    out = proc.stdout.decode()
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert "removed " in out and "a.txt" in out  # /undo all: the first turn's write
+    assert "1. ONE" in out and "2. TWO" in out and "not tracked" in out
+    assert not (workspace / "a.txt").exists() and not (workspace / "b.txt").exists()
+    assert len(server.requests) == 6
+    # an unsaved session's checkpoints went with it; the chat's are kept
+    assert len(list(journals.glob("*.jsonl"))) == 1

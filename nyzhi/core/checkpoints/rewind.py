@@ -80,15 +80,21 @@ def _current(path: Path, kind: str) -> tuple[bytes | None, str | None]:
     return data, fingerprint(kind, data)
 
 
-def plan_code(history: History, blobs: Blobs, seq: int) -> CodePlan:
-    """What restoring point ``seq`` writes (blocking: reads every file and blob)."""
+def plan_code(history: History, blobs: Blobs, seq: int, root: Path) -> CodePlan:
+    """What restoring point ``seq`` writes in the workspace ``root`` (blocking: reads every
+    file and blob). A journal naming a path outside ``root`` is refused whatever the sandbox
+    allows: nothing outside the workspace was ever recorded."""
     from nyzhi.tools.undo import Planned
 
     mkdirs: list[Any] = []
     files: list[Any] = []
     rmdirs: list[Path] = []
     outside: list[str] = []
+    top = os.path.realpath(root) + os.sep
     for name, before in history.targets(seq).items():
+        if not name.startswith(top):
+            raise CheckpointError(f"the checkpoint names {name}, outside the workspace "
+                                  f"{root}: not restoring anything")
         path = Path(name)
         want: bytes | None
         if before.blob is None:
@@ -139,7 +145,8 @@ def restore_code(recorder: Recorder, ctx: Any, point: Point, *, force: bool,
 
     with TRANSACTION_LOCK:  # no agent writes between the plan and the writes
         history = recorder.journal.load()
-        plan = plan_code(history, recorder.journal.store.blobs, point.seq)
+        plan = plan_code(history, recorder.journal.store.blobs, point.seq,
+                         Path(ctx.workspace_root))
         if plan.outside and not force:
             raise OutsideChanges([_shown(ctx, p) for p in plan.outside], force_hint)
         lines = [f"kept {_shown(ctx, p)}/ (other files are in it now)" for p in plan.kept]

@@ -34,6 +34,7 @@ COMMANDS: dict[str, str] = {
     "login": "nyzhi.cli.cmd_auth", "logout": "nyzhi.cli.cmd_auth", "whoami": "nyzhi.cli.cmd_auth",
     "sessions": "nyzhi.cli.cmd_sessions", "session": "nyzhi.cli.cmd_sessions",
     "export": "nyzhi.cli.cmd_sessions", "replay": "nyzhi.cli.cmd_sessions",
+    "rewind": "nyzhi.cli.cmd_rewind",
     "index": "nyzhi.cli.cmd_index",
     "mcp": "nyzhi.cli.cmd_mcp",
     "memory": "nyzhi.cli.cmd_memory",

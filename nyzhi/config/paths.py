@@ -75,6 +75,12 @@ def sessions_dir(env: Mapping[str, str] | None = None) -> Path:
     return data_dir(env) / "sessions"
 
 
+def checkpoints_dir(env: Mapping[str, str] | None = None) -> Path:
+    """state_dir()/checkpoints: the files nyz's tools changed, as they were before each prompt
+    (``nyzhi.core.checkpoints``), kept out of the workspace and its git history."""
+    return state_dir(env) / "checkpoints"
+
+
 def auth_path(env: Mapping[str, str] | None = None) -> Path:
     """data_dir()/auth.json: stored credentials (mode 0600, directory 0700)."""
     return data_dir(env) / "auth.json"

@@ -102,6 +102,8 @@ class Runtime:
     # The runtime's background nursery (``open_runtime``): where config_change hooks run.
     background: trio.Nursery | None = None
     _config_changes: trio.MemorySendChannel[dict[str, Any]] | None = None
+    # nyzhi.core.checkpoints.Recorder: every prompt a checkpoint of the files the tree changes
+    checkpoints: Any = None
 
     @property
     def tooling(self) -> Any:
@@ -352,8 +354,11 @@ async def open_runtime(
         if base.resumed is not None:
             main.loop.messages.extend(base.resumed.messages)
             tree.restore(base.resumed.agents)
+        checkpoints = _checkpoints(base)
         _listen(base, tree, teams)
         background = await stack.enter_async_context(trio.open_nursery())
+        background.start_soon(trio.to_thread.run_sync, checkpoints.journal.store.prune_if_due,
+                              base.session_id)
         await background.start(tree.run)
         await background.start(teams.run)
         trust = base.project_trust
@@ -362,6 +367,7 @@ async def open_runtime(
                                   .workspace_root, trust, options.env)
         rt = await _start(base, tree, teams, main)
         rt.background = background
+        rt.checkpoints = checkpoints
         await membership.bind(rt)
         # Everything built so far (modules, config, tools, prompts) lives as long as the
         # process: move it out of the collector's view. A full collection walks every tracked
@@ -493,6 +499,20 @@ def _agent_tree(base: _Assembly) -> tuple[SubagentManager, TeamRuntime]:
     return tree, teams
 
 
+def _checkpoints(base: _Assembly) -> Any:
+    """The checkpoint recorder, watching the change log every agent's tools share and
+    listening to the bus first (a prompt's point is opened before anything else hears of it).
+    """
+    from nyzhi.core.checkpoints import Recorder
+
+    context = base.tooling.context
+    recorder = Recorder.attach(base.session_id, context.workspace_root, context.changes,
+                               writer=base.writer, redactor=base.tooling.redactor,
+                               discard=base.writer is None and base.resumed is None)
+    base.bus.add_listener(recorder.on_event, name="checkpoints")
+    return recorder
+
+
 def _listen(base: _Assembly, tree: SubagentManager, teams: TeamRuntime) -> None:
     """The bus's listeners, in order: budgets and statuses, the session log, the
     ``after_turn`` hook, the teams."""
@@ -549,6 +569,8 @@ async def _shut_down(rt: Runtime, background: trio.Nursery,
         await rt.hooks.fire("session_end", {"session_id": rt.session_id})
         if writer is not None:
             writer.close()
+        if rt.checkpoints is not None:
+            await trio.to_thread.run_sync(rt.checkpoints.close)
 
 
 def _session_listener(writer: SessionWriter) -> Listener:

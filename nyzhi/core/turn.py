@@ -584,6 +584,14 @@ class TurnLoop:
         except ContextOverflowError as again:
             return _still_too_long(again, self._model_name())
 
+    async def restore_thread(self, messages: list[pt.Message]) -> None:
+        """Make the thread ``messages`` (a rewind to an earlier prompt), journaled like a
+        compaction's thread, so a resumed session starts from it too."""
+        self.messages[:] = messages
+        self.meter.reset()
+        if self.on_thread_replaced is not None:
+            await self.on_thread_replaced(self.messages)
+
     async def compact_now(self) -> None:
         await self._maybe_compact(self.system_prompt(), force=True, reason="manual")
 

@@ -67,11 +67,21 @@ class ChangeLog:
     """Every file change made through tools in a session, in order, so ``/undo`` can revert."""
 
     changes: list[FileChange] = attrs.field(factory=list)
+    # Told of every write before and after it is made (``nyzhi.core.checkpoints.Recorder``:
+    # ``before_write(changes)`` and ``after_write(changes)``, from the writing thread). None:
+    # no checkpoints (a library user's context, a unit test).
+    watcher: Any = attrs.field(default=None, repr=False)
 
     _next_batch: int = attrs.field(default=1, init=False, repr=False)
 
     def record(self, change: FileChange) -> None:
         self.changes.append(change)
+
+    @property
+    def next_batch(self) -> int:
+        """The batch id the next tool call's changes will get (a turn's changes are those
+        from the id read at its start on: ``undo_all(since=...)``)."""
+        return self._next_batch
 
     def new_batch(self) -> int:
         """A fresh batch id for the changes of one tool call."""

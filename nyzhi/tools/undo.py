@@ -4,7 +4,8 @@ A tool call that touches several files (multi_edit, apply_patch, move_file) goes
 ``apply``: every target is re-checked by the sandbox first (one refusal writes nothing), then
 the files are written in order and, if any write fails, the ones already written are put back.
 ``record`` then puts the changes in ``ctx.changes`` under one batch id so ``undo_last`` reverts
-the whole call at once.
+the whole call at once. The change log's ``watcher`` (the checkpoints, ``nyzhi.core.checkpoints``)
+is told of each write before it is made and after, and of each revert.
 
 Threads: the disk part (``apply``) is thread-safe and records nothing, so the tools run their
 plan and write in a worker thread (``nyzhi.tools.offload``) and ``record`` the result on the trio
@@ -18,6 +19,8 @@ from __future__ import annotations
 import os
 import threading
 from pathlib import Path
+
+import attrs
 
 from nyzhi import records
 from nyzhi.config.fsutil import StorageError, describe_os_error
@@ -50,7 +53,9 @@ class Planned:
     mode: int | None = None  # permission bits for a new file (a copy keeps its source's)
 
 
-def _snapshot(path: Path, kind: str) -> bytes | None:
+def snapshot(path: Path, kind: str) -> bytes | None:
+    """What is at ``path`` now: a file's bytes, b"" for a directory (``kind`` "dir"), None for
+    nothing. ``IsADirectoryError`` when it is not what ``kind`` says."""
     if kind == "dir":
         return b"" if path.is_dir() and not path.is_symlink() else None
     if not os.path.lexists(path):
@@ -60,7 +65,8 @@ def _snapshot(path: Path, kind: str) -> bytes | None:
     return read_bytes_nofollow(path)
 
 
-def _apply(path: Path, after: bytes | None, kind: str, mode: int | None = None) -> None:
+def put(path: Path, after: bytes | None, kind: str, mode: int | None = None) -> None:
+    """Make ``path`` hold ``after`` (None: remove it), atomically and refusing symlinks."""
     if kind == "dir":
         if after is None:
             rmdir_nofollow(path)
@@ -91,23 +97,26 @@ def apply(ctx: ToolContext, tool: str, planned: list[Planned]) -> list[FileChang
     for path, p in resolved:
         changes.append(
             FileChange(
-                path=path, before=_snapshot(path, p.kind), after=p.after, tool=tool,
+                path=path, before=snapshot(path, p.kind), after=p.after, tool=tool,
                 kind=p.kind, mode=file_mode(path) if p.kind == "file" else None,
             )
         )
+    watcher = ctx.changes.watcher
+    if watcher is not None:  # the checkpoint holds the old bytes before the first is replaced
+        watcher.before_write(changes)
     done: list[FileChange] = []
     change: FileChange | None = None
     try:
         for change, (_, plan) in zip(changes, resolved, strict=True):
             if change.kind == "dir" and (change.before is None) == (change.after is None):
                 continue  # mkdir of an existing dir: nothing to do
-            _apply(change.path, change.after, change.kind, plan.mode)
+            put(change.path, change.after, change.kind, plan.mode)
             done.append(change)
     except BaseException as exc:
         not_restored = []
         for undone in reversed(done):
             try:
-                _apply(undone.path, undone.before, undone.kind, undone.mode)
+                put(undone.path, undone.before, undone.kind, undone.mode)
             except OSError as again:  # say so: that file now holds the new bytes
                 not_restored.append(
                     describe_os_error(again, "put back", undone.path, "it holds the new content")
@@ -121,6 +130,8 @@ def apply(ctx: ToolContext, tool: str, planned: list[Planned]) -> list[FileChang
                 message += "; the files written before it were put back"
             raise StorageError("; ".join([message, *not_restored]), exc) from exc
         raise
+    if watcher is not None:
+        watcher.after_write(changes)
     return changes
 
 
@@ -142,7 +153,7 @@ def revert(change: FileChange, *, force: bool = False) -> str:
     """
     path = Path(change.path)
     try:
-        current = _snapshot(path, change.kind)
+        current = snapshot(path, change.kind)
     except OSError:
         current = b"\0not a regular file"  # never equals what a tool wrote
     if not force and current != change.after:
@@ -150,7 +161,7 @@ def revert(change: FileChange, *, force: bool = False) -> str:
             f"{path} changed after {change.tool} wrote it; not reverting (use force to override)"
         )
     try:
-        _apply(path, change.before, change.kind, change.mode)
+        put(path, change.before, change.kind, change.mode)
     except OSError as exc:  # a full or read-only disk: the file and the record stay as they were
         raise StorageError.wrap(
             exc, "put back", path, "the change stays recorded; undo again once that is fixed"
@@ -181,12 +192,16 @@ def undo_last(changes: ChangeLog, *, force: bool = False) -> list[str]:
             # Keep the log truthful: the ones not reverted stay recorded.
             changes.changes.extend(reversed(group[i:]))
             raise
+        if changes.watcher is not None:  # the file now holds what it held before the change
+            changes.watcher.after_write([attrs.evolve(change, after=change.before)])
     return messages
 
 
-def undo_all(changes: ChangeLog, *, force: bool = False) -> list[str]:
-    """Revert every recorded change, newest batch first."""
+def undo_all(changes: ChangeLog, *, force: bool = False, since: int = 0) -> list[str]:
+    """Revert every recorded change of a batch ``since`` or later (0: all of them; a turn's
+    start ``ChangeLog.next_batch``: that turn's), newest batch first. Stops at the first
+    conflict (``UndoConflict``), the batches already reverted staying reverted."""
     messages: list[str] = []
-    while changes.changes:
+    while changes.changes and changes.changes[-1].batch >= since:
         messages.extend(undo_last(changes, force=force))
     return messages

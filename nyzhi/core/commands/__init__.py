@@ -1,8 +1,9 @@
 """Slash commands for every front end: one registry (``registry``) and the commands written
-once against it (``builtin``, and ``workflows``: /review, /verify, /qa, /handoff, /context),
-registered when this package is imported."""
+once against it (``builtin``; ``checkpoints``: /rewind, /checkpoint, /retry; ``workflows``:
+/review, /verify, /qa, /handoff, /context), registered when this package is imported."""
 
 from nyzhi.core.commands import builtin as builtin
+from nyzhi.core.commands import checkpoints as checkpoints
 from nyzhi.core.commands import workflows as workflows
 from nyzhi.core.commands.registry import (
     COMMANDS,
@@ -13,5 +14,7 @@ from nyzhi.core.commands.registry import (
     lookup,
 )
 
-__all__ = ["COMMANDS", "Command", "CommandHost", "available", "builtin", "dispatch", "lookup",
-           "workflows"]
+__all__ = [
+    "COMMANDS", "Command", "CommandHost", "available", "builtin", "checkpoints", "dispatch",
+    "lookup", "workflows",
+]

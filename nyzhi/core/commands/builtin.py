@@ -319,9 +319,11 @@ async def _compact(host: CommandHost, _arg: str) -> None:
         host.show(NOTICE, "nothing to compact: the thread is still short")
 
 
-@command("undo", "revert the last file change", idle_only=True)
-async def _undo(host: CommandHost, _arg: str) -> None:
-    host.show(BODY, host.rt.undo())
+@command("undo", "revert the last file change · /undo all: the whole turn's", idle_only=True)
+async def _undo(host: CommandHost, arg: str) -> None:
+    from nyzhi.core.commands.checkpoints import undo
+
+    await undo(host, arg)
 
 
 @command("diff", "git diff of the workspace")

@@ -43,9 +43,12 @@ def encode_record(record: dict[str, Any]) -> bytes:
     return (json.dumps(record, ensure_ascii=False, separators=(",", ":"), default=str) + "\n").encode()
 
 
-def read_log(path: Path) -> tuple[list[dict[str, Any]], int, int]:
-    """(records, skipped line count, byte size). A trailing line without a newline is partial."""
+def read_log(path: Path, limit: int | None = None) -> tuple[list[dict[str, Any]], int, int]:
+    """(records, skipped line count, byte size). A trailing line without a newline is partial.
+    ``limit``: only the first ``limit`` bytes (the log as it was then: a checkpoint's)."""
     data = path.read_bytes()
+    if limit is not None:
+        data = data[:limit]
     lines = data.split(b"\n")
     tail = lines.pop()  # b"" when the file ends with a newline
     skipped = 1 if tail.strip() else 0

@@ -287,6 +287,11 @@ class SessionWriter:
     def closed(self) -> bool:
         return self._fd is None
 
+    @property
+    def size(self) -> int:
+        """The log's size now: ``SessionStore.load(id, upto=size)`` rebuilds it as it is."""
+        return self._size
+
     def __enter__(self) -> SessionWriter:
         return self
 
@@ -585,11 +590,13 @@ class SessionStore:
                 writer.mark_interrupted(thread.interrupted, agent=path)
         return writer
 
-    def load(self, session_id: str) -> Session:
-        """Rebuild a session from its log (a partial or corrupt line is skipped, not fatal)."""
+    def load(self, session_id: str, upto: int | None = None) -> Session:
+        """Rebuild a session from its log (a partial or corrupt line is skipped, not fatal).
+        ``upto``: from its first ``upto`` bytes only, as it was when the log had that size
+        (``SessionWriter.size`` then: a checkpoint's conversation)."""
         self._check_id(session_id)
         try:
-            records, skipped, size = read_log(self.log_path(session_id))
+            records, skipped, size = read_log(self.log_path(session_id), upto)
         except FileNotFoundError:
             raise SessionNotFound(f"no session {session_id!r} in {self.root}") from None
         return _fold(session_id, records, skipped, size, self.image_loader(session_id))

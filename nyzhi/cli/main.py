@@ -41,6 +41,7 @@ COMMANDS: dict[str, str] = {
     "team": "nyzhi.cli.cmd_team", "teams": "nyzhi.cli.cmd_team",
     "acp": "nyzhi.cli.cmd_acp",
     "serve": "nyzhi.cli.cmd_serve",
+    "stats": "nyzhi.cli.cmd_stats", "cost": "nyzhi.cli.cmd_stats",
 }
 COMMAND_MODULES: tuple[str, ...] = tuple(dict.fromkeys(COMMANDS.values()))
 

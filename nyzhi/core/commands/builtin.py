@@ -497,6 +497,23 @@ def config_summary(loaded: Any) -> str:
     return "\n".join(lines)
 
 
+@command("stats", "usage of all sessions: tokens, cache hits, cost · /stats model|project|agent",
+         needs_runtime=False)
+async def _stats(host: CommandHost, arg: str) -> None:
+    """``nyz stats`` in the session: the same index and text (``nyzhi.core.usage_stats``)."""
+    import trio
+
+    from nyzhi.core.sessions import default_sessions_dir
+    from nyzhi.core.usage_stats import GROUPS, session_summaries, stats, stats_lines
+
+    by = arg.strip() or None
+    if by is not None and by not in GROUPS:
+        host.show(ERROR, f"usage: /stats [{'|'.join(GROUPS)}]")
+        return
+    summaries = await trio.to_thread.run_sync(session_summaries, default_sessions_dir())
+    host.show(BODY, "\n".join(stats_lines(stats(summaries, by))))
+
+
 @command("theme", "switch between the dark and light theme; also Ctrl-T", needs_runtime=False,
          needs=frozenset({THEME}))
 async def _theme(host: Any, _arg: str) -> None:

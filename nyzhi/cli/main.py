@@ -42,6 +42,7 @@ COMMANDS: dict[str, str] = {
     "acp": "nyzhi.cli.cmd_acp",
     "serve": "nyzhi.cli.cmd_serve",
     "stats": "nyzhi.cli.cmd_stats", "cost": "nyzhi.cli.cmd_stats",
+    "doctor": "nyzhi.cli.cmd_doctor",
 }
 COMMAND_MODULES: tuple[str, ...] = tuple(dict.fromkeys(COMMANDS.values()))
 

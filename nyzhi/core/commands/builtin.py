@@ -497,6 +497,24 @@ def config_summary(loaded: Any) -> str:
     return "\n".join(lines)
 
 
+@command("doctor", "check providers, sandbox, tools, permissions, disk · /doctor online",
+         needs_runtime=False)
+async def _doctor(host: CommandHost, arg: str) -> None:
+    """``nyz doctor`` in the session (``nyzhi.core.doctor``); ``online`` adds one
+    authenticated call per provider."""
+    import trio
+
+    from nyzhi.core.doctor import FAIL, OK, run_checks
+
+    if arg.strip() not in ("", "online"):
+        host.show(ERROR, "usage: /doctor [online]")
+        return
+    checks = await trio.to_thread.run_sync(
+        lambda: run_checks(Path(host.cwd), online=arg.strip() == "online"))
+    host.show_lines([(ERROR if c.status == FAIL else BODY if c.status == OK else NOTICE,
+                      c.line()) for c in checks])
+
+
 @command("stats", "usage of all sessions: tokens, cache hits, cost · /stats model|project|agent",
          needs_runtime=False)
 async def _stats(host: CommandHost, arg: str) -> None:

@@ -5,6 +5,7 @@ nothing; the webhook URL (a credential) never reaches the session log."""
 from __future__ import annotations
 
 import json
+import os
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -157,3 +158,28 @@ async def test_the_console_rings_and_sends_an_osc_777_notification(workspace, ho
     start = data.index(expected)
     assert data[start:].split(b"\x07", 1)[0].endswith(b": CONSOLE-ANSWER")
     assert data[start:].split(b"\x07", 2)[1] == b""  # OSC ended by BEL, then the bell itself
+
+
+async def test_desktop_runs_notify_send(workspace, home, configure, tmp_path):
+    """``desktop = true``: notify-send with the title and body. No notification daemon runs
+    here, so a stand-in ``notify-send`` on PATH records its arguments."""
+    from nyzhi.testing.cli import NYZ, nyz_env
+
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    record = tmp_path / "notify-send.args"
+    script = bindir / "notify-send"
+    script.write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" > {record}\n')
+    script.chmod(0o755)
+    env = {**nyz_env(home), "PATH": f"{bindir}:{os.environ['PATH']}", "DISPLAY": ":99"}
+    async with open_fake_llm(script=[reply("DESKTOP-DONE")]) as server:
+        configure(workspace, server.url_for("openai"),
+                  extra='[notify]\nafter = "1ms"\ndesktop = true\n')
+        with trio.fail_after(60):
+            proc = await trio.run_process([*NYZ, "run", "go"], cwd=workspace, env=env,
+                                          capture_stdout=True, capture_stderr=True,
+                                          check=False)
+    assert proc.returncode == 0, proc.stderr.decode()
+    app, title, body = record.read_text().splitlines()
+    assert app == "--app-name=nyz" and title == f"nyz · {workspace.name}"
+    assert body.startswith("turn finished after ") and body.endswith(": DESKTOP-DONE")

@@ -239,6 +239,35 @@ async def _init(host: CommandHost, _arg: str) -> None:
     host.show(BODY, "\n".join(lines) + "\n(nyz reads the new files when it next starts)")
 
 
+@command("init-deep", "explore with subagents and write AGENTS.md (diff first) · "
+         "/init-deep force replaces one", idle_only=True)
+async def _init_deep(host: CommandHost, arg: str) -> None:
+    """``nyz deepinit`` in the session (``nyzhi.core.deepinit``): the found commands run
+    through the verify tool's gates, so this front end's approval asks about them."""
+    from nyzhi.core.deepinit import deep_init
+
+    if arg not in ("", "force"):
+        host.show(ERROR, "usage: /init-deep [force]")
+        return
+    rt = host.rt
+    root = Path(rt.tooling.context.workspace_root)
+    try:
+        result = await deep_init(rt, root, force=arg == "force",
+                                 progress=lambda line: host.show(NOTICE, line))
+    except Exception as exc:  # a subagent limit, a full disk: say why
+        host.show(ERROR, f"/init-deep: {exc}")
+        return
+    host.show_lines([(ADDED if ln.startswith("+") and not ln.startswith("+++") else
+                      REMOVED if ln.startswith("-") and not ln.startswith("---") else BODY, ln)
+                     for ln in result.diff])
+    if result.existed and not result.written:
+        host.show(ERROR, f"{result.path} exists and was not replaced: /init-deep force "
+                         "replaces it with the version above")
+    else:
+        host.show(NOTICE, f"wrote {result.path}" if result.diff
+                  else f"{result.path} is up to date")
+
+
 @command("trust", "show or set trust: /trust off|limited|autoedit|full")
 async def _trust(host: CommandHost, arg: str) -> None:
     import attrs

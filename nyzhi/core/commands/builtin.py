@@ -239,8 +239,8 @@ async def _init(host: CommandHost, _arg: str) -> None:
     host.show(BODY, "\n".join(lines) + "\n(nyz reads the new files when it next starts)")
 
 
-@command("init-deep", "explore with subagents and write AGENTS.md (diff first) · "
-         "/init-deep force replaces one", idle_only=True)
+@command("init-deep", "subagents write AGENTS.md, diff first · /init-deep force",
+         idle_only=True)
 async def _init_deep(host: CommandHost, arg: str) -> None:
     """``nyz deepinit`` in the session (``nyzhi.core.deepinit``): the found commands run
     through the verify tool's gates, so this front end's approval asks about them."""
@@ -526,7 +526,7 @@ def config_summary(loaded: Any) -> str:
     return "\n".join(lines)
 
 
-@command("doctor", "check providers, sandbox, tools, permissions, disk · /doctor online",
+@command("doctor", "check providers, sandbox, tools, disk · /doctor online",
          needs_runtime=False)
 async def _doctor(host: CommandHost, arg: str) -> None:
     """``nyz doctor`` in the session (``nyzhi.core.doctor``); ``online`` adds one
@@ -544,7 +544,7 @@ async def _doctor(host: CommandHost, arg: str) -> None:
                       c.line()) for c in checks])
 
 
-@command("stats", "usage of all sessions: tokens, cache hits, cost · /stats model|project|agent",
+@command("stats", "usage and cost of all sessions · /stats model|project|agent",
          needs_runtime=False)
 async def _stats(host: CommandHost, arg: str) -> None:
     """``nyz stats`` in the session: the same index and text (``nyzhi.core.usage_stats``)."""

@@ -11,12 +11,13 @@ Days are local calendar days (the index remembers the time zone it was built in 
 rebuilt when that changes). A subagent's usage counts under its role (``explorer``,
 ``worker``…, from its ``agent`` record), the main agent's under ``main``; a session's
 project is its workspace root.
+
+``nyz --help`` imports this module (for the choices of ``--by``): it imports only what every
+start-up has loaded already, the rest where it is used.
 """
 
 from __future__ import annotations
 
-import datetime as _dt
-import hashlib
 import json
 import os
 import re
@@ -124,6 +125,8 @@ def summarize(lines: Iterable[bytes]) -> dict[str, Any]:
 
 
 def _iso(ts: float) -> str:
+    import datetime as _dt
+
     return _dt.datetime.fromtimestamp(ts).isoformat(timespec="seconds") if ts else ""
 
 
@@ -133,6 +136,8 @@ def index_path(sessions_root: Path, cache_root: Path | None = None) -> Path:
         from nyzhi.config.paths import cache_dir
 
         cache_root = cache_dir()
+    import hashlib
+
     digest = hashlib.sha256(str(sessions_root.resolve()).encode()).hexdigest()[:16]
     return cache_root / "stats" / f"{digest}.json"
 
@@ -201,6 +206,8 @@ def period_of(day: str, period: str) -> str:
     if period == "monthly":
         return day[:7]
     if period == "weekly":
+        import datetime as _dt
+
         year, week, _ = _dt.date.fromisoformat(day).isocalendar()
         return f"{year}-W{week:02d}"
     return day

@@ -131,9 +131,11 @@ async def test_a_bad_notify_key_names_the_file_and_key(workspace, home, configur
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1
 
 
-async def test_the_console_rings_and_sends_an_osc_777_notification(workspace, home, configure):
+@pytest.mark.parametrize("osc", ["9", "777"])
+async def test_the_console_rings_and_sends_an_osc_notification(workspace, home, configure, osc):
     """In the console (tmux), the note goes to the terminal: the bytes the pane received
-    (``pipe-pane``, before tmux interprets them) hold the OSC 777 sequence and the bell."""
+    (``pipe-pane``, before tmux interprets them) hold the OSC 9 or 777 sequence and the
+    bell."""
     from nyzhi.testing.tmux import INPUT_READY, POLL_S, TmuxPane, open_console, say
 
     if not TmuxPane.available():
@@ -142,13 +144,15 @@ async def test_the_console_rings_and_sends_an_osc_777_notification(workspace, ho
     raw.touch()
     async with open_fake_llm(script=[reply("CONSOLE-ANSWER")]) as server:
         configure(workspace, server.url_for("openai"),
-                  extra='[notify]\nafter = "1ms"\nosc = "777"\nbell = true\n')
+                  extra=f'[notify]\nafter = "1ms"\nosc = "{osc}"\nbell = true\n')
         async with open_console(workspace, home) as pane:
             await pane.tmux("pipe-pane", "-o", f"cat >> {raw}")
             await pane.wait_for(INPUT_READY)
             await say(pane, "hello")
             await pane.wait_for("CONSOLE-ANSWER")
-            expected = f"\x1b]777;notify;nyz · {workspace.name};turn finished after ".encode()
+            title = f"nyz · {workspace.name}"
+            expected = (f"\x1b]9;{title}: " if osc == "9" else f"\x1b]777;notify;{title};"
+                        ).encode() + b"turn finished after "
             with trio.fail_after(20):  # as pane.wait_for: the one acceptable poll
                 while True:
                     if expected in raw.read_bytes():

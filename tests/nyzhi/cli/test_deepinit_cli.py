@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 import trio
 
 from nyzhi.testing.cli import run_nyz
@@ -126,3 +127,23 @@ def test_init_deep_is_in_the_command_registry():
     from nyzhi.core.commands import COMMANDS
 
     assert COMMANDS["init-deep"].idle_only and not COMMANDS["init-deep"].needs
+
+
+async def test_init_deep_in_the_console_asks_in_its_approval_dialog(workspace, home, configure):
+    from nyzhi.testing.tmux import INPUT_READY, TmuxPane, open_console, say
+
+    if not TmuxPane.available():
+        pytest.skip("tmux is not installed")
+    project(workspace)
+    async with open_fake_llm(script=explorers()) as server:
+        configure(workspace, server.url_for("openai"))
+        async with open_console(workspace, home) as pane:
+            await pane.wait_for(INPUT_READY)
+            await say(pane, "/init-deep")
+            screen = await pane.wait_for("Approve verify?", limit_s=60)
+            assert "make test" in screen
+            assert not (workspace / "test-ran.marker").exists()
+            await pane.keys("y")
+            await pane.wait_for("\nwrote", limit_s=60)
+    assert (workspace / "test-ran.marker").exists()
+    assert "- test: `make test`" in (workspace / "AGENTS.md").read_text()

@@ -28,7 +28,7 @@ import os
 import shutil
 import sys
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import trio
@@ -75,7 +75,8 @@ class Notifier:
 
     def __init__(self, config: Any, *, project: str = "", session_id: str = "",
                  console: bool = False, env: dict[str, str] | None = None,
-                 clock: Any = time.monotonic) -> None:
+                 clock: Any = time.monotonic,
+                 warn: Callable[[str], Awaitable[None]] | None = None) -> None:
         self.config = config
         self.after = config.after.seconds
         self.project = project
@@ -90,6 +91,7 @@ class Notifier:
         self._idle.set()
         self._pending = 0
         self._warned = False
+        self._warn = warn or _to_stderr
         self.delivered: list[Note] = []
 
     @property
@@ -186,8 +188,8 @@ class Notifier:
         except Exception as exc:  # noqa: BLE001 - a notification never breaks a turn
             if not self._warned:
                 self._warned = True
-                print(f"nyz: could not notify through {what}: {exc or type(exc).__name__}",
-                      file=sys.stderr)
+                await self._warn(f"could not notify through {what}: "
+                                 f"{exc or type(exc).__name__}")
 
     def _terminal(self, note: Note) -> None:
         text = note.line().replace("\x07", "").replace("\x1b", "")
@@ -234,10 +236,22 @@ class Notifier:
                 raise RuntimeError(f"the webhook answered HTTP {response.status_code}")
 
 
-def notifier_for(config: Any, options: Any, session_id: str, project: str) -> Notifier | None:
+async def _to_stderr(text: str) -> None:
+    print(f"nyz: {text}", file=sys.stderr)
+
+
+def notifier_for(config: Any, options: Any, session_id: str, project: str,
+                 publish: Callable[[ev.Event], Awaitable[None]]) -> Notifier | None:
     """The runtime's notifier, or None when no channel is on. The console channel is on for
-    interactive front ends whose output is a terminal."""
+    interactive front ends whose output is a terminal. A failed channel is said on stderr
+    headless, and as a notice event in an interactive front end (stderr would scribble
+    over a full-screen console)."""
     console = bool(options.interactive) and sys.stdout.isatty()
+
+    async def notice(text: str) -> None:
+        await publish(ev.Error(message=text, kind="notice"))
+
     notifier = Notifier(config.notify, project=project, session_id=session_id,
-                        console=console, env={**os.environ, **(options.env or {})})
+                        console=console, env={**os.environ, **(options.env or {})},
+                        warn=notice if options.interactive else None)
     return notifier if notifier.enabled else None

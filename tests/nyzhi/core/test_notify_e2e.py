@@ -187,3 +187,21 @@ async def test_desktop_runs_notify_send(workspace, home, configure, tmp_path):
     app, title, body = record.read_text().splitlines()
     assert app == "--app-name=nyz" and title == f"nyz · {workspace.name}"
     assert body.startswith("turn finished after ") and body.endswith(": DESKTOP-DONE")
+
+
+async def test_a_failing_webhook_is_a_notice_in_the_console(workspace, home, configure, hook):
+    """Interactive, the warning is an event the console shows (stderr would scribble over
+    the full screen)."""
+    from nyzhi.testing.tmux import INPUT_READY, TmuxPane, open_console, say
+
+    if not TmuxPane.available():
+        pytest.skip("tmux is not installed")
+    hook.status = 500
+    async with open_fake_llm(script=[reply("CONSOLE-DONE")]) as server:
+        configure(workspace, server.url_for("openai"), extra=notify_config(hook.url))
+        async with open_console(workspace, home) as pane:
+            await pane.wait_for(INPUT_READY)
+            await say(pane, "hello")
+            screen = await pane.wait_for("could not notify through the notification webhook")
+            assert "HTTP 500" in screen and "secret-part" not in screen
+    assert len(hook.received) == 1

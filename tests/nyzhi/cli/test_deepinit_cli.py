@@ -147,3 +147,24 @@ async def test_init_deep_in_the_console_asks_in_its_approval_dialog(workspace, h
             await pane.wait_for("\nwrote", limit_s=60)
     assert (workspace / "test-ran.marker").exists()
     assert "- test: `make test`" in (workspace / "AGENTS.md").read_text()
+
+
+async def test_init_deep_in_the_web_console_is_approved_by_the_same_viewer(
+        workspace, home, configure):
+    """The web console reads a viewer's messages one by one: the command runs in a task, so
+    the approval its commands need can come from the viewer that sent it."""
+    from nyzhi.testing.web import event_type, serve_nyz
+
+    project(workspace)
+    async with open_fake_llm(script=explorers()) as server:
+        configure(workspace, server.url_for("openai"))
+        async with serve_nyz(workspace, home) as srv, srv.connect() as client:
+            await client.hello()
+            await client.send({"type": "command", "line": "/init-deep"})
+            asked = await client.until(lambda m: event_type(m) == "approval_request")
+            assert asked["event"]["tool"] == "verify"
+            await client.send({"type": "approve", "request_id": asked["event"]["request_id"],
+                               "answer": "approve"})
+            await client.until(lambda m: m["type"] == "output" and "wrote" in m["text"])
+    assert (workspace / "test-ran.marker").exists()
+    assert "- test: `make test`" in (workspace / "AGENTS.md").read_text()

@@ -314,6 +314,45 @@ async def chat(args: argparse.Namespace) -> int:
                     out.write("> ")
                     out.flush()
 
+            async def run_command(text: str) -> bool:
+                """Run a slash command. While it runs, the next lines answer only what it asks
+                (``/init-deep`` runs commands through the gates, which may ask approval);
+                other lines wait their turn, so piped input keeps its order. False: the input
+                ended meanwhile (what the command asked is declined)."""
+                done = trio.Event()
+
+                async def command() -> None:
+                    try:
+                        await dispatch(host, text)
+                    except Exception as exc:  # one failing command must not end the chat
+                        out.write(f"{text.split()[0]} failed: {exc}\n")
+                    finally:
+                        done.set()
+                        changed.unpark_all()
+
+                nursery.start_soon(command)
+                ended = False
+                while not done.is_set():
+                    if not pending:
+                        await changed.park()
+                        continue
+                    request = pending[0]
+                    line = None if ended else await lines.receive()
+                    ended = line is None
+                    if isinstance(request, ev.UserQuestion):
+                        await rt.answer_question(request.request_id, line.strip() if line
+                                                 else "(no answer: the input ended)")
+                    else:
+                        answer = ApprovalAnswer.DENY if line is None else approval_answer(line)
+                        if answer is None:
+                            out.write("please answer y (yes), a (always this session) or n "
+                                      "(no): ")
+                            out.flush()
+                            continue
+                        await rt.answer_approval(request.request_id, answer)
+                    pending.pop(0)
+                return not ended
+
             def start_turn(text: str) -> None:
                 nonlocal busy
                 busy = trio.Event()  # at once: the next line must see the turn as running
@@ -360,10 +399,10 @@ async def chat(args: argparse.Namespace) -> int:
                     out.flush()
                     continue
                 host.busy, host.started = not busy.is_set(), False
-                try:
-                    await dispatch(host, text)
-                except Exception as exc:  # one failing command must not end the chat
-                    out.write(f"{text.split()[0]} failed: {exc}\n")
+                if not await run_command(text):  # the input ended while it ran
+                    if piped:
+                        await finish()
+                    break
                 if host.done:
                     break
                 if not host.started:

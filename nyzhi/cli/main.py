@@ -30,7 +30,7 @@ COMMANDS: dict[str, str] = {
     "chat": "nyzhi.cli.cmd_chat",
     "run": "nyzhi.cli.cmd_run", "exec": "nyzhi.cli.cmd_run",
     "config": "nyzhi.cli.cmd_config",
-    "init": "nyzhi.cli.cmd_init",
+    "init": "nyzhi.cli.cmd_init", "deepinit": "nyzhi.cli.cmd_deepinit",
     "login": "nyzhi.cli.cmd_auth", "logout": "nyzhi.cli.cmd_auth", "whoami": "nyzhi.cli.cmd_auth",
     "sessions": "nyzhi.cli.cmd_sessions", "session": "nyzhi.cli.cmd_sessions",
     "export": "nyzhi.cli.cmd_sessions", "replay": "nyzhi.cli.cmd_sessions",
@@ -42,6 +42,8 @@ COMMANDS: dict[str, str] = {
     "team": "nyzhi.cli.cmd_team", "teams": "nyzhi.cli.cmd_team",
     "acp": "nyzhi.cli.cmd_acp",
     "serve": "nyzhi.cli.cmd_serve",
+    "stats": "nyzhi.cli.cmd_stats", "cost": "nyzhi.cli.cmd_stats",
+    "doctor": "nyzhi.cli.cmd_doctor",
 }
 COMMAND_MODULES: tuple[str, ...] = tuple(dict.fromkeys(COMMANDS.values()))
 

@@ -34,7 +34,7 @@ INACTIVE: dict[str, str] = {
     "tui.accent": "issue: console",
     "tui.output_style": "issue: console",
     "tui.colors": "issue: console",
-    "tui.notify": "issue: console",
+    "tui.notify": "legacy: use [notify]",
     "provider.NAME.options": "not planned yet",
     "agent.enforce_todos": "not planned yet",
     "agent.auto_simplify": "not planned yet",
@@ -50,7 +50,7 @@ INACTIVE: dict[str, str] = {
     "shell.sandbox": "legacy: use [agent.sandbox]",
     "browser": "not planned yet",
     "update": "not planned yet",
-    "external_notify": "not planned yet",
+    "external_notify": "legacy: use [notify]",
 }
 
 

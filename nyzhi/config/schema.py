@@ -12,6 +12,7 @@ from typing import Any, Literal
 import attrs
 
 from nyzhi import records
+from nyzhi.config.durations import Duration
 from nyzhi.config.modes import ApiStyle, SandboxLevel, TrustMode
 from nyzhi.config.schema_agent import AgentConfig
 
@@ -222,6 +223,24 @@ class ExternalNotifyConfig:
     slack_webhook_url: str | None = None
 
 
+def _webhook(_inst: Any, attribute: Any, value: str | None) -> None:
+    if value is not None and not value.startswith(("https://", "http://")):
+        raise ValueError(f"{attribute.name} must be an http(s):// URL, not {value!r:.60}")
+
+
+@records.frozen
+class NotifyConfig:
+    """``[notify]``: telling the person a long turn ended or an approval waits
+    (``nyzhi.core.notify``). ``after`` is a duration ("30s", "2m")."""
+
+    after: Duration = Duration("30s")  # a main-agent turn at least this long notifies at its end
+    approvals: bool = True  # notify when an approval or a question waits for an answer
+    bell: bool = True  # the console: the terminal bell
+    osc: Literal["off", "9", "777"] = "off"  # the console: a desktop notification by OSC 9/777
+    desktop: bool = False  # notify-send, where it is installed and a desktop session runs
+    webhook_url: str | None = attrs.field(default=None, validator=_webhook)  # Slack/Discord JSON
+
+
 @records.frozen
 class Config:
     provider: ProviderSection = attrs.Factory(ProviderSection)
@@ -236,6 +255,7 @@ class Config:
     update: UpdateConfig = attrs.Factory(UpdateConfig)
     index: IndexConfig = attrs.Factory(IndexConfig)
     external_notify: ExternalNotifyConfig = attrs.Factory(ExternalNotifyConfig)
+    notify: NotifyConfig = attrs.Factory(NotifyConfig)
 
     def with_overrides(
         self,

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import re
 
-_SECRET_NAME = re.compile(r"(api[_-]?key|token|secret|password|passwd|authorization|credential)",
+_SECRET_NAME = re.compile(r"(api[_-]?key|token|secret|password|passwd|authorization|credential"
+                          r"|webhook)",
                           re.IGNORECASE)
 
 

@@ -356,6 +356,7 @@ async def open_runtime(
             tree.restore(base.resumed.agents)
         checkpoints = _checkpoints(base)
         _listen(base, tree, teams)
+        await _notify(stack, base, options)
         background = await stack.enter_async_context(trio.open_nursery())
         background.start_soon(trio.to_thread.run_sync, checkpoints.journal.store.prune_if_due,
                               base.session_id)
@@ -522,6 +523,20 @@ def _listen(base: _Assembly, tree: SubagentManager, teams: TeamRuntime) -> None:
         bus.add_listener(_session_listener(base.writer), name="session")
     bus.add_listener(_after_turn_listener(base.hooks, base.session_id), name="after_turn hook")
     bus.add_listener(teams.on_event, name="teams")
+
+
+async def _notify(stack: contextlib.AsyncExitStack, base: _Assembly,
+                  options: RuntimeOptions) -> None:
+    """``[notify]``: long turns and waiting approvals told to the person (``nyzhi.core.notify``).
+    Entered before the runtime's other tasks, so it is left last: notes queued by the end of
+    the session are still sent."""
+    from nyzhi.core.notify import notifier_for
+
+    notifier = notifier_for(base.config, options, base.session_id,
+                            Path(base.tooling.context.workspace_root).name, base.bus.publish)
+    if notifier is not None:
+        await stack.enter_async_context(notifier.running())
+        base.bus.add_listener(notifier.on_event, name="notify")
 
 
 async def _start(base: _Assembly, tree: SubagentManager, teams: TeamRuntime,

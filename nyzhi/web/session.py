@@ -205,9 +205,18 @@ class WebSession:
             line = message.line.strip()
             if not line.startswith("/"):
                 raise p.ProtocolError("a command starts with /")
-            await dispatch(WebHost(self, viewer), line)
+            # in a task: a command may wait for what this same viewer sends next (the
+            # approval /init-deep's commands need), and its messages are read one by one
+            self.nursery.start_soon(self._command, viewer, line)
         else:
             raise p.ProtocolError(f"{message.type} is only the first message")
+
+    async def _command(self, viewer: Viewer, line: str) -> None:
+        try:
+            await dispatch(WebHost(self, viewer), line)
+        except Exception as exc:  # one failing command must not end the connection or run
+            log.debug("web command failed", exc_info=exc)
+            self.tell(viewer, p.ErrorMessage(f"command: {describe_error(exc)}"))
 
     def _claim(self, request_id: str) -> None:
         """The first answer wins; the others are told it was answered."""

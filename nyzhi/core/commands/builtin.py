@@ -244,6 +244,35 @@ async def _init(host: CommandHost, _arg: str) -> None:
     host.show(BODY, "\n".join(lines) + "\n(nyz reads the new files when it next starts)")
 
 
+@command("init-deep", "subagents write AGENTS.md, diff first · /init-deep force",
+         idle_only=True)
+async def _init_deep(host: CommandHost, arg: str) -> None:
+    """``nyz deepinit`` in the session (``nyzhi.core.deepinit``): the found commands run
+    through the verify tool's gates, so this front end's approval asks about them."""
+    from nyzhi.core.deepinit import deep_init
+
+    if arg not in ("", "force"):
+        host.show(ERROR, "usage: /init-deep [force]")
+        return
+    rt = host.rt
+    root = Path(rt.tooling.context.workspace_root)
+    try:
+        result = await deep_init(rt, root, force=arg == "force",
+                                 progress=lambda line: host.show(NOTICE, line))
+    except Exception as exc:  # a subagent limit, a full disk: say why
+        host.show(ERROR, f"/init-deep: {exc}")
+        return
+    host.show_lines([(ADDED if ln.startswith("+") and not ln.startswith("+++") else
+                      REMOVED if ln.startswith("-") and not ln.startswith("---") else BODY, ln)
+                     for ln in result.diff])
+    if result.existed and not result.written:
+        host.show(ERROR, f"{result.path} exists and was not replaced: /init-deep force "
+                         "replaces it with the version above")
+    else:
+        host.show(NOTICE, f"wrote {result.path}" if result.diff
+                  else f"{result.path} is up to date")
+
+
 @command("trust", "show or set trust: /trust off|limited|autoedit|full")
 async def _trust(host: CommandHost, arg: str) -> None:
     import attrs
@@ -505,6 +534,41 @@ def config_summary(loaded: Any) -> str:
     lines.append(f"[tui] theme={tui.theme} markdown={tui.markdown} streaming={tui.streaming} "
                  f"show_thinking={tui.show_thinking}")
     return "\n".join(lines)
+
+
+@command("doctor", "check providers, sandbox, tools, disk · /doctor online",
+         needs_runtime=False)
+async def _doctor(host: CommandHost, arg: str) -> None:
+    """``nyz doctor`` in the session (``nyzhi.core.doctor``); ``online`` adds one
+    authenticated call per provider."""
+    import trio
+
+    from nyzhi.core.doctor import FAIL, OK, run_checks
+
+    if arg.strip() not in ("", "online"):
+        host.show(ERROR, "usage: /doctor [online]")
+        return
+    checks = await trio.to_thread.run_sync(
+        lambda: run_checks(Path(host.cwd), online=arg.strip() == "online"))
+    host.show_lines([(ERROR if c.status == FAIL else BODY if c.status == OK else NOTICE,
+                      c.line()) for c in checks])
+
+
+@command("stats", "usage and cost of all sessions · /stats model|project|agent",
+         needs_runtime=False)
+async def _stats(host: CommandHost, arg: str) -> None:
+    """``nyz stats`` in the session: the same index and text (``nyzhi.core.usage_stats``)."""
+    import trio
+
+    from nyzhi.core.sessions import default_sessions_dir
+    from nyzhi.core.usage_stats import GROUPS, session_summaries, stats, stats_lines
+
+    by = arg.strip() or None
+    if by is not None and by not in GROUPS:
+        host.show(ERROR, f"usage: /stats [{'|'.join(GROUPS)}]")
+        return
+    summaries = await trio.to_thread.run_sync(session_summaries, default_sessions_dir())
+    host.show(BODY, "\n".join(stats_lines(stats(summaries, by))))
 
 
 @command("theme", "switch between the dark and light theme; also Ctrl-T", needs_runtime=False,

@@ -99,7 +99,7 @@ async def test_help_status_and_an_unknown_command_stay_local(workspace, home, co
             await pane.wait_for("/compact")
             await pane.keys("PageDown", "PageDown")
             await pane.keys("C-l")
-            await pane.type("/sta")  # Tab completes the command name
+            await pane.type("/statu")  # Tab completes the command name (/sta: /stats too)
             await pane.keys("Tab")
             await pane.wait_for("› /status")
             await pane.keys("Enter")

@@ -54,7 +54,7 @@ async def test_the_page_loads_with_the_token_streams_an_answer_and_refuses_witho
             await page.screenshot(tmp_path / "answer.png")
             # slash-command completion from the one table, and a command's output
             await page.evaluate("""(() => { const i = document.getElementById('prompt');
-                i.value = '/sta'; i.dispatchEvent(new Event('input')); })()""")
+                i.value = '/statu'; i.dispatchEvent(new Event('input')); })()""")
             shown = await page.wait("!document.getElementById('complete').hidden && "
                                     "document.getElementById('complete').innerText")
             assert shown.startswith("/status")

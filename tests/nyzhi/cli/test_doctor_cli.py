@@ -1,0 +1,144 @@
+"""``nyz doctor`` and ``/doctor`` (issue 37): each check is real (a sandboxed ``true`` through
+bubblewrap, an authenticated model-list call to the fake LLM), a failure prints its line and
+its fix and makes the exit status 1."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import trio
+
+from nyzhi.testing.cli import NYZ, nyz_env, run_nyz
+from nyzhi.testing.fake_llm import open_fake_llm, reply
+
+
+async def doctor(workspace: Path, home: Path, *args: str,
+                 path: str | None = None) -> subprocess.CompletedProcess[bytes]:
+    env = nyz_env(home)
+    if path is not None:
+        env["PATH"] = path
+    with trio.fail_after(60):
+        return await trio.run_process([*NYZ, "doctor", *args], cwd=workspace, env=env,
+                                      capture_stdout=True, capture_stderr=True, check=False)
+
+
+def line(out: bytes, name: str) -> str:
+    """The check's line, with its fix line when it has one."""
+    lines = out.decode().splitlines()
+    for i, text in enumerate(lines):
+        if text[6:].startswith(name + " "):
+            fix = lines[i + 1] if i + 1 < len(lines) and lines[i + 1].startswith("      fix:") \
+                else ""
+            return f"{text}\n{fix}"
+    raise AssertionError(f"no {name!r} line in:\n{out.decode()}")
+
+
+def bin_without_bwrap(tmp_path: Path) -> str:
+    """A PATH with git and rg but no bwrap."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    for tool in ("git", "rg"):
+        found = shutil.which(tool)
+        assert found, f"{tool} is needed for this test"
+        (bindir / tool).symlink_to(found)
+    return str(bindir)
+
+
+async def test_all_good_with_the_fake_provider_online(workspace, home, configure):
+    async with open_fake_llm(script=[]) as server:
+        configure(workspace, server.url_for("openai"))
+        proc = await doctor(workspace, home, "--online")
+    out = proc.stdout.decode()
+    assert proc.returncode == 0, out + proc.stderr.decode()
+    assert line(proc.stdout, "provider fake").startswith(
+        "ok    provider fake          key from [provider.fake] api_key")
+    assert "authenticated call ok" in line(proc.stdout, "provider fake")
+    [listing] = server.info_requests
+    assert listing.path.endswith("/models")
+    assert listing.headers["authorization"] == "Bearer sk-test-key"
+    assert line(proc.stdout, "sandbox (bwrap)").startswith("ok    sandbox (bwrap)        a sandbox")
+    assert out.rstrip().endswith("all checks passed")
+
+
+async def test_bwrap_missing_fails_with_the_install_hint(workspace, home, configure, tmp_path):
+    async with open_fake_llm(script=[]) as server:
+        configure(workspace, server.url_for("openai"))
+        proc = await doctor(workspace, home, path=bin_without_bwrap(tmp_path))
+    assert proc.returncode == 1
+    text = line(proc.stdout, "sandbox (bwrap)")
+    assert text.startswith("FAIL  sandbox (bwrap)        bwrap not found on PATH")
+    assert "fix: Install bubblewrap" in text
+    assert proc.stdout.decode().rstrip().endswith("1 check(s) failed")
+
+
+async def test_bwrap_missing_is_a_warning_at_full_access(workspace, home, configure, tmp_path):
+    async with open_fake_llm(script=[]) as server:
+        configure(workspace, server.url_for("openai"),
+                  extra='[agent.sandbox]\nlevel = "full-access"\n')
+        proc = await doctor(workspace, home, path=bin_without_bwrap(tmp_path))
+    assert proc.returncode == 0, proc.stdout.decode()
+    assert line(proc.stdout, "sandbox (bwrap)").startswith("warn  sandbox (bwrap)")
+
+
+async def test_a_provider_without_its_key(workspace, home):
+    (workspace / ".nyzhi" / "config.toml").write_text('[provider]\ndefault = "anthropic"\n')
+    proc = await doctor(workspace, home)
+    assert proc.returncode == 1
+    text = line(proc.stdout, "provider anthropic")
+    assert text.startswith("FAIL  provider anthropic")
+    assert "no API key for provider 'anthropic': set ANTHROPIC_API_KEY" in text
+
+
+async def test_an_online_call_that_fails(workspace, home, configure):
+    with trio.socket.socket() as sock:  # a port nothing listens on
+        await sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    configure(workspace, f"http://127.0.0.1:{port}/v1")
+    proc = await doctor(workspace, home, "--online")
+    assert proc.returncode == 1
+    text = line(proc.stdout, "provider fake")
+    assert text.startswith("FAIL  provider fake          key from [provider.fake] api_key · "
+                           "the API refused or failed")
+    assert "fix: check the key (`nyz whoami`)" in text
+    # and without --online nothing is called, so it passes
+    assert (await doctor(workspace, home)).returncode == 0
+
+
+async def test_loose_permissions(workspace, home, configure):
+    configure(workspace, "http://127.0.0.1:9/v1")
+    data = home / ".local/share/nyzhi"
+    (data / "sessions").mkdir(parents=True, mode=0o755)
+    os.chmod(data / "sessions", 0o755)
+    (data / "auth.json").write_text("{}")
+    os.chmod(data / "auth.json", 0o644)
+    proc = await doctor(workspace, home)
+    assert proc.returncode == 1
+    auth = line(proc.stdout, "auth.json")
+    assert auth.startswith("FAIL  auth.json") and "(mode 644)" in auth
+    assert f"fix: chmod 600 {data / 'auth.json'}" in auth
+    assert f"fix: chmod 700 {data / 'sessions'}" in line(proc.stdout, "sessions dir")
+    os.chmod(data / "auth.json", 0o600)
+    os.chmod(data / "sessions", 0o700)
+    assert (await doctor(workspace, home)).returncode == 0
+
+
+async def test_slash_doctor_in_the_line_chat(workspace, home, configure):
+    async with open_fake_llm(script=[reply("unused")]) as server:
+        configure(workspace, server.url_for("openai"))
+        with trio.fail_after(60):
+            proc = await run_nyz(workspace, home, "chat", "--plain",
+                                 stdin=b"/doctor\n/doctor bogus\n/exit\n")
+    out = proc.stdout.decode() + proc.stderr.decode()
+    assert proc.returncode == 0, out
+    assert "ok    sandbox (bwrap)        a sandboxed `true` ran" in out
+    assert "provider fake" in out and "usage: /doctor [online]" in out
+    assert not [r for r in server.requests if r.wire is not None]  # nothing asked of the model
+
+
+def test_doctor_is_in_the_command_registry():
+    from nyzhi.core.commands import COMMANDS
+
+    assert "doctor" in COMMANDS and not COMMANDS["doctor"].needs

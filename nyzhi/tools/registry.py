@@ -42,6 +42,7 @@ BUILTIN_MODULES: tuple[str, ...] = (
     "web",
     "verify",
     "browser",
+    "pr",
 )
 
 

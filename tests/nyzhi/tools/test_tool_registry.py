@@ -22,11 +22,12 @@ ORIGINAL_NAMES = {
     "list_skills", "list_roles",  # issue 31: what the budgeted listings leave out
     # issue 38 (web_search is registered only when [web_search] names a backend)
     "browser_open", "browser_screenshot", "browser_evaluate", "browser_click", "browser_type",
+    "create_pr", "review_pr",
 }
 BROWSER_TOOLS = {"browser_open", "browser_screenshot", "browser_evaluate", "browser_click",
                  "browser_type"}
 WRITE_TOOLS = {"write", "edit", "multi_edit", "apply_patch", "delete_file", "move_file", "copy_file", "create_dir"}
-NEEDS_APPROVAL = WRITE_TOOLS | BROWSER_TOOLS | {"bash", "git_commit", "git_checkout", "web_fetch",
+NEEDS_APPROVAL = WRITE_TOOLS | BROWSER_TOOLS | {"create_pr", "bash", "git_commit", "git_checkout", "web_fetch",
                                                 "memory_write", "team_delete"}
 
 

@@ -87,20 +87,24 @@ class BrowserProcess(actors.Actor):
             self.context.stop()
             return
         self.pool.pid = self.launched.process.pid
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(cdp.drain, self.launched)
-            try:
-                async with open_websocket_url(self.launched.url,
-                                              max_message_size=cdp.MAX_MESSAGE) as ws:
+        try:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(cdp.drain, self.launched)
+                async with open_websocket_url(self.launched.url, max_message_size=cdp.MAX_MESSAGE,
+                                              connect_timeout=cdp.START_TIMEOUT,
+                                              disconnect_timeout=2) as ws:
                     conn = cdp.CdpConnection(ws)
                     nursery.start_soon(conn.read)
                     self.pool._connected(conn)
                     await conn.closed.wait()
-            except OSError as exc:  # the WebSocket could not connect
-                self.pool._failed(cdp.BrowserUnavailable(f"cannot reach the browser: {exc}"))
-            finally:
-                self._cleanup()
-            nursery.cancel_scope.cancel()
+                nursery.cancel_scope.cancel()
+        except Exception as exc:  # the WebSocket failed: whoever waits must hear of it
+            self.pool._failed(cdp.BrowserUnavailable(f"cannot reach the browser: {exc}"))
+            raise
+        finally:
+            self._cleanup()
+            with trio.CancelScope(shield=True), trio.move_on_after(5):
+                await self.launched.process.wait()  # reaped: no zombie left behind
         if not self._stopping:
             raise cdp.BrowserGone("the browser exited")  # reported; TEMPORARY: not restarted
 
@@ -114,6 +118,9 @@ class BrowserProcess(actors.Actor):
 
     async def stopping(self) -> None:
         self._stopping = True
+        from nyzhi.tools.cdp import BrowserGone
+
+        self.pool._failed_if_waiting(BrowserGone("the browser was stopped while starting"))
         self._cleanup()
         if self.launched is not None:
             with trio.move_on_after(5), trio.CancelScope(shield=True):
@@ -147,6 +154,10 @@ class BrowserPool:
         self._conn, self._error = None, exc
         if self._ready is not None:
             self._ready.set()
+
+    def _failed_if_waiting(self, exc: Exception) -> None:
+        if self._ready is not None and not self._ready.is_set():
+            self._failed(exc)
 
     @property
     def running(self) -> bool:

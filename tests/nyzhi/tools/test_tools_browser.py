@@ -129,6 +129,10 @@ def _read(path: Path | str) -> bytes:
     return Path(path).read_bytes()
 
 
+def _exists(pid: int) -> bool:
+    return Path(f"/proc/{pid}").exists()
+
+
 def _alive(pid: int) -> bool:
     try:
         with open(f"/proc/{pid}/stat") as fh:
@@ -210,6 +214,7 @@ async def test_browser_killed_mid_call_then_restarted(pool, site, tmp_path, prof
     assert not res.is_error, res.output
     assert "Hello from loopback" in res.output
     assert pool.pid != first and _alive(pool.pid)
+    assert not _exists(first)  # the killed one was reaped, not left a zombie
     # the dead browser's profile is gone; only the new one's is left
     assert len(list(profiles.glob("nyz-browser-*"))) == 1
 

@@ -201,10 +201,11 @@ class BrowserPool:
         self._conn = None
 
 
-def browser_pool(system: actors.ActorSystem, config: Any, env: Mapping[str, str],
+def browser_pool(system: actors.ActorSystem, config: Any, env: Mapping[str, str] | None,
                  policy: Any = None) -> BrowserPool:
     """The runtime's pool for ``[browser]``; the browser starts only when a tool needs it.
-    Its environment is any tool process's (``child_env``): no keys or tokens."""
+    Its environment is any tool process's (``child_env`` of ``env``, None: ours): no keys or
+    tokens."""
     from nyzhi.core.assembly import services_supervisor
     from nyzhi.tools.env_policy import child_env
 

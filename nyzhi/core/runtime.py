@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import os
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -378,9 +377,8 @@ async def _assemble(stack: contextlib.AsyncExitStack, system: actors.ActorSystem
         mcp = await assembly.open_mcp(system, config, workspace, options, tooling.registry,
                                       approvals, bus.publish)
         # The browser tools' Chromium: one per runtime under /services, started at first use.
-        tooling.context.browser = browser_pool(
-            system, config, options.env if options.env is not None else os.environ,
-            tooling.context.env_policy)
+        tooling.context.browser = browser_pool(system, config, options.env,
+                                               tooling.context.env_policy)
         auto_context = await assembly.open_index(
             system, config, workspace.root, bus.publish, tooling.registry, options.env)
         knowledge = await load_session_knowledge(config, workspace.root, session_id, options.env)

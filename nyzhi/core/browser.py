@@ -14,6 +14,7 @@ actor system) kills the browser's whole process group and removes the profile: n
 
 from __future__ import annotations
 
+import functools
 import shutil
 import tempfile
 from collections.abc import Mapping
@@ -90,6 +91,11 @@ class BrowserProcess(actors.Actor):
         try:
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(cdp.drain, self.launched)
+                # workspace pages come from here, never from file:// (nyzhi.tools.workspace_http)
+                listeners = await nursery.start(functools.partial(
+                    trio.serve_tcp, self.pool.files.serve, 0, host="127.0.0.1"))
+                port = listeners[0].socket.getsockname()[1]
+                self.pool.files.base = f"http://127.0.0.1:{port}"
                 async with open_websocket_url(self.launched.url, max_message_size=cdp.MAX_MESSAGE,
                                               connect_timeout=cdp.START_TIMEOUT,
                                               disconnect_timeout=2) as ws:
@@ -144,6 +150,9 @@ class BrowserPool:
         self._pages: dict[str, Any] = {}
         self._launches = 0
         self.pid: int | None = None  # the browser's pid while one runs (tests, benchmarks)
+        from nyzhi.tools.workspace_http import WorkspaceFiles
+
+        self.files = WorkspaceFiles()  # served by the running browser's actor
 
     def _connected(self, conn: Any) -> None:
         self._conn, self._error = conn, None

@@ -5,10 +5,12 @@ the DevTools protocol (``nyzhi.tools.cdp``); each agent has its own tab, kept be
 ``browser_open`` then ``browser_click`` then ``browser_evaluate`` act on the same page.
 
 Every call reaches the network or runs code in a page, so each needs approval as ``web_fetch``
-does. ``file://`` is allowed inside the workspace only (the page an agent builds), checked on
-the URL asked for and again on where the page ended up, so a workspace page that sends the tab
-to ``file:///etc/passwd`` gets nothing read back. What comes back from a page is framed as
-untrusted content (``nyzhi.tools.untrusted``).
+does. Files are allowed inside the workspace only (the page an agent builds), and Chromium
+never gets a ``file://`` URL: a workspace file is served to it over loopback HTTP
+(``nyzhi.tools.workspace_http``), since a ``file://`` page could frame any file on the machine
+into a screenshot. Where the tab ends up is checked after every action, so a page that reaches
+``file://`` anyway gets nothing read back. What comes back from a page is framed as untrusted
+content (``nyzhi.tools.untrusted``).
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ SCREENSHOT_DIR = ".nyzhi/screenshots"
 
 
 class _Refused(Exception):
-    """The page is somewhere the tools may not read (a file outside the workspace)."""
+    """The page is somewhere the tools may not read (a file:// page)."""
 
 
 def _file_path(url: str) -> Path:
@@ -56,9 +58,11 @@ def _inside(path: Path, root: Path) -> bool:
         return False
 
 
-def resolve_url(raw: str, ctx: ToolContext) -> str:
-    """The URL to open: http(s), about:blank, a file:// URL inside the workspace, or a
-    workspace path (made a file:// URL). Anything else is an ``ArgError``."""
+def resolve_url(raw: str, ctx: ToolContext) -> str | Path:
+    """What to open: an http(s) URL or about:blank as given; a workspace file (named by a
+    path or a file:// URL) as its resolved ``Path``, which the browser then loads from the
+    workspace file server, never as file:// (``nyzhi.tools.workspace_http`` says why).
+    Anything else, and any file outside the workspace, is an ``ArgError``."""
     url = raw.strip()
     scheme = urllib.parse.urlsplit(url).scheme.lower()
     if scheme in ("http", "https") or url == "about:blank":
@@ -76,14 +80,13 @@ def resolve_url(raw: str, ctx: ToolContext) -> str:
     if not _inside(path, ctx.workspace_root):
         raise ArgError(f"file:// URLs outside the workspace are refused: {path} is not under "
                        f"{ctx.workspace_root}")
-    return path.resolve().as_uri()
+    return path.resolve()
 
 
 def _check_location(href: str, ctx: ToolContext) -> None:
-    if urllib.parse.urlsplit(href).scheme.lower() == "file" and not _inside(
-            _file_path(href), ctx.workspace_root):
-        raise _Refused(f"the page went to {href}, outside the workspace; refused (the tab was "
-                       "reset to about:blank)")
+    if urllib.parse.urlsplit(href).scheme.lower() == "file":
+        raise _Refused(f"the page went to {href}; file:// pages are never read back (the tab "
+                       "was reset to about:blank)")
 
 
 async def _guard(page: Any, ctx: ToolContext) -> str:
@@ -154,8 +157,11 @@ class BrowserTool(BuiltinTool):
     async def act(self, page: Any, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         raise NotImplementedError
 
-    async def open(self, page: Any, url: str, ctx: ToolContext, wait_for: str | None) -> str:
+    async def open(self, page: Any, url: str | Path, ctx: ToolContext, wait_for: str | None
+                   ) -> str:
         """Navigate the tab, wait for load (and ``wait_for``), return where it ended up."""
+        if isinstance(url, Path):
+            url = ctx.browser.files.url(ctx.workspace_root, url)
         await page.navigate(url, wait_s=WAIT_S)
         href = await _guard(page, ctx)
         if wait_for:

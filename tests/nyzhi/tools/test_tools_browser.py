@@ -34,6 +34,7 @@ from nyzhi.tools.builtin.browser import (
     BrowserTypeTool,
 )
 from nyzhi.tools.cdp import BrowserUnavailable, find_browser
+from nyzhi.tools.workspace_http import WorkspaceFiles
 
 try:
     CHROMIUM: str | None = find_browser(None)
@@ -240,7 +241,7 @@ async def test_file_urls_outside_the_workspace_are_refused(pool, tmp_path) -> No
     ws.mkdir()
     (ws / "index.html").write_text("<title>Mine</title><p>inside</p>")
     (ws / "escape.html").write_text(
-        "<script>location.href = 'file:///etc/hostname';</script>")
+        "<script>location.href = 'file:///etc/hostname';</script><p>stayed</p>")
     (tmp_path / "secret.html").write_text("<p>top secret</p>")
     (ws / "link.html").symlink_to(tmp_path / "secret.html")
     ctx = make_ctx(ws, sandbox=False, browser=pool)
@@ -254,13 +255,68 @@ async def test_file_urls_outside_the_workspace_are_refused(pool, tmp_path) -> No
         await BrowserOpenTool().run({"url": "link.html"}, ctx)).output
     res = await BrowserOpenTool().run({"url": "index.html"}, ctx)  # a workspace path
     assert not res.is_error and "inside" in res.output
+    # served over loopback HTTP, never as file://
+    assert res.metadata["url"].startswith(pool.files.base + "/")
     res = await BrowserOpenTool().run({"url": (ws / "index.html").as_uri()}, ctx)
     assert not res.is_error and "Title: Mine" in res.output
-    # a workspace page that sends the tab out of the workspace gets nothing read back
+    # a workspace page cannot send the tab to file:// (Chromium refuses it from http)
     res = await BrowserOpenTool().run({"url": "escape.html"}, ctx)
-    assert res.is_error and "outside the workspace; refused" in res.output
-    res = await BrowserEvaluateTool().run({"script": "location.href"}, ctx)
-    assert '"about:blank"' in res.output
+    assert "stayed" in res.output
+    res = await BrowserEvaluateTool().run({"script": "location.protocol"}, ctx)
+    assert '"http:"' in res.output
+
+
+@needs_chromium
+async def test_a_workspace_page_cannot_draw_other_files(pool, tmp_path) -> None:
+    """A file:// page could frame any file into a screenshot; a served page cannot."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    secret = tmp_path / "id_ed25519"
+    secret.write_text("PRIVATE KEY MATERIAL\n" * 20)
+    frame = '<iframe src="{}" width="600" height="300"></iframe>'
+    (ws / "framed.html").write_text(frame.format(secret.as_uri()))
+    (ws / "blank.html").write_text(frame.format("about:blank"))
+    ctx = make_ctx(ws, sandbox=False, browser=pool)
+    framed = await BrowserScreenshotTool().run({"url": "framed.html"}, ctx)
+    blank = await BrowserScreenshotTool().run({"url": "blank.html"}, ctx)
+    assert not framed.is_error and not blank.is_error
+    # the frame stays empty: the picture is exactly that of a page framing nothing
+    assert framed.images[0].data == blank.images[0].data
+
+
+async def test_the_workspace_file_server_serves_only_the_workspace(tmp_path) -> None:
+    ws = tmp_path / "ws"
+    (ws / "site").mkdir(parents=True)
+    (ws / "site" / "index.html").write_text("<p>home</p>")
+    (ws / "a b.css").write_text("p {}")
+    (tmp_path / "outside.txt").write_text("outside")
+    (ws / "out").symlink_to(tmp_path / "outside.txt")
+    files = WorkspaceFiles()
+    async with trio.open_nursery() as nursery:
+        listeners = await nursery.start(functools.partial(
+            trio.serve_tcp, files.serve, 0, host="127.0.0.1"))
+        files.base = f"http://127.0.0.1:{listeners[0].socket.getsockname()[1]}"
+        site = files.url(ws, ws / "site")
+        token_base = site.rsplit("/", 2)[0]
+        import httpx
+
+        async with httpx.AsyncClient() as client:
+            async def get(url: str) -> tuple[int, str]:
+                resp = await client.get(url)
+                return resp.status_code, resp.text
+
+            assert await get(site) == (200, "<p>home</p>")  # a directory: its index.html
+            got = await client.get(files.url(ws, ws / "a b.css"))
+            assert got.status_code == 200 and got.headers["content-type"] == "text/css"
+            for bad in (f"{token_base}/out", f"{token_base}/../outside.txt",
+                        f"{token_base}/%2e%2e/outside.txt", f"{token_base}//etc/passwd",
+                        f"{token_base}/%2Fetc%2Fpasswd", f"{files.base}/wrongtoken/site",
+                        f"{files.base}/etc/passwd", f"{token_base}/missing.html"):
+                status, text = await get(bad)
+                assert status == 404 and "outside" not in text and "root:" not in text, bad
+            resp = await client.post(site)
+            assert resp.status_code == 405
+        nursery.cancel_scope.cancel()
 
 
 async def test_no_browser_names_the_package(tmp_path) -> None:

@@ -191,6 +191,8 @@ class BrowserPool:
                 await self._ready.wait()
             if self._conn is None:
                 raise self._error or cdp.BrowserUnavailable("the browser did not start in time")
+            # A page must not write files outside the profile (~/Downloads): no downloads.
+            await self._conn.call("Browser.setDownloadBehavior", behavior="deny")
             return self._conn
 
     async def page(self, owner: str) -> Any:

@@ -6,7 +6,7 @@
 # Sets (a later set includes the earlier ones' needs only where the Makefile asks for both):
 #   run    what `nyz` itself uses: git (git tools), bwrap (the default sandbox), rg (optional)
 #   test   what `make test` adds: tmux (console tests), sshd + ssh client (the SSH executor),
-#          chromium (the web console's browser tests)
+#          chromium (the web console's browser tests and the browser tools' tests)
 #   build  what building the offline model needs on first install: a C and C++ compiler
 #
 # Why one script: `make run` must not demand what only the tests use (a user without root who
@@ -34,8 +34,8 @@ cc|yes|build-essential|gcc|base-devel|-|llama.cpp cannot be built, so the offlin
 c++|yes|build-essential|gcc-c++|base-devel|-|llama.cpp cannot be built, so the offline model is not installed (macOS: xcode-select --install)
 chromium|no|chromium|chromium|chromium|--cask chromium|the browser tests are skipped
 '
-# chromium is optional for `make test` (the web console's browser tests skip without it
-# outside CI); CI runs as root, so it is installed there.
+# chromium is optional for `make test` (the browser tests of the web console and the browser
+# tools skip without it outside CI); CI runs as root, so it is installed there.
 
 set=${1:-}
 case "$set" in

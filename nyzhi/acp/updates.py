@@ -39,7 +39,7 @@ TOOL_KINDS: dict[str, str] = {
     "create_dir": "edit", "copy_file": "edit",
     "delete_file": "delete", "move_file": "move",
     "bash": "execute", "verify": "execute",
-    "web_fetch": "fetch", "web_search": "fetch",
+    "web_fetch": "fetch", "web_search": "fetch", "browser_open": "fetch",
     "think": "think", "todowrite": "think", "todoread": "think",
 }
 PATH_ARGS = ("file_path", "path", "source", "destination")

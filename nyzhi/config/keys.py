@@ -48,7 +48,7 @@ INACTIVE: dict[str, str] = {
     "agent.hooks.instructions": "not planned yet",
     "agent.hooks.model": "not planned yet",
     "shell.sandbox": "legacy: use [agent.sandbox]",
-    "browser": "not planned yet",
+    "browser.enabled": "not planned yet",
     "update": "not planned yet",
     "external_notify": "legacy: use [notify]",
 }

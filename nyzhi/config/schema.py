@@ -188,8 +188,18 @@ class ShellConfig:
 @records.frozen
 class BrowserConfig:
     enabled: bool = False
-    executable_path: str | None = None
+    executable: str | None = None  # the browser tools' Chromium (else found on PATH)
+    executable_path: str | None = None  # older spelling of ``executable``
     headless: bool = True
+
+
+@records.frozen
+class WebSearchConfig:
+    """``[web_search]``: the search API the ``web_search`` tool asks (none: no such tool)."""
+
+    backend: str | None = None  # searxng, brave, tavily or exa
+    url: str | None = None  # the SearXNG instance; for the others, another endpoint base
+    max_results: int = 8
 
 
 @records.frozen
@@ -251,6 +261,7 @@ class Config:
     nodes: tuple[NodeConfig, ...] = ()
     shell: ShellConfig = attrs.Factory(ShellConfig)
     browser: BrowserConfig = attrs.Factory(BrowserConfig)
+    web_search: WebSearchConfig = attrs.Factory(WebSearchConfig)
     memory: MemoryConfig = attrs.Factory(MemoryConfig)
     update: UpdateConfig = attrs.Factory(UpdateConfig)
     index: IndexConfig = attrs.Factory(IndexConfig)

@@ -349,10 +349,10 @@ def build_redactor(config: Any, env: Mapping[str, str], policy: EnvPolicy) -> Re
     purpose must still not reach the model or the logs."""
     from nyzhi.auth.store import AuthStore, AuthStoreError
     from nyzhi.config.presets import env_vars_for
-    from nyzhi.tools.env_policy import provider_key_vars
+    from nyzhi.tools.env_policy import provider_key_vars, search_key_vars
 
     redactor = Redactor()
-    names = set(provider_key_vars())
+    names = {*provider_key_vars(), *search_key_vars()}
     for name, entry in config.provider.entries.items():
         names.update(env_vars_for(name, entry.env_var))
         redactor.add(f"provider.{name}.api_key", entry.api_key)
@@ -406,11 +406,25 @@ def build_tooling(config: Any, workspace: Any, options: Any, broker: Any, *,
     if trust.mode is TrustMode.FULL:
         context.state["trust_full"] = True
     env = options.env if options.env is not None else os.environ
+    notices += web_search_tool(config, registry, env)
     # One redactor for the run: the tools redact their results with it (before anything is
     # written or returned), the bus its events, the session its records, the model wrapper
     # (``core.model_redaction``) every request.
     context.redactor = build_redactor(config, env, env_policy)
     return Tooling(registry, gates, context, memory, context.redactor, tuple(notices))
+
+
+def web_search_tool(config: Any, registry: ToolRegistry, env: Mapping[str, str]) -> list[str]:
+    """Registers ``web_search`` when ``[web_search]`` names a usable backend; the notice saying
+    what is missing when it names one that is not (nothing configured: no tool, no notice)."""
+    if not config.web_search.backend:
+        return []  # without importing the tool's module
+    from nyzhi.tools.builtin.web_search import search_tool
+
+    tool, notice = search_tool(config, env)
+    if tool is not None:
+        registry.register(tool)
+    return [notice] if notice else []
 
 
 # ---- semantic index ------------------------------------------------------------------------

@@ -127,7 +127,7 @@ BUILTIN_ROLES: dict[str, Role] = {r.name: r for r in (
           "questions.", rp.EXPLORER, 30, EXPLORER_TOOLS, read_only=True),
     _role("worker", "Implements one well-defined change, surgically.", rp.WORKER, 50),
     _role("reviewer", "Reviews changes for correctness, then quality; findings by severity.",
-          rp.REVIEWER, 40, EXPLORER_WITH_SHELL, read_only=True),
+          rp.REVIEWER, 40, (*EXPLORER_WITH_SHELL, "review_pr"), read_only=True),
     _role("planner", "Turns a goal into an ordered, verifiable plan; never implements.",
           rp.PLANNER, 40, PLANNER_TOOLS, read_only=True),
     _role("architect", "Read-only design advisor: trade-offs and a recommendation.",

@@ -34,6 +34,7 @@ from nyzhi.core import assembly
 from nyzhi.core import events as ev
 from nyzhi.core.agent import TurnHandle, UserInput
 from nyzhi.core.agent_factory import Agent, AgentFactory, AgentSpec
+from nyzhi.core.browser import browser_pool
 from nyzhi.core.budget import Budget, Limits
 from nyzhi.core.event_bus import EventBus, Listener
 from nyzhi.core.hooks import HookRunner
@@ -421,6 +422,9 @@ async def _assemble(stack: contextlib.AsyncExitStack, system: actors.ActorSystem
         # MCP: one pool under /mcp for every agent; servers connect in the background.
         mcp = await assembly.open_mcp(system, config, workspace, options, tooling.registry,
                                       approvals, bus.publish)
+        # The browser tools' Chromium: one per runtime under /services, started at first use.
+        tooling.context.browser = browser_pool(system, config, options.env,
+                                               tooling.context.env_policy)
         auto_context = await assembly.open_index(
             system, config, workspace.root, bus.publish, tooling.registry, options.env)
         knowledge = await load_session_knowledge(config, workspace.root, session_id, options.env)

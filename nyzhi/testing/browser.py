@@ -10,12 +10,8 @@ page, never on a clock), ``Page.captureScreenshot`` for pictures.
 from __future__ import annotations
 
 import base64
-import functools
-import itertools
 import json
 import os
-import shutil
-import subprocess
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -23,64 +19,33 @@ from typing import Any
 
 import trio
 
+from nyzhi.tools import cdp
+from nyzhi.tools.cdp import CdpError as CdpError
+
 WAIT_MS = 30_000
 
 
 def chromium() -> str | None:
-    """The Chromium executable (Debian's ``chromium`` package), or None."""
-    for name in ("chromium", "chromium-browser", "google-chrome"):
-        found = shutil.which(name)
-        if found:
-            return found
-    return None
-
-
-class CdpError(Exception):
-    pass
+    """The Chromium executable (Debian's ``chromium`` package), or None: the browser tools'
+    own search (``nyzhi.tools.cdp.find_browser``)."""
+    try:
+        return cdp.find_browser(None)
+    except cdp.BrowserUnavailable:
+        return None
 
 
 class Browser:
-    def __init__(self, ws: Any) -> None:
-        self.ws = ws
-        self.ids = itertools.count(1)
-        self.waiting: dict[int, tuple[trio.Event, list[Any]]] = {}
+    """The browser tools' DevTools connection, with the test helpers' pages."""
 
-    async def read(self) -> None:
-        from trio_websocket import ConnectionClosed
-
-        try:
-            while True:
-                message = json.loads(await self.ws.get_message())
-                slot = self.waiting.pop(message.get("id", -1), None)
-                if slot is not None:
-                    slot[1].append(message)
-                    slot[0].set()
-        except ConnectionClosed:
-            return
+    def __init__(self, conn: cdp.CdpConnection) -> None:
+        self.conn = conn
 
     async def call(self, method: str, session: str | None = None, **params: Any) -> dict:
-        ident = next(self.ids)
-        done, box = trio.Event(), []
-        self.waiting[ident] = (done, box)
-        message: dict[str, Any] = {"id": ident, "method": method, "params": params}
-        if session:
-            message["sessionId"] = session
-        await self.ws.send_message(json.dumps(message))
-        with trio.fail_after(60):
-            await done.wait()
-        if "error" in box[0]:
-            raise CdpError(f"{method}: {box[0]['error']}")
-        return box[0].get("result", {})
+        return await self.conn.call(method, session, wait_s=60, **params)
 
     async def new_page(self, width: int = 1280, height: int = 800) -> Page:
-        target = await self.call("Target.createTarget", url="about:blank")
-        attached = await self.call("Target.attachToTarget", targetId=target["targetId"],
-                                   flatten=True)
-        page = Page(self, attached["sessionId"])
-        await page.call("Page.enable")
-        await page.call("Emulation.setDeviceMetricsOverride", width=width, height=height,
-                        deviceScaleFactor=1, mobile=False)
-        return page
+        tab = await self.conn.new_page(width, height)
+        return Page(self, tab.session)
 
 
 class Page:
@@ -142,41 +107,20 @@ class Page:
 
 @asynccontextmanager
 async def open_browser(profile: Path) -> AsyncIterator[Browser]:
-    """A headless Chromium with a fresh profile under ``profile``, killed on leaving."""
+    """A headless Chromium with a fresh profile under ``profile``, killed on leaving (started
+    as the browser tools start theirs: ``nyzhi.tools.cdp``)."""
     from trio_websocket import open_websocket_url
 
     exe = chromium()
     assert exe is not None, "chromium is not installed"
-    args = [exe, "--headless=new", "--disable-gpu", "--no-first-run", "--no-default-browser-check",
-            "--remote-debugging-port=0", f"--user-data-dir={profile}", "--window-size=1280,800",
-            "--disable-extensions", "--disable-background-networking", "about:blank"]
-    if os.geteuid() == 0:
-        args.insert(1, "--no-sandbox")  # Chromium refuses to run as root with its sandbox
-    async with trio.open_nursery() as nursery:
-        proc = await nursery.start(functools.partial(
-            trio.run_process, args, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL,
-            check=False))
-        seen = b""
-        url = ""
-        with trio.fail_after(60):
-            while not url:
-                chunk = await proc.stderr.receive_some(4096)
-                if not chunk:
-                    raise AssertionError(f"chromium did not start: {seen.decode()[-2000:]}")
-                seen += chunk
-                for line in seen.decode(errors="replace").splitlines():
-                    if "DevTools listening on " in line:
-                        url = line.split("DevTools listening on ", 1)[1].strip()
-
-        async def drain() -> None:
-            async for _ in proc.stderr:
-                pass
-
-        nursery.start_soon(drain)
-        try:
-            async with open_websocket_url(url, max_message_size=64 * 1024 * 1024) as ws:
-                browser = Browser(ws)
-                nursery.start_soon(browser.read)
-                yield browser
-        finally:
-            proc.kill()
+    launched = await cdp.launch(cdp.chromium_args(exe, profile), os.environ)
+    try:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(cdp.drain, launched)
+            async with open_websocket_url(launched.url, max_message_size=cdp.MAX_MESSAGE) as ws:
+                conn = cdp.CdpConnection(ws)
+                nursery.start_soon(conn.read)
+                yield Browser(conn)
+            nursery.cancel_scope.cancel()
+    finally:
+        cdp.kill_group(launched.process)

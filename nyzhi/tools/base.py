@@ -129,6 +129,9 @@ class ToolContext:
     # Known secrets (nyzhi.config.secrets.Redactor), replaced in every result before it leaves
     # the tool layer or is written to disk; shared like ``agents``. None: nothing to redact.
     redactor: Any = None
+    # The runtime's browser (nyzhi.core.browser.BrowserPool), shared like ``agents``; started
+    # on the first browser tool call. None: the browser tools say there is none.
+    browser: Any = None
 
 
 def _lease_table() -> Any:

@@ -27,7 +27,7 @@ CLAUDE_TOOLS: dict[str, str | None] = {
     "Bash": "bash", "BashOutput": None, "KillShell": None, "KillBash": None,
     "PowerShell": None, "Monitor": None,
     # web
-    "WebFetch": "web_fetch", "WebSearch": None,
+    "WebFetch": "web_fetch", "WebSearch": "web_search",
     # subagents and teams
     "Agent": "spawn_agent", "Task": "spawn_agent", "SendMessage": "send_team_message",
     "TeamCreate": "team_create", "TeamDelete": "team_delete",

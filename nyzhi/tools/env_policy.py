@@ -45,8 +45,16 @@ def provider_key_vars() -> tuple[str, ...]:
     return tuple(dict.fromkeys(v for p in BUILTIN_PROVIDERS.values() for v in p.env_vars))
 
 
+def search_key_vars() -> tuple[str, ...]:
+    """The web_search backends' key variables (``BRAVE_API_KEY``, …): only nyz's own request
+    to the search API uses them."""
+    from nyzhi.tools.builtin.web_search import BACKENDS
+
+    return tuple(b.key_var for b in BACKENDS.values() if b.key_var)
+
+
 def default_exclude() -> tuple[str, ...]:
-    return (*SECRET_PATTERNS, *provider_key_vars())
+    return (*SECRET_PATTERNS, *provider_key_vars(), *search_key_vars())
 
 
 def _matches(name: str, patterns: Iterable[str]) -> bool:

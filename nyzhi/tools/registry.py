@@ -43,6 +43,8 @@ BUILTIN_MODULES: tuple[str, ...] = (
     "verify",
     "structural",
     "instrument",
+    "browser",
+    "pr",
 )
 
 

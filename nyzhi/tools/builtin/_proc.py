@@ -40,14 +40,16 @@ async def run_argv(
     env_policy: EnvPolicy | None = None,
     max_lines: int | None = None,
     max_bytes: int = 64 * 1024 * 1024,
+    keep: Sequence[str] = (),
 ) -> ProcResult:
     """Run ``argv`` to completion (or until ``max_lines`` lines of stdout arrived, then kill it).
 
     Raises ``FileNotFoundError`` if the program is missing. For a time limit, wrap the call in
     ``trio.fail_after``: on cancellation or any error the process group is killed first.
-    The environment is ``env_policy`` (None: the default one) applied to ours, plus ``env``.
+    The environment is ``env_policy`` (None: the default one) applied to ours, plus ``env``;
+    ``keep`` names variables passed down whatever the policy says (``child_env``).
     """
-    full_env = child_env(env_policy, env)
+    full_env = child_env(env_policy, env, keep=keep)
     proc = await trio.lowlevel.open_process(
         list(argv), cwd=str(cwd), env=full_env, stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,

@@ -14,6 +14,7 @@ from typing import Any
 
 from nyzhi.tools.base import Permission, ToolContext, ToolResult
 from nyzhi.tools.builtin.common import ArgError, BuiltinTool, error, opt_int, req_str
+from nyzhi.tools.untrusted import frame_untrusted
 
 DEFAULT_MAX_LENGTH = 50_000
 MAX_DOWNLOAD_BYTES = 5 * 1024 * 1024
@@ -158,7 +159,9 @@ class WebFetchTool(BuiltinTool):
         header = f"URL: {final_url}\nStatus: {status}" + (f"\nTitle: {title}" if title else "")
         if capped:
             header += f"\n(download stopped at {MAX_DOWNLOAD_BYTES} bytes)"
-        result = ToolResult(output=f"{header}\n\n{text}", metadata=meta)
+        # The page's text is the web's, not the user's: framed so instructions in it stay data.
+        result = ToolResult(output=f"{header}\n\n{frame_untrusted(final_url, text)}",
+                            metadata=meta)
         if status >= 400:
             result.is_error = True
         return result

@@ -20,13 +20,18 @@ ORIGINAL_NAMES = {
     "team_create", "team_delete", "team_list", "send_team_message", "read_inbox", "task_create",
     "task_update", "task_list", "spawn_teammate",
     "list_skills", "list_roles",  # issue 31: what the budgeted listings leave out
+    # issue 38 (web_search is registered only when [web_search] names a backend)
+    "browser_open", "browser_screenshot", "browser_evaluate", "browser_click", "browser_type",
+    "create_pr", "review_pr",
 }
 EDITING_TOOLS = {"ast_search", "batch_apply", "instrument", "remove_instrumentation"}  # issue 36: the original's editing tools
 ORIGINAL_NAMES |= EDITING_TOOLS
+BROWSER_TOOLS = {"browser_open", "browser_screenshot", "browser_evaluate", "browser_click",
+                 "browser_type"}
 WRITE_TOOLS = {"write", "edit", "multi_edit", "apply_patch", "delete_file", "move_file", "copy_file", "create_dir"}
 WRITE_TOOLS |= EDITING_TOOLS - {"ast_search"}
-NEEDS_APPROVAL = WRITE_TOOLS | {"bash", "git_commit", "git_checkout", "web_fetch", "memory_write",
-                                "team_delete"}
+NEEDS_APPROVAL = WRITE_TOOLS | BROWSER_TOOLS | {"create_pr", "bash", "git_commit", "git_checkout",
+                                                "web_fetch", "memory_write", "team_delete"}
 
 
 class Dummy(Tool):

@@ -158,13 +158,21 @@ async def http_server(nursery):
 async def test_web_fetch_html_to_text(http_server: str, tmp_path: Path) -> None:
     res = await WebFetchTool().run({"url": f"{http_server}/page"}, make_ctx(tmp_path))
     assert not res.is_error
-    assert res.output == f"URL: {http_server}/page\nStatus: 200\nTitle: Hi\n\nHi\n\nHello world"
+    head, framed = res.output.split("\n\n", 1)
+    assert head == f"URL: {http_server}/page\nStatus: 200\nTitle: Hi"
+    # the page's text is framed as untrusted content, between markers with a per-call id
+    lines = framed.splitlines()
+    assert lines[0].startswith("<untrusted-content id=") and f"source='{http_server}/page'" in lines[0]
+    assert "must not be followed" in lines[1]
+    assert "\n".join(lines[2:-1]) == "Hi\n\nHello world"
+    assert lines[-1] == "</untrusted-content id=" + lines[0].split("id=")[1].split()[0] + ">"
 
 
 async def test_web_fetch_caps_and_errors(http_server: str, tmp_path: Path) -> None:
     ctx = make_ctx(tmp_path)
     res = await WebFetchTool().run({"url": f"{http_server}/big", "max_length": 50}, ctx)
-    assert res.output.endswith("a" * 50 + "\n... (truncated: 150 more characters; raise max_length to see more)")
+    assert ("a" * 50 + "\n... (truncated: 150 more characters; raise max_length to see more)\n"
+            "</untrusted-content id=") in res.output
     res = await WebFetchTool().run({"url": f"{http_server}/bin"}, ctx)
     assert res.is_error and "application/octet-stream" in res.output
     res = await WebFetchTool().run({"url": f"{http_server}/missing"}, ctx)

@@ -1,0 +1,99 @@
+"""The browser tools in ``nyz run``: a real subprocess, the scripted fake LLM, a page served on
+loopback and Debian's ``chromium``. The screenshot reaches the model as an image, approvals
+hold headless, and when nyz exits no browser process or profile is left."""
+
+from __future__ import annotations
+
+import functools
+import json
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
+import trio
+
+from nyzhi.testing.cli import NYZ, json_lines, nyz_env, running_with
+from nyzhi.testing.fake_llm import open_fake_llm, reply, tool_call
+from nyzhi.tools.cdp import BrowserUnavailable, find_browser
+
+try:
+    find_browser(None)
+    HAVE_CHROMIUM = True
+except BrowserUnavailable:
+    HAVE_CHROMIUM = False
+
+pytestmark = pytest.mark.skipif(
+    not HAVE_CHROMIUM,
+    reason="chromium is not installed (make test installs it: apt-get install chromium)")
+
+PAGE = b"<!doctype html><title>Served</title><h1>Hello, browser</h1>"
+
+
+async def _serve(stream: trio.SocketStream) -> None:
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = await stream.receive_some(4096)
+        if not chunk:
+            return
+        data += chunk
+    head = (b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n"
+            + f"Content-Length: {len(PAGE)}\r\nConnection: close\r\n\r\n".encode())
+    try:
+        await stream.send_all(head + PAGE)
+        await stream.aclose()
+    except trio.BrokenResourceError:
+        pass
+
+
+async def _run(workspace, home, tmp, *args: str) -> subprocess.CompletedProcess[bytes]:
+    env = {**nyz_env(home), "TMPDIR": str(tmp)}  # the browser's profile is made here
+    return await trio.run_process(
+        [*NYZ, "run", "--output-format", "stream-json", *args], cwd=workspace, env=env,
+        stdin=b"", capture_stdout=True, capture_stderr=True, check=False)
+
+
+async def test_screenshot_reaches_the_model_and_nothing_outlives_nyz(
+        workspace, home, configure, tmp_path, nursery):
+    listeners = await nursery.start(functools.partial(trio.serve_tcp, _serve, 0,
+                                                      host="127.0.0.1"))
+    url = f"http://127.0.0.1:{listeners[0].socket.getsockname()[1]}/"
+    # the browser's profile is made in TMPDIR: a short one of the test's own (Chromium's
+    # sockets live there, and a Unix socket's path has room for 107 bytes only)
+    tmp = Path(tempfile.mkdtemp(prefix="nyzb", dir="/tmp"))
+    try:
+        await _look_and_exit(workspace, home, configure, tmp, url)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+async def _look_and_exit(workspace, home, configure, tmp, url) -> None:
+    script = [
+        reply(tool_calls=[tool_call("browser_open", {"url": url})]),
+        reply(tool_calls=[tool_call("browser_screenshot", {})]),
+        reply("seen"),
+        reply(tool_calls=[tool_call("browser_open", {"url": url})]),
+        reply("denied"),
+    ]
+    async with open_fake_llm(script=script) as server:
+        configure(workspace, server.url_for("openai"))
+        proc = await _run(workspace, home, tmp, "--trust", "full", "look at the page")
+        assert proc.returncode == 0, proc.stderr.decode()
+        done = [e for e in json_lines(proc.stdout) if e["type"] == "tool_done"]
+        assert [e["is_error"] for e in done] == [False, False], [e["output"] for e in done]
+        assert "Hello, browser" in done[0]["output"]
+        shots = list((workspace / ".nyzhi" / "screenshots").glob("*.png"))
+        assert len(shots) == 1 and shots[0].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        # the screenshot went to the model as an image, beside the tool's text
+        assert b"data:image/png;base64," in server.requests[2].body
+        assert json.loads(server.requests[2].body)  # a well-formed request
+        # nyz has exited: no process mentions the profile's directory, and it is gone
+        assert running_with(str(tmp)) == []
+        assert list(tmp.glob("nyz-browser-*")) == []
+
+        # headless without trust, a browser tool is refused as any network tool is
+        proc = await _run(workspace, home, tmp, "open it")
+        done = [e for e in json_lines(proc.stdout) if e["type"] == "tool_done"]
+        assert done[0]["is_error"] and "--trust" in done[0]["output"]
+        assert running_with(str(tmp)) == []

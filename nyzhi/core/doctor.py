@@ -75,6 +75,7 @@ def run_checks(cwd: Path, env: Mapping[str, str] | None = None, *,
     checks += providers
     checks.append(sandbox_check(config, Path(root)))
     checks += tool_checks(config, env)
+    checks += web_checks(config, env)
     checks.append(offline_model_check(have_provider=any(c.status == OK for c in providers)))
     checks += permission_checks(env)
     checks.append(disk_check(env))
@@ -221,6 +222,39 @@ def tool_checks(config: Any, env: Mapping[str, str]) -> list[Check]:
             f"lsp {language}", WARN, "no language server on PATH (" + ", ".join(names) + ")",
             f"install {names[0].removesuffix('-langserver')} for code intelligence in "
             f"{language}"))
+    return checks
+
+
+def web_checks(config: Any, env: Mapping[str, str]) -> list[Check]:
+    """``web_search`` (offered only when ``[web_search]`` names a usable backend) and the
+    browser the browser tools start."""
+    from nyzhi.tools.builtin.web_search import search_tool
+    from nyzhi.tools.cdp import BrowserUnavailable, find_browser
+
+    checks = []
+    backend = config.web_search.backend
+    if not backend:
+        checks.append(Check(
+            "web_search", WARN, "no backend configured: the tool is not offered",
+            'add [web_search] backend = "searxng" and url = "http://HOST:PORT" (keyless, '
+            'self-hosted), or backend = "brave" / "tavily" / "exa" with its key '
+            "(BRAVE_API_KEY, … or `nyz login brave`)"))
+    else:
+        tool, notice = search_tool(config, env)
+        checks.append(Check("web_search", OK, f"{backend}") if tool is not None else Check(
+            "web_search", FAIL, notice or f"{backend}: not usable",
+            "fix the [web_search] key named above"))
+    browser = config.browser
+    try:
+        exe = find_browser(browser.executable or browser.executable_path, env.get("PATH"))
+        checks.append(Check("browser", OK, exe))
+    except BrowserUnavailable as exc:
+        if browser.executable or browser.executable_path:  # asked for, and not there
+            checks.append(Check("browser", FAIL, str(exc).split(";")[0],
+                                "set [browser] executable to a Chromium or Chrome binary"))
+        else:
+            why, _, fix = str(exc).partition(": ")
+            checks.append(Check("browser", WARN, why + ": the browser_* tools cannot run", fix))
     return checks
 
 

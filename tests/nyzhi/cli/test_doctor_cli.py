@@ -142,3 +142,32 @@ def test_doctor_is_in_the_command_registry():
     from nyzhi.core.commands import COMMANDS
 
     assert "doctor" in COMMANDS and not COMMANDS["doctor"].needs
+
+
+async def test_web_search_and_browser_checks_say_how_to_fix(workspace, home, configure):
+    """No [web_search]: a warning naming how to add a backend; a keyed backend without its key
+    or SearXNG without its URL: a failure naming the key; a configured browser that is not
+    there: a failure."""
+    async with open_fake_llm(script=[]) as server:
+        configure(workspace, server.url_for("openai"))
+        proc = await doctor(workspace, home)
+        web = line(proc.stdout, "web_search")
+        assert web.startswith("warn") and '[web_search] backend = "searxng"' in web
+        configure(workspace, server.url_for("openai"),
+                  extra='[web_search]\nbackend = "brave"\n')
+        proc = await doctor(workspace, home)
+        assert proc.returncode == 1
+        web = line(proc.stdout, "web_search")
+        assert web.startswith("FAIL") and "BRAVE_API_KEY" in web
+        configure(workspace, server.url_for("openai"),
+                  extra='[web_search]\nbackend = "searxng"\n'
+                        '[browser]\nexecutable = "/nonexistent/chromium"\n')
+        proc = await doctor(workspace, home)
+        assert line(proc.stdout, "web_search").startswith("FAIL")
+        assert "url" in line(proc.stdout, "web_search")
+        browser = line(proc.stdout, "browser")
+        assert browser.startswith("FAIL") and "/nonexistent/chromium" in browser
+        configure(workspace, server.url_for("openai"),
+                  extra='[web_search]\nbackend = "searxng"\nurl = "http://127.0.0.1:9"\n')
+        proc = await doctor(workspace, home)
+        assert line(proc.stdout, "web_search").startswith("ok    web_search")

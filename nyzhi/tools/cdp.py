@@ -102,9 +102,17 @@ async def launch(args: list[str], env: Mapping[str, str]) -> Launched:
     """Start the browser and wait for its DevTools address. The caller owns the process (and
     must drain ``process.stderr``, ``drain``). ``BrowserUnavailable`` if it exits or says
     nothing usable within ``START_TIMEOUT``."""
+    from nyzhi.spawn import open_bound_process
+
     try:
-        proc = await trio.lowlevel.open_process(
-            args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        # Dies with nyz, SIGKILL included: setpriv sets the parent-death signal and execs the
+        # browser, and open_bound_process keeps the forking thread alive as long as the
+        # browser (the kernel ties the signal to that thread: nyzhi.spawn). Its renderers and
+        # helpers end when the browser's IPC does.
+        setpriv = shutil.which("setpriv", path=env.get("PATH"))
+        argv = [setpriv, "--pdeathsig", "KILL", "--", *args] if setpriv else list(args)
+        proc = await open_bound_process(
+            argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
             env=dict(env), start_new_session=True)
     except OSError as exc:
         raise BrowserUnavailable(f"cannot start {args[0]}: {exc}; {INSTALL_HINT}") from exc

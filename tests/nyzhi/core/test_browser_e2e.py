@@ -97,3 +97,44 @@ async def _look_and_exit(workspace, home, configure, tmp, url) -> None:
         done = [e for e in json_lines(proc.stdout) if e["type"] == "tool_done"]
         assert done[0]["is_error"] and "--trust" in done[0]["output"]
         assert running_with(str(tmp)) == []
+
+
+async def test_no_browser_outlives_nyz_killed_with_sigkill(
+        workspace, home, configure, tmp_path, nursery):
+    """kill -9 of nyz while its browser is open: the browser dies with it (its parent-death
+    signal), and no process mentions the profile's directory."""
+    import os
+    import signal
+
+    from nyzhi.testing.cli import wait_gone
+    from nyzhi.testing.fake_llm import hang
+
+    listeners = await nursery.start(functools.partial(trio.serve_tcp, _serve, 0,
+                                                      host="127.0.0.1"))
+    url = f"http://127.0.0.1:{listeners[0].socket.getsockname()[1]}/"
+    tmp = Path(tempfile.mkdtemp(prefix="nyzk", dir="/tmp"))
+    script = [reply(tool_calls=[tool_call("browser_open", {"url": url})]), hang()]
+    try:
+        async with open_fake_llm(script=script) as server:
+            configure(workspace, server.url_for("openai"))
+            env = {**nyz_env(home), "TMPDIR": str(tmp)}
+            proc = await trio.lowlevel.open_process(
+                [*NYZ, "run", "--trust", "full", "open the page"], cwd=workspace, env=env,
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL)
+            try:
+                with trio.fail_after(90):
+                    second = await server.wait_for_requests(2)  # the page was opened
+                assert "Hello, browser" in second.tool_results()[0]
+                browsers = running_with(str(tmp))
+                assert browsers, "the browser should be running now"
+                os.kill(proc.pid, signal.SIGKILL)
+                await proc.wait()
+                await wait_gone(browsers, timeout=20)
+            finally:
+                if proc.returncode is None:
+                    proc.kill()
+                    await proc.wait()
+        assert running_with(str(tmp)) == []
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)

@@ -1,7 +1,8 @@
 """Slash commands for every front end: one registry (``registry``) and the commands written
-once against it (``builtin``, and ``workflows``: /review, /verify, /qa, /handoff, /context),
-registered when this package is imported."""
+once against it (``builtin``; ``workflows``: /review, /verify, /qa, /handoff, /context;
+``autopilot``: /autopilot), registered when this package is imported."""
 
+from nyzhi.core.commands import autopilot as autopilot
 from nyzhi.core.commands import builtin as builtin
 from nyzhi.core.commands import workflows as workflows
 from nyzhi.core.commands.registry import (
@@ -13,5 +14,5 @@ from nyzhi.core.commands.registry import (
     lookup,
 )
 
-__all__ = ["COMMANDS", "Command", "CommandHost", "available", "builtin", "dispatch", "lookup",
-           "workflows"]
+__all__ = ["COMMANDS", "Command", "CommandHost", "autopilot", "available", "builtin", "dispatch",
+           "lookup", "workflows"]

@@ -203,6 +203,8 @@ class Autopilot:
         self._update(stop_reason="", session_id=self.rt.session_id)
         try:
             with trio.CancelScope() as self.scope:
+                if self.cancel_requested:  # cancelled before it began
+                    self.scope.cancel()
                 while not self.state.finished:
                     await self._begin(self.state.phase, detail)
                     if (over := self.rt.agents.root_budget.over()) is not None:

@@ -223,6 +223,7 @@ async def test_autopilot_in_the_line_chat(workspace, home, configure):
             await asked.wait()
         await say("/autopilot", "phase: execute")
         await say("/autopilot another goal", "an autopilot is running")
+        await say("/autopilot clear", "the autopilot is running: /autopilot cancel first")
         await say("/autopilot cancel", "autopilot stopped: cancelled")
         await say("/autopilot", "stopped: cancelled by /autopilot cancel")
         await say("/autopilot another goal", "resume it")
@@ -240,3 +241,29 @@ async def test_autopilot_in_the_line_chat(workspace, home, configure):
     assert not (workspace / ".nyzhi" / "state" / "autopilot.json").exists()
     assert (workspace / "fixed.txt").exists()
     assert len(script.seen["phase EXPAND"]) == 1
+
+
+async def test_a_project_without_checks_is_left_to_the_reviewer(workspace, home, configure):
+    script = routes(**{"phase EXECUTE": [reply("WORK: nothing to build")]})
+    async with open_fake_llm(script=script) as server:
+        configure(workspace, server.url_for("openai"))
+        proc = await autopilot(workspace, home, GOAL)
+    assert proc.returncode == 0, proc.stdout.decode()[-3000:]
+    review = script.seen["phase VALIDATE"][0].first_user_text()
+    assert "(no checks: the project has no build, test or lint target to run)" in review
+
+
+async def test_bad_input_is_one_line(workspace, home, configure):
+    proc = await run_nyz(workspace, home, "run", "--autopilot", "--plan", GOAL)
+    assert proc.returncode == 1 and proc.stdout == b""
+    assert proc.stderr.decode() == ("nyz run: --autopilot cannot be combined with --plan, "
+                                    "--output-schema or --image\n")
+    path = workspace / ".nyzhi" / "state" / "autopilot.json"
+    path.parent.mkdir()
+    path.write_text('{"goal": 5}')
+    async with open_fake_llm(script=[]) as server:
+        configure(workspace, server.url_for("openai"))
+        proc = await autopilot(workspace, home, fmt="text")
+    assert proc.returncode == 1 and server.requests == []
+    err = proc.stderr.decode()
+    assert f"{path}: 'goal' must be a string" in err and "Traceback" not in err

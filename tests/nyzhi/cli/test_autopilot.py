@@ -213,7 +213,7 @@ async def test_autopilot_in_the_line_chat(workspace, home, configure):
         configure(workspace, server.url_for("openai"))
         proc, out = await start_chat(workspace, home)
 
-        async def say(line: str, marker: str) -> None:
+        async def say(line: str, marker: str) -> None:  # each marker is new output
             await proc.stdin.send_all(line.encode() + b"\n")
             await read_until(proc.stdout, out, marker.encode())
 
@@ -225,7 +225,7 @@ async def test_autopilot_in_the_line_chat(workspace, home, configure):
         await say("/autopilot another goal", "an autopilot is running")
         await say("/autopilot clear", "the autopilot is running: /autopilot cancel first")
         await say("/autopilot cancel", "autopilot stopped: cancelled")
-        await say("/autopilot", "stopped: cancelled by /autopilot cancel")
+        await say("/autopilot", "phase: execute (stopped: cancelled by /autopilot cancel")
         await say("/autopilot another goal", "resume it")
         await say("/autopilot resume", "Approve write")  # the chat asks, as for any agent
         await say("y", "Autopilot done")

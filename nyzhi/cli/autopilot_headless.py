@@ -40,21 +40,22 @@ async def run_autopilot(args: argparse.Namespace, goal: str, fmt: str) -> int:
     from nyzhi.core import autopilot as ap
 
     async def drive(rt: Any) -> None:
+        from nyzhi.config import load_config
+
         root = Path(rt.tooling.context.workspace_root)
+        pilot = None
         try:
             state = ap.start_or_resume(root, goal)
+            max_loops = load_config(root).config.agent.autopilot_max_loops
+            pilot = ap.Autopilot(rt, root, state, max_loops=max_loops)
+            state = await pilot.run()
         except ap.AutopilotError as exc:
             run.failure = Failure(ResultSubtype.ERROR, str(exc))
             run.see(ev.Error(message=str(exc), kind="autopilot"))
             return
-        from nyzhi.config import load_config
-
-        max_loops = load_config(root).config.agent.autopilot_max_loops
-        pilot = ap.Autopilot(rt, root, state, max_loops=max_loops)
-        try:
-            state = await pilot.run()
         finally:  # also when a signal cancels the drive: the report of where it stopped
-            run.last_answer = pilot.state.report
+            if pilot is not None:
+                run.last_answer = pilot.state.report
         run.failure = autopilot_failure(state)
 
     run = HeadlessRun(args, fmt)

@@ -156,6 +156,24 @@ def clear_state(root: Path) -> bool:
     return True
 
 
+def hold_lock(root: Path) -> Any:
+    """An exclusive ``flock`` on ``.nyzhi/state/autopilot.lock`` for as long as the returned
+    file is open: two processes never run one workspace's autopilot (the kernel drops the lock
+    of a process that died, so a crash never leaves it stuck)."""
+    import fcntl
+
+    path = state_path(root).with_suffix(".lock")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle = open(path, "a")  # held open on purpose: the lock lives as long as it
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.close()
+        raise AutopilotError(f"another nyz is running this workspace's autopilot (it holds "
+                             f"{path})") from None
+    return handle
+
+
 def start_or_resume(root: Path, goal: str) -> AutopilotState:
     """The state to run for ``goal`` ("" = resume): the unfinished one if it is the same goal
     (or none was given), a fresh one if nothing is unfinished. Raises ``AutopilotError`` when
@@ -198,9 +216,17 @@ class Autopilot:
         self.scope: trio.CancelScope | None = None
 
     async def run(self) -> AutopilotState:
-        """Run phases until the end or a stop; the state as it was left (also on disk)."""
+        """Run phases until the end or a stop; the state as it was left (also on disk).
+        Raises ``AutopilotError`` if another process runs the workspace's autopilot."""
+        lock = hold_lock(self.root)
+        try:
+            return await self._run()
+        finally:
+            lock.close()
+
+    async def _run(self) -> AutopilotState:
         detail = f"resumed at {self.state.phase}" if self.state.phases else ""
-        self._update(stop_reason="", session_id=self.rt.session_id)
+        self._update(stop_reason="", report="", session_id=self.rt.session_id)
         try:
             with trio.CancelScope() as self.scope:
                 if self.cancel_requested:  # cancelled before it began

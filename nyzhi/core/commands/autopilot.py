@@ -50,6 +50,9 @@ async def _autopilot(host: CommandHost, arg: str) -> None:
         elif running is not None:
             host.show(ERROR, f"an autopilot is running ({running.state.phase}): "
                              "/autopilot cancel first")
+        elif rt.knowledge is not None and rt.knowledge.plan_mode:
+            # its workers would get read-only tools: every execute would fail
+            host.show(ERROR, "/autopilot: plan mode is on (read-only tools); /plan leaves it")
         else:
             state = ap.start_or_resume(root, "" if word == "resume" else arg)
             max_loops = host.loaded_config().config.agent.autopilot_max_loops
@@ -71,7 +74,7 @@ async def _drive(host: CommandHost, rt: Any, pilot: Any) -> None:
 
     try:
         state = await pilot.run()
-    except OSError as exc:  # the state file could not be written (a full disk)
+    except (ap.AutopilotError, OSError) as exc:  # another process runs it; a full disk
         host.show(ERROR, f"/autopilot: {exc}")
         return
     finally:

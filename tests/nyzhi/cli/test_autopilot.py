@@ -218,6 +218,9 @@ async def test_autopilot_in_the_line_chat(workspace, home, configure):
             await read_until(proc.stdout, out, marker.encode())
 
         await say("/autopilot", "no autopilot here yet")
+        await say("/plan", "plan mode on")
+        await say(f"/autopilot {GOAL}", "plan mode is on (read-only tools)")
+        await say("/plan", "plan mode off")
         await say(f"/autopilot {GOAL}", "autopilot starting")
         with trio.fail_after(60):
             await asked.wait()
@@ -267,3 +270,18 @@ async def test_bad_input_is_one_line(workspace, home, configure):
     assert proc.returncode == 1 and server.requests == []
     err = proc.stderr.decode()
     assert f"{path}: 'goal' must be a string" in err and "Traceback" not in err
+
+
+async def test_one_process_at_a_time_runs_a_workspaces_autopilot(workspace, home, configure):
+    import fcntl
+
+    lock = workspace / ".nyzhi" / "state" / "autopilot.lock"
+    lock.parent.mkdir()
+    async with open_fake_llm(script=[]) as server:
+        configure(workspace, server.url_for("openai"))
+        with lock.open("a") as held:  # as a running nyz holds it
+            fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            proc = await autopilot(workspace, home, GOAL, fmt="json")
+    assert proc.returncode == 1 and server.requests == []
+    assert "another nyz is running this workspace's autopilot" in (
+        json_lines(proc.stdout)[-1]["error"])

@@ -226,7 +226,7 @@ class Autopilot:
 
     async def _run(self) -> AutopilotState:
         detail = f"resumed at {self.state.phase}" if self.state.phases else ""
-        self._update(stop_reason="", report="", session_id=self.rt.session_id)
+        await self._update(stop_reason="", report="", session_id=self.rt.session_id)
         try:
             with trio.CancelScope() as self.scope:
                 if self.cancel_requested:  # cancelled before it began
@@ -250,16 +250,17 @@ class Autopilot:
 
     # ---- bookkeeping ----------------------------------------------------------------------
 
-    def _update(self, **changes: Any) -> None:
+    async def _update(self, **changes: Any) -> None:
+        """Change the state and write it (off the event loop: the write is synced to disk)."""
         self.state = attrs.evolve(self.state, updated=_now(), **changes)
-        save_state(self.root, self.state)
+        await trio.to_thread.run_sync(save_state, self.root, self.state)
 
     async def _emit(self, phase: str, detail: str = "") -> None:
         await self.rt.bus.publish(ev.AutopilotPhase(phase, self.state.goal, self.state.loops,
                                                     detail))
 
     async def _begin(self, phase: Phase, detail: str) -> None:
-        self._update(phases=(*self.state.phases, str(phase)))
+        await self._update(phases=(*self.state.phases, str(phase)))
         await self._emit(str(phase), detail)
 
     async def _stopped(self, reason: str) -> None:
@@ -268,11 +269,11 @@ class Autopilot:
                 await self.rt.agents.cancel(self.current, "subtree")
             report = (f"Autopilot stopped in {self.state.phase}: {reason}. "
                       "`nyz run --autopilot` or /autopilot resume continues from there.")
-            self._update(stop_reason=reason, report=report)
+            await self._update(stop_reason=reason, report=report)
             await self._emit(STOPPED, reason)
 
     async def _end(self, phase: Phase, report: str, reason: str = "") -> None:
-        self._update(phase=phase, report=report, stop_reason=reason)
+        await self._update(phase=phase, report=report, stop_reason=reason)
         await self._emit(str(phase), report)
 
     async def _agent(self, role: str, task: str) -> str:
@@ -285,7 +286,7 @@ class Autopilot:
             raise Stop(f"cannot start a {role}: {exc}") from None
         path = started["agent_id"]
         self.current = path
-        self._update(agents=(*self.state.agents, path))
+        await self._update(agents=(*self.state.agents, path))
         while True:
             waited = await rt.agents.wait([path], WAIT_MS)
             if not waited["timed_out"]:
@@ -311,7 +312,7 @@ class Autopilot:
             report = failure_report(self.state, what, text, self.max_loops)
             await self._end(Phase.FAILED, report, f"{what} failed")
             return ""
-        self._update(loops=self.state.loops + 1, feedback=f"{what} failed:\n{text}",
+        await self._update(loops=self.state.loops + 1, feedback=f"{what} failed:\n{text}",
                      phase=Phase.EXECUTE)
         return f"{what} failed; back to execute"
 
@@ -319,34 +320,34 @@ class Autopilot:
 
     async def _expand(self) -> str:
         requirements = await self._agent("planner", expand_task(self.state.goal))
-        self._update(requirements=requirements, phase=Phase.PLAN)
+        await self._update(requirements=requirements, phase=Phase.PLAN)
         return ""
 
     async def _plan(self) -> str:
         plan = await self._agent("planner", plan_task(self.state))
-        self._update(plan=plan, phase=Phase.EXECUTE)
+        await self._update(plan=plan, phase=Phase.EXECUTE)
         return ""
 
     async def _execute(self) -> str:
         work = await self._agent("worker", execute_task(self.state))
-        self._update(work=work, phase=Phase.QA)
+        await self._update(work=work, phase=Phase.QA)
         return ""
 
     async def _qa(self) -> str:
         passed, report = await self._checks()
-        self._update(verify=report)
+        await self._update(verify=report)
         if not passed:
             return await self._failed("QA", report)
-        self._update(phase=Phase.VALIDATE)
+        await self._update(phase=Phase.VALIDATE)
         return ""
 
     async def _validate(self) -> str:
         passed, report = await self._checks()
-        self._update(verify=report)
+        await self._update(verify=report)
         if not passed:
             return await self._failed("validation (the checks)", report)
         review = await self._agent("reviewer", validate_task(self.state))
-        self._update(review=review)
+        await self._update(review=review)
         if not approved(review):
             return await self._failed("validation (the reviewer)", review)
         await self._end(Phase.DONE, done_report(self.state))

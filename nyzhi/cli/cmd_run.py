@@ -2,7 +2,9 @@
 
 Output formats: ``text`` (final answer on stdout, progress on stderr), ``json`` (one result
 object at the end) and ``stream-json`` (one JSON event per line: ``session_start`` first,
-``result`` last). Exit codes: 0 success, 1 error (message on stderr, also when the answer
+``result`` last). ``--autopilot`` runs a goal through subagents instead of one turn
+(``nyzhi.cli.autopilot_headless``).
+Exit codes: 0 success, 1 error (message on stderr, also when the answer
 came but the session could not be saved), 130 / 143 / 129 stopped by SIGINT / SIGTERM / SIGHUP.
 """
 
@@ -88,6 +90,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                        help="the final answer must be JSON matching this JSON schema "
                        "(constrained where the provider can; checked; a mismatch is an error)")
         p.add_argument(
+            "--autopilot", action="store_true",
+            help="the prompt is a goal: subagents expand it, plan, execute, check (verify) and "
+            "review it; without a prompt, resume the unfinished autopilot "
+            "(.nyzhi/state/autopilot.json)",
+        )
+        p.add_argument(
             "--full-auto", "--full_auto", dest="full_auto", action="store_true",
             help="trust full with the workspace-write sandbox",
         )
@@ -113,7 +121,12 @@ def _run_command(args: argparse.Namespace) -> int:
         piped = sys.stdin.read()
         if piped.strip():
             prompt = f"{piped.rstrip()}\n\n{prompt}" if prompt else piped
-    if not prompt.strip():
+    autopilot = getattr(args, "autopilot", False)
+    if autopilot and (args.plan or getattr(args, "output_schema", None) or args.image):
+        print("nyz run: --autopilot cannot be combined with --plan, --output-schema or --image",
+              file=sys.stderr)
+        return 1
+    if not prompt.strip() and not autopilot:
         print("nyz run: no prompt given (pass it as an argument or pipe it on stdin)", file=sys.stderr)
         return 1
     fmt = args.output_format or ("json" if args.legacy_json else args.legacy_format) or "text"
@@ -131,4 +144,8 @@ def _run_command(args: argparse.Namespace) -> int:
 
     from nyzhi.cli.headless import run_and_exit, run_headless
 
+    if autopilot:
+        from nyzhi.cli.autopilot_headless import run_autopilot
+
+        return run_and_exit(run_autopilot, args, prompt, fmt)
     return run_and_exit(run_headless, args, prompt, fmt)

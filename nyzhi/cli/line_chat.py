@@ -100,6 +100,9 @@ class ChatRenderer(EventRenderer):
         owner = f" ({event.owner})" if event.owner else ""
         self.out.write(f"[task {event.task_id} {event.status}{owner}] {event.subject}\n")
 
+    def on_autopilot_phase(self, event: ev.AutopilotPhase) -> None:
+        self.out.write(f"[{event.summary()}]\n")
+
     def on_agent_status(self, event: ev.AgentStatus) -> None:
         if event.agent == ev.MAIN_AGENT or event.status in ("running", "pending_init"):
             return

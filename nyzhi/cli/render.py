@@ -111,6 +111,10 @@ class Progress(EventRenderer):
         owner = f" ({event.owner})" if event.owner else ""
         self.progress(f"[task {event.task_id} {event.status}{owner}] {cut(event.subject, 100)}\n")
 
+    def on_autopilot_phase(self, event: ev.AutopilotPhase) -> None:
+        self._newline()
+        self.progress(f"[{event.summary()}]\n")
+
     def on_error(self, event: ev.Error) -> None:
         if event.kind == STARTUP:
             return  # nothing ran: the exit message ("nyz: …") says it once
@@ -212,3 +216,6 @@ class Timeline(EventRenderer):
         owner = f" ({event.owner})" if event.owner else ""
         self.line(event, f"{event.team}: task {event.task_id} {event.status}{owner}: "
                          f"{cut(event.subject, 60)}")
+
+    def on_autopilot_phase(self, event: ev.AutopilotPhase) -> None:
+        self.line(event, event.summary(100))

@@ -84,7 +84,7 @@ Explain what $ARGUMENTS does, how it is used and anything surprising in it. Chan
 
 # Run-time files nyz writes under ``.nyzhi/`` (compaction archives, todo lists): they hold
 # what a session said and did, so they are never committed (``ignore_runtime_files``).
-RUNTIME_IGNORES = ("/context/", "/todos/")
+RUNTIME_IGNORES = ("/context/", "/todos/", "/state/")
 _RUNTIME_HEADER = "# run-time files nyz writes here (never commit them)"
 
 GITIGNORE = f"""\

@@ -198,6 +198,9 @@ class AgentConfig:
     # Characters for each listing of skills (system prompt) and of roles (spawn_agent's
     # description); entries that do not fit are counted, not listed (nyzhi.knowledge.listing).
     listing_budget_chars: int = attrs.field(default=LISTING_BUDGET_CHARS, metadata={"min": 200})
+    # An autopilot's returns to execute after a failed QA or validation before it stops with a
+    # report (nyzhi.core.autopilot); 0: one attempt only.
+    autopilot_max_loops: int = attrs.field(default=2, metadata={"min": 0})
     trust: TrustConfig = attrs.Factory(TrustConfig)
     retry: RetryConfig = attrs.Factory(RetryConfig)
     routing: RoutingConfig = attrs.Factory(RoutingConfig)

@@ -108,6 +108,9 @@ class EventRenderer:
     def on_task_update(self, event: ev.TaskUpdate) -> None:
         self.on_event(event)
 
+    def on_autopilot_phase(self, event: ev.AutopilotPhase) -> None:
+        self.on_event(event)
+
 
 def _table(cls: type[EventRenderer]) -> dict[str, Handler]:
     """``type`` → the class's ``on_<type>`` function, for every type of the vocabulary."""

@@ -331,6 +331,29 @@ class TaskUpdate(Event):
     unblocked: tuple[str, ...] = attrs.field(default=(), converter=tuple)
 
 
+@records.frozen
+class AutopilotPhase(Event):
+    """An autopilot (``/autopilot``, ``nyz run --autopilot``; ``nyzhi.core.autopilot``)
+    entered ``phase``: ``expand``, ``plan``, ``execute``, ``qa``, ``validate``, or the end,
+    ``done`` or ``failed`` (``detail`` is then the report). ``loop`` counts the returns to
+    ``execute`` after a failed QA or validation; ``detail`` says why a phase began (resumed,
+    the failure handed back)."""
+
+    type: ClassVar[str] = "autopilot_phase"
+    phase: str
+    goal: str = ""
+    loop: int = 0
+    detail: str = ""
+
+    def summary(self, width: int = 160) -> str:
+        """One line for a front end: ``autopilot execute (loop 1): why``."""
+        loop = f" (loop {self.loop})" if self.loop else ""
+        detail = " ".join(self.detail.split())
+        if len(detail) > width:
+            detail = detail[: width - 1] + "…"
+        return f"autopilot {self.phase}{loop}" + (f": {detail}" if detail else "")
+
+
 def _generic_to_json(event: GenericEvent) -> dict[str, Any]:
     out: dict[str, Any] = {"type": event.type, "agent": event.agent}
     out.update((k, v) for k, v in event.data.items() if k not in out)
@@ -368,6 +391,7 @@ EVENT_CLASSES: tuple[type[Event], ...] = (
     IndexProgress,
     TeamMessage,
     TaskUpdate,
+    AutopilotPhase,
 )
 
 EVENT_TYPES: dict[str, type[Event]] = {cls.type: cls for cls in EVENT_CLASSES}

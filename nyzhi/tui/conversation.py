@@ -317,6 +317,9 @@ class ConsoleRenderer(EventRenderer):
             ("notice", f"context compacted{' (prompt too long)' if event.reason == 'overflow' else ''}: "
                        f"{event.before_tokens} → {event.after_tokens} tokens"))
 
+    def on_autopilot_phase(self, event: ev.AutopilotPhase) -> None:
+        self.host.stream(event.agent).note(("notice", event.summary()))
+
     def on_agent_status(self, event: ev.AgentStatus) -> None:
         if self.replay:
             return

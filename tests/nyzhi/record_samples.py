@@ -48,6 +48,7 @@ def samples() -> dict[str, list[Any]]:
             ev.TeamMessage("t", "lead", "alice", "hi", "message", "m1"),
             ev.TaskUpdate("t", "3", "subject", "completed", "alice", unblocked=["4", "5"]),
             ev.TaskUpdate("t", "4"),
+            ev.AutopilotPhase("qa", "add a flag", 2, "why"),  # issue 37
             ev.GenericEvent("from_the_future", "/agents/main", {"x": 1, "type": "ignored"}),
         ],
         "task": [

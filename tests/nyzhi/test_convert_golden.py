@@ -59,6 +59,12 @@ EXTENSIONS: dict[str, tuple[str, ...]] = {
     "result": ("subtype", "error", "cost_usd", "usage_by_agent"),
 }
 
+# Event types added since the old session was written (extend, never rename): the old log
+# cannot hold them. Each names the change that added it.
+NEWER_EVENTS = frozenset({
+    "autopilot_phase",  # an autopilot's phase changed (issue 37)
+})
+
 
 @pytest.mark.parametrize(("kind", "i"), CASES, ids=[f"{k}-{i}" for k, i in CASES])
 def test_written_json_is_the_old_codes(kind, i):
@@ -138,7 +144,8 @@ def test_a_session_written_by_the_old_code_loads(old_stores):
     session = store.load("0b6f3f5e-old-session")
     assert session.skipped_lines == 0
     assert [ev.to_json(e) for e in session.events] == [
-        ev.to_json(e) for e in samples()["event"] if not e.is_delta]
+        ev.to_json(e) for e in samples()["event"]
+        if not e.is_delta and e.type not in NEWER_EVENTS]
     assert read_state(session.state) == samples()["state_record"][0]
     meta = store.meta("0b6f3f5e-old-session")  # the cached meta file, read by the converter
     assert meta == json_meta(old_stores)

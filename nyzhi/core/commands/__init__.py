@@ -1,7 +1,9 @@
 """Slash commands for every front end: one registry (``registry``) and the commands written
 once against it (``builtin``; ``checkpoints``: /rewind, /checkpoint, /retry; ``workflows``:
-/review, /verify, /qa, /handoff, /context), registered when this package is imported."""
+/review, /verify, /qa, /handoff, /context; ``autopilot``: /autopilot), registered when this
+package is imported."""
 
+from nyzhi.core.commands import autopilot as autopilot
 from nyzhi.core.commands import builtin as builtin
 from nyzhi.core.commands import checkpoints as checkpoints
 from nyzhi.core.commands import workflows as workflows
@@ -15,6 +17,6 @@ from nyzhi.core.commands.registry import (
 )
 
 __all__ = [
-    "COMMANDS", "Command", "CommandHost", "available", "builtin", "checkpoints", "dispatch",
-    "lookup", "workflows",
+    "COMMANDS", "Command", "CommandHost", "autopilot", "available", "builtin", "checkpoints",
+    "dispatch", "lookup", "workflows",
 ]

@@ -159,6 +159,7 @@
       case "compaction": note(`[context compacted: ${e.before_tokens} → ${e.after_tokens} tokens]`, "", a); break;
       case "team_message": if (e.kind === "message") note(`[${e.sender} → ${e.to}] ${e.text}`, "", a); break;
       case "task_update": note(`[task ${e.task_id} ${e.status}] ${e.subject}`, "", a); break;
+      case "autopilot_phase": note(`[autopilot ${e.phase}${e.loop ? ` (loop ${e.loop})` : ""}${e.detail ? ": " + e.detail : ""}]`, "", a); break;
       case "retry": note(`[retry ${e.attempt}/${e.max}: ${e.reason}]`, "", a); break;
       default: break;
     }

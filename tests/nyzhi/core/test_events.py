@@ -28,6 +28,7 @@ SAMPLES = [
     ev.IndexProgress(3, 10, 2, 7, "a.py", 1.5, agent="/services/index"),
     ev.TeamMessage("crew", "alice", "lead", "done", agent="/team/crew/alice"),
     ev.TaskUpdate("crew", "3", "ship it", "completed", "bob", ("4",), agent="/team/crew/bob"),
+    ev.AutopilotPhase("execute", "add a flag", 1, "QA failed; back to execute"),
 ]
 
 
@@ -37,7 +38,7 @@ def test_every_event_type_has_a_sample():
         "session_start", "turn_start", "text_delta", "thinking_delta", "tool_start",
         "tool_output_delta", "tool_done", "approval_request", "user_question", "retry", "usage", "compaction",
         "agent_status", "turn_complete", "error", "result", "index_progress", "team_message",
-        "task_update",
+        "task_update", "autopilot_phase",
     }
 
 

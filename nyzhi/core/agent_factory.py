@@ -206,7 +206,7 @@ class AgentFactory:
 
             fenced = fence_tools(spec.fence, tooling.registry, tooling.gates, tooling.context)
             tooling = Tooling(fenced.registry, fenced.gates, fenced.context, tooling.memory)
-        if self.hooks.has("permission_request") or self.hooks.has("notification"):
+        if self.hooks.has("permission_request"):
             tooling.gates.permission_hook = PermissionHooks(self.hooks, spec.path)
         if spec.team is not None or spec.workdir is not None:
             tooling.context.team_name = spec.team

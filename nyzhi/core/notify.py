@@ -15,7 +15,11 @@ Channels:
 * ``notify-send`` (``desktop``), where installed and a desktop session is running;
 * a webhook (``webhook_url``): a JSON POST with ``text`` (Slack incoming webhooks) and
   ``content`` (Discord webhooks) holding the same line. The URL is a credential: the
-  config's secret-named keys (``webhook``) are redacted from logs and the model's view.
+  config's secret-named keys (``webhook``) are redacted from logs and the model's view;
+* the ``notification`` hooks (``[[agent.hooks]]``, Claude Code's ``Notification``), with
+  Claude's ``notification_type``: ``permission_prompt`` (an approval waits),
+  ``elicitation_dialog`` (a question waits), ``idle_prompt`` (a long turn ended and nyz waits
+  for you). They get every note, whatever ``approvals`` says: a hook is its own opt-in.
 
 Events reach listeners already redacted, so a note carries no known secret. Delivery errors
 are dropped (a notification must never break a turn) after one warning on stderr.
@@ -36,6 +40,9 @@ import trio
 from nyzhi import records
 from nyzhi.core import events as ev
 
+# A note's kind as Claude Code's Notification hook names it (``notification_type``).
+HOOK_TYPES = {"approval_request": "permission_prompt", "user_question": "elicitation_dialog",
+              "turn_complete": "idle_prompt"}
 DRAIN_SECONDS = 5.0  # how long leaving the runtime waits for queued notes
 SEND_TIMEOUT = 10.0
 BODY_LIMIT = 300
@@ -76,12 +83,16 @@ class Notifier:
     def __init__(self, config: Any, *, project: str = "", session_id: str = "",
                  console: bool = False, env: dict[str, str] | None = None,
                  clock: Any = time.monotonic,
-                 warn: Callable[[str], Awaitable[None]] | None = None) -> None:
+                 warn: Callable[[str], Awaitable[None]] | None = None,
+                 hooks: Any = None) -> None:
         self.config = config
         self.after = config.after.seconds
         self.project = project
         self.session_id = session_id
         self.console = console and (config.bell or config.osc != "off")
+        # nyzhi.core.hooks.HookRunner: the notification hooks, when any listen
+        self.hooks = hooks if hooks is not None and hooks.has("notification") else None
+        self.approvals = config.approvals or self.hooks is not None
         self.env = dict(os.environ if env is None else env)
         self._clock = clock
         self._turn_started: float | None = None
@@ -97,7 +108,7 @@ class Notifier:
     @property
     def enabled(self) -> bool:
         c = self.config
-        return self.console or c.desktop or bool(c.webhook_url)
+        return self.console or c.desktop or bool(c.webhook_url) or self.hooks is not None
 
     # ---- events -> notes ------------------------------------------------------------------
 
@@ -115,7 +126,7 @@ class Notifier:
     def note_for(self, event: ev.Event) -> Note | None:
         title = f"nyz · {self.project}" if self.project else "nyz"
         if event.agent != ev.MAIN_AGENT:
-            if self.config.approvals and isinstance(event, ev.ApprovalRequest):
+            if self.approvals and isinstance(event, ev.ApprovalRequest):
                 return Note("approval_request", title, _short(
                     f"{event.agent.rsplit('/', 1)[-1]} asks to run {event.tool}: "
                     f"{event.summary}"), self.session_id)
@@ -136,11 +147,11 @@ class Notifier:
                 body = f"turn finished after {_duration(took)}" + (
                     f": {event.text}" if event.text.strip() else "")
             return Note("turn_complete", title, _short(body), self.session_id, round(took, 3))
-        elif self.config.approvals and isinstance(event, ev.ApprovalRequest):
+        elif self.approvals and isinstance(event, ev.ApprovalRequest):
             return Note("approval_request", title,
                         _short(f"approval needed to run {event.tool}: {event.summary}"),
                         self.session_id)
-        elif self.config.approvals and isinstance(event, ev.UserQuestion):
+        elif self.approvals and isinstance(event, ev.UserQuestion):
             return Note("user_question", title, _short(f"a question waits: {event.question}"),
                         self.session_id)
         return None
@@ -173,6 +184,12 @@ class Notifier:
     async def deliver(self, note: Note) -> None:
         """``note`` on every configured channel; a channel that fails is reported once."""
         c = self.config
+        if self.hooks is not None:
+            await self.hooks.fire("notification", {
+                "notification_type": HOOK_TYPES[note.kind], "title": note.title,
+                "message": note.body, "session_id": note.session_id})
+        if note.kind != "turn_complete" and not c.approvals:
+            return  # only the hooks asked for approvals and questions
         if self.console:
             self._terminal(note)
         if c.desktop:
@@ -241,7 +258,8 @@ async def _to_stderr(text: str) -> None:
 
 
 def notifier_for(config: Any, options: Any, session_id: str, project: str,
-                 publish: Callable[[ev.Event], Awaitable[None]]) -> Notifier | None:
+                 publish: Callable[[ev.Event], Awaitable[None]],
+                 hooks: Any = None) -> Notifier | None:
     """The runtime's notifier, or None when no channel is on. The console channel is on for
     interactive front ends whose output is a terminal. A failed channel is said on stderr
     headless, and as a notice event in an interactive front end (stderr would scribble
@@ -253,5 +271,5 @@ def notifier_for(config: Any, options: Any, session_id: str, project: str,
 
     notifier = Notifier(config.notify, project=project, session_id=session_id,
                         console=console, env={**os.environ, **(options.env or {})},
-                        warn=notice if options.interactive else None)
+                        warn=notice if options.interactive else None, hooks=hooks)
     return notifier if notifier.enabled else None

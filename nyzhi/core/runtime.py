@@ -537,7 +537,8 @@ async def _notify(stack: contextlib.AsyncExitStack, base: _Assembly,
     from nyzhi.core.notify import notifier_for
 
     notifier = notifier_for(base.config, options, base.session_id,
-                            Path(base.tooling.context.workspace_root).name, base.bus.publish)
+                            Path(base.tooling.context.workspace_root).name, base.bus.publish,
+                            base.hooks)
     if notifier is not None:
         await stack.enter_async_context(notifier.running())
         base.bus.add_listener(notifier.on_event, name="notify")

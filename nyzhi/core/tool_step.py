@@ -6,7 +6,7 @@
 approval — in that order), turns tool events into runtime events tagged with the agent's
 path, then fires ``post_tool_use`` and, for a failed call, ``post_tool_use_failure``, for a
 successful file change ``after_edit``. ``PermissionHooks`` fires ``permission_request`` (which
-may allow or deny) and ``notification`` when an approval would wait for a person.
+may allow or deny).
 
 Approvals are messages: the gates' approver publishes an ``approval_request`` event and waits
 for the front end to call ``Runtime.answer_approval`` with an ``ApprovalAnswer``.
@@ -133,10 +133,9 @@ class ApprovalBroker:
 
 
 class PermissionHooks:
-    """The gates' ``permission_hook`` for one agent: ``permission_request`` hooks first (a
-    deny decides; an allow decides when ``may_allow``, i.e. the call is not one a person must
-    approve every time; else it is left to the person), then, when a person will be asked,
-    ``notification`` (Claude Code's ``permission_prompt`` kind)."""
+    """The gates' ``permission_hook`` for one agent: ``permission_request`` hooks (a deny
+    decides; an allow decides when ``may_allow``, i.e. the call is not one a person must
+    approve every time; else it is left to the person)."""
 
     def __init__(self, hooks: HookRunner, agent_path: str) -> None:
         self.hooks = hooks
@@ -155,13 +154,7 @@ class PermissionHooks:
             return ApprovalDecision(ApprovalKind.DENY, outcome.message)
         if outcome.approved and may_allow:
             return ApprovalDecision.approve()
-        if asking:
-            await self.hooks.fire("notification", {
-                "notification_type": "permission_prompt", "agent": self.agent_path,
-                "message": f"nyz needs your permission to use {req.tool_name}",
-                "tool_name": req.tool_name,
-            })
-        return None
+        return None  # left to the person (the notification hooks hear of it: core.notify)
 
 
 def _summary_args(arguments: dict[str, Any] | None) -> dict[str, Any]:

@@ -6,6 +6,7 @@ other is refused with the list, never both."""
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
@@ -168,19 +169,23 @@ async def test_an_allowing_hook_still_leaves_protected_files_to_the_person(
         workspace, home, configure, tmp_path):
     """In the line chat, an allowing hook does not skip the question for .mcp.json; the
     notification hook fires while the approval waits."""
-    log = tmp_path / "notify.log"
+    fifo = tmp_path / "notify.fifo"
+    os.mkfifo(fifo)
     script = [reply(tool_calls=[tool_call("write", {"file_path": ".mcp.json", "content": "{}"})]),
               reply("declined, fine")]
-    extra = hook("permission_request", ALLOW) + hook("notification", log_stdin(log))
+    extra = hook("permission_request", ALLOW) + hook("notification", f"cat > {fifo}")
     async with open_fake_llm(script=script) as server:
         configure(workspace, server.url_for("openai"), extra=extra)
         proc, out = await start_chat(workspace, home)
         await proc.stdin.send_all(b"add an mcp server\n")
         await read_until(proc.stdout, out, b"[y/a/N]")
-        # the notification hook ran before the question was shown
-        [body] = payloads(log)
+        # the notification hook runs while the approval waits
+        with trio.fail_after(30):
+            body = json.loads(await trio.to_thread.run_sync(
+                fifo.read_bytes, abandon_on_cancel=True))
         assert body["notification_type"] == "permission_prompt"
-        assert body["tool_name"] == "write" and "permission" in body["message"]
+        assert body["hook_event_name"] == "notification"
+        assert "write" in body["message"] and "approval" in body["message"]
         await proc.stdin.send_all(b"n\n")
         await read_until(proc.stdout, out, b"declined, fine")
         await proc.stdin.send_all(b"/exit\n")

@@ -375,6 +375,9 @@ async def _assemble(stack: contextlib.AsyncExitStack, system: actors.ActorSystem
         # MCP: one pool under /mcp for every agent; servers connect in the background.
         mcp = await assembly.open_mcp(system, config, workspace, options, tooling.registry,
                                       approvals, bus.publish)
+        # Language servers: one pool under /lsp for every agent; servers start on first use.
+        tooling.context.lsp = await assembly.open_lsp(system, config, workspace, options,
+                                                      tooling.context)
         auto_context = await assembly.open_index(
             system, config, workspace.root, bus.publish, tooling.registry, options.env)
         knowledge = await load_session_knowledge(config, workspace.root, session_id, options.env)

@@ -119,6 +119,10 @@ class ToolContext:
     # Known secrets (nyzhi.config.secrets.Redactor), replaced in every result before it leaves
     # the tool layer or is written to disk; shared like ``agents``. None: nothing to redact.
     redactor: Any = None
+    # The runtime's language servers (nyzhi.core.lsp.LspPool), shared like ``agents``: the
+    # lsp_* tools ask it, and the file-writing tools report new errors through it. None: no
+    # language servers in this run.
+    lsp: Any = None
 
 
 def _lease_table() -> Any:

@@ -41,6 +41,7 @@ BUILTIN_MODULES: tuple[str, ...] = (
     "team",
     "web",
     "verify",
+    "lsp",
 )
 
 

@@ -142,6 +142,15 @@ def todo_discipline(parts: PromptParts) -> str:
     )
 
 
+def _lsp_line(parts: PromptParts) -> str:
+    if not has_tool(parts, "lsp_goto_definition"):
+        return ""
+    return (
+        "- Find code's definitions and uses with lsp_goto_definition and lsp_find_references "
+        "(exact); grep for text. Fix the errors an edit reports.\n"
+    )
+
+
 def tool_use(parts: PromptParts) -> str:
     return (
         "# Using tools\n"
@@ -149,6 +158,7 @@ def tool_use(parts: PromptParts) -> str:
         "in parallel. Chain calls only when one needs another's result.\n"
         "- In a large tree, search before reading: grep for contents, glob for file names, then "
         "read just the ranges you need with offset and limit.\n"
+        f"{_lsp_line(parts)}"
         "- Change existing files with edit or multi_edit; use write only for new files or "
         "complete rewrites. Prefer the file and search tools to cat, sed, find or grep in bash: "
         "their output is structured and their changes can be undone.\n"

@@ -53,7 +53,8 @@ class LspConnection(actors.Actor):
 
         client = LspClient(link.choice, link.root, pool.config)
         link.log_path.parent.mkdir(parents=True, exist_ok=True)
-        with open(link.log_path, "ab") as errlog:
+        errlog = await trio.to_thread.run_sync(open, link.log_path, "ab")
+        with errlog:
             try:
                 proc = await trio.lowlevel.open_process(
                     list(link.choice.argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE,

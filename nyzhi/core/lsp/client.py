@@ -99,15 +99,15 @@ class LspClient:
         return node
 
     # -- requests ----------------------------------------------------------------------------
-    async def call(self, method: str, params: Any, timeout: float = math.inf) -> Any:
+    async def call(self, method: str, params: Any, limit: float = math.inf) -> Any:
         """``method`` with an lsprotocol params object; the result as lsprotocol types."""
         assert self.rpc is not None
-        raw = await self.rpc.request(method, CONVERTER.unstructure(params), timeout=timeout)
+        raw = await self.rpc.request(method, CONVERTER.unstructure(params), limit=limit)
         response_type = lsp.METHOD_TO_TYPES[method][1]
         return CONVERTER.structure({"jsonrpc": "2.0", "id": 0, "result": raw},
                                    response_type).result
 
-    async def initialize(self, pid: int, timeout: float) -> None:
+    async def initialize(self, pid: int, limit: float) -> None:
         folder = lsp.WorkspaceFolder(uri=uri_of(self.root), name=self.root.name)
         caps = lsp.ClientCapabilities(
             general=lsp.GeneralClientCapabilities(
@@ -137,7 +137,7 @@ class LspClient:
             initialization_options=self.choice.initialization_options or None,
             client_info=lsp.ClientInfo(name="nyzhi"),
         )
-        result = await self.call(lsp.INITIALIZE, params, timeout=timeout)
+        result = await self.call(lsp.INITIALIZE, params, limit=limit)
         self.capabilities = result.capabilities
         assert self.rpc is not None
         await self.rpc.notify(lsp.INITIALIZED, {})
@@ -145,9 +145,9 @@ class LspClient:
             await self.rpc.notify(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION,
                                   {"settings": self.choice.settings})
 
-    async def shutdown(self, timeout: float = 2.0) -> None:
+    async def shutdown(self, grace: float = 2.0) -> None:
         assert self.rpc is not None
-        with trio.move_on_after(timeout):
+        with trio.move_on_after(grace):
             await self.rpc.request(lsp.SHUTDOWN, None)
             await self.rpc.notify(lsp.EXIT, None)
 
@@ -182,16 +182,16 @@ class LspClient:
         doc = self.docs.get(uri_of(path))
         return doc.version if doc else None
 
-    async def wait_diagnostics(self, path: Path, after: int, timeout: float) -> bool:
+    async def wait_diagnostics(self, path: Path, after: int, within: float) -> bool:
         """Until the server publishes diagnostics for ``path`` later than ``after`` (a ``seq``)
-        for its current version; False if ``timeout`` passed first.
+        for its current version; False if ``within`` seconds passed first.
 
         A server that says which version it checked (pyright) is done with its first answer
         for the current version. One that does not (typescript-language-server publishes
         syntax, then semantic, then suggestion diagnostics, each as it comes) is taken as done
         when ``SETTLE`` seconds pass without another publish for the file."""
         uri = uri_of(path)
-        deadline = trio.current_time() + timeout
+        deadline = trio.current_time() + within
         with trio.move_on_at(deadline):
             while True:
                 got = self.diagnostics.get(uri)

@@ -116,16 +116,16 @@ class RpcConnection:
     async def notify(self, method: str, params: Any = None) -> None:
         await self._write({"jsonrpc": "2.0", "method": method, "params": params})
 
-    async def request(self, method: str, params: Any = None, *, timeout: float = math.inf) -> Any:
+    async def request(self, method: str, params: Any = None, *, limit: float = math.inf) -> Any:
         """The result of ``method``; ``RpcError`` for an error answer, ``ServerGone`` if the
-        server went away, ``trio.TooSlowError`` past ``timeout`` (the server is told to
+        server went away, ``trio.TooSlowError`` past ``limit`` seconds (the server is told to
         cancel, as it is when the caller is cancelled)."""
         self._next_id += 1
         rid = self._next_id
         pending = self._pending[rid] = _Pending(method)
         try:
             await self._write({"jsonrpc": "2.0", "id": rid, "method": method, "params": params})
-            with trio.fail_after(timeout):
+            with trio.fail_after(limit):
                 await pending.done.wait()
         except BaseException:
             if not pending.done.is_set() and self.closed is None:

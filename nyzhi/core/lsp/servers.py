@@ -85,10 +85,10 @@ class NoServer(Exception):
     """No language server for a file; the message says so plainly and suggests grep."""
 
 
-def search_path(env: Mapping[str, str] | None = None) -> str:
+def search_paths(env: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """Where commands are looked for: PATH first, then next to nyz's own Python."""
     env = os.environ if env is None else env
-    here = os.path.dirname(sys.executable)
-    return os.pathsep.join(p for p in (env.get("PATH", os.defpath), here) if p)
+    return (env.get("PATH", os.defpath), os.path.dirname(sys.executable))
 
 
 def language_of(path: Path, config: Any = None) -> str | None:
@@ -120,14 +120,13 @@ def _candidates(config: Any) -> list[tuple[str, tuple[tuple[str, ...], ...], Any
 def choose(language: str, config: Any = None,
            env: Mapping[str, str] | None = None) -> ServerChoice:
     """The server for ``language``; ``NoServer`` saying what to install otherwise."""
-    path = search_path(env)
     tried: list[str] = []
     for name, argvs, entry, default in _candidates(config):
         languages = tuple(entry.languages) if entry is not None and entry.languages else (
             default.languages if default is not None else ())
         if language not in languages or (entry is not None and not entry.enabled):
             continue
-        for argv in argvs:
+        for path, argv in ((p, a) for p in search_paths(env) for a in argvs):
             found = shutil.which(argv[0], path=path)
             if found is None:
                 tried.append(argv[0])

@@ -119,6 +119,10 @@ def record_seen(ctx: ToolContext, steps: list[Step]) -> dict[str, str | None]:
     return seen
 
 
+def _real_paths(paths: Any) -> list[Path]:
+    return [Path(os.path.realpath(p)) for p in paths]
+
+
 # The tools after whose writes the language servers' new errors are reported ([lsp]
 # diagnostics_after_edit).
 DIAGNOSED_TOOLS = frozenset({"write", "edit", "multi_edit", "apply_patch", "lsp_rename"})
@@ -132,15 +136,14 @@ async def _lsp_before(tool: Any, args: dict[str, Any], ctx: ToolContext) -> Any:
 
     try:
         paths = args["_texts"].keys() if "_texts" in args else target_paths(tool, args, ctx)
-        return await ctx.lsp.before_edit([Path(os.path.realpath(p)) for p in paths])
+        return await ctx.lsp.before_edit(list(paths))  # real paths already
     except Exception:  # bad arguments fail in planning, with their own message
         return None
 
 
 async def _lsp_after(watch: Any, changes: list[FileChange], result: ToolResult) -> None:
     """New errors in the files just written, appended to the result the model reads."""
-    written = [Path(os.path.realpath(c.path)) for c in changes
-               if c.kind == "file" and c.after is not None]
+    written = _real_paths(c.path for c in changes if c.kind == "file" and c.after is not None)
     if not written or result.is_error:
         return
     note = await watch.after(written)

@@ -24,11 +24,10 @@ from nyzhi.tools.paths import check_read, display, resolve_arg
 NO_POOL = ("language servers are not available in this run; use grep to find definitions "
            "and references")
 
-_FILE = {"type": "string", "description": "The source file."}
-_LINE = {"type": "integer", "description": "1-based line (as read shows it)."}
-_COLUMN = {"type": "integer", "description": "1-based column of the identifier."}
-_SYMBOL = {"type": "string", "description": "An identifier in the file, instead of "
-           "line/column (with line: on that line)."}
+_FILE = {"type": "string", "description": "source file"}
+_LINE = {"type": "integer", "description": "1-based"}
+_COLUMN = {"type": "integer", "description": "1-based"}
+_SYMBOL = {"type": "string", "description": "identifier, instead of line/column"}
 POSITION = {"file": _FILE, "line": _LINE, "column": _COLUMN, "symbol": _SYMBOL}
 
 
@@ -69,9 +68,8 @@ class LspGotoDefinition(_LspTool):
     name = "lsp_goto_definition"
     op = "definition"
     description = (
-        "Where a symbol is defined, from the language server: path:line lines with the source "
-        "line. More exact than grep for code (imports, overloads, same-named symbols). Give "
-        "file plus line and column (1-based), or file plus symbol."
+        "Where a symbol is defined, from the language server (exact, unlike grep). Give file "
+        "and line/column, or file and symbol."
     )
     parameters = {"type": "object", "properties": POSITION, "required": ["file"]}
 
@@ -83,9 +81,8 @@ class LspFindReferences(_LspTool):
     name = "lsp_find_references"
     op = "references"
     description = (
-        "Every use of a symbol across the project, from the language server (the definition "
-        "included): path:line lines with the source line. Give file plus line and column "
-        "(1-based), or file plus symbol."
+        "Every use of a symbol in the project, from the language server. Give file and "
+        "line/column, or file and symbol."
     )
     parameters = {"type": "object", "properties": POSITION, "required": ["file"]}
 
@@ -110,6 +107,7 @@ class LspHover(_LspTool):
 class LspDiagnostics(_LspTool):
     name = "lsp_diagnostics"
     op = "diagnostics"
+    deferred = True
     description = (
         "Errors and warnings the language server reports for a file (or, without file, for "
         "every file the servers have seen): path:line: severity: message lines."
@@ -209,7 +207,7 @@ class LspRename(_PlanningTool, _LspTool):
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         texts = await self._texts(args, ctx)
-        paths = [Path(os.path.realpath(p)) for p in texts]
+        paths = list(texts)  # real paths: the pool resolves the server's URIs
         refusal = self._refusal(ctx, paths)
         if refusal:
             return error(f"lsp_rename refused, nothing was written: {refusal}")

@@ -51,6 +51,10 @@ def ctx_for(ws: Path, pool: LspPool, agent: str = "/agents/main") -> ToolContext
     )
 
 
+def alive(pid: int) -> bool:
+    return Path(f"/proc/{pid}").exists()
+
+
 async def call(ctx: ToolContext, name: str, **args):
     [outcome] = await execute_calls([ToolCallRequest("c1", name, args)], registry=REGISTRY,
                                     gates=FULL, ctx=ctx)
@@ -313,3 +317,21 @@ async def test_bad_positions_are_plain_errors(py_project, pyright, lsp_env, args
     async with pool_for(py_project, lsp_env) as pool:
         result = await call(ctx_for(py_project, pool), "lsp_goto_definition", **args)
         assert result.is_error and message in result.output, result.output
+
+
+async def test_an_idle_server_stops_and_starts_again_on_next_use(py_project, pyright, lsp_env):
+    config = attrs.evolve(SLOW_OK, idle_timeout=0.5)
+    async with pool_for(py_project, lsp_env, config) as pool:
+        ctx = ctx_for(py_project, pool)
+        assert not (await call(ctx, "lsp_hover", file="main.py", symbol="Circle")).is_error
+        [link] = pool.links.values()
+        first = link.pid
+        with trio.fail_after(60):
+            while link.status != "stopped":
+                await link._changed.wait()
+        assert link.reason == "stopped after 0.5 s unused"
+        assert not alive(first)
+        again = await call(ctx, "lsp_goto_definition", file="main.py", symbol="Circle")
+        assert again.output.startswith("shapes.py:1:7")
+        [fresh] = pool.links.values()
+        assert fresh is not link and fresh.pid not in (None, first)

@@ -20,8 +20,12 @@ ORIGINAL_NAMES = {
     "team_create", "team_delete", "team_list", "send_team_message", "read_inbox", "task_create",
     "task_update", "task_list", "spawn_teammate",
     "list_skills", "list_roles",  # issue 31: what the budgeted listings leave out
+    # issue 36: the original's LSP tools, plus rename and symbols
+    "lsp_diagnostics", "lsp_goto_definition", "lsp_find_references", "lsp_hover",
+    "lsp_rename", "lsp_symbols",
 }
-WRITE_TOOLS = {"write", "edit", "multi_edit", "apply_patch", "delete_file", "move_file", "copy_file", "create_dir"}
+WRITE_TOOLS = {"write", "edit", "multi_edit", "apply_patch", "delete_file", "move_file", "copy_file", "create_dir",
+               "lsp_rename"}
 NEEDS_APPROVAL = WRITE_TOOLS | {"bash", "git_commit", "git_checkout", "web_fetch", "memory_write",
                                 "team_delete"}
 

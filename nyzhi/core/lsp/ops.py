@@ -14,6 +14,7 @@ from typing import Any
 import trio
 
 from nyzhi.core.lsp.jsonrpc import RpcError, ServerGone
+from nyzhi.core.lsp.pool import sync_from_disk
 from nyzhi.core.lsp.render import (
     hover_text,
     locations,
@@ -122,21 +123,11 @@ async def position_op(pool: Any, op: str, path: Path, line: int | None, column: 
             refs = await client.call(lsp.TEXT_DOCUMENT_REFERENCES, lsp.ReferenceParams(
                 text_document=doc, position=pos,
                 context=lsp.ReferenceContext(include_declaration=True)), timeout)
-            await resync_open(client, {p for p, _start in locations(refs)})
+            await sync_from_disk(client, {p for p, _start in locations(refs)})
             result = await client.call(lsp.TEXT_DOCUMENT_RENAME, lsp.RenameParams(
                 text_document=doc, position=pos, new_name=new_name or ""), timeout)
             return workspace_edit_texts(result, client)
     raise OpError(f"unknown operation {op!r}")
-
-
-async def resync_open(client: Any, more: set[Path]) -> None:
-    """Sync every open document, and ``more``, with what the files hold now."""
-    from nyzhi.core.lsp.pool import _read_text
-
-    for path in {path_of(uri) for uri in client.docs} | more:
-        text = await trio.to_thread.run_sync(_read_text, path)
-        if text is not None:
-            await client.sync(path, text)
 
 
 def workspace_edit_texts(edit: Any, client: Any) -> dict[Path, tuple[str, str]]:

@@ -204,6 +204,18 @@ def new_errors(now: list[Any], before: Counter[tuple[Any, ...]]) -> list[Any]:
     return out
 
 
+async def sync_from_disk(client: Any, more: Iterable[Path] = ()) -> None:
+    """Send the server what the files hold now: every document it has open (a command or an
+    editor may have changed one since) and ``more``."""
+    from nyzhi.core.lsp.text import path_of
+
+    paths = list(dict.fromkeys([*(path_of(uri) for uri in client.docs), *more]))
+    texts = await trio.to_thread.run_sync(lambda: [_read_text(p) for p in paths])
+    for path, text in zip(paths, texts, strict=True):
+        if text is not None:
+            await client.sync(path, text)
+
+
 def _read_text(path: Path) -> str | None:
     try:
         with open(path, "rb") as fh:
@@ -283,10 +295,9 @@ class LspPool:
         link = await self.link_for(path)
         with link.using():
             client = await link.running_client(self.config.startup_timeout)
-            text = await trio.to_thread.run_sync(_read_text, path)
-            if text is None:
+            await sync_from_disk(client, {path})
+            if client.version(path) is None:
                 raise LspUnavailable(f"{path} cannot be read as a text document")
-            await client.sync(path, text)
             yield client, link
 
     def server_ended(self, key: str, outcome: actors.Outcome) -> None:

@@ -335,3 +335,16 @@ async def test_an_idle_server_stops_and_starts_again_on_next_use(py_project, pyr
         assert again.output.startswith("shapes.py:1:7")
         [fresh] = pool.links.values()
         assert fresh is not link and fresh.pid not in (None, first)
+
+
+async def test_files_changed_outside_nyz_are_synced_before_a_question(
+        py_project, pyright, lsp_env):
+    async with pool_for(py_project, lsp_env) as pool:
+        ctx = ctx_for(py_project, pool)
+        assert not (await call(ctx, "lsp_hover", file="shapes.py", symbol="Circle")).is_error
+        # a command (not our tools) renames the function in both files, and adds a line
+        for name in ("shapes.py", "main.py"):
+            path = py_project / name
+            path.write_text("# moved\n" + path.read_text().replace("total_area", "grand_total"))
+        found = await call(ctx, "lsp_goto_definition", file="main.py", symbol="grand_total")
+        assert found.output == "shapes.py:10:5: def grand_total(circles: list[Circle]) -> float:"

@@ -582,7 +582,7 @@ async def open_lsp(system: actors.ActorSystem, config: Any, workspace: Any, opti
 
     env = options.env if options.env is not None else os.environ
     return await LspPool.open(system, config.lsp, workspace=workspace.root, env=env,
-                              env_policy=context.env_policy)
+                              env_policy=context.env_policy, sandbox=context.sandbox)
 
 
 async def open_mcp(

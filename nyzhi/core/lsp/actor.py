@@ -26,6 +26,8 @@ import trio
 
 import actors
 from nyzhi.core.mcp.actor import Intensity, leaf_error
+from nyzhi.spawn import BoundProcess, open_bound_process
+from nyzhi.tools.sandbox import SandboxError
 
 log = logging.getLogger(__name__)
 
@@ -56,17 +58,17 @@ class LspConnection(actors.Actor):
         errlog = await trio.to_thread.run_sync(open, link.log_path, "ab")
         with errlog:
             try:
-                proc = await trio.lowlevel.open_process(
-                    list(link.choice.argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                    stderr=errlog, cwd=str(link.root), env=pool.child_env(),
-                    start_new_session=True,
+                argv, confined = pool.command(link.choice.argv, link.root)
+                proc = await open_bound_process(
+                    argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errlog.fileno(),
+                    cwd=str(link.root), env=pool.child_env(), start_new_session=True,
                 )
-            except OSError as exc:  # restarting cannot fix a missing or broken command
+            except (OSError, SandboxError) as exc:  # restarting cannot fix these
                 link.mark_failed(f"cannot start {' '.join(link.choice.argv)!r}: {exc}")
                 self.context.stop()
                 return
             try:
-                idle = await self._serve(client, proc)
+                idle = await self._serve(client, proc, confined)
             except BaseException as exc:
                 error = leaf_error(exc)
                 if isinstance(error, trio.Cancelled | KeyboardInterrupt):
@@ -80,7 +82,7 @@ class LspConnection(actors.Actor):
             link.mark_stopped(f"stopped after {pool.config.idle_timeout:g} s unused")
             self.context.stop()
 
-    async def _serve(self, client: Any, proc: trio.Process) -> bool:
+    async def _serve(self, client: Any, proc: BoundProcess, confined: bool) -> bool:
         """Run the server until it exits (raises) or is idle (True, after shutting it down)."""
         link, pool = self.link, self.pool
         assert proc.stdin is not None and proc.stdout is not None
@@ -88,7 +90,10 @@ class LspConnection(actors.Actor):
         async with trio.open_nursery() as nursery:
             nursery.start_soon(rpc.run)
             try:
-                await client.initialize(os.getpid(), pool.config.startup_timeout)
+                # In the sandbox's own pid namespace our pid means nothing (a server that
+                # watches its parent would exit at once): it ends with bwrap instead.
+                await client.initialize(None if confined else os.getpid(),
+                                        pool.config.startup_timeout)
             except trio.TooSlowError:
                 raise ServerExited(f"did not initialize within "
                                    f"{pool.config.startup_timeout:g} s") from None
@@ -103,7 +108,7 @@ class LspConnection(actors.Actor):
         self.link.mark_down()
 
 
-async def _kill(proc: trio.Process) -> None:
+async def _kill(proc: BoundProcess) -> None:
     """End the server and everything it started (tsserver, ...): its process group."""
     if proc.returncode is None:
         with contextlib.suppress(ProcessLookupError, PermissionError):

@@ -107,7 +107,7 @@ class LspClient:
         return CONVERTER.structure({"jsonrpc": "2.0", "id": 0, "result": raw},
                                    response_type).result
 
-    async def initialize(self, pid: int, limit: float) -> None:
+    async def initialize(self, pid: int | None, limit: float) -> None:
         folder = lsp.WorkspaceFolder(uri=uri_of(self.root), name=self.root.name)
         caps = lsp.ClientCapabilities(
             general=lsp.GeneralClientCapabilities(

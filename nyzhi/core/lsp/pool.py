@@ -232,12 +232,13 @@ class LspPool:
 
     def __init__(self, system: actors.ActorSystem, config: LspConfig, *, workspace: Path,
                  env: Mapping[str, str] | None = None, env_policy: Any = None,
-                 intensity: Intensity | None = None) -> None:
+                 sandbox: Any = None, intensity: Intensity | None = None) -> None:
         self.system = system
         self.config = config
         self.workspace = Path(os.path.realpath(workspace))
         self.env = os.environ if env is None else env
         self.env_policy = env_policy
+        self.sandbox = sandbox
         self.intensity = intensity or Intensity()
         self.log_dir = config_paths.state_dir(env) / "lsp"
         self.links: dict[tuple[str, Path], Link] = {}
@@ -252,6 +253,17 @@ class LspPool:
         pool._sup = system.spawn(LspSupervisor, pool, name="lsp",
                                  restart=actors.Restart.PERMANENT)
         return pool
+
+    def command(self, argv: Iterable[str], root: Path) -> tuple[list[str], bool]:
+        """The command line that starts a server, confined by the session's sandbox as a
+        ``bash`` command is (a server may run the project's code: rust-analyzer its build
+        scripts, pyright a virtualenv's interpreter); and whether it is confined."""
+        from nyzhi.tools.sandbox import SandboxPolicy
+
+        if not isinstance(self.sandbox, SandboxPolicy):
+            return list(argv), False
+        wrapped = self.sandbox.wrap(list(argv), root)
+        return wrapped.argv, wrapped.sandboxed
 
     def child_env(self) -> dict[str, str]:
         from nyzhi.tools.env_policy import child_env

@@ -196,9 +196,11 @@ async def symbols_op(pool: Any, path: Path | None, query: str | None) -> str:
 async def diagnostics_op(pool: Any, path: Path | None) -> str:
     if path is not None:
         async with pool.session(path) as (client, _link):
-            seq = client.seq if client.diagnostics_of(path) is None else -1
-            if seq >= 0:
-                await client.wait_diagnostics(path, -1, pool.config.request_timeout)
+            got = client.diagnostics.get(_uri(path))
+            # nothing published yet, or (a server that says) for an older text: wait for it
+            if got is None or (got.version is not None and got.version < client.version(path)):
+                await client.wait_diagnostics(path, got.seq if got else -1,
+                                              pool.config.request_timeout)
             items = client.diagnostics_of(path) or []
         if not items:
             return f"{shown(path, pool.workspace)}: no problems reported"

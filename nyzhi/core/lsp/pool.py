@@ -394,6 +394,8 @@ class LspPool:
             return await ops.position_op(self, op, path, line, column, symbol, new_name), False
         except LspUnavailable as exc:
             return str(exc), True
+        except actors.ActorError:
+            return "the language servers are shutting down with the session", True
         except (NoServer, ops.OpError, ops.ServerGone, ops.RpcError, trio.TooSlowError,
                 OSError, UnicodeDecodeError) as exc:
             return ops.explain(exc, f"lsp_{op}"), True

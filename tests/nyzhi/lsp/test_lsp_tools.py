@@ -168,6 +168,10 @@ async def test_only_new_errors_are_reported(py_project, pyright, lsp_env):
         loud = await call(ctx, "write", file_path="main.py",
                           content=PY_MAIN + 'x: int = "old"\ny: str = 5\n')
         assert "[lsp] 1 new error" in loud.output and "main.py:5:10" in loud.output
+        everything = await call(ctx, "lsp_diagnostics")
+        assert everything.output.startswith("2 problems (2 errors) in the files the servers ")
+        assert "main.py:4:10: error" in everything.output
+        assert "main.py:5:10: error" in everything.output
 
 
 async def test_diagnostics_after_edit_can_be_turned_off(py_project, pyright, lsp_env):
@@ -348,3 +352,26 @@ async def test_files_changed_outside_nyz_are_synced_before_a_question(
             path.write_text("# moved\n" + path.read_text().replace("total_area", "grand_total"))
         found = await call(ctx, "lsp_goto_definition", file="main.py", symbol="grand_total")
         assert found.output == "shapes.py:10:5: def grand_total(circles: list[Circle]) -> float:"
+
+
+async def test_a_server_that_keeps_crashing_is_marked_failed(py_project, lsp_env):
+    from nyzhi.core.mcp.actor import Intensity
+
+    script = "echo 'cannot find my runtime' >&2; exit 3"
+    config = attrs.evolve(SLOW_OK, servers={"pyright": LspServerConfig(
+        command="/bin/sh", args=("-c", script))})
+    quick = Intensity(max_restarts=2, within=60.0,
+                      backoff=actors.Backoff(initial=0.01, maximum=0.01, factor=1.0))
+    async with actors.open_system(name="lsp-test") as system:
+        pool = await LspPool.open(system, config, workspace=py_project, env=lsp_env,
+                                  intensity=quick)
+        text, failed = await pool.ask("hover", path=py_project / "main.py", symbol="Circle")
+        assert failed
+        assert text.startswith("language server pyright (") and " is failed: gave up after 2 " \
+            "restarts in 60 s; last error: " in text
+        assert "its last stderr line: cannot find my runtime" in text
+        assert text.endswith("Use grep meanwhile.")
+        [link] = pool.links.values()
+        assert link.status == "failed"
+        again, _ = await pool.ask("hover", path=py_project / "main.py", symbol="Circle")
+        assert again == text  # not started again: failed for the rest of the session

@@ -102,7 +102,7 @@ async def position_op(pool: Any, op: str, path: Path, line: int | None, column: 
             found = locations(result)
             if not found:
                 return "no definition found (the server knows none at that position)"
-            return "\n".join(render_locations(found, pool.workspace))
+            return "\n".join(render_locations(found, pool.workspace, readable=pool.readable))
         if op == "references":
             result = await client.call(lsp.TEXT_DOCUMENT_REFERENCES, lsp.ReferenceParams(
                 text_document=doc, position=pos,
@@ -110,7 +110,7 @@ async def position_op(pool: Any, op: str, path: Path, line: int | None, column: 
             found = locations(result)
             if not found:
                 return "no references found"
-            lines = render_locations(found, pool.workspace)
+            lines = render_locations(found, pool.workspace, readable=pool.readable)
             n = len(found)
             return f"{n} reference{'s' if n != 1 else ''}:\n" + "\n".join(lines)
         if op == "hover":
@@ -126,11 +126,11 @@ async def position_op(pool: Any, op: str, path: Path, line: int | None, column: 
             await sync_from_disk(client, {p for p, _start in locations(refs)})
             result = await client.call(lsp.TEXT_DOCUMENT_RENAME, lsp.RenameParams(
                 text_document=doc, position=pos, new_name=new_name or ""), timeout)
-            return workspace_edit_texts(result, client)
+            return workspace_edit_texts(pool, result, client)
     raise OpError(f"unknown operation {op!r}")
 
 
-def workspace_edit_texts(edit: Any, client: Any) -> dict[Path, tuple[str, str]]:
+def workspace_edit_texts(pool: Any, edit: Any, client: Any) -> dict[Path, tuple[str, str]]:
     """(text the edit was computed on, new text) of every file a WorkspaceEdit changes (file creations, renames and
     deletions are refused: a rename of a symbol never needs them)."""
     if edit is None:
@@ -149,6 +149,8 @@ def workspace_edit_texts(edit: Any, client: Any) -> dict[Path, tuple[str, str]]:
         if doc is not None:
             text = doc.text
         else:
+            if not pool.readable(path):
+                raise OpError(f"the rename would change {path}, which nyz may not read")
             text = path.read_text(encoding="utf-8")
         base = text
         # apply from the end, so earlier offsets stay valid
@@ -204,7 +206,8 @@ async def diagnostics_op(pool: Any, path: Path | None) -> str:
             items = client.diagnostics_of(path) or []
         if not items:
             return f"{shown(path, pool.workspace)}: no problems reported"
-        return "\n".join(render_diagnostics([(path, d) for d in items], pool.workspace))
+        pairs = [(path, d) for d in items]
+        return "\n".join(render_diagnostics(pairs, pool.workspace, pool.readable))
     running = pool.running()
     if not running:
         return ("no language server is running yet, so nothing is known about the workspace: "
@@ -217,7 +220,7 @@ async def diagnostics_op(pool: Any, path: Path | None) -> str:
         return "no problems reported in the files the language servers have seen"
     errors = sum(1 for _p, d in pairs if d.severity is None or int(d.severity) == 1)
     head = f"{len(pairs)} problems ({errors} errors) in the files the servers have seen:"
-    lines = render_diagnostics(pairs[:200], pool.workspace)
+    lines = render_diagnostics(pairs[:200], pool.workspace, pool.readable)
     more = [f"… and {len(pairs) - 200} more"] if len(pairs) > 200 else []
     return "\n".join([head, *lines, *more])
 

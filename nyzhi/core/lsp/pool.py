@@ -265,6 +265,18 @@ class LspPool:
         wrapped = self.sandbox.wrap(list(argv), root)
         return wrapped.argv, wrapped.sandboxed
 
+    def readable(self, path: Path) -> bool:
+        """Whether nyz may read ``path`` for an answer (the sandbox refuses credential
+        files, whatever a server names)."""
+        check = getattr(self.sandbox, "check_read", None)
+        if check is None:
+            return True
+        try:
+            check(path)
+        except Exception:
+            return False
+        return True
+
     def child_env(self) -> dict[str, str]:
         from nyzhi.tools.env_policy import child_env
 
@@ -369,7 +381,7 @@ class LspPool:
         flat = [(path, d) for path, diags in found.items() for d in diags]
         if not flat:
             return ""
-        lines = render_diagnostics(flat[:NEW_ERRORS_SHOWN], self.workspace)
+        lines = render_diagnostics(flat[:NEW_ERRORS_SHOWN], self.workspace, self.readable)
         more = len(flat) - NEW_ERRORS_SHOWN
         n = len(flat)
         head = f"[lsp] {n} new error{'s' if n != 1 else ''} after this change:"

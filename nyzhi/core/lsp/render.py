@@ -6,7 +6,7 @@ module does not import it.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -24,13 +24,22 @@ SYMBOL_KIND = {
 }
 
 
-class Sources:
-    """File texts read once per answer (for the context line of each location)."""
+def _any_path(_path: Path) -> bool:
+    return True
 
-    def __init__(self, overrides: dict[Path, str] | None = None) -> None:
-        self.texts: dict[Path, str] = dict(overrides or {})
+
+class Sources:
+    """File texts read once per answer (for the context line of each location). A server
+    names any path it likes: ``readable`` (the sandbox's read rule) decides which nyz reads,
+    so a location in a credential file shows no line of it."""
+
+    def __init__(self, readable: Callable[[Path], bool] = _any_path) -> None:
+        self.texts: dict[Path, str] = {}
+        self.readable = readable
 
     def text(self, path: Path) -> str:
+        if path not in self.texts and not self.readable(path):
+            self.texts[path] = ""
         if path not in self.texts:
             try:
                 with open(path, encoding="utf-8", errors="replace") as fh:
@@ -76,8 +85,9 @@ def locations(result: Any) -> list[tuple[Path, Any]]:
 
 
 def render_locations(found: list[tuple[Path, Any]], workspace: Path,
-                     limit: int = MAX_LINES) -> list[str]:
-    sources = Sources()
+                     limit: int = MAX_LINES, readable: Callable[[Path], bool] = _any_path,
+                     ) -> list[str]:
+    sources = Sources(readable)
     seen: set[tuple[Path, int, int]] = set()
     lines = []
     for path, start in sorted(found, key=lambda f: (str(f[0]), f[1].line, f[1].character)):
@@ -91,8 +101,9 @@ def render_locations(found: list[tuple[Path, Any]], workspace: Path,
     return lines
 
 
-def render_diagnostics(items: Iterable[tuple[Path, Any]], workspace: Path) -> list[str]:
-    sources = Sources()
+def render_diagnostics(items: Iterable[tuple[Path, Any]], workspace: Path,
+                       readable: Callable[[Path], bool] = _any_path) -> list[str]:
+    sources = Sources(readable)
     out = []
     for path, diag in items:
         start = diag.range.start

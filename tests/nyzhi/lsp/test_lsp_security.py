@@ -128,3 +128,28 @@ async def test_a_sandbox_that_cannot_run_says_so(py_project, pyright, lsp_env):
         text, failed = await pool.ask("hover", path=py_project / "main.py", symbol="Circle")
     assert failed and "needs bubblewrap" in text, text
 
+
+
+async def test_a_location_in_a_credential_file_shows_none_of_it(
+        py_project, pyright, lsp_env, home):
+    """Even where the server could read it (full-access: no masks), nyz does not read a
+    credential file for an answer's context line, as read refuses it."""
+    keys = home / ".ssh"
+    keys.mkdir()
+    (keys / "stolen.py").write_text('SECRET = "hunter2-private-key"\n')
+    (py_project / "main.py").write_text("from stolen import SECRET\n\nprint(SECRET)\n")
+    policy = SandboxPolicy(SandboxLevel.FULL_ACCESS, py_project)
+    config = LspConfig(servers={"pyright": LspServerConfig(settings={
+        "basedpyright": {"analysis": {"extraPaths": [str(keys)]}}})})
+    async with actors.open_system(name="lsp-sandbox") as system:
+        pool = await LspPool.open(system, config, workspace=py_project, env=lsp_env,
+                                  sandbox=policy)
+        found, failed = await pool.ask("definition", path=py_project / "main.py", line=3,
+                                       column=7)
+        refs, _ = await pool.ask("references", path=py_project / "main.py", symbol="SECRET",
+                                 line=3)
+    stolen = str(keys / "stolen.py")
+    assert not failed and found.startswith(f"{stolen}:1:1:"), found
+    assert f"{stolen}:1:1: " in refs  # the location is named ...
+    for text in (found, refs):
+        assert "hunter2" not in text  # ... but none of its text is shown

@@ -22,6 +22,7 @@ from nyzhi.core.lsp.text import path_of, uri_of
 
 CONVERTER = converters.get_converter()
 SETTLE = 0.3  # seconds without a new publish that end a wait for an unversioned server
+MAX_SETTLE = 1.0  # ... at most (a first answer slowed by loading the project says nothing)
 
 
 class _Doc:
@@ -189,9 +190,11 @@ class LspClient:
         A server that says which version it checked (pyright) is done with its first answer
         for the current version. One that does not (typescript-language-server publishes
         syntax, then semantic, then suggestion diagnostics, each as it comes) is taken as done
-        when ``SETTLE`` seconds pass without another publish for the file."""
+        when ``SETTLE`` seconds (or, if longer, as long as its first answer took, up to
+        ``MAX_SETTLE``) pass without another publish for the file."""
         uri = uri_of(path)
-        deadline = trio.current_time() + within
+        start = trio.current_time()
+        deadline = start + within
         with trio.move_on_at(deadline):
             while True:
                 got = self.diagnostics.get(uri)
@@ -204,9 +207,12 @@ class LspClient:
                 await self._published.wait()
         if trio.current_time() >= deadline:
             return False
-        while True:  # unversioned: until the file's publishes settle (or the deadline)
+        # Unversioned: until the file's publishes settle (or the deadline). A loaded machine
+        # is slow for the later kinds too: the quiet needed grows with the first answer's time.
+        quiet = min(max(SETTLE, trio.current_time() - start), MAX_SETTLE)
+        while True:
             last = self.diagnostics[uri].seq
-            with trio.move_on_at(min(deadline, trio.current_time() + SETTLE)):
+            with trio.move_on_at(min(deadline, trio.current_time() + quiet)):
                 while self.diagnostics[uri].seq == last:
                     await self._published.wait()
                 continue

@@ -163,9 +163,8 @@ class EditWatch:
                 with link.using():
                     if text is None:
                         return
+                    # -1 (the text is what the server had): what it last said still stands
                     seq = await client.sync(path, text, save=True)
-                    if seq < 0:
-                        seq = -1  # unchanged text: what the server last said still stands
                     got = await client.wait_diagnostics(
                         path, seq, max(self.deadline - trio.current_time(), 0))
             except Exception:  # a server's trouble never fails the edit itself
@@ -317,6 +316,10 @@ class LspPool:
         """The running client for ``path``'s server, its document synced with the disk, held in
         use (not stopped as idle) for the block."""
         link = await self.link_for(path)
+        if link.status == "stopping":  # going idle just now: wait, and start a fresh one
+            with contextlib.suppress(LspUnavailable):
+                await link.running_client(self.config.startup_timeout)
+            link = await self.link_for(path)
         with link.using():
             client = await link.running_client(self.config.startup_timeout)
             await sync_from_disk(client, {path})

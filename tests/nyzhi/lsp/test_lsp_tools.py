@@ -214,6 +214,9 @@ async def test_typescript_edit_reports_a_type_error(ts_project, ts_server, lsp_e
     async with pool_for(ts_project, lsp_env, TS_WAIT) as pool:
         ctx = ctx_for(ts_project, pool)
         await read(ctx, "main.ts")
+        # the project loaded (seconds on a busy machine): the bound is the edit's alone
+        clean = await call(ctx, "lsp_diagnostics", file="main.ts")
+        assert clean.output == "main.ts: no problems reported"
         broken = await call(ctx, "edit", file_path="main.ts", old_string="new Circle(2)",
                             new_string='new Circle("2")')
         assert "[lsp] 1 new error" in broken.output
@@ -259,8 +262,11 @@ async def test_server_killed_mid_request_is_a_clear_error_then_restarts(
 
         async with trio.open_nursery() as nursery:
             nursery.start_soon(ask)
-            await trio.testing.wait_all_tasks_blocked()
-            assert link.client.rpc._pending  # the request is out, unanswered
+            with trio.fail_after(30):
+                # (a task waiting on a worker thread counts as blocked: look again until the
+                # request is out; the stopped server cannot answer it)
+                while not link.client.rpc._pending:
+                    await trio.testing.wait_all_tasks_blocked()
             os.killpg(first, signal.SIGKILL)
         [failed] = results
         assert failed.is_error

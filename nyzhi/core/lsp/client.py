@@ -179,6 +179,15 @@ class LspClient:
                 await self.rpc.notify(lsp.TEXT_DOCUMENT_DID_SAVE, {"textDocument": {"uri": uri}})
             return before
 
+    async def close(self, path: Path) -> None:
+        """The file is gone: the server forgets the document, nyz its diagnostics."""
+        assert self.rpc is not None
+        uri = uri_of(path)
+        async with self._sync_lock:
+            if self.docs.pop(uri, None) is not None:
+                await self.rpc.notify(lsp.TEXT_DOCUMENT_DID_CLOSE, {"textDocument": {"uri": uri}})
+            self.diagnostics.pop(uri, None)
+
     def version(self, path: Path) -> int | None:
         doc = self.docs.get(uri_of(path))
         return doc.version if doc else None

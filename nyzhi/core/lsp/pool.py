@@ -209,10 +209,13 @@ async def sync_from_disk(client: Any, more: Iterable[Path] = ()) -> None:
     from nyzhi.core.lsp.text import path_of
 
     paths = list(dict.fromkeys([*(path_of(uri) for uri in client.docs), *more]))
-    texts = await trio.to_thread.run_sync(lambda: [_read_text(p) for p in paths])
-    for path, text in zip(paths, texts, strict=True):
+    texts = await trio.to_thread.run_sync(
+        lambda: [(_read_text(p), os.path.lexists(p)) for p in paths])
+    for path, (text, exists) in zip(paths, texts, strict=True):
         if text is not None:
             await client.sync(path, text)
+        elif not exists:
+            await client.close(path)
 
 
 def _read_text(path: Path) -> str | None:

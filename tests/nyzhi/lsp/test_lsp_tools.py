@@ -381,3 +381,15 @@ async def test_a_server_that_keeps_crashing_is_marked_failed(py_project, lsp_env
         assert link.status == "failed"
         again, _ = await pool.ask("hover", path=py_project / "main.py", symbol="Circle")
         assert again == text  # not started again: failed for the rest of the session
+
+
+async def test_a_deleted_file_is_closed_and_its_errors_forgotten(py_project, pyright, lsp_env):
+    (py_project / "broken.py").write_text('x: int = "no"\n')
+    async with pool_for(py_project, lsp_env) as pool:
+        ctx = ctx_for(py_project, pool)
+        assert "broken.py:1:10: error" in (
+            await call(ctx, "lsp_diagnostics", file="broken.py")).output
+        await read(ctx, "broken.py")
+        assert not (await call(ctx, "delete_file", path="broken.py")).is_error
+        await call(ctx, "lsp_hover", file="main.py", symbol="Circle")  # a question syncs
+        assert "broken.py" not in (await call(ctx, "lsp_diagnostics")).output

@@ -34,6 +34,10 @@ MCP_NPM_STAMP := $(VENV)/node_modules/.bin/mcp-server-filesystem
 # like the MCP servers, only `make test` installs it.
 ACP_NPM_CLIENT := @agentclientprotocol/sdk@2.4.0
 ACP_NPM_STAMP := $(VENV)/node_modules/@agentclientprotocol/sdk/package.json
+# The TypeScript language server the LSP tests run (basedpyright comes with the dev extra).
+# typescript 5: 7 is the native port, which has no tsserver for the language server to run.
+LSP_NPM_SERVERS := typescript-language-server@5.3.0 typescript@5.9.3
+LSP_NPM_STAMP := $(VENV)/node_modules/.bin/tsserver
 
 # nyzhi needs Python 3.11+; say which interpreter is too old and how to choose another.
 define CHECK_PYTHON
@@ -49,7 +53,7 @@ case $$? in \
 esac
 endef
 
-.PHONY: install install-dev run test bench lint clean check-python check-run check-test mcp-test-servers acp-test-client link
+.PHONY: install install-dev run test bench lint clean check-python check-run check-test mcp-test-servers acp-test-client lsp-test-servers link
 
 # Where `make link` puts the nyz command (a directory most shells already have on PATH).
 BINDIR ?= $(HOME)/.local/bin
@@ -87,7 +91,7 @@ $(PATH_HINT_STAMP): | $(RUN_STAMP)
 	fi
 	@touch $@
 
-test: install-dev $(SYSTEM_TEST_STAMP) mcp-test-servers acp-test-client
+test: install-dev $(SYSTEM_TEST_STAMP) mcp-test-servers acp-test-client lsp-test-servers
 	@$(PY) -m pytest -q; status=$$?; \
 	if [ $$status -eq 5 ]; then echo "make test: pytest collected no tests (a broken suite, not a pass)" >&2; fi; \
 	exit $$status
@@ -171,6 +175,14 @@ acp-test-client: $(DEV_STAMP)
 	  echo "installing the official ACP client (npm) into $(VENV)/node_modules"; \
 	  npm install --prefix $(VENV) --no-audit --no-fund --loglevel=error $(ACP_NPM_CLIENT); \
 	else echo "npm not found: the nyz acp tests that need the official ACP client will be skipped"; fi
+
+# Without npm the LSP tests that need the TypeScript server skip (the Python ones still run).
+lsp-test-servers: $(DEV_STAMP)
+	@if [ -x $(VENV)/node_modules/.bin/typescript-language-server ] && [ -x $(LSP_NPM_STAMP) ]; then :; \
+	elif command -v npm >/dev/null 2>&1; then \
+	  echo "installing the TypeScript language server (npm) into $(VENV)/node_modules"; \
+	  npm install --prefix $(VENV) --no-audit --no-fund --loglevel=error $(LSP_NPM_SERVERS); \
+	else echo "npm not found: the LSP tests that need the TypeScript language server will be skipped"; fi
 
 $(DEV_STAMP): pyproject.toml | $(RUN_STAMP)
 	@echo "installing the test and lint tools (pytest, hypothesis, ruff)"

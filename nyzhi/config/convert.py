@@ -38,6 +38,8 @@ from nyzhi.config.durations import Duration, structure_duration
 from nyzhi.config.errors import ConfigError, ConfigProblem
 from nyzhi.config.schema import (
     Config,
+    LspConfig,
+    LspServerConfig,
     McpHttpServer,
     McpServer,
     McpStdioServer,
@@ -68,7 +70,8 @@ class _Problems(list):
 # A plan structures one value at a key path: it returns the typed value, or _FAILED after
 # adding what is wrong to ``out`` as (path, expected, found, hint). ``plan.shape`` says what the
 # type is to a schema walk: None for a leaf, ("table", {field: type}), ("map", item type),
-# ("array", item type), ("provider", entry type), ("server", (stdio class, http class)).
+# ("array", item type), ("provider", entry type), ("server", (stdio class, http class)),
+# ("sections", ({setting: type}, entry type)) for ``[lsp]``.
 _Plan = Callable[[Any, tuple, _Problems], Any]
 _FAILED: Any = object()
 MAX_NUMBER = 2**53
@@ -296,10 +299,36 @@ def _mcp_server(value: Any, path: tuple, out: _Problems) -> Any:
 _shaped(_mcp_server, ("server", (McpStdioServer, McpHttpServer)))
 
 
+def _lsp_section(value: Any, path: tuple, out: _Problems) -> Any:
+    """``[lsp]``: its settings, and every key holding a table is a server (``[lsp.NAME]``)."""
+    if not isinstance(value, dict):
+        return _mismatch(out, path, "a table", value)
+    settings = {k: v for k, v in value.items() if not isinstance(v, dict)}
+    servers: dict[str, Any] = {}
+    failed = False
+    for key, item in value.items():
+        if isinstance(item, dict):
+            here = (*path, Free(key))
+            if out.keys is not None:
+                out.keys.append(here)
+            servers[key] = _plan(LspServerConfig)(item, here, out)
+            failed = failed or servers[key] is _FAILED
+    section = _LSP_SETTINGS(settings, path, out)
+    if failed or section is _FAILED:
+        return _FAILED
+    return attrs.evolve(section, servers=servers)
+
+
+# The settings are LspConfig's own fields (``servers`` is never a scalar, so a scalar
+# ``servers = 1`` is reported there as not a table).
+_LSP_SETTINGS = _attrs_class(LspConfig)
+_shaped(_lsp_section, ("sections", (_LSP_SETTINGS.shape[1], LspServerConfig)))  # type: ignore[attr-defined]
+
+
 _PLANS: dict[Any, _Plan] = {
     str: _scalar(str), int: _scalar(int), float: _scalar(float), bool: _scalar(bool),
     Any: _any, Duration: _duration, ThinkingLevel: _thinking,
-    ProviderSection: _provider_section, McpServer: _mcp_server,
+    ProviderSection: _provider_section, McpServer: _mcp_server, LspConfig: _lsp_section,
 }
 for _leaf in _PLANS.values():
     if not hasattr(_leaf, "shape"):

@@ -73,6 +73,14 @@ def schema_keys(t: Any = Config, at: tuple = ()) -> Iterator[str]:
         yield ".".join((*at, "default"))
         yield ".".join((*at, NAME))
         yield from schema_keys(sub, (*at, NAME))
+    elif kind == "sections":  # [lsp]: its settings, and [lsp.NAME] tables
+        settings, entry = sub
+        for name, hint in settings.items():
+            if name != "servers":
+                yield ".".join((*at, name))
+                yield from schema_keys(hint, (*at, name))
+        yield ".".join((*at, NAME))
+        yield from schema_keys(entry, (*at, NAME))
     elif kind == "server":
         seen: set[str] = set()
         for cls in sub:

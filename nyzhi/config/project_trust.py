@@ -10,6 +10,8 @@ approved exactly them:
 * MCP servers: ``[mcp.servers]`` of those layers (``.mcp.json`` servers are asked about one by
   one, ``nyzhi.core.mcp.trust``, in the same record);
 * ``[[nodes]]`` (SSH hosts the tools may run on);
+* language servers: the ``[lsp.NAME]`` tables (a command to run, and settings such as an
+  interpreter path a server runs);
 * the security settings ``[agent.sandbox]`` and ``[agent.trust]``, except what can only
   tighten them (``hide``; a ``read-only`` level; ``deny_*``, ``always_ask``,
   ``remember_approvals``), and ``[shell.env] exclude`` (it replaces the list of variables,
@@ -50,7 +52,7 @@ TRUST_KEY = "project"
 KEEP_TRUST = ("deny_tools", "deny_paths", "deny_commands", "always_ask", "remember_approvals")
 KEEP_SANDBOX = ("hide",)
 _NAMES = {"agent.hooks": "hooks", "hooks": "hooks", "mcp.servers": "MCP servers",
-          "nodes": "nodes", "agent.trust": "trust settings", "agent.sandbox": "sandbox settings",
+          "nodes": "nodes", "lsp": "language servers", "agent.trust": "trust settings", "agent.sandbox": "sandbox settings",
           "shell.env.exclude": "environment settings", "permissions.allow": "permission rules"}
 
 
@@ -87,6 +89,9 @@ def _gated(raw: dict) -> dict[str, Any]:
         out["mcp.servers"] = servers
     if raw.get("nodes"):
         out["nodes"] = raw["nodes"]
+    servers = _lsp_servers(raw)
+    if servers:
+        out["lsp"] = servers
     trust = agent.get("trust") if isinstance(agent.get("trust"), dict) else {}
     loose = {k: v for k, v in trust.items() if k not in KEEP_TRUST}
     if loose:
@@ -103,6 +108,12 @@ def _gated(raw: dict) -> dict[str, Any]:
     return out
 
 
+def _lsp_servers(raw: dict) -> dict[str, Any]:
+    """The ``[lsp.NAME]`` tables of a layer (``[lsp]``'s own settings are harmless)."""
+    lsp = raw.get("lsp") if isinstance(raw.get("lsp"), dict) else {}
+    return {k: v for k, v in lsp.items() if isinstance(v, dict)}
+
+
 def strip_gated(name: str, raw: dict) -> dict:
     """``raw`` without its gated parts when ``name`` is a project layer (a ``layer_filter``)."""
     if name not in PROJECT_LAYERS or not _gated(raw):
@@ -113,6 +124,8 @@ def strip_gated(name: str, raw: dict) -> dict:
     if isinstance(raw.get("mcp"), dict):
         raw["mcp"].pop("servers", None)
     raw.pop("nodes", None)
+    if _lsp_servers(raw):
+        raw["lsp"] = {k: v for k, v in raw["lsp"].items() if not isinstance(v, dict)}
     if isinstance(agent.get("trust"), dict):
         agent["trust"] = {k: v for k, v in agent["trust"].items() if k in KEEP_TRUST}
     if isinstance(agent.get("sandbox"), dict):

@@ -140,6 +140,41 @@ class McpConfig:
 
 
 @records.frozen
+class LspServerConfig:
+    """One ``[lsp.NAME]`` table: a language server nyz starts on first use (issue 36). A NAME
+    of a built-in default (``pyright``, ``typescript``, ``gopls``, ``rust-analyzer``,
+    ``clangd``) changes that default's fields; any other NAME needs ``command`` and
+    ``languages``."""
+
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    languages: tuple[str, ...] = ()  # LSP language ids: python, typescript, go, rust, c, cpp...
+    extensions: tuple[str, ...] = ()  # file suffixes (".vue") for a language nyz does not know
+    root_markers: tuple[str, ...] = ()  # files naming a project root (pyproject.toml, go.mod)
+    initialization_options: dict[str, Any] = attrs.Factory(dict)
+    # What the server is told when it asks for its configuration (workspace/configuration),
+    # by section ("python.analysis" -> {"typeCheckingMode": "strict"}).
+    settings: dict[str, Any] = attrs.Factory(dict)
+    enabled: bool = True
+
+
+@records.frozen
+class LspConfig:
+    """``[lsp]``: the settings below, and one ``[lsp.NAME]`` table per server (``servers``)."""
+
+    enabled: bool = True
+    # After write, edit, multi_edit and apply_patch: new errors in the touched files are added
+    # to the tool's result, waiting at most ``diagnostics_wait`` seconds for the server.
+    diagnostics_after_edit: bool = True
+    diagnostics_wait: float = 1.5
+    # A server nobody used for this long is stopped (0: never); it starts again on next use.
+    idle_timeout: float = 600.0
+    startup_timeout: float = 30.0  # seconds a server may take to start and initialize
+    request_timeout: float = 20.0  # seconds one request (definition, references...) may take
+    servers: dict[str, LspServerConfig] = attrs.Factory(dict)
+
+
+@records.frozen
 class NodeConfig:
     """One ``[[nodes]]`` entry: an SSH host tools can run commands on (key auth only)."""
 
@@ -258,6 +293,7 @@ class Config:
     tui: TuiConfig = attrs.Factory(TuiConfig)
     agent: AgentConfig = attrs.Factory(AgentConfig)
     mcp: McpConfig = attrs.Factory(McpConfig)
+    lsp: LspConfig = attrs.Factory(LspConfig)
     nodes: tuple[NodeConfig, ...] = ()
     shell: ShellConfig = attrs.Factory(ShellConfig)
     browser: BrowserConfig = attrs.Factory(BrowserConfig)

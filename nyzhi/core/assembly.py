@@ -586,6 +586,19 @@ async def ask_project_trust(broker: Any, root: Path, verdict: Any,
 # ---- MCP -----------------------------------------------------------------------------------
 
 
+async def open_lsp(system: actors.ActorSystem, config: Any, workspace: Any, options: Any,
+                   context: Any) -> Any:
+    """The runtime's language servers under ``/lsp`` (none started yet), or None when
+    ``[lsp] enabled = false``."""
+    if not config.lsp.enabled:
+        return None
+    from nyzhi.core.lsp import LspPool
+
+    env = options.env if options.env is not None else os.environ
+    return await LspPool.open(system, config.lsp, workspace=workspace.root, env=env,
+                              env_policy=context.env_policy, sandbox=context.sandbox)
+
+
 async def open_mcp(
     system: actors.ActorSystem, config: Any, workspace: Any, options: Any, registry: Any,
     broker: Any, publish: Any,

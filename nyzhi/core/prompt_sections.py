@@ -143,15 +143,22 @@ def todo_discipline(parts: PromptParts) -> str:
 
 
 def _which_search(parts: PromptParts) -> str:
-    """Which search fits which question, naming only the tools the agent has (issue 36)."""
-    if not has_tool(parts, "ast_search"):
+    """Which search fits which question, naming only the tools the agent has (issue 36): text
+    with grep, structure with ast_search, definitions and uses with the language servers."""
+    ast, lsp = has_tool(parts, "ast_search"), has_tool(parts, "lsp_goto_definition")
+    if not (ast or lsp):
         return ""
-    lsp = (", definitions and references with lsp_goto_definition and lsp_find_references"
-           if has_tool(parts, "lsp_goto_definition") else "")
-    batch = ("; make one edit across many files with batch_apply"
-             if has_tool(parts, "batch_apply") else "")
-    return ("- Find text with grep, structure with ast_search (calls, definitions, code shapes "
-            f"whatever the spacing){lsp}{batch}.\n")
+    line = "- Find text with grep"
+    if ast:
+        line += ", structure with ast_search (calls, definitions, code shapes whatever the spacing)"
+    if lsp:
+        line += (", definitions and references with lsp_goto_definition and lsp_find_references "
+                 "(exact)")
+    if has_tool(parts, "batch_apply"):
+        line += "; make one edit across many files with batch_apply"
+    if lsp:
+        line += ". Fix the errors an edit reports"
+    return line + ".\n"
 
 
 def tool_use(parts: PromptParts) -> str:

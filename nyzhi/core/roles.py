@@ -58,6 +58,7 @@ DEFAULT_MAX_STEPS = 50  # a subagent's step limit when its role does not set one
 EXPLORER_TOOLS: tuple[str, ...] = (
     "read", "tail_file", "list_dir", "directory_tree", "file_info", "grep", "glob", "fuzzy_find",
     "git_status", "git_diff", "git_log", "git_show", "git_branch", "think",
+    "lsp_goto_definition", "lsp_find_references", "lsp_hover", "lsp_symbols", "lsp_diagnostics",
 )
 EXPLORER_WITH_SHELL = (*EXPLORER_TOOLS, "bash")
 PLANNER_TOOLS = (*EXPLORER_TOOLS, "todowrite", "todoread")

@@ -425,6 +425,9 @@ async def _assemble(stack: contextlib.AsyncExitStack, system: actors.ActorSystem
         # The browser tools' Chromium: one per runtime under /services, started at first use.
         tooling.context.browser = browser_pool(system, config, options.env,
                                                tooling.context.env_policy)
+        # Language servers: one pool under /lsp for every agent; servers start on first use.
+        tooling.context.lsp = await assembly.open_lsp(system, config, workspace, options,
+                                                      tooling.context)
         auto_context = await assembly.open_index(
             system, config, workspace.root, bus.publish, tooling.registry, options.env)
         knowledge = await load_session_knowledge(config, workspace.root, session_id, options.env)

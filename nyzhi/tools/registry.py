@@ -45,6 +45,7 @@ BUILTIN_MODULES: tuple[str, ...] = (
     "instrument",
     "browser",
     "pr",
+    "lsp",
 )
 
 

@@ -126,6 +126,39 @@ def record_seen(ctx: ToolContext, steps: list[Step]) -> dict[str, str | None]:
     return seen
 
 
+def _real_paths(paths: Any) -> list[Path]:
+    return [Path(os.path.realpath(p)) for p in paths]
+
+
+# The tools after whose writes the language servers' new errors are reported ([lsp]
+# diagnostics_after_edit).
+DIAGNOSED_TOOLS = frozenset({"write", "edit", "multi_edit", "apply_patch", "lsp_rename"})
+
+
+async def _lsp_before(tool: Any, args: dict[str, Any], ctx: ToolContext) -> Any:
+    """What the language servers report before the edit (``ctx.lsp.before_edit``), or None."""
+    if ctx.lsp is None or tool.name not in DIAGNOSED_TOOLS:
+        return None
+    from nyzhi.tools.gates import target_paths
+
+    try:
+        paths = args["_texts"].keys() if "_texts" in args else target_paths(tool, args, ctx)
+        return await ctx.lsp.before_edit(list(paths))  # real paths already
+    except Exception:  # bad arguments fail in planning, with their own message
+        return None
+
+
+async def _lsp_after(watch: Any, changes: list[FileChange], result: ToolResult) -> None:
+    """New errors in the files just written, appended to the result the model reads."""
+    written = _real_paths(c.path for c in changes if c.kind == "file" and c.after is not None)
+    if not written or result.is_error:
+        return
+    note = await watch.after(written)
+    if note:
+        result.output = f"{result.output}\n\n{note}"
+        result.metadata["lsp_new_errors"] = True
+
+
 def count_lines(data: bytes) -> int:
     return len(decode(data).splitlines())
 
@@ -167,10 +200,13 @@ class _PlanningTool(BuiltinTool):
         return result, changes
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        watch = await _lsp_before(self, args, ctx)
         # Not abandoned on cancel: a write that started finishes, and is recorded (below, before
         # any checkpoint could deliver the cancellation) so /undo knows about it.
         result, changes = await run_blocking(self.transact, args, ctx)
         record(ctx.changes, changes)
+        if watch is not None:
+            await _lsp_after(watch, changes, result)
         return result
 
     def _preview(self, args: dict[str, Any], ctx: ToolContext) -> str:

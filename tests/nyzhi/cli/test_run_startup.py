@@ -45,6 +45,8 @@ NOT_ON_THE_RUN_PATH = (
     "yaml",  # front matter is parsed only when a skill, command or role file has some
     "PIL",  # Pillow: only when an image is sent
     "ast_grep_py",  # structural tools (ast_search, batch_apply, instrument): on first use
+    # language servers start (and lsprotocol is imported) on the first lsp_* call or edit
+    "lsprotocol", "nyzhi.core.lsp.client", "nyzhi.core.lsp.ops",
     # only the given subcommand's module (nyzhi.cli.main.COMMANDS)
     "nyzhi.cli.cmd_chat", "nyzhi.cli.cmd_config", "nyzhi.cli.cmd_init", "nyzhi.cli.cmd_auth",
     "nyzhi.cli.cmd_sessions", "nyzhi.cli.cmd_index", "nyzhi.cli.cmd_mcp", "nyzhi.cli.cmd_memory",

@@ -23,12 +23,16 @@ ORIGINAL_NAMES = {
     # issue 38 (web_search is registered only when [web_search] names a backend)
     "browser_open", "browser_screenshot", "browser_evaluate", "browser_click", "browser_type",
     "create_pr", "review_pr",
+    # issue 36: the original's LSP tools, plus rename and symbols
+    "lsp_diagnostics", "lsp_goto_definition", "lsp_find_references", "lsp_hover",
+    "lsp_rename", "lsp_symbols",
 }
 EDITING_TOOLS = {"ast_search", "batch_apply", "instrument", "remove_instrumentation"}  # issue 36: the original's editing tools
 ORIGINAL_NAMES |= EDITING_TOOLS
 BROWSER_TOOLS = {"browser_open", "browser_screenshot", "browser_evaluate", "browser_click",
                  "browser_type"}
-WRITE_TOOLS = {"write", "edit", "multi_edit", "apply_patch", "delete_file", "move_file", "copy_file", "create_dir"}
+WRITE_TOOLS = {"write", "edit", "multi_edit", "apply_patch", "delete_file", "move_file", "copy_file", "create_dir",
+               "lsp_rename"}
 WRITE_TOOLS |= EDITING_TOOLS - {"ast_search"}
 NEEDS_APPROVAL = WRITE_TOOLS | BROWSER_TOOLS | {"create_pr", "bash", "git_commit", "git_checkout",
                                                 "web_fetch", "memory_write", "team_delete"}

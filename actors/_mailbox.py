@@ -28,18 +28,25 @@ from ._types import Overflow
 EMPTY: Any = object()
 
 
-class AskSlot:
-    """A one-shot reply slot: the ask's message, the parked asker and, later, its answer.
+#: An :class:`AskSlot`'s ``task`` while its asker has yielded once but is not parked: the
+#: answer is stored and the asker, already scheduled, finds it without being rescheduled.
+UNPARKED: Any = object()
 
-    ``task`` is the parked asker; it is cleared when the asker gives up (timeout or
-    cancellation), which tells the actor to skip the request or drop its late reply.
+
+class AskSlot:
+    """A one-shot reply slot: the ask's message, the waiting asker and, later, its answer.
+
+    ``task`` is the parked asker, :data:`UNPARKED` while the asker yielded once without
+    parking (see ``ActorRef.ask``), or ``None`` once answered or when the asker gave up
+    (timeout or cancellation), which tells the actor to skip the request or drop its late
+    reply.
     """
 
     __slots__ = ("message", "task", "value", "error", "path", "timeout")
 
-    def __init__(self, message: object, task: trio.lowlevel.Task) -> None:
+    def __init__(self, message: object, task: Any) -> None:
         self.message = message
-        self.task: trio.lowlevel.Task | None = task
+        self.task = task
         self.value: object = None
         self.error: BaseException | None = None
         self.path = ""
@@ -55,14 +62,24 @@ class AskSlot:
         if task is not None:
             self.task = None
             self.value = value
-            reschedule(task)
+            if task is not UNPARKED:
+                reschedule(task)
 
     def fail(self, error: BaseException) -> None:
         task = self.task
         if task is not None:
             self.task = None
             self.error = error
-            reschedule(task)
+            if task is not UNPARKED:
+                reschedule(task)
+
+    def result(self) -> Any:
+        """The answer: the reply's value, or raise what the handler (or the system) failed
+        the request with."""
+        error = self.error
+        if error is not None:
+            raise error
+        return self.value
 
     def wait(self) -> Awaitable[None]:
         """Park until :meth:`reply`/:meth:`fail`. A checkpoint; cancellation abandons the slot.
@@ -89,9 +106,10 @@ class Mailbox:
     def __init__(self, capacity: int, overflow: Overflow) -> None:
         if capacity < 1:
             raise ValueError(f"mailbox_size must be >= 1, got {capacity}")
-        # A list read from ``_head`` rather than a deque: an empty list is 56 bytes where an
-        # empty deque is ~600, and most actors' mailboxes are empty most of the time.
-        self._items: list[Any] = []
+        # A list read from ``_head`` rather than a deque (an empty deque is ~600 bytes), and
+        # ``None`` while empty (an empty list is still 56): most actors' mailboxes are empty
+        # most of the time. Invariant: ``None``, or a list holding items from ``_head`` on.
+        self._items: list[Any] | None = None
         self._head = 0
         self.capacity = capacity
         self.overflow = overflow
@@ -101,7 +119,8 @@ class Mailbox:
         self.closed = False
 
     def __len__(self) -> int:
-        return len(self._items) - self._head
+        items = self._items
+        return 0 if items is None else len(items) - self._head
 
     @property
     def parked(self) -> bool:
@@ -113,22 +132,32 @@ class Mailbox:
         """Append ``item`` and wake the consumer if there is room; False, doing nothing, when
         full. The tell path's one call (a length check and a push would be two)."""
         items = self._items
-        if len(items) - self._head >= self.capacity:
+        if items is None:
+            self._items = [item]  # capacity is at least 1
+        elif len(items) - self._head >= self.capacity:
             return False
-        items.append(item)
+        else:
+            items.append(item)
         consumer = self._consumer
         if consumer is not None:
             self._consumer = None
             reschedule(consumer)
         return True
 
-    def push(self, item: object) -> None:
-        """Append unconditionally (callers checked capacity) and wake the consumer."""
-        self._items.append(item)
+    def push(self, item: object) -> bool:
+        """Append unconditionally (callers checked capacity) and wake the consumer. True when
+        the consumer was parked, so it runs in trio's next scheduler batch."""
+        items = self._items
+        if items is None:
+            self._items = [item]
+        else:
+            items.append(item)
         consumer = self._consumer
         if consumer is not None:
             self._consumer = None
             reschedule(consumer)
+            return True
+        return False
 
     async def wait_for_room(self) -> None:
         """Park until a message is taken out (or the mailbox closes). A checkpoint; a
@@ -148,13 +177,13 @@ class Mailbox:
     # -- consumer side -------------------------------------------------------------------
     def pop(self) -> Any:
         items = self._items
-        head = self._head
-        if head == len(items):
+        if items is None:
             return EMPTY
+        head = self._head
         item = items[head]
         head += 1
         if head == len(items):
-            items.clear()  # drained: start again at 0 (frees the list's array too)
+            self._items = None  # drained: an empty mailbox holds no list
             head = 0
         else:
             items[head - 1] = None  # drop our reference to the taken message
@@ -189,8 +218,9 @@ class Mailbox:
     def close(self) -> list[Any]:
         """Refuse further messages, wake waiting senders, and return what was still queued."""
         self.closed = True
-        left = self._items[self._head :]
-        self._items.clear()
+        items = self._items
+        left = items[self._head :] if items is not None else []
+        self._items = None
         self._head = 0
         senders = self._senders
         while senders:

@@ -30,12 +30,16 @@ from trio.lowlevel import current_task
 from ._actor import Actor, Context
 from ._cell import NO_RESTART, STOPPED, STOPPED_OUTCOME, Cell
 from ._errors import ActorDead, UnhandledMessage
-from ._mailbox import EMPTY, AskSlot
+from ._mailbox import AskSlot
 from ._restart import supervise_exit
 from ._types import Outcome, Status
 
 #: Messages handled before the loop takes a checkpoint, so one busy actor cannot starve others.
-BATCH = 64
+#: Each checkpoint costs a scheduler batch and, under backpressure, a wake-up of the waiting
+#: sender (~4 µs together): at 64 that was a tenth of a flooded actor's time per message, at
+#: 128 it is half that, and 128 trivial messages still hold the thread for only ~50 µs.
+BATCH = 128
+_BATCH = range(BATCH)  # iterated: cheaper per message than counting
 
 _BASE_STARTED = Actor.started
 _BASE_RESTARTED = Actor.restarted
@@ -161,39 +165,49 @@ async def _drain(cell: Cell) -> bool:
     mailbox = cell.mailbox
     assert mailbox is not None
     receive = inst.receive
-    crash_on_ask_error = inst.crash_on_ask_error
-    handled = 0
     try:
         while True:
-            if cell.sysq:
-                for notice in cell.take_notices() or ():
-                    await receive(notice)
-            if cell.stop_kind is not None or cell.hold is not None:
-                return False
-            item = mailbox.pop()
-            if item is EMPTY:
-                return True
-            if type(item) is AskSlot:
-                if item.task is not None:  # the asker may have given up already
+            for _ in _BATCH:
+                if cell.sysq:
+                    for notice in cell.take_notices() or ():
+                        await receive(notice)
+                if cell.stop_kind is not None or cell.hold is not None:
+                    return False
+                # Take the next item (the mailbox's pop, inline: see _mailbox).
+                items = mailbox.items
+                if items is None:
+                    return True
+                head = mailbox.head
+                item = items[head]
+                head += 1
+                if head == len(items):
+                    mailbox.items = None  # drained: an empty mailbox holds no list
+                    mailbox.head = 0
+                else:
+                    items[head - 1] = None  # drop our reference to the taken message
+                    if head >= 4096 and head * 2 >= len(items):
+                        del items[:head]  # a long-lived backlog: reclaim the consumed front
+                        head = 0
+                    mailbox.head = head
+                if mailbox.senders:  # the longest waiting sender: there is room now
+                    trio.lowlevel.reschedule(mailbox.senders.popleft())
+                if type(item) is not AskSlot:
+                    await receive(item)
+                elif item.task is not None:  # the asker may have given up already
                     try:
                         value = await receive(item.message)
                     except Exception as exc:
                         item.fail(exc)
                         # An ask the actor does not understand is the asker's error, not a
                         # crash.
-                        if crash_on_ask_error and not isinstance(exc, UnhandledMessage):
+                        if inst.crash_on_ask_error and not isinstance(exc, UnhandledMessage):
                             raise
                     except BaseException:  # cancelled mid-request: the asker must not hang
                         item.fail(ActorDead(cell.path, None))
                         raise
                     else:
                         item.reply(value)
-            else:
-                await receive(item)
-            handled += 1
-            if handled >= BATCH:
-                handled = 0
-                await trio.lowlevel.checkpoint()
+            await trio.lowlevel.checkpoint()
     except Exception as exc:
         cell.failed(exc)
         return False

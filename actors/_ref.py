@@ -8,7 +8,7 @@ import trio
 from trio.lowlevel import checkpoint, checkpoint_if_cancelled, current_task
 
 from ._errors import ActorDead, ActorError, AskTimeout, MailboxFull
-from ._mailbox import UNPARKED, AskSlot
+from ._mailbox import FULL, UNPARKED, WOKE, AskSlot
 from ._timer import cancel as cancel_timer
 from ._types import Outcome, Overflow, Status
 
@@ -152,35 +152,39 @@ class ActorRef:
         task = current_task()
         if task is cell.task:
             raise ActorError(f"{cell.path} asked itself: it would wait forever for its own reply")
-        if len(mailbox) >= mailbox.capacity:
-            return await self._ask_full(AskSlot(message, task), timeout)
         slot = AskSlot(message, UNPARKED)
-        if mailbox.push(slot):
+        offered = mailbox.offer(slot)
+        if offered == WOKE:
             # The actor was parked, so it runs in trio's next scheduler batch. Yield once
             # into that batch instead of parking: when trio runs the actor first (batch
             # order is random) and it answers without blocking, the reply is here when we
-            # resume, and the ask took one batch instead of the two a park-and-wake needs.
+            # resume, with no timer armed and no second batch for a wake-up.
             try:
                 await checkpoint()
             except BaseException:
                 slot.task = None  # cancelled: withdraw the request, or drop its reply
                 raise
-            if slot.task is None:
-                return slot.result()
-        slot.task = task
-        if timeout is None:
-            await slot.wait()
-        else:
-            # The system timer fails the slot on expiry (no CancelScope per ask); armed
-            # only now, when the asker parks, so an answer in the first batch costs none.
-            slot.path = cell.path
-            slot.timeout = timeout
-            entry = cell.system._timer.call_after(timeout, AskSlot.expire, slot)
-            try:
+        elif offered == FULL:
+            slot.task = task
+            return await self._ask_full(slot, timeout)
+        if slot.task is UNPARKED:
+            slot.task = task
+            if timeout is None:
                 await slot.wait()
-            finally:
-                cancel_timer(entry)
-        return slot.result()
+            else:
+                # The system timer fails the slot on expiry (no CancelScope per ask), armed
+                # only when the asker parks.
+                slot.path = cell.path
+                slot.timeout = timeout
+                entry = cell.system._timer.call_after(timeout, AskSlot.expire, slot)
+                try:
+                    await slot.wait()
+                finally:
+                    cancel_timer(entry)
+        error = slot.error
+        if error is not None:
+            raise error
+        return slot.value
 
     async def _ask_full(self, slot: AskSlot, timeout: float | None) -> Any:  # noqa: ASYNC109
         """An ask to a full mailbox: wait for room (``Overflow.WAIT``) within the timeout."""

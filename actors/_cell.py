@@ -579,6 +579,8 @@ class Cell:
         self.status = outcome.status
         self.instance = None
         self.hook = None
+        self.failure = None  # (a dead cell keeps no exception, nor its traceback, alive)
+        self.reason = NO_RESTART
         system = self.system
         if system._registry.get(self.path) is self:
             del system._registry[self.path]

@@ -63,8 +63,8 @@ async def run_cell(cell: Cell) -> None:
         while outcome is None:
             with cell.begin_incarnation():
                 if await _start_instance(cell):
-                    while await _drain(cell):
-                        await cell.mailbox.wait()  # type: ignore[union-attr]  # idle until a message, stop or kill
+                    while await _drain(cell):  # then idle until a message, stop or kill:
+                        await cell.mailbox.wait()  # type: ignore[union-attr]
             outcome = await _after_incarnation(cell)
     finally:
         cell.finish(outcome or STOPPED_OUTCOME)

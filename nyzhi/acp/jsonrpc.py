@@ -57,8 +57,8 @@ class Connection:
         self.notifications = notifications
         self.redact = redact
         self._write_lock = trio.Lock()
-        # the pipe's descriptor, written directly when no write waits (see ``_send``)
-        self._fd = send.fileno() if isinstance(send, trio.lowlevel.FdStream) else None
+        # a pipe (``nyz acp``'s stdout) is written directly when no write waits (``_send``)
+        self._pipe = isinstance(send, trio.lowlevel.FdStream)
         self._next_id = 0
         self._waiting: dict[int, trio.MemorySendChannel[dict[str, Any]]] = {}
         self.closed = trio.Event()
@@ -76,9 +76,11 @@ class Connection:
         nothing is written in between."""
         data = (json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
         lock = self._write_lock
-        if self._fd is not None and not lock.locked():
+        if self._pipe and not lock.locked():
             try:
-                sent = os.write(self._fd, data)
+                # asked each time: -1 once the stream is closed (EBADF below), never a
+                # descriptor number the process has since reused for another file
+                sent = os.write(self._send_stream.fileno(), data)  # type: ignore[attr-defined]
             except BlockingIOError:
                 sent = 0
             except OSError:

@@ -97,7 +97,7 @@ class Context:
     def children(self) -> tuple[ActorRef, ...]:
         """Live children in start order."""
         children = self._cell.children
-        return tuple(c.ref for c in children.values()) if children else ()
+        return tuple(c.ref for c in children) if children else ()
 
     @property
     def restarts(self) -> int:

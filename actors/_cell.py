@@ -78,18 +78,17 @@ class RestartWindow:
 
 class Cell:
     __slots__ = (
-        "system", "parent", "name", "path", "factory", "args", "restart", "grace",
+        "system", "parent", "path", "factory", "args", "restart", "grace",
         "mailbox", "status", "outcome", "restarts", "instance", "task", "ref", "context",
         "scope", "in_loop", "wait_scope", "closing", "stop_kind", "kill_reason", "hard", "hold",
         "in_exit", "children", "sysq", "watchers", "watching", "links", "bg", "bg_done",
-        "done", "running", "window", "counter", "hook",
+        "done", "running", "window", "counter", "hook", "failure", "reason",
     )  # fmt: skip
 
     def __init__(
         self,
         system: ActorSystem,
         parent: Cell | None,
-        name: str,
         path: str,
         factory: Any,
         args: tuple[Any, ...],
@@ -99,8 +98,7 @@ class Cell:
     ) -> None:
         self.system = system
         self.parent = parent
-        self.name = name
-        self.path = path
+        self.path = path  # ends with the name (the name itself is not stored: memory)
         self.factory = factory
         self.args = args
         self.restart = restart
@@ -122,7 +120,8 @@ class Cell:
         self.hard = False
         self.hold: Hold | None = None
         self.in_exit = False
-        self.children: dict[str, Cell] | None = None
+        #: The live children in start order (a dict used as an ordered set).
+        self.children: dict[Cell, None] | None = None
         self.sysq: list[Any] | None = None
         self.watchers: set[Cell] | None = None
         self.watching: set[Cell] | None = None
@@ -134,15 +133,22 @@ class Cell:
         self.window: RestartWindow | None = None  # restart intensity of this cell's children
         self.counter = 0
         self.hook: Callable[[], Awaitable[None]] | None = None  # the instance's stopping()
+        self.failure: Exception | None = None  # what ended the current incarnation's loop
+        self.reason: Any = NO_RESTART  # why the next incarnation starts (its restarted())
 
     @classmethod
     def root(cls, system: ActorSystem) -> Cell:
         """The system's own cell: the parent of top-level actors. It has no task."""
-        root = cls(system, None, "", "", None, (), Restart.PERMANENT, 0.0, None)
+        root = cls(system, None, "", None, (), Restart.PERMANENT, 0.0, None)
         root.status = Status.RUNNING
         return root
 
     # -- small queries -------------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        """Unique among siblings: the last component of the path."""
+        return self.path.rpartition("/")[2]
+
     @property
     def terminal(self) -> bool:
         return self.outcome is not None
@@ -184,7 +190,7 @@ class Cell:
         assert parent is not None
         if parent.children is None:
             parent.children = {}
-        parent.children[self.name] = self
+        parent.children[self] = None
 
     def close(self) -> None:
         """Accept no new children (the system's root, when the system shuts down)."""
@@ -194,13 +200,12 @@ class Cell:
         """Stop the children one at a time, last started first, each within its grace."""
         children = self.children
         while children:
-            child = next(reversed(children.values()))
+            child = next(reversed(children))
             if child.idle:
                 child._stop_idle()
             else:
                 await child.stop(None)
-            if children.get(child.name) is child:  # finish() normally removes it
-                del children[child.name]
+            children.pop(child, None)  # finish() normally removes it
 
     # -- signals from outside --------------------------------------------------------------
     def post_system(self, message: object) -> None:
@@ -255,7 +260,7 @@ class Cell:
             for scope in self.bg:
                 scope.cancel()
         if self.children:
-            for child in tuple(self.children.values()):
+            for child in tuple(self.children):
                 child.cancel_hard()
 
     async def wait_done(self) -> None:
@@ -410,6 +415,20 @@ class Cell:
             scope.cancel()
         return scope
 
+    def failed(self, error: Exception) -> None:
+        """The incarnation's start or message loop raised ``error``: it ends with it."""
+        self.failure = error
+
+    def take_failure(self) -> Exception | None:
+        failure, self.failure = self.failure, None
+        return failure
+
+    def take_restart_reason(self) -> Any:
+        """Why this incarnation starts (:data:`NO_RESTART` for the first), consumed so the
+        cell does not keep the exception alive."""
+        reason, self.reason = self.reason, NO_RESTART
+        return reason
+
     def adopt(self, instance: Actor, hook: Callable[[], Awaitable[None]] | None) -> None:
         """Make ``instance`` the current incarnation; ``hook`` is its ``stopping()`` if it
         has one of its own."""
@@ -461,15 +480,14 @@ class Cell:
                 scope.cancel()
         children = self.children
         if children:
-            for child in children.values():
+            for child in children:
                 child.cancel_hard()
         if self.bg or children:
             with trio.CancelScope(shield=True):
                 while children:
-                    child = next(iter(children.values()))
+                    child = next(iter(children))
                     await child.wait_done()
-                    if children.get(child.name) is child:
-                        del children[child.name]
+                    children.pop(child, None)
                 if self.bg:
                     self.bg_done = trio.Event()
                     await self.bg_done.wait()
@@ -519,6 +537,7 @@ class Cell:
         return hold.reason
 
     def prepare_restart(self, reason: Any) -> None:
+        self.reason = reason
         self.restarts += 1
         self.stop_kind = None
         self.kill_reason = None
@@ -560,12 +579,14 @@ class Cell:
         self.status = outcome.status
         self.instance = None
         self.hook = None
+        self.failure = None  # (a dead cell keeps no exception, nor its traceback, alive)
+        self.reason = NO_RESTART
         system = self.system
         if system._registry.get(self.path) is self:
             del system._registry[self.path]
         parent = self.parent
-        if parent is not None and parent.children and parent.children.get(self.name) is self:
-            del parent.children[self.name]
+        if parent is not None and parent.children:
+            parent.children.pop(self, None)
         if self.mailbox is not None:
             dead: ActorDead | None = None
             for item in self.mailbox.close():

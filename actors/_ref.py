@@ -8,7 +8,7 @@ import trio
 from trio.lowlevel import checkpoint, checkpoint_if_cancelled, current_task
 
 from ._errors import ActorDead, ActorError, AskTimeout, MailboxFull
-from ._mailbox import AskSlot
+from ._mailbox import FULL, UNPARKED, WOKE, AskSlot
 from ._timer import cancel as cancel_timer
 from ._types import Outcome, Overflow, Status
 
@@ -65,7 +65,7 @@ class ActorRef:
     @property
     def children(self) -> tuple[ActorRef, ...]:
         children = self._cell.children
-        return tuple(c.ref for c in children.values()) if children else ()
+        return tuple(c.ref for c in children) if children else ()
 
     @property
     def queued(self) -> int:
@@ -109,6 +109,15 @@ class ActorRef:
         context switches (the receiver runs once the sender blocks)."""
         await checkpoint_if_cancelled()
         cell = self._cell
+        # The fast path: a live actor (its mailbox closes only after its outcome is set)
+        # with room. Everything else (dead, full) is the slow path's.
+        if cell.outcome is None and cell.mailbox.offer(message):  # type: ignore[union-attr]
+            return
+        await self._tell_full(message)
+
+    async def _tell_full(self, message: Any) -> None:
+        """``tell`` to a dead actor or a full mailbox: the overflow policy decides."""
+        cell = self._cell
         mailbox = cell.mailbox
         while True:
             if cell.outcome is not None or mailbox is None or mailbox.closed:
@@ -143,28 +152,51 @@ class ActorRef:
         task = current_task()
         if task is cell.task:
             raise ActorError(f"{cell.path} asked itself: it would wait forever for its own reply")
-        slot = AskSlot(message, task)
-        if timeout is None:
-            await self._enqueue_and_wait(slot)
-        elif len(mailbox) < mailbox.capacity:
-            # Fast path: the system timer fails the slot on expiry (no CancelScope per ask).
-            slot.path = cell.path
-            slot.timeout = timeout
-            entry = cell.system._timer.call_after(timeout, AskSlot.expire, slot)
-            mailbox.push(slot)
+        slot = AskSlot(message, UNPARKED)
+        offered = mailbox.offer(slot)
+        if offered == WOKE:
+            # The actor was parked, so it runs in trio's next scheduler batch. Yield once
+            # into that batch instead of parking: when trio runs the actor first (batch
+            # order is random) and it answers without blocking, the reply is here when we
+            # resume, with no timer armed and no second batch for a wake-up.
             try:
+                await checkpoint()
+            except BaseException:
+                slot.task = None  # cancelled: withdraw the request, or drop its reply
+                raise
+        elif offered == FULL:
+            slot.task = task
+            return await self._ask_full(slot, timeout)
+        if slot.task is UNPARKED:
+            slot.task = task
+            if timeout is None:
                 await slot.wait()
-            finally:
-                cancel_timer(entry)
-        else:
-            with trio.move_on_after(timeout) as scope:
-                await self._enqueue_and_wait(slot)
-            if scope.cancelled_caught:
-                raise AskTimeout(cell.path, message, timeout)
+            else:
+                # The system timer fails the slot on expiry (no CancelScope per ask), armed
+                # only when the asker parks.
+                slot.path = cell.path
+                slot.timeout = timeout
+                entry = cell.system._timer.call_after(timeout, AskSlot.expire, slot)
+                try:
+                    await slot.wait()
+                finally:
+                    cancel_timer(entry)
         error = slot.error
         if error is not None:
             raise error
         return slot.value
+
+    async def _ask_full(self, slot: AskSlot, timeout: float | None) -> Any:  # noqa: ASYNC109
+        """An ask to a full mailbox: wait for room (``Overflow.WAIT``) within the timeout."""
+        cell = self._cell
+        if timeout is None:
+            await self._enqueue_and_wait(slot)
+        else:
+            with trio.move_on_after(timeout) as scope:
+                await self._enqueue_and_wait(slot)
+            if scope.cancelled_caught:
+                raise AskTimeout(cell.path, slot.message, timeout)
+        return slot.result()
 
     async def _enqueue_and_wait(self, slot: AskSlot) -> None:
         cell = self._cell

@@ -82,7 +82,7 @@ async def _stop_group(parent: Cell, cell: Cell, strategy: Strategy) -> list[Cell
     to restart, in start order. Temporary siblings are stopped for good."""
     if strategy is Strategy.ONE_FOR_ONE or not parent.children:
         return []
-    siblings = list(parent.children.values())
+    siblings = list(parent.children)
     if strategy is Strategy.REST_FOR_ONE:
         siblings = siblings[siblings.index(cell) + 1 :] if cell in siblings else []
     held: list[Cell] = []

@@ -80,7 +80,7 @@ def spawn_cell(
     if path in system._registry:
         raise NameTaken(path)
     cell = Cell(
-        system, parent, name, path, factory, args, restart, grace, Mailbox(mailbox_size, overflow)
+        system, parent, path, factory, args, restart, grace, Mailbox(mailbox_size, overflow)
     )
     cell.attach(ActorRef(cell))
     system._start(cell)

@@ -84,7 +84,7 @@ class ActorSystem:
     def children(self) -> tuple[ActorRef, ...]:
         """Top-level actors in start order."""
         children = self._root.children
-        return tuple(c.ref for c in children.values()) if children else ()
+        return tuple(c.ref for c in children) if children else ()
 
     def actors(self) -> list[ActorRef]:
         """Every live actor, parents before children, siblings in start order."""
@@ -92,7 +92,7 @@ class ActorSystem:
 
         def walk(cell: Cell) -> None:
             if cell.children:
-                for child in tuple(cell.children.values()):
+                for child in tuple(cell.children):
                     out.append(child.ref)
                     walk(child)
 

@@ -110,6 +110,17 @@ def unstructure(obj: Any) -> Any:
     return _bound[0](obj)
 
 
+def prepare(*classes: type) -> None:
+    """Make the functions that write ``classes`` now, not at their first ``unstructure``.
+
+    cattrs generates (compiles) a class's function at its first use, a few tenths of a
+    millisecond each: a front end calls this while it opens (``nyz acp``'s session), so the
+    first streamed update of a prompt does not pay it."""
+    _converter()
+    for cls in classes:
+        _unstructure_hook(cls)
+
+
 def structure(data: Any, cls: type[T], source: object, error: type[ValueError] = RecordError) -> T:
     """``data`` (parsed JSON) as a ``cls``, checked; ``error`` (a ``RecordError`` unless the
     caller's package has its own) with one line naming ``source`` and the field otherwise."""
@@ -323,15 +334,48 @@ def _enum_structure(value: Any, t: Any) -> Any:
 
 
 def _first_unstructure(obj: Any) -> Any:
-    return _converter().unstructure(obj)
+    _converter()
+    return _unstructured(obj)
 
 
 def _first_structure(cls: Any) -> Any:
-    return _converter().get_structure_hook(cls)
+    _converter()
+    return _structure_hook(cls)
 
 
-# The converter's unstructure and its (cached) structure-hook lookup once it is built (these two
-# until then): the per-event path is a list index and a call, not a cache lookup and a method.
+# Each type's function, made once and kept. Not cattrs' own cache: cattrs empties it whenever
+# it meets a container type (a ``tuple[...]`` field) for the first time and registers its
+# function, so every class's function was compiled again, mid-stream, each time a new kind of
+# record was first written (a few tenths of a millisecond per class). Every hook nyzhi
+# registers is registered in ``_build``, before the first function is made, so a function
+# once made is the one cattrs would make again.
+_unstructure_hooks: dict[Any, Hook] = {}
+_structure_hooks: dict[Any, Callable[[Any, Any], Any]] = {}
+
+
+def _unstructure_hook(cls: Any) -> Hook:
+    hook = _unstructure_hooks.get(cls)
+    if hook is None:
+        hook = _unstructure_hooks[cls] = _built[0].get_unstructure_hook(cls)
+    return hook
+
+
+def _structure_hook(cls: Any) -> Callable[[Any, Any], Any]:
+    hook = _structure_hooks.get(cls)
+    if hook is None:
+        hook = _structure_hooks[cls] = _built[0].get_structure_hook(cls)
+    return hook
+
+
+def _unstructured(obj: Any) -> Any:
+    hook = _unstructure_hooks.get(obj.__class__)
+    if hook is None:
+        hook = _unstructure_hook(obj.__class__)
+    return hook(obj)
+
+
+# ``_unstructured`` and ``_structure_hook`` once the converter is built (these two until then):
+# the per-event path is a list index and a call.
 _bound: list[Callable[..., Any]] = [_first_unstructure, _first_structure]
 
 
@@ -346,7 +390,7 @@ def _converter() -> JsonConverter:
     with _lock:
         if not _built:
             _built.append(_build())
-            _bound[:] = [_built[0].unstructure, _built[0].get_structure_hook]
+            _bound[:] = [_unstructured, _structure_hook]
     return _built[0]
 
 

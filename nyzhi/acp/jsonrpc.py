@@ -13,6 +13,7 @@ The connection ends when the client closes its end (EOF on our input).
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -56,6 +57,8 @@ class Connection:
         self.notifications = notifications
         self.redact = redact
         self._write_lock = trio.Lock()
+        # a pipe (``nyz acp``'s stdout) is written directly when no write waits (``_send``)
+        self._pipe = isinstance(send, trio.lowlevel.FdStream)
         self._next_id = 0
         self._waiting: dict[int, trio.MemorySendChannel[dict[str, Any]]] = {}
         self.closed = trio.Event()
@@ -63,12 +66,42 @@ class Connection:
     # ---- sending ------------------------------------------------------------------------
 
     async def _send(self, message: dict[str, Any]) -> None:
+        """Write one message, whole and in order.
+
+        On a pipe (``nyz acp``'s stdout) the line is written here and now when no other
+        write is in progress: ``FdStream.send_all`` and the lock each yield to the scheduler
+        before writing, and every other runnable task (the agent streaming on, the session
+        log) ran first, which is what a streamed chunk's latency was made of. Only the rest
+        of a line the pipe did not take at once goes the waiting way, holding the lock, so
+        nothing is written in between."""
         data = (json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
-        async with self._write_lock:
+        lock = self._write_lock
+        if self._pipe and not lock.locked():
             try:
-                await self._send_stream.send_all(data)
-            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                # asked each time: -1 once the stream is closed (EBADF below), never a
+                # descriptor number the process has since reused for another file
+                sent = os.write(self._send_stream.fileno(), data)  # type: ignore[attr-defined]
+            except BlockingIOError:
+                sent = 0
+            except OSError:
                 self.closed.set()  # the client went away: its reader sees EOF too
+                return
+            if sent == len(data):
+                return
+            lock.acquire_nowait()  # free (checked above, nothing awaited since): ours now
+            try:
+                await self._write(data[sent:])
+            finally:
+                lock.release()
+            return
+        async with lock:
+            await self._write(data)
+
+    async def _write(self, data: bytes) -> None:
+        try:
+            await self._send_stream.send_all(data)
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            self.closed.set()  # the client went away: its reader sees EOF too
 
     async def notify(self, method: str, params: Any) -> None:
         await self._send({"jsonrpc": "2.0", "method": method, "params": params})

@@ -406,6 +406,18 @@ class SessionNotification:
 convert.wire(SessionNotification, rename={"session_id": "sessionId"}, write={"update": _update_out})
 
 
+def prepare_updates() -> None:
+    """Generate the converter's functions for every update (and a permission request) now:
+    called when a session opens, so a prompt's first streamed chunk does not pay for it."""
+    classes: list[type] = []
+    pending = list(Update.__subclasses__())
+    while pending:
+        cls = pending.pop()
+        classes.append(cls)
+        pending.extend(cls.__subclasses__())
+    convert.prepare(SessionNotification, *classes, RequestPermissionParams)
+
+
 # ---- requests to the client -----------------------------------------------------------------
 
 

@@ -91,6 +91,7 @@ class AcpSession:
             for notice in rt.notices:  # stdout is the protocol's: notices go to the log
                 sys.stderr.write(f"nyz acp: {notice}\n")
             await self._add_mcp_servers()
+            s.prepare_updates()  # the first prompt's first chunk then costs no code generation
             if self.terminal:
                 from nyzhi.acp.terminal import install
 

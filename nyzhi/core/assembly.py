@@ -26,7 +26,7 @@ from nyzhi.tools.base import Permission, ToolContext
 from nyzhi.tools.env_policy import EnvPolicy
 from nyzhi.tools.gates import ApprovalMemory, Gates, TrustPolicy
 from nyzhi.tools.ledger import FileLedger
-from nyzhi.tools.registry import ToolRegistry
+from nyzhi.tools.registry import CONFIGURED_TOOLS, ToolRegistry
 from nyzhi.tools.sandbox import SandboxPolicy
 
 # When nothing is configured, the first of these with a key found wins.
@@ -499,7 +499,7 @@ def load_roles(config: Any, workspace: Any, tooling: Tooling) -> tuple[Any, list
 
     catalog = RoleCatalog.load(config.agent.agents.roles, workspace.root)
     notes = [*catalog.warnings, *catalog.errors.values(),
-             *catalog.check_tools(tooling.registry.names())]
+             *catalog.check_tools({*tooling.registry.names(), *CONFIGURED_TOOLS})]
     spawn = tooling.registry.get("spawn_agent")
     if spawn is not None:
         roles = catalog.render_list(config.agent.listing_budget_chars)

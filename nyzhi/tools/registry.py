@@ -48,6 +48,10 @@ BUILTIN_MODULES: tuple[str, ...] = (
     "lsp",
 )
 
+# Tools registered only when configured (``web_search``: when ``[web_search]`` names a
+# backend). A role fence naming one is not a typo: it simply has nothing to offer then.
+CONFIGURED_TOOLS: frozenset[str] = frozenset({"web_search"})
+
 
 T = TypeVar("T")
 

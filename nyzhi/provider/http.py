@@ -43,7 +43,7 @@ from nyzhi.provider.errors import (
 from nyzhi.provider.framing import LineParser, SSEParser
 from nyzhi.provider.spec import ProviderSpec
 from nyzhi.provider.types import ChatRequest, Retry, StreamEvent, Usage
-from nyzhi.provider.wire import Decoder, WireAdapter
+from nyzhi.provider.wire import Decoder, HttpCall, WireAdapter
 
 MAX_ERROR_BODY = 64 * 1024
 
@@ -144,31 +144,36 @@ class HttpProvider:
             decoder: Decoder | None = None
             failure: ProviderError | None = None
             try:
-                async with self._client.stream(
-                    call.method, call.url, headers=call.headers, json=call.json
-                ) as response:
-                    if response.status_code >= 400:
-                        raise await self._http_error(response, model)
-                    decoder = self.adapter.decoder()
-                    parser = SSEParser() if self.adapter.framing == "sse" else LineParser()
-                    async for chunk in response.aiter_bytes():
-                        for name, data in parser.feed(chunk):
+                sending: HttpCall | None = call
+                while sending is not None:
+                    async with self._client.stream(
+                        sending.method, sending.url, headers=sending.headers, json=sending.json
+                    ) as response:
+                        if response.status_code >= 400:
+                            raise await self._http_error(response, model)
+                        decoder = self.adapter.decoder()
+                        parser = SSEParser() if self.adapter.framing == "sse" else LineParser()
+                        async for chunk in response.aiter_bytes():
+                            for name, data in parser.feed(chunk):
+                                for event in decoder.feed(name, data):
+                                    if not isinstance(event, Usage):
+                                        produced = True
+                                    yield event
+                            if decoder.done:
+                                # The answer ended (a decoder may end it early, e.g. llama.cpp's
+                                # repetition guard): hang up, which stops the server generating.
+                                return
+                        for name, data in parser.close():
                             for event in decoder.feed(name, data):
                                 if not isinstance(event, Usage):
                                     produced = True
                                 yield event
-                        if decoder.done:
-                            # The answer ended (a decoder may end it early, e.g. llama.cpp's
-                            # repetition guard): hang up, which stops the server generating.
-                            return
-                    for name, data in parser.close():
-                        for event in decoder.feed(name, data):
-                            if not isinstance(event, Usage):
-                                produced = True
+                        if sending.then is not None and getattr(decoder, "follow_up", False):
+                            sending = sending.then  # the answer is asked for in a second request
+                            continue
+                        for event in decoder.finish():
                             yield event
-                    for event in decoder.finish():
-                        yield event
-                    return
+                        return
             except httpx.TransportError as exc:
                 tail = _finished_tail(decoder)
                 if tail is not None:

@@ -8,8 +8,9 @@ plus two guards a small local model needs.
   it into the same stream events; everything else streams as usual. Both bodies are read line
   by line: SSE lines start with ``data:``, a complete answer is one JSON line.
 * **The offline model's prompt.** For nyz's own offline server (``OFFLINE_MODEL``) only
-  ``OFFLINE_TOOLS`` are offered and the temperature defaults low; see the constants. Its
-  tool calls are grammar-constrained JSON (``nyzhi.provider.offline_calls``).
+  ``OFFLINE_TOOLS`` are offered and the temperature defaults low; see the constants. A
+  request with tools becomes a grammar-constrained decision in the model's own tool-call
+  format, then the answer if it made no call (``nyzhi.provider.offline_calls``).
 * **An output cap.** Without ``max_tokens`` llama.cpp generates until the context is full,
   which for the offline default (SmolLM2-135M on two cores) took minutes. Unless the request
   or the provider config sets one, ``DEFAULT_MAX_TOKENS`` is sent.
@@ -34,7 +35,7 @@ from typing import Any
 
 import attrs
 
-from nyzhi.provider.offline_calls import decode_reply, json_call_body
+from nyzhi.provider.offline_calls import decode_decision, offline_calls
 from nyzhi.provider.offline_model import (
     OFFLINE_MODEL,  # noqa: F401 (re-exported: the adapter's callers and tests name it here)
     OFFLINE_TEMPERATURE,
@@ -170,11 +171,13 @@ class LlamaCppAdapter(OpenAIChatAdapter):
             body["temperature"] = OFFLINE_TEMPERATURE
         headers = call.headers
         if offline and body.get("tools") and _needs_complete_answer(request):
-            # Calls as grammar-constrained JSON (nyzhi.provider.offline_calls): a complete
-            # answer, decoded back into a message by the decoder.
-            body = json_call_body(body)
+            # The decision, then the answer if it made no call (nyzhi.provider.offline_calls).
+            first, answer = offline_calls(body)
+            then = HttpCall(call.method, call.url, headers, answer) if answer else None
+            if then is None:
+                return HttpCall(call.method, call.url, headers, first)
             return HttpCall(call.method, call.url, {**headers, "accept": "application/json"},
-                            body)
+                            first, then)
         if _needs_complete_answer(request):
             body["stream"] = False
             body.pop("stream_options", None)
@@ -190,7 +193,12 @@ def _offline_tools(request: ChatRequest) -> ChatRequest:
     any of them; a caller with tools of its own keeps them."""
     keep = {*OFFLINE_TOOLS, request.tool_choice}
     offered = tuple(t for t in request.tools if t.name in keep)
-    if not offered or len(offered) == len(request.tools):
+    if not offered:
+        return request
+    # in OFFLINE_TOOLS' order: the tools a newcomer asks for first (list_dir, read) lead
+    order = {name: i for i, name in enumerate(OFFLINE_TOOLS)}
+    offered = tuple(sorted(offered, key=lambda t: order.get(t.name, len(order))))
+    if offered == request.tools:
         return request
     return attrs.evolve(request, tools=offered)
 
@@ -199,6 +207,8 @@ class LlamaCppDecoder(OpenAIChatDecoder):
     def __init__(self, guard: RepetitionGuard | None = None) -> None:
         super().__init__()
         self.guard = guard or RepetitionGuard()
+        #: The offline model decided to make no call: its answer is a second request.
+        self.follow_up = False
         self._tail = ""
         self._entities = EntityDecoder()
 
@@ -212,7 +222,9 @@ class LlamaCppDecoder(OpenAIChatDecoder):
             return []  # SSE comments, event names, keep-alives
         answer = self.load(line)
         trimmed = self._trim_complete(answer)
-        _decode_offline(answer)
+        if _decode_offline(answer):
+            self.follow_up = True
+            return []
         _unescape_complete(answer)
         events = super().feed(event, json.dumps(_as_chunk(answer)))
         if trimmed:
@@ -258,16 +270,19 @@ class LlamaCppDecoder(OpenAIChatDecoder):
         return trimmed
 
 
-def _decode_offline(answer: Any) -> None:
-    """The offline model's JSON replies back into messages (``offline_calls``)."""
+def _decode_offline(answer: Any) -> bool:
+    """The offline model's decision back into a message with its call (``offline_calls``);
+    True when it decided to make none (its answer is asked for next)."""
     if not isinstance(answer, dict) or not is_offline_model(answer.get("model")):
-        return
+        return False
+    no_call = False
     for choice in answer.get("choices") or ():
         message = choice.get("message") if isinstance(choice, dict) else None
         if isinstance(message, dict) and not message.get("tool_calls"):
-            decode_reply(message)
+            no_call = decode_decision(message) or no_call
             if message.get("tool_calls") and choice.get("finish_reason") == "stop":
                 choice["finish_reason"] = "tool_calls"
+    return no_call
 
 
 def _unescape_complete(answer: Any) -> None:

@@ -38,6 +38,9 @@ class HttpCall:
     url: str
     headers: dict[str, str]
     json: Any
+    #: A second request to send instead of ending the answer, when the first one's decoder
+    #: says ``follow_up`` (the offline model's answer after it decided to make no call).
+    then: HttpCall | None = None
 
 
 class Decoder(Protocol):

@@ -382,22 +382,24 @@ async def test_the_reported_prompt_finishes_within_a_minute(tmp_path) -> None:
 
 
 async def test_a_grammar_constrained_call_is_a_valid_call_of_an_offered_tool(llama_url: str) -> None:
-    """Issue 33: the offline model's calls go as JSON under a llama.cpp grammar made from the
-    offered tools' schemas (nyzhi.provider.offline_calls). With the answer branch left out the
-    model must call, and whatever it writes is a call of an offered tool whose arguments have
-    the required keys with the right types."""
+    """Issue 33: the offline model decides on a call in its own format under a llama.cpp
+    grammar made from the offered tools' schemas (nyzhi.provider.offline_calls). With "no
+    call" left out the model must call, and whatever it writes at a high temperature is one
+    call of an offered tool: a directory under the working directory, or the file named."""
+    import re
+
     import httpx
 
-    from nyzhi.provider.offline_calls import reply_schema
+    from nyzhi.provider.offline_calls import call_grammar
     from nyzhi.tools.builtin.files_read import ListDirTool, ReadTool
 
     tools = [{"name": t.name, "description": t.description, "parameters": t.parameters}
              for t in (ListDirTool(), ReadTool())]
-    calls_only = {"anyOf": reply_schema(tools)["anyOf"][:-1]}
+    grammar = call_grammar(tools, ["notes.txt"]).replace(" call? ", " call ", 1)
     body = {
-        "model": DEFAULT_MODEL_ALIAS, "max_tokens": 200, "temperature": 0.7, "stream": False,
-        "messages": [{"role": "user", "content": "Look at something in this folder."}],
-        "response_format": {"type": "json_object", "schema": calls_only},
+        "model": DEFAULT_MODEL_ALIAS, "max_tokens": 120, "temperature": 0.9, "stream": False,
+        "messages": [{"role": "user", "content": "Look at something here, maybe notes.txt."}],
+        "grammar": grammar,
     }
     complete = 0
     async with httpx.AsyncClient(timeout=_BOUND) as client:
@@ -408,34 +410,71 @@ async def test_a_grammar_constrained_call_is_a_valid_call_of_an_offered_tool(lla
             if choice["finish_reason"] == "length":
                 continue  # cut by max_tokens mid-string: a cap, not an invalid call
             complete += 1
-            call = json.loads(choice["message"]["content"])
-            schema = next(t["parameters"] for t in tools if t["name"] == call["tool"])
-            for key in schema.get("required", ()):
-                assert key in call["arguments"], (call, key)
-            for key, value in call["arguments"].items():
-                kind = schema["properties"][key]["type"]
-                assert isinstance(value, {"string": str, "integer": int}[kind]), (call, key)
+            content = choice["message"]["content"]
+            match = re.fullmatch(r"<tool_call>(\[.*\])</tool_call>", content, re.S)
+            assert match, content
+            (call,) = json.loads(match.group(1))
+            if call["name"] == "read":
+                assert call["arguments"]["file_path"] == "notes.txt", call
+                assert set(call["arguments"]) <= {"file_path", "offset", "limit"}, call
+            else:
+                assert call["name"] == "list_dir", call
+                assert re.fullmatch(r"\.(/[A-Za-z0-9_-]+)*", call["arguments"]["path"]), call
     assert complete, "no sample finished within max_tokens"
 
 
-async def test_the_readme_greeting_gets_a_short_plain_answer(tmp_path) -> None:
-    """The README's first offline example: an answer, no entities, no tool listing."""
+async def _nyz_run_offline(tmp_path: Path, prompt: str) -> list[dict]:
+    """``nyz run PROMPT`` as a new user with no key (the offline model) in a small Python
+    project, as stream-json events."""
     import sys
 
     from nyzhi.testing.cli import json_lines, nyz_env
 
     (tmp_path / "home").mkdir()
     ws = tmp_path / "ws"
-    ws.mkdir()
+    (ws / "src").mkdir(parents=True)
+    (ws / "README.md").write_text("# shop\n\nA tiny shop: carts and prices.\n")
+    (ws / "pyproject.toml").write_text('[project]\nname = "shop"\n')
+    (ws / "src" / "cart.py").write_text("class Cart:\n    pass\n")
     argv = [sys.executable, "-m", "nyzhi", "run", "--ephemeral", "--output-format", "stream-json",
-            "hello, what can you do?"]  # fmt: skip
+            prompt]  # fmt: skip
     with trio.fail_after(_BOUND):
         proc = await trio.run_process(argv, cwd=ws, env=nyz_env(tmp_path / "home"),
                                       capture_stdout=True, capture_stderr=True, check=False)
     assert proc.returncode == 0, proc.stderr.decode()
-    events = json_lines(proc.stdout)
+    return json_lines(proc.stdout)
+
+
+async def test_the_readme_greeting_gets_a_short_concrete_answer(tmp_path) -> None:
+    """The README's first offline example: no call, an answer that says what it can do in a
+    sentence or two (no entities, no tool listing, not four rambling paragraphs)."""
+    events = await _nyz_run_offline(tmp_path, "hello, what can you do?")
+    assert not [e for e in events if e["type"] == "tool_start"], events
     (result,) = [e for e in events if e["type"] == "result"]
     text = result["result"]
     assert text.strip() and "&#" not in text and "&lt;" not in text
-    assert len(text) < 600, text  # a few sentences, not four rambling paragraphs
+    assert len(text) < 300, text
+    assert "list" in text.lower() and "read" in text.lower(), text  # what it can do
     assert not any(name in text for name in ("team_create", "git_branch", "tool_search"))
+
+
+async def test_list_the_files_here_is_one_list_dir_call_of_the_working_directory(
+    tmp_path,
+) -> None:
+    """The README's second example: exactly one call, list_dir of '.', whose listing shows
+    the project's files."""
+    events = await _nyz_run_offline(tmp_path, "list the files here")
+    (start,) = [e for e in events if e["type"] == "tool_start"]
+    assert start["name"] == "list_dir" and json.loads(start["arguments"]) == {"path": "."}
+    (done,) = [e for e in events if e["type"] == "tool_done"]
+    assert not done["is_error"] and "README.md" in done["output"] and "src/" in done["output"]
+
+
+async def test_read_readme_is_one_read_call_of_that_file(tmp_path) -> None:
+    """The README's third example: exactly one call, read of the file the user named."""
+    events = await _nyz_run_offline(tmp_path, "read README.md")
+    (start,) = [e for e in events if e["type"] == "tool_start"]
+    assert start["name"] == "read", start
+    assert json.loads(start["arguments"])["file_path"] == "README.md", start
+    (done,) = [e for e in events if e["type"] == "tool_done"]
+    assert not done["is_error"] and "A tiny shop: carts and prices." in done["output"]

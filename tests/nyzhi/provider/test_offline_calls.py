@@ -1,6 +1,7 @@
-"""The offline model's prompt and calls (issue 33 item 1): only offered tools are named, calls
-go as grammar-constrained JSON and come back as real tool calls, entities are decoded. The
-real model is exercised in tests/nyzhi/test_local_model.py (slow set)."""
+"""The offline model's prompt and calls (issue 33 item 1): only offered tools are named, a
+call is decided under a grammar in the model's own format and comes back as a real tool call,
+no call is followed by the answer, entities are decoded. The real model is exercised in
+tests/nyzhi/test_local_model.py (slow set)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from nyzhi.provider.llama_cpp import EntityDecoder, LlamaCppDecoder
 from nyzhi.provider.offline_model import OFFLINE_MODEL, OFFLINE_TOOLS
 from nyzhi.provider.types import Message, TextDelta, ToolCallEnd, ToolSchema
 from nyzhi.testing.cli import json_lines, run_nyz
-from nyzhi.testing.fake_llm import open_fake_llm, reply
+from nyzhi.testing.fake_llm import garbage, open_fake_llm, reply
 
 
 def _tool(name: str) -> ToolSchema:
@@ -29,24 +30,49 @@ async def _sent(request) -> dict:
     return req.json
 
 
-async def test_an_offline_request_asks_for_json_constrained_to_the_offered_tools() -> None:
+def _offered(body: dict) -> list[str]:
+    """The tools a decision's grammar lets the model call, in order."""
+    return re.findall(r'^call\d+ ::= "\{\\"name\\": \\"(\w+)', body["grammar"], re.M)
+
+
+async def test_an_offline_request_is_a_decision_in_the_models_own_call_format() -> None:
     everything = tuple(_tool(n) for n in ("read", "bash", "list_dir", "team_create", "grep"))
     body = await _sent(simple_request(tools=everything, model=OFFLINE_MODEL))
-    assert "tools" not in body and body["stream"] is False
-    schema = body["response_format"]["schema"]
-    assert body["response_format"]["type"] == "json_object"
-    called = [b["properties"]["tool"]["const"] for b in schema["anyOf"] if "tool" in b["properties"]]
-    assert called == ["read", "list_dir", "grep"]
-    assert {"answer"} in [set(b["properties"]) for b in schema["anyOf"]]
-    for branch in schema["anyOf"]:
-        if "tool" in branch["properties"]:
-            assert branch["properties"]["arguments"]["required"] == ["path"]
+    assert "tools" not in body and "response_format" not in body and body["stream"] is False
+    assert _offered(body) == ["list_dir", "read", "grep"]  # OFFLINE_TOOLS' order
+    assert body["grammar"].startswith('root ::= "<tool_call>[" call? "]</tool_call>"')
     system = body["messages"][0]["content"]
+    listed = json.loads(system.split("<tools>", 1)[1].split("</tools>", 1)[0])
+    assert [t["name"] for t in listed] == ["list_dir", "read", "grep"]
     assert "bash" not in system and "team_create" not in system
-    assert "- list_dir(path): The list_dir tool." in system
+    # a path argument is described as the grammar allows it: '.' for here
+    assert "'.' for the files here" in listed[0]["parameters"]["properties"]["path"]["description"]
+    assert body["messages"][1:] == [{"role": "user", "content": "hello"}]
 
 
-async def test_after_a_tool_result_only_an_answer_is_allowed_and_the_result_is_shown() -> None:
+def test_the_grammar_holds_paths_to_the_working_directory_and_files_to_those_named() -> None:
+    from nyzhi.provider.offline_calls import call_grammar, named_files
+
+    assert named_files("read README.md, then src/app.py and notes.txt.") == [
+        "README.md", "src/app.py", "notes.txt"]
+    assert named_files("list the files here") == []
+    assert named_files("read ../../etc/passwd or /etc/shadow") == []  # nothing outside
+    read = {"name": "read", "parameters": {"type": "object", "required": ["file_path"],
+            "properties": {"file_path": {"type": "string"}, "limit": {"type": "integer"}}}}
+    listing = {"name": "list_dir", "parameters": {"type": "object", "required": ["path"],
+               "properties": {"path": {"type": "string"}}}}
+    grammar = call_grammar([listing, read], ["README.md"])
+    rules = dict(line.split(" ::= ", 1) for line in grammar.splitlines() if " ::= " in line)
+    assert rules["file"] == '"\\"README.md\\""'  # only the file the user named
+    assert rules["dir"].startswith('"\\"." ("/"')  # '.', './src': under the working directory
+    assert ' "\\"path\\": " dir ' in rules["call0"]
+    assert '(", " "\\"limit\\": " integer)?' in rules["call1"]  # optional, after the required
+    anything = dict(line.split(" ::= ", 1) for line in call_grammar([read]).splitlines()
+                    if " ::= " in line)
+    assert anything["file"].startswith('"\\"" [A-Za-z0-9_]')  # relative: no / or ~ first
+
+
+async def test_after_a_tool_result_the_answer_is_asked_for_with_the_result_shown() -> None:
     from nyzhi.provider.types import ToolCall
 
     messages = (
@@ -56,10 +82,10 @@ async def test_after_a_tool_result_only_an_answer_is_allowed_and_the_result_is_s
     )
     request = simple_request(messages=messages, tools=(_tool("list_dir"),), model=OFFLINE_MODEL)
     body = await _sent(request)
-    assert body["response_format"]["schema"]["required"] == ["answer"]
+    assert "grammar" not in body and "tools" not in body and body["stream"] is True
     texts = [m["content"] for m in body["messages"]]
-    assert '{"tool": "list_dir", "arguments": {"path": "."}}' in texts
-    assert any(t.startswith("Result of list_dir:") and "a.py" in t for t in texts)
+    assert "list the files" in texts[0]  # the answer prompt says what the model can do
+    assert texts[1:] == ["list the files here", "Result of list_dir:\na.py\nb.py"]
 
 
 def _complete(content: str, model: str = OFFLINE_MODEL) -> str:
@@ -68,16 +94,37 @@ def _complete(content: str, model: str = OFFLINE_MODEL) -> str:
          "finish_reason": "stop"}]})
 
 
-def test_a_json_call_comes_back_as_a_tool_call_and_an_answer_as_text() -> None:
-    events = LlamaCppDecoder().feed("", _complete('{"tool": "list_dir", "arguments": {"path": "."}}'))
+def test_a_decision_comes_back_as_a_tool_call_or_as_a_follow_up() -> None:
+    decoder = LlamaCppDecoder()
+    call = '<tool_call>[{"name": "list_dir", "arguments": {"path": "."}}]</tool_call>'
+    events = decoder.feed("", _complete(call)) + decoder.finish()
     (end,) = [e for e in events if isinstance(e, ToolCallEnd)]
     assert end.name == "list_dir" and json.loads(end.arguments) == {"path": "."}
-    events = LlamaCppDecoder().feed("", _complete('{"answer": "it&#39;s &lt;b&gt;"}'))
-    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "it's <b>"
-    # another model's JSON is its answer, as it wrote it
-    other = '{"answer": "x"}'
-    events = LlamaCppDecoder().feed("", _complete(other, model="qwen"))
-    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == other
+    assert events[-1].reason == "tool_use" and not decoder.follow_up
+    none = LlamaCppDecoder()
+    assert none.feed("", _complete("<tool_call>[]</tool_call>")) == []
+    assert none.follow_up and not none.done
+    # another model's text is its answer, as it wrote it
+    other = LlamaCppDecoder()
+    events = other.feed("", _complete("<tool_call>[]</tool_call>", model="qwen"))
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "<tool_call>[]</tool_call>"
+    assert not other.follow_up
+
+
+async def test_no_call_is_followed_by_the_answer_in_a_second_request() -> None:
+    """The provider sends the answer request when the decision made no call, and streams its
+    text as the reply; the decision itself shows nothing."""
+    decision = _complete("<tool_call>[]</tool_call>").encode() + b"\n"
+    request = simple_request(messages=(Message("user", "hello, what can you do?"),),
+                             tools=(_tool("list_dir"),), model=OFFLINE_MODEL)
+    async with open_fake_llm(None, script=[garbage(decision), reply("I can list files.")]) as srv:
+        events = await collect(make_spec(srv, "llama-cpp", key=None), request)
+        first, second = srv.requests
+    assert "grammar" in first.json and "grammar" not in second.json
+    assert second.json["stream"] is True
+    assert second.json["messages"][-1] == {"role": "user", "content": "hello, what can you do?"}
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "I can list files."
+    assert not [e for e in events if isinstance(e, ToolCallEnd)]
 
 
 def test_entities_split_across_streamed_deltas_are_decoded() -> None:
@@ -113,20 +160,5 @@ async def test_the_offline_models_prompt_names_only_the_tools_it_is_offered(
     for name in ("tool_search", "team_create", "git_branch", "bash", "multi_edit",
                  "notepad_read", "spawn_agent", "todo_write", "fuzzy_find"):
         assert not re.search(rf"\b{name}\b", system), f"{name} named in the offline prompt"
-    offered = [b["properties"]["tool"]["const"]
-               for b in body["response_format"]["schema"]["anyOf"] if "tool" in b["properties"]]
+    offered = _offered(body)
     assert offered and set(offered) <= set(OFFLINE_TOOLS)
-
-
-def test_an_answer_cut_by_the_output_cap_shows_its_text_not_its_json() -> None:
-    from nyzhi.provider.offline_calls import decode_reply
-
-    message = {"content": '{"answer": "Hello! I can look at \\"src\\" and the fi'}
-    decode_reply(message)
-    assert message["content"] == 'Hello! I can look at "src" and the fi'
-    half_escape = {"content": '{ "answer": "a line\\nand \\u00'}
-    decode_reply(half_escape)
-    assert half_escape["content"] == "a line\nand "
-    broken_call = {"content": '{"tool": "read", "arguments": {"file_path": "/a/very/lo'}
-    decode_reply(broken_call)
-    assert broken_call["content"].startswith('{"tool"')  # not an answer: left as it came

@@ -85,6 +85,8 @@ class TeamRuntime:
         member_command: list[str] | None = None,
         mode: str | None = None,
         interactive: bool = False,
+        gate: Any = None,
+        model_calls: int = 0,
     ) -> None:
         self.system = system
         self.factory = factory
@@ -103,6 +105,10 @@ class TeamRuntime:
         self.nursery: trio.Nursery | None = None
         self.processes: dict[str, Any] = {}  # path -> TeammateProcess (live incarnation)
         self.remote_requests: dict[str, str] = {}  # approval/question id -> member path
+        # The team-wide limit on model calls (nyzhi.core.teams.model_gate): ``gate`` is the
+        # runtime's provider when it can be limited, ``model_calls`` the configured limit.
+        self.gate = gate
+        self.model_calls = model_calls
 
     @property
     def store(self) -> TeamStore:
@@ -169,7 +175,28 @@ class TeamRuntime:
         await self.nursery.start(driver.run)
         await run_blocking(lambda: self.store.set_status(
             team, member, pid=os.getpid(), path=path, session_id=self.session_id))
+        await self._limit_model_calls(team, member)
         return driver
+
+    async def _limit_model_calls(self, team: str, member: str) -> None:
+        """Put this runtime's model calls under the team's limit (once: the first team bound).
+        The lead's number governs: it writes it into the team's slot file, which a process
+        member reads; a process team's calls also take a slot there, across processes."""
+        if self.gate is None or not hasattr(self.gate, "set_limit") or self.gate.limit_value:
+            return
+        if member != LEAD and self.lead_of(team) is not None:
+            return  # an in-process teammate: the lead already decided for this runtime
+        from nyzhi.teams.model_slots import SharedSlots
+
+        config = await run_blocking(self.store.load, team)
+        slots = SharedSlots(self.store.team_dir(team))
+        limit = self.model_calls
+        if member == LEAD:
+            await run_blocking(slots.set_limit, limit)
+        else:
+            limit = await run_blocking(slots.limit) or limit
+        shared = slots if self.mode_of(config) == TeammateMode.PROCESS and limit > 0 else None
+        self.gate.set_limit(limit, shared)
 
     def lead_of(self, team: str) -> Running | None:
         return next((r for r in self.members.values()

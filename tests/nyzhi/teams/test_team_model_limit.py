@@ -1,0 +1,119 @@
+"""The team-wide limit on model calls in flight (``[team] max_concurrent_model_calls``): the
+fake LLM counts the requests it is answering at once, and never sees more than the limit; the
+shared slot file a process team uses grants in ticket order and forgets dead holders."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import trio
+
+from nyzhi.core import events as ev
+from nyzhi.core.runtime import RuntimeOptions, open_runtime
+from nyzhi.teams.inbox import deliver
+from nyzhi.teams.model_slots import SharedSlots
+from nyzhi.testing.fake_llm import PerAgent, open_fake_llm, reply
+
+MEMBERS = 6
+LIMIT = 2
+
+
+async def _either(*waits) -> None:
+    """Until the first of ``waits`` (trio.Event.wait of each side) returns."""
+    async with trio.open_nursery() as nursery:
+        for wait in waits:
+            async def one(wait=wait):
+                await wait()
+                nursery.cancel_scope.cancel()
+            nursery.start_soon(one)
+
+
+async def test_in_process_members_never_exceed_the_team_limit(workspace, configure, home):
+    """Six teammates are woken by one broadcast and all want the model at once. A request is
+    held at the server until every member's request is either there or queued at the gate:
+    without the limit all six reach the server together, and the count shows it."""
+    box = {}
+
+    async def step(request):
+        server, gate = box["server"], box["gate"]
+        while not (len(server.requests) >= MEMBERS
+                   or (server.active >= LIMIT
+                       and len(server.requests) + gate.waiting >= MEMBERS)):
+            await _either(server._changed.wait, gate.changed.wait)
+        return reply("done")
+
+    script = PerAgent({"WORK": [step] * MEMBERS})
+    async with open_fake_llm(script=script) as server:
+        box["server"] = server
+        configure(workspace, server.url_for("openai"),
+                  extra=f"\n[team]\nmax_concurrent_model_calls = {LIMIT}\n")
+        async with open_runtime(RuntimeOptions(cwd=workspace, trust="full", ephemeral=True,
+                                               team="lim")) as rt:
+            box["gate"] = gate = rt.teams.gate
+            for i in range(MEMBERS):
+                await rt.teams.spawn_teammate("lim", f"m{i}", "", "worker", None,
+                                              ev.MAIN_AGENT)
+            sent = await trio.to_thread.run_sync(
+                deliver, rt.teams.store, "lim", "lead", "all", "WORK, all of you")
+            await rt.teams.messages_sent("lim", sent)
+            with trio.fail_after(60):
+                await rt.teams.wait_quiet("lim")
+            assert gate.limit_value == LIMIT
+            assert gate.max_in_flight <= LIMIT
+            assert gate.waited > 0  # requests queued for a slot
+    assert len(script.seen["WORK"]) == MEMBERS
+    assert server.max_active == LIMIT  # reached, never exceeded
+
+
+async def test_a_session_in_no_team_is_not_limited(workspace, configure, home):
+    async with open_fake_llm(script=[]) as server:
+        configure(workspace, server.url_for("openai"),
+                  extra="\n[team]\nmax_concurrent_model_calls = 1\n")
+        async with open_runtime(RuntimeOptions(cwd=workspace, ephemeral=True)) as rt:
+            assert rt.teams.gate.limit_value == 0
+
+
+def test_shared_slots_grant_in_ticket_order(tmp_path):
+    slots = SharedSlots(tmp_path)
+    slots.set_limit(2)
+    me = os.getpid()
+    t1, g1 = slots.enqueue(me)
+    t2, g2 = slots.enqueue(me)
+    t3, g3 = slots.enqueue(me)
+    t4, g4 = slots.enqueue(me)
+    assert (g1, g2, g3, g4) == (True, True, False, False)
+    assert slots.active() == 2
+    slots.release(t2)
+    assert slots.poll(t3, me) is True  # the oldest waiter gets the freed slot ...
+    assert slots.poll(t4, me) is False  # ... not the newest
+    slots.release(t1)
+    assert slots.poll(t4, me) is True
+    assert slots.active() == 2
+
+
+def test_a_dead_holder_loses_its_slot(tmp_path):
+    """A member killed while it held a slot (its pid gone) does not keep it."""
+    child = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"],
+                             stdin=subprocess.PIPE)
+    slots = SharedSlots(tmp_path)
+    slots.set_limit(1)
+    held, granted = slots.enqueue(child.pid)
+    assert granted
+    mine, granted = slots.enqueue(os.getpid())
+    assert not granted and not slots.poll(mine, os.getpid())
+    child.kill()
+    child.wait()
+    assert slots.poll(mine, os.getpid()) is True
+    assert held not in [e[0] for e in slots._load()["active"]]
+
+
+def test_a_corrupt_slot_file_is_named(tmp_path):
+    (tmp_path / "model_calls.json").write_text("[1, 2]")
+    try:
+        SharedSlots(tmp_path).enqueue(os.getpid())
+    except ValueError as exc:
+        assert "model_calls.json" in str(exc)
+    else:
+        raise AssertionError("a corrupt slot file was accepted")

@@ -26,6 +26,9 @@ from nyzhi.teams.errors import TeamError
 
 DIR_MODE = 0o700
 FILE_MODE = 0o600
+# Durable writes this process made to team files (each ``write_json``, each broadcast line):
+# how the scale tests and the benchmark see that an event costs O(1) writes, not O(n).
+COUNTS = {"writes": 0}
 
 
 @contextlib.contextmanager
@@ -62,6 +65,7 @@ def write_json(path: Path, data: Any, *, indent: int | None = None) -> None:
     text = json.dumps(data, ensure_ascii=False, indent=indent,
                       separators=None if indent else (",", ":"))
     atomic_write(Path(path), text.encode("utf-8"), mode=FILE_MODE, what="the team file")
+    COUNTS["writes"] += 1
 
 
 def now_rfc3339() -> str:

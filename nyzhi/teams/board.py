@@ -15,7 +15,7 @@ blockers' real states are read whenever they matter), so no task stays stuck.
 
 Listing: ``index.json`` holds every task, so ``list`` reads one file, not one per task. Each
 change, under the lock, first creates ``.index-dirty``, then writes the task files, then the
-index (atomically), then removes the marker. The task files stay the truth: an index that is
+index (atomically, without an fsync of its own: see ``_write_index``), then removes the marker. The task files stay the truth: an index that is
 missing, does not parse, names other ids than the task files on disk, or has the marker beside
 it (a writer died between the task files and the index) is rebuilt from the task files.
 """
@@ -178,8 +178,13 @@ class TaskBoard:
 
     def _write_index(self, by_id: dict[str, Task]) -> None:
         tasks = sorted(by_id.values(), key=lambda t: int(t.id))
+        # Not fsynced: the index is a cache of the task files, which are. A killed process
+        # leaves the marker (so a rebuild); after a power cut, a file system that orders data
+        # before the rename it belongs to (ext4's default, xfs, btrfs) shows the old index with
+        # the marker or the new one without it, and a torn one does not parse (a rebuild).
         write_json(self.index_path, {"version": 1,
-                                     "tasks": [convert.unstructure(t) for t in tasks]})
+                                     "tasks": [convert.unstructure(t) for t in tasks]},
+                   sync=False)
         self.dirty_path.unlink(missing_ok=True)
 
     # --- changing ---------------------------------------------------------------------------

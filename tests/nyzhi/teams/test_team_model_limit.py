@@ -14,6 +14,7 @@ from nyzhi.core import events as ev
 from nyzhi.core.runtime import RuntimeOptions, open_runtime
 from nyzhi.teams.inbox import deliver
 from nyzhi.teams.model_slots import SharedSlots
+from nyzhi.testing.cli import read_until
 from nyzhi.testing.fake_llm import PerAgent, open_fake_llm, reply
 
 MEMBERS = 6
@@ -117,3 +118,82 @@ def test_a_corrupt_slot_file_is_named(tmp_path):
         assert "model_calls.json" in str(exc)
     else:
         raise AssertionError("a corrupt slot file was accepted")
+
+
+class Lines:
+    """A child's stdout, a line at a time (``read_until``: no sleeps)."""
+
+    def __init__(self, stream) -> None:
+        self.stream, self.buf = stream, bytearray()
+
+    async def next(self) -> str:
+        await read_until(self.stream, self.buf, b"\n")
+        line, _, rest = bytes(self.buf).partition(b"\n")
+        self.buf[:] = rest
+        return line.decode()
+
+
+HOLDER = """
+import sys, trio
+from nyzhi.core.teams.model_gate import ModelCallGate
+from nyzhi.teams.model_slots import SharedSlots
+
+slots = SharedSlots(sys.argv[1])
+real_enqueue = slots.enqueue
+def enqueue(pid):
+    ticket, granted = real_enqueue(pid)
+    print("queued", ticket, flush=True)
+    return ticket, granted
+slots.enqueue = enqueue
+
+async def main():
+    gate = ModelCallGate(None)
+    gate.set_limit(int(sys.argv[2]), slots)
+    async with gate.slot():
+        print("holding", flush=True)
+        await trio.to_thread.run_sync(sys.stdin.readline)  # until the test says release
+    print("released", flush=True)
+
+trio.run(main)
+"""
+
+
+async def test_process_members_share_the_limit_in_ticket_order(tmp_path):
+    """Five processes (as a process team's members) ask for a slot through the real gate over
+    one slot file with a limit of 2: two hold, three queue; each release lets in the oldest
+    waiter. Without the shared file all five would hold at once."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(__file__))))
+    env = {**os.environ, "PYTHONPATH": root}
+    SharedSlots(tmp_path).set_limit(LIMIT)
+    procs, lines, tickets = [], [], []
+    try:
+        with trio.fail_after(60):
+            for _ in range(5):  # one at a time, so the tickets are in start order
+                proc = await trio.lowlevel.open_process(
+                    [sys.executable, "-c", HOLDER, str(tmp_path), str(LIMIT)], env=env,
+                    stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+                procs.append(proc)
+                lines.append(Lines(proc.stdout))
+                word, ticket = (await lines[-1].next()).split()
+                assert word == "queued"
+                tickets.append(int(ticket))
+            assert tickets == sorted(tickets)
+            for i in range(LIMIT):  # the first two hold ...
+                assert await lines[i].next() == "holding"
+            slots = SharedSlots(tmp_path)
+            state = slots._load()
+            assert [e[0] for e in state["active"]] == tickets[:LIMIT]  # ... the rest wait
+            assert [e[0] for e in state["queue"]] == tickets[LIMIT:]
+            for i in range(5):  # each release lets the oldest waiter in
+                await procs[i].stdin.send_all(b"release\n")
+                assert await lines[i].next() == "released"
+                if i + LIMIT < 5:
+                    assert await lines[i + LIMIT].next() == "holding"
+                    active = [e[0] for e in slots._load()["active"]]
+                    assert active == tickets[i + 1:i + 1 + LIMIT]
+            for proc in procs:
+                assert await proc.wait() == 0
+    finally:
+        for proc in procs:
+            proc.kill()
+    assert slots._load()["active"] == [] and slots._load()["queue"] == []

@@ -183,6 +183,7 @@ class TeamRuntime:
         from nyzhi.core.teams.member import MemberDriver
 
         path = path or agent.spec.path
+        await self._limit_model_calls(team, member)  # before its driver can start a turn
         agent.tooling.context.team_name = team
         agent.tooling.context.team_member = member
         driver = MemberDriver(
@@ -197,7 +198,6 @@ class TeamRuntime:
         await self.nursery.start(driver.run)
         await run_blocking(lambda: self.store.set_status(
             team, member, pid=os.getpid(), path=path, session_id=self.session_id))
-        await self._limit_model_calls(team, member)
         return driver
 
     async def _limit_model_calls(self, team: str, member: str) -> None:

@@ -15,7 +15,7 @@ from nyzhi.core.runtime import RuntimeOptions, open_runtime
 from nyzhi.teams.inbox import deliver
 from nyzhi.teams.model_slots import SharedSlots
 from nyzhi.testing.cli import read_until
-from nyzhi.testing.fake_llm import PerAgent, open_fake_llm, reply
+from nyzhi.testing.fake_llm import PerAgent, open_fake_llm, reply, tool_call
 
 MEMBERS = 6
 LIMIT = 2
@@ -197,3 +197,37 @@ async def test_process_members_share_the_limit_in_ticket_order(tmp_path):
         for proc in procs:
             proc.kill()
     assert slots._load()["active"] == [] and slots._load()["queue"] == []
+
+
+async def test_a_process_team_takes_every_model_call_through_the_slot_file(workspace, home,
+                                                                           configure):
+    """``nyz team start --teammate-mode process``: the lead writes its limit into the team's
+    slot file, and every model request of the lead and of each member process takes a ticket
+    there; the fake LLM never sees more than the limit at once."""
+    from nyzhi.teams.store import TeamStore
+    from nyzhi.testing.cli import run_nyz
+
+    script = PerAgent({
+        "LEAD-TASK": [
+            reply(tool_calls=[tool_call("send_team_message",
+                                        {"to": "all", "message": "WORK: say done"})]),
+            reply("sent"),
+        ],
+        "WORK": [reply("done")] * 3,
+    })
+    async with open_fake_llm(script=script) as server:
+        configure(workspace, server.url_for("openai"),
+                  extra=f"\n[team]\nmax_concurrent_model_calls = {LIMIT}\n")
+        with trio.fail_after(180):
+            proc = await run_nyz(
+                workspace, home, "team", "start", "pt", "--members",
+                "a:worker,b:worker,c:worker", "--task", "LEAD-TASK", "--teammate-mode",
+                "process", "--headless", "--output-format", "stream-json")
+        assert proc.returncode == 0, proc.stderr.decode()[-3000:]
+    assert len(script.seen["WORK"]) == 3
+    assert server.max_active <= LIMIT
+    slots = SharedSlots(TeamStore().team_dir("pt"))
+    state = slots._load()
+    assert state["limit"] == LIMIT
+    assert state["next"] - 1 == len(server.requests)  # one ticket per model request
+    assert state["active"] == [] and state["queue"] == []

@@ -169,7 +169,8 @@ class Inbox:
 
 def _merged(inbox: list[Message], broadcasts: list[Message]) -> list[Message]:
     """One stream, oldest first (the time stamps are RFC 3339 UTC with milliseconds, so they
-    sort as text; the sort is stable, so equal stamps keep their order)."""
+    sort as text; the sort is stable, so equal stamps keep their order within each source:
+    one sender's messages of one millisecond, direct ones before broadcasts)."""
     if not broadcasts:
         return inbox
     return sorted(inbox + broadcasts, key=lambda m: m.time)

@@ -77,6 +77,7 @@ class BroadcastLog:
         """The whole records after ``offset``, and the offset after the last of them (a torn
         or half-written last line is left for later). A line that does not parse is skipped:
         one bad line must not block every member's inbox."""
+        locking.COUNTS["reads"] += 1
         try:
             with open(self.path, "rb") as fh:
                 size = os.fstat(fh.fileno()).st_size

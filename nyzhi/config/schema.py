@@ -187,6 +187,17 @@ class NodeConfig:
 
 
 @records.frozen
+class TeamSection:
+    """``[team]``: what every member of a team shares (docs/teams.md)."""
+
+    # Model requests in flight at once across a whole team (the lead, its teammates and their
+    # subagents, in-process or process); more wait their turn, first come first served, so a
+    # provider's rate limit is met by queueing instead of a storm of retries. 0: no limit.
+    max_concurrent_model_calls: int = attrs.field(default=16,
+                                                  metadata={"min": 0, "max": 100_000})
+
+
+@records.frozen
 class ShellSandboxConfig:
     """Legacy nyzhi 3.x keys, accepted and ignored: the sandbox is ``[agent.sandbox]``."""
 
@@ -295,6 +306,7 @@ class Config:
     mcp: McpConfig = attrs.Factory(McpConfig)
     lsp: LspConfig = attrs.Factory(LspConfig)
     nodes: tuple[NodeConfig, ...] = ()
+    team: TeamSection = attrs.Factory(TeamSection)
     shell: ShellConfig = attrs.Factory(ShellConfig)
     browser: BrowserConfig = attrs.Factory(BrowserConfig)
     web_search: WebSearchConfig = attrs.Factory(WebSearchConfig)

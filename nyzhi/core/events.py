@@ -306,7 +306,7 @@ class IndexProgress(Event):
 class TeamMessage(Event):
     """A message was delivered to a team member's inbox (``agent`` is the sender's path).
     ``kind`` is ``message`` or ``idle_notification`` (a teammate telling the lead it is idle);
-    ``to`` is the recipient's member name (``all`` fans out to one event per member)."""
+    ``to`` is the recipient's member name, or ``all`` (one event for a broadcast)."""
 
     type: ClassVar[str] = "team_message"
     team: str

@@ -47,6 +47,7 @@ from nyzhi.core.sessions.store import SessionWriter
 from nyzhi.core.subagents import SubagentManager
 from nyzhi.core.teams.control import TeamRuntime
 from nyzhi.core.teams.membership import open_membership
+from nyzhi.core.teams.model_gate import ModelCallGate
 from nyzhi.core.tool_step import ApprovalAnswer, ApprovalBroker
 from nyzhi.core.turn import TurnSettings
 from nyzhi.provider import types as pt
@@ -409,6 +410,8 @@ async def _assemble(stack: contextlib.AsyncExitStack, system: actors.ActorSystem
                                          claude_allow=project_trust.claude_allow)
         # Every request to the model leaves through the redactor (system prompt included).
         provider = RedactingProvider(provider, tooling.redactor)
+        # ... and, once the runtime is in a team, waits for a slot of the team's limit.
+        provider = ModelCallGate(provider)
         tooling.context.leases.wait = config.agent.agents.write_lease_wait
         catalog, role_notes = assembly.load_roles(config, workspace, tooling)
         hooks, notes = assembly.build_hooks(config, workspace, options.cwd,
@@ -502,6 +505,7 @@ def _agent_tree(base: _Assembly) -> tuple[SubagentManager, TeamRuntime]:
         system=base.system, factory=base.factory, tree=tree, emit=base.bus.publish,
         hooks=base.hooks, session_id=base.session_id, env=options.env,
         mode=options.teammate_mode, interactive=options.interactive,
+        gate=base.provider, model_calls=base.config.team.max_concurrent_model_calls,
     )
     base.tooling.context.teams = teams
     return tree, teams

@@ -12,6 +12,12 @@ Crash order: the high-water mark is written before the new task (a crash skips a
 reuses one), and a finished task before its dependents. A crash between the two leaves a
 dependent blocked by a finished task; the next change to the board's tasks mends it (the
 blockers' real states are read whenever they matter), so no task stays stuck.
+
+Listing: ``index.json`` holds every task, so ``list`` reads one file, not one per task. Each
+change, under the lock, first creates ``.index-dirty``, then writes the task files, then the
+index (atomically, without an fsync of its own: see ``_write_index``), then removes the marker. The task files stay the truth: an index that is
+missing, does not parse, names other ids than the task files on disk, or has the marker beside
+it (a writer died between the task files and the index) is rebuilt from the task files.
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ from nyzhi.teams.locking import file_lock, now_rfc3339, read_json, write_json
 from nyzhi.teams.status import TaskStatus as TaskStatus
 
 FINISHED = (TaskStatus.COMPLETED, TaskStatus.DELETED)
+INDEX_FILE = "index.json"
 _ID_RE = re.compile(r"[1-9][0-9]{0,8}")
 
 
@@ -92,6 +99,9 @@ class TaskBoard:
         self.dir = Path(dir)
         self.lock_path = self.dir / ".lock"
         self.mark_path = self.dir / ".highwatermark"
+        self.index_path = self.dir / INDEX_FILE
+        self.dirty_path = self.dir / ".index-dirty"
+        self.rebuilds = 0  # times this object rebuilt the index from the task files
 
     # --- reading ----------------------------------------------------------------------------
 
@@ -120,10 +130,62 @@ class TaskBoard:
         return sorted(ids, key=int)
 
     def list(self, status: str | None = None) -> list[Task]:
-        """Every task (deleted ones too), by id; only those in ``status`` when given."""
+        """Every task (deleted ones too), by id; only those in ``status`` when given. Read
+        from the index (rebuilt first when it cannot be trusted)."""
         wanted = None if status is None else _status(status)
-        tasks = [t for t in (self._load(i) for i in self._ids()) if t is not None]
+        by_id = self._read_index()
+        if by_id is None:
+            with file_lock(self.lock_path):
+                by_id = self._indexed()
+        tasks = sorted(by_id.values(), key=lambda t: int(t.id))
         return [t for t in tasks if wanted is None or t.status == wanted]
+
+    # --- the index --------------------------------------------------------------------------
+
+    def _read_index(self) -> dict[str, Task] | None:
+        """The tasks by id from ``index.json``, or None when it must be rebuilt."""
+        if self.dirty_path.exists():
+            return None
+        try:
+            data = read_json(self.index_path, None)
+        except TeamError:
+            return None  # does not parse
+        if not isinstance(data, dict) or not isinstance(data.get("tasks"), list):
+            return None
+        try:
+            tasks = [convert.structure(t, Task, self.index_path, TeamError)
+                     for t in data["tasks"]]
+        except TeamError:
+            return None
+        by_id = {t.id: t for t in tasks}
+        if set(by_id) != set(self._ids()):  # a task file added or removed behind its back
+            return None
+        return by_id
+
+    def _indexed(self) -> dict[str, Task]:
+        """The tasks by id, the index rebuilt from the task files if needed. Under the lock."""
+        by_id = self._read_index()
+        if by_id is None:
+            by_id = {t.id: t for t in (self._load(i) for i in self._ids()) if t is not None}
+            self._write_index(by_id)
+            self.rebuilds += 1
+        return by_id
+
+    def _begin(self) -> None:
+        """Before a change writes task files: the index is stale until ``_write_index``."""
+        self.dir.mkdir(parents=True, exist_ok=True)
+        os.close(os.open(self.dirty_path, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o600))
+
+    def _write_index(self, by_id: dict[str, Task]) -> None:
+        tasks = sorted(by_id.values(), key=lambda t: int(t.id))
+        # Not fsynced: the index is a cache of the task files, which are. A killed process
+        # leaves the marker (so a rebuild); after a power cut, a file system that orders data
+        # before the rename it belongs to (ext4's default, xfs, btrfs) shows the old index with
+        # the marker or the new one without it, and a torn one does not parse (a rebuild).
+        write_json(self.index_path, {"version": 1,
+                                     "tasks": [convert.unstructure(t) for t in tasks]},
+                   sync=False)
+        self.dirty_path.unlink(missing_ok=True)
 
     # --- changing ---------------------------------------------------------------------------
 
@@ -151,6 +213,8 @@ class TaskBoard:
                     raise TeamError(f"task {dep} is deleted; it cannot block a new task")
                 blockers.append(task)
             open_deps = [t.id for t in blockers if t.status != TaskStatus.COMPLETED]
+            by_id = self._indexed()
+            self._begin()
             now = now_rfc3339()
             task = Task(
                 id=self._next_id(), subject=subject, description=description,
@@ -159,10 +223,13 @@ class TaskBoard:
                 blocked_by=open_deps, created_at=now, updated_at=now,
             )
             write_json(self._path(task.id), convert.unstructure(task))
+            by_id[task.id] = task
             for blocker in blockers:
                 if blocker.status != TaskStatus.COMPLETED and task.id not in blocker.blocks:
                     blocker.blocks.append(task.id)
                     write_json(self._path(blocker.id), convert.unstructure(blocker))
+                by_id[blocker.id] = blocker
+            self._write_index(by_id)
         return task
 
     def update(self, task_id: str, *, status: str | None = None, owner: str | None = None,
@@ -198,10 +265,14 @@ class TaskBoard:
                         f"{', '.join(task.blocked_by)}; finish those first")
                 task.status = new_status
             task.updated_at = now_rfc3339()
+            by_id = self._indexed()
+            self._begin()
             write_json(self._path(task_id), convert.unstructure(task))
+            by_id[task.id] = task
             unblocked = []
             if task.status in FINISHED and old_status not in FINISHED:
-                unblocked = self._release(task)
+                unblocked = self._release(task, by_id)
+            self._write_index(by_id)
         return TaskChange(task, unblocked,
                           task.status == TaskStatus.COMPLETED
                           and old_status != TaskStatus.COMPLETED)
@@ -218,11 +289,12 @@ class TaskBoard:
         if not still and task.status == TaskStatus.BLOCKED:
             task.status = TaskStatus.PENDING
 
-    def _release(self, done: Task) -> list[Task]:
+    def _release(self, done: Task, by_id: dict[str, Task]) -> list[Task]:
         """Remove ``done`` from every dependent's ``blocked_by``; return those it unblocked.
-        Every task is looked at, not only ``done.blocks``: a crash may have lost a mirror."""
+        Every task is looked at (in the index), not only ``done.blocks``: a crash may have
+        lost a mirror."""
         unblocked = []
-        for task in self.list():
+        for task in sorted(by_id.values(), key=lambda t: int(t.id)):
             if done.id not in task.blocked_by:
                 continue
             task.blocked_by.remove(done.id)
@@ -231,11 +303,15 @@ class TaskBoard:
                 unblocked.append(task)
             task.updated_at = now_rfc3339()
             write_json(self._path(task.id), convert.unstructure(task))
+            by_id[task.id] = task
         return unblocked
 
     def delete_all(self) -> None:
         """Remove every task and the id counter (ids start at 1 again)."""
         with file_lock(self.lock_path):
+            self._begin()
             for task_id in self._ids():
                 self._path(task_id).unlink(missing_ok=True)
             self.mark_path.unlink(missing_ok=True)
+            self.index_path.unlink(missing_ok=True)
+            self.dirty_path.unlink(missing_ok=True)

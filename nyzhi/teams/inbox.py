@@ -9,6 +9,11 @@ is fine, since a reader reads the file whenever it starts or wakes.
 Read messages are kept for ``nyz team status`` and history, but only the newest
 ``KEEP_READ`` of them: every append rewrites the file, and an inbox that grew forever would
 make each message cost more than the last. Unread messages are never dropped.
+
+Broadcasts (``to="all"``) are not copied into each inbox: they are one line each in the team's
+broadcast log (``nyzhi.teams.broadcast``), which every inbox reads from its own cursor
+(``<member>.cursor``). ``read_unread``, ``unread_count`` and ``messages`` merge the two, oldest
+first, so a reader sees one stream of messages as before.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from nyzhi import convert, records
+from nyzhi.teams.broadcast import BroadcastLog
 from nyzhi.teams.errors import TeamError
 from nyzhi.teams.locking import file_lock, now_rfc3339, read_json, write_json
 from nyzhi.teams.names import check_name
@@ -51,14 +57,49 @@ class Message:
 
 
 class Inbox:
-    """One member's inbox in ``path_dir`` (``teams/<team>/inboxes``). Blocking calls."""
+    """One member's inbox in ``path_dir`` (``teams/<team>/inboxes``), and its view of the
+    team's broadcast log (``channel``; by default the one in the team directory above).
+    Blocking calls."""
 
-    def __init__(self, path_dir: Path, member: str) -> None:
+    def __init__(self, path_dir: Path, member: str, channel: BroadcastLog | None = None) -> None:
         self.dir = Path(path_dir)
         self.member = member
         self.path = self.dir / f"{member}.json"
         self.lock_path = self.dir / f"{member}.lock"
         self.fifo_path = self.dir / f"{member}.fifo"
+        self.cursor_path = self.dir / f"{member}.cursor"
+        self.channel = channel if channel is not None else BroadcastLog(self.dir.parent)
+
+    # --- the broadcast log, through this member's cursor --------------------------------------
+
+    def _cursor(self) -> int:
+        value = read_json(self.cursor_path, 0)
+        return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 \
+            else 0
+
+    def _write_cursor(self, offset: int) -> None:
+        write_json(self.cursor_path, offset)
+
+    def start_cursor(self) -> None:
+        """A new member: broadcasts sent before it joined are not for it (as when every
+        broadcast was copied to the members of the moment). Kept if it has one already."""
+        with file_lock(self.lock_path):
+            if not self.cursor_path.exists():
+                self._write_cursor(self.channel.size())
+
+    def _broadcasts(self, cursor: int) -> tuple[list[Message], int]:
+        """Broadcasts after ``cursor`` that are for this member (not its own), unread."""
+        records, end = self.channel.read_from(cursor)
+        messages = []
+        for record in records:
+            try:
+                m = convert.structure(record, Message, self.channel.path, TeamError)
+            except TeamError:
+                continue  # one bad line does not block the inbox
+            if m.sender != self.member:
+                m.read = False
+                messages.append(m)
+        return messages, end
 
     def _read(self) -> list[Message]:
         data = read_json(self.path, [])
@@ -82,23 +123,31 @@ class Inbox:
         self.poke()
 
     def read_unread(self, mark_read: bool = True) -> list[Message]:
-        """The unread messages, oldest first; with ``mark_read`` they are marked read in the
-        same locked step, so two readers never both get one message."""
+        """The unread messages (broadcasts too), oldest first; with ``mark_read`` they are
+        marked read in the same locked step, so two readers never both get one message. The
+        inbox is written before the cursor: a crash between delivers broadcasts twice, never
+        loses one."""
         with file_lock(self.lock_path):
             messages = self._read()
             unread = [m for m in messages if not m.read]
-            if mark_read and unread:
-                for m in unread:
-                    m.read = True
-                self._write(messages)
-        return unread
+            cursor = self._cursor()
+            broadcasts, end = self._broadcasts(cursor)
+            if mark_read:
+                if unread:
+                    for m in unread:
+                        m.read = True
+                    self._write(messages)
+                if end != cursor:
+                    self._write_cursor(end)
+        return _merged(unread, broadcasts)
 
     def unread_count(self) -> int:
-        return sum(not m.read for m in self._read())
+        return sum(not m.read for m in self._read()) + len(self._broadcasts(self._cursor())[0])
 
     def messages(self) -> list[Message]:
-        """Every kept message, read or not, oldest first."""
-        return self._read()
+        """Every kept message, read or not, and the broadcasts not read yet, oldest first.
+        (Read broadcasts stay in the team's log, not here.)"""
+        return _merged(self._read(), self._broadcasts(self._cursor())[0])
 
     def poke(self) -> None:
         """Wake the member's reader: one byte into its FIFO, never blocking. No FIFO (ENOENT),
@@ -118,30 +167,48 @@ class Inbox:
             os.close(fd)
 
 
+def _merged(inbox: list[Message], broadcasts: list[Message]) -> list[Message]:
+    """One stream, oldest first (the time stamps are RFC 3339 UTC with milliseconds, so they
+    sort as text; the sort is stable, so equal stamps keep their order within each source:
+    one sender's messages of one millisecond, direct ones before broadcasts)."""
+    if not broadcasts:
+        return inbox
+    return sorted(inbox + broadcasts, key=lambda m: m.time)
+
+
+def recipients(store: TeamStore, team: str, sender: str, to: str) -> list[str]:
+    """Who a message from ``sender`` to ``to`` (a member, or ``all``: every member but the
+    sender) reaches; a ``TeamError`` naming the members for an unknown one."""
+    members = store.load(team).names()
+    if to == "all":
+        return [m for m in members if m != sender]
+    if to in members:
+        if to == sender:
+            raise TeamError(f"'{to}' is you; send to another member or 'all'")
+        return [to]
+    raise TeamError(f"no member '{to}' in team '{team}' (members: {', '.join(members)}; "
+                    "or 'all')")
+
+
 def deliver(store: TeamStore, team: str, sender: str, to: str, text: str,
             kind: str = "message") -> list[Message]:
     """Put ``text`` from ``sender`` into the inbox of ``to``: a member name, or ``all`` for
-    every member except the sender. Returns the messages written, one per recipient."""
+    every member except the sender. Returns the messages written: one, also for ``all`` (a
+    broadcast is one line in the team's broadcast log, read by every other member); none
+    when ``all`` reaches nobody."""
     check_name("sender", sender)
     if kind not in KINDS:
         raise TeamError(f"message kind {kind!r} is not one of {', '.join(KINDS)}")
     if not text.strip():
         raise TeamError("the message is empty")
-    config = store.load(team)
-    members = config.names()
+    reached = recipients(store, team, sender, to)
+    if not reached:
+        return []
+    message = Message(new_id(), sender, to, text, now_rfc3339(), kind=kind)
     if to == "all":
-        recipients = [m for m in members if m != sender]
-    elif to in members:
-        if to == sender:
-            raise TeamError(f"'{to}' is you; send to another member or 'all'")
-        recipients = [to]
+        store.broadcasts(team).append(convert.unstructure(message))
+        for name in reached:
+            store.inbox(team, name).poke()
     else:
-        raise TeamError(f"no member '{to}' in team '{team}' (members: {', '.join(members)}; "
-                        "or 'all')")
-    now = now_rfc3339()
-    sent = []
-    for recipient in recipients:
-        message = Message(new_id(), sender, to, text, now, kind=kind)
-        store.inbox(team, recipient).append([message])
-        sent.append(message)
-    return sent
+        store.inbox(team, to).append([message])
+    return [message]

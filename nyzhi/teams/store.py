@@ -5,7 +5,10 @@ the directory it was started from and ``nyz team list`` works anywhere)::
 
     teams/<team>/config.json             TeamConfig: members, mode, defaults
     teams/<team>/.lock                   flock for config.json read-modify-writes
-    teams/<team>/inboxes/<member>.json   Inbox: that member's messages (+ .lock, + .fifo)
+    teams/<team>/inboxes/<member>.json   Inbox: that member's messages (+ .lock, + .fifo,
+                                         + .cursor: how far it read the broadcast log)
+    teams/<team>/broadcast.jsonl         BroadcastLog: every message to "all", one a line
+    teams/<team>/model_calls.json        SharedSlots: model calls in flight (process teams)
     teams/<team>/members/<member>.json   runtime status: status, pid, session_id, restarts
     tasks/<team>/<id>.json               TaskBoard: one file per task
     tasks/<team>/.highwatermark          the last task id handed out (+ .lock)
@@ -28,6 +31,7 @@ from nyzhi import convert, records
 from nyzhi.config.modes import TeammateMode, choices
 from nyzhi.config.paths import data_dir
 from nyzhi.teams.board import TaskBoard
+from nyzhi.teams.broadcast import BroadcastLog
 from nyzhi.teams.errors import TeamError, TeamNotFound
 from nyzhi.teams.inbox import Inbox
 from nyzhi.teams.locking import (
@@ -141,7 +145,12 @@ class TeamStore:
         return file_lock(self.team_dir(name) / ".lock")
 
     def inbox(self, name: str, member: str) -> Inbox:
-        return Inbox(self.team_dir(name) / "inboxes", check_name("member", member))
+        return Inbox(self.team_dir(name) / "inboxes", check_name("member", member),
+                     self.broadcasts(name))
+
+    def broadcasts(self, name: str) -> BroadcastLog:
+        """The team's broadcast log (messages to ``all``), read by each inbox from its cursor."""
+        return BroadcastLog(self.team_dir(name))
 
     def board(self, name: str) -> TaskBoard:
         return TaskBoard(self.tasks / check_name("team", name))
@@ -179,8 +188,9 @@ class TeamStore:
             if self.exists(config.name):
                 raise TeamError(f"team '{config.name}' already exists (nyz team delete "
                                 f"{config.name} removes it)")
-            # a board left by a team whose delete was interrupted is not this team's
+            # a board (or broadcasts) left by a team whose delete was interrupted is not ours
             shutil.rmtree(self.tasks / config.name, ignore_errors=True)
+            self.broadcasts(config.name).path.unlink(missing_ok=True)
             for sub in ("inboxes", "members"):
                 (team_dir / sub).mkdir(exist_ok=True, mode=DIR_MODE)
             write_json(team_dir / "config.json", convert.unstructure(config), indent=2)
@@ -191,11 +201,15 @@ class TeamStore:
         lock, so concurrent updates from several processes never lose one another's change."""
         with self._lock(name):
             config = self.load(name)
+            before = set(config.names())
             fn(config)
             if config.name != name:
                 raise TeamError(f"a team cannot be renamed ('{name}' to '{config.name}')")
             config = _checked(config)
             write_json(self._config_path(name), convert.unstructure(config), indent=2)
+        for member in config.names():
+            if member not in before:  # a newcomer reads broadcasts from now on
+                self.inbox(name, member).start_cursor()
         return config
 
     def add_member(self, name: str, member: Member) -> TeamConfig:
@@ -238,6 +252,13 @@ class TeamStore:
             status.update(fields, name=member, updated_at=now_rfc3339())
             write_json(path, status)
         return status
+
+    def status(self, name: str, member: str) -> dict[str, Any]:
+        """One member's last status ({} if it never started): one file read, however many
+        members the team has."""
+        path = self.team_dir(name) / "members" / f"{check_name('member', member)}.json"
+        data = read_json(path, None)
+        return data if isinstance(data, dict) else {}
 
     def statuses(self, name: str) -> dict[str, dict[str, Any]]:
         """Each member's last status, by member name (members never started have none)."""

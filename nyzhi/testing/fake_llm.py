@@ -218,6 +218,7 @@ class FakeRequest:
     model: str | None
     disconnected: trio.Event = attrs.field(factory=trio.Event)
     completed: bool = False  # the whole response was sent
+    counted: bool = False  # counted in the server's ``active`` (until its last bytes go out)
 
     def transcript(self) -> list[tuple[str, str]]:
         """The conversation sent, flattened to (role, text) whatever the wire format, for
@@ -300,6 +301,10 @@ class FakeLLMServer:
         self.props = props
         self.model_fields = dict(model_fields or {})
         self.requests: list[FakeRequest] = []
+        # Model requests being answered right now, and the most there ever were at once (a
+        # client's concurrency limit is checked against ``max_active``).
+        self.active = 0
+        self.max_active = 0
         self.info_requests: list[FakeRequest] = []
         self.port = 0
         self._changed = trio.Event()
@@ -323,6 +328,11 @@ class FakeLLMServer:
     def push(self, *items: ScriptItem) -> None:
         self.script.extend(items)
 
+    async def wait_until(self, predicate: Callable[[], bool]) -> None:
+        """Until ``predicate()`` holds, checked whenever a request arrives or ends."""
+        while not predicate():
+            await self._changed.wait()
+
     async def wait_for_requests(self, n: int) -> FakeRequest:
         """Until at least ``n`` requests arrived; returns the n-th."""
         while len(self.requests) < n:
@@ -345,13 +355,20 @@ class FakeLLMServer:
             request = await self._read_request(conn, stream)
             if request is None:
                 return
-            if request.method == "GET" or request.path == "/api/show":
-                self.info_requests.append(request)
-            else:
+            model_call = not (request.method == "GET" or request.path == "/api/show")
+            if model_call:
                 self.requests.append(request)
+                self.active += 1
+                self.max_active = max(self.max_active, self.active)
+                request.counted = True
+            else:
+                self.info_requests.append(request)
             self._changed.set()
             self._changed = trio.Event()
-            await self._respond(conn, stream, request)
+            try:
+                await self._respond(conn, stream, request)
+            finally:
+                self._ended(request)
         except _CLIENT_GONE:
             pass
         except BaseExceptionGroup as group:  # from the disconnect watcher's nursery
@@ -457,6 +474,7 @@ class FakeLLMServer:
             await trio.sleep_forever()
         if isinstance(item, Fault) and item.kind == "truncate":
             return  # closed without the final chunk: an incomplete body
+        self._ended(req)
         await self._send(conn, stream, h11.EndOfMessage())
         req.completed = True
 
@@ -475,12 +493,22 @@ class FakeLLMServer:
         if data:
             await stream.send_all(data)
 
+    def _ended(self, req: FakeRequest) -> None:
+        """``req`` no longer counts as active: called just before its last bytes are sent (a
+        client that got them may send its next request at once, which must not overlap)."""
+        if req.counted:
+            req.counted = False
+            self.active -= 1
+            self._changed.set()
+            self._changed = trio.Event()
+
     async def _send_json(self, conn: h11.Connection, stream: trio.SocketStream, req: FakeRequest,
                          status: int, body: bytes | Any, extra: list[tuple[str, str]] | None = None) -> None:
         data = body if isinstance(body, bytes) else json.dumps(body).encode()
         headers = [("content-type", "application/json"), ("content-length", str(len(data))),
                    ("connection", "close"), *(extra or [])]
         await self._send(conn, stream, h11.Response(status_code=status, headers=headers))
+        self._ended(req)
         await self._send(conn, stream, h11.Data(data=data))
         await self._send(conn, stream, h11.EndOfMessage())
         req.completed = True

@@ -36,6 +36,7 @@ from nyzhi.core.agent_factory import Agent, AgentSpec
 from nyzhi.core.budget import Limits
 from nyzhi.core.roles import RoleError
 from nyzhi.core.teams.prompt import teammate_prompt, teammate_role
+from nyzhi.core.teams.quiescence import Ledger
 from nyzhi.teams.names import LEAD, TeamError
 from nyzhi.tools.offload import run_blocking
 
@@ -85,6 +86,8 @@ class TeamRuntime:
         member_command: list[str] | None = None,
         mode: str | None = None,
         interactive: bool = False,
+        gate: Any = None,
+        model_calls: int = 0,
     ) -> None:
         self.system = system
         self.factory = factory
@@ -103,6 +106,11 @@ class TeamRuntime:
         self.nursery: trio.Nursery | None = None
         self.processes: dict[str, Any] = {}  # path -> TeammateProcess (live incarnation)
         self.remote_requests: dict[str, str] = {}  # approval/question id -> member path
+        # The team-wide limit on model calls (nyzhi.core.teams.model_gate): ``gate`` is the
+        # runtime's provider when it can be limited, ``model_calls`` the configured limit.
+        self.gate = gate
+        self.model_calls = model_calls
+        self.ledgers: dict[str, Ledger] = {}  # team -> quiescence counters (quiescence.py)
 
     @property
     def store(self) -> TeamStore:
@@ -136,7 +144,26 @@ class TeamRuntime:
             if member in self.processes:
                 self.remote_requests[event.request_id] = member
         if isinstance(event, ev.AgentStatus | ev.TurnComplete | ev.TeamMessage | ev.TaskUpdate):
+            self._count(event)
             self._changed()
+
+    def _count(self, event: ev.Event) -> None:
+        """Keep the quiescence counters (O(1) per event: only the members it names)."""
+        if isinstance(event, ev.TeamMessage):
+            ledger = self.ledgers.get(event.team)
+            if ledger is not None:
+                ledger.message(event.sender, event.to, event.kind)
+            return
+        running = self.members.get(event.agent)
+        if running is not None:
+            ledger = self.ledgers.get(running.team)
+            if ledger is not None:
+                ledger.touch(running.member)
+
+    def _join(self, team: str, member: str) -> None:
+        ledger = self.ledgers.get(team)
+        if ledger is not None:
+            ledger.join(member, running=True)
 
     async def stop(self) -> None:
         """Stop every member driver (status ``stopped``); the actors stop with the system."""
@@ -156,6 +183,7 @@ class TeamRuntime:
         from nyzhi.core.teams.member import MemberDriver
 
         path = path or agent.spec.path
+        await self._limit_model_calls(team, member)  # before its driver can start a turn
         agent.tooling.context.team_name = team
         agent.tooling.context.team_member = member
         driver = MemberDriver(
@@ -165,11 +193,32 @@ class TeamRuntime:
         )
         agent.loop.before_step = driver.inject
         self.members[path] = Running(team, member, path, "bound", driver, agent)
+        self._join(team, member)
         assert self.nursery is not None, "TeamRuntime.run has not started"
         await self.nursery.start(driver.run)
         await run_blocking(lambda: self.store.set_status(
             team, member, pid=os.getpid(), path=path, session_id=self.session_id))
         return driver
+
+    async def _limit_model_calls(self, team: str, member: str) -> None:
+        """Put this runtime's model calls under the team's limit (once: the first team bound).
+        The lead's number governs: it writes it into the team's slot file, which a process
+        member reads; a process team's calls also take a slot there, across processes."""
+        if self.gate is None or not hasattr(self.gate, "set_limit") or self.gate.limit_value:
+            return
+        if member != LEAD and self.lead_of(team) is not None:
+            return  # an in-process teammate: the lead already decided for this runtime
+        from nyzhi.teams.model_slots import SharedSlots
+
+        config = await run_blocking(self.store.load, team)
+        slots = SharedSlots(self.store.team_dir(team))
+        limit = self.model_calls
+        if member == LEAD:
+            await run_blocking(slots.set_limit, limit)
+        else:
+            limit = await run_blocking(slots.limit) or limit
+        shared = slots if self.mode_of(config) == TeammateMode.PROCESS and limit > 0 else None
+        self.gate.set_limit(limit, shared)
 
     def lead_of(self, team: str) -> Running | None:
         return next((r for r in self.members.values()
@@ -191,6 +240,7 @@ class TeamRuntime:
         await self.bind(config.name, LEAD, agent, submit)
 
     async def team_deleted(self, name: str) -> None:
+        self.ledgers.pop(name, None)
         for path, running in tuple(self.members.items()):
             if running.team != name:
                 continue
@@ -324,6 +374,7 @@ class TeamRuntime:
 
         running = Running(config.name, member.name, path, TeammateMode.PROCESS)
         self.members[path] = running
+        self._join(config.name, member.name)
         self.tree.reserve(path)
         running.ref = await sup.ask(actors.StartChild(actors.ChildSpec(
             TeammateProcess, (self, config.name, member.name, path), name=member.name,
@@ -362,7 +413,37 @@ class TeamRuntime:
     # ---- quiescence ------------------------------------------------------------------------
 
     async def quiet(self, team: str) -> tuple[bool, str]:
-        """Is the team done? Every inbox read first, then every status (see ``member``)."""
+        """Is the team done? Read off the team's counters (``quiescence.Ledger``), re-reading
+        only the members events named since the last look; a "done" is confirmed by one full
+        read of every inbox and status (``full_quiet``) before it is believed."""
+        ledger = self.ledgers.get(team)
+        if ledger is None:
+            config = await run_blocking(self.store.load, team)
+            ledger = self.ledgers[team] = Ledger(config.names())
+            for running in self.members.values():
+                if running.team == team:
+                    ledger.join(running.member, running=True)
+        seq, dirty = ledger.take_dirty()
+        if dirty:
+            results = await run_blocking(Ledger.read, self.store, team, dirty)
+            ledger.apply(seq, results)
+        lead = self.lead_of(team)
+        done, why, failed = ledger.verdict(
+            lead is not None and lead.driver is not None and lead.driver.busy)
+        if failed is not None:
+            status = ledger.status.get(failed, {})
+            raise TeamRuntimeError(f"teammate {failed} {status.get('status', 'failed')}: "
+                                   f"{status.get('detail', '')}".rstrip(": "))
+        if not done:
+            return done, why
+        done, why = await self.full_quiet(team)
+        if not done:  # something no event told us of: re-read everyone next time
+            ledger.touch_all()
+        return done, why
+
+    async def full_quiet(self, team: str) -> tuple[bool, str]:
+        """Is the team done? Every inbox read first, then every status (see ``member``): O(n)
+        reads, so only to confirm what the counters say."""
         from nyzhi.core.teams.member import IDLE_NOTICE
 
         config = await run_blocking(self.store.load, team)
@@ -406,8 +487,12 @@ class TeamRuntime:
             done, _why = await self.quiet(team)
             if done:
                 return
-            with trio.move_on_after(poll):
+            with trio.move_on_after(poll) as waited:
                 await changed.wait()
+            if waited.cancelled_caught:  # no event for a while: trust no counter blindly
+                ledger = self.ledgers.get(team)
+                if ledger is not None:
+                    ledger.touch_all()
 
     # ---- helpers ---------------------------------------------------------------------------
 

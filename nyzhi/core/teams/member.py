@@ -28,14 +28,13 @@ import trio
 
 from nyzhi.core import events as ev
 from nyzhi.core.agent import TurnHandle
-from nyzhi.core.teams.prompt import format_inbox
+from nyzhi.core.teams.prompt import IDLE_NOTICE, format_for_lead, format_inbox
 from nyzhi.provider import types as pt
 from nyzhi.teams.inbox import Message, deliver
 from nyzhi.teams.names import LEAD
 from nyzhi.teams.store import TeamStore
 from nyzhi.tools.offload import run_blocking
 
-IDLE_NOTICE = "idle_notification"
 # How much of a teammate's last answer its idle notification carries to the lead.
 NOTICE_CHARS = 2000
 
@@ -87,12 +86,17 @@ class MemberDriver:
 
     # ---- the agent's side ----------------------------------------------------------------
 
+    def format(self, messages: list[Message]) -> str:
+        """The lead's are batched into one summary (``format_for_lead``)."""
+        return format_for_lead(messages) if self.is_lead else format_inbox(messages)
+
     async def inject(self) -> list[pt.Message]:
-        """``before_step``: every unread message, marked read, as one user message."""
+        """``before_step``: every unread message, marked read, as one user message (for the
+        lead, one summary of its teammates' reports and idle notifications)."""
         messages = await run_blocking(self.inbox.read_unread)
         if not messages:
             return []
-        return [pt.Message("user", format_inbox(messages))]
+        return [pt.Message("user", self.format(messages))]
 
     async def on_event(self, event: ev.Event) -> None:
         """A bus listener: this agent's turns starting and ending."""
@@ -152,7 +156,7 @@ class MemberDriver:
             await self._set(ev.AgentState.RUNNING)
             messages = await run_blocking(self.inbox.read_unread)
             if messages:
-                await self._start_turn(format_inbox(messages))
+                await self._start_turn(self.format(messages))
                 return
         if self.state != ev.AgentState.IDLE:
             await self._go_idle()

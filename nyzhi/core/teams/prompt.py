@@ -4,8 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from nyzhi.teams.framing import READING, frame_messages
-from nyzhi.teams.names import LEAD
+from nyzhi.teams.framing import READING, frame_messages, quote
+from nyzhi.teams.names import LEAD, NAME_RE
+
+IDLE_NOTICE = "idle_notification"
+# How much of each idle teammate's last answer the lead's summary shows (one line each): the
+# teammate's report, if it sent one, came as a message and is shown whole.
+EXCERPT_CHARS = 160
 
 TEAM_RULES = """You are '{member}', a teammate in team '{team}' (members: {members}; the lead is \
 '{lead}'). Messages from your team arrive in your thread as user messages. {reading} Answer \
@@ -28,6 +33,42 @@ def format_inbox(messages: list[Any]) -> str:
     """Unread messages as one user message, framed so none can forge another
     (``nyzhi.teams.framing``)."""
     return frame_messages(messages)
+
+
+def format_for_lead(messages: list[Any]) -> str:
+    """The lead's unread messages as one summary for its next model call: the teammates'
+    messages (their reports) framed whole, oldest first, then every idle notification folded
+    into one block: an unquoted header naming who is idle, and one quoted line each with the
+    start of that teammate's last answer. A hundred teammates going idle cost the lead's
+    context a hundred short lines, not a hundred messages with their whole answers."""
+    notices = [m for m in messages if m.kind == IDLE_NOTICE]
+    if not notices:
+        return frame_messages(messages)
+    parts = [frame_messages([m for m in messages if m.kind != IDLE_NOTICE])]
+    latest: dict[str, str] = {}
+    for m in notices:  # a teammate idle twice is shown once, with its latest answer
+        name = m.sender if isinstance(m.sender, str) and NAME_RE.fullmatch(m.sender) \
+            else "unknown"
+        latest.pop(name, None)
+        latest[name] = _excerpt(name, m.text)
+    names = list(latest)
+    count = f"{len(names)} teammate{'s' if len(names) != 1 else ''}"
+    lines = [f"[idle notifications] {count} idle: {', '.join(names)}"]
+    excerpts = [f"{n}: {e}" for n, e in latest.items() if e]
+    if excerpts:
+        lines.append(quote("\n".join(excerpts)))
+    parts.append("\n".join(lines))
+    return "\n\n".join(p for p in parts if p)
+
+
+def _excerpt(sender: str, text: str) -> str:
+    """The start of a notice's last answer, on one line (every line boundary a space)."""
+    body = text.strip()
+    for prefix in (f"{sender} is idle.", "Last answer:"):
+        if body.startswith(prefix):
+            body = body[len(prefix):].strip()
+    flat = " ".join(body.split())
+    return flat if len(flat) <= EXCERPT_CHARS else flat[:EXCERPT_CHARS - 1].rstrip() + "…"
 
 
 def teammate_role(role: Any) -> Any:

@@ -222,14 +222,16 @@ class SendTeamMessageTool(_TeamTool):
         if not isinstance(text, str) or not text.strip():
             raise ArgError("'message' is required: the text to send")
         to = req_str(args, "to")
-        from nyzhi.teams.inbox import deliver
+        from nyzhi.teams.inbox import deliver, recipients
 
-        sent = await self.blocking(deliver, self.store(ctx), team, self.member(ctx), to, text)
+        store, sender = self.store(ctx), self.member(ctx)
+        reached = await self.blocking(recipients, store, team, sender, to)
+        sent = await self.blocking(deliver, store, team, sender, to, text)
         if not sent:
             return error(f"team '{team}' has no other member to send to")
         if ctx.teams is not None:
             await ctx.teams.messages_sent(team, sent)
-        who = to if to != "all" else f"all ({len(sent)} members)"
+        who = to if to != "all" else f"all ({len(reached)} members)"
         return ToolResult(f"sent to {who}", metadata={"message_ids": [m.id for m in sent]})
 
 

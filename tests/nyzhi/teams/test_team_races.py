@@ -120,7 +120,8 @@ async def test_kill_9_mid_write_leaves_readable_files_holding_a_prefix(tmp_path:
         # every task but the last two is done; the rest is some state the loop passes through
         assert all(t.status == TaskStatus.COMPLETED for t in tasks[:-2])
         # and the board still works: a new id after all, the last task can be finished
-        assert board.create("after").id == str(n + 1)
+        # (a kill between the high-water mark and the task file skips one id, by design)
+        assert board.create("after").id in (str(n + 1), str(n + 2))
         for t in tasks[-2:]:
             if t.status != TaskStatus.COMPLETED:
                 board.update(t.id, status="completed", by="writer")

@@ -148,6 +148,11 @@ class NodeConfig:
     port: int = attrs.field(default=22, metadata={"min": 1, "max": 65535})
     identity_file: str | None = None
     cwd: str | None = None
+    # Teams (docs/teams.md): the command that runs nyz on this host, as a shell would read it
+    # (``nyz``, or ``~/.local/bin/nyz``, or ``env PYTHONPATH=... python -m nyzhi``).
+    nyz_command: str = "nyz"
+    # Where ssh records this host's key (trusted on first use); default ssh's own file.
+    known_hosts: str | None = None
 
 
 @records.frozen

@@ -77,6 +77,9 @@ class RuntimeOptions:
     team: str | None = None
     member: str | None = None
     teammate_mode: str | None = None
+    # A member on another host (``nyz team member --remote-store``): its team store, the
+    # lead's, reached down its pipe (``nyzhi.teams.remote.RemoteTeamStore``).
+    team_store: Any = None
     # Library and test seams: a ready provider object, extra environment for key lookup.
     provider_instance: pt.Provider | None = None
     env: dict[str, str] | None = None
@@ -494,6 +497,7 @@ def _agent_tree(base: _Assembly) -> tuple[SubagentManager, TeamRuntime]:
         system=base.system, factory=base.factory, tree=tree, emit=base.bus.publish,
         hooks=base.hooks, session_id=base.session_id, env=options.env,
         mode=options.teammate_mode, interactive=options.interactive,
+        store=options.team_store, nodes=base.tooling.context.nodes,
     )
     base.tooling.context.teams = teams
     return tree, teams

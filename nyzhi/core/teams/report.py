@@ -38,28 +38,34 @@ def live_status(st: dict[str, Any]) -> str:
 
 
 def team_status(name: str, env: Any = None) -> dict[str, Any]:
+    from nyzhi.core.teams.worktrees import branch_of
+    from nyzhi.teams.names import LEAD
     from nyzhi.teams.store import TeamStore
 
     store = TeamStore(env)
     config = store.load(name)
     statuses = store.statuses(name)
+    lead_pid = statuses.get(LEAD, {}).get("pid")
     members = []
     for m in config.members:
         st = statuses.get(m.name, {})
-        status = live_status(st)
+        # A member on another host lives exactly as long as its lead's connection: its pid
+        # is the node's, so the lead's process is the one to check here.
+        status = live_status({**st, "pid": lead_pid} if m.node else st)
         pid = st.get("pid")
         members.append({
             "name": m.name, "role": "lead" if m.agent_type == "leader" else m.role,
             "model": m.model or config.default_model, "status": status, "pid": pid,
             "unread": store.inbox(name, m.name).unread_count(),
-            "restarts": st.get("restarts", 0), "worktree": m.worktree,
+            "restarts": st.get("restarts", 0), "worktree": m.worktree, "node": m.node,
+            # the branch a --worktrees member's work is on (on its node when it has one:
+            # left there if the lead died; nyz team merge fetches it)
+            "branch": branch_of(name, m.name) if m.worktree else None,
         })
     tasks = [{"id": t.id, "subject": t.subject, "status": str(t.status), "owner": t.owner,
               "blocked_by": list(t.blocked_by)} for t in store.board(name).list()]
     return {"team": name, "mode": config.teammate_mode, "cwd": config.cwd,
             "detach": config.detach, "members": members, "tasks": tasks}
-
-
 
 
 def summary_lines(data: dict[str, Any]) -> list[str]:

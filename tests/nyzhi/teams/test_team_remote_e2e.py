@@ -1,4 +1,4 @@
-"""Teammates on another host, over a real sshd on loopback (docs/teams.md, "Beyond one machine").
+"""Teammates on another host, over a real sshd on loopback (docs/teams.md, "Teams on several hosts").
 
 The "other host" is a second local user (``nyz-remote``) with its own HOME and its own nyz
 config (its own provider key: members on other hosts never get the lead's), reached through a

@@ -231,7 +231,14 @@ class TeammateProcess(actors.Actor):
             return
         if data.get("type") == "store_call":
             if self.node is not None:  # a local member has its own store
-                await self._serve(data)
+                # beside the reading, not in it: this loop keeps draining the member's stdout
+                # while a reply waits for room in its stdin (two full pipes never wait on
+                # each other); each of the member's threads waits for its reply, so its own
+                # calls stay in order
+                try:
+                    self.context.start_soon(self._serve, data, name=f"{self.path}:store")
+                except actors.SystemClosed:
+                    pass  # stopping: nobody will read the reply
             return
         if data.get("type") in DROPPED:
             return

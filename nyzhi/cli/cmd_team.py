@@ -79,6 +79,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     mb.add_argument("--interactive", action="store_true", help="approvals go to the lead")
     mb.add_argument("--remote-store", action="store_true",
                     help="the team's store is the lead's, served down the pipe (another host)")
+    mb.add_argument("--proxy-model-calls", metavar="MODEL",
+                    help="the lead makes this member's model calls (with --remote-store)")
     mb.set_defaults(handler=member_command)
 
 
@@ -455,6 +457,7 @@ def member_command(args: argparse.Namespace) -> int:
     try:
         return trio.run(lambda: run_member(args.name, args.member, attached=args.attached,
                                            interactive=args.interactive,
-                                           remote_store=args.remote_store))
+                                           remote_store=args.remote_store,
+                                           proxy_model=args.proxy_model_calls))
     except TeamError as exc:
         return _fail(str(exc))

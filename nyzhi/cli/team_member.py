@@ -32,7 +32,7 @@ from nyzhi.core import events as ev
 
 
 async def run_member(team: str, member: str, *, attached: bool, interactive: bool,
-                     remote_store: bool = False) -> int:
+                     remote_store: bool = False, proxy_model: str | None = None) -> int:
     from nyzhi.cli.render import JsonLines
     from nyzhi.core.runtime import RuntimeOptions, open_runtime
     from nyzhi.core.teams.pipe import LeadPipe
@@ -42,6 +42,8 @@ async def run_member(team: str, member: str, *, attached: bool, interactive: boo
 
     if remote_store and not attached:
         raise TeamError("--remote-store needs --attached (the store is served down the pipe)")
+    if proxy_model is not None and not remote_store:
+        raise TeamError("--proxy-model-calls needs --remote-store (a member on another host)")
     async with trio.open_nursery() as outer:
         pipe = LeadPipe(sys.stdout) if attached else None
         if pipe is not None:
@@ -70,6 +72,10 @@ async def run_member(team: str, member: str, *, attached: bool, interactive: boo
                 session=prior.get("session_id") or None,
                 team_store=store if remote_store else None,
             )
+            if proxy_model is not None:  # [team] proxy_model_calls: no credentials here
+                from nyzhi.core.teams.model_proxy import ProxyProvider
+
+                options.provider_instance = ProxyProvider(pipe, proxy_model)
             out = JsonLines(sys.stdout)
             async with open_runtime(options) as rt, rt.subscribe() as events, \
                     trio.open_nursery() as nursery:

@@ -156,6 +156,15 @@ class NodeConfig:
 
 
 @records.frozen
+class TeamSection:
+    """``[team]``: teams across hosts (docs/teams.md)."""
+
+    # The lead makes the model calls of its members on other hosts (with its own keys)
+    # instead of each node using its own credentials (the default).
+    proxy_model_calls: bool = False
+
+
+@records.frozen
 class ShellSandboxConfig:
     """Legacy nyzhi 3.x keys, accepted and ignored: the sandbox is ``[agent.sandbox]``."""
 
@@ -235,6 +244,7 @@ class Config:
     agent: AgentConfig = attrs.Factory(AgentConfig)
     mcp: McpConfig = attrs.Factory(McpConfig)
     nodes: tuple[NodeConfig, ...] = ()
+    team: TeamSection = attrs.Factory(TeamSection)
     shell: ShellConfig = attrs.Factory(ShellConfig)
     browser: BrowserConfig = attrs.Factory(BrowserConfig)
     memory: MemoryConfig = attrs.Factory(MemoryConfig)

@@ -498,6 +498,7 @@ def _agent_tree(base: _Assembly) -> tuple[SubagentManager, TeamRuntime]:
         hooks=base.hooks, session_id=base.session_id, env=options.env,
         mode=options.teammate_mode, interactive=options.interactive,
         store=options.team_store, nodes=base.tooling.context.nodes,
+        proxy_model_calls=base.config.team.proxy_model_calls,
     )
     base.tooling.context.teams = teams
     return tree, teams

@@ -87,6 +87,7 @@ class TeamRuntime:
         interactive: bool = False,
         store: TeamStore | None = None,
         nodes: dict[str, Any] | None = None,
+        proxy_model_calls: bool = False,
     ) -> None:
         self.system = system
         self.factory = factory
@@ -98,6 +99,8 @@ class TeamRuntime:
         self.lifecycle = lifecycle
         self._store: TeamStore | None = store
         self.nodes = nodes or {}  # [[nodes]] name -> SshExecutor: where remote members run
+        # [team] proxy_model_calls: this lead makes its remote members' model calls
+        self.proxy_model_calls = proxy_model_calls
         self.member_command = member_command
         self.mode_override = mode
         self.interactive = interactive

@@ -16,6 +16,7 @@ stops the member.
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
 from typing import Any, TextIO
@@ -45,6 +46,29 @@ class LeadPipe:
         self.closed = False
         self.watchers: list[PokeWatcher] = []
         self.control_send, self.control = trio.open_memory_channel[dict[str, Any]](64)
+        # proxied model calls (``model_proxy``): id -> where their ``model_*`` lines go
+        self.model_calls: dict[int, trio.MemorySendChannel[dict[str, Any]]] = {}
+        self.next_model_id = 0
+
+    def write(self, data: dict[str, Any]) -> None:
+        """One line to the lead, from the trio thread (so never inside another line)."""
+        self.out.write(json.dumps(data, ensure_ascii=False) + "\n")
+        self.out.flush()
+
+    def open_model_call(self) -> tuple[int, trio.MemoryReceiveChannel[dict[str, Any]]]:
+        self.next_model_id += 1
+        # unbounded: the reader must never wait on one call (a response is finite)
+        send, receive = trio.open_memory_channel[dict[str, Any]](math.inf)
+        if self.closed:
+            send.close()
+        else:
+            self.model_calls[self.next_model_id] = send
+        return self.next_model_id, receive
+
+    def close_model_call(self, call_id: int) -> None:
+        send = self.model_calls.pop(call_id, None)
+        if send is not None:
+            send.close()
 
     # ---- the store's side (worker threads) ---------------------------------------------
 
@@ -57,10 +81,7 @@ class LeadPipe:
             raise TeamError(LEAD_GONE)
         self.next_id += 1
         slot = self.pending[self.next_id] = _Slot()
-        line = json.dumps(convert.unstructure(StoreCall(self.next_id, name, args)),
-                          ensure_ascii=False)
-        self.out.write(line + "\n")
-        self.out.flush()
+        self.write(convert.unstructure(StoreCall(self.next_id, name, args)))
         await slot.done.wait()
         reply = slot.reply
         if reply is None:
@@ -116,6 +137,10 @@ class LeadPipe:
         elif op.get("op") == "poke":
             for watcher in self.watchers:
                 watcher.poke()
+        elif op.get("op") in ("model_event", "model_end", "model_error"):
+            send = self.model_calls.get(op.get("id"))  # type: ignore[arg-type]
+            if send is not None:
+                send.send_nowait(op)
         else:
             await self.control_send.send(op)
 
@@ -124,4 +149,7 @@ class LeadPipe:
         for slot in self.pending.values():
             slot.done.set()
         self.pending.clear()
+        for send in self.model_calls.values():
+            send.close()
+        self.model_calls.clear()
         self.control_send.close()

@@ -74,6 +74,8 @@ class TeammateProcess(actors.Actor):
         self.proc: trio.Process | None = None
         self.stopping_now = False
         self.node: Any = None  # the SshExecutor of a member on another host
+        self.model: str | None = None  # its model, when the lead makes its model calls
+        self.model_calls: Any = None  # model_proxy.ModelCalls, then
         self._send_lock = trio.Lock()
 
     async def started(self) -> None:
@@ -86,6 +88,8 @@ class TeammateProcess(actors.Actor):
                        f"{shlex.quote(self.member)} --attached --remote-store")
             if self.teams.interactive:
                 command += " --interactive"
+            if self.model is not None:
+                command += f" --proxy-model-calls {shlex.quote(self.model)}"
             return self.node.session_argv(command, worktree)
         base = self.teams.member_command or [sys.executable, "-m", "nyzhi"]
         argv = [*base, "team", "member", self.team, self.member]
@@ -107,6 +111,12 @@ class TeammateProcess(actors.Actor):
         if member is not None and member.node:
             self.node = self.teams.nodes[member.node]
             env, cwd, worktree = self.node.local_env(), None, member.worktree
+            if self.teams.proxy_model_calls:
+                from nyzhi.core.teams.model_proxy import ModelCalls
+
+                self.model_calls = ModelCalls()
+                self.model = (member.model or config.default_model
+                              or self.teams.factory.provider.model)
         if self.context.restarts:
             await run_blocking(lambda: store.set_status(
                 self.team, self.member, restarts=self.context.restarts))
@@ -219,6 +229,29 @@ class TeammateProcess(actors.Actor):
                                error_type="TeamError")
         await self.control(convert.unstructure(reply))
 
+    async def _model_call(self, data: dict[str, Any]) -> None:
+        """A remote member's model call, made here with the lead's provider when the team
+        proxies them; refused (the member's turn fails, saying why) when it does not."""
+        from nyzhi.core.teams.model_proxy import NOT_PROXIED
+
+        call_id = data.get("id")
+        if data["type"] == "model_cancel":
+            if self.model_calls is not None:
+                self.model_calls.cancel(call_id)
+            return
+        if not isinstance(call_id, int):
+            return
+        if self.model_calls is None:
+            await self.control({"op": "model_error", "id": call_id, "kind": "ProviderError",
+                                "message": NOT_PROXIED})
+            return
+        try:
+            self.context.start_soon(self.model_calls.run, self.teams.factory.provider, call_id,
+                                    data.get("request"), self.control,
+                                    name=f"{self.path}:model")
+        except actors.SystemClosed:
+            pass
+
     async def _publish(self, line: bytes) -> None:
         line = line.strip()
         if not line:
@@ -228,6 +261,10 @@ class TeammateProcess(actors.Actor):
         except ValueError:
             return  # not an event (a stray print): the log has it
         if not isinstance(data, dict):
+            return
+        if data.get("type") in ("model_call", "model_cancel"):
+            if self.node is not None:
+                await self._model_call(data)
             return
         if data.get("type") == "store_call":
             if self.node is not None:  # a local member has its own store

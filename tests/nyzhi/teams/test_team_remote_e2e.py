@@ -433,3 +433,52 @@ async def test_lead_killed_leaves_no_remote_process_and_merge_fetches_the_branch
     log = await trio.run_process(["git", "-C", str(workspace), "log", "--format=%s", "-1",
                                   "nyz/crew/alice"], capture_stdout=True)
     assert "alice's work" in log.stdout.decode()
+
+
+async def test_proxied_model_calls_need_no_credentials_on_the_node(remote, tmp_path, workspace,
+                                                                  home, configure):
+    """``[team] proxy_model_calls``: the node has no provider config at all; the member's
+    model calls are made by the lead, with the lead's key, which never reaches the node."""
+    script = PerAgent({
+        "LEAD-TASK": [
+            _calls(tool_call("send_team_message", {"to": "alice", "message": "ALICE-JOB: go"})),
+            reply("assigned"),
+            reply("the team finished"),
+        ],
+        "ALICE-JOB": [
+            _calls(tool_call("task_create", {"subject": "made on the node"})),
+            _calls(tool_call("send_team_message", {"to": "lead", "message": "ALICE-DONE"})),
+            reply("did it"),
+        ],
+    })
+    async with open_fake_llm(script=script) as server:
+        set_up(remote, tmp_path, workspace, configure, server.url_for("openai"))
+        (remote.home / ".config" / "nyzhi" / "config.toml").unlink()  # no credentials there
+        config = workspace / ".nyzhi" / "config.toml"
+        config.write_text(config.read_text() + "\n[team]\nproxy_model_calls = true\n")
+        from nyzhi.config import load_config
+        from nyzhi.config.project_trust import approve
+
+        approve(load_config(workspace))
+        with trio.fail_after(120):
+            proc = await trio.run_process(
+                [*NYZ, "team", "start", "crew", "--members", "alice:worker@build1", "--task",
+                 "LEAD-TASK", "--teammate-mode", "process", "--headless", "--output-format",
+                 "stream-json"],
+                cwd=workspace, env=lead_env(home), capture_stdout=True, capture_stderr=True,
+                check=False)
+    assert proc.returncode == 0, proc.stderr.decode()[-3000:]
+    events = json_lines(proc.stdout)
+    assert events[-1]["result"] == "the team finished"
+    assert ("alice", "lead") in [(e["sender"], e["to"]) for e in events
+                                 if e["type"] == "team_message"]
+    assert len(script.seen["ALICE-JOB"]) == 3  # every step of alice's was made by the lead
+    assert {r.headers["authorization"] for r in script.seen["ALICE-JOB"]} == {
+        "Bearer sk-test-key"}
+    by_agent = events[-1]["usage_by_agent"]
+    assert by_agent["/team/crew/alice"]["input_tokens"] == 12 * 3  # charged to the team
+    assert_no_secret_under(remote.home)
+    assert_no_secret_under(remote.base / tmp_path.name)
+    status = json.loads((await run_nyz(workspace, home, "team", "status", "crew",
+                                       "--json")).stdout)
+    assert [t["subject"] for t in status["tasks"]] == ["made on the node"]

@@ -6,11 +6,18 @@ store on disk; what a remote member may not do is refused whatever way it is ask
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 
 import pytest
+import trio
 
 from nyzhi import convert
+from nyzhi.core.teams.model_proxy import NOT_PROXIED, ModelCalls, ProxyProvider
+from nyzhi.core.teams.pipe import LeadPipe
+from nyzhi.provider import errors as pe
+from nyzhi.provider import types as pt
 from nyzhi.teams import TaskClaimError, TeamError, TeamNotFound
 from nyzhi.teams.inbox import Message, deliver, new_id
 from nyzhi.teams.remote import RemoteTeamStore, StoreCall, StoreReply, serve
@@ -139,3 +146,85 @@ host = "127.0.0.1"
         assert proc.returncode == 1, (flags, proc.stderr.decode())
         err = proc.stderr.decode()
         assert message in err and "Traceback" not in err and len(err.splitlines()) == 1
+
+
+class _Provider:
+    """The lead's provider: a scripted stream, or an error, and whether a stream was closed."""
+
+    name, model = "fake", "fake-model"
+
+    def __init__(self, events, error=None):
+        self.events, self.error, self.closed = events, error, trio.Event()
+
+    async def stream(self, request):
+        try:
+            for event in self.events:
+                yield event
+                await trio.lowlevel.checkpoint()
+            if self.error is not None:
+                raise self.error
+            await trio.sleep_forever()  # a stream that never ends unless cancelled
+        finally:
+            self.closed.set()
+
+
+class _Loop(LeadPipe):
+    """A member's pipe whose lead is this process: what the member writes is served here
+    through JSON, and the lead's lines come back through the pipe's own reader."""
+
+    def __init__(self, nursery, provider):
+        super().__init__(io.StringIO())
+        self.nursery, self.provider, self.calls = nursery, provider, ModelCalls()
+
+    def write(self, data):
+        data = json.loads(json.dumps(data))
+        if data["type"] == "model_call":
+            self.nursery.start_soon(self.calls.run, self.provider, data["id"], data["request"],
+                                    self.deliver)
+        elif data["type"] == "model_cancel":
+            self.calls.cancel(data["id"])
+
+    async def deliver(self, op):
+        await self._line(json.dumps(op).encode())
+
+
+REQUEST = pt.ChatRequest(messages=(pt.Message("user", "hi"),), system="s")
+
+
+async def test_a_proxied_model_stream_crosses_the_pipe_as_it_was():
+    events = [pt.TextDelta("hel"), pt.ToolCallEnd(0, "c1", "read", '{"a": 1}'),
+              pt.Usage(12, 7), pt.Stop("end_turn")]
+    provider = _Provider(events, error=pe.ContextOverflowError("too long", tokens=9, limit=5))
+    async with trio.open_nursery() as nursery:
+        proxy = ProxyProvider(_Loop(nursery, provider), "fake-model")
+        got = []
+        with pytest.raises(pe.ContextOverflowError) as caught:
+            async for event in proxy.stream(REQUEST):
+                got.append(event)
+        assert got == events  # every event, in order, as the same records
+        assert (caught.value.tokens, caught.value.limit) == (9, 5)  # compaction can use them
+
+        # a member that leaves early (its turn cancelled) ends the lead's stream too
+        provider = _Provider([pt.TextDelta("a")])
+        proxy = ProxyProvider(_Loop(nursery, provider), "fake-model")
+        async with contextlib.aclosing(proxy.stream(REQUEST)) as stream:
+            async for event in stream:
+                assert event == pt.TextDelta("a")
+                break
+        with trio.fail_after(10):
+            await provider.closed.wait()
+        nursery.cancel_scope.cancel()
+
+
+async def test_a_lead_that_does_not_proxy_fails_the_call_saying_why():
+    async with trio.open_nursery() as nursery:
+        loop = _Loop(nursery, None)
+
+        def refuse(data):
+            nursery.start_soon(loop.deliver, {"op": "model_error", "id": data["id"],
+                                              "kind": "ProviderError", "message": NOT_PROXIED})
+
+        loop.write = refuse
+        with pytest.raises(pe.ProviderError, match="proxy_model_calls"):
+            async for _ in ProxyProvider(loop, "m").stream(REQUEST):
+                pass

@@ -37,21 +37,28 @@ def live_status(st: dict[str, Any]) -> str:
     return status
 
 
+def member_status(member: Any, statuses: dict[str, dict[str, Any]]) -> str:
+    """``live_status`` of ``member`` (a ``Member``). A member on another host lives exactly as
+    long as its lead's connection and its pid is the node's, so its lead's pid is checked."""
+    from nyzhi.teams.names import LEAD
+
+    st = statuses.get(member.name, {})
+    if member.node:
+        st = {**st, "pid": statuses.get(LEAD, {}).get("pid")}
+    return live_status(st)
+
+
 def team_status(name: str, env: Any = None) -> dict[str, Any]:
     from nyzhi.core.teams.worktrees import branch_of
-    from nyzhi.teams.names import LEAD
     from nyzhi.teams.store import TeamStore
 
     store = TeamStore(env)
     config = store.load(name)
     statuses = store.statuses(name)
-    lead_pid = statuses.get(LEAD, {}).get("pid")
     members = []
     for m in config.members:
         st = statuses.get(m.name, {})
-        # A member on another host lives exactly as long as its lead's connection: its pid
-        # is the node's, so the lead's process is the one to check here.
-        status = live_status({**st, "pid": lead_pid} if m.node else st)
+        status = member_status(m, statuses)
         pid = st.get("pid")
         members.append({
             "name": m.name, "role": "lead" if m.agent_type == "leader" else m.role,

@@ -222,6 +222,9 @@ def make_worktrees(store: Any, config: Any, cwd: Path, nodes: dict[str, Any] | N
             path = worktrees.create_remote(cwd, config.name, m.name, (nodes or {})[m.node])
             if m.worktree != path:
                 store.add_member(config.name, attrs.evolve(m, worktree=path))
+                fire_hook(cwd, "worktree_create", {
+                    "team": config.name, "member": m.name, "path": path, "node": m.node,
+                    "branch": worktrees.branch_of(config.name, m.name)})
             continue
         path = worktrees.create(cwd, config.name, m.name)
         if m.worktree != str(path):

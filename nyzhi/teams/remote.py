@@ -67,8 +67,6 @@ class RemoteTeamStore:
     a ``StoreCall``, return the reply's result or raise its error). ``local`` is this host's
     own data directory, for what stays on the node: the team's write leases."""
 
-    remote = True
-
     def __init__(self, team: str, member: str, call: Call, local: TeamStore | None = None,
                  watcher: Callable[[float], Any] | None = None) -> None:
         self.team = check_name("team", team)

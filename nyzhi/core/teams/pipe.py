@@ -2,9 +2,11 @@
 
 The pipe of a process teammate carries, lead → member, one JSON object per line with an
 ``op``: ``approval``, ``answer`` and ``cancel`` (applied to the member's runtime),
-``store_reply`` (the answer to a ``StoreCall`` of a member with ``--remote-store``) and
-``poke`` (its inbox changed). Member → lead, its stdout carries its events and, with
-``--remote-store``, its ``StoreCall`` lines (``nyzhi.teams.remote``).
+``store_reply`` (the answer to a ``StoreCall`` of a member with ``--remote-store``),
+``poke`` (its inbox changed) and ``model_event``/``model_end``/``model_error`` (a model call
+the lead makes for it, ``model_proxy``). Member → lead, its stdout carries its events and,
+with ``--remote-store``, its ``StoreCall`` lines (``nyzhi.teams.remote``) and its
+``model_call``/``model_cancel`` lines.
 
 ``LeadPipe.call`` is what a ``RemoteTeamStore`` calls from a worker thread: it writes the
 request from the trio thread (so it never interleaves with an event line) and blocks until

@@ -25,7 +25,9 @@ among its events and are answered from the lead's store down its stdin
 (``nyzhi.teams.remote.serve``), and every poke of its inbox FIFO here (a message from anyone
 on this host) is relayed as a ``poke`` line. The ssh client runs under the shell's environment
 policy, so no provider key or secret-looking variable reaches it (or, by ``SendEnv``, the
-node): a remote member uses the node's own credentials.
+node): a remote member uses the node's own credentials, or, with ``[team]
+proxy_model_calls``, its ``model_call`` lines are run on the lead's provider
+(``model_proxy``).
 
 With ``--detach`` (``TeamConfig.detach``) the member runs in its own session with no pipes: its
 events go to ``teams/<team>/logs/<member>.jsonl``, which this actor follows while the lead

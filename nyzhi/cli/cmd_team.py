@@ -30,7 +30,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                                       "agents or processes")
     s.add_argument("name", help="the team's name")
     s.add_argument("--members", metavar="SPEC",
-                   help="member:role[:model], comma separated (alice:worker,bob:reviewer)")
+                   help="member:role[:model][@node], comma separated "
+                        "(alice:worker,bob:reviewer@build1)")
     s.add_argument("--task", metavar="TEXT", help="the lead's first prompt")
     s.add_argument("--detach", action="store_true",
                    help="teammates outlive the lead (process mode; nyz team stop ends them)")
@@ -76,6 +77,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     mb.add_argument("member")
     mb.add_argument("--attached", action="store_true", help="stop when stdin ends")
     mb.add_argument("--interactive", action="store_true", help="approvals go to the lead")
+    mb.add_argument("--remote-store", action="store_true",
+                    help="the team's store is the lead's, served down the pipe (another host)")
+    mb.add_argument("--proxy-model-calls", metavar="MODEL",
+                    help="the lead makes this member's model calls (with --remote-store)")
     mb.set_defaults(handler=member_command)
 
 
@@ -88,7 +93,8 @@ def _fail(message: str) -> int:
 
 
 def parse_members(spec: str | None) -> list[Any]:
-    """``alice:worker,bob:reviewer:gpt-5`` → members (role default ``default``)."""
+    """``alice:worker,bob:reviewer:gpt-5@build1`` → members (role default ``default``; after
+    ``@``, the ``[[nodes]]`` entry the member runs on)."""
     from nyzhi.teams.names import LEAD, TeamError, check_name
     from nyzhi.teams.store import Member
 
@@ -97,13 +103,20 @@ def parse_members(spec: str | None) -> list[Any]:
         item = item.strip()
         if not item:
             continue
+        head, at, node = item.rpartition("@")
+        if at:
+            item, node = head, node.strip()
+            if not node:
+                raise TeamError(f"--members: '{head}@' names no node (member:role@node)")
+        else:
+            node = ""
         parts = item.split(":", 2)
         name = check_name("member", parts[0].strip())
         if name == LEAD:
             raise TeamError("'lead' is the agent that starts the team; name the teammates")
         role = parts[1].strip() if len(parts) > 1 and parts[1].strip() else "default"
         model = parts[2].strip() if len(parts) > 2 and parts[2].strip() else None
-        members.append(Member(name=name, role=role, model=model))
+        members.append(Member(name=name, role=role, model=model, node=node or None))
     if len({m.name for m in members}) != len(members):
         raise TeamError(f"--members names a member twice: {spec}")
     return members
@@ -138,7 +151,7 @@ def prepare_team(args: argparse.Namespace, cwd: Path) -> Any:
                     config.members.append(m)
                 else:
                     config.members[config.members.index(old)] = attrs.evolve(
-                        old, role=m.role, model=m.model or old.model)
+                        old, role=m.role, model=m.model or old.model, node=m.node or old.node)
             if mode:
                 config.teammate_mode = mode
             config.detach = args.detach
@@ -154,12 +167,49 @@ def prepare_team(args: argparse.Namespace, cwd: Path) -> Any:
 
         raise TeamError("--detach needs --teammate-mode process (in-process teammates live "
                         "and die with the lead)")
+    nodes = check_nodes(config, mode or config.teammate_mode, cwd)
     if config.worktrees:
-        config = make_worktrees(store, config, cwd)
+        config = make_worktrees(store, config, cwd, nodes)
     return config
 
 
-def make_worktrees(store: Any, config: Any, cwd: Path) -> Any:
+def node_executors(cwd: Path) -> dict[str, Any]:
+    """The ``[[nodes]]`` of the config at ``cwd``, as SSH executors (the runtime's own)."""
+    from nyzhi.config import load_config
+    from nyzhi.config.errors import ConfigError
+    from nyzhi.core.assembly import build_nodes
+    from nyzhi.teams.names import TeamError
+    from nyzhi.tools.env_policy import EnvPolicy
+
+    try:
+        config = load_config(cwd).config
+    except ConfigError as exc:
+        raise TeamError(str(exc)) from None
+    return build_nodes(config, EnvPolicy.from_config(config.shell.env))
+
+
+def check_nodes(config: Any, mode: str, cwd: Path) -> dict[str, Any]:
+    """Members that name a node: the node exists, and the team runs processes, attached."""
+    from nyzhi.core.teams.control import node_missing
+    from nyzhi.teams.names import TeamError
+
+    remote = [m for m in config.members if m.node]
+    if not remote:
+        return {}
+    names = ", ".join(m.name for m in remote)
+    if mode != TeammateMode.PROCESS:
+        raise TeamError(f"{names} run on other hosts: that needs --teammate-mode process")
+    if config.detach:
+        raise TeamError(f"{names} run on other hosts: --detach is local only (a member on "
+                        "another host is served its team's store by the lead)")
+    nodes = node_executors(cwd)
+    for m in remote:
+        if m.node not in nodes:
+            raise TeamError(node_missing(m.name, m.node, nodes))
+    return nodes
+
+
+def make_worktrees(store: Any, config: Any, cwd: Path, nodes: dict[str, Any] | None = None) -> Any:
     import attrs
 
     from nyzhi.core.teams import worktrees
@@ -167,6 +217,14 @@ def make_worktrees(store: Any, config: Any, cwd: Path) -> Any:
 
     for m in config.members:
         if m.name == LEAD:
+            continue
+        if m.node:  # a clone on its node (made over SSH), not a worktree here
+            path = worktrees.create_remote(cwd, config.name, m.name, (nodes or {})[m.node])
+            if m.worktree != path:
+                store.add_member(config.name, attrs.evolve(m, worktree=path))
+                fire_hook(cwd, "worktree_create", {
+                    "team": config.name, "member": m.name, "path": path, "node": m.node,
+                    "branch": worktrees.branch_of(config.name, m.name)})
             continue
         path = worktrees.create(cwd, config.name, m.name)
         if m.worktree != str(path):
@@ -239,6 +297,12 @@ def status_command(args: argparse.Namespace) -> int:
          str(m["pid"] or "-"), str(m["unread"])) for m in data["members"]]
     _table(out, rows)
     out.write("\n")
+    remote = [m for m in data["members"] if m.get("node") and m.get("branch")]
+    if remote:
+        rows = [("MEMBER", "NODE", "CHECKOUT", "BRANCH")] + [
+            (m["name"], m["node"], m["worktree"], m["branch"]) for m in remote]
+        _table(out, rows)
+        out.write("(branches on other hosts: nyz team merge NAME MEMBER fetches one)\n\n")
     if not data["tasks"]:
         out.write("no tasks\n")
         return 0
@@ -301,9 +365,11 @@ def stop_team(name: str, grace: float = 10.0) -> list[str]:
     from nyzhi.teams.store import TeamStore
 
     store = TeamStore()
-    store.load(name)  # TeamNotFound
+    config = store.load(name)  # TeamNotFound
     statuses = store.statuses(name)
-    order = sorted(statuses, key=lambda n: n == LEAD)
+    # a member on another host has the node's pid, not ours: it ends with its lead's ssh
+    remote = {m.name for m in config.members if m.node}
+    order = sorted((n for n in statuses if n not in remote), key=lambda n: n == LEAD)
     live = {n: statuses[n]["pid"] for n in order
             if alive(statuses[n].get("pid")) and statuses[n].get("pid") != os.getpid()}
     for pid in live.values():
@@ -345,7 +411,7 @@ def delete_command(args: argparse.Namespace) -> int:
         config = store.load(args.name)
         stop_team(args.name)
         for m in config.members:
-            if m.worktree:
+            if m.worktree and not m.node:  # a clone on a node stays there, with its branch
                 cwd = Path(config.cwd or ".")
                 if worktrees.remove(cwd, Path(m.worktree)):
                     fire_hook(cwd, "worktree_remove", {"team": config.name, "member": m.name,
@@ -369,7 +435,16 @@ def merge_command(args: argparse.Namespace) -> int:
             raise TeamError(f"team {args.name} has no member {args.member!r}")
         if not m.worktree:
             raise TeamError(f"{args.member} has no worktree (start the team with --worktrees)")
-        summary = worktrees.merge(Path(config.cwd or "."), config.name, m.name, Path(m.worktree))
+        cwd = Path(config.cwd or ".")
+        if m.node:
+            nodes = node_executors(cwd)
+            if m.node not in nodes:
+                from nyzhi.core.teams.control import node_missing
+
+                raise TeamError(node_missing(m.name, m.node, nodes))
+            summary = worktrees.merge_remote(cwd, config.name, m.name, nodes[m.node], m.worktree)
+        else:
+            summary = worktrees.merge(cwd, config.name, m.name, Path(m.worktree))
     except TeamError as exc:
         return _fail(str(exc))
     print(summary or f"merged {worktrees.branch_of(args.name, args.member)}")
@@ -384,6 +459,8 @@ def member_command(args: argparse.Namespace) -> int:
 
     try:
         return trio.run(lambda: run_member(args.name, args.member, attached=args.attached,
-                                           interactive=args.interactive))
+                                           interactive=args.interactive,
+                                           remote_store=args.remote_store,
+                                           proxy_model=args.proxy_model_calls))
     except TeamError as exc:
         return _fail(str(exc))

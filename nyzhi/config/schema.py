@@ -184,17 +184,26 @@ class NodeConfig:
     port: int = attrs.field(default=22, metadata={"min": 1, "max": 65535})
     identity_file: str | None = None
     cwd: str | None = None
+    # Teams (docs/teams.md): the command that runs nyz on this host, as a shell would read it
+    # (``nyz``, or ``~/.local/bin/nyz``, or ``env PYTHONPATH=... python -m nyzhi``).
+    nyz_command: str = "nyz"
+    # Where ssh records this host's key (trusted on first use); default ssh's own file.
+    known_hosts: str | None = None
 
 
 @records.frozen
 class TeamSection:
-    """``[team]``: what every member of a team shares (docs/teams.md)."""
+    """``[team]``: what every member of a team shares, on one host or several
+    (docs/teams.md)."""
 
     # Model requests in flight at once across a whole team (the lead, its teammates and their
     # subagents, in-process or process); more wait their turn, first come first served, so a
     # provider's rate limit is met by queueing instead of a storm of retries. 0: no limit.
     max_concurrent_model_calls: int = attrs.field(default=16,
                                                   metadata={"min": 0, "max": 100_000})
+    # The lead makes the model calls of its members on other hosts (with its own keys)
+    # instead of each node using its own credentials (the default).
+    proxy_model_calls: bool = False
 
 
 @records.frozen

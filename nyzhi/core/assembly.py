@@ -305,7 +305,9 @@ def build_nodes(config: Any, env_policy: EnvPolicy | None = None) -> dict[str, A
 
     return {
         n.name: SshExecutor(n.host, user=n.user, port=n.port, identity_file=n.identity_file,
-                            cwd=n.cwd, env_policy=env_policy)
+                            cwd=n.cwd, env_policy=env_policy, nyz_command=n.nyz_command,
+                            known_hosts=Path(os.path.expanduser(n.known_hosts))
+                            if n.known_hosts else None)
         for n in config.nodes
     }
 

@@ -79,6 +79,9 @@ class RuntimeOptions:
     team: str | None = None
     member: str | None = None
     teammate_mode: str | None = None
+    # A member on another host (``nyz team member --remote-store``): its team store, the
+    # lead's, reached down its pipe (``nyzhi.teams.remote.RemoteTeamStore``).
+    team_store: Any = None
     # Library and test seams: a ready provider object, extra environment for key lookup.
     provider_instance: pt.Provider | None = None
     env: dict[str, str] | None = None
@@ -506,6 +509,8 @@ def _agent_tree(base: _Assembly) -> tuple[SubagentManager, TeamRuntime]:
         hooks=base.hooks, session_id=base.session_id, env=options.env,
         mode=options.teammate_mode, interactive=options.interactive,
         gate=base.provider, model_calls=base.config.team.max_concurrent_model_calls,
+        store=options.team_store, nodes=base.tooling.context.nodes,
+        proxy_model_calls=base.config.team.proxy_model_calls,
     )
     base.tooling.context.teams = teams
     return tree, teams

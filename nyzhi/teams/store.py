@@ -64,7 +64,7 @@ def tasks_root(env: Mapping[str, str] | None = None) -> Path:
 # (``worktree_path`` read too), ``model`` and ``worktree`` only when set; a null reads as absent.
 @convert.wire(rename={"agent_type": "agentType"},
               aliases={"agentType": ("agent_type",), "worktree": ("worktree_path",)},
-              omit_if_none=("model", "worktree"), null_is_missing=True)
+              omit_if_none=("model", "worktree", "node"), null_is_missing=True)
 @records.define
 class Member:
     name: str
@@ -72,7 +72,8 @@ class Member:
     model: str | None = None
     agent_type: str = "teammate"  # "leader" for the lead
     color: str = ""
-    worktree: str | None = None
+    worktree: str | None = None  # on ``node`` when the member has one (its clone there)
+    node: str | None = None  # a ``[[nodes]]`` name: the member runs on that host over SSH
 
 
 # Tolerant: unknown keys are ignored and optional ones defaulted; name, created_at and members
@@ -154,6 +155,14 @@ class TeamStore:
 
     def board(self, name: str) -> TaskBoard:
         return TaskBoard(self.tasks / check_name("team", name))
+
+    def watcher(self, name: str, member: str, fallback: float = 2.0) -> Any:
+        """What a member's driver waits on for new mail: here, the FIFO beside its inbox
+        (a ``RemoteTeamStore`` answers with the lead's pokes down the pipe instead)."""
+        from nyzhi.teams.watch import InboxWatcher
+
+        return InboxWatcher(self.team_dir(name) / "inboxes", check_name("member", member),
+                            fallback=fallback)
 
     # --- configs ----------------------------------------------------------------------------
 

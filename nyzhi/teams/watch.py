@@ -88,3 +88,29 @@ class InboxWatcher:
             await self.aclose()
             self._open()
         return False
+
+
+class PokeWatcher:
+    """``InboxWatcher``'s interface for a member on another host, where there is no FIFO to
+    wait on: the lead writes a poke line down the member's pipe, and the pipe's reader calls
+    ``poke``. The same ``fallback``: a look at the inbox every so often regardless."""
+
+    def __init__(self, fallback: float = 2.0) -> None:
+        self.fallback = fallback
+        self._poked = trio.Event()
+
+    def poke(self) -> None:
+        self._poked.set()
+
+    async def __aenter__(self) -> PokeWatcher:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        return None
+
+    async def wait(self) -> bool:
+        with trio.move_on_after(self.fallback):
+            await self._poked.wait()
+            self._poked = trio.Event()
+            return True
+        return False

@@ -30,7 +30,7 @@ import trio
 from nyzhi.core import events as ev
 from nyzhi.core.event_bus import redact_event
 from nyzhi.core.teams.process import DROPPED, retag
-from nyzhi.core.teams.report import live_status
+from nyzhi.core.teams.report import member_status
 from nyzhi.teams.errors import TeamError
 from nyzhi.teams.lead_lease import lead_pid
 from nyzhi.teams.names import LEAD
@@ -83,7 +83,7 @@ class TeamView:
                 status = ev.AgentState.RUNNING.value if running else \
                     ev.AgentState.SHUTDOWN.value
             else:
-                word = live_status(statuses.get(member.name, {}))  # a dead pid: not running
+                word = member_status(member, statuses)  # a dead pid: not running
                 status = (ev.AgentState.ERRORED.value if word.startswith("dead")
                           else _STATES.get(word, word))
                 if status not in ev.AGENT_STATUSES:

@@ -88,6 +88,9 @@ class TeamRuntime:
         interactive: bool = False,
         gate: Any = None,
         model_calls: int = 0,
+        store: TeamStore | None = None,
+        nodes: dict[str, Any] | None = None,
+        proxy_model_calls: bool = False,
     ) -> None:
         self.system = system
         self.factory = factory
@@ -97,7 +100,10 @@ class TeamRuntime:
         self.session_id = session_id
         self.env = env
         self.lifecycle = lifecycle
-        self._store: TeamStore | None = None
+        self._store: TeamStore | None = store
+        self.nodes = nodes or {}  # [[nodes]] name -> SshExecutor: where remote members run
+        # [team] proxy_model_calls: this lead makes its remote members' model calls
+        self.proxy_model_calls = proxy_model_calls
         self.member_command = member_command
         self.mode_override = mode
         self.interactive = interactive
@@ -320,6 +326,11 @@ class TeamRuntime:
             return self.members[path]
         if member.name == LEAD:
             raise TeamRuntimeError("the lead is the agent that runs the team, not a teammate")
+        if member.node and self.mode_of(config) != TeammateMode.PROCESS:
+            raise TeamRuntimeError(f"member {member.name} runs on node {member.node}: that "
+                                   "needs --teammate-mode process")
+        if member.node and member.node not in self.nodes:
+            raise TeamRuntimeError(node_missing(member.name, member.node, self.nodes))
         sup = await self._team_supervisor(config.name)
         if self.mode_of(config) == TeammateMode.PROCESS:
             return await self._start_process(config, member, path, sup)
@@ -501,6 +512,11 @@ class TeamRuntime:
             if running.team == team and running.member == member:
                 return running.path
         return ev.MAIN_AGENT if member == LEAD else ev.teammate_path(team, member)
+
+
+def node_missing(member: str, node: str, nodes: Any) -> str:
+    known = ", ".join(sorted(nodes)) or "none configured"
+    return f"member {member}: no node '{node}' in [[nodes]] (nodes: {known})"
 
 
 def check_mode(mode: str) -> str:

@@ -30,6 +30,7 @@ from nyzhi.core import events as ev
 from nyzhi.core.agent import TurnHandle
 from nyzhi.core.teams.prompt import IDLE_NOTICE, format_for_lead, format_inbox
 from nyzhi.provider import types as pt
+from nyzhi.teams.errors import TeamError
 from nyzhi.teams.inbox import Message, deliver
 from nyzhi.teams.names import LEAD
 from nyzhi.teams.store import TeamStore
@@ -114,11 +115,10 @@ class MemberDriver:
     # ---- the loop ------------------------------------------------------------------------
 
     async def run(self, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
-        from nyzhi.teams.watch import InboxWatcher
-
         async with trio.open_nursery() as nursery:
             self.nursery = nursery
-            async with InboxWatcher(self.inbox_dir, self.member, fallback=self.fallback) as watch:
+            # the FIFO beside the inbox; on another host, the lead's pokes down the pipe
+            async with self.store.watcher(self.team, self.member, self.fallback) as watch:
                 nursery.start_soon(self._pokes, watch)
                 task_status.started()
                 if self.first_prompt:
@@ -136,10 +136,6 @@ class MemberDriver:
                                 message=f"team {self.team}, member {self.member}: {exc}"))
                 finally:
                     nursery.cancel_scope.cancel()
-
-    @property
-    def inbox_dir(self) -> Any:
-        return self.store.team_dir(self.team) / "inboxes"
 
     async def _pokes(self, watch: Any) -> None:
         while True:
@@ -218,7 +214,10 @@ class MemberDriver:
     async def stop(self, status: str = "stopped") -> None:
         self.stopped = True
         with trio.CancelScope(shield=True):
-            await self._set(status)
+            try:
+                await self._set(status)
+            except TeamError:  # a member on another host whose lead has gone: nobody to tell
+                pass
         if self.nursery is not None:
             self.nursery.cancel_scope.cancel()
 

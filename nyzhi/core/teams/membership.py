@@ -55,7 +55,8 @@ class Membership:
                                         role.system_prompt),
             model=m.model or self.config.default_model,
             max_steps=self.config.max_steps or role.max_steps,
-            workdir=Path(m.worktree) if m.worktree else None,
+            # on another host the member's clone is its workspace (ssh started it there)
+            workdir=Path(m.worktree) if m.worktree and not m.node else None,
         )
         return changes
 

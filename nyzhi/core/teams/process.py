@@ -16,6 +16,19 @@ supervisor (``/team/<team>``) restarts it under the actors' restart intensity; t
 resumes its session and carries on. A member that exits 0 without being asked has finished
 (``TRANSIENT``: not restarted).
 
+A member with a ``node`` (a ``[[nodes]]`` entry) runs on that host: the actor starts
+``ssh -o BatchMode=yes … <nyz_command> team member <team> <member> --attached --remote-store``
+through the node's ``SshExecutor`` (``session_argv``), so the same two pipes are ssh's and
+nothing above changes: a lost connection is a failed process (ssh exits 255) and is restarted
+like one. The member has no team files there; its store calls arrive as ``store_call`` lines
+among its events and are answered from the lead's store down its stdin
+(``nyzhi.teams.remote.serve``), and every poke of its inbox FIFO here (a message from anyone
+on this host) is relayed as a ``poke`` line. The ssh client runs under the shell's environment
+policy, so no provider key or secret-looking variable reaches it (or, by ``SendEnv``, the
+node): a remote member uses the node's own credentials, or, with ``[team]
+proxy_model_calls``, its ``model_call`` lines are run on the lead's provider
+(``model_proxy``).
+
 With ``--detach`` (``TeamConfig.detach``) the member runs in its own session with no pipes: its
 events go to ``teams/<team>/logs/<member>.jsonl``, which this actor follows while the lead
 lives; stopping the lead leaves it running, and ``nyz team stop`` ends it.
@@ -25,6 +38,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -61,12 +75,24 @@ class TeammateProcess(actors.Actor):
         self.path = path
         self.proc: trio.Process | None = None
         self.stopping_now = False
+        self.node: Any = None  # the SshExecutor of a member on another host
+        self.model: str | None = None  # its model, when the lead makes its model calls
+        self.model_calls: Any = None  # model_proxy.ModelCalls, then
+        self._send_lock = trio.Lock()
 
     async def started(self) -> None:
         self.teams.processes[self.path] = self
         self.context.start_soon(self._run, name=f"{self.path}:process")
 
-    def _argv(self, detach: bool) -> list[str]:
+    def _argv(self, detach: bool, worktree: str | None = None) -> list[str]:
+        if self.node is not None:
+            command = (f"{self.node.nyz_command} team member {shlex.quote(self.team)} "
+                       f"{shlex.quote(self.member)} --attached --remote-store")
+            if self.teams.interactive:
+                command += " --interactive"
+            if self.model is not None:
+                command += f" --proxy-model-calls {shlex.quote(self.model)}"
+            return self.node.session_argv(command, worktree)
         base = self.teams.member_command or [sys.executable, "-m", "nyzhi"]
         argv = [*base, "team", "member", self.team, self.member]
         if not detach:
@@ -82,6 +108,17 @@ class TeammateProcess(actors.Actor):
         await run_blocking(lambda: logs.mkdir(parents=True, exist_ok=True))
         env = dict(os.environ if self.teams.env is None else self.teams.env)
         cwd = config.cwd or None
+        member = config.member(self.member)
+        worktree = None
+        if member is not None and member.node:
+            self.node = self.teams.nodes[member.node]
+            env, cwd, worktree = self.node.local_env(), None, member.worktree
+            if self.teams.proxy_model_calls:
+                from nyzhi.core.teams.model_proxy import ModelCalls
+
+                self.model_calls = ModelCalls()
+                self.model = (member.model or config.default_model
+                              or self.teams.factory.provider.model)
         if self.context.restarts:
             await run_blocking(lambda: store.set_status(
                 self.team, self.member, restarts=self.context.restarts))
@@ -90,18 +127,22 @@ class TeammateProcess(actors.Actor):
             if config.detach:
                 await self._run_detached(config, env, cwd, err, logs)
             else:
-                await self._run_attached(env, cwd, err)
+                await self._run_attached(env, cwd, err, worktree)
         finally:
             err.close()
 
-    async def _run_attached(self, env: dict[str, str], cwd: str | None, err: Any) -> None:
+    async def _run_attached(self, env: dict[str, str], cwd: str | None, err: Any,
+                            worktree: str | None = None) -> None:
         proc = await trio.lowlevel.open_process(
-            self._argv(False), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err,
-            env=env, cwd=cwd,
+            self._argv(False, worktree), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=err, env=env, cwd=cwd,
         )
         self.proc = proc
         assert proc.stdout is not None
         buf = b""
+        relay = trio.CancelScope()
+        if self.node is not None:
+            self.context.start_soon(self._relay_pokes, relay, name=f"{self.path}:pokes")
         try:
             while True:
                 chunk = await proc.stdout.receive_some(65536)
@@ -113,6 +154,7 @@ class TeammateProcess(actors.Actor):
                     await self._publish(line)
             code = await proc.wait()
         finally:
+            relay.cancel()
             if proc.returncode is None:
                 with trio.CancelScope(shield=True):
                     await self._end(proc)
@@ -163,6 +205,55 @@ class TeammateProcess(actors.Actor):
                                            kind="team"))
         raise TeammateDied(message)
 
+    async def _relay_pokes(self, scope: trio.CancelScope) -> None:
+        """A remote member's inbox FIFO is here, on the lead's host: whoever delivers to it
+        pokes it, and each poke goes down the member's pipe as a ``poke`` line."""
+        with scope:
+            async with self.teams.store.watcher(self.team, self.member, 60.0) as watch:
+                while True:
+                    if await watch.wait():
+                        await self.control({"op": "poke"})
+
+    async def _serve(self, data: dict[str, Any]) -> None:
+        """Answer a remote member's store call from this host's store."""
+        from nyzhi import convert
+        from nyzhi.teams.errors import TeamError
+        from nyzhi.teams.remote import StoreCall, StoreReply, serve
+
+        try:
+            call = convert.structure(data, StoreCall, "store_call", TeamError)
+        except TeamError:
+            return  # not a call we can answer; its id is unknown
+        try:
+            reply = await run_blocking(serve, self.teams.store, self.team, self.member, call)
+        except Exception as exc:  # the lead's disk: the member's tool gets the error
+            reply = StoreReply(call.id, error=f"the lead's store: {exc}",
+                               error_type="TeamError")
+        await self.control(convert.unstructure(reply))
+
+    async def _model_call(self, data: dict[str, Any]) -> None:
+        """A remote member's model call, made here with the lead's provider when the team
+        proxies them; refused (the member's turn fails, saying why) when it does not."""
+        from nyzhi.core.teams.model_proxy import NOT_PROXIED
+
+        call_id = data.get("id")
+        if data["type"] == "model_cancel":
+            if self.model_calls is not None:
+                self.model_calls.cancel(call_id)
+            return
+        if not isinstance(call_id, int):
+            return
+        if self.model_calls is None:
+            await self.control({"op": "model_error", "id": call_id, "kind": "ProviderError",
+                                "message": NOT_PROXIED})
+            return
+        try:
+            self.context.start_soon(self.model_calls.run, self.teams.factory.provider, call_id,
+                                    data.get("request"), self.control,
+                                    name=f"{self.path}:model")
+        except actors.SystemClosed:
+            pass
+
     async def _publish(self, line: bytes) -> None:
         line = line.strip()
         if not line:
@@ -171,7 +262,24 @@ class TeammateProcess(actors.Actor):
             data = json.loads(line)
         except ValueError:
             return  # not an event (a stray print): the log has it
-        if not isinstance(data, dict) or data.get("type") in DROPPED:
+        if not isinstance(data, dict):
+            return
+        if data.get("type") in ("model_call", "model_cancel"):
+            if self.node is not None:
+                await self._model_call(data)
+            return
+        if data.get("type") == "store_call":
+            if self.node is not None:  # a local member has its own store
+                # beside the reading, not in it: this loop keeps draining the member's stdout
+                # while a reply waits for room in its stdin (two full pipes never wait on
+                # each other); each of the member's threads waits for its reply, so its own
+                # calls stay in order
+                try:
+                    self.context.start_soon(self._serve, data, name=f"{self.path}:store")
+                except actors.SystemClosed:
+                    pass  # stopping: nobody will read the reply
+            return
+        if data.get("type") in DROPPED:
             return
         try:
             event = ev.from_json(retag(data, self.path))
@@ -188,7 +296,8 @@ class TeammateProcess(actors.Actor):
         if proc is None or proc.stdin is None or proc.returncode is not None:
             return
         try:
-            await proc.stdin.send_all((json.dumps(payload) + "\n").encode())
+            async with self._send_lock:  # replies, pokes and answers from several tasks
+                await proc.stdin.send_all((json.dumps(payload) + "\n").encode())
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             pass
 

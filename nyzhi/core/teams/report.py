@@ -37,7 +37,19 @@ def live_status(st: dict[str, Any]) -> str:
     return status
 
 
+def member_status(member: Any, statuses: dict[str, dict[str, Any]]) -> str:
+    """``live_status`` of ``member`` (a ``Member``). A member on another host lives exactly as
+    long as its lead's connection and its pid is the node's, so its lead's pid is checked."""
+    from nyzhi.teams.names import LEAD
+
+    st = statuses.get(member.name, {})
+    if member.node:
+        st = {**st, "pid": statuses.get(LEAD, {}).get("pid")}
+    return live_status(st)
+
+
 def team_status(name: str, env: Any = None) -> dict[str, Any]:
+    from nyzhi.core.teams.worktrees import branch_of
     from nyzhi.teams.store import TeamStore
 
     store = TeamStore(env)
@@ -46,20 +58,21 @@ def team_status(name: str, env: Any = None) -> dict[str, Any]:
     members = []
     for m in config.members:
         st = statuses.get(m.name, {})
-        status = live_status(st)
+        status = member_status(m, statuses)
         pid = st.get("pid")
         members.append({
             "name": m.name, "role": "lead" if m.agent_type == "leader" else m.role,
             "model": m.model or config.default_model, "status": status, "pid": pid,
             "unread": store.inbox(name, m.name).unread_count(),
-            "restarts": st.get("restarts", 0), "worktree": m.worktree,
+            "restarts": st.get("restarts", 0), "worktree": m.worktree, "node": m.node,
+            # the branch a --worktrees member's work is on (on its node when it has one:
+            # left there if the lead died; nyz team merge fetches it)
+            "branch": branch_of(name, m.name) if m.worktree else None,
         })
     tasks = [{"id": t.id, "subject": t.subject, "status": str(t.status), "owner": t.owner,
               "blocked_by": list(t.blocked_by)} for t in store.board(name).list()]
     return {"team": name, "mode": config.teammate_mode, "cwd": config.cwd,
             "detach": config.detach, "members": members, "tasks": tasks}
-
-
 
 
 def summary_lines(data: dict[str, Any]) -> list[str]:

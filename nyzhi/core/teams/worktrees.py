@@ -12,7 +12,10 @@ Blocking (git subprocesses): call from a worker thread.
 
 from __future__ import annotations
 
+import shlex
+import subprocess
 from pathlib import Path
+from typing import Any
 
 from nyzhi.teams.names import TeamError
 from nyzhi.tools.gitsafe import run_git
@@ -96,3 +99,89 @@ def _exclude(root: Path) -> None:
         exclude.parent.mkdir(parents=True, exist_ok=True)
         with open(exclude, "a") as fh:
             fh.write(("" if not text or text.endswith("\n") else "\n") + EXCLUDE_LINE + "\n")
+
+
+# ---- a member on another host: a clone on its node ---------------------------------------
+#
+# A member with a ``node`` cannot use a worktree of the lead's repository: it works in its own
+# clone on the node, made by pushing the lead's HEAD there over the same SSH (no URL to
+# configure, no access from the node to anywhere). ``nyz team merge`` commits what it left,
+# fetches its branch back over SSH and merges it like a local member's. The branch stays on
+# the node whatever happens to the lead: ``nyz team status`` lists where.
+
+REMOTE_CHECKOUTS = "nyz-teams"
+
+
+def remote_path(team: str, member: str) -> str:
+    """The member's clone on its node, relative to the node's ``cwd`` (or the login home)."""
+    return f"{REMOTE_CHECKOUTS}/{team}/{member}"
+
+
+def _remote_git(*args: str) -> str:
+    """``git ARGS`` for a node's shell, with the same neutralising config as here (the clone
+    was written by a sandboxed member: its hooks and drivers must not run for us)."""
+    from nyzhi.tools.gitsafe import SAFE_CONFIG
+
+    safe = [arg for k, v in SAFE_CONFIG for arg in ("-c", f"{k}={v}")]
+    return shlex.join(["git", *safe, *args])
+
+
+def _ssh(node: Any, script: str, cwd: str | None = None) -> str:
+    """Run ``script`` (sh) on ``node``; its output, or a ``TeamError`` naming the node."""
+    argv = node.session_argv(f"sh -c {shlex.quote(script)}", cwd)
+    proc = subprocess.run(argv, env=node.local_env(), stdin=subprocess.DEVNULL,
+                          capture_output=True, text=True, timeout=300, check=False)
+    if proc.returncode != 0:
+        raise TeamError(f"on node {node.host}: {(proc.stderr or proc.stdout).strip()} "
+                        f"(exit {proc.returncode})")
+    return proc.stdout
+
+
+def _url(node: Any, path: str) -> str:
+    where = node.remote_cwd(path)
+    return f"ssh://{node.target}/{where.lstrip('/')}" if where.startswith("/") else \
+        f"ssh://{node.target}/~/{where}"
+
+
+def _transfer(root: Path, node: Any, *args: str) -> None:
+    """``git push`` or ``git fetch`` between ``root`` and ``node`` over the node's ssh: the
+    one transport allowed, its command ours (the repository's config is not asked)."""
+    ssh = shlex.join(node.ssh_options())
+    argv = ["git", "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false",
+            "-c", f"core.sshCommand={ssh}", "-c", "protocol.allow=never",
+            "-c", "protocol.ssh.allow=always", "-c", "credential.helper=", *args]
+    env = {**node.local_env(), "GIT_TERMINAL_PROMPT": "0"}
+    proc = subprocess.run(argv, cwd=root, env=env, stdin=subprocess.DEVNULL,
+                          capture_output=True, text=True, timeout=600, check=False)
+    if proc.returncode != 0:
+        raise TeamError(f"git {args[0]} with node {node.host} failed: "
+                        f"{(proc.stderr or proc.stdout).strip()}")
+
+
+def create_remote(workspace: Path, team: str, member: str, node: Any) -> str:
+    """The member's clone on ``node`` (made if missing: the lead's HEAD pushed to its branch
+    there); an existing clone is left as it is, since its branch holds the member's work."""
+    root = repo_root(workspace)
+    path = remote_path(team, member)
+    made = _ssh(node, f"if [ -d {shlex.quote(path)}/.git ]; then echo exists; else "
+                f"mkdir -p {shlex.quote(path)} && {_remote_git('init', '-q', path)}; fi")
+    if made.strip() == "exists":
+        return path
+    branch = branch_of(team, member)
+    _transfer(root, node, "push", "-q", _url(node, path), f"HEAD:refs/heads/{branch}")
+    _ssh(node, _remote_git("checkout", "-q", branch), path)
+    return path
+
+
+def merge_remote(workspace: Path, team: str, member: str, node: Any, path: str) -> str:
+    """``merge`` for a member on ``node``: commit what it left in its clone there, fetch its
+    branch into this repository (replacing the local copy of that branch), merge it."""
+    root = repo_root(workspace)
+    branch = branch_of(team, member)
+    message = f"nyz team {team}: {member}'s work"
+    commit = _remote_git("-c", "user.name=nyz", "-c", "user.email=nyz@localhost", "commit",
+                         "-q", "-m", message)
+    _ssh(node, f'if [ -n "$({_remote_git("status", "--porcelain")})" ]; then '
+               f"{_remote_git('add', '-A')} && {commit}; fi", path)
+    _transfer(root, node, "fetch", "-q", _url(node, path), f"+refs/heads/{branch}:refs/heads/{branch}")
+    return _git(root, *_identity(root), "merge", "--no-edit", branch).strip()

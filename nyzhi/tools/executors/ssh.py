@@ -69,9 +69,18 @@ class SshExecutor:
     ssh_path: str = "ssh"
     extra_options: tuple[str, ...] = ()
     env_policy: EnvPolicy | None = None
+    nyz_command: str = "nyz"  # how nyz is run on this host (teams: a remote member)
     remote: bool = attrs.field(default=True, init=False)
 
     def ssh_argv(self, remote_command: str) -> list[str]:
+        return [*self.ssh_options(), self.target, "--", remote_command]
+
+    @property
+    def target(self) -> str:
+        return f"{self.user}@{self.host}" if self.user else self.host
+
+    def ssh_options(self) -> list[str]:
+        """``ssh`` and every option, without the target: also git's ``core.sshCommand``."""
         argv = [self.ssh_path, "-T", "-o", "BatchMode=yes"]
         argv += ["-o", "StrictHostKeyChecking=accept-new"]
         argv += ["-o", "LogLevel=ERROR"]  # no "Permanently added ..." chatter in the output
@@ -82,8 +91,20 @@ class SshExecutor:
             argv += ["-i", str(self.identity_file), "-o", "IdentitiesOnly=yes"]
         argv += list(self.extra_options)
         argv += ["-p", str(self.port)]
-        target = f"{self.user}@{self.host}" if self.user else self.host
-        return [*argv, target, "--", remote_command]
+        return argv
+
+    def session_argv(self, command: str, cwd: Path | str | None) -> list[str]:
+        """ssh running ``command`` in ``cwd`` as the session itself: its stdin and stdout are
+        the connection's (a team member's pipes), so no watchdog wrapper. When the connection
+        ends, sshd closes the command's stdin, and a command that stops at end of input (an
+        attached member) ends with it."""
+        script = f"cd -- {shlex.quote(self.remote_cwd(cwd))} || exit 126\nexec {command}\n"
+        return self.ssh_argv(f"sh -c {shlex.quote(script)}")
+
+    def local_env(self) -> dict[str, str]:
+        """The ssh client's own environment: the policy's (no provider key, no secret-looking
+        name), plus the agent socket it authenticates with."""
+        return child_env(self.env_policy, keep=("SSH_AUTH_SOCK",))
 
     def remote_cwd(self, cwd: Path | str | None) -> str:
         given = PurePosixPath(str(cwd)) if cwd not in (None, "") else PurePosixPath(".")
@@ -125,7 +146,7 @@ class SshExecutor:
         return await run_process(
             argv,
             cwd=None,
-            env=child_env(self.env_policy, keep=("SSH_AUTH_SOCK",)),
+            env=self.local_env(),
             timeout=timeout,
             on_output=on_output,
             output_cap=output_cap,

@@ -93,3 +93,42 @@ def stop(server: SshServer) -> None:
     except subprocess.TimeoutExpired:
         server.proc.kill()
         server.proc.wait()
+
+
+REMOTE_USER = "nyz-remote"
+
+
+def remote_user_reason() -> str | None:
+    """Why no second local user can stand in for another host's user (None: one can)."""
+    reason = unavailable_reason()
+    if reason is not None:
+        return reason
+    if shutil.which("useradd") is None or shutil.which("usermod") is None:
+        return "useradd/usermod are missing (a second local user stands in for another host)"
+    return None
+
+
+def remote_user(home: Path) -> tuple[str, int]:
+    """A second local user (made if missing) whose home is ``home``: the user of "another
+    host". Its password field is ``*`` (no password, not locked: sshd refuses a locked
+    account even for key authentication). Returns its name and uid."""
+    import pwd
+
+    try:
+        pwd.getpwnam(REMOTE_USER)
+    except KeyError:
+        subprocess.run(["useradd", "-M", "-s", "/bin/sh", "-d", str(home), REMOTE_USER],
+                       check=True, capture_output=True)
+    subprocess.run(["usermod", "-d", str(home), "-p", "*", REMOTE_USER], check=True,
+                   capture_output=True)
+    entry = pwd.getpwnam(REMOTE_USER)
+    home.mkdir(parents=True, exist_ok=True)
+    os.chown(home, entry.pw_uid, entry.pw_gid)
+    return REMOTE_USER, entry.pw_uid
+
+
+def share_keys(server: SshServer) -> None:
+    """Let sshd read the authorized keys as another user (it opens them with that user's
+    rights): a world-readable file in a directory everyone may enter."""
+    os.chmod(server.identity_file.parent, 0o755)
+    os.chmod(server.identity_file.parent / "authorized_keys", 0o644)

@@ -115,3 +115,23 @@ async def test_bash_tool_on_a_node(server, tmp_path: Path):
     ctx.nodes["ro"] = MonitoredExecutor(node(server, cwd=str(ws)))
     refused = await BashTool().run({"command": "rm f.txt", "node": "ro"}, ctx)
     assert refused.is_error and (ws / "pkg" / "f.txt").exists()
+
+
+async def test_a_session_command_has_the_connections_stdin_and_stdout(server, tmp_path: Path):
+    """``session_argv`` (a team member over SSH): the command reads the connection's stdin
+    (no watchdog in between) in the node's cwd, and ends when that input ends."""
+    ex = node(server, cwd=str(tmp_path))
+    with trio.fail_after(20):
+        r = await trio.run_process(ex.session_argv("sh -c 'cat; pwd'", None),
+                                   stdin=b"line one\nline two\n", capture_stdout=True,
+                                   env=ex.local_env())
+    assert r.stdout.decode().splitlines() == ["line one", "line two", str(tmp_path)]
+
+
+def test_the_ssh_client_environment_keeps_no_secret(monkeypatch, tmp_path: Path):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-never")
+    monkeypatch.setenv("DEPLOY_TOKEN", "tok-never")
+    monkeypatch.setenv("SSH_AUTH_SOCK", str(tmp_path / "agent.sock"))
+    env = SshExecutor(host="h").local_env()
+    assert "OPENAI_API_KEY" not in env and "DEPLOY_TOKEN" not in env
+    assert env["SSH_AUTH_SOCK"] == str(tmp_path / "agent.sock")  # how ssh authenticates

@@ -135,10 +135,12 @@ async def open_provider(
     return provider, notice
 
 
-def limits_resolver(config: Any, provider: pt.Provider, options: Any) -> Any:
+def limits_resolver(config: Any, provider: pt.Provider, options: Any,
+                    write_behind: Any = None) -> Any:
     """The runtime's resolver of context windows (``nyzhi.provider.limits``). It asks the
     server on the provider's own client when the provider has one (no second TLS context
-    is built, and the first request reuses the connection the question opened)."""
+    is built, and the first request reuses the connection the question opened); with
+    ``write_behind`` (a nursery's ``start_soon``) it caches the answer behind the request."""
     from nyzhi.config.paths import cache_dir
     from nyzhi.provider.limits import ConfiguredLimits, LimitsResolver
 
@@ -147,7 +149,7 @@ def limits_resolver(config: Any, provider: pt.Provider, options: Any) -> Any:
     return LimitsResolver(
         spec, ConfiguredLimits.from_entry(name, config.provider.get(name)),
         cache_dir=cache_dir(options.env) if spec is not None else None,
-        client=getattr(provider, "client", None),
+        client=getattr(provider, "client", None), write_behind=write_behind,
     )
 
 

@@ -352,7 +352,11 @@ async def _assemble(stack: contextlib.AsyncExitStack, system: actors.ActorSystem
     bus = EventBus()
     approvals = ApprovalBroker(bus)
     provider, notice = await assembly.open_provider(stack, system, config, options)
-    limits = assembly.limits_resolver(config, provider, options)
+    # The model cache is written behind the first request, by this nursery (closed with the
+    # runtime, after the write).
+    cache_writes = await stack.enter_async_context(trio.open_nursery())
+    limits = assembly.limits_resolver(config, provider, options,
+                                      write_behind=cache_writes.start_soon)
     async with trio.open_nursery() as asking:
         # The server is asked for the main model's window (when worth asking) while the rest is
         # assembled: the question overlaps the CPU work below instead of preceding it, and it

@@ -54,7 +54,7 @@ from nyzhi.provider import types as pt
 class RuntimeOptions:
     """What a front end asks for; ``None`` means "as configured"."""
 
-    cwd: Path = attrs.field(factory=Path.cwd, converter=Path)
+    cwd: Path = attrs.field(factory=Path.cwd, converter=records.as_path)
     provider: str | None = None
     model: str | None = None
     thinking: str | int | None = None  # ``--thinking``: a level (nyzhi.config.thinking)

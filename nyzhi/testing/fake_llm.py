@@ -89,7 +89,7 @@ class Reply:
 
     text: str = ""
     thinking: str = ""
-    tool_calls: tuple[FakeToolCall, ...] = attrs.field(default=(), converter=tuple)
+    tool_calls: tuple[FakeToolCall, ...] = attrs.field(default=(), converter=records.as_tuple)
     usage: FakeUsage = attrs.field(factory=FakeUsage)
     chunk_size: int = 4
     delay: float = 0.0

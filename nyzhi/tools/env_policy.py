@@ -60,8 +60,8 @@ class EnvPolicy:
     everything except secret-looking names and provider key variables."""
 
     inherit: Inherit = attrs.field(default="all")
-    exclude: tuple[str, ...] = attrs.field(factory=default_exclude, converter=tuple)
-    include_only: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    exclude: tuple[str, ...] = attrs.field(factory=default_exclude, converter=records.as_tuple)
+    include_only: tuple[str, ...] = attrs.field(default=(), converter=records.as_tuple)
     set: dict[str, str] = attrs.field(factory=dict)
 
     @inherit.validator

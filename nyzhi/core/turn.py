@@ -372,11 +372,7 @@ class TurnLoop:
         except Exception as exc:  # the step itself failed (not a tool: that is a result)
             mark_tool_step(exc)
             raise
-        # Shielded as on a cancel: a step its executor cancelled (the agent being stopped,
-        # children first) returns normally, and its results must reach the thread and its
-        # record before the agent's own stop cancels this task.
-        with trio.CancelScope(shield=True):
-            await self._flush_results(calls, results)
+        await self._flush_results(calls, results)
 
     async def _flush_results(self, calls: list[pt.ToolCall], results: dict[str, pt.Message]) -> None:
         for call in calls:

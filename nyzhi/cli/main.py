@@ -150,8 +150,9 @@ def _modules_for(argv: Sequence[str]) -> tuple[str, ...] | None:
     commands' parsing, so only the given subcommand's module is imported. The subcommand is the
     first token that names one and does not follow an option (a value of ``-s``/``-p``/... may
     spell a command name too: such tokens' modules are registered as well, harmlessly). Help
-    before the subcommand lists every command, and no subcommand at all means the default
-    (chat) and any message about a wrong one must list them: all modules then.
+    before the subcommand lists every command: all modules then. No subcommand at all (``nyz``
+    alone: the console or the line chat) needs none of them; a wrong one is a usage error,
+    which ``parse_args`` leaves to the full parser, whose message lists them all.
     """
     found: list[str] = []
     after_option = False
@@ -159,11 +160,11 @@ def _modules_for(argv: Sequence[str]) -> tuple[str, ...] | None:
         if token in COMMANDS:
             found.append(COMMANDS[token])
             if not after_option:
-                return tuple(m for m in COMMAND_MODULES if m in found)
+                break
         elif _asks_help(token):
             return None
         after_option = token.startswith("-") and "=" not in token and token != "-"
-    return None
+    return tuple(m for m in COMMAND_MODULES if m in found)
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:

@@ -96,13 +96,15 @@ class AgentActor(actors.Actor):
         self.status = ev.AgentState.IDLE
 
     async def started(self) -> None:
-        from nyzhi.core.tool_executor import ToolExecutorActor
+        from nyzhi.core.tool_executor import StepBook, ToolExecutorActor
 
         step = self.loop.tool_step
-        if hasattr(step, "executor"):  # tools run on a child actor: <path>/tools
-            step.executor = self.context.spawn(
-                ToolExecutorActor, name="tools", restart=actors.Restart.PERMANENT
+        if hasattr(step, "executor"):  # tools run under a child actor: <path>/tools
+            book = StepBook(f"{self.context.path}/tools")
+            self.context.spawn(
+                ToolExecutorActor, book, name="tools", restart=actors.Restart.PERMANENT
             )
+            step.executor = book
         self.context.start_soon(self._run_turns, name=f"{self.context.path}:turns")
         await self._set_status(ev.AgentState.IDLE)
 

@@ -102,7 +102,7 @@ class AgentSpec:
     role_prompt: str = ""
     model: str | None = None
     tools: frozenset[str] | None = attrs.field(default=None, converter=_fence)
-    disallowed_tools: frozenset[str] = attrs.field(default=frozenset(), converter=frozenset)
+    disallowed_tools: frozenset[str] = attrs.field(default=frozenset(), converter=records.as_frozenset)
     max_steps: int | None = None
     session: SessionSink | None = attrs.field(default=None, eq=False)
     prompt_hooks: bool = False

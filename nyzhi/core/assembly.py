@@ -135,10 +135,12 @@ async def open_provider(
     return provider, notice
 
 
-def limits_resolver(config: Any, provider: pt.Provider, options: Any) -> Any:
+def limits_resolver(config: Any, provider: pt.Provider, options: Any,
+                    write_behind: Any = None) -> Any:
     """The runtime's resolver of context windows (``nyzhi.provider.limits``). It asks the
     server on the provider's own client when the provider has one (no second TLS context
-    is built, and the first request reuses the connection the question opened)."""
+    is built, and the first request reuses the connection the question opened); with
+    ``write_behind`` (a nursery's ``start_soon``) it caches the answer behind the request."""
     from nyzhi.config.paths import cache_dir
     from nyzhi.provider.limits import ConfiguredLimits, LimitsResolver
 
@@ -147,7 +149,7 @@ def limits_resolver(config: Any, provider: pt.Provider, options: Any) -> Any:
     return LimitsResolver(
         spec, ConfiguredLimits.from_entry(name, config.provider.get(name)),
         cache_dir=cache_dir(options.env) if spec is not None else None,
-        client=getattr(provider, "client", None),
+        client=getattr(provider, "client", None), write_behind=write_behind,
     )
 
 
@@ -542,13 +544,53 @@ def open_session(
         return store, None, resumed
     if resumed is not None:
         return store, store.open(resumed.id, sync="turn"), resumed
+    return store, _create_session(store, options, workspace, provider), None
+
+
+def _create_session(store: SessionStore, options: Any, workspace: Any, provider: pt.Provider,
+                    session_id: str | None = None) -> SessionWriter:
     # Every record is written as it happens (a kill -9 loses nothing written); fsync at turn
     # boundaries keeps the per-step cost low (see SyncMode).
-    writer = store.create(
+    return store.create(
         cwd=options.cwd, workspace_root=workspace.root, provider=provider.name,
-        model=provider.model, sync="turn",
+        model=provider.model, sync="turn", session_id=session_id,
     )
-    return store, writer, None
+
+
+def creates_session(options: Any) -> bool:
+    """Whether ``open_session`` would create a new session (not ephemeral, not resuming)."""
+    return not (options.ephemeral or options.session or options.continue_latest)
+
+
+class NewSession:
+    """A new session created in a worker thread while the rest of the runtime is assembled:
+    its header, folder and metadata are fsynced there (3-4 waits for the disk, 10-40 ms on a
+    busy machine, before the console could take a prompt or ``nyz run`` send its first
+    request). Its id is chosen at once, so the rest of the assembly can use it."""
+
+    def __init__(self, options: Any, workspace: Any, provider: pt.Provider) -> None:
+        import uuid
+
+        self.id = str(uuid.uuid4())  # the form ``SessionStore.create`` gives
+        self._args = (options, workspace, provider)
+        self._writer: SessionWriter | None = None
+        self._error: Exception | None = None
+
+    async def create(self) -> None:
+        """Run in the assembly's nursery; ``writer()`` then has the result."""
+        options, workspace, provider = self._args
+        try:
+            with trio.CancelScope(shield=True):  # once created, the writer is not lost
+                self._writer = await trio.to_thread.run_sync(
+                    _create_session, SessionStore(), options, workspace, provider, self.id)
+        except Exception as exc:  # raised by writer(), as open_session raises it
+            self._error = exc
+
+    def writer(self) -> SessionWriter:
+        if self._error is not None:
+            raise self._error
+        assert self._writer is not None, "NewSession.create has not run"
+        return self._writer
 
 
 async def ask_project_trust(broker: Any, root: Path, verdict: Any,

@@ -261,7 +261,7 @@ class UserQuestion(Event):
     request_id: str
     call_id: str = ""
     question: str = ""
-    options: tuple[dict[str, str], ...] = attrs.field(default=(), converter=tuple)
+    options: tuple[dict[str, str], ...] = attrs.field(default=(), converter=records.as_tuple)
     allow_custom: bool = True
 
 
@@ -328,7 +328,7 @@ class TaskUpdate(Event):
     subject: str = ""
     status: str = "pending"
     owner: str | None = None
-    unblocked: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    unblocked: tuple[str, ...] = attrs.field(default=(), converter=records.as_tuple)
 
 
 @records.frozen

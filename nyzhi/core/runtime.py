@@ -57,7 +57,7 @@ from nyzhi.provider import types as pt
 class RuntimeOptions:
     """What a front end asks for; ``None`` means "as configured"."""
 
-    cwd: Path = attrs.field(factory=Path.cwd, converter=Path)
+    cwd: Path = attrs.field(factory=Path.cwd, converter=records.as_path)
     provider: str | None = None
     model: str | None = None
     thinking: str | int | None = None  # ``--thinking``: a level (nyzhi.config.thinking)
@@ -403,12 +403,20 @@ async def _assemble(stack: contextlib.AsyncExitStack, system: actors.ActorSystem
     bus = EventBus()
     approvals = ApprovalBroker(bus)
     provider, notice = await assembly.open_provider(stack, system, config, options)
-    limits = assembly.limits_resolver(config, provider, options)
+    # The model cache is written behind the first request, by this nursery (closed with the
+    # runtime, after the write).
+    cache_writes = await stack.enter_async_context(trio.open_nursery())
+    limits = assembly.limits_resolver(config, provider, options,
+                                      write_behind=cache_writes.start_soon)
     async with trio.open_nursery() as asking:
         # The server is asked for the main model's window (when worth asking) while the rest is
         # assembled: the question overlaps the CPU work below instead of preceding it, and it
         # runs on the provider's own client, whose connection the first request then reuses.
         asking.start_soon(limits.resolve, provider.model)
+        new_session = None
+        if assembly.creates_session(options):  # its files are made beside the rest
+            new_session = assembly.NewSession(options, workspace, provider)
+            asking.start_soon(new_session.create)
         tooling = assembly.build_tooling(config, workspace, options, approvals,
                                          claude_allow=project_trust.claude_allow)
         # Every request to the model leaves through the redactor (system prompt included).
@@ -419,11 +427,13 @@ async def _assemble(stack: contextlib.AsyncExitStack, system: actors.ActorSystem
         catalog, role_notes = assembly.load_roles(config, workspace, tooling)
         hooks, notes = assembly.build_hooks(config, workspace, options.cwd,
                                             claude=project_trust.claude_hooks)
-        _store, writer, resumed = assembly.open_session(options, workspace, provider)
+        writer: SessionWriter | None = None
+        if new_session is not None:
+            resumed, session_id = None, new_session.id
+        else:
+            _store, writer, resumed = assembly.open_session(options, workspace, provider)
+            session_id = writer.id if writer else (resumed.id if resumed else uuid.uuid4().hex)
         bus.redactor = tooling.redactor  # known secrets never reach an event or the log
-        if writer is not None:
-            writer.redactor = tooling.redactor
-        session_id = writer.id if writer else (resumed.id if resumed else uuid.uuid4().hex)
         tooling.context.session_id = hooks.session_id = session_id
         # MCP: one pool under /mcp for every agent; servers connect in the background.
         mcp = await assembly.open_mcp(system, config, workspace, options, tooling.registry,
@@ -437,6 +447,10 @@ async def _assemble(stack: contextlib.AsyncExitStack, system: actors.ActorSystem
         auto_context = await assembly.open_index(
             system, config, workspace.root, bus.publish, tooling.registry, options.env)
         knowledge = await load_session_knowledge(config, workspace.root, session_id, options.env)
+    if new_session is not None:  # created now (the nursery waited for it)
+        writer = new_session.writer()
+    if writer is not None:
+        writer.redactor = tooling.redactor
     # Resolved now (the nursery waited for it): the agents are built knowing the window.
     window_notice = limits.notice(limits.known(provider.model))
     base = _Assembly(

@@ -103,9 +103,9 @@ def _failure(value: Any) -> Failure | None:
 @records.frozen
 class StateRecord:
     first_prompt: str = ""
-    todos: tuple[dict[str, Any], ...] = attrs.field(default=(), converter=tuple)
+    todos: tuple[dict[str, Any], ...] = attrs.field(default=(), converter=records.as_tuple)
     # (path, action) in first-touched order; action is one of ACTIONS
-    files: tuple[tuple[str, str], ...] = attrs.field(default=(), converter=tuple)
+    files: tuple[tuple[str, str], ...] = attrs.field(default=(), converter=records.as_tuple)
     last_failure: Failure | None = None
     # The stale-write ledger (nyzhi.tools.ledger.FileLedger.snapshot()); None (left out of the
     # JSON, so records without it read and write as before) when the agent has seen nothing.

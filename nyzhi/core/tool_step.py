@@ -22,12 +22,11 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 
-import actors
 from nyzhi import records
 from nyzhi.core import events as ev
 from nyzhi.core.event_bus import Emit, EventBus
 from nyzhi.core.hooks import HookRunner
-from nyzhi.core.tool_executor import run_on_executor
+from nyzhi.core.tool_executor import StepBook, run_on_executor
 from nyzhi.provider import types as pt
 from nyzhi.provider.arguments import ToolArgumentError, parse_tool_arguments
 from nyzhi.tools.execution import (
@@ -169,9 +168,10 @@ class GatedToolStep:
         self.hooks = hooks
         self.publish = publish
         self.agent_path = agent_path
-        # The agent actor binds its tool executor actor here when it starts; without one
-        # (tests of the loop alone) calls run inline.
-        self.executor: actors.ActorRef | None = None
+        # The agent actor binds its tool executor's book here when it starts
+        # (``nyzhi.core.tool_executor``); without one (tests of the loop alone) calls run
+        # under no executor.
+        self.executor: StepBook | None = None
         # Why the agent's model cannot see images now, or None (set by the agent factory): an
         # image a tool returned (``read`` of a PNG) goes to the model only when it can.
         self.no_images: Callable[[], str | None] | None = None

@@ -8,10 +8,12 @@ At most ``per_file`` chunks of one file are returned, so one long file cannot fi
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nyzhi import records
-from nyzhi.index.store import IndexStore
+
+if TYPE_CHECKING:  # the store (SQLite) is the caller's: the tool's schema needs none of it
+    from nyzhi.index.store import IndexStore
 
 RRF_K = 60
 CANDIDATES = 50

@@ -15,30 +15,31 @@ Stopping the actor asks the build to stop after the current file; what was commi
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import trio
 
 import actors
 from nyzhi import records
-from nyzhi.index.indexer import BuildReport, Progress, build_index
-from nyzhi.index.search import Hit, search
-from nyzhi.index.store import (
-    CorruptIndex,
-    IndexStore,
-    NoIndex,
-    is_corruption,
-    remove_index_files,
-)
+
+if TYPE_CHECKING:
+    import sqlite3
+
+    from nyzhi.index.indexer import BuildReport, Progress
+    from nyzhi.index.search import Hit
+    from nyzhi.index.store import IndexStore
+
+# The store (SQLite), the indexer and the search are imported where a build, a search or a
+# status first needs them: a runtime starts this service at every start-up, and most runs
+# never touch the index (~5 ms of imports off the way to the first request).
 
 SERVICE_NAME = "index"
 SERVICE_PATH = f"/services/{SERVICE_NAME}"
 PROGRESS_EVERY = 100
-Report = Callable[[Progress, str], Awaitable[None]]  # (progress, the service's path)
+Report = Callable[["Progress", str], Awaitable[None]]  # (progress, the service's path)
 
 
 @records.frozen
@@ -79,7 +80,15 @@ class IndexStatus:
     built_at: int | None
 
 
-__all__ = ["CorruptIndex", "NoIndex"]  # (defined in store; importable from here, as before)
+_FROM_STORE = ("CorruptIndex", "NoIndex")  # defined in store; importable from here, as before
+
+
+def __getattr__(name: str) -> Any:
+    if name in _FROM_STORE:
+        from nyzhi.index import store
+
+        return getattr(store, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class BuildHandle:
@@ -137,6 +146,9 @@ class IndexService(actors.Actor):
         return self._building
 
     async def _build(self, handle: BuildHandle) -> None:
+        from nyzhi.index.indexer import Progress
+        from nyzhi.index.store import is_corruption, remove_index_files
+
         try:
             try:
                 report = await self._build_once()
@@ -162,6 +174,8 @@ class IndexService(actors.Actor):
 
     async def _build_once(self) -> BuildReport:
         """One build over the current store (opened here: a damaged one raises)."""
+        from nyzhi.index.indexer import build_index
+
         embedder = await self._get_embedder()
         store = self._get_store()
         token = trio.lowlevel.current_trio_token()
@@ -189,12 +203,17 @@ class IndexService(actors.Actor):
     # ---- reading ---------------------------------------------------------------------------
 
     async def _search(self, msg: Search) -> list[Hit]:
+        import sqlite3
+
         try:
             return await self._search_store(msg)
         except sqlite3.DatabaseError as exc:
             raise self._corrupt(exc) from None
 
     async def _search_store(self, msg: Search) -> list[Hit]:
+        from nyzhi.index.search import search
+        from nyzhi.index.store import NoIndex
+
         if not index_exists(self._settings.directory):
             raise NoIndex("this project has no semantic index yet: run `nyz index build`")
         store = self._get_store()
@@ -212,6 +231,8 @@ class IndexService(actors.Actor):
         )
 
     def _status(self) -> IndexStatus:
+        import sqlite3
+
         try:
             return self._status_store()
         except sqlite3.DatabaseError as exc:
@@ -220,6 +241,8 @@ class IndexService(actors.Actor):
     def _corrupt(self, exc: sqlite3.DatabaseError) -> BaseException:
         """A SQLite error while reading: a damaged file is a ``CorruptIndex`` (the store is
         dropped, so ``Build`` starts over); anything else is raised as it is."""
+        from nyzhi.index.store import CorruptIndex, is_corruption
+
         if not is_corruption(exc):
             return exc
         self._drop_store()
@@ -239,11 +262,15 @@ class IndexService(actors.Actor):
     # ---- resources -------------------------------------------------------------------------
 
     def _get_store(self) -> IndexStore:
+        from nyzhi.index.store import IndexStore
+
         if self._store is None:
             self._store = IndexStore(self._settings.directory)
         return self._store
 
     def _drop_store(self) -> None:
+        import sqlite3
+
         store, self._store = self._store, None
         if store is not None:
             try:
@@ -271,7 +298,7 @@ async def start_index_service(services: actors.ActorRef, settings: IndexSettings
 def settings_from_config(config: Any, workspace_root: Path, *, refresh_on_start: bool = False,
                          env: Any = None) -> IndexSettings:
     from nyzhi.index.embed import embedder_from_config
-    from nyzhi.index.store import index_dir
+    from nyzhi.index.paths import index_dir
 
     return IndexSettings(
         root=Path(workspace_root),

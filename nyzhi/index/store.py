@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from nyzhi import records
-from nyzhi.config.paths import project_data_dir
+from nyzhi.index.paths import index_dir as index_dir  # (defined there: no SQLite to find it)
 
 SCHEMA_VERSION = "1"
 # Words too common to rank by: an OR over them would match every chunk and drown the signal.
@@ -102,11 +102,6 @@ def file_sha256(path: Path) -> str | None:
             return hashlib.file_digest(f, "sha256").hexdigest()
     except FileNotFoundError:
         return None
-
-
-def index_dir(workspace_root: Path, env: Any = None) -> Path:
-    """``$XDG_DATA_HOME/nyzhi/projects/<hash>/index`` for a workspace."""
-    return project_data_dir(workspace_root, env) / "index"
 
 
 def content_hash(data: bytes) -> str:

@@ -89,7 +89,7 @@ class Reply:
 
     text: str = ""
     thinking: str = ""
-    tool_calls: tuple[FakeToolCall, ...] = attrs.field(default=(), converter=tuple)
+    tool_calls: tuple[FakeToolCall, ...] = attrs.field(default=(), converter=records.as_tuple)
     usage: FakeUsage = attrs.field(factory=FakeUsage)
     chunk_size: int = 4
     delay: float = 0.0
@@ -462,6 +462,21 @@ class FakeLLMServer:
             ("content-type", ctype), ("connection", "close"), ("cache-control", "no-cache")]))
         if isinstance(item, Fault) and item.kind == "garbage":
             await self._send(conn, stream, h11.Data(data=item.data))
+        elif not isinstance(item, Fault) and frames:
+            # The last frame goes out in one write with the end of the body: a client that
+            # has its answer may close at once, and the response is then complete already
+            # (written apart, a quick client's close could land between them, and a finished
+            # answer read as a disconnect).
+            for frame in frames[:-1]:
+                if delay:
+                    await trio.sleep(delay)
+                await self._send(conn, stream, h11.Data(data=frame))
+            if delay:
+                await trio.sleep(delay)
+            data = conn.send(h11.Data(data=frames[-1])) + conn.send(h11.EndOfMessage())
+            await stream.send_all(data)
+            req.completed = True
+            return
         else:
             for frame in frames[:limit]:
                 if delay:

@@ -94,18 +94,18 @@ class TrustPolicy:
     """
 
     mode: TrustMode = TrustMode.OFF
-    allow_tools: tuple[str, ...] = attrs.field(default=(), converter=tuple)
-    allow_paths: tuple[str, ...] = attrs.field(default=(), converter=tuple)
-    deny_tools: tuple[str, ...] = attrs.field(default=(), converter=tuple)
-    deny_paths: tuple[str, ...] = attrs.field(default=(), converter=tuple)
-    deny_commands: tuple[str, ...] = attrs.field(default=(), converter=tuple)
-    always_ask: tuple[str, ...] = attrs.field(default=(), converter=tuple)
-    auto_approve: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    allow_tools: tuple[str, ...] = attrs.field(default=(), converter=records.as_tuple)
+    allow_paths: tuple[str, ...] = attrs.field(default=(), converter=records.as_tuple)
+    deny_tools: tuple[str, ...] = attrs.field(default=(), converter=records.as_tuple)
+    deny_paths: tuple[str, ...] = attrs.field(default=(), converter=records.as_tuple)
+    deny_commands: tuple[str, ...] = attrs.field(default=(), converter=records.as_tuple)
+    always_ask: tuple[str, ...] = attrs.field(default=(), converter=records.as_tuple)
+    auto_approve: tuple[str, ...] = attrs.field(default=(), converter=records.as_tuple)
     remember_approvals: bool = False
     default_deny_commands: bool = True
     # Where a deny rule came from when not the config (``"deny_commands:touch *"`` ->
     # ``".claude/settings.json permissions.deny Bash(touch:*)"``), for the refusal's message.
-    rule_sources: tuple[tuple[str, str], ...] = attrs.field(default=(), converter=tuple)
+    rule_sources: tuple[tuple[str, str], ...] = attrs.field(default=(), converter=records.as_tuple)
 
     def source_of(self, kind: str, rule: str) -> str:
         """Where the ``kind`` rule ``rule`` (``deny_tools``, ``deny_paths``,

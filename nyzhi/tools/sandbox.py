@@ -107,8 +107,8 @@ class SandboxPolicy:
     allow_paths``, relative to the workspace) lifts the credential-file refusal under them.
     """
 
-    level: SandboxLevel = attrs.field(converter=SandboxLevel)
-    workspace_root: Path = attrs.field(converter=Path)
+    level: SandboxLevel = attrs.field(converter=lambda level: SandboxLevel(level))
+    workspace_root: Path = attrs.field(converter=records.as_path)
     writable_roots: tuple[Path, ...] = attrs.field(
         default=(), converter=lambda roots: tuple(Path(r) for r in roots)
     )
@@ -116,8 +116,8 @@ class SandboxPolicy:
     allow_temp: bool = True
     bwrap_fallback: Literal["refuse", "unsandboxed"] = "refuse"
     bwrap_path: str | None = None
-    allow_paths: tuple[str, ...] = attrs.field(default=(), converter=tuple)
-    hide: tuple[str, ...] = attrs.field(default=(), converter=tuple)  # added to the built-ins
+    allow_paths: tuple[str, ...] = attrs.field(default=(), converter=records.as_tuple)
+    hide: tuple[str, ...] = attrs.field(default=(), converter=records.as_tuple)  # added to the built-ins
 
     # -- path gates ----------------------------------------------------------------------------
 

@@ -116,8 +116,8 @@ class Welcome(Message):
     server: str
     version: str
     session_id: str
-    sessions: tuple[str, ...] = attrs.field(default=(), converter=tuple)
-    commands: tuple[dict[str, str], ...] = attrs.field(default=(), converter=tuple)
+    sessions: tuple[str, ...] = attrs.field(default=(), converter=records.as_tuple)
+    commands: tuple[dict[str, str], ...] = attrs.field(default=(), converter=records.as_tuple)
 
 
 @records.frozen
@@ -148,8 +148,8 @@ class State(Message):
     provider: str
     model: str
     cwd: str
-    agents: tuple[AgentNode, ...] = attrs.field(default=(), converter=tuple)
-    pending: tuple[dict[str, Any], ...] = attrs.field(default=(), converter=tuple)
+    agents: tuple[AgentNode, ...] = attrs.field(default=(), converter=records.as_tuple)
+    pending: tuple[dict[str, Any], ...] = attrs.field(default=(), converter=records.as_tuple)
 
 
 @records.frozen

@@ -69,7 +69,7 @@ class HookSpec:
     event: str = attrs.field()
     command: str
     tool_pattern: str | None = None
-    path_patterns: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    path_patterns: tuple[str, ...] = attrs.field(default=(), converter=records.as_tuple)
     timeout: float = DEFAULT_TIMEOUT
     block: bool = False
     source: str = "config"

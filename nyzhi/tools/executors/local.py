@@ -27,7 +27,7 @@ class LocalExecutor:
 
     env_policy: EnvPolicy | None = None
     shell: str | None = None
-    startup_commands: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    startup_commands: tuple[str, ...] = attrs.field(default=(), converter=records.as_tuple)
     remote: bool = attrs.field(default=False, init=False)
 
     async def run(

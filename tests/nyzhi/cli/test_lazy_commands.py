@@ -39,11 +39,15 @@ def test_the_lazy_parse_is_the_full_parse(argv: list[str]) -> None:
 
 
 @pytest.mark.parametrize("argv", [
-    ["run"], ["-h", "run"], ["--he", "run"], ["-ch", "run"], ["--help"], ["bogus"],
+    ["run"], ["-h", "run"], ["--he", "run"], ["-ch", "run"], ["--help"], ["bogus"], [],
+    ["-c", "--provider", "x"], ["-s", "run"],
 ])
 def test_which_modules(argv: list[str]) -> None:
+    # help: every module; no subcommand (the console, the line chat): none, and a wrong one is
+    # parsed again by the full parser (test_usage_errors_are_the_full_parsers)
     expected = {
-        "run": ("nyzhi.cli.cmd_run",),
+        "run": ("nyzhi.cli.cmd_run",), "bogus": (), "": (), "-c --provider x": (),
+        "-s run": ("nyzhi.cli.cmd_run",),
     }
     assert cli._modules_for(argv) == expected.get(" ".join(argv))
 
@@ -54,6 +58,8 @@ def test_which_modules(argv: list[str]) -> None:
     ["-s", "x", "bogus"],
     ["run", "--sandbox", "nope", "hi"],
     ["team", "frobnicate"],
+    ["bogus"],
+    ["--provider", "x", "frobnicate", "hi"],
 ])
 def test_usage_errors_are_the_full_parsers(argv: list[str], capsys) -> None:
     with pytest.raises(SystemExit) as lazy:

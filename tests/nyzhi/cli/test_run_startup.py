@@ -37,6 +37,8 @@ NOT_ON_THE_RUN_PATH = (
     "nyzhi.provider.openai_responses",  # other wire formats than the one configured
     "nyzhi.tools.executors.ssh", "nyzhi.tools.executors.monitored",  # no nodes configured
     "nyzhi.teams.store", "nyzhi.teams.board", "nyzhi.teams.inbox",  # no team in this run
+    # the index service starts, but only a build, a search or a status reads the index
+    "nyzhi.index.store", "nyzhi.index.indexer", "nyzhi.index.chunking",
     "nyzhi.core.teams.member", "nyzhi.core.teams.process",
     # The one converter (nyzhi.convert) imports cattrs at the first record or event it
     # converts; a text run that saves no session converts nothing (the config is structured by

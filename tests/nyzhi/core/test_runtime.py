@@ -73,3 +73,23 @@ async def test_unparseable_tool_arguments_go_back_to_the_model(workspace, config
     assert "invalid tool arguments: not valid JSON" in result and "a.txt" in result
     done = next(e for e in events if e.type == "tool_done")
     assert done.is_error
+
+
+async def test_a_new_session_made_beside_the_assembly_is_the_one_everything_uses(
+        workspace, home, configure):
+    """A new session's files are created in a worker thread while the runtime is assembled
+    (nyzhi.core.assembly.NewSession); the id chosen up front is the one the log, the hooks,
+    the tools and the runtime all carry, and the first turn is recorded in that log."""
+    from nyzhi.core.sessions import SessionStore
+
+    async with open_fake_llm(script=[reply("hi")]) as server:
+        configure(workspace, server.url_for("openai"))
+        async with open_runtime(RuntimeOptions(cwd=workspace)) as rt:
+            sid = rt.session_id
+            assert rt.tooling.context.session_id == sid and rt.hooks.session_id == sid
+            store = SessionStore()
+            assert store.log_path(sid).is_file() and store.meta_path(sid).is_file()
+            handle, _events = await run_turn(rt, "hello")
+    assert handle.outcome.text == "hi"
+    session = SessionStore().load(sid)
+    assert [m.content for m in session.messages] == ["hello", "hi"]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
+import trio
 from provider_helpers import make_spec
 
 from nyzhi.provider.errors import ContextOverflowError, http_error, overflow_figures
@@ -47,6 +48,27 @@ async def test_the_server_supplies_the_window(kind, tmp_path):
     assert resolver.notice(limits) is None
     assert server.requests == []  # questions about models are not model requests
     [cache] = (tmp_path / "models").glob("*.json")
+    assert json.loads(cache.read_text())["models"]["fake-model-1"]["context_window"] == window
+
+
+async def test_write_behind_answers_before_the_cache_is_written(tmp_path):
+    """With ``write_behind``, ``resolve`` returns the server's answer while the cache write
+    waits its turn in the given nursery; the write still lands, with the same content."""
+    style, fake, window, _output = SERVERS["vllm"]
+    async with open_fake_llm(None, **fake) as server, trio.open_nursery() as writes:
+        queued: list[object] = []
+
+        def write_behind(fn, *args):
+            queued.append(fn)
+            writes.start_soon(fn, *args)
+
+        resolver = LimitsResolver(make_spec(server, style), cache_dir=tmp_path,
+                                  write_behind=write_behind)
+        limits = await resolver.resolve("fake-model-1")
+        assert (limits.context_window, limits.source) == (window, "server")
+        assert len(queued) == 1
+        assert list((tmp_path / "models").glob("*.json")) == []  # not written yet
+    [cache] = (tmp_path / "models").glob("*.json")  # the nursery closed after the write
     assert json.loads(cache.read_text())["models"]["fake-model-1"]["context_window"] == window
 
 

@@ -6,9 +6,10 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Mapping
+from typing import Any
 
 
-def printed_as_json(argv: list[str], figures: Mapping[str, float]) -> bool:
+def printed_as_json(argv: list[str], figures: Mapping[str, Any]) -> bool:
     """With ``--json`` in ``argv``: print ``figures`` as one JSON line and say so (True)."""
     if "--json" not in argv:
         return False

@@ -18,7 +18,6 @@ so and measures nothing.
 
 from __future__ import annotations
 
-import json
 import os
 import statistics
 import sys
@@ -27,6 +26,8 @@ import time
 from pathlib import Path
 
 import trio
+
+from benchmarks._figures import printed_as_json
 
 ROUNDS = 30
 LAUNCHES = 4
@@ -108,8 +109,7 @@ def main(argv: list[str]) -> None:
         return
     quick = "--quick" in argv
     figures = trio.run(measure, 5 if quick else ROUNDS, 2 if quick else LAUNCHES)
-    if "--json" in argv:
-        print(json.dumps(figures))
+    if printed_as_json(argv, figures):
         return
     f = figures
     print(f"  web_fetch (httpx) of a loopback page   {f['web_fetch_ms']:8.2f} ms  (baseline)")

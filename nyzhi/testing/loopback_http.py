@@ -22,13 +22,22 @@ Pages = Mapping[str, Page] | Callable[[str], Page | None]
 NOT_FOUND: Page = ("text/plain", b"not found")
 
 
-async def _answer(pages: Pages, stream: trio.SocketStream) -> None:
+async def read_head(stream: trio.abc.ReceiveStream) -> bytes | None:
+    """A request's bytes up to the blank line that ends its head (and whatever of the body
+    came with them); None when the client closed first."""
     data = b""
     while b"\r\n\r\n" not in data:
-        chunk = await stream.receive_some(4096)
+        chunk = await stream.receive_some(65536)
         if not chunk:
-            return
+            return None
         data += chunk
+    return data
+
+
+async def _answer(pages: Pages, stream: trio.SocketStream) -> None:
+    data = await read_head(stream)
+    if data is None:
+        return
     path = data.split(b" ")[1].decode()
     page = pages.get(path) if isinstance(pages, Mapping) else pages(path)
     status = b"200 OK" if page is not None else b"404 Not Found"

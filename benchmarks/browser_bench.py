@@ -18,8 +18,6 @@ so and measures nothing.
 
 from __future__ import annotations
 
-import functools
-import json
 import os
 import statistics
 import sys
@@ -29,26 +27,12 @@ from pathlib import Path
 
 import trio
 
+from benchmarks._figures import printed_as_json
+
 ROUNDS = 30
 LAUNCHES = 4
 PAGE = (b"<!doctype html><html><head><title>Bench</title></head><body><h1>Benchmark page</h1>"
         + b"<p>Some text to read back.</p>" * 50 + b"</body></html>")
-
-
-async def _serve(stream: trio.SocketStream) -> None:
-    data = b""
-    while b"\r\n\r\n" not in data:
-        chunk = await stream.receive_some(4096)
-        if not chunk:
-            return
-        data += chunk
-    head = (b"HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\n"
-            + f"Content-Length: {len(PAGE)}\r\nConnection: close\r\n\r\n".encode())
-    try:
-        await stream.send_all(head + PAGE)
-        await stream.aclose()
-    except trio.BrokenResourceError:
-        pass
 
 
 async def _median_ms(rounds: int, call) -> float:
@@ -67,6 +51,7 @@ async def measure(rounds: int, launches: int) -> dict[str, float]:
     import actors
     from nyzhi.core.assembly import services_supervisor
     from nyzhi.core.browser import BrowserPool, BrowserSettings
+    from nyzhi.testing.loopback_http import serve_pages
     from nyzhi.tools.base import ToolContext, ToolResult
     from nyzhi.tools.builtin.browser import BrowserEvaluateTool, BrowserOpenTool
     from nyzhi.tools.builtin.web import WebFetchTool
@@ -74,9 +59,8 @@ async def measure(rounds: int, launches: int) -> dict[str, float]:
     with tempfile.TemporaryDirectory(prefix="nyzb", dir="/tmp") as root:
         ws = Path(root)
         async with trio.open_nursery() as nursery, actors.open_system(name="bench") as system:
-            listeners = await nursery.start(functools.partial(trio.serve_tcp, _serve, 0,
-                                                              host="127.0.0.1"))
-            url = f"http://127.0.0.1:{listeners[0].socket.getsockname()[1]}/"
+            page = ("text/html; charset=utf-8", PAGE)
+            url = await serve_pages(nursery, {"/": page}) + "/"
 
             def pool() -> BrowserPool:
                 return BrowserPool(lambda: services_supervisor(system),
@@ -125,8 +109,7 @@ def main(argv: list[str]) -> None:
         return
     quick = "--quick" in argv
     figures = trio.run(measure, 5 if quick else ROUNDS, 2 if quick else LAUNCHES)
-    if "--json" in argv:
-        print(json.dumps(figures))
+    if printed_as_json(argv, figures):
         return
     f = figures
     print(f"  web_fetch (httpx) of a loopback page   {f['web_fetch_ms']:8.2f} ms  (baseline)")

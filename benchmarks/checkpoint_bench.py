@@ -19,7 +19,6 @@ repeats. Nothing here is asserted.
 
 from __future__ import annotations
 
-import json
 import sys
 import tempfile
 import time
@@ -27,18 +26,13 @@ from pathlib import Path
 
 import trio
 
+from benchmarks._edit_calls import BODY, edit_context, per_edit_call
+from benchmarks._figures import printed_as_json, verdict
 from nyzhi.core.checkpoints import CheckpointStore, Recorder
-from nyzhi.tools.base import ChangeLog, FileChange, ToolContext, TrustMode
-from nyzhi.tools.builtin.files_write import EditTool
-from nyzhi.tools.execution import ToolCallRequest, execute_calls
-from nyzhi.tools.gates import Gates, TrustPolicy
-from nyzhi.tools.registry import ToolRegistry
-from nyzhi.tools.sandbox import SandboxLevel, SandboxPolicy
+from nyzhi.tools.base import ChangeLog, FileChange
 
 REPEATS = 5
 TARGET_OVERHEAD = 0.10
-BODY = "".join(f"line_{i} = {i}  # some code of realistic width, a comment or two\n"
-               for i in range(320))  # ~20 KB
 
 
 def _recorder(root: Path, changes: ChangeLog, run: int) -> Recorder:
@@ -50,26 +44,12 @@ def _recorder(root: Path, changes: ChangeLog, run: int) -> Recorder:
 
 async def _edits(root: Path, checkpoints: bool, calls: int, run: int) -> tuple[float, float]:
     """(seconds per edit call, seconds per file of the turn-end sync)."""
-    registry = ToolRegistry()
-    registry.register(EditTool())
-    gates = Gates(trust=TrustPolicy(mode=TrustMode.FULL))
-    ctx = ToolContext(workspace_root=root, cwd=root, agent_path="/agents/main",
-                      sandbox=SandboxPolicy(SandboxLevel.WORKSPACE_WRITE, root,
-                                            allow_temp=False))
+    ctx = edit_context(root, "/agents/main")
     recorder = _recorder(root, ctx.changes, run) if checkpoints else None
     for i in range(calls):  # distinct bytes per file and run: every blob is a new one
         (root / f"f{i}.py").write_text(f"# run {run} file {i}\nvalue = 0\n{BODY}")
-    requests = [
-        [ToolCallRequest(f"c{i}", "edit", {"file_path": f"f{i}.py", "old_string": "value = 0\n",
-                                          "new_string": "value = 1\n"})]
-        for i in range(calls)
-    ]
-    t0 = time.perf_counter()
-    for batch in requests:
-        outcome = (await execute_calls(batch, registry=registry, gates=gates, ctx=ctx))[0]
-        if outcome.result.is_error:
-            raise RuntimeError(outcome.result.output)
-    per_call = (time.perf_counter() - t0) / calls
+    per_call = await per_edit_call(
+        ctx, [(f"f{i}.py", "value = 0\n", "value = 1\n") for i in range(calls)])
     sync = 0.0
     if recorder is not None:
         t0 = time.perf_counter()
@@ -116,16 +96,13 @@ def main(argv: list[str]) -> None:
         "turn_end_sync_per_file_us": round(sync * 1e6, 1),
         "turn_end_sync_share_of_edit_call": round(sync / plain, 4),
     }
-    if "--json" in argv:
-        json.dump(figures, sys.stdout)
-        print()
+    if printed_as_json(argv, figures):
         return
-    verdict = "meets" if share <= TARGET_OVERHEAD else "misses"
     print(f"edit call (20 KB), no checkpoints   {plain * 1e6:9.1f} us  (baseline)")
     print(f"edit call, first change of the file {kept * 1e6:9.1f} us  x{kept / plain:.3f} "
           "(noisy: the edit's fsyncs dominate)")
     print(f"checkpoint alone (blob + records)   {alone * 1e6:9.2f} us  x{share:.4f} of an edit "
-          f"call ({verdict} the target: at most {TARGET_OVERHEAD:.0%})")
+          f"call ({verdict(share, TARGET_OVERHEAD)} the target: at most {TARGET_OVERHEAD:.0%})")
     print(f"turn-end sync, per file changed     {sync * 1e6:9.1f} us  x{sync / plain:.3f} "
           "(once per turn, after the answer)")
 

@@ -14,47 +14,26 @@ repeats (the machine is shared). Nothing here is asserted.
 
 from __future__ import annotations
 
-import json
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import trio
 
-from nyzhi.tools.base import ToolContext, TrustMode
-from nyzhi.tools.builtin.files_write import EditTool
-from nyzhi.tools.execution import ToolCallRequest, execute_calls
-from nyzhi.tools.gates import Gates, TrustPolicy
+from benchmarks._edit_calls import edit_context, per_edit_call
+from benchmarks._figures import printed_as_json, verdict
 from nyzhi.tools.leases import LeaseTable
-from nyzhi.tools.registry import ToolRegistry
-from nyzhi.tools.sandbox import SandboxLevel, SandboxPolicy
 
 REPEATS = 5
 TARGET_OVERHEAD = 0.05
 
 
 async def _edits(root: Path, leases: LeaseTable | None, calls: int) -> float:
-    registry = ToolRegistry()
-    registry.register(EditTool())
-    gates = Gates(trust=TrustPolicy(mode=TrustMode.FULL))
-    ctx = ToolContext(
-        workspace_root=root, cwd=root, leases=leases, agent_path="/agents/main/w",
-        sandbox=SandboxPolicy(SandboxLevel.WORKSPACE_WRITE, root, allow_temp=False),
-    )
+    ctx = edit_context(root, leases=leases)
     target = root / "app.py"
     target.write_text("value = 0\n")
-    requests = [
-        [ToolCallRequest(f"c{i}", "edit", {"file_path": "app.py", "old_string": f"value = {i}",
-                                          "new_string": f"value = {i + 1}"})]
-        for i in range(calls)
-    ]
-    t0 = time.perf_counter()
-    for batch in requests:
-        outcome = (await execute_calls(batch, registry=registry, gates=gates, ctx=ctx))[0]
-        if outcome.result.is_error:
-            raise RuntimeError(outcome.result.output)
-    return (time.perf_counter() - t0) / calls
+    return await per_edit_call(
+        ctx, [("app.py", f"value = {i}", f"value = {i + 1}") for i in range(calls)])
 
 
 async def _handoffs(root: Path, rounds: int) -> float:
@@ -108,14 +87,11 @@ def main(argv: list[str]) -> None:
         "lease_share_of_edit_call": round(overhead, 4),
         "contended_handoff_us": round(handoff * 1e6, 1),
     }
-    if "--json" in argv:
-        json.dump(figures, sys.stdout)
-        print()
+    if printed_as_json(argv, figures):
         return
-    verdict = "meets" if overhead <= TARGET_OVERHEAD else "misses"
     print(f"edit call, no leases        {plain * 1e6:9.1f} us  (baseline)")
     print(f"edit call, with a lease     {leased * 1e6:9.1f} us  x{leased / plain:.3f} "
           "(noisy: the write's fsync dominates)")
     print(f"lease take + release        {lease * 1e6:9.2f} us  x{overhead:.4f} of an edit call "
-          f"({verdict} the target: at most {TARGET_OVERHEAD:.0%})")
+          f"({verdict(overhead, TARGET_OVERHEAD)} the target: at most {TARGET_OVERHEAD:.0%})")
     print(f"contended lease hand-off    {handoff * 1e6:9.1f} us  x{handoff / plain:.4f}")

@@ -18,7 +18,6 @@ Usage: ``python -m benchmarks lsp [--json] [--quick]``.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import statistics
@@ -31,6 +30,7 @@ from pathlib import Path
 import trio
 
 import actors
+from benchmarks._figures import printed_as_json
 
 NODE_BIN = Path(sys.prefix) / "node_modules" / ".bin"
 VENV_BIN = Path(sys.executable).parent
@@ -226,8 +226,7 @@ def main(argv: list[str]) -> None:
         "pyright_rss_mib": round(figures["pyright_rss_mib"], 1),
         "typescript_rss_mib": None if ts_rss is None else round(ts_rss, 1),
     }
-    if "--json" in argv:
-        print(json.dumps(out))
+    if printed_as_json(argv, out):
         return
     print(f"edit: {off:.1f} ms without diagnostics, {on:.1f} ms with -> {on / off:.2f}x "
           f"(+{on - off:.0f} ms; target <= 1.5x, or within the {figures['bound_s']:g} s bound)")

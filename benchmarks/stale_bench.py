@@ -13,7 +13,6 @@ Timings are the best of several repeats. Nothing here is asserted.
 
 from __future__ import annotations
 
-import json
 import sys
 import tempfile
 import time
@@ -21,48 +20,28 @@ from pathlib import Path
 
 import trio
 
-from nyzhi.tools.base import ToolContext, TrustMode
-from nyzhi.tools.builtin.files_write import EditTool, Step, check_unchanged, record_seen
-from nyzhi.tools.execution import ToolCallRequest, execute_calls
-from nyzhi.tools.gates import Gates, TrustPolicy
+from benchmarks._edit_calls import BODY, edit_context, per_edit_call
+from benchmarks._figures import printed_as_json, verdict
+from nyzhi.tools.base import ToolContext
+from nyzhi.tools.builtin.files_write import Step, check_unchanged, record_seen
 from nyzhi.tools.ledger import FileLedger
-from nyzhi.tools.registry import ToolRegistry
-from nyzhi.tools.sandbox import SandboxLevel, SandboxPolicy
 
 REPEATS = 5
 TARGET_OVERHEAD = 0.05
-BODY = "".join(f"line_{i} = {i}  # some code of realistic width, a comment or two\n"
-               for i in range(320))  # ~20 KB
 
 
 def _context(root: Path, guard: bool) -> ToolContext:
-    return ToolContext(
-        workspace_root=root, cwd=root, agent_path="/agents/main/w",
-        sandbox=SandboxPolicy(SandboxLevel.WORKSPACE_WRITE, root, allow_temp=False),
-        seen=FileLedger() if guard else None,
-    )
+    return edit_context(root, seen=FileLedger() if guard else None)
 
 
 async def _edits(root: Path, guard: bool, calls: int) -> float:
-    registry = ToolRegistry()
-    registry.register(EditTool())
-    gates = Gates(trust=TrustPolicy(mode=TrustMode.FULL))
     ctx = _context(root, guard)
     target = root / "app.py"
     target.write_text("value = 0\n" + BODY)
     if ctx.seen is not None:
         ctx.seen.saw(target.resolve(), target.read_bytes())  # as a read would
-    requests = [
-        [ToolCallRequest(f"c{i}", "edit", {"file_path": "app.py", "old_string": f"value = {i}\n",
-                                          "new_string": f"value = {i + 1}\n"})]
-        for i in range(calls)
-    ]
-    t0 = time.perf_counter()
-    for batch in requests:
-        outcome = (await execute_calls(batch, registry=registry, gates=gates, ctx=ctx))[0]
-        if outcome.result.is_error:
-            raise RuntimeError(outcome.result.output)
-    return (time.perf_counter() - t0) / calls
+    return await per_edit_call(
+        ctx, [("app.py", f"value = {i}\n", f"value = {i + 1}\n") for i in range(calls)])
 
 
 def _guard_alone(root: Path, rounds: int) -> float:
@@ -97,16 +76,13 @@ def main(argv: list[str]) -> None:
         "guard_alone_us": round(alone * 1e6, 2),
         "guard_share_of_edit_call": round(share, 4),
     }
-    if "--json" in argv:
-        json.dump(figures, sys.stdout)
-        print()
+    if printed_as_json(argv, figures):
         return
-    verdict = "meets" if share <= TARGET_OVERHEAD else "misses"
     print(f"edit call (20 KB), no guard   {plain * 1e6:9.1f} us  (baseline)")
     print(f"edit call, with the guard     {guarded * 1e6:9.1f} us  x{guarded / plain:.3f} "
           "(noisy: the write's fsync dominates)")
     print(f"guard alone (check + record)  {alone * 1e6:9.2f} us  x{share:.4f} of an edit call "
-          f"({verdict} the target: at most {TARGET_OVERHEAD:.0%})")
+          f"({verdict(share, TARGET_OVERHEAD)} the target: at most {TARGET_OVERHEAD:.0%})")
 
 
 if __name__ == "__main__":

@@ -16,7 +16,6 @@ Timings are the best of several repeats (the machine is shared). Nothing here is
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -24,6 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchmarks._figures import printed_as_json
 from nyzhi.core import events as ev
 from nyzhi.core.sessions import SessionStore
 from nyzhi.core.usage_stats import session_summaries, stats
@@ -95,8 +95,7 @@ def main(argv: list[str]) -> None:
 
         figures["process_warm_ms"] = _best(lambda: run("stats"), repeats) * 1e3
         figures["process_version_ms"] = _best(lambda: run("--version"), repeats) * 1e3
-    if "--json" in argv:
-        print(json.dumps(figures))
+    if printed_as_json(argv, figures):
         return
     base = figures["read_once_ms"]
     print(f"  {n} sessions, {figures['log_mb']:.1f} MB of logs")

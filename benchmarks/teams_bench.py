@@ -44,6 +44,7 @@ from pathlib import Path
 
 import trio
 
+from benchmarks._figures import printed_as_json, verdict
 from nyzhi import convert
 from nyzhi.config.fsutil import atomic_write
 from nyzhi.teams.inbox import deliver
@@ -305,14 +306,12 @@ def main(argv: list[str]) -> None:
         "messages_per_s_across_processes": round(cross, 1),
         **scale,
     }
-    if "--json" in argv:
-        json.dump(figures, sys.stdout)
-        print()
+    if printed_as_json(argv, figures):
         return
-    verdict = "meets" if ratio <= TARGET_UPDATE_RATIO else "misses"
     print(f"plain atomic write              {base * 1e6:9.1f} us  (baseline)")
     print(f"task update under the lock      {upd * 1e6:9.1f} us  x{ratio:.3f} "
-          f"({verdict} the target: at most x{TARGET_UPDATE_RATIO}; noisy, the fsyncs vary)")
+          f"({verdict(ratio, TARGET_UPDATE_RATIO)} the target: at most x{TARGET_UPDATE_RATIO}; "
+          "noisy, the fsyncs vary)")
     print(f"lock take + release alone       {lock * 1e6:9.2f} us  x{lock / base:.4f}")
     for label, rate in (("in one process (send + read)", local),
                         ("trio reader woken by the FIFO", watched),

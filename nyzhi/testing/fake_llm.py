@@ -164,6 +164,19 @@ class PerAgent:
         return step(request) if callable(step) else step
 
 
+def in_order(steps: Sequence[Any]) -> DynamicScript:
+    """A dynamic script for one agent: its requests get ``steps`` in order, a step being a
+    ``Reply``/``Fault`` or a function of the ``FakeRequest`` returning one (to answer with what
+    the request carries); past the last step, a reply saying so."""
+    it = iter(steps)
+
+    def script(request: FakeRequest) -> Any:
+        step = next(it, Reply(text="no more steps"))
+        return step(request) if callable(step) else step
+
+    return script
+
+
 def reply(text: str = "", **kw: Any) -> Reply:
     return Reply(text=text, **kw)
 

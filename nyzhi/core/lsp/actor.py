@@ -1,8 +1,9 @@
 """The actors of the language servers: ``/lsp`` and, per (server, project root),
 ``/lsp/NAME-N`` holding one connection actor ``conn``.
 
-As in the MCP pool (``nyzhi.core.mcp.actor``), each server has its own small supervisor, so
-one server crashing past its restart intensity is marked failed and the others go on. The
+As in the MCP pool, ``/lsp`` and each server's own small supervisor are
+``nyzhi.core.server_supervision``'s, so one server crashing past its restart intensity is
+marked failed and the others go on. The
 connection actor starts the process, runs the JSON-RPC reader, initializes the server and
 publishes its client through the server's ``Link``; it crashes when the process exits, and
 its supervisor restarts it after a backoff. Requests do not go through its mailbox: callers
@@ -16,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import importlib
-import logging
 import os
 import signal
 import subprocess
@@ -25,11 +25,10 @@ from typing import Any
 import trio
 
 import actors
-from nyzhi.core.mcp.actor import Intensity, leaf_error
+from nyzhi.core import server_supervision
+from nyzhi.core.server_supervision import Intensity, leaf_error
 from nyzhi.spawn import BoundProcess, open_bound_process
 from nyzhi.tools.sandbox import SandboxError
-
-log = logging.getLogger(__name__)
 
 
 class ServerExited(Exception):
@@ -121,36 +120,5 @@ async def _kill(proc: BoundProcess) -> None:
                 await stream.aclose()
 
 
-class LspSupervisor(actors.Supervisor):
-    """``/lsp``: one temporary supervisor per server; a server that gives up is reported as
-    failed without taking the others down."""
-
-    def __init__(self, pool: Any) -> None:
-        super().__init__()
-        self.pool = pool
-
-    async def receive(self, message: Any) -> Any:
-        if isinstance(message, actors.StartChild):
-            ref = self.context.spawn(message.spec)
-            self.context.watch(ref)
-            return ref
-        if isinstance(message, actors.Terminated):
-            try:
-                self.pool.server_ended(message.ref.name, message.outcome)
-            except Exception:  # reporting must never take the other servers down
-                log.exception("reporting the end of language server %s failed", message.ref.name)
-            return None
-        return await super().receive(message)
-
-
 def server_spec(link: Any, pool: Any, intensity: Intensity) -> actors.ChildSpec:
-    conn = actors.ChildSpec(LspConnection, (link, pool), name="conn",
-                            restart=actors.Restart.TRANSIENT, grace=3.0)
-    return actors.ChildSpec(
-        actors.Supervisor,
-        ([conn], actors.Strategy.ONE_FOR_ONE, intensity.max_restarts, intensity.within,
-         intensity.backoff),
-        name=link.key,
-        restart=actors.Restart.TEMPORARY,
-        grace=5.0,
-    )
+    return server_supervision.server_spec(LspConnection, link.key, (link, pool), intensity)

@@ -30,9 +30,9 @@ import trio
 import actors
 from nyzhi.config import paths as config_paths
 from nyzhi.config.schema import LspConfig
-from nyzhi.core.lsp.actor import LspSupervisor, server_spec
+from nyzhi.core.lsp.actor import server_spec
 from nyzhi.core.lsp.servers import NoServer, ServerChoice, choose, language_of, project_root
-from nyzhi.core.mcp.actor import Intensity
+from nyzhi.core.server_supervision import Intensity, PoolSupervisor, StatusLink, gave_up
 
 NEW_ERRORS_SHOWN = 10
 _KEY_CHARS = re.compile(r"[^A-Za-z0-9_.-]")
@@ -42,27 +42,18 @@ class LspUnavailable(Exception):
     """The server for a file cannot answer now (failed, still starting, gone mid-request)."""
 
 
-class Link:
+class Link(StatusLink):
     """One server's shared state: written by its connection actor, read by callers."""
 
     def __init__(self, key: str, choice: ServerChoice, root: Path, log_dir: Path) -> None:
+        super().__init__(log_dir / f"{key}.log")
         self.key = key
         self.choice = choice
         self.root = root
-        self.status = "starting"
-        self.reason = ""
-        self.client: Any = None
         self.pid: int | None = None
         self.restarts = 0
         self.in_flight = 0
         self.last_used = trio.current_time()
-        self.log_path = log_dir / f"{key}.log"
-        self._changed = trio.Event()
-
-    def _set(self, status: str, reason: str = "") -> None:
-        self.status, self.reason = status, reason
-        self._changed.set()
-        self._changed = trio.Event()
 
     # -- written by the connection actor -----------------------------------------------------
     def mark_starting(self, restarts: int) -> None:
@@ -90,17 +81,6 @@ class Link:
     def mark_failed(self, reason: str) -> None:
         self.client = self.pid = None
         self._set("failed", reason)
-
-    def stderr_hint(self) -> str:
-        try:
-            with open(self.log_path, "rb") as fh:
-                fh.seek(0, os.SEEK_END)
-                fh.seek(max(0, fh.tell() - 2000))
-                lines = [ln for ln in fh.read().decode("utf-8", "replace").splitlines()
-                         if ln.strip()]
-        except OSError:
-            return ""
-        return f" (its last stderr line: {lines[-1].strip()[:200]})" if lines else ""
 
     async def wait_idle(self, idle_timeout: float) -> None:
         """Until nobody has used the server for ``idle_timeout`` seconds (0: forever)."""
@@ -252,7 +232,7 @@ class LspPool:
     async def open(cls, system: actors.ActorSystem, config: LspConfig, **kw: Any) -> LspPool:
         """Start ``/lsp``; servers start on first use."""
         pool = cls(system, config, **kw)
-        pool._sup = system.spawn(LspSupervisor, pool, name="lsp",
+        pool._sup = system.spawn(PoolSupervisor, pool, "language server", name="lsp",
                                  restart=actors.Restart.PERMANENT)
         return pool
 
@@ -330,14 +310,11 @@ class LspPool:
                 raise LspUnavailable(f"{path} cannot be read as a text document")
             yield client, link
 
-    def server_ended(self, key: str, outcome: actors.Outcome) -> None:
+    async def server_ended(self, key: str, outcome: actors.Outcome) -> None:
         link = self._by_key.get(key)
-        if link is None or outcome.status is not actors.Status.ERRORED:
-            return
-        cause = outcome.exception.__cause__ if outcome.exception is not None else None
-        why = str(cause or outcome.exception)
-        link.mark_failed(f"gave up after {self.intensity.max_restarts} restarts in "
-                         f"{self.intensity.within:g} s; last error: {why}")
+        reason = gave_up(outcome, self.intensity)
+        if link is not None and reason is not None:
+            link.mark_failed(reason)
 
     def statuses(self) -> list[dict[str, Any]]:
         return [{"name": link.choice.name, "root": str(link.root), "status": link.status,

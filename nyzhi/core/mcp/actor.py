@@ -1,9 +1,8 @@
 """The actors of the MCP pool: ``/mcp`` and, per server, ``/mcp/NAME/conn``.
 
-Restart intensity belongs to a parent, so each server gets its own small supervisor
-(``/mcp/NAME``) holding one connection actor (``conn``). A server that keeps crashing
-exhausts *its* supervisor, which ends; ``/mcp`` does not restart it (it is temporary) but
-is told, marks the server failed, and every other server goes on.
+``/mcp`` and the per-server supervisors (``/mcp/NAME``) are ``nyzhi.core.server_supervision``'s,
+shared with the language servers: a server that keeps crashing exhausts *its* supervisor, is
+marked failed, and every other server goes on.
 
 The connection actor owns the SDK client for its incarnation. It connects in a background
 task (``started`` returns at once, so nothing waits for a slow server), publishes the
@@ -17,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import importlib
-import logging
 import math
 from typing import Any
 
@@ -25,8 +23,9 @@ import trio
 
 import actors
 from nyzhi import records
-
-log = logging.getLogger(__name__)
+from nyzhi.core import server_supervision
+from nyzhi.core.server_supervision import Intensity as Intensity
+from nyzhi.core.server_supervision import leaf_error
 
 
 class ServerDropped(Exception):
@@ -38,23 +37,6 @@ class Dropped:
     """Told to a connection actor when a call saw its connection fail."""
 
     client: Any
-
-
-@records.frozen
-class Intensity:
-    """How hard one server is restarted: at most ``max_restarts`` in ``within`` seconds,
-    each after ``backoff``; one crash more and the server is marked failed."""
-
-    max_restarts: int = 3
-    within: float = 30.0
-    backoff: actors.Backoff = actors.Backoff(initial=0.5, maximum=10.0, factor=2.0)
-
-
-def leaf_error(exc: BaseException) -> BaseException:
-    """The first real error inside (nested) exception groups: what a person should read."""
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    return exc
 
 
 class ServerConnection(actors.Actor):
@@ -129,36 +111,5 @@ class ServerConnection(actors.Actor):
         self.link.mark_down()
 
 
-class McpSupervisor(actors.Supervisor):
-    """``/mcp``: starts one temporary per-server supervisor per server and watches them, so
-    a server that gives up is reported as failed without taking the others down."""
-
-    def __init__(self, pool: Any) -> None:
-        super().__init__()
-        self.pool = pool
-
-    async def receive(self, message: Any) -> Any:
-        if isinstance(message, actors.StartChild):
-            ref = self.context.spawn(message.spec)
-            self.context.watch(ref)
-            return ref
-        if isinstance(message, actors.Terminated):
-            try:
-                await self.pool.server_ended(message.ref.name, message.outcome)
-            except Exception:  # reporting must never take the other servers down
-                log.exception("reporting the end of MCP server %s failed", message.ref.name)
-            return None
-        return await super().receive(message)
-
-
 def server_spec(link: Any, pool: Any, intensity: Intensity) -> actors.ChildSpec:
-    conn = actors.ChildSpec(ServerConnection, (link, pool), name="conn",
-                            restart=actors.Restart.TRANSIENT, grace=3.0)
-    return actors.ChildSpec(
-        actors.Supervisor,
-        ([conn], actors.Strategy.ONE_FOR_ONE, intensity.max_restarts, intensity.within,
-         intensity.backoff),
-        name=link.name,
-        restart=actors.Restart.TEMPORARY,
-        grace=5.0,
-    )
+    return server_supervision.server_spec(ServerConnection, link.name, (link, pool), intensity)

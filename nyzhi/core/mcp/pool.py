@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import fnmatch
-import os
 import re
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from pathlib import Path
@@ -26,8 +25,9 @@ import actors
 from nyzhi import records
 from nyzhi.config import paths
 from nyzhi.config.mcp_sources import ServerEntry
-from nyzhi.core.mcp.actor import Dropped, Intensity, McpSupervisor, server_spec
+from nyzhi.core.mcp.actor import Dropped, server_spec
 from nyzhi.core.mcp.trust import TrustStore
+from nyzhi.core.server_supervision import Intensity, PoolSupervisor, StatusLink, gave_up
 from nyzhi.tools.base import Permission, Tool, ToolContext, ToolResult
 
 STATUSES = ("starting", "connected", "failed", "untrusted")
@@ -87,26 +87,17 @@ class ServerStatus:
     target: str  # the command line or the URL
 
 
-class ServerLink:
+class ServerLink(StatusLink):
     """One server's shared state: written by its connection actor, read by callers."""
 
     def __init__(self, entry: ServerEntry, log_dir: Path) -> None:
+        super().__init__(log_dir / f"{_NAME_CHARS.sub('_', entry.name)}.log")
         self.entry = entry
         self.name = entry.name
-        self.status = "starting"
-        self.reason = ""
-        self.client: Any = None
         self.tools: list[Any] = []  # the server's allowed mcp Tool objects
         self.instructions = ""
-        self.log_path = log_dir / f"{_NAME_CHARS.sub('_', entry.name)}.log"
-        self._changed = trio.Event()
 
     # -- written by the connection actor -------------------------------------------------
-    def _set(self, status: str, reason: str = "") -> None:
-        self.status, self.reason = status, reason
-        self._changed.set()
-        self._changed = trio.Event()
-
     def mark_starting(self, restarts: int) -> None:
         if self.status not in ("failed", "untrusted"):
             self._set("starting", f"restart {restarts}" if restarts else "")
@@ -139,16 +130,6 @@ class ServerLink:
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         with open(self.log_path, "a", encoding="utf-8", errors="replace") as fh:
             yield fh
-
-    def stderr_hint(self) -> str:
-        try:
-            with open(self.log_path, "rb") as fh:
-                fh.seek(0, os.SEEK_END)
-                fh.seek(max(0, fh.tell() - 2000))
-                lines = [ln for ln in fh.read().decode("utf-8", "replace").splitlines() if ln.strip()]
-        except OSError:
-            return ""
-        return f" (its last stderr line: {lines[-1].strip()[:200]})" if lines else ""
 
     # -- read by callers ----------------------------------------------------------------
     async def wait_settled(self) -> None:
@@ -229,7 +210,7 @@ class McpPool:
                    entries: Sequence[ServerEntry], **kw: Any) -> McpPool:
         """Start ``/mcp`` and every server in ``entries``; returns before any connects."""
         pool = cls(system, registry, **kw)
-        pool._sup = system.spawn(McpSupervisor, pool, name="mcp",
+        pool._sup = system.spawn(PoolSupervisor, pool, "MCP server", name="mcp",
                                  restart=actors.Restart.PERMANENT)
         for entry in entries:
             await pool.add(entry)
@@ -316,12 +297,10 @@ class McpPool:
 
     async def server_ended(self, name: str, outcome: actors.Outcome) -> None:
         link = self.links.get(name)
-        if link is None or outcome.status is not actors.Status.ERRORED:
+        reason = gave_up(outcome, self.intensity)
+        if link is None or reason is None:
             return
-        cause = outcome.exception.__cause__ if outcome.exception is not None else None
-        why = str(cause or outcome.exception)
-        link.mark_failed(f"gave up after {self.intensity.max_restarts} restarts in "
-                         f"{self.intensity.within:g} s; last error: {why}")
+        link.mark_failed(reason)
         await self.server_failed(link)
 
     def _register_all(self) -> None:

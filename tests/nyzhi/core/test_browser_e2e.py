@@ -4,7 +4,6 @@ hold headless, and when nyz exits no browser process or profile is left."""
 
 from __future__ import annotations
 
-import functools
 import json
 import shutil
 import subprocess
@@ -16,6 +15,7 @@ import trio
 
 from nyzhi.testing.cli import NYZ, json_lines, nyz_env, running_with
 from nyzhi.testing.fake_llm import open_fake_llm, reply, tool_call
+from nyzhi.testing.loopback_http import serve_pages
 from nyzhi.tools.cdp import BrowserUnavailable, find_browser
 
 try:
@@ -31,22 +31,6 @@ pytestmark = pytest.mark.skipif(
 PAGE = b"<!doctype html><title>Served</title><h1>Hello, browser</h1>"
 
 
-async def _serve(stream: trio.SocketStream) -> None:
-    data = b""
-    while b"\r\n\r\n" not in data:
-        chunk = await stream.receive_some(4096)
-        if not chunk:
-            return
-        data += chunk
-    head = (b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n"
-            + f"Content-Length: {len(PAGE)}\r\nConnection: close\r\n\r\n".encode())
-    try:
-        await stream.send_all(head + PAGE)
-        await stream.aclose()
-    except trio.BrokenResourceError:
-        pass
-
-
 async def _run(workspace, home, tmp, *args: str) -> subprocess.CompletedProcess[bytes]:
     env = {**nyz_env(home), "TMPDIR": str(tmp)}  # the browser's profile is made here
     return await trio.run_process(
@@ -56,9 +40,7 @@ async def _run(workspace, home, tmp, *args: str) -> subprocess.CompletedProcess[
 
 async def test_screenshot_reaches_the_model_and_nothing_outlives_nyz(
         workspace, home, configure, tmp_path, nursery):
-    listeners = await nursery.start(functools.partial(trio.serve_tcp, _serve, 0,
-                                                      host="127.0.0.1"))
-    url = f"http://127.0.0.1:{listeners[0].socket.getsockname()[1]}/"
+    url = await serve_pages(nursery, {"/": ("text/html", PAGE)}) + "/"
     # the browser's profile is made in TMPDIR: a short one of the test's own (Chromium's
     # sockets live there, and a Unix socket's path has room for 107 bytes only)
     tmp = Path(tempfile.mkdtemp(prefix="nyzb", dir="/tmp"))
@@ -109,9 +91,7 @@ async def test_no_browser_outlives_nyz_killed_with_sigkill(
     from nyzhi.testing.cli import wait_gone
     from nyzhi.testing.fake_llm import hang
 
-    listeners = await nursery.start(functools.partial(trio.serve_tcp, _serve, 0,
-                                                      host="127.0.0.1"))
-    url = f"http://127.0.0.1:{listeners[0].socket.getsockname()[1]}/"
+    url = await serve_pages(nursery, {"/": ("text/html", PAGE)}) + "/"
     tmp = Path(tempfile.mkdtemp(prefix="nyzk", dir="/tmp"))
     script = [reply(tool_calls=[tool_call("browser_open", {"url": url})]), hang()]
     try:

@@ -11,11 +11,11 @@ from __future__ import annotations
 import json
 
 import trio
+from _scripted_run import TRUST, answer_last, run
 
-from nyzhi.testing.cli import json_lines, read_until, run_nyz, start_chat
-from nyzhi.testing.fake_llm import FakeRequest, open_fake_llm, reply, tool_call
+from nyzhi.testing.cli import read_until, start_chat
+from nyzhi.testing.fake_llm import FakeRequest, in_order, open_fake_llm, reply, tool_call
 
-TRUST = '[agent.trust]\nmode = "full"\n[agent.sandbox]\nlevel = "workspace-write"\n'
 APP_PY = "def load(path):\n    print(path)\n    return open(path).read()\n"
 UTIL_PY = "def show(x):\r\n    print(x)\r\n"  # CRLF
 REWRITE = {"glob": "*.py", "pattern": "print($A)", "rewrite": "log.info($A)"}
@@ -25,32 +25,10 @@ def call(name: str, args: dict):
     return reply(tool_calls=[tool_call(name, args)])
 
 
-def steps_script(steps: list):
-    it = iter(steps)
-
-    def script(request: FakeRequest):
-        step = next(it, reply("no more steps"))
-        return step(request) if callable(step) else step
-
-    return script
-
-
-def answer_last(request: FakeRequest):
-    return reply("RESULT: " + request.tool_results()[-1])
-
-
 def project(workspace) -> None:
     (workspace / "src").mkdir()
     (workspace / "src" / "app.py").write_text(APP_PY)
     (workspace / "src" / "util.py").write_bytes(UTIL_PY.encode())
-
-
-async def run(workspace, home, configure, steps: list, *args: str, extra: str = TRUST):
-    async with open_fake_llm(script=steps_script(steps)) as server:
-        configure(workspace, server.url_for("openai"), extra=extra)
-        proc = await run_nyz(workspace, home, "run", "--output-format", "stream-json", *args, "go")
-    assert proc.returncode == 0, proc.stderr.decode()
-    return json_lines(proc.stdout), server
 
 
 def tool_outputs(events: list[dict]) -> list[tuple[str, bool, str]]:
@@ -149,7 +127,7 @@ async def test_one_approval_for_the_batch_and_one_undo_for_all_its_files(
         call("batch_apply", REWRITE),
         reply("Rewrote both files"),
     ]
-    async with open_fake_llm(script=steps_script(script)) as server:
+    async with open_fake_llm(script=in_order(script)) as server:
         configure(workspace, server.url_for("openai"))
         proc, out = await start_chat(workspace, home)
         await proc.stdin.send_all(b"use log.info\n")

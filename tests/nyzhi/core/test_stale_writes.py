@@ -10,24 +10,13 @@ from __future__ import annotations
 import json
 
 import trio
+from _scripted_run import TRUST, answer_last, run
 
 from nyzhi.core.runtime import RuntimeOptions, open_runtime
-from nyzhi.testing.cli import json_lines, run_nyz
+from nyzhi.testing.cli import run_nyz
 from nyzhi.testing.fake_llm import FakeRequest, PerAgent, open_fake_llm, reply, tool_call
 
 SUMMARISER = "You write precise working summaries"  # the compaction request's system prompt
-TRUST = '[agent.trust]\nmode = "full"\n[agent.sandbox]\nlevel = "workspace-write"\n'
-
-
-def steps_script(steps: list):
-    """One agent's requests answered in order; a callable step gets the request."""
-    it = iter(steps)
-
-    def script(request: FakeRequest):
-        step = next(it, reply("no more steps"))
-        return step(request) if callable(step) else step
-
-    return script
 
 
 def write(path: str, content: str):
@@ -40,18 +29,6 @@ def read(path: str):
 
 def bash(command: str):
     return reply(tool_calls=[tool_call("bash", {"command": command})])
-
-
-def answer_last(request: FakeRequest):
-    return reply("RESULT: " + request.tool_results()[-1])
-
-
-async def run(workspace, home, configure, steps: list, *args: str, extra: str = TRUST):
-    async with open_fake_llm(script=steps_script(steps)) as server:
-        configure(workspace, server.url_for("openai"), extra=extra)
-        proc = await run_nyz(workspace, home, "run", "--output-format", "stream-json", *args, "go")
-    assert proc.returncode == 0, proc.stderr.decode()
-    return json_lines(proc.stdout), server
 
 
 def tool_errors(events: list[dict]) -> list[str]:

@@ -361,7 +361,7 @@ async def test_files_changed_outside_nyz_are_synced_before_a_question(
 
 
 async def test_a_server_that_keeps_crashing_is_marked_failed(py_project, lsp_env):
-    from nyzhi.core.mcp.actor import Intensity
+    from nyzhi.core.server_supervision import Intensity
 
     script = "echo 'cannot find my runtime' >&2; exit 3"
     config = attrs.evolve(SLOW_OK, servers={"pyright": LspServerConfig(

@@ -14,9 +14,9 @@ import actors
 from nyzhi.config.mcp_sources import ServerEntry
 from nyzhi.config.schema import McpStdioServer
 from nyzhi.core.agent import UserInput
-from nyzhi.core.mcp.actor import Intensity
 from nyzhi.core.mcp.pool import McpPool
 from nyzhi.core.runtime import RuntimeOptions, open_runtime
+from nyzhi.core.server_supervision import Intensity
 from nyzhi.testing.fake_llm import open_fake_llm, reply, tool_call
 from nyzhi.testing.runtime import run_turn
 from nyzhi.tools.registry import ToolRegistry

@@ -38,3 +38,14 @@ def git_env(monkeypatch, home: Path) -> None:
         "GIT_COMMITTER_EMAIL": "author@example.com",
     }.items():
         monkeypatch.setenv(key, value)
+
+
+def init_repo(root: Path, text: str = "one\n", message: str = "first commit") -> Path:
+    """A git repository at ``root`` on branch ``main`` with one commit: ``a.txt`` holding
+    ``text``. Call ``git_env`` first (identity, no machine config)."""
+    root.mkdir(parents=True, exist_ok=True)
+    git(root, "init", "-q", "-b", "main")
+    (root / "a.txt").write_text(text)
+    git(root, "add", "a.txt")
+    git(root, "commit", "-q", "-m", message)
+    return root

@@ -25,6 +25,7 @@ from nyzhi.core import browser as browser_core
 from nyzhi.core.assembly import services_supervisor
 from nyzhi.core.browser import BrowserPool, BrowserSettings
 from nyzhi.testing.cli import running_with
+from nyzhi.testing.loopback_http import Page, serve_pages
 from nyzhi.tools.builtin import browser as browser_tools
 from nyzhi.tools.builtin.browser import (
     BrowserClickTool,
@@ -72,35 +73,19 @@ class Site:
     started: trio.Event = attrs.Factory(trio.Event)
     hits: list[str] = attrs.Factory(list)
 
-
-async def _serve(site: Site, stream: trio.SocketStream) -> None:
-    data = b""
-    while b"\r\n\r\n" not in data:
-        chunk = await stream.receive_some(4096)
-        if not chunk:
-            return
-        data += chunk
-    path = data.split(b" ")[1].decode()
-    site.hits.append(path)
-    if path == "/started":
-        site.started.set()
-    body = {"/": PAGE, "/hang": HANG}.get(path, b"")
-    status = b"200 OK" if body or path == "/started" else b"404 Not Found"
-    head = (b"HTTP/1.1 " + status + b"\r\nContent-Type: text/html\r\n"
-            + f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode())
-    try:
-        await stream.send_all(head + body)
-        await stream.aclose()
-    except trio.BrokenResourceError:
-        pass
+    def page(self, path: str) -> Page | None:
+        self.hits.append(path)
+        if path == "/started":
+            self.started.set()
+            return ("text/html", b"")
+        body = {"/": PAGE, "/hang": HANG}.get(path)
+        return ("text/html", body) if body is not None else None
 
 
 @pytest.fixture
 async def site(nursery) -> Site:
     found = Site()
-    listeners = await nursery.start(functools.partial(
-        trio.serve_tcp, functools.partial(_serve, found), 0, host="127.0.0.1"))
-    found.url = f"http://127.0.0.1:{listeners[0].socket.getsockname()[1]}"
+    found.url = await serve_pages(nursery, found.page)
     return found
 
 

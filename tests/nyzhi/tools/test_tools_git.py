@@ -3,7 +3,7 @@
 from pathlib import Path
 
 import pytest
-from _toolctx import git, git_env, make_ctx
+from _toolctx import git, git_env, init_repo, make_ctx
 
 from nyzhi.tools.base import Permission
 from nyzhi.tools.builtin.git import (
@@ -21,13 +21,7 @@ from nyzhi.tools.registry import ToolRegistry
 @pytest.fixture
 def repo(tmp_path: Path, monkeypatch) -> Path:
     git_env(monkeypatch, tmp_path)
-    root = tmp_path / "repo"
-    root.mkdir()
-    git(root, "init", "-q", "-b", "main")
-    (root / "a.txt").write_text("one\n")
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "first commit")
-    return root
+    return init_repo(tmp_path / "repo")
 
 
 async def test_status_groups_changes(repo: Path) -> None:

@@ -1,13 +1,12 @@
 """todowrite/todoread/think, ask_user routing, tool_search over deferred tools, web_fetch."""
 
-import functools
 import json
 from pathlib import Path
 
 import pytest
-import trio
 from _toolctx import make_ctx
 
+from nyzhi.testing.loopback_http import serve_pages
 from nyzhi.tools.base import Tool, ToolResult
 from nyzhi.tools.builtin.interaction import AskUserTool, ToolSearchTool
 from nyzhi.tools.builtin.planning import ThinkTool, TodoReadTool, TodoWriteTool
@@ -129,30 +128,12 @@ def test_html_to_text_drops_scripts_keeps_blocks() -> None:
 
 @pytest.fixture
 async def http_server(nursery):
-    """A tiny loopback HTTP server (trio + h11-free raw HTTP/1.0 responses)."""
-    routes = {
+    """A tiny loopback HTTP server."""
+    return await serve_pages(nursery, {
         "/page": ("text/html; charset=utf-8", b"<html><title>Hi</title><body><p>Hello <b>world</b></p><script>x()</script></body></html>"),
         "/big": ("text/plain", b"a" * 200),
         "/bin": ("application/octet-stream", b"\0\1\2"),
-    }
-
-    async def handle(stream):
-        data = b""
-        while b"\r\n\r\n" not in data:
-            chunk = await stream.receive_some(4096)
-            if not chunk:
-                return
-            data += chunk
-        path = data.split(b" ")[1].decode()
-        ctype, body = routes.get(path, ("text/plain", b"not found"))
-        status = b"200 OK" if path in routes else b"404 Not Found"
-        head = b"HTTP/1.1 " + status + f"\r\nContent-Type: {ctype}\r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode()
-        await stream.send_all(head + body)
-        await stream.aclose()
-
-    listeners = await nursery.start(functools.partial(trio.serve_tcp, handle, 0, host="127.0.0.1"))
-    port = listeners[0].socket.getsockname()[1]
-    return f"http://127.0.0.1:{port}"
+    })
 
 
 async def test_web_fetch_html_to_text(http_server: str, tmp_path: Path) -> None:

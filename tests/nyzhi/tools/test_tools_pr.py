@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from _toolctx import git, git_env, make_ctx
+from _toolctx import git, git_env, init_repo, make_ctx
 
 from nyzhi.core.roles import BUILTIN_ROLES
 from nyzhi.tools.base import Permission
@@ -76,12 +76,7 @@ def repo(tmp_path: Path, monkeypatch) -> tuple[Path, Path]:
     (tmp_path / "home").mkdir()
     bare = tmp_path / "remote.git"
     git(tmp_path, "init", "-q", "--bare", "-b", "main", str(bare))
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    git(ws, "init", "-q", "-b", "main")
-    (ws / "a.txt").write_text("a\n")
-    git(ws, "add", "a.txt")
-    git(ws, "commit", "-q", "-m", "initial")
+    ws = init_repo(tmp_path / "ws", "a\n", "initial")
     git(ws, "remote", "add", "origin", str(bare))
     git(ws, "push", "-q", "origin", "main")
     git(ws, "fetch", "-q", "origin")

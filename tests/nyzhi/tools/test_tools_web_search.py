@@ -20,6 +20,7 @@ from _toolctx import make_ctx
 from nyzhi.auth.store import AuthStore
 from nyzhi.config.schema import Config, WebSearchConfig
 from nyzhi.core.assembly import build_redactor, web_search_tool
+from nyzhi.testing.loopback_http import read_head
 from nyzhi.tools.builtin.web_search import MAX_RESPONSE_BYTES, SNIPPET_CHARS, search_tool
 from nyzhi.tools.env_policy import EnvPolicy, child_env
 from nyzhi.tools.registry import ToolRegistry
@@ -34,12 +35,9 @@ class FakeApi:
 
 
 async def _handle(api: FakeApi, stream: trio.SocketStream) -> None:
-    data = b""
-    while b"\r\n\r\n" not in data:
-        chunk = await stream.receive_some(65536)
-        if not chunk:
-            return
-        data += chunk
+    data = await read_head(stream)
+    if data is None:
+        return
     head, _, body = data.partition(b"\r\n\r\n")
     lines = head.decode().split("\r\n")
     method, target, _ = lines[0].split(" ")

@@ -49,7 +49,13 @@ Where the time goes (traced with a trio instrument, real-time fixtures): from th
 arrival to the first line's write, ``nyz acp`` spends ~0.86 ms of CPU and ``nyz run`` ~0.93
 (its first ``text_delta`` rendering alone ~0.3 ms, ``nyz acp``'s first update ~0.15 ms, its
 writers made ahead by ``convert.prepare``); the rest of either figure is waiting on the
-server's frames and for a core.
+server's frames and for a core. With ``--ordinary`` fixtures the ratio comes out higher (1.10,
+interval 0.91-1.45, in one 40-pair run): ``nyz acp`` writes its first line as early as ``nyz
+run`` does (median 1.87 vs 1.93 ms after the request's arrival, traced) but the ordinary
+reader reads it ~0.5 ms later, against ~0 for ``nyz run``: the client queued for a core. Most
+likely the local fake server, still sending the rest of the reply, held the other core:
+``nyz run``'s slower first render let it finish first. A remote model server takes no local
+core, which is why the fixtures, not ``nyz``, are the processes made real-time.
 Nothing here is asserted in tests.
 """
 

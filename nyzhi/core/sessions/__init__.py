@@ -3,20 +3,59 @@
 Layout: ``records`` (record kinds, message codec, metadata, errors), ``store`` (the JSONL
 log writer and reader, with the durability guarantee in its docstring), ``export``
 (Markdown / JSON) and ``recorded`` (a provider that replays recorded model output).
+
+Names are exported lazily: the runtime imports ``store`` and ``records`` only, and pays
+nothing for the exporters and the replaying provider a plain run never uses.
 """
 
-from nyzhi.core.sessions.export import export_json as export_json
-from nyzhi.core.sessions.export import export_markdown as export_markdown
-from nyzhi.core.sessions.recorded import RecordedProvider as RecordedProvider
-from nyzhi.core.sessions.recorded import RecordingExhausted as RecordingExhausted
-from nyzhi.core.sessions.records import AmbiguousSession as AmbiguousSession
-from nyzhi.core.sessions.records import SessionError as SessionError
-from nyzhi.core.sessions.records import SessionMeta as SessionMeta
-from nyzhi.core.sessions.records import SessionNotFound as SessionNotFound
-from nyzhi.core.sessions.records import auto_title as auto_title
-from nyzhi.core.sessions.records import message_from_json as message_from_json
-from nyzhi.core.sessions.records import message_to_json as message_to_json
-from nyzhi.core.sessions.store import Session as Session
-from nyzhi.core.sessions.store import SessionStore as SessionStore
-from nyzhi.core.sessions.store import SessionWriter as SessionWriter
-from nyzhi.core.sessions.store import default_sessions_dir as default_sessions_dir
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_EXPORTS: dict[str, str] = {
+    "export_json": "nyzhi.core.sessions.export",
+    "export_markdown": "nyzhi.core.sessions.export",
+    "RecordedProvider": "nyzhi.core.sessions.recorded",
+    "RecordingExhausted": "nyzhi.core.sessions.recorded",
+    "AmbiguousSession": "nyzhi.core.sessions.records",
+    "SessionError": "nyzhi.core.sessions.records",
+    "SessionMeta": "nyzhi.core.sessions.records",
+    "SessionNotFound": "nyzhi.core.sessions.records",
+    "auto_title": "nyzhi.core.sessions.records",
+    "message_from_json": "nyzhi.core.sessions.records",
+    "message_to_json": "nyzhi.core.sessions.records",
+    "Session": "nyzhi.core.sessions.store",
+    "SessionStore": "nyzhi.core.sessions.store",
+    "SessionWriter": "nyzhi.core.sessions.store",
+    "default_sessions_dir": "nyzhi.core.sessions.store",
+}
+
+__all__ = list(_EXPORTS)
+
+if TYPE_CHECKING:
+    from nyzhi.core.sessions.export import export_json as export_json
+    from nyzhi.core.sessions.export import export_markdown as export_markdown
+    from nyzhi.core.sessions.recorded import RecordedProvider as RecordedProvider
+    from nyzhi.core.sessions.recorded import RecordingExhausted as RecordingExhausted
+    from nyzhi.core.sessions.records import AmbiguousSession as AmbiguousSession
+    from nyzhi.core.sessions.records import SessionError as SessionError
+    from nyzhi.core.sessions.records import SessionMeta as SessionMeta
+    from nyzhi.core.sessions.records import SessionNotFound as SessionNotFound
+    from nyzhi.core.sessions.records import auto_title as auto_title
+    from nyzhi.core.sessions.records import message_from_json as message_from_json
+    from nyzhi.core.sessions.records import message_to_json as message_to_json
+    from nyzhi.core.sessions.store import Session as Session
+    from nyzhi.core.sessions.store import SessionStore as SessionStore
+    from nyzhi.core.sessions.store import SessionWriter as SessionWriter
+    from nyzhi.core.sessions.store import default_sessions_dir as default_sessions_dir
+
+
+def __getattr__(name: str) -> Any:
+    try:
+        module = _EXPORTS[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later lookups skip __getattr__
+    return value

@@ -40,6 +40,8 @@ NOT_ON_THE_RUN_PATH = (
     # the index service starts, but only a build, a search or a status reads the index
     "nyzhi.index.store", "nyzhi.index.indexer", "nyzhi.index.chunking",
     "nyzhi.core.teams.member", "nyzhi.core.teams.process",
+    # a session is written and read, never exported or replayed, by a run
+    "nyzhi.core.sessions.export", "nyzhi.core.sessions.recorded",
     # The one converter (nyzhi.convert) imports cattrs at the first record or event it
     # converts; a text run that saves no session converts nothing (the config is structured by
     # nyzhi.config.convert). stream-json output and a saved session do import it.

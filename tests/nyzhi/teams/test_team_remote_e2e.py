@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 import trio
+from _team_graph import _calls, team_script
 
 import nyzhi
 from nyzhi.testing.cli import NYZ, json_lines, nyz_env, run_nyz
@@ -144,50 +145,12 @@ def lead_env(home: Path) -> dict[str, str]:
     return {**nyz_env(home), "OPENAI_API_KEY": SECRETS[1], "DEPLOY_TOKEN": SECRETS[2]}
 
 
-def _calls(*calls):
-    return reply(tool_calls=list(calls))
-
-
 def assert_no_secret_under(path: Path) -> None:
     for f in path.rglob("*"):
         if f.is_file():
             data = f.read_bytes()
             for secret in SECRETS:
                 assert secret.encode() not in data, f"{secret} reached {f}"
-
-
-def team_script() -> PerAgent:
-    """As in test_team_start_e2e: lead → alice → bob → alice → lead over a 1 → 2 → 3 graph."""
-    return PerAgent({
-        "LEAD-TASK": [
-            _calls(tool_call("task_create", {"subject": "one"})),
-            _calls(tool_call("task_create", {"subject": "two", "blocked_by": ["1"]})),
-            _calls(tool_call("task_create", {"subject": "three", "blocked_by": ["2"]})),
-            _calls(tool_call("send_team_message", {
-                "to": "alice", "message": "ALICE-JOB: take task 1, then pass 2 to bob"})),
-            reply("tasks assigned"),
-            reply("the team finished"),
-        ],
-        "ALICE-JOB": [
-            _calls(tool_call("task_update", {"task_id": "1", "status": "in_progress"})),
-            _calls(tool_call("task_update", {"task_id": "1", "status": "completed"})),
-            _calls(tool_call("send_team_message", {
-                "to": "bob", "message": "BOB-JOB: task 2 is unblocked, it is yours"})),
-            reply("did task 1"),
-            _calls(tool_call("task_update", {"task_id": "3", "status": "in_progress"})),
-            _calls(tool_call("task_update", {"task_id": "3", "status": "completed"})),
-            _calls(tool_call("send_team_message", {
-                "to": "lead", "message": "ALL-DONE: tasks 1, 2 and 3 are completed"})),
-            reply("did task 3"),
-        ],
-        "BOB-JOB": [
-            _calls(tool_call("task_update", {"task_id": "2", "status": "in_progress"})),
-            _calls(tool_call("task_update", {"task_id": "2", "status": "completed"})),
-            _calls(tool_call("send_team_message", {
-                "to": "alice", "message": "task 2 is done: task 3 is yours"})),
-            reply("did task 2"),
-        ],
-    })
 
 
 async def test_two_remote_members_complete_the_task_graph(remote, tmp_path, workspace, home,

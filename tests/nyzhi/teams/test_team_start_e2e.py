@@ -15,47 +15,10 @@ import subprocess
 
 import pytest
 import trio
+from _team_graph import _calls, team_script
 
 from nyzhi.testing.cli import NYZ, json_lines, nyz_env, read_until, run_nyz
 from nyzhi.testing.fake_llm import PerAgent, open_fake_llm, reply, tool_call
-
-
-def _calls(*calls):
-    return reply(tool_calls=list(calls))
-
-
-def team_script() -> PerAgent:
-    return PerAgent({
-        "LEAD-TASK": [
-            _calls(tool_call("task_create", {"subject": "one"})),
-            _calls(tool_call("task_create", {"subject": "two", "blocked_by": ["1"]})),
-            _calls(tool_call("task_create", {"subject": "three", "blocked_by": ["2"]})),
-            _calls(tool_call("send_team_message", {
-                "to": "alice", "message": "ALICE-JOB: take task 1, then pass 2 to bob"})),
-            reply("tasks assigned"),
-            reply("the team finished"),  # woken by alice's report
-        ],
-        "ALICE-JOB": [
-            _calls(tool_call("task_update", {"task_id": "1", "status": "in_progress"})),
-            _calls(tool_call("task_update", {"task_id": "1", "status": "completed"})),
-            _calls(tool_call("send_team_message", {
-                "to": "bob", "message": "BOB-JOB: task 2 is unblocked, it is yours"})),
-            reply("did task 1"),
-            # woken by bob
-            _calls(tool_call("task_update", {"task_id": "3", "status": "in_progress"})),
-            _calls(tool_call("task_update", {"task_id": "3", "status": "completed"})),
-            _calls(tool_call("send_team_message", {
-                "to": "lead", "message": "ALL-DONE: tasks 1, 2 and 3 are completed"})),
-            reply("did task 3"),
-        ],
-        "BOB-JOB": [
-            _calls(tool_call("task_update", {"task_id": "2", "status": "in_progress"})),
-            _calls(tool_call("task_update", {"task_id": "2", "status": "completed"})),
-            _calls(tool_call("send_team_message", {
-                "to": "alice", "message": "task 2 is done: task 3 is yours"})),
-            reply("did task 2"),
-        ],
-    })
 
 
 @pytest.mark.parametrize("mode", ["in-process", "process"])

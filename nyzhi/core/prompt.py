@@ -25,7 +25,6 @@ steps (todos, memory recall, briefings) belong in messages after the prefix, nev
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -36,6 +35,7 @@ import trio
 from nyzhi import records
 from nyzhi.core import prompt_sections as s
 from nyzhi.core.prompt_env import Environment, recorded_environment, take_environment
+from nyzhi.tools.registry import first_sentence
 
 # The prompt-size budget (issue 20): system prompt plus every built-in tool schema, in tokens
 # estimated as characters / 4. tests/nyzhi/core/test_prompt.py holds the prompt to it.
@@ -117,10 +117,6 @@ def build_system_prompt(parts: PromptParts) -> str:
 def chars_to_tokens(chars: int) -> int:
     """The budget's token estimate: characters / 4, rounded up."""
     return -(-chars // 4)
-
-
-def first_sentence(text: str) -> str:
-    return re.split(r"(?<=[.!?])\s+", text.strip(), maxsplit=1)[0]
 
 
 def schemas_chars(schemas: Sequence[Any]) -> int:

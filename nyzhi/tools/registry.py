@@ -80,6 +80,12 @@ def first_line(text: str) -> str:
     return ""
 
 
+def first_sentence(text: str) -> str:
+    """The text up to its first full stop (or ``?``/``!``) followed by a space: what a tool
+    says it does, without the details its schema carries."""
+    return re.split(r"(?<=[.!?])\s+", text.strip(), maxsplit=1)[0]
+
+
 class ToolRegistry:
     """Tools by name, with an optional role fence and per-view discovery of deferred tools."""
 
@@ -237,7 +243,8 @@ class ToolRegistry:
         lines = [
             "These tools are available but not loaded; call tool_search to load one before use:"
         ]
-        lines += [f"- {t.name}: {first_line(t.description)}" for t in hidden]
+        # one sentence each: the full description comes with the schema tool_search loads
+        lines += [f"- {t.name}: {first_sentence(first_line(t.description))}" for t in hidden]
         return "\n".join(lines)
 
     # --- schemas --------------------------------------------------------------------------

@@ -26,6 +26,14 @@ async def _until(rt, predicate, events):
 
 async def test_the_main_agent_creates_a_team_and_a_teammate_reports_back(workspace, configure,
                                                                           home):
+    lead_idle = trio.Event()
+
+    async def say_hi_once_the_lead_is_idle(_request):
+        # alice's message must find the lead idle (else the lead's running turn reads it
+        # before its next step, and nothing is left to wake it for)
+        await lead_idle.wait()
+        return reply(tool_calls=[tool_call("send_team_message", {"to": "lead", "message": "hi"})])
+
     script = PerAgent({
         "MAIN-TASK": [
             reply(tool_calls=[tool_call("team_create", {
@@ -35,10 +43,7 @@ async def test_the_main_agent_creates_a_team_and_a_teammate_reports_back(workspa
             reply("alice is on it"),
             reply("alice said hi"),  # the lead's second turn, woken by alice
         ],
-        "ALICE-JOB": [
-            reply(tool_calls=[tool_call("send_team_message", {"to": "lead", "message": "hi"})]),
-            reply("said hi"),
-        ],
+        "ALICE-JOB": [say_hi_once_the_lead_is_idle, reply("said hi")],
     })
     async with open_fake_llm(script=script) as server:
         configure(workspace, server.url_for("openai"))
@@ -46,6 +51,7 @@ async def test_the_main_agent_creates_a_team_and_a_teammate_reports_back(workspa
             async with rt.subscribe() as events:
                 handle, _ = await run_turn(rt, "MAIN-TASK")
                 assert handle.outcome.text == "alice is on it"
+                lead_idle.set()
                 with trio.fail_after(30):
                     done = await _until(rt, lambda e: isinstance(e, ev.TurnComplete)
                                         and e.agent == ev.MAIN_AGENT

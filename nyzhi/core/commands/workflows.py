@@ -3,7 +3,7 @@
 the line chat and the web console all have them.
 
 ``/verify`` and ``/qa`` run the ``verify`` tool as the person typing them: through the main
-agent's gates (deny rules, the sandbox) with that person's command as the approval, since
+agent's gates (deny rules, the sandbox, plan mode) with that person's command as the approval, since
 typing ``/verify`` is asking for exactly those checks. ``/review`` starts a ``reviewer``
 subagent through the subagent manager (tracked, budgeted, visible in the tree) and shows its
 findings when it is done.
@@ -140,7 +140,8 @@ async def run_verify(rt: Any) -> tuple[bool, str]:
     tooling = rt.main_agent.tooling
     if tooling.registry.get("verify") is None:
         return False, "/verify: the verify tool is not available to this agent"
-    gates = attrs.evolve(tooling.gates, approver=typed_by_the_user, plan_mode=False)
+    # plan mode holds: its promise is that nothing runs that could change the files
+    gates = attrs.evolve(tooling.gates, approver=typed_by_the_user)
     call = ToolCallRequest(f"verify-{uuid.uuid4().hex[:8]}", "verify", {})
     [outcome] = await execute_calls([call], registry=tooling.registry, gates=gates,
                                     ctx=tooling.context)
@@ -175,6 +176,10 @@ async def _handoff(host: CommandHost, _arg: str) -> None:
         summary, trouble = "", f"(the model could not write the summary: {exc})"
     state = loop.state_record(loop.messages) if loop.state_record is not None else None
     text = handoff_text(rt, summary or trouble, state.render() if state is not None else "")
+    # the state record quotes the thread as typed (a prompt may hold a key the model was never
+    # sent): redacted like everything else nyz writes
+    if rt.tooling.redactor is not None:
+        text = rt.tooling.redactor.redact(text)
     root = Path(rt.tooling.context.workspace_root)
     try:
         path = await trio.to_thread.run_sync(write_handoff, root, text)

@@ -130,12 +130,14 @@ async def test_handoff_writes_a_note_for_the_next_session(workspace, home, confi
     script = [reply("Sure, noted."), reply("Goal: fix total(). Next steps: run make test.")]
     async with open_fake_llm(script=script) as server:
         configure(workspace, server.url_for("openai"))
-        out = await chat(workspace, home, ["please remember the total bug", "/handoff"],
+        out = await chat(workspace, home,
+                         ["please remember the total bug (key sk-test-key)", "/handoff"],
                          until=["Sure, noted.", "handoff written to"])
     [note] = list((workspace / ".nyzhi").glob("handoff-*.md"))
     text = note.read_text()
     assert "Goal: fix total(). Next steps: run make test." in text
     assert "please remember the total bug" in text  # the state record's first request
+    assert "sk-test-key" not in text  # the provider's key, typed into the prompt: redacted
     assert "session:" in text and "fake/fake-model-1" in text
     assert "Write a handoff note" in server.requests[1].last_user_text()
     status = (await trio.run_process(["git", "-C", str(workspace), "status", "--porcelain"],
@@ -154,3 +156,13 @@ async def test_context_shows_what_fills_the_window(workspace, home, configure):
                  "answers and tool calls (1)", "tool results", "free"):
         assert part in report, part
     assert "of 128,000 tokens" in report or "tokens (" in report
+
+
+async def test_verify_keeps_plan_mode(workspace, home, configure):
+    makefile(workspace, "@echo ran > ran.txt")
+    async with open_fake_llm(script=[]) as server:
+        configure(workspace, server.url_for("openai"))
+        out = await chat(workspace, home, ["/plan", "/verify"],
+                         until=["plan mode on", "blocked in plan mode"])
+    assert "checks passed" not in out
+    assert not (workspace / "ran.txt").exists()

@@ -604,6 +604,10 @@ async def test_the_editor_going_away_mid_terminal_command_leaves_nothing(workspa
         with trio.fail_after(30):
             assert await client.proc.wait() == 0
         await wait_gone(pids)
+        # processes forked after the first look (the sleep under bash) are torn down with the
+        # sandbox's PID namespace, asynchronously: wait for them too, then none may be left
+        # (a leaked `sleep 300` would outlive the wait and fail it)
+        await wait_gone(running_with(marker))
         assert running_with(marker) == []
         with trio.fail_after(10):
             await editor.procs["t1"].wait()  # the editor saw its terminal's command end

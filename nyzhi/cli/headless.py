@@ -329,4 +329,7 @@ def exit_now(code: int) -> None:
         return
     if "logging" in sys.modules:
         sys.modules["logging"].shutdown()
+    from nyzhi import codecache
+
+    codecache.save()  # the classes this run compiled first, for the next start
     os._exit(code)

@@ -14,9 +14,11 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-from nyzhi import __version__
+from nyzhi import __version__, codecache
 from nyzhi.config.modes import TeammateMode, TrustMode, choices, parse_trust, spelled
 from nyzhi.core import collector
+
+codecache.install()  # before any attrs class is created (nyzhi.codecache says why it is safe)
 
 # httpx imports its own command-line client at import time (click, rich and pygments, when they
 # are installed, as they are next to mcp: ~20 ms of every start-up) inside ``try/except
@@ -197,6 +199,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 1
+    finally:
+        codecache.save()
 
 
 if __name__ == "__main__":  # pragma: no cover

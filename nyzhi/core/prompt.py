@@ -198,13 +198,15 @@ class SessionPrompt:
 
 
 async def session_parts(
-    *, workspace: Any, cwd: Path, config: Any, resumed: Any = None
+    *, workspace: Any, cwd: Path, config: Any, resumed: Any = None, environment: Any = None,
 ) -> PromptParts:
     """What every agent's prompt of one session shares, gathered once at session start from
     the workspace and config. A resumed session reuses its recorded environment snapshot (same
-    prefix as before); a new one takes a snapshot (``git status`` runs in a worker thread).
-    ``agent_parts`` adds what differs per agent."""
-    environment = recorded_environment(resumed.events) if resumed is not None else None
+    prefix as before); a new one takes a snapshot (``git status`` runs in a worker thread),
+    unless the caller took it already (``environment``). ``agent_parts`` adds what differs
+    per agent."""
+    if resumed is not None:
+        environment = recorded_environment(resumed.events) or environment
     if environment is None:
         environment = await trio.to_thread.run_sync(take_environment, workspace)
     return PromptParts(

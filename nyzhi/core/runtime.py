@@ -402,13 +402,19 @@ async def _assemble(stack: contextlib.AsyncExitStack, system: actors.ActorSystem
     workspace = loaded.workspace
     bus = EventBus()
     approvals = ApprovalBroker(bus)
-    provider, notice = await assembly.open_provider(stack, system, config, options)
     # The model cache is written behind the first request, by this nursery (closed with the
     # runtime, after the write).
     cache_writes = await stack.enter_async_context(trio.open_nursery())
-    limits = assembly.limits_resolver(config, provider, options,
-                                      write_behind=cache_writes.start_soon)
+    snapshot = _EnvironmentSnapshot()
     async with trio.open_nursery() as asking:
+        # A new session's environment (``git status``, a child process: 5-20 ms, far more in a
+        # large repository) is taken in a worker thread from here on, beside the CPU work of
+        # opening the provider and building the tools, instead of after it.
+        if not (options.session or options.continue_latest):
+            asking.start_soon(snapshot.take, workspace)
+        provider, notice = await assembly.open_provider(stack, system, config, options)
+        limits = assembly.limits_resolver(config, provider, options,
+                                          write_behind=cache_writes.start_soon)
         # The server is asked for the main model's window (when worth asking) while the rest is
         # assembled: the question overlaps the CPU work below instead of preceding it, and it
         # runs on the provider's own client, whose connection the first request then reuses.
@@ -465,12 +471,24 @@ async def _assemble(stack: contextlib.AsyncExitStack, system: actors.ActorSystem
                         project_trust.notice, *workspace.notices, *tooling.notices,
                         *notes, *role_notes, *knowledge.notices) if n)),
     )
-    base.factory = await _agent_factory(base, workspace, auto_context, limits)
+    base.factory = await _agent_factory(base, workspace, auto_context, limits,
+                                        snapshot.environment)
     return base
 
 
+class _EnvironmentSnapshot:
+    """The prompt's environment for a new session, taken while the runtime is assembled."""
+
+    environment: Any = None
+
+    async def take(self, workspace: Any) -> None:
+        from nyzhi.core.prompt_env import take_environment
+
+        self.environment = await trio.to_thread.run_sync(take_environment, workspace)
+
+
 async def _agent_factory(base: _Assembly, workspace: Any, auto_context: Any,
-                         limits: Any) -> AgentFactory:
+                         limits: Any, environment: Any = None) -> AgentFactory:
     """The one factory every agent of the runtime is built by (``nyzhi.core.agent_factory``):
     the session's prompt parts (with skills and memory) and turn settings from config."""
     config, options, knowledge = base.config, base.options, base.knowledge
@@ -482,7 +500,8 @@ async def _agent_factory(base: _Assembly, workspace: Any, auto_context: Any,
         emit=base.bus.publish,
         prompt=attrs.evolve(
             await session_parts(
-                workspace=workspace, cwd=options.cwd, config=config, resumed=base.resumed
+                workspace=workspace, cwd=options.cwd, config=config, resumed=base.resumed,
+                environment=environment,
             ),
             skills=knowledge.skills, memory=knowledge.memory_text,
         ),

@@ -91,3 +91,35 @@ async def test_stream_json_pays_only_for_the_converter(workspace, home, configur
     assert json.loads(out.splitlines()[-1])["result"] == "the answer"
     assert "cattrs" in loaded and "nyzhi.convert" in loaded
     assert sorted(m for m in NOT_ON_THE_RUN_PATH if m in loaded and m != "cattrs") == []
+
+
+async def test_the_run_keeps_attrs_compiled_methods_for_the_next_start(workspace, home,
+                                                                       configure, tmp_path):
+    """``nyz`` installs nyzhi.codecache: the run's classes are written where Python keeps
+    nyzhi's bytecode (here a PYTHONPYCACHEPREFIX of the test's own), and the next start
+    reads them from there."""
+    from nyzhi.codecache import _magic
+
+    prefix = tmp_path / "pycache"
+    async with open_fake_llm(script=[reply("one"), reply("two")]) as server:
+        configure(workspace, server.url_for("openai"))
+        env = {k: v for k, v in os.environ.items()
+               if not k.endswith("_API_KEY") and k != "PYTHONDONTWRITEBYTECODE"}
+        env.update(HOME=str(home), PYTHONPYCACHEPREFIX=str(prefix))
+        for expected in (b"one\n", b"two\n"):
+            with trio.fail_after(60):
+                result = await trio.run_process(
+                    [sys.executable, "-m", "nyzhi", "run", "--ephemeral", "hi"], cwd=workspace,
+                    env=env, stdin=subprocess.DEVNULL, capture_stdout=True,
+                    capture_stderr=True, check=False)
+            assert result.returncode == 0, result.stderr.decode()
+            assert result.stdout == expected
+            [cache] = prefix.rglob("attrs-methods.*.bin")
+            if expected == b"one\n":
+                written = cache.stat().st_mtime_ns
+    import marshal
+
+    data = cache.read_bytes()
+    entries = marshal.loads(data[len(_magic()):])
+    assert "<attrs generated methods nyzhi.core.events.TextDelta>" in entries
+    assert cache.stat().st_mtime_ns == written  # the second start compiled nothing new

@@ -1,0 +1,251 @@
+"""The methods attrs generates, compiled once and kept beside nyzhi's own bytecode.
+
+attrs writes each class's ``__init__``, ``__eq__``, ``__repr__`` … as Python source and
+compiles it while the class is created. ``nyz run`` creates about 280 such classes (its own,
+trio's and actors') before its first request, and ``compile`` alone was 25-30 ms of that
+path: more than any module. Python keeps compiled bytecode for modules in ``__pycache__``;
+this does the same for attrs' generated source, so later starts load code objects instead.
+
+Why it is safe to trust: the cache file lives in the directory where Python keeps nyzhi's own
+bytecode (``__pycache__`` next to ``nyzhi/__init__.py``, or under ``PYTHONPYCACHEPREFIX``),
+which Python itself loads code from without any check a writer could not pass. Whoever can
+write the cache can already write nyzhi's ``.pyc`` (or ``.py``) files, so it adds nothing an
+attacker (a sandboxed command, say) could use: a sandbox that leaves nyzhi's installation
+writable has lost already, and one that does not cannot write here either. Files that others
+than the owner may write (group or world writable, or not ours) are not read.
+
+Why it is correct: an entry is used only for the exact source text and file name attrs asks
+to compile (the text is compared, not a hash of it), with the same compiler flags, under the
+same Python (the file starts with the interpreter's bytecode magic number). Anything else, or
+a file that does not load, is compiled as before. New entries are written atomically (a
+temporary file renamed over the old one) when a command ends, and only where Python would
+write bytecode (not under ``PYTHONDONTWRITEBYTECODE``): ``make`` prepares it there, as it
+compiles the bytecode (``python -m nyzhi.codecache``).
+
+Only the command-line entry installs it (``nyzhi.cli.main``); a program embedding nyzhi keeps
+attrs as it found it.
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+import stat
+import sys
+from types import CodeType
+from typing import Any
+
+_FORMAT = 1
+_MAX_ENTRIES = 5000  # distinct generated scripts kept; the unused go first past this
+
+_path: str | None = None
+# attrs' file name -> (source, marshalled code): the code is unmarshalled on a hit only, so a
+# command pays for the classes it creates, not for every class the cache holds
+_entries: dict[str, tuple[str, bytes]] = {}
+_used: set[str] = set()
+_dirty = False
+_installed = False
+_real_compile = compile
+
+
+def _magic() -> bytes:
+    from importlib.util import MAGIC_NUMBER
+
+    return MAGIC_NUMBER + bytes([_FORMAT])
+
+
+def cache_path() -> str | None:
+    """Where Python keeps nyzhi's bytecode, plus this cache's file name; None when Python
+    would keep none (a frozen or zip-imported nyzhi)."""
+    import importlib.util
+
+    package = os.path.join(os.path.dirname(os.path.abspath(__file__)), "__init__.py")
+    try:
+        pyc = importlib.util.cache_from_source(package)
+    except NotImplementedError:  # sys.implementation.cache_tag is None
+        return None
+    tag = sys.implementation.cache_tag
+    return os.path.join(os.path.dirname(pyc), f"attrs-methods.{tag}.bin")
+
+
+def _trusted(path: str) -> bool:
+    """Ours, and writable by nobody else: the file and the directory holding it."""
+    uid = os.getuid()
+    for each in (path, os.path.dirname(path)):
+        info = os.stat(each)
+        if info.st_uid != uid or info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+            return False
+    return True
+
+
+def _load(path: str) -> dict[str, tuple[str, bytes]]:
+    try:
+        if not _trusted(path):
+            return {}
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError:
+        return {}
+    magic = _magic()
+    if not data.startswith(magic):
+        return {}
+    try:
+        entries = marshal.loads(data[len(magic):])
+    except (EOFError, ValueError, TypeError):
+        return {}
+    return entries if isinstance(entries, dict) else {}
+
+
+def _unsalted(source: str) -> str:
+    """The source with attrs' per-class hash salt masked. A generated ``__hash__`` mixes in
+    ``hash()`` of a name, which differs in every process (``PYTHONHASHSEED``); the cached code
+    keeps the salt of the process that compiled it, which serves the same purpose (a constant
+    that differs between classes) just as well."""
+    if "hash" not in source:
+        return source
+    global _SALT
+    if _SALT is None:
+        import re
+
+        _SALT = re.compile(r"-?\d{12,}")
+    return _SALT.sub("<salt>", source)
+
+
+_SALT: Any = None
+
+
+def _compile(source: object, filename: object, mode: str, *args: object, **kwargs: object):
+    """attrs' ``compile``: the cached code for this exact source and file name, else compiled
+    (and remembered). Calls with other arguments than attrs makes go straight through."""
+    global _dirty
+    if args or kwargs or mode != "exec" or type(source) is not str or type(filename) is not str:
+        return _real_compile(source, filename, mode, *args, **kwargs)  # type: ignore[call-overload]
+    hit = _entries.get(filename)
+    if hit is not None and (hit[0] == source or hit[0] == _unsalted(source)):
+        try:
+            code = marshal.loads(hit[1])
+        except (EOFError, ValueError, TypeError):
+            code = None
+        if type(code) is CodeType:
+            _used.add(filename)
+            return code
+    code = _real_compile(source, filename, mode)
+    _entries[filename] = (_unsalted(source), marshal.dumps(code))
+    _used.add(filename)
+    _dirty = True
+    return code
+
+
+def install() -> None:
+    """Serve attrs' compiles from the cache from now on (idempotent). attrs is patched when it
+    is imported (at once if it already is), so a command that never creates a class (``nyz
+    --help``) pays nothing; classes created before this call were compiled as usual."""
+    global _installed, _path, _entries
+    if _installed:
+        return
+    _installed = True
+    _path = cache_path()
+    if _path is None:
+        return
+    _entries = _load(_path)
+    if "attr._make" in sys.modules:
+        sys.modules["attr._make"].compile = _compile
+    else:
+        sys.meta_path.insert(0, _AttrsFinder)  # type: ignore[arg-type]
+
+
+class _AttrsFinder:
+    """Finds ``attr._make`` once, through the finders after it, so that its module is patched
+    right after it executes and before any class is created with it."""
+
+    @classmethod
+    def find_spec(cls, name: str, path: object, target: object = None) -> object:
+        if name != "attr._make":
+            return None
+        sys.meta_path.remove(cls)  # type: ignore[arg-type]
+        for finder in sys.meta_path:
+            find = getattr(finder, "find_spec", None)
+            spec = find(name, path, target) if find is not None else None
+            if spec is not None:
+                if spec.loader is not None:
+                    spec.loader = _PatchingLoader(spec.loader)
+                return spec
+        return None
+
+
+class _PatchingLoader:
+    """The real loader of ``attr._make``; after executing the module, points its ``compile``
+    at the cache. Everything else is the real loader's."""
+
+    def __init__(self, inner: object) -> None:
+        self._inner = inner
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._inner, name)
+
+    def create_module(self, spec: object) -> object:
+        return self._inner.create_module(spec)  # type: ignore[attr-defined]
+
+    def exec_module(self, module: object) -> None:
+        self._inner.exec_module(module)  # type: ignore[attr-defined]
+        module.compile = _compile  # type: ignore[attr-defined]
+
+
+def save(*, force: bool = False) -> None:
+    """Write what was compiled since the cache was read, if anything was and Python would
+    write bytecode here (``force`` for ``make``'s warm-up, which compiles bytecode too).
+    Never raises: a cache that cannot be written is only slower."""
+    global _dirty
+    if not _dirty or _path is None or (sys.dont_write_bytecode and not force):
+        return
+    _dirty = False
+    entries = _entries
+    if len(entries) > _MAX_ENTRIES:
+        unused = [name for name in entries if name not in _used]
+        for name in unused[: len(entries) - _MAX_ENTRIES]:
+            del entries[name]
+    tmp = f"{_path}.{os.getpid()}.tmp"
+    try:
+        os.makedirs(os.path.dirname(_path), exist_ok=True)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(_magic() + marshal.dumps(entries))
+        os.replace(tmp, _path)
+    except OSError:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+
+
+def _warm() -> int:
+    """``python -m nyzhi.codecache``: import every module of nyzhi and actors (and trio,
+    httpx) so the classes they create are compiled and the cache written, as ``make``
+    compiles the bytecode. Modules that do not import here (an optional dependency
+    missing) are skipped."""
+    import importlib
+    import pkgutil
+
+    install()
+    import httpx  # noqa: F401
+    import trio  # noqa: F401
+
+    import actors
+    import nyzhi
+
+    for package in (nyzhi, actors):
+        for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
+            if ".testing" in info.name or info.name.endswith("__main__"):
+                continue
+            try:
+                importlib.import_module(info.name)
+            except Exception:  # noqa: BLE001 (an optional dependency; that module is skipped)
+                continue
+    save(force=True)
+    return 0
+
+
+if __name__ == "__main__":
+    from nyzhi.codecache import _warm  # the module's own copy, the one nyzhi.cli installs
+
+    raise SystemExit(_warm())

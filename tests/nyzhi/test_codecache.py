@@ -1,0 +1,97 @@
+"""The cache of attrs' generated methods (``nyzhi.codecache``): used only for the exact source,
+only from a file as trusted as nyzhi's own bytecode, rewritten when a class changes.
+
+Each case runs a fresh interpreter with ``PYTHONPYCACHEPREFIX`` pointing at a temporary
+directory, so the cache (kept where Python keeps nyzhi's bytecode) is the test's own.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+# Creates two attrs classes (one through nyzhi.records, one plain attrs with a generated
+# __hash__, whose source differs in every process), uses them, and reports what was compiled.
+SCRIPT = """
+import json, sys
+from nyzhi import codecache
+codecache.install()
+compiled = []
+real = codecache._real_compile
+def spy(source, filename, mode, *a, **k):
+    compiled.append(filename)
+    return real(source, filename, mode, *a, **k)
+codecache._real_compile = spy
+import attrs
+from nyzhi import records
+
+@records.frozen
+class Point:
+    x: int
+    {second}: int = 2
+
+@attrs.frozen
+class Hashed:
+    a: int
+
+p = Point(1)
+assert (p.x, p.{second}) == (1, 2), p
+assert Point(1) == Point(1) and hash(Hashed(2)) == hash(Hashed(2))
+codecache.save()
+print(json.dumps({{"compiled": [n for n in compiled if "__main__" in n],
+                  "path": codecache.cache_path()}}))
+"""
+
+
+def run(tmp_path: Path, *, second: str = "y", write_bytecode: bool = True) -> dict:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPYCACHEPREFIX"] = str(tmp_path / "pycache")
+    if not write_bytecode:
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+    proc = subprocess.run([sys.executable, "-c", SCRIPT.format(second=second)], env=env,
+                          capture_output=True, text=True, check=False, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_the_second_start_compiles_nothing_and_a_changed_class_is_compiled_again(tmp_path):
+    first = run(tmp_path)
+    assert len(first["compiled"]) == 2  # Point's __init__, Hashed's methods
+    assert Path(first["path"]).is_relative_to(tmp_path / "pycache")
+    assert run(tmp_path)["compiled"] == []  # both from the cache, the salted hash included
+    # a renamed field changes Point's generated __init__: compiled, not the stale code (the
+    # script reads the new field), and only that class
+    changed = run(tmp_path, second="z")
+    assert changed["compiled"] == ["<attrs generated methods __main__.Point>"]
+    assert run(tmp_path, second="z")["compiled"] == []
+
+
+def test_nothing_is_written_where_python_writes_no_bytecode(tmp_path):
+    first = run(tmp_path, write_bytecode=False)
+    assert not Path(first["path"]).exists()
+    assert len(run(tmp_path)["compiled"]) == 2
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncated", "other-python", "empty"])
+def test_a_damaged_cache_is_compiled_around_and_replaced(tmp_path, damage):
+    path = Path(run(tmp_path)["path"])
+    data = path.read_bytes()
+    path.write_bytes({"garbage": b"\x00not marshal" * 10, "truncated": data[: len(data) // 2],
+                      "other-python": b"\x00\x00\r\n" + data[4:], "empty": b""}[damage])
+    assert len(run(tmp_path)["compiled"]) == 2
+    assert run(tmp_path)["compiled"] == []
+
+
+@pytest.mark.parametrize("who", ["file-group", "file-world", "dir-world"])
+def test_a_cache_others_may_write_is_not_read(tmp_path, who):
+    path = Path(run(tmp_path)["path"])
+    target = path if who.startswith("file") else path.parent
+    extra = stat.S_IWGRP if who == "file-group" else stat.S_IWOTH
+    target.chmod(target.stat().st_mode | extra)
+    assert len(run(tmp_path)["compiled"]) == 2  # not trusted: compiled as usual

@@ -36,14 +36,17 @@ from types import CodeType
 from typing import Any
 
 _FORMAT = 1
-_MAX_ENTRIES = 5000  # distinct generated scripts kept; the unused go first past this
+_MAX_ENTRIES = 2000  # distinct generated scripts kept per file; the unused go first past this
+_PREFIX = "attrs-"
 
-_path: str | None = None
-# attrs' file name -> (source, marshalled code): the code is unmarshalled on a hit only, so a
-# command pays for the classes it creates, not for every class the cache holds
-_entries: dict[str, tuple[str, bytes]] = {}
+_dir: str | None = None
+# One file per group of modules (the first two parts of the class's module: ``nyzhi.core``,
+# ``trio._core``, ``lsprotocol.types``), read when a class of the group is first created: a
+# command pays for the groups it uses, not for every class the cache holds. In each, attrs'
+# file name -> (source, marshalled code), the code unmarshalled only on a hit.
+_groups: dict[str, dict[str, tuple[str, bytes]]] = {}
 _used: set[str] = set()
-_dirty = False
+_dirty: set[str] = set()
 _installed = False
 _real_compile = compile
 
@@ -54,8 +57,8 @@ def _magic() -> bytes:
     return MAGIC_NUMBER + bytes([_FORMAT])
 
 
-def cache_path() -> str | None:
-    """Where Python keeps nyzhi's bytecode, plus this cache's file name; None when Python
+def cache_dir() -> str | None:
+    """Where Python keeps nyzhi's bytecode (the cache's files go there); None when Python
     would keep none (a frozen or zip-imported nyzhi)."""
     import importlib.util
 
@@ -64,8 +67,19 @@ def cache_path() -> str | None:
         pyc = importlib.util.cache_from_source(package)
     except NotImplementedError:  # sys.implementation.cache_tag is None
         return None
-    tag = sys.implementation.cache_tag
-    return os.path.join(os.path.dirname(pyc), f"attrs-methods.{tag}.bin")
+    return os.path.dirname(pyc)
+
+
+def _group(filename: str) -> str:
+    """``<attrs generated methods nyzhi.core.events.TextDelta>`` -> ``nyzhi.core``."""
+    dotted = filename.rstrip(">").rsplit(" ", 1)[-1]
+    group = ".".join(dotted.split(".")[:2])
+    return "".join(c if c.isalnum() or c in "._" else "_" for c in group) or "_"
+
+
+def _file(group: str) -> str:
+    assert _dir is not None
+    return os.path.join(_dir, f"{_PREFIX}{group}.{sys.implementation.cache_tag}.bin")
 
 
 def _trusted(path: str) -> bool:
@@ -96,6 +110,13 @@ def _load(path: str) -> dict[str, tuple[str, bytes]]:
     return entries if isinstance(entries, dict) else {}
 
 
+def _entries(group: str) -> dict[str, tuple[str, bytes]]:
+    found = _groups.get(group)
+    if found is None:
+        found = _groups[group] = _load(_file(group))
+    return found
+
+
 def _unsalted(source: str) -> str:
     """The source with attrs' per-class hash salt masked. A generated ``__hash__`` mixes in
     ``hash()`` of a name, which differs in every process (``PYTHONHASHSEED``); the cached code
@@ -117,10 +138,12 @@ _SALT: Any = None
 def _compile(source: object, filename: object, mode: str, *args: object, **kwargs: object):
     """attrs' ``compile``: the cached code for this exact source and file name, else compiled
     (and remembered). Calls with other arguments than attrs makes go straight through."""
-    global _dirty
-    if args or kwargs or mode != "exec" or type(source) is not str or type(filename) is not str:
+    if (args or kwargs or mode != "exec" or type(source) is not str
+            or type(filename) is not str or _dir is None):
         return _real_compile(source, filename, mode, *args, **kwargs)  # type: ignore[call-overload]
-    hit = _entries.get(filename)
+    group = _group(filename)
+    entries = _entries(group)
+    hit = entries.get(filename)
     if hit is not None and (hit[0] == source or hit[0] == _unsalted(source)):
         try:
             code = marshal.loads(hit[1])
@@ -130,9 +153,9 @@ def _compile(source: object, filename: object, mode: str, *args: object, **kwarg
             _used.add(filename)
             return code
     code = _real_compile(source, filename, mode)
-    _entries[filename] = (_unsalted(source), marshal.dumps(code))
+    entries[filename] = (_unsalted(source), marshal.dumps(code))
     _used.add(filename)
-    _dirty = True
+    _dirty.add(group)
     return code
 
 
@@ -140,14 +163,13 @@ def install() -> None:
     """Serve attrs' compiles from the cache from now on (idempotent). attrs is patched when it
     is imported (at once if it already is), so a command that never creates a class (``nyz
     --help``) pays nothing; classes created before this call were compiled as usual."""
-    global _installed, _path, _entries
+    global _installed, _dir
     if _installed:
         return
     _installed = True
-    _path = cache_path()
-    if _path is None:
+    _dir = cache_dir()
+    if _dir is None:
         return
-    _entries = _load(_path)
     if "attr._make" in sys.modules:
         sys.modules["attr._make"].compile = _compile
     else:
@@ -192,30 +214,34 @@ class _PatchingLoader:
 
 
 def save(*, force: bool = False) -> None:
-    """Write what was compiled since the cache was read, if anything was and Python would
+    """Write the groups that gained classes since they were read, if any did and Python would
     write bytecode here (``force`` for ``make``'s warm-up, which compiles bytecode too).
     Never raises: a cache that cannot be written is only slower."""
-    global _dirty
-    if not _dirty or _path is None or (sys.dont_write_bytecode and not force):
+    if not _dirty or _dir is None or (sys.dont_write_bytecode and not force):
         return
-    _dirty = False
-    entries = _entries
-    if len(entries) > _MAX_ENTRIES:
-        unused = [name for name in entries if name not in _used]
-        for name in unused[: len(entries) - _MAX_ENTRIES]:
-            del entries[name]
-    tmp = f"{_path}.{os.getpid()}.tmp"
     try:
-        os.makedirs(os.path.dirname(_path), exist_ok=True)
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(_magic() + marshal.dumps(entries))
-        os.replace(tmp, _path)
+        os.makedirs(_dir, exist_ok=True)
     except OSError:
+        return
+    while _dirty:
+        group = _dirty.pop()
+        entries = _groups[group]
+        if len(entries) > _MAX_ENTRIES:
+            unused = [name for name in entries if name not in _used]
+            for name in unused[: len(entries) - _MAX_ENTRIES]:
+                del entries[name]
+        path = _file(group)
+        tmp = f"{path}.{os.getpid()}.tmp"
         try:
-            os.unlink(tmp)
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(_magic() + marshal.dumps(entries))
+            os.replace(tmp, path)
         except OSError:
-            pass
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
 
 
 def _warm() -> int:

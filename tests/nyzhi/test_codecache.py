@@ -45,8 +45,12 @@ assert (p.x, p.{second}) == (1, 2), p
 assert Point(1) == Point(1) and hash(Hashed(2)) == hash(Hashed(2))
 codecache.save()
 print(json.dumps({{"compiled": [n for n in compiled if "__main__" in n],
-                  "path": codecache.cache_path()}}))
+                  "dir": codecache.cache_dir()}}))
 """
+
+
+def files(result: dict) -> list[Path]:
+    return sorted(Path(result["dir"]).glob("attrs-*.bin"))
 
 
 def run(tmp_path: Path, *, second: str = "y", write_bytecode: bool = True) -> dict:
@@ -63,7 +67,10 @@ def run(tmp_path: Path, *, second: str = "y", write_bytecode: bool = True) -> di
 def test_the_second_start_compiles_nothing_and_a_changed_class_is_compiled_again(tmp_path):
     first = run(tmp_path)
     assert len(first["compiled"]) == 2  # Point's __init__, Hashed's methods
-    assert Path(first["path"]).is_relative_to(tmp_path / "pycache")
+    assert Path(first["dir"]).is_relative_to(tmp_path / "pycache")
+    # one file per group of modules: __main__.Point, __main__.Hashed (and attrs' own)
+    assert {"attrs-__main__.Point", "attrs-__main__.Hashed"} <= {
+        p.name.rsplit(".", 2)[0] for p in files(first)}
     assert run(tmp_path)["compiled"] == []  # both from the cache, the salted hash included
     # a renamed field changes Point's generated __init__: compiled, not the stale code (the
     # script reads the new field), and only that class
@@ -74,24 +81,24 @@ def test_the_second_start_compiles_nothing_and_a_changed_class_is_compiled_again
 
 def test_nothing_is_written_where_python_writes_no_bytecode(tmp_path):
     first = run(tmp_path, write_bytecode=False)
-    assert not Path(first["path"]).exists()
+    assert files(first) == []
     assert len(run(tmp_path)["compiled"]) == 2
 
 
 @pytest.mark.parametrize("damage", ["garbage", "truncated", "other-python", "empty"])
 def test_a_damaged_cache_is_compiled_around_and_replaced(tmp_path, damage):
-    path = Path(run(tmp_path)["path"])
-    data = path.read_bytes()
-    path.write_bytes({"garbage": b"\x00not marshal" * 10, "truncated": data[: len(data) // 2],
-                      "other-python": b"\x00\x00\r\n" + data[4:], "empty": b""}[damage])
+    for path in files(run(tmp_path)):
+        data = path.read_bytes()
+        path.write_bytes({"garbage": b"\x00not marshal" * 10, "truncated": data[: len(data) // 2],
+                          "other-python": b"\x00\x00\r\n" + data[4:], "empty": b""}[damage])
     assert len(run(tmp_path)["compiled"]) == 2
     assert run(tmp_path)["compiled"] == []
 
 
 @pytest.mark.parametrize("who", ["file-group", "file-world", "dir-world"])
 def test_a_cache_others_may_write_is_not_read(tmp_path, who):
-    path = Path(run(tmp_path)["path"])
-    target = path if who.startswith("file") else path.parent
+    found = files(run(tmp_path))
     extra = stat.S_IWGRP if who == "file-group" else stat.S_IWOTH
-    target.chmod(target.stat().st_mode | extra)
+    for target in found if who.startswith("file") else [found[0].parent]:
+        target.chmod(target.stat().st_mode | extra)
     assert len(run(tmp_path)["compiled"]) == 2  # not trusted: compiled as usual

@@ -1,8 +1,9 @@
 """nyzhi: a terminal coding agent and multi-agent runtime on trio.
 
 The package layers flow one way, bottom to top: ``records`` (the attrs conventions),
-``convert`` (the one converter) and ``spawn`` (child processes whose forking thread outlives
-them); ``config``; ``auth``, ``provider``, ``tools``, ``index``, ``knowledge`` and ``teams``
+``convert`` (the one converter), ``spawn`` (child processes whose forking thread outlives
+them) and ``codecache`` (attrs' generated methods kept compiled, installed by ``nyz``);
+``config``; ``auth``, ``provider``, ``tools``, ``index``, ``knowledge`` and ``teams``
 (one layer: they may import each other, never in a circle); ``core`` (and this package's lazy
 exports); front ends (``tui``, ``acp`` the editors' Agent Client Protocol, ``web`` the
 browser console); ``cli``; ``testing`` (helpers for tests). A module imports only its own

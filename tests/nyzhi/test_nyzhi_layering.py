@@ -24,7 +24,7 @@ NYZHI = Path(nyzhi.__file__).parent
 # root package (``nyzhi/__init__.py``, whose lazy exports are the embedding API) sits with
 # ``core``; importing it (``from nyzhi import __version__``) is allowed from anywhere.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("records", "spawn", "convert"),
+    ("records", "spawn", "convert", "codecache"),
     ("config",),
     ("auth", "provider", "tools", "index", "knowledge", "teams"),
     ("core", ""),

@@ -104,6 +104,20 @@ def provider_spec(name: str, config: Any, env: Mapping[str, str]) -> Any:
     )
 
 
+async def import_tools() -> None:
+    """Import the built-in tool modules (``build_tooling`` registers them) one at a time,
+    yielding between them: ~10 ms of imports that would otherwise hold the event loop in one
+    piece while the questions to the model server (``limits_resolver``) wait to be sent and
+    their answers to be read."""
+    import importlib
+
+    from nyzhi.tools.registry import BUILTIN_MODULES
+
+    for name in BUILTIN_MODULES:
+        importlib.import_module(f"nyzhi.tools.builtin.{name}")
+        await trio.lowlevel.checkpoint()
+
+
 async def open_provider(
     stack: Any, system: actors.ActorSystem, config: Any, options: Any
 ) -> tuple[pt.Provider, str | None]:

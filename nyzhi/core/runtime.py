@@ -405,13 +405,14 @@ async def _assemble(stack: contextlib.AsyncExitStack, system: actors.ActorSystem
     # The model cache is written behind the first request, by this nursery (closed with the
     # runtime, after the write).
     cache_writes = await stack.enter_async_context(trio.open_nursery())
+    # A new session's environment (``git status``, a child process: 5-20 ms, far more in a
+    # large repository) is taken in a thread started here, beside the CPU work of opening the
+    # provider and building the tools, instead of after it.
     snapshot = _EnvironmentSnapshot()
+    if not (options.session or options.continue_latest):
+        snapshot.start(workspace)
     async with trio.open_nursery() as asking:
-        # A new session's environment (``git status``, a child process: 5-20 ms, far more in a
-        # large repository) is taken in a worker thread from here on, beside the CPU work of
-        # opening the provider and building the tools, instead of after it.
-        if not (options.session or options.continue_latest):
-            asking.start_soon(snapshot.take, workspace)
+        asking.start_soon(snapshot.wait)
         provider, notice = await assembly.open_provider(stack, system, config, options)
         limits = assembly.limits_resolver(config, provider, options,
                                           write_behind=cache_writes.start_soon)
@@ -419,12 +420,17 @@ async def _assemble(stack: contextlib.AsyncExitStack, system: actors.ActorSystem
         # assembled: the question overlaps the CPU work below instead of preceding it, and it
         # runs on the provider's own client, whose connection the first request then reuses.
         asking.start_soon(limits.resolve, provider.model)
+        # The steps below are CPU work that never waits: yield between them, so the questions
+        # go out (and their answers are read) meanwhile rather than at the end.
+        await trio.lowlevel.checkpoint()
+        await assembly.import_tools()
         new_session = None
         if assembly.creates_session(options):  # its files are made beside the rest
             new_session = assembly.NewSession(options, workspace, provider)
             asking.start_soon(new_session.create)
         tooling = assembly.build_tooling(config, workspace, options, approvals,
                                          claude_allow=project_trust.claude_allow)
+        await trio.lowlevel.checkpoint()
         # Every request to the model leaves through the redactor (system prompt included).
         provider = RedactingProvider(provider, tooling.redactor)
         # ... and, once the runtime is in a team, waits for a slot of the team's limit.
@@ -477,14 +483,39 @@ async def _assemble(stack: contextlib.AsyncExitStack, system: actors.ActorSystem
 
 
 class _EnvironmentSnapshot:
-    """The prompt's environment for a new session, taken while the runtime is assembled."""
+    """The prompt's environment for a new session, taken in a thread while the runtime is
+    assembled. The thread starts at once (``trio.to_thread`` would start it only when this
+    task next waits, after the CPU work it is meant to overlap)."""
 
-    environment: Any = None
+    def __init__(self) -> None:
+        self.environment: Any = None
+        self._done: trio.Event | None = None
+        self._error: BaseException | None = None
 
-    async def take(self, workspace: Any) -> None:
+    def start(self, workspace: Any) -> None:
         from nyzhi.core.prompt_env import take_environment
 
-        self.environment = await trio.to_thread.run_sync(take_environment, workspace)
+        done = self._done = trio.Event()
+        token = trio.lowlevel.current_trio_token()
+
+        def deliver(outcome: Any) -> None:
+            try:
+                self.environment = outcome.unwrap()
+            except BaseException as exc:  # raised in the runtime's task by ``wait``
+                self._error = exc
+            with contextlib.suppress(trio.RunFinishedError):
+                token.run_sync_soon(done.set)
+
+        trio.lowlevel.start_thread_soon(lambda: take_environment(workspace), deliver)
+
+    async def wait(self) -> None:
+        """Until the snapshot is taken; a cancelled start-up too waits for it (``git status``
+        is bounded by ``GIT_TIMEOUT_S``), so no git process outlives the runtime."""
+        if self._done is not None:
+            with trio.CancelScope(shield=True):
+                await self._done.wait()
+        if self._error is not None:
+            raise self._error
 
 
 async def _agent_factory(base: _Assembly, workspace: Any, auto_context: Any,

@@ -374,12 +374,22 @@ async def _ask_server(
             return True
         return False
     local = is_loopback(base)
-    if style == "llama-cpp" or local:
-        window = await _llama_cpp_props(client, root, headers)
+    asks_props = style == "llama-cpp" or local
+    # The questions go out together: each is a round trip the first request waits for, and
+    # in turn they were three. The answers are read in the order they always were: llama.cpp's
+    # /props, the model list, LM Studio's own REST API.
+    urls = {"models": f"{base}/models"}
+    if asks_props:
+        urls["props"] = f"{root}/props"
+    if local:
+        urls["lmstudio"] = f"{root}/api/v0/models/{quote(model, safe='')}"
+    answers = await _get_all(client, urls, headers)
+    if asks_props:
+        window = _props_window(answers.get("props"))
         if window:
             found[model] = (window, None)
             return True
-    data = await _get_json(client, f"{base}/models", headers)
+    data = answers.get("models")
     if isinstance(data, dict) and isinstance(data.get("data"), list):
         answered = True
         for entry in data["data"]:
@@ -388,8 +398,7 @@ async def _ask_server(
                 if window or output:
                     found[entry["id"]] = (window, output)
     if found.get(model, (None, None))[0] is None and local:
-        entry = await _get_json(client, f"{root}/api/v0/models/{quote(model, safe='')}",
-                                headers)  # LM Studio's own REST API
+        entry = answers.get("lmstudio")
         if isinstance(entry, dict):
             answered = True
             window, output = listed_limits(entry)
@@ -398,11 +407,29 @@ async def _ask_server(
     return answered
 
 
-async def _llama_cpp_props(
-    client: httpx.AsyncClient, root: str, headers: dict[str, str]
-) -> int | None:
+async def _get_all(client: httpx.AsyncClient, urls: Mapping[str, str],
+                   headers: dict[str, str]) -> dict[str, Any]:
+    """``GET`` each URL at once; an answer that is not JSON, or a request that failed, is
+    left out (the others still count)."""
+    import httpx
+    import trio
+
+    answers: dict[str, Any] = {}
+
+    async def get(name: str, url: str) -> None:
+        try:
+            answers[name] = await _get_json(client, url, headers)
+        except (httpx.HTTPError, OSError, ValueError):
+            pass
+
+    async with trio.open_nursery() as nursery:
+        for name, url in urls.items():
+            nursery.start_soon(get, name, url)
+    return answers
+
+
+def _props_window(data: Any) -> int | None:
     """llama.cpp's ``GET /props``: the context size the server runs with (per slot)."""
-    data = await _get_json(client, f"{root}/props", headers)
     if not isinstance(data, dict):
         return None
     settings = data.get("default_generation_settings")

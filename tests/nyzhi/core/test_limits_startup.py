@@ -28,8 +28,8 @@ async def test_the_window_question_goes_through_the_providers_client(workspace, 
             resolver = assembly.limits_resolver(config, provider, RuntimeOptions(cwd=workspace))
             limits = await resolver.resolve(provider.model)
     assert (limits.context_window, limits.source) == (12288, "server")
-    assert asked[:1] == ["/props"]  # through the provider's client, which the hook is on
-    assert [r.path for r in server.info_requests][:1] == ["/props"]
+    # through the provider's client, which the hook is on (all questions go out together)
+    assert "/props" in asked and sorted(asked) == sorted(r.path for r in server.info_requests)
 
 
 async def test_the_first_turn_knows_the_window_asked_during_assembly(workspace, home, configure):
@@ -41,5 +41,5 @@ async def test_the_first_turn_knows_the_window_asked_during_assembly(workspace, 
             assert (settings.context_window, settings.window_source) == (12288, "server")
             handle = await rt.submit("hi")
             await handle.wait()
-    assert [r.path for r in server.info_requests][:1] == ["/props"]
+    assert "/props" in [r.path for r in server.info_requests]
     assert len(server.requests) == 1  # the one model request, after the question

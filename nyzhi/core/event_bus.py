@@ -10,7 +10,8 @@ listeners, and the agent goes on. A listener that is not async is refused when i
 Every event goes to every subscriber, in order. A subscriber's buffer is bounded; when it is
 full, ``publish`` waits (backpressure), because front ends such as ``nyz run
 --output-format stream-json`` must not lose events. A subscriber that closes its receiving
-end is dropped.
+end is dropped, also when it leaves while a publisher is on its way to it (every send lets
+other tasks run, and may wait on a full buffer): leaving never fails the publishing agent.
 
 Every event is redacted here first (``nyzhi.config.secrets.Redactor``): this is the one door
 to front ends, stream-json, hooks' listeners and the session log, so a known secret value
@@ -140,11 +141,7 @@ class EventBus:
                 await listener(event)
             except Exception as exc:  # isolated: reported, never the publishing agent's crash
                 await self._listener_failed(name, event, exc)
-        for send in list(self._subscribers):
-            try:
-                await send.send(event)
-            except (trio.BrokenResourceError, trio.ClosedResourceError):
-                self._subscribers.remove(send)
+        await self._send(event)
 
     async def _listener_failed(self, name: str, event: Event, exc: Exception) -> None:
         log.debug("%s failed on %s", name, event.type, exc_info=exc)  # the event says it
@@ -162,11 +159,20 @@ class EventBus:
         await self._send(report)
 
     async def _send(self, event: Event) -> None:
+        """``event`` to every subscriber, in order. The publisher walks a copy of the list and
+        every send lets other tasks run (or waits on a full buffer), so a subscriber it comes
+        to may have left meanwhile, and been dropped by ``subscribe`` or another publisher: it
+        is skipped, and the publisher (an agent, which an exception here would crash) goes on."""
         for send in list(self._subscribers):
             try:
                 await send.send(event)
             except (trio.BrokenResourceError, trio.ClosedResourceError):
-                self._subscribers.remove(send)
+                self._drop(send)
+
+    def _drop(self, send: trio.MemorySendChannel[Event]) -> None:
+        """Forget a subscriber that left (idempotent: several may find it gone)."""
+        if send in self._subscribers:
+            self._subscribers.remove(send)
 
     async def wait_for_subscriber(self) -> None:
         """Until a front end has subscribed once: a question asked in the background at
@@ -182,8 +188,7 @@ class EventBus:
             async with receive:
                 yield receive
         finally:
-            if send in self._subscribers:
-                self._subscribers.remove(send)
+            self._drop(send)
             send.close()
 
 

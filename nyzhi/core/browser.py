@@ -15,6 +15,7 @@ actor system) kills the browser's whole process group and removes the profile: n
 from __future__ import annotations
 
 import functools
+import os
 import shutil
 import tempfile
 from collections.abc import Mapping
@@ -111,6 +112,7 @@ class BrowserProcess(actors.Actor):
             self._cleanup()
             with trio.CancelScope(shield=True), trio.move_on_after(5):
                 await self.launched.process.wait()  # reaped: no zombie left behind
+                await _group_gone(self.launched.process.pid)
         if not self._stopping:
             raise cdp.BrowserGone("the browser exited")  # reported; TEMPORARY: not restarted
 
@@ -131,9 +133,49 @@ class BrowserProcess(actors.Actor):
         if self.launched is not None:
             with trio.move_on_after(5), trio.CancelScope(shield=True):
                 await self.launched.process.wait()
+                await _group_gone(self.launched.process.pid)
             # Chromium's helpers may have left files in the profile while it died
             if self.profile is not None:
                 shutil.rmtree(self.profile, ignore_errors=True)
+
+
+async def _group_gone(pgid: int) -> None:
+    """Until every process of the browser's group has exited. Its helpers (zygotes, renderers,
+    the GPU and network processes) were killed with it, but a killed process ends only once the
+    kernel runs it to its end: on a busy machine that was still under way when nyz exited. So
+    each one left is waited for through a pidfd (its caller bounds the wait)."""
+    from nyzhi.config.procgroup import signal_group
+
+    signal_group(pgid)  # again: harmless to the dying, final to any straggler
+    for pid in _group_members(pgid):
+        try:
+            fd = os.pidfd_open(pid)
+        except OSError:  # gone already
+            continue
+        try:
+            await trio.lowlevel.wait_readable(fd)
+        finally:
+            os.close(fd)
+
+
+def _group_members(pgid: int) -> list[int]:
+    """The pids of process group ``pgid`` (from /proc; [] where there is none)."""
+    found = []
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return []
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as fh:
+                fields = fh.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if len(fields) > 2 and int(fields[2]) == pgid:
+            found.append(int(name))
+    return found
 
 
 class BrowserPool:

@@ -2,7 +2,7 @@
 
 A member started on a node (``nyz team member … --remote-store``, over SSH) has no team files:
 its ``TeamStore`` is a ``RemoteTeamStore``, whose calls (``load``, ``set_status``, an inbox's
-``append`` and ``read_unread``, the board's ``create`` and ``update``, …) become ``StoreCall``
+``append``, ``read_unread`` and ``take``, the board's ``create`` and ``update``, …) become ``StoreCall``
 lines on the member's stdout. The lead reads them with the member's events, runs each against
 its own ``TeamStore`` (``serve``) and writes the ``StoreReply`` down the member's stdin. So the
 lead's host is the only writer of the team's files: the locks and atomic writes keep every
@@ -136,6 +136,17 @@ class RemoteInbox:
         data = self.store.call("inbox.read_unread", self._args(mark_read=mark_read))
         return convert.structure(data, list[Message], "the lead's inbox", TeamError)
 
+    def take(self) -> list[Message]:
+        data = self.store.call("inbox.take", self._args())
+        return convert.structure(data, list[Message], "the lead's inbox", TeamError)
+
+    def started(self) -> None:
+        self.store.call("inbox.started", self._args())
+
+    def undelivered(self) -> list[Message]:
+        data = self.store.call("inbox.undelivered", self._args())
+        return convert.structure(data, list[Message], "the lead's inbox", TeamError)
+
     def messages(self) -> list[Message]:
         data = self.store.call("inbox.messages", self._args())
         return convert.structure(data, list[Message], "the lead's inbox", TeamError)
@@ -253,6 +264,13 @@ def _inbox(store: TeamStore, team: str, member: str, call: str,
         raise TeamError(f"{member} can only read its own inbox, not {owner}'s")
     if call == "inbox.read_unread":
         return inbox.read_unread(mark_read=bool(args.get("mark_read", True)))
+    if call == "inbox.take":
+        return inbox.take()
+    if call == "inbox.started":
+        inbox.started()
+        return None
+    if call == "inbox.undelivered":
+        return inbox.undelivered()
     if call == "inbox.messages":
         return inbox.messages()
     if call == "inbox.unread_count":

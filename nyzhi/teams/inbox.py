@@ -20,7 +20,8 @@ cursor moved) as ``read_unread`` does, but first copied to ``<member>.taken.json
 stay until the turn has started (``started``). A turn that never started (its agent crashed,
 was restarted or was stopped while the turn waited in its queue; or the whole process was
 killed) leaves them there, and the next ``take`` returns them again, oldest first, before
-anything newer. So a message read for a turn reaches the agent exactly once (a kill of the
+anything newer (as does ``read_unread(taken=True)``, for a reader feeding a turn that is
+already running, such as a restarted member's "you were restarted" turn). So a message read for a turn reaches the agent exactly once (a kill of the
 process in the moment between a turn's start and ``started`` delivers that batch once more;
 none is lost). Taken messages count as unread for ``unread_count`` and ``undelivered``, the
 reads that tell whether a team is done.
@@ -133,12 +134,15 @@ class Inbox:
             self._write(self._read() + list(messages))
         self.poke()
 
-    def read_unread(self, mark_read: bool = True) -> list[Message]:
+    def read_unread(self, mark_read: bool = True, taken: bool = False) -> list[Message]:
         """The unread messages (broadcasts too), oldest first; with ``mark_read`` they are
         marked read in the same locked step, so two readers never both get one message. The
         inbox is written before the cursor: a crash between delivers broadcasts twice, never
-        loses one."""
+        loses one. With ``taken``, the messages taken for a turn that never started come
+        first, and are delivered too (the taken file goes last): for a reader that puts
+        them into a turn that is running."""
         with file_lock(self.lock_path):
+            held = self.taken() if taken else []
             messages = self._read()
             unread = [m for m in messages if not m.read]
             cursor = self._cursor()
@@ -150,7 +154,12 @@ class Inbox:
                     self._write(messages)
                 if end != cursor:
                     self._write_cursor(end)
-        return _merged(unread, broadcasts)
+                if held:
+                    self.taken_path.unlink(missing_ok=True)
+        if not held:
+            return _merged(unread, broadcasts)
+        seen = {_identity(m) for m in held}
+        return held + [m for m in _merged(unread, broadcasts) if _identity(m) not in seen]
 
     # --- messages taken for a turn ----------------------------------------------------------
 

@@ -132,8 +132,9 @@ class RemoteInbox:
         if messages:
             self.store.call("inbox.append", self._args(messages=convert.unstructure(messages)))
 
-    def read_unread(self, mark_read: bool = True) -> list[Message]:
-        data = self.store.call("inbox.read_unread", self._args(mark_read=mark_read))
+    def read_unread(self, mark_read: bool = True, taken: bool = False) -> list[Message]:
+        data = self.store.call("inbox.read_unread", self._args(mark_read=mark_read,
+                                                               taken=taken))
         return convert.structure(data, list[Message], "the lead's inbox", TeamError)
 
     def take(self) -> list[Message]:
@@ -263,7 +264,8 @@ def _inbox(store: TeamStore, team: str, member: str, call: str,
     if owner != member:
         raise TeamError(f"{member} can only read its own inbox, not {owner}'s")
     if call == "inbox.read_unread":
-        return inbox.read_unread(mark_read=bool(args.get("mark_read", True)))
+        return inbox.read_unread(mark_read=bool(args.get("mark_read", True)),
+                                 taken=bool(args.get("taken", False)))
     if call == "inbox.take":
         return inbox.take()
     if call == "inbox.started":

@@ -74,6 +74,7 @@ class MemberDriver:
         self.inbox = store.inbox(team, member)
         self.running = 0  # turns of this agent between turn_start and turn_complete
         self.pending = 0  # turns this driver submitted that have not ended
+        self.taking = False  # a turn with the taken messages is submitted and not ended
         self.state = ""
         self.last_answer = ""
         self.kick = trio.Event()
@@ -97,8 +98,9 @@ class MemberDriver:
 
     async def inject(self) -> list[pt.Message]:
         """``before_step``: every unread message, marked read, as one user message (for the
-        lead, one summary of its teammates' reports and idle notifications)."""
-        messages = await run_blocking(self.inbox.read_unread)
+        lead, one summary of its teammates' reports and idle notifications). Messages taken
+        for a turn that never started come first, unless a turn with them is on its way."""
+        messages = await run_blocking(lambda: self.inbox.read_unread(taken=not self.taking))
         if not messages:
             return []
         return [pt.Message("user", self.format(messages))]
@@ -168,10 +170,12 @@ class MemberDriver:
         """Submit a turn; ``taken``: its text is the messages taken from the inbox, delivered
         once the turn starts."""
         self.pending += 1
+        self.taking = taken
         try:
             handle = await self.submit(text)
         except BaseException:
             self.pending -= 1
+            self.taking = False
             raise
         assert self.nursery is not None
         self.nursery.start_soon(self._finish, handle, taken)
@@ -187,6 +191,7 @@ class MemberDriver:
                     await self._report(exc)
             await handle.wait()
         finally:
+            self.taking = False
             self.pending -= 1
             self.kick.set()
 

@@ -149,3 +149,45 @@ async def test_a_failing_member_driver_does_not_starve_the_others(workspace, con
     assert "BEN-DONE" in notices[0].text
     assert report.message == ("teams: team crew, member amy: RuntimeError: "
                               "amy's driver is broken")
+
+
+async def test_a_restarted_member_process_reads_the_taken_messages_first(workspace, configure,
+                                                                         home):
+    """A member process killed after taking messages and before their turn started, and
+    restarted mid-turn (``nyz team member``, its session resumed): its first turn is the
+    "you were restarted" prompt, and the messages reach that turn's first model call, the
+    taken ones before the one sent since, in one user message and only there."""
+    from nyzhi.core.teams.membership import RESTARTED
+    from nyzhi.teams.store import Member, TeamConfig
+
+    store = TeamStore()
+    store.create(TeamConfig("crew", members=[Member("lead"), Member("alice")]))
+    subscribed = trio.Event()
+
+    async def once_subscribed(_request):  # the turn cannot end before the test listens
+        await subscribed.wait()
+        return reply("carrying on")
+
+    script = PerAgent({"Your process was restarted": [once_subscribed]})
+    options = {"cwd": workspace, "trust": "full", "team": "crew", "member": "alice"}
+    async with open_fake_llm(script=script) as server:
+        configure(workspace, server.url_for("openai"))
+        async with open_runtime(RuntimeOptions(**options)) as rt:  # alice's first process
+            session = rt.session_id
+        # what its kill left: running, the lead's message taken, its turn never started
+        store.set_status("crew", "alice", status=ev.AgentState.RUNNING)
+        inbox = store.inbox("crew", "alice")
+        deliver(store, "crew", "lead", "alice", "OLD-JOB: first")
+        assert [m.text for m in inbox.take()] == ["OLD-JOB: first"]
+        deliver(store, "crew", "lead", "alice", "NEW-JOB: second")
+        async with open_runtime(RuntimeOptions(**options, session=session)) as rt:
+            async with rt.subscribe() as events:
+                subscribed.set()
+                with trio.fail_after(30):
+                    await _until(lambda e: isinstance(e, ev.AgentStatus)
+                                 and e.detail == "waiting for messages", events)
+    [request] = script.seen["Your process was restarted"]  # one model call: one turn
+    users = [text for role, text in request.transcript() if role == "user"]
+    assert users == [RESTARTED, "[message from lead]\n> OLD-JOB: first\n\n"
+                                "[message from lead]\n> NEW-JOB: second"]
+    assert inbox.taken() == [] and inbox.unread_count() == 0

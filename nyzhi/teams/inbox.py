@@ -21,10 +21,11 @@ stay until the turn has started (``started``). A turn that never started (its ag
 was restarted or was stopped while the turn waited in its queue; or the whole process was
 killed) leaves them there, and the next ``take`` returns them again, oldest first, before
 anything newer (as does ``read_unread(taken=True)``, for a reader feeding a turn that is
-already running, such as a restarted member's "you were restarted" turn). So a message read for a turn reaches the agent exactly once (a kill of the
-process in the moment between a turn's start and ``started`` delivers that batch once more;
-none is lost). Taken messages count as unread for ``unread_count`` and ``undelivered``, the
-reads that tell whether a team is done.
+already running, such as a restarted member's "you were restarted" turn). So a message read
+for a turn reaches the agent exactly once (a kill of the process in the moment between a
+turn's start and ``started`` delivers that batch once more; none is lost). Taken messages
+count as unread for ``unread_count`` and ``undelivered``, the reads that tell whether a team
+is done.
 """
 
 from __future__ import annotations
@@ -199,11 +200,13 @@ class Inbox:
             self.taken_path.unlink(missing_ok=True)
 
     def undelivered(self) -> list[Message]:
-        """What ``take`` would return, taking nothing: the taken messages, then the unread."""
+        """What ``take`` would return, taking nothing: the taken messages, then the unread.
+        Read without the lock, the inbox before the taken file: a ``take`` in between shows
+        a message in both (counted once), never in neither."""
+        unread = [m for m in self.messages() if not m.read]
         taken = self.taken()
         held = {_identity(m) for m in taken}
-        unread = [m for m in self.messages() if not m.read and _identity(m) not in held]
-        return taken + unread
+        return taken + [m for m in unread if _identity(m) not in held]
 
     def unread_count(self) -> int:
         """Unread messages, and those taken for a turn that has not started."""

@@ -2,11 +2,11 @@
 
 A member started on a node (``nyz team member … --remote-store``, over SSH) has no team files:
 its ``TeamStore`` is a ``RemoteTeamStore``, whose calls (``load``, ``set_status``, an inbox's
-``append``, ``read_unread`` and ``take``, the board's ``create`` and ``update``, …) become ``StoreCall``
-lines on the member's stdout. The lead reads them with the member's events, runs each against
-its own ``TeamStore`` (``serve``) and writes the ``StoreReply`` down the member's stdin. So the
-lead's host is the only writer of the team's files: the locks and atomic writes keep every
-guarantee they have on one host, and no other host needs the data.
+``append``, ``read_unread`` and ``take``, the board's ``create`` and ``update``, …) become
+``StoreCall`` lines on the member's stdout. The lead reads them with the member's events, runs
+each against its own ``TeamStore`` (``serve``) and writes the ``StoreReply`` down the member's
+stdin. So the lead's host is the only writer of the team's files: the locks and atomic writes
+keep every guarantee they have on one host, and no other host needs the data.
 
 What a remote member may ask is narrower than what a local process could do to the files
 (``serve`` checks it): only its own team; only its own inbox read and its own status written;

@@ -44,7 +44,7 @@ def _crash_before_first_turn(rt, path):
         rt.system.lookup(path).tell_nowait(Crash())
         await trio.sleep_forever()  # cancelled with the crashed incarnation's tasks
 
-    rt.bus.add_listener(listener, name="crash alice")
+    rt.add_listener(listener, name="crash alice")
     return state
 
 

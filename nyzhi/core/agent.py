@@ -63,7 +63,10 @@ Lifecycle = Callable[[str, str, str], Awaitable[None]]  # (hook event, agent pat
 
 @records.define(eq=False)
 class TurnHandle:
-    """Returned by an ``ask(UserInput(...))``: await ``wait()`` for the turn's outcome."""
+    """Returned by an ``ask(UserInput(...))``: await ``wait()`` for the turn's outcome, or
+    ``wait_started()`` to learn whether the turn started at all (an input queued when the
+    agent stopped or crashed ends cancelled without ever starting: whoever submitted it may
+    then have to submit it again, as a team member's driver does with its messages)."""
 
     text: str
     images: tuple[Any, ...] = ()
@@ -71,10 +74,26 @@ class TurnHandle:
     outcome: TurnOutcome | None = None
     error: BaseException | None = None
     cancelled: bool = False
+    started: bool = False  # the agent began running it (its turn_start is the next event)
+    settled: trio.Event = attrs.field(factory=trio.Event)  # started, or done without starting
+
+    def start(self) -> None:
+        self.started = True
+        self.settled.set()
+
+    def finish(self, *, cancelled: bool) -> None:
+        self.cancelled = cancelled
+        self.settled.set()
+        self.done.set()
 
     async def wait(self) -> TurnOutcome | None:
         await self.done.wait()
         return self.outcome
+
+    async def wait_started(self) -> bool:
+        """Until the turn starts (True) or ends without having started (False)."""
+        await self.settled.wait()
+        return self.started
 
 
 class AgentActor(actors.Actor):
@@ -119,8 +138,7 @@ class AgentActor(actors.Actor):
         if isinstance(message, Close):
             self._cancel_current()
             for handle in self.queue:
-                handle.cancelled = True
-                handle.done.set()
+                handle.finish(cancelled=True)
             self.queue.clear()
             self.context.stop()
             return None
@@ -147,8 +165,7 @@ class AgentActor(actors.Actor):
         self._cancel_current()
         for handle in (self.current, *self.queue):
             if handle is not None and not handle.done.is_set():
-                handle.cancelled = True
-                handle.done.set()
+                handle.finish(cancelled=True)
         self.queue.clear()
         await self._set_status(ev.AgentState.SHUTDOWN)
         parent = self.context.parent
@@ -176,13 +193,13 @@ class AgentActor(actors.Actor):
             await self._set_status(ev.AgentState.RUNNING)
             with trio.CancelScope() as scope:
                 self.scope = scope
+                handle.start()  # no await before the loop's turn_start
                 try:
                     handle.outcome = await self.loop.run(handle.text, handle.images)
                 except Exception as exc:  # reported by the loop (error, turn_complete)
                     handle.error = exc  # a failed turn is the asker's; the agent lives on
             self.scope = None
-            handle.cancelled = scope.cancelled_caught
             self.current = None
-            handle.done.set()
+            handle.finish(cancelled=scope.cancelled_caught)
             await self._set_status(ev.AgentState.IDLE)
 

@@ -14,6 +14,18 @@ Broadcasts (``to="all"``) are not copied into each inbox: they are one line each
 broadcast log (``nyzhi.teams.broadcast``), which every inbox reads from its own cursor
 (``<member>.cursor``). ``read_unread``, ``unread_count`` and ``messages`` merge the two, oldest
 first, so a reader sees one stream of messages as before.
+
+A member's driver *takes* its messages for a turn (``take``): they are marked read (and the
+cursor moved) as ``read_unread`` does, but first copied to ``<member>.taken.json``, where they
+stay until the turn has started (``started``). A turn that never started (its agent crashed,
+was restarted or was stopped while the turn waited in its queue; or the whole process was
+killed) leaves them there, and the next ``take`` returns them again, oldest first, before
+anything newer (as does ``read_unread(taken=True)``, for a reader feeding a turn that is
+already running, such as a restarted member's "you were restarted" turn). So a message read
+for a turn reaches the agent exactly once (a kill of the process in the moment between a
+turn's start and ``started`` delivers that batch once more; none is lost). Taken messages
+count as unread for ``unread_count`` and ``undelivered``, the reads that tell whether a team
+is done.
 """
 
 from __future__ import annotations
@@ -68,6 +80,7 @@ class Inbox:
         self.lock_path = self.dir / f"{member}.lock"
         self.fifo_path = self.dir / f"{member}.fifo"
         self.cursor_path = self.dir / f"{member}.cursor"
+        self.taken_path = self.dir / f"{member}.taken.json"
         self.channel = channel if channel is not None else BroadcastLog(self.dir.parent)
 
     # --- the broadcast log, through this member's cursor --------------------------------------
@@ -122,12 +135,15 @@ class Inbox:
             self._write(self._read() + list(messages))
         self.poke()
 
-    def read_unread(self, mark_read: bool = True) -> list[Message]:
+    def read_unread(self, mark_read: bool = True, taken: bool = False) -> list[Message]:
         """The unread messages (broadcasts too), oldest first; with ``mark_read`` they are
         marked read in the same locked step, so two readers never both get one message. The
         inbox is written before the cursor: a crash between delivers broadcasts twice, never
-        loses one."""
+        loses one. With ``taken``, the messages taken for a turn that never started come
+        first, and are delivered too (the taken file goes last): for a reader that puts
+        them into a turn that is running."""
         with file_lock(self.lock_path):
+            held = self.taken() if taken else []
             messages = self._read()
             unread = [m for m in messages if not m.read]
             cursor = self._cursor()
@@ -139,10 +155,62 @@ class Inbox:
                     self._write(messages)
                 if end != cursor:
                     self._write_cursor(end)
-        return _merged(unread, broadcasts)
+                if held:
+                    self.taken_path.unlink(missing_ok=True)
+        if not held:
+            return _merged(unread, broadcasts)
+        seen = {_identity(m) for m in held}
+        return held + [m for m in _merged(unread, broadcasts) if _identity(m) not in seen]
+
+    # --- messages taken for a turn ----------------------------------------------------------
+
+    def taken(self) -> list[Message]:
+        """The messages taken for a turn that has not started (see the module's docstring)."""
+        data = read_json(self.taken_path, [])
+        if not isinstance(data, list):
+            raise TeamError(f"{self.taken_path}: expected a JSON array of messages")
+        return convert.structure(data, list[Message], self.taken_path, TeamError)
+
+    def take(self) -> list[Message]:
+        """For a turn: the messages taken before for a turn that never started, then the
+        unread ones (broadcasts too), oldest first, marked read in the same locked step and
+        kept as taken until ``started``. The taken file is written first, so a crash at any
+        point loses nothing; a message it already holds is not taken twice."""
+        with file_lock(self.lock_path):
+            taken = self.taken()
+            messages = self._read()
+            unread = [m for m in messages if not m.read]
+            cursor = self._cursor()
+            broadcasts, end = self._broadcasts(cursor)
+            held = {_identity(m) for m in taken}
+            new = [m for m in _merged(unread, broadcasts) if _identity(m) not in held]
+            if new:
+                write_json(self.taken_path, convert.unstructure(taken + new))
+            if unread:
+                for m in unread:
+                    m.read = True
+                self._write(messages)
+            if end != cursor:
+                self._write_cursor(end)
+        return taken + new
+
+    def started(self) -> None:
+        """The turn the taken messages were for has started: they are delivered."""
+        with file_lock(self.lock_path):
+            self.taken_path.unlink(missing_ok=True)
+
+    def undelivered(self) -> list[Message]:
+        """What ``take`` would return, taking nothing: the taken messages, then the unread.
+        Read without the lock, the inbox before the taken file: a ``take`` in between shows
+        a message in both (counted once), never in neither."""
+        unread = [m for m in self.messages() if not m.read]
+        taken = self.taken()
+        held = {_identity(m) for m in taken}
+        return taken + [m for m in unread if _identity(m) not in held]
 
     def unread_count(self) -> int:
-        return sum(not m.read for m in self._read()) + len(self._broadcasts(self._cursor())[0])
+        """Unread messages, and those taken for a turn that has not started."""
+        return len(self.undelivered())
 
     def messages(self) -> list[Message]:
         """Every kept message, read or not, and the broadcasts not read yet, oldest first.
@@ -165,6 +233,11 @@ class Inbox:
                 raise
         finally:
             os.close(fd)
+
+
+def _identity(m: Message) -> tuple[str, ...]:
+    """One message, whatever its read flag (ids alone: older writers left them out)."""
+    return (m.id, m.sender, m.to, m.time, m.kind, m.text)
 
 
 def _merged(inbox: list[Message], broadcasts: list[Message]) -> list[Message]:

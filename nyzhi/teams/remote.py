@@ -2,11 +2,11 @@
 
 A member started on a node (``nyz team member … --remote-store``, over SSH) has no team files:
 its ``TeamStore`` is a ``RemoteTeamStore``, whose calls (``load``, ``set_status``, an inbox's
-``append`` and ``read_unread``, the board's ``create`` and ``update``, …) become ``StoreCall``
-lines on the member's stdout. The lead reads them with the member's events, runs each against
-its own ``TeamStore`` (``serve``) and writes the ``StoreReply`` down the member's stdin. So the
-lead's host is the only writer of the team's files: the locks and atomic writes keep every
-guarantee they have on one host, and no other host needs the data.
+``append``, ``read_unread`` and ``take``, the board's ``create`` and ``update``, …) become
+``StoreCall`` lines on the member's stdout. The lead reads them with the member's events, runs
+each against its own ``TeamStore`` (``serve``) and writes the ``StoreReply`` down the member's
+stdin. So the lead's host is the only writer of the team's files: the locks and atomic writes
+keep every guarantee they have on one host, and no other host needs the data.
 
 What a remote member may ask is narrower than what a local process could do to the files
 (``serve`` checks it): only its own team; only its own inbox read and its own status written;
@@ -132,8 +132,20 @@ class RemoteInbox:
         if messages:
             self.store.call("inbox.append", self._args(messages=convert.unstructure(messages)))
 
-    def read_unread(self, mark_read: bool = True) -> list[Message]:
-        data = self.store.call("inbox.read_unread", self._args(mark_read=mark_read))
+    def read_unread(self, mark_read: bool = True, taken: bool = False) -> list[Message]:
+        data = self.store.call("inbox.read_unread", self._args(mark_read=mark_read,
+                                                               taken=taken))
+        return convert.structure(data, list[Message], "the lead's inbox", TeamError)
+
+    def take(self) -> list[Message]:
+        data = self.store.call("inbox.take", self._args())
+        return convert.structure(data, list[Message], "the lead's inbox", TeamError)
+
+    def started(self) -> None:
+        self.store.call("inbox.started", self._args())
+
+    def undelivered(self) -> list[Message]:
+        data = self.store.call("inbox.undelivered", self._args())
         return convert.structure(data, list[Message], "the lead's inbox", TeamError)
 
     def messages(self) -> list[Message]:
@@ -252,7 +264,15 @@ def _inbox(store: TeamStore, team: str, member: str, call: str,
     if owner != member:
         raise TeamError(f"{member} can only read its own inbox, not {owner}'s")
     if call == "inbox.read_unread":
-        return inbox.read_unread(mark_read=bool(args.get("mark_read", True)))
+        return inbox.read_unread(mark_read=bool(args.get("mark_read", True)),
+                                 taken=bool(args.get("taken", False)))
+    if call == "inbox.take":
+        return inbox.take()
+    if call == "inbox.started":
+        inbox.started()
+        return None
+    if call == "inbox.undelivered":
+        return inbox.undelivered()
     if call == "inbox.messages":
         return inbox.messages()
     if call == "inbox.unread_count":

@@ -6,7 +6,8 @@ the directory it was started from and ``nyz team list`` works anywhere)::
     teams/<team>/config.json             TeamConfig: members, mode, defaults
     teams/<team>/.lock                   flock for config.json read-modify-writes
     teams/<team>/inboxes/<member>.json   Inbox: that member's messages (+ .lock, + .fifo,
-                                         + .cursor: how far it read the broadcast log)
+                                         + .cursor: how far it read the broadcast log,
+                                         + .taken.json: read for a turn not started yet)
     teams/<team>/broadcast.jsonl         BroadcastLog: every message to "all", one a line
     teams/<team>/model_calls.json        SharedSlots: model calls in flight (process teams)
     teams/<team>/members/<member>.json   runtime status: status, pid, session_id, restarts

@@ -34,6 +34,7 @@ from nyzhi.core import events as ev
 from nyzhi.core.agent import UserInput
 from nyzhi.core.agent_factory import Agent, AgentSpec
 from nyzhi.core.budget import Limits
+from nyzhi.core.errors import describe_error
 from nyzhi.core.roles import RoleError
 from nyzhi.core.teams.prompt import teammate_prompt, teammate_role
 from nyzhi.core.teams.quiescence import Ledger
@@ -140,10 +141,18 @@ class TeamRuntime:
         self.changed = trio.Event()
 
     async def on_event(self, event: ev.Event) -> None:
-        """A bus listener: members' turns (drivers), and any team activity wakes ``wait_quiet``."""
+        """A bus listener: members' turns (drivers), and any team activity wakes ``wait_quiet``.
+
+        Every driver gets every event: one that raises does not keep it from the drivers
+        after it nor from the counters below. The failures are raised at the end, each naming
+        its member, so the bus reports them as it reports any failed listener."""
+        failed: list[tuple[Running, Exception]] = []
         for running in tuple(self.members.values()):
             if running.driver is not None and running.mode != TeammateMode.PROCESS:
-                await running.driver.on_event(event)
+                try:
+                    await running.driver.on_event(event)
+                except Exception as exc:
+                    failed.append((running, exc))
         if isinstance(event, ev.ApprovalRequest | ev.UserQuestion) and \
                 event.agent.startswith(ev.TEAM_ROOT + "/"):
             member = ev.root_of(event.agent)
@@ -152,6 +161,10 @@ class TeamRuntime:
         if isinstance(event, ev.AgentStatus | ev.TurnComplete | ev.TeamMessage | ev.TaskUpdate):
             self._count(event)
             self._changed()
+        if failed:
+            raise TeamRuntimeError("; ".join(
+                f"team {r.team}, member {r.member}: {describe_error(exc)}" for r, exc in failed
+            )) from failed[0][1]
 
     def _count(self, event: ev.Event) -> None:
         """Keep the quiescence counters (O(1) per event: only the members it names)."""
@@ -462,7 +475,7 @@ class TeamRuntime:
         def unread() -> dict[str, int]:
             out = {}
             for name in config.names():
-                msgs = [m for m in self.store.inbox(team, name).messages() if not m.read]
+                msgs = self.store.inbox(team, name).undelivered()  # taken ones too
                 if name == LEAD:
                     msgs = [m for m in msgs if m.kind != IDLE_NOTICE]
                 out[name] = len(msgs)

@@ -6,7 +6,11 @@ one agent of a ``nyz team member`` process):
 * ``inject`` is the agent's ``before_step``: unread messages go into the thread before every
   model call, as one user message with a ``[message from <sender>]`` header per message;
 * its loop waits for a poke on the member's FIFO (or a turn's end) and, when the agent is idle
-  and a message waits, starts a turn with those messages;
+  and a message waits, starts a turn with those messages. It *takes* them (``Inbox.take``):
+  they stay taken until the turn has started, and a turn that never started (the agent
+  crashed or was restarted while the turn waited in its queue, or the process was killed)
+  leaves them taken, so the next turn, of the restarted agent or process, gets them again,
+  first and once;
 * when the agent has nothing left (no turn, no unread message) it writes ``idle`` to the
   member's status file; a teammate then fires the ``teammate_idle`` hook and notifies the lead
   with an ``idle_notification`` (which does not wake the lead: it is read with the lead's
@@ -70,6 +74,7 @@ class MemberDriver:
         self.inbox = store.inbox(team, member)
         self.running = 0  # turns of this agent between turn_start and turn_complete
         self.pending = 0  # turns this driver submitted that have not ended
+        self.taking = False  # a turn with the taken messages is submitted and not ended
         self.state = ""
         self.last_answer = ""
         self.kick = trio.Event()
@@ -93,8 +98,9 @@ class MemberDriver:
 
     async def inject(self) -> list[pt.Message]:
         """``before_step``: every unread message, marked read, as one user message (for the
-        lead, one summary of its teammates' reports and idle notifications)."""
-        messages = await run_blocking(self.inbox.read_unread)
+        lead, one summary of its teammates' reports and idle notifications). Messages taken
+        for a turn that never started come first, unless a turn with them is on its way."""
+        messages = await run_blocking(lambda: self.inbox.read_unread(taken=not self.taking))
         if not messages:
             return []
         return [pt.Message("user", self.format(messages))]
@@ -131,11 +137,13 @@ class MemberDriver:
                         try:
                             await self._step()
                         except Exception as exc:  # a bad file or hook: say so, keep serving
-                            await self.emit(ev.Error(
-                                agent=self.path, kind="team",
-                                message=f"team {self.team}, member {self.member}: {exc}"))
+                            await self._report(exc)
                 finally:
                     nursery.cancel_scope.cancel()
+
+    async def _report(self, exc: Exception) -> None:
+        await self.emit(ev.Error(agent=self.path, kind="team",
+                                 message=f"team {self.team}, member {self.member}: {exc}"))
 
     async def _pokes(self, watch: Any) -> None:
         while True:
@@ -145,32 +153,45 @@ class MemberDriver:
     async def _step(self) -> None:
         if self.busy or self.stopped:
             return
-        waiting = [m for m in await run_blocking(self.inbox.messages) if not m.read]
+        # unread messages, and any taken for a turn that never started
+        waiting = await run_blocking(self.inbox.undelivered)
         wake = [m for m in waiting if m.kind != IDLE_NOTICE or not self.is_lead]
         if wake:
             # before the messages are marked read (see above)
             await self._set(ev.AgentState.RUNNING)
-            messages = await run_blocking(self.inbox.read_unread)
+            messages = await run_blocking(self.inbox.take)
             if messages:
-                await self._start_turn(self.format(messages))
+                await self._start_turn(self.format(messages), taken=True)
                 return
         if self.state != ev.AgentState.IDLE:
             await self._go_idle()
 
-    async def _start_turn(self, text: str) -> None:
+    async def _start_turn(self, text: str, *, taken: bool = False) -> None:
+        """Submit a turn; ``taken``: its text is the messages taken from the inbox, delivered
+        once the turn starts."""
         self.pending += 1
+        self.taking = taken
         try:
             handle = await self.submit(text)
         except BaseException:
             self.pending -= 1
+            self.taking = False
             raise
         assert self.nursery is not None
-        self.nursery.start_soon(self._finish, handle)
+        self.nursery.start_soon(self._finish, handle, taken)
 
-    async def _finish(self, handle: TurnHandle) -> None:
+    async def _finish(self, handle: TurnHandle, taken: bool) -> None:
         try:
+            # A turn that ends without having started leaves its messages taken: the kick
+            # below finds them and starts a turn with them again.
+            if taken and await handle.wait_started():
+                try:
+                    await run_blocking(self.inbox.started)
+                except Exception as exc:  # they would be delivered once more: say so
+                    await self._report(exc)
             await handle.wait()
         finally:
+            self.taking = False
             self.pending -= 1
             self.kick.set()
 

@@ -123,7 +123,7 @@ class Ledger:
         inbox = store.inbox(team, member)
         if member != LEAD:
             return inbox.unread_count()
-        return sum(1 for m in inbox.messages() if not m.read and m.kind != IDLE_NOTICE)
+        return sum(1 for m in inbox.undelivered() if m.kind != IDLE_NOTICE)
 
     # --- the verdict ------------------------------------------------------------------------
 

@@ -115,3 +115,49 @@ def test_append_pokes_a_listening_reader(store):
         assert os.read(reader, 10) == b"\x01"
     finally:
         os.close(reader)
+
+
+def test_taken_messages_wait_for_their_turn_to_start(store):
+    """``take`` marks messages read but keeps them taken until ``started``: a turn that never
+    started leaves them, and the next ``take`` (of a new process too: a new ``Inbox``)
+    returns them again, first, once, with the newer ones after them."""
+    inbox = store.inbox("t", "alice")
+    deliver(store, "t", "lead", "alice", "one")
+    deliver(store, "t", "bob", "all", "two (to all)")
+    assert [m.text for m in inbox.take()] == ["one", "two (to all)"]
+    assert inbox.read_unread() == []  # read: the turn's own inbox reads do not see them again
+    assert inbox.unread_count() == 2  # but not delivered: the team is not done
+    deliver(store, "t", "lead", "alice", "three")
+    again = store.inbox("t", "alice")  # the restarted process's
+    assert [m.text for m in again.undelivered()] == ["one", "two (to all)", "three"]
+    assert [m.text for m in again.take()] == ["one", "two (to all)", "three"]
+    assert [m.text for m in again.taken()] == ["one", "two (to all)", "three"]
+    again.started()
+    assert again.taken() == [] and again.unread_count() == 0
+    assert again.take() == [] and not again.taken_path.exists()
+    assert [m.read for m in again.messages()] == [True, True]  # the two direct ones
+
+
+def test_a_kill_inside_take_neither_loses_nor_doubles_a_message(store):
+    """The taken file is written first: a kill just after it leaves the messages both taken
+    and unread (and the broadcast cursor where it was); the next ``take`` has each once."""
+    inbox = store.inbox("t", "alice")
+    deliver(store, "t", "lead", "alice", "one")
+    deliver(store, "t", "bob", "all", "two (to all)")
+    before = inbox.path.read_bytes()
+    assert not inbox.cursor_path.exists()  # a member that has read no broadcast yet
+    inbox.take()
+    inbox.path.write_bytes(before)  # as if killed before the marks and the cursor
+    inbox.cursor_path.unlink()
+    assert inbox.unread_count() == 2
+    assert [m.text for m in inbox.take()] == ["one", "two (to all)"]
+    assert inbox.read_unread() == []
+    inbox.started()
+    assert inbox.take() == [] and inbox.unread_count() == 0
+
+
+def test_a_bad_taken_file_is_named(store):
+    inbox = store.inbox("t", "alice")
+    inbox.taken_path.write_text('{"not": "a list"}')
+    with pytest.raises(TeamError, match=r"alice\.taken\.json: expected a JSON array"):
+        inbox.take()

@@ -59,6 +59,14 @@ def test_a_remote_member_works_the_board_and_its_inbox(store):
     assert [m.sender for m in store.inbox("crew", "bob").messages()] == ["alice"]
     assert [m.id for m in bob.inbox("crew", "bob").read_unread()] == [sent[0].id]
     assert store.inbox("crew", "bob").unread_count() == 0
+    sent = deliver(alice, "crew", "alice", "bob", "take this")
+    mine = bob.inbox("crew", "bob")
+    assert [m.id for m in mine.undelivered()] == [sent[0].id]
+    assert [m.id for m in mine.take()] == [sent[0].id]  # for a turn: taken until it starts
+    assert [m.id for m in store.inbox("crew", "bob").taken()] == [sent[0].id]
+    assert [m.id for m in mine.take()] == [sent[0].id]  # that turn never started
+    mine.started()
+    assert store.inbox("crew", "bob").taken() == [] and mine.undelivered() == []
     one = alice.board("crew").create("one")
     two = alice.board("crew").create("two", blocked_by=[one.id])
     assert store.board("crew").get(two.id).status == "blocked"
@@ -79,6 +87,10 @@ def test_a_remote_member_works_the_board_and_its_inbox(store):
     (lambda s: s.inbox("other", "carol").messages(), "cannot reach team 'other'"),
     (lambda s: s.inbox("crew", "bob").read_unread(), "only read its own inbox"),  # bob's mail
     (lambda s: s.inbox("crew", "lead").messages(), "only read its own inbox"),
+    (lambda s: s.inbox("crew", "bob").take(), "only read its own inbox"),
+    (lambda s: s.inbox("crew", "bob").started(), "only read its own inbox"),
+    (lambda s: s.inbox("crew", "lead").undelivered(), "only read its own inbox"),
+    (lambda s: s.inbox("other", "carol").take(), "cannot reach team 'other'"),
     (lambda s: s.set_status("crew", "bob", status="idle"), "only set its own status"),
     (lambda s: s.inbox("crew", "bob").append([_msg("lead", "bob")]), "as 'lead'"),  # forged
     (lambda s: s.inbox("crew", "bob").append([_msg("user", "bob")]), "as 'user'"),
@@ -91,6 +103,8 @@ def test_a_remote_member_works_the_board_and_its_inbox(store):
 ])
 def test_what_a_remote_member_may_not_do(store, attempt, why):
     store.board("crew").create("one")
+    deliver(store, "crew", "lead", "bob", "for bob")
+    store.inbox("crew", "bob").take()  # bob's taken messages stay his
     before = {p: p.read_bytes() for p in store.team_dir("crew").rglob("*.json")}
     with pytest.raises(TeamError, match=why):
         attempt(client(store))

@@ -447,6 +447,7 @@ class TerminalEditor:
         self.killed: list[str] = []
         self.released: list[str] = []
         self.refuse = False  # True: terminal/create is answered with an error
+        self._more = trio.Event()  # set (and replaced) whenever a terminal printed more
 
     async def handle(self, message: dict[str, Any]) -> None:
         method, params = message["method"], message["params"]
@@ -496,6 +497,14 @@ class TerminalEditor:
         stream = self.procs[term].stdout
         while chunk := await stream.receive_some(65536):
             self.output[term] += chunk
+            self._more.set()
+            self._more = trio.Event()
+
+    async def printed(self, term: str, text: bytes) -> None:
+        """Until the terminal's command has printed ``text`` (30 s at most)."""
+        with trio.fail_after(30):
+            while text not in self.output.get(term, b""):
+                await self._more.wait()
 
     async def _answer_exit(self, request_id: Any, term: str) -> None:
         await self.procs[term].wait()
@@ -598,6 +607,9 @@ async def test_the_editor_going_away_mid_terminal_command_leaves_nothing(workspa
         await client.until(lambda m: any(
             c.get("type") == "terminal"
             for c in m.get("params", {}).get("update", {}).get("content") or ()))
+        # the command runs (it printed): its process shows the marker, not a fork of the
+        # editor's that has yet to exec (a first look right at terminal/create missed it once)
+        await editor.printed("t1", b"started")
         pids = running_with(marker)
         assert editor.procs["t1"].pid in pids
         await client.proc.stdin.aclose()

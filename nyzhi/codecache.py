@@ -22,8 +22,13 @@ temporary file renamed over the old one) when a command ends, and only where Pyt
 write bytecode (not under ``PYTHONDONTWRITEBYTECODE``): ``make`` prepares it there, as it
 compiles the bytecode (``python -m nyzhi.codecache``).
 
+The standard library's ``dataclasses`` does the same (``exec`` of each generated method's
+source): urwid creates 13 dataclasses as the console starts, h11 and h2 more, ~9 ms of
+compiling in all. Those are kept the same way, in their own groups (``dataclasses.urwid.widget``),
+looked up by their exact source text.
+
 Only the command-line entry installs it (``nyzhi.cli.main``); a program embedding nyzhi keeps
-attrs as it found it.
+attrs and dataclasses as it found them.
 """
 
 from __future__ import annotations
@@ -73,7 +78,11 @@ def cache_dir() -> str | None:
 def _group(filename: str) -> str:
     """``<attrs generated methods nyzhi.core.events.TextDelta>`` -> ``nyzhi.core``."""
     dotted = filename.rstrip(">").rsplit(" ", 1)[-1]
-    group = ".".join(dotted.split(".")[:2])
+    return _safe(".".join(dotted.split(".")[:2]))
+
+
+def _safe(group: str) -> str:
+    """``group`` as a piece of a file name."""
     return "".join(c if c.isalnum() or c in "._" else "_" for c in group) or "_"
 
 
@@ -141,20 +150,42 @@ def _compile(source: object, filename: object, mode: str, *args: object, **kwarg
     if (args or kwargs or mode != "exec" or type(source) is not str
             or type(filename) is not str or _dir is None):
         return _real_compile(source, filename, mode, *args, **kwargs)  # type: ignore[call-overload]
-    group = _group(filename)
+    return _cached(_group(filename), filename, source, filename)
+
+
+def _dataclass_exec(source: object, globals: object = None, locals: object = None, /) -> None:
+    """dataclasses' ``exec`` of a generated method's source: the cached code for this exact
+    text (the text is the entry's key), grouped by the class's module; anything else is
+    executed as given."""
+    if type(source) is str and type(globals) is dict and _dir is not None:
+        module = globals.get("__name__")
+        if type(module) is str:
+            group = _safe("dataclasses." + ".".join(module.split(".")[:2]))
+            # compiled as dataclasses' own ``exec`` compiles it: without this module's
+            # ``from __future__ import annotations`` (the methods' annotations are objects)
+            source = _cached(group, source, source, "<string>", dont_inherit=True)
+    exec(source, globals, locals)  # type: ignore[arg-type]
+
+
+def _cached(group: str, key: str, source: str, filename: str, *,
+            dont_inherit: bool = False) -> CodeType:
+    """The code of ``source`` compiled as ``filename``: from the group's entry ``key`` when it
+    holds this exact source (a key that is the source itself holds it by being found), else
+    compiled and remembered there. ``dont_inherit``: compiled without this module's future
+    flags (attrs' module has the same ones as this, so its source is compiled with them)."""
     entries = _entries(group)
-    hit = entries.get(filename)
-    if hit is not None and (hit[0] == source or hit[0] == _unsalted(source)):
+    hit = entries.get(key)
+    if hit is not None and (key == source or hit[0] == source or hit[0] == _unsalted(source)):
         try:
             code = marshal.loads(hit[1])
         except (EOFError, ValueError, TypeError):
             code = None
         if type(code) is CodeType:
-            _used.add(filename)
+            _used.add(key)
             return code
-    code = _real_compile(source, filename, mode)
-    entries[filename] = (_unsalted(source), marshal.dumps(code))
-    _used.add(filename)
+    code = _real_compile(source, filename, "exec", dont_inherit=dont_inherit)
+    entries[key] = ("" if key == source else _unsalted(source), marshal.dumps(code))
+    _used.add(key)
     _dirty.add(group)
     return code
 
@@ -170,37 +201,55 @@ def install() -> None:
     _dir = cache_dir()
     if _dir is None:
         return
-    if "attr._make" in sys.modules:
-        sys.modules["attr._make"].compile = _compile
-    else:
+    for name, (attr, patched) in _PATCHES.items():
+        if name in sys.modules:
+            setattr(sys.modules[name], attr, patched)
+        else:
+            _AttrsFinder.waiting.add(name)
+    if _AttrsFinder.waiting:
         sys.meta_path.insert(0, _AttrsFinder)  # type: ignore[arg-type]
 
 
+# The module whose generated source is compiled -> the builtin it calls, and its replacement.
+_PATCHES: dict[str, tuple[str, Any]] = {
+    "attr._make": ("compile", _compile), "dataclasses": ("exec", _dataclass_exec)}
+
+
 class _AttrsFinder:
-    """Finds ``attr._make`` once, through the finders after it, so that its module is patched
-    right after it executes and before any class is created with it."""
+    """Finds ``attr._make`` and ``dataclasses`` once each, through the finders after it, so
+    that each module is patched right after it executes and before any class is created with
+    it."""
+
+    waiting: set[str] = set()
 
     @classmethod
     def find_spec(cls, name: str, path: object, target: object = None) -> object:
-        if name != "attr._make":
+        if name not in cls.waiting:
             return None
-        sys.meta_path.remove(cls)  # type: ignore[arg-type]
+        cls.waiting.discard(name)
+        if not cls.waiting:
+            sys.meta_path.remove(cls)  # type: ignore[arg-type]
         for finder in sys.meta_path:
+            if finder is cls:
+                continue
             find = getattr(finder, "find_spec", None)
             spec = find(name, path, target) if find is not None else None
             if spec is not None:
                 if spec.loader is not None:
-                    spec.loader = _PatchingLoader(spec.loader)
+                    spec.loader = _PatchingLoader(spec.loader, *_PATCHES[name])
                 return spec
         return None
 
 
 class _PatchingLoader:
-    """The real loader of ``attr._make``; after executing the module, points its ``compile``
-    at the cache. Everything else is the real loader's."""
+    """The real loader of a patched module; after executing the module, points its
+    ``compile`` (attrs) or ``exec`` (dataclasses) at the cache. Everything else is the real
+    loader's."""
 
-    def __init__(self, inner: object) -> None:
+    def __init__(self, inner: object, attr: str, patched: Any) -> None:
         self._inner = inner
+        self._attr = attr
+        self._patched = patched
 
     def __getattr__(self, name: str) -> object:
         return getattr(self._inner, name)
@@ -210,7 +259,7 @@ class _PatchingLoader:
 
     def exec_module(self, module: object) -> None:
         self._inner.exec_module(module)  # type: ignore[attr-defined]
-        module.compile = _compile  # type: ignore[attr-defined]
+        setattr(module, self._attr, self._patched)
 
 
 def save(*, force: bool = False) -> None:
@@ -253,6 +302,7 @@ def _warm() -> int:
     import pkgutil
 
     install()
+    import httpcore  # noqa: F401  (httpx imports it with its first client: h11's dataclasses)
     import httpx  # noqa: F401
     import trio  # noqa: F401
 

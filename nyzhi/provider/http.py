@@ -23,6 +23,7 @@ at once (httpx cannot reuse a half-read connection and drops it).
 from __future__ import annotations
 
 import random
+import sys
 import time
 from collections.abc import AsyncIterator
 
@@ -81,12 +82,30 @@ def make_client(spec: ProviderSpec) -> httpx.AsyncClient:
     timeout = httpx.Timeout(
         connect=spec.connect_timeout_s, read=spec.read_timeout_s, write=60.0, pool=60.0
     )
+    _import_httpcore()
     from nyzhi.provider import tls
 
     context = tls.default_context()  # prewarmed by the front end, or None: httpx builds one
     return httpx.AsyncClient(
         timeout=timeout, follow_redirects=False, verify=context if context is not None else True
     )
+
+
+def _import_httpcore() -> None:
+    """httpcore without its HTTP/2 connections (h2, hpack, hyperframe: ~10 ms of start-up).
+
+    httpx imports httpcore with its first client, and httpcore imports h2 whenever it is
+    installed (it is, for hypercorn), falling back to a stub when it is not. No client of ours
+    asks for HTTP/2 (TLS offers only http/1.1), so h2 is hidden for that one import; whatever
+    imports it later (hypercorn, for ``nyz mcp serve --http``) gets it as usual."""
+    if "httpcore" in sys.modules or "h2" in sys.modules:
+        return
+    sys.modules["h2"] = None  # type: ignore[assignment]  # ``import h2.x`` fails: the stub
+    try:
+        import httpcore  # noqa: F401
+    finally:
+        if "h2" in sys.modules and sys.modules["h2"] is None:
+            del sys.modules["h2"]
 
 
 class HttpProvider:

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 import trio
 import urwid
 
+from nyzhi.core import collector
 from nyzhi.core import events as ev
 from nyzhi.core.commands import dispatch
 from nyzhi.core.commands.builtin import toggle_plan
@@ -656,6 +657,7 @@ class Console:
                 async with open_runtime(options) as rt, rt.subscribe() as events, \
                         trio.open_nursery() as feed:
                     feed.start_soon(self._pump, events)
+                    collector.resume(freeze=True)  # paused by ``nyz`` while it started
                     self.attach(rt, loaded)
                     await self.restart.wait()
                     feed.cancel_scope.cancel()

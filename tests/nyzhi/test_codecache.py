@@ -102,3 +102,46 @@ def test_a_cache_others_may_write_is_not_read(tmp_path, who):
     for target in found if who.startswith("file") else [found[0].parent]:
         target.chmod(target.stat().st_mode | extra)
     assert len(run(tmp_path)["compiled"]) == 2  # not trusted: compiled as usual
+
+
+# A dataclass of this script's own (its methods are the standard library's generated source),
+# used, and whether any of its methods was compiled (not spied on: a compile called from this
+# script would take the script's compiler flags, not those the cache compiles with).
+DATACLASS_SCRIPT = """
+import json
+from nyzhi import codecache
+codecache.install()
+import dataclasses, typing
+
+@dataclasses.dataclass(frozen=True)
+class Pair:
+    a: int
+    {second}: int = 2
+
+p = Pair(1)
+assert (p.a, p.{second}) == (1, 2) and p == Pair(1) and hash(p) == hash(Pair(1)), p
+assert "Pair(a=1" in repr(p)
+assert typing.get_type_hints(Pair.__init__) == {{"a": int, "{second}": int, "return": type(None)}}
+compiled = "dataclasses.__main__" in codecache._dirty
+codecache.save()
+print(json.dumps({{"compiled": compiled, "dir": codecache.cache_dir()}}))
+"""
+
+
+def run_dataclass(tmp_path: Path, *, second: str = "b") -> dict:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPYCACHEPREFIX"] = str(tmp_path / "pycache")
+    proc = subprocess.run([sys.executable, "-c", DATACLASS_SCRIPT.format(second=second)],
+                          env=env, capture_output=True, text=True, check=False, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_dataclass_methods_are_kept_too_and_a_changed_class_is_compiled_again(tmp_path):
+    first = run_dataclass(tmp_path)
+    assert first["compiled"]
+    assert "attrs-dataclasses.__main__" in {p.name.rsplit(".", 2)[0] for p in files(first)}
+    # every method from the cache, its annotations still objects (get_type_hints resolves them)
+    assert not run_dataclass(tmp_path)["compiled"]
+    changed = run_dataclass(tmp_path, second="c")  # the new field is read: not stale code
+    assert changed["compiled"] and not run_dataclass(tmp_path, second="c")["compiled"]

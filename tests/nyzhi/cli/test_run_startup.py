@@ -33,6 +33,7 @@ runpy.run_module("nyzhi", run_name="__main__")
 NOT_ON_THE_RUN_PATH = (
     "mcp", "urwid", "tomlkit", "trio_websocket", "onnxruntime", "numpy", "hnswlib",
     "click", "rich", "pygments",  # httpx's command-line client
+    "h2", "hpack", "hyperframe",  # httpcore's HTTP/2, which no client of nyz asks for
     "nyzhi.provider.anthropic", "nyzhi.provider.gemini", "nyzhi.provider.ollama",
     "nyzhi.provider.openai_responses",  # other wire formats than the one configured
     "nyzhi.tools.executors.ssh", "nyzhi.tools.executors.monitored",  # no nodes configured

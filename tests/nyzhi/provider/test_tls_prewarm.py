@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ssl
+import subprocess
+import sys
 
 from nyzhi.provider import tls
 from nyzhi.provider.http import make_client
@@ -36,3 +38,27 @@ async def test_client_uses_the_prewarmed_context() -> None:
     spec = ProviderSpec(name="t", api_style="openai", base_url="https://example.invalid/v1", model="m")
     async with make_client(spec):
         assert tls._thread is None and not pending.is_alive()  # taken by make_client
+
+
+HTTP2_LATER = """
+import sys
+import trio
+from nyzhi.provider.http import make_client
+from nyzhi.provider.spec import ProviderSpec
+
+async def main():
+    spec = ProviderSpec(name="t", api_style="openai", base_url="http://127.0.0.1:9/v1", model="m")
+    async with make_client(spec):
+        assert "httpcore" in sys.modules and "h2" not in sys.modules, sorted(sys.modules)
+    import h2.connection  # what hypercorn needs, after the client hid it for its own import
+    assert h2.connection.H2Connection
+    print("ok")
+
+trio.run(main)
+"""
+
+
+def test_the_client_skips_http2_and_h2_still_imports_after() -> None:
+    done = subprocess.run([sys.executable, "-c", HTTP2_LATER], capture_output=True, text=True,
+                          check=False, timeout=60)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr

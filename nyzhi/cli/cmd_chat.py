@@ -23,20 +23,21 @@ def wants_console(args: argparse.Namespace) -> bool:
 
 
 def run_chat(args: argparse.Namespace) -> int:
-    if wants_console(args):
-        from nyzhi.core import collector
-        from nyzhi.tui.launch import main as console_main  # draws at once, then imports urwid
+    from nyzhi.core import collector
 
-        # Off until the runtime is open (``Console._runtime`` resumes it), as for ``nyz run``:
-        # start-up makes next to no cyclic garbage, and its collections cost ~40 ms.
-        collector.pause()
-        try:
+    # Off until the runtime is open (the console and the line chat resume it then), as for
+    # ``nyz run``: start-up makes next to no cyclic garbage, and its collections cost ~40 ms.
+    collector.pause()
+    try:
+        if wants_console(args):
+            from nyzhi.tui.launch import main as console_main  # draws, then imports urwid
+
             return console_main(args)
-        finally:
-            collector.resume()  # when the runtime never opened
-    from nyzhi.provider import tls
+        from nyzhi.provider import tls
 
-    tls.prewarm()  # the CA bundle loads on another core while the chat is imported
-    from nyzhi.cli.line_chat import main
+        tls.prewarm()  # the CA bundle loads on another core while the chat is imported
+        from nyzhi.cli.line_chat import main
 
-    return main(args)
+        return main(args)
+    finally:
+        collector.resume()  # when the runtime never opened

@@ -228,6 +228,9 @@ async def chat(args: argparse.Namespace) -> int:
                                   width=shutil.get_terminal_size().columns)
     stopped_by: int | None = None
     async with open_runtime(options) as rt:
+        from nyzhi.core import collector
+
+        collector.resume(freeze=True)  # paused by ``nyz chat`` while it started
         for notice in rt.notices:
             print(notice, file=sys.stderr)
         print(f"nyz · {rt.provider_name}/{rt.model} · session {rt.session_id[:8]} · /help", file=out)

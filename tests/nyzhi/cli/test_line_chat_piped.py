@@ -100,3 +100,51 @@ async def test_continue_with_piped_input(workspace, home, configure):
     assert [t for r, t in continued.transcript() if r != "system"] == [
         "remember 42", "FIRST-SESSION-ANSWER", "what was it?"]
     assert b"CONTINUED-ANSWER" in again.stdout
+
+
+GC_WRAPPER = """
+import gc, runpy, sys
+import nyzhi.cli.cmd_chat as cmd
+seen = []
+def young():
+    return gc.get_stats()[0]["collections"]
+import nyzhi.cli.line_chat as chat
+class Renderer(chat.ChatRenderer):  # made once the runtime is open, before any prompt
+    def __init__(self, *a, **k):
+        print(f"READY enabled={gc.isenabled()} startup={young() - seen[0]}",
+              file=sys.stderr, flush=True)
+        super().__init__(*a, **k)
+chat.ChatRenderer = Renderer
+real_run_chat = cmd.run_chat
+def run_chat(args):
+    seen.append(young())  # from here: the runtime's imports and assembly
+    return real_run_chat(args)
+cmd.run_chat = run_chat
+sys.argv = ["nyz", *sys.argv[1:]]
+runpy.run_module("nyzhi", run_name="__main__")
+"""
+
+
+async def test_the_collector_is_off_while_the_chat_starts_and_back_on_after(
+        workspace, home, configure):
+    """``nyz chat`` pauses the garbage collector while it starts (as ``nyz run`` does) and
+    turns it back on once the runtime is open: a chat that never collected again would grow
+    for as long as it runs."""
+    import sys
+
+    from nyzhi.testing.cli import nyz_env
+
+    async with open_fake_llm(script=[reply("GC-BACK")]) as server:
+        configure(workspace, server.url_for("openai"))
+        with trio.fail_after(60):
+            proc = await trio.run_process(
+                [sys.executable, "-c", GC_WRAPPER, "chat", "--plain"], cwd=workspace,
+                env=nyz_env(home), stdin=b"hello\n", capture_stdout=True, capture_stderr=True,
+                check=False)
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert b"GC-BACK" in proc.stdout
+    [ready] = [x for x in proc.stderr.decode().splitlines() if x.startswith("READY ")]
+    enabled, startup = (part.split("=")[1] for part in ready.split()[1:])
+    assert enabled == "True"  # back on once the runtime was open
+    # none while starting (it paused), where start-up collected ~100 times before
+    assert int(startup) == 0, ready

@@ -190,7 +190,8 @@ $(DEV_STAMP): pyproject.toml | $(RUN_STAMP)
 	@touch $@
 
 # Start-up time matters (`nyz --help`, `nyz run`): keep our bytecode compiled even where
-# PYTHONDONTWRITEBYTECODE is set, and attrs' generated methods with it (nyzhi.codecache).
+# PYTHONDONTWRITEBYTECODE is set, and the methods attrs and dataclasses generate with it
+# (nyzhi.codecache).
 # Runs when a source file changed; compileall itself only recompiles the changed files.
 $(BYTECODE_STAMP): $(SOURCES) | $(RUN_STAMP)
 	@$(PY) -m compileall -q -j 0 actors nyzhi benchmarks >/dev/null

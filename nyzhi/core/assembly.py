@@ -104,20 +104,6 @@ def provider_spec(name: str, config: Any, env: Mapping[str, str]) -> Any:
     )
 
 
-async def import_tools() -> None:
-    """Import the built-in tool modules (``build_tooling`` registers them) one at a time,
-    yielding between them: ~10 ms of imports that would otherwise hold the event loop in one
-    piece while the questions to the model server (``limits_resolver``) wait to be sent and
-    their answers to be read."""
-    import importlib
-
-    from nyzhi.tools.registry import BUILTIN_MODULES
-
-    for name in BUILTIN_MODULES:
-        importlib.import_module(f"nyzhi.tools.builtin.{name}")
-        await trio.lowlevel.checkpoint()
-
-
 async def open_provider(
     stack: Any, system: actors.ActorSystem, config: Any, options: Any
 ) -> tuple[pt.Provider, str | None]:
@@ -234,7 +220,7 @@ class Tooling:
         if self._schemas is None or self._schemas[0] != key:
             # The team tools are shown to members of a team only: an agent in no team does not
             # pay for them on every request (team_create, deferred, makes it a lead).
-            hidden = () if in_team else _in_team_only()
+            hidden = () if in_team else self._in_team_only()
             schemas = self.registry.shared(
                 f"schemas:{','.join(key[1])}:{'plan' if key[2] else 'all'}:{int(in_team)}",
                 lambda: tuple(
@@ -254,8 +240,12 @@ class Tooling:
         key = (self.registry.version, in_team)
         if self._deferred is None or self._deferred[0] != key:
             self._deferred = (key, self.registry.prompt_summary(
-                () if in_team else _in_team_only()))
+                () if in_team else self._in_team_only()))
         return self._deferred[1]
+
+    def _in_team_only(self) -> set[str]:
+        """The tools an agent in no team is not shown (``Tool.in_team_only``)."""
+        return {t.name for t in self.registry.tools() if getattr(t, "in_team_only", False)}
 
     def for_agent(
         self,
@@ -289,12 +279,6 @@ class Tooling:
         except (OSError, UndoConflict) as exc:  # nothing reverted; the record is kept
             return f"not undone: {exc}"
         return "\n".join(lines) if lines else "nothing to undo"
-
-
-def _in_team_only() -> tuple[str, ...]:
-    from nyzhi.tools.builtin.team import IN_TEAM_ONLY
-
-    return IN_TEAM_ONLY
 
 
 def sandbox_policy(config: Any, workspace_root: Path) -> SandboxPolicy:

@@ -420,10 +420,7 @@ async def _assemble(stack: contextlib.AsyncExitStack, system: actors.ActorSystem
         # assembled: the question overlaps the CPU work below instead of preceding it, and it
         # runs on the provider's own client, whose connection the first request then reuses.
         asking.start_soon(limits.resolve, provider.model)
-        # The steps below are CPU work that never waits: yield between them, so the questions
-        # go out (and their answers are read) meanwhile rather than at the end.
-        await trio.lowlevel.checkpoint()
-        await assembly.import_tools()
+        await trio.lowlevel.checkpoint()  # the questions go out before the CPU work below
         new_session = None
         if assembly.creates_session(options):  # its files are made beside the rest
             new_session = assembly.NewSession(options, workspace, provider)

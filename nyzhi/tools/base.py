@@ -162,6 +162,8 @@ class Tool:
     # Tools whose commands can run on a configured remote node take an optional ``node``
     # argument; the registry adds it to the schema only when nodes are configured.
     supports_node: ClassVar[bool] = False
+    # Tools an agent in no team is not shown (the team tools but ``team_create``).
+    in_team_only: ClassVar[bool] = False
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         raise NotImplementedError

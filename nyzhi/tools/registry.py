@@ -271,7 +271,8 @@ class ToolRegistry:
         return out
 
 
-def _tool_classes(module: Any) -> list[type[Tool]]:
+def tool_classes(module: Any) -> list[type[Tool]]:
+    """The tool classes a built-in module offers, in order."""
     declared = getattr(module, "TOOLS", None)
     if declared is not None:
         return list(declared)
@@ -283,10 +284,20 @@ def _tool_classes(module: Any) -> list[type[Tool]]:
 
 
 def default_registry(modules: Iterable[str] = BUILTIN_MODULES) -> ToolRegistry:
-    """A registry with every built-in tool from ``modules`` (names under nyzhi.tools.builtin)."""
+    """A registry with every built-in tool from ``modules`` (names under nyzhi.tools.builtin).
+
+    All of them (the default): from the manifest, each module imported at the first use of
+    one of its tools (``nyzhi.tools.lazy``). Any other selection: the modules themselves."""
     registry = ToolRegistry()
+    if tuple(modules) == BUILTIN_MODULES:
+        from nyzhi.tools.builtin.manifest import TOOLS
+        from nyzhi.tools.lazy import LazyTool
+
+        for module_name, class_name, fields in TOOLS:
+            registry.register(LazyTool(module_name, class_name, fields))
+        return registry
     for mod_name in modules:
         module = importlib.import_module(f"nyzhi.tools.builtin.{mod_name}")
-        for cls in _tool_classes(module):
+        for cls in tool_classes(module):
             registry.register(cls())
     return registry

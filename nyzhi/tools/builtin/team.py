@@ -397,3 +397,5 @@ class SpawnTeammateTool(_TeamTool):
 
 TOOLS = (TeamCreateTool, TeamDeleteTool, TeamListTool, SendTeamMessageTool, ReadInboxTool,
          TaskCreateTool, TaskUpdateTool, TaskListTool, SpawnTeammateTool)
+for _tool in TOOLS:  # read from the tool (and the manifest) where the schemas are chosen
+    _tool.in_team_only = _tool.name in IN_TEAM_ONLY

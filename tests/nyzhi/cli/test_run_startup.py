@@ -50,6 +50,10 @@ NOT_ON_THE_RUN_PATH = (
     "yaml",  # front matter is parsed only when a skill, command or role file has some
     "PIL",  # Pillow: only when an image is sent
     "ast_grep_py",  # structural tools (ast_search, batch_apply, instrument): on first use
+    # the built-in tools' modules: the request needs only the manifest (nyzhi.tools.lazy)
+    "nyzhi.tools.builtin.files_read", "nyzhi.tools.builtin.files_write",
+    "nyzhi.tools.builtin.bash", "nyzhi.tools.builtin.search", "nyzhi.tools.builtin.team",
+    "nyzhi.tools.builtin.browser", "nyzhi.tools.builtin.lsp", "nyzhi.tools.builtin.pr",
     # language servers start (and lsprotocol is imported) on the first lsp_* call or edit
     "lsprotocol", "nyzhi.core.lsp.client", "nyzhi.core.lsp.ops",
     # only the given subcommand's module (nyzhi.cli.main.COMMANDS)

@@ -36,7 +36,7 @@ from nyzhi.core.agent import AgentActor, SpawnSubagent
 from nyzhi.core.agent_factory import Agent, AgentFactory, AgentSpec
 from nyzhi.core.budget import Budget, Limits
 from nyzhi.provider import types as pt
-from nyzhi.tools.builtin.agents import AgentControlError
+from nyzhi.tools.base import AgentControlError
 
 ACTIVE = (ev.AgentState.PENDING_INIT, ev.AgentState.RUNNING)
 FINAL = (ev.AgentState.COMPLETED, ev.AgentState.ERRORED, ev.AgentState.SHUTDOWN,

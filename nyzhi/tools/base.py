@@ -144,6 +144,12 @@ def _lease_table() -> Any:
     return LeaseTable()
 
 
+class AgentControlError(Exception):
+    """The agent tree refused (a spawn over a limit, an unknown agent): the message is for
+    the model. Here, not with the agent tools, so the core can raise it without importing
+    them."""
+
+
 class Tool:
     """Base class of every tool. Subclasses set the class attributes and implement ``run``.
 

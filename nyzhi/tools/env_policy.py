@@ -50,7 +50,7 @@ def provider_key_vars() -> tuple[str, ...]:
 def search_key_vars() -> tuple[str, ...]:
     """The web_search backends' key variables (``BRAVE_API_KEY``, …): only nyz's own request
     to the search API uses them."""
-    from nyzhi.tools.builtin.web_search import BACKENDS
+    from nyzhi.tools.search_backends import BACKENDS
 
     return tuple(b.key_var for b in BACKENDS.values() if b.key_var)
 

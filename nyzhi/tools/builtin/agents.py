@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from typing import Any, Protocol
 
-from nyzhi.tools.base import ToolContext, ToolResult
+from nyzhi.tools.base import AgentControlError, ToolContext, ToolResult
 from nyzhi.tools.builtin.common import (
     ArgError,
     BuiltinTool,
@@ -26,10 +26,6 @@ from nyzhi.tools.builtin.common import (
     opt_str,
     req_str,
 )
-
-
-class AgentControlError(Exception):
-    """The manager refused; the message is for the model."""
 
 
 class AgentControl(Protocol):

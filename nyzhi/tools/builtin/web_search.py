@@ -24,6 +24,7 @@ from typing import Any
 from nyzhi import records
 from nyzhi.tools.base import Permission, ToolContext, ToolResult
 from nyzhi.tools.builtin.common import BuiltinTool, error, opt_int, req_str
+from nyzhi.tools.search_backends import BACKENDS, Backend
 from nyzhi.tools.untrusted import frame_untrusted
 
 MAX_RESULTS = 20
@@ -31,24 +32,6 @@ MAX_RESPONSE_BYTES = 2 * 1024 * 1024
 TITLE_CHARS = 200
 SNIPPET_CHARS = 500
 TIMEOUT_S = 20.0
-
-
-@records.frozen
-class Backend:
-    """One search API: its default base URL and the variable its key is read from (None:
-    keyless)."""
-
-    name: str
-    base: str | None
-    key_var: str | None
-
-
-BACKENDS: dict[str, Backend] = {
-    "searxng": Backend("searxng", None, None),
-    "brave": Backend("brave", "https://api.search.brave.com", "BRAVE_API_KEY"),
-    "tavily": Backend("tavily", "https://api.tavily.com", "TAVILY_API_KEY"),
-    "exa": Backend("exa", "https://api.exa.ai", "EXA_API_KEY"),
-}
 
 
 @records.frozen

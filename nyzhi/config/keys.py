@@ -15,7 +15,6 @@ the schema lacks and each known key set. Here that serves three callers:
 from __future__ import annotations
 
 import copy
-import difflib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -108,6 +107,8 @@ def check_layer(
     walked = walk(raw, file)
     warnings: list[ConfigWarning] = []
     for path, known in walked.unknown:
+        import difflib  # only for a name that is wrong (~0.7 ms of start-up)
+
         close = difflib.get_close_matches(str(path[-1]), known, n=1)
         hint = f'did you mean "{close[0]}"?' if close else "known keys here: " + ", ".join(known)
         warnings.append(ConfigWarning(file, dotted(path), f"unknown key, ignored ({hint})"))

@@ -32,7 +32,6 @@ A read-only role gets no tool that changes files; its shell tools run in the rea
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
 from collections.abc import Iterable, Mapping
@@ -386,6 +385,8 @@ class RoleCatalog:
         names that contain the one asked for)."""
         known = [*self.names(), *sorted(self.aliases)]
         folded = {k.lower(): k for k in known}
+        import difflib  # only for a name that is wrong (~0.7 ms of start-up)
+
         close = [folded[m] for m in difflib.get_close_matches(name.lower(), list(folded), 5, 0.6)]
         close += [k for k in known if name.lower() in k.lower() and k not in close]
         shown = [f"{k} (file of {self.aliases[k]})" if k in self.aliases else k

@@ -55,6 +55,7 @@ NOT_ON_THE_RUN_PATH = (
     "nyzhi.tools.builtin.bash", "nyzhi.tools.builtin.search", "nyzhi.tools.builtin.team",
     "nyzhi.tools.builtin.browser", "nyzhi.tools.builtin.lsp", "nyzhi.tools.builtin.pr",
     "nyzhi.tools.builtin.agents",  # the core raises nyzhi.tools.base.AgentControlError
+    "difflib",  # only to suggest a name for a wrong config key or role
     "nyzhi.tools.builtin.web_search",  # the key variables: nyzhi.tools.search_backends
     # language servers start (and lsprotocol is imported) on the first lsp_* call or edit
     "lsprotocol", "nyzhi.core.lsp.client", "nyzhi.core.lsp.ops",

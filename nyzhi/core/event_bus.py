@@ -141,7 +141,8 @@ class EventBus:
                 await listener(event)
             except Exception as exc:  # isolated: reported, never the publishing agent's crash
                 await self._listener_failed(name, event, exc)
-        await self._send(event)
+        if self._subscribers:  # (no coroutine to start for none: this runs for every event)
+            await self._send(event)
 
     async def _listener_failed(self, name: str, event: Event, exc: Exception) -> None:
         log.debug("%s failed on %s", name, event.type, exc_info=exc)  # the event says it

@@ -15,7 +15,7 @@ it from the classes, and ``tests/nyzhi/tools/test_tool_manifest.py`` fails while
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from nyzhi.tools.base import Permission, Tool, ToolContext, ToolResult
@@ -24,23 +24,37 @@ from nyzhi.tools.base import Permission, Tool, ToolContext, ToolResult
 class LazyTool(Tool):
     """A built-in tool: its manifest entry now, the tool itself at first use."""
 
-    def __init__(self, module: str, class_name: str, fields: dict[str, Any]) -> None:
+    def __init__(self, module: str, class_name: str, fields: dict[str, Any],
+                 loaded: Callable[[LazyTool, Tool], None] | None = None) -> None:
         for key, value in fields.items():
-            object.__setattr__(self, key, Permission(value) if key == "permission" else value)
+            setattr(self, key, Permission(value) if key == "permission" else value)
+        self._fields = fields
         self._source = (module, class_name)
         self._tool: Tool | None = None
+        self._loaded = loaded
 
     def load(self) -> Tool:
-        """The tool itself (its module imported the first time)."""
+        """The tool itself (its module imported the first time). What was set on this entry
+        since (``spawn_agent``'s description with the roles) is set on the tool too, and
+        ``loaded`` (the registry) puts the tool in this entry's place: from then on a lookup
+        gets the tool itself, with nothing in between."""
         tool = self._tool
         if tool is None:
             module, class_name = self._source
             cls = getattr(importlib.import_module(module), class_name)
             tool = self._tool = cls()
+            for key, value in vars(self).items():
+                known = self._fields.get(key, self)
+                if key.startswith("_") or value is known or (
+                        key == "permission" and value.value == known):
+                    continue
+                setattr(tool, key, value)
+            if self._loaded is not None:
+                self._loaded(self, tool)
         return tool
 
     def __getattr__(self, name: str) -> Any:  # only for what the manifest does not hold
-        if name.startswith("__") or name in ("_tool", "_source"):
+        if name.startswith("__") or name in ("_tool", "_source", "_fields", "_loaded"):
             raise AttributeError(name)
         return getattr(self.load(), name)
 

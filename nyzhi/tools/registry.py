@@ -293,8 +293,14 @@ def default_registry(modules: Iterable[str] = BUILTIN_MODULES) -> ToolRegistry:
         from nyzhi.tools.builtin.manifest import TOOLS
         from nyzhi.tools.lazy import LazyTool
 
+        store = registry._store
+
+        def loaded(entry: LazyTool, tool: Tool) -> None:
+            if store.tools.get(tool.name) is entry:  # unless replaced meanwhile
+                store.tools[tool.name] = tool
+
         for module_name, class_name, fields in TOOLS:
-            registry.register(LazyTool(module_name, class_name, fields))
+            registry.register(LazyTool(module_name, class_name, fields, loaded))
         return registry
     for mod_name in modules:
         module = importlib.import_module(f"nyzhi.tools.builtin.{mod_name}")

@@ -50,3 +50,19 @@ def test_a_tool_from_the_manifest_is_its_class_at_first_use(tmp_path):
     assert isinstance(tool.load(), MultiEditTool) and tool.load() is tool.load()
     # an attribute the manifest does not hold (a method of the class) comes from the tool
     assert tool.plan.__func__ is MultiEditTool.plan
+    # once loaded, the registry (and every view of it) holds the tool itself
+    assert registry.get("multi_edit") is tool.load()
+    assert registry.fenced(allowed={"multi_edit"}).get("multi_edit") is tool.load()
+
+
+def test_what_was_set_on_an_entry_is_set_on_its_tool():
+    """The runtime appends the roles to ``spawn_agent``'s description before any call."""
+    registry = default_registry()
+    entry = registry.get("spawn_agent")
+    entry.description = entry.base_description + "\n\nRoles:\n- worker"
+    tool = entry.load()
+    assert type(tool).__name__ == "SpawnAgentTool"
+    assert tool.description.endswith("Roles:\n- worker")
+    assert registry.get("spawn_agent") is tool
+    assert [s["description"] for s in registry.schemas() if s["name"] == "spawn_agent"] == [
+        tool.description]

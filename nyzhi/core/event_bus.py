@@ -76,14 +76,17 @@ class EventBus:
         self._buffer = buffer
         self.redactor = redactor or Redactor()
         self._subscribers: list[trio.MemorySendChannel[Event]] = []
-        self._listeners: list[tuple[str, Listener]] = []
+        self._listeners: list[tuple[str, Listener, tuple[type[Event], ...] | None]] = []
         self._subscribed = trio.Event()
         self._held: dict[StreamKey, tuple[Event, str]] = {}  # stream -> (last delta, held text)
 
-    def add_listener(self, listener: Listener, *, name: str | None = None) -> None:
+    def add_listener(self, listener: Listener, *, name: str | None = None,
+                     only: tuple[type[Event], ...] | None = None) -> None:
         """Await ``listener(event)`` for every event before subscribers see it (keep it quick).
 
-        ``name`` is how a failure is reported (default: ``listener_name``). Raises
+        ``name`` is how a failure is reported (default: ``listener_name``). ``only``: the
+        event classes the listener wants; it is not called for others (every event of every
+        agent passes here: a listener that wants two kinds costs nothing for the rest). Raises
         ``TypeError`` when ``listener`` is not an ``async def`` function or an object with an
         ``async def __call__``."""
         if not _is_async(listener):
@@ -91,7 +94,7 @@ class EventBus:
                 f"{name or listener_name(listener)} is not async: an event listener is awaited "
                 "for every event, so define it with `async def listener(event): ...`"
             )
-        self._listeners.append((name or listener_name(listener), listener))
+        self._listeners.append((name or listener_name(listener), listener, only))
 
     async def publish(self, event: Event) -> None:
         if not self.redactor:
@@ -136,7 +139,9 @@ class EventBus:
         return attrs.evolve(last, text=self.redactor.redact(rest))  # type: ignore[misc]
 
     async def _deliver(self, event: Event) -> None:
-        for name, listener in self._listeners:
+        for name, listener, only in self._listeners:
+            if only is not None and not isinstance(event, only):
+                continue
             try:
                 await listener(event)
             except Exception as exc:  # isolated: reported, never the publishing agent's crash
@@ -150,8 +155,8 @@ class EventBus:
                               kind=LISTENER_FAILED)
         if self.redactor:  # the exception may quote what the event carried
             report = redact_event(self.redactor, report)
-        for other, listener in self._listeners:
-            if other == name:
+        for other, listener, only in self._listeners:
+            if other == name or (only is not None and not isinstance(report, only)):
                 continue
             try:
                 await listener(report)

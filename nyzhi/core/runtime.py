@@ -134,12 +134,13 @@ class Runtime:
 
     # ---- front-end API ----------------------------------------------------------------
 
-    def add_listener(self, listener: Listener, *, name: str | None = None) -> None:
-        """Await ``listener(event)`` for every event, before front ends see it. It must be
-        ``async`` (else ``TypeError``); if it raises, the failure is reported as an ``error``
-        event (``kind="listener"``) naming it (``name``, default its qualified name) and the
-        agent goes on."""
-        self.bus.add_listener(listener, name=name)
+    def add_listener(self, listener: Listener, *, name: str | None = None,
+                     only: tuple[type, ...] | None = None) -> None:
+        """Await ``listener(event)`` for every event (or, with ``only``, every event of those
+        classes), before front ends see it. It must be ``async`` (else ``TypeError``); if it
+        raises, the failure is reported as an ``error`` event (``kind="listener"``) naming it
+        (``name``, default its qualified name) and the agent goes on."""
+        self.bus.add_listener(listener, name=name, only=only)
 
     @property
     def save_fault(self) -> OSError | None:
@@ -587,7 +588,8 @@ def _checkpoints(base: _Assembly) -> Any:
     recorder = Recorder.attach(base.session_id, context.workspace_root, context.changes,
                                writer=base.writer, redactor=base.tooling.redactor,
                                discard=base.writer is None and base.resumed is None)
-    base.bus.add_listener(recorder.on_event, name="checkpoints")
+    base.bus.add_listener(recorder.on_event, name="checkpoints",
+                          only=(ev.TurnStart, ev.TurnComplete))
     return recorder
 
 
@@ -595,10 +597,11 @@ def _listen(base: _Assembly, tree: SubagentManager, teams: TeamRuntime) -> None:
     """The bus's listeners, in order: budgets and statuses, the session log, the
     ``after_turn`` hook, the teams."""
     bus = base.bus
-    bus.add_listener(tree.on_event, name="subagents")
+    bus.add_listener(tree.on_event, name="subagents", only=(ev.Usage, ev.AgentStatus))
     if base.writer is not None:
         bus.add_listener(_session_listener(base.writer), name="session")
-    bus.add_listener(_after_turn_listener(base.hooks, base.session_id), name="after_turn hook")
+    bus.add_listener(_after_turn_listener(base.hooks, base.session_id), name="after_turn hook",
+                     only=(ev.TurnComplete,))
     bus.add_listener(teams.on_event, name="teams")
 
 

@@ -67,3 +67,28 @@ async def test_a_front_end_leaving_while_a_publisher_waits_does_not_fail_the_pub
 
         await bus.publish(_delta("after"))  # the bus still serves the one that stayed
         assert (await slow.receive()).text == "after"
+
+
+async def test_a_listener_asking_for_some_kinds_gets_only_those():
+    """``only``: a listener that wants turn ends is not called for a text delta, nor for a
+    failure report; one that wants everything is called for all three."""
+    bus = EventBus()
+    seen: dict[str, list[str]] = {"ends": [], "all": []}
+
+    async def ends(event: ev.Event) -> None:
+        seen["ends"].append(event.type)
+
+    async def everything(event: ev.Event) -> None:
+        seen["all"].append(event.type)
+
+    async def failing(event: ev.Event) -> None:
+        if isinstance(event, ev.TextDelta):
+            raise ValueError("no")
+
+    bus.add_listener(ends, name="ends", only=(ev.TurnComplete,))
+    bus.add_listener(everything, name="everything")
+    bus.add_listener(failing, name="failing", only=(ev.TextDelta,))
+    await bus.publish(_delta("hi"))
+    await bus.publish(ev.TurnComplete(agent=ev.MAIN_AGENT, turn_id="t1", text="done"))
+    assert seen["ends"] == ["turn_complete"]
+    assert seen["all"] == ["text_delta", "error", "turn_complete"]  # the report included

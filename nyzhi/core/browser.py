@@ -15,7 +15,6 @@ actor system) kills the browser's whole process group and removes the profile: n
 from __future__ import annotations
 
 import functools
-import os
 import shutil
 import tempfile
 from collections.abc import Mapping
@@ -142,40 +141,13 @@ class BrowserProcess(actors.Actor):
 async def _group_gone(pgid: int) -> None:
     """Until every process of the browser's group has exited. Its helpers (zygotes, renderers,
     the GPU and network processes) were killed with it, but a killed process ends only once the
-    kernel runs it to its end: on a busy machine that was still under way when nyz exited. So
-    each one left is waited for through a pidfd (its caller bounds the wait)."""
+    kernel runs it to its end: on a busy machine that was still under way when nyz exited (its
+    caller bounds the wait)."""
     from nyzhi.config.procgroup import signal_group
+    from nyzhi.tools.executors.process import wait_group_empty
 
     signal_group(pgid)  # again: harmless to the dying, final to any straggler
-    for pid in _group_members(pgid):
-        try:
-            fd = os.pidfd_open(pid)
-        except OSError:  # gone already
-            continue
-        try:
-            await trio.lowlevel.wait_readable(fd)
-        finally:
-            os.close(fd)
-
-
-def _group_members(pgid: int) -> list[int]:
-    """The pids of process group ``pgid`` (from /proc; [] where there is none)."""
-    found = []
-    try:
-        names = os.listdir("/proc")
-    except OSError:
-        return []
-    for name in names:
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat", "rb") as fh:
-                fields = fh.read().rsplit(b")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        if len(fields) > 2 and int(fields[2]) == pgid:
-            found.append(int(name))
-    return found
+    await wait_group_empty(pgid)
 
 
 class BrowserPool:

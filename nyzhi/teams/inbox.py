@@ -33,6 +33,7 @@ from __future__ import annotations
 import errno
 import os
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -144,23 +145,34 @@ class Inbox:
         them into a turn that is running."""
         with file_lock(self.lock_path):
             held = self.taken() if taken else []
-            messages = self._read()
-            unread = [m for m in messages if not m.read]
-            cursor = self._cursor()
-            broadcasts, end = self._broadcasts(cursor)
+            pending, mark = self._unread_locked()
             if mark_read:
-                if unread:
-                    for m in unread:
-                        m.read = True
-                    self._write(messages)
-                if end != cursor:
-                    self._write_cursor(end)
+                mark()
                 if held:
                     self.taken_path.unlink(missing_ok=True)
         if not held:
-            return _merged(unread, broadcasts)
+            return pending
         seen = {_identity(m) for m in held}
-        return held + [m for m in _merged(unread, broadcasts) if _identity(m) not in seen]
+        return held + [m for m in pending if _identity(m) not in seen]
+
+    def _unread_locked(self) -> tuple[list[Message], Callable[[], None]]:
+        """Under the member's lock: the unread messages and broadcasts, oldest first, and the
+        step that marks them read (the inbox, then the broadcast cursor), for the caller to
+        run when what it keeps of them is safe."""
+        messages = self._read()
+        unread = [m for m in messages if not m.read]
+        cursor = self._cursor()
+        broadcasts, end = self._broadcasts(cursor)
+
+        def mark() -> None:
+            if unread:
+                for m in unread:
+                    m.read = True
+                self._write(messages)
+            if end != cursor:
+                self._write_cursor(end)
+
+        return _merged(unread, broadcasts), mark
 
     # --- messages taken for a turn ----------------------------------------------------------
 
@@ -178,20 +190,12 @@ class Inbox:
         point loses nothing; a message it already holds is not taken twice."""
         with file_lock(self.lock_path):
             taken = self.taken()
-            messages = self._read()
-            unread = [m for m in messages if not m.read]
-            cursor = self._cursor()
-            broadcasts, end = self._broadcasts(cursor)
+            pending, mark = self._unread_locked()
             held = {_identity(m) for m in taken}
-            new = [m for m in _merged(unread, broadcasts) if _identity(m) not in held]
+            new = [m for m in pending if _identity(m) not in held]
             if new:
                 write_json(self.taken_path, convert.unstructure(taken + new))
-            if unread:
-                for m in unread:
-                    m.read = True
-                self._write(messages)
-            if end != cursor:
-                self._write_cursor(end)
+            mark()
         return taken + new
 
     def started(self) -> None:

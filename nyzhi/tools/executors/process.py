@@ -50,6 +50,22 @@ def live_group_members(pgid: int) -> list[int]:
     return members
 
 
+async def wait_group_empty(pgid: int) -> None:
+    """Until no live process is left in group ``pgid``: each one is waited for through a
+    pidfd (readable when it exits), and the group looked at again for any forked meanwhile.
+    Unbounded: the caller bounds it."""
+    while members := live_group_members(pgid):
+        for pid in members:
+            try:
+                fd = os.pidfd_open(pid)
+            except OSError:  # gone already
+                continue
+            try:
+                await trio.lowlevel.wait_readable(fd)
+            finally:
+                os.close(fd)
+
+
 async def terminate_group(pgid: int, proc: trio.Process | BoundProcess, grace: float = TERM_GRACE) -> None:
     """SIGTERM the whole group, wait up to ``grace`` for it to empty, then SIGKILL it.
 
@@ -58,8 +74,7 @@ async def terminate_group(pgid: int, proc: trio.Process | BoundProcess, grace: f
     if _signal_group(pgid, signal.SIGTERM):
         with trio.move_on_after(grace):
             await proc.wait()
-            while live_group_members(pgid):  # noqa: ASYNC110 (no event exists for "group empty")
-                await trio.sleep(0.02)
+            await wait_group_empty(pgid)
         _signal_group(pgid, signal.SIGKILL)
     if proc.returncode is None:
         proc.kill()

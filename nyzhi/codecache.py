@@ -205,9 +205,9 @@ def install() -> None:
         if name in sys.modules:
             setattr(sys.modules[name], attr, patched)
         else:
-            _AttrsFinder.waiting.add(name)
-    if _AttrsFinder.waiting:
-        sys.meta_path.insert(0, _AttrsFinder)  # type: ignore[arg-type]
+            _PatchFinder.waiting.add(name)
+    if _PatchFinder.waiting:
+        sys.meta_path.insert(0, _PatchFinder)  # type: ignore[arg-type]
 
 
 # The module whose generated source is compiled -> the builtin it calls, and its replacement.
@@ -215,7 +215,7 @@ _PATCHES: dict[str, tuple[str, Any]] = {
     "attr._make": ("compile", _compile), "dataclasses": ("exec", _dataclass_exec)}
 
 
-class _AttrsFinder:
+class _PatchFinder:
     """Finds ``attr._make`` and ``dataclasses`` once each, through the finders after it, so
     that each module is patched right after it executes and before any class is created with
     it."""

@@ -530,7 +530,7 @@ def open_session(
     """The session to write to (None when ephemeral) and the loaded one when resuming."""
     store = SessionStore()
     resumed: Session | None = None
-    if options.session or options.continue_latest:
+    if resumes_session(options):
         if options.session:
             meta = store.resolve(options.session)
         else:
@@ -555,9 +555,14 @@ def _create_session(store: SessionStore, options: Any, workspace: Any, provider:
     )
 
 
+def resumes_session(options: Any) -> bool:
+    """Whether the runtime goes on with a saved session (``--session``, ``--continue``)."""
+    return bool(options.session or options.continue_latest)
+
+
 def creates_session(options: Any) -> bool:
     """Whether ``open_session`` would create a new session (not ephemeral, not resuming)."""
-    return not (options.ephemeral or options.session or options.continue_latest)
+    return not (options.ephemeral or resumes_session(options))
 
 
 class NewSession:

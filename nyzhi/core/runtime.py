@@ -410,7 +410,7 @@ async def _assemble(stack: contextlib.AsyncExitStack, system: actors.ActorSystem
     # large repository) is taken in a thread started here, beside the CPU work of opening the
     # provider and building the tools, instead of after it.
     snapshot = _EnvironmentSnapshot()
-    if not (options.session or options.continue_latest):
+    if not assembly.resumes_session(options):  # a resumed one says what it was
         snapshot.start(workspace)
     async with trio.open_nursery() as asking:
         asking.start_soon(snapshot.wait)

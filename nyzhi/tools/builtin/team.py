@@ -39,9 +39,6 @@ T = TypeVar("T")
 NO_RUNTIME = "teammates need the team runtime (nyz team start, or nyz)"
 # The tools a teammate uses all the time: always in the prompt, the other five load on demand.
 TEAMMATE_TOOLS = ("send_team_message", "read_inbox", "task_list", "task_update")
-# What an agent in no team is not shown (schemas, the deferred list): only team_create is,
-# which makes it a lead. All stay reachable through tool_search.
-IN_TEAM_ONLY = (*TEAMMATE_TOOLS, "task_create", "spawn_teammate", "team_delete", "team_list")
 
 
 class TeamControl(Protocol):
@@ -82,6 +79,9 @@ class _TeamTool(BuiltinTool):
     result the model can act on."""
 
     deferred = True  # the prompt budget: only TEAMMATE_TOOLS are always shown
+    # Not shown to an agent in no team (schemas, the deferred list): only team_create is,
+    # which makes it a lead. All stay reachable through tool_search.
+    in_team_only = True
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         try:
@@ -117,6 +117,7 @@ _TEAM_PARAM = {"type": "string", "description": "The team (default: yours)."}
 
 class TeamCreateTool(_TeamTool):
     name = "team_create"
+    in_team_only = False  # how an agent in no team becomes a lead
     description = (
         "Create a team you lead (you are member 'lead'), with named members and their roles. "
         "Then add work with task_create and start each member with spawn_teammate."
@@ -397,5 +398,3 @@ class SpawnTeammateTool(_TeamTool):
 
 TOOLS = (TeamCreateTool, TeamDeleteTool, TeamListTool, SendTeamMessageTool, ReadInboxTool,
          TaskCreateTool, TaskUpdateTool, TaskListTool, SpawnTeammateTool)
-for _tool in TOOLS:  # read from the tool (and the manifest) where the schemas are chosen
-    _tool.in_team_only = _tool.name in IN_TEAM_ONLY

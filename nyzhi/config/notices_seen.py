@@ -48,10 +48,16 @@ def unseen(source: Path | str, content: str | bytes, notices: Iterable[str],
            env: Mapping[str, str] | None = None) -> list[str]:
     """``notices`` about the file ``source`` if this content of it was not noticed before
     (then it is remembered as noticed), else []."""
+    return unseen_key(os.path.realpath(os.fspath(source)), content, notices, env)
+
+
+def unseen_key(key: str, content: str | bytes, notices: Iterable[str],
+               env: Mapping[str, str] | None = None) -> list[str]:
+    """``notices`` about the thing named ``key`` (a file's real path, or another stable name
+    such as a server and model) unless this ``content`` of it was noticed before."""
     notices = list(notices)
     if not notices:
         return []
-    key = os.path.realpath(os.fspath(source))
     digest = content_key(content)
     path = store_path(env)
     seen = _read(path)

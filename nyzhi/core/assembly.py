@@ -150,6 +150,7 @@ def limits_resolver(config: Any, provider: pt.Provider, options: Any,
         spec, ConfiguredLimits.from_entry(name, config.provider.get(name)),
         cache_dir=cache_dir(options.env) if spec is not None else None,
         client=getattr(provider, "client", None), write_behind=write_behind,
+        notices_env=options.env if options.env is not None else os.environ,
     )
 
 

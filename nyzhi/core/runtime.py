@@ -417,6 +417,8 @@ async def _assemble(stack: contextlib.AsyncExitStack, system: actors.ActorSystem
         provider, notice = await assembly.open_provider(stack, system, config, options)
         limits = assembly.limits_resolver(config, provider, options,
                                           write_behind=cache_writes.start_soon)
+        # Closed before the nursery: questions asked behind a kept answer are not waited for.
+        stack.callback(limits.stop_refreshing)
         # The server is asked for the main model's window (when worth asking) while the rest is
         # assembled: the question overlaps the CPU work below instead of preceding it, and it
         # runs on the provider's own client, whose connection the first request then reuses.

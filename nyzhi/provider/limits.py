@@ -13,12 +13,15 @@ resolved in this order, the first that knows winning:
    (``context_length``, ``max_model_len``, ``max_context_length``, ``context_window``);
    llama.cpp in ``GET /props`` (``default_generation_settings.n_ctx``); LM Studio in
    ``GET /api/v0/models/MODEL``; Ollama in ``POST /api/show`` (``num_ctx``, else the model's
-   ``*.context_length``); Gemini in ``models.get`` (``inputTokenLimit``). Answers are cached
-   under ``$XDG_CACHE_HOME/nyzhi/models/`` for a day (loopback servers are asked afresh at each
-   start; the cache is their fallback when they do not answer);
+   ``*.context_length``); Gemini in ``models.get`` (``inputTokenLimit``). Answers are kept
+   under ``$XDG_CACHE_HOME/nyzhi/models/`` with their age. A kept answer is used at once; a
+   loopback server's (its model can change between starts) and one older than a day are asked
+   again behind it, so the next start has the new figure and this one's first request waits
+   for nothing (a question to a local server that cannot tell cost ~50 ms of every start);
 3. ``table``: the built-in table (``nyzhi.provider.models``);
-4. ``default``: ``DEFAULT_CONTEXT_WINDOW``, with a one-time notice naming the model and the
-   key to set.
+4. ``default``: ``DEFAULT_CONTEXT_WINDOW``, with a notice naming the model and the key to
+   set, shown once per (server, model) until the answer changes (remembered in
+   ``nyzhi.config.notices_seen`` when the resolver is given the environment).
 
 ``ContextLimits.source`` records where the window came from (``output_source`` the output
 limit), so a listing of models can say it.
@@ -55,7 +58,7 @@ Source = Literal["config", "server", "table", "default"]
 # figure from the error, and goes on.
 #: The output limit assumed when nothing is known (only used as room left for the answer).
 DEFAULT_MAX_OUTPUT = 4096
-#: How long a cached server answer is trusted (loopback servers are asked at every start).
+#: How long a kept server answer counts as fresh (loopback servers' are refreshed at every start).
 CACHE_TTL_S = 24 * 3600
 #: Seconds one question to the server may take; it is asked at start-up.
 ASK_TIMEOUT_S = 5.0
@@ -130,6 +133,7 @@ class LimitsResolver:
         self, spec: ProviderSpec | None, configured: ConfiguredLimits | None = None, *,
         cache_dir: Path | None = None, client: httpx.AsyncClient | None = None,
         write_behind: Callable[..., Any] | None = None,
+        notices_env: Mapping[str, str] | None = None,
     ) -> None:
         self.spec = spec
         self.configured = configured or ConfiguredLimits(spec.name if spec else "")
@@ -139,13 +143,16 @@ class LimitsResolver:
         self._store_lock = threading.Lock()  # two writes behind never lose each other's models
         self._resolved: dict[str, ContextLimits] = {}
         self._noticed: set[str] = set()
+        self._notices_env = notices_env
+        self._refreshes: set[Any] = set()  # the cancel scopes of questions behind kept answers
+        self._stopped = False
 
     # ---- answers --------------------------------------------------------------------------
 
     def known(self, model: str) -> ContextLimits:
         if model in self._resolved:
             return self._resolved[model]
-        cached = self._cached(model, fresh_only=False)
+        cached = self._cached(model)
         return self._combine(model, cached)
 
     async def resolve(self, model: str) -> ContextLimits:
@@ -154,25 +161,55 @@ class LimitsResolver:
         window, _output, _key = self.configured.for_model(model)
         server: tuple[int | None, int | None] | None = None
         if window is None and self.spec is not None and self._worth_asking(model):
-            server = self._cached(model, fresh_only=True)
-            if server is None:
+            server = self._cached(model)
+            if server is None:  # never asked: the answer is worth waiting for, once
                 server = await self._ask(model)
-                if server is None:
-                    server = self._cached(model, fresh_only=False)  # the server is down
+            elif self._write_behind is not None and not self._fresh(model):
+                self._write_behind(self._refresh, model)
+            elif not self._fresh(model):
+                server = await self._ask(model) or server  # the server is down: the kept one
         limits = self._combine(model, server)
         self._resolved[model] = limits
         return limits
 
+    async def _refresh(self, model: str) -> None:
+        """Ask again behind a kept answer; the next start uses what the server says now."""
+        import trio
+
+        if self._stopped:
+            return
+        with trio.CancelScope() as scope:
+            self._refreshes.add(scope)
+            try:
+                await self._ask(model)
+            finally:
+                self._refreshes.discard(scope)
+
+    def stop_refreshing(self) -> None:
+        """Cancel the questions still out behind kept answers (a runtime that closes does not
+        wait up to ``ASK_TIMEOUT_S`` for a server to answer what only a next start needs)."""
+        self._stopped = True
+        for scope in tuple(self._refreshes):
+            scope.cancel()
+
     def notice(self, limits: ContextLimits) -> str | None:
-        """Said once per model: the window is a default, and which key sets the real one."""
+        """Said once per (server, model) while the answer stays the same: the window is a
+        default, and which key sets the real one."""
         if limits.source != "default" or limits.model in self._noticed:
             return None
         self._noticed.add(limits.model)
-        return (
+        text = (
             f"nyz: the context window of model {limits.model!r} is unknown (not in nyz's table, "
             f"and the server does not report it); assuming {limits.context_window} tokens. "
             f"Set {limits.key} = N in your config if the model's window is different."
         )
+        if self._notices_env is None or self.spec is None:
+            return text
+        from nyzhi.config.notices_seen import unseen_key
+
+        key = f"context-window\n{self.spec.name}\n{self.spec.base_url}\n{limits.model}"
+        shown = unseen_key(key, str(limits.context_window), [text], self._notices_env)
+        return shown[0] if shown else None
 
     def learned(self, model: str, window: int) -> ContextLimits:
         """The provider named the real window (in a "prompt is too long" error): use it."""
@@ -232,12 +269,26 @@ class LimitsResolver:
             return {}
         return data if isinstance(data, dict) else {}
 
-    def _cached(self, model: str, *, fresh_only: bool) -> tuple[int | None, int | None] | None:
+    def _entry(self, model: str) -> dict[str, Any] | None:
         entry = (self._load_cache().get("models") or {}).get(model)
-        if not isinstance(entry, dict):
-            return None
-        age = time.time() - float(entry.get("fetched") or 0)
-        if fresh_only and (age > CACHE_TTL_S or is_loopback(self.spec.base_url if self.spec else "")):
+        return entry if isinstance(entry, dict) else None
+
+    def _fresh(self, model: str) -> bool:
+        """A kept answer that need not be asked again: a day old at most, and not a loopback
+        server's (whose model may have changed since the last start)."""
+        entry = self._entry(model)
+        if entry is None or is_loopback(self.spec.base_url if self.spec else ""):
+            return False
+        try:
+            age = time.time() - float(entry.get("fetched") or 0)
+        except (TypeError, ValueError):
+            return False
+        return age <= CACHE_TTL_S
+
+    def _cached(self, model: str) -> tuple[int | None, int | None] | None:
+        """The kept answer for ``model``, whatever its age (None: never asked)."""
+        entry = self._entry(model)
+        if entry is None:
             return None
         window, output = entry.get("context_window"), entry.get("max_output")
         return (window if isinstance(window, int) and window > 0 else None,

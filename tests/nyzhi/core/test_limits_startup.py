@@ -43,3 +43,20 @@ async def test_the_first_turn_knows_the_window_asked_during_assembly(workspace, 
             await handle.wait()
     assert "/props" in [r.path for r in server.info_requests]
     assert len(server.requests) == 1  # the one model request, after the question
+
+
+async def test_the_next_start_uses_the_kept_answer_and_notices_once(workspace, home, configure):
+    """A second start against the same loopback server and model: the kept answer at once
+    (the window from it, the default's notice not said again)."""
+    async with open_fake_llm(script=[reply("ok"), reply("ok")]) as server:
+        configure(workspace, server.url_for("openai"))
+        async with open_runtime(RuntimeOptions(cwd=workspace, ephemeral=True)) as rt:
+            first = [n for n in rt.notices if "context window" in n]
+            await (await rt.submit("hi")).wait()
+        asked = len(server.info_requests)
+        async with open_runtime(RuntimeOptions(cwd=workspace, ephemeral=True)) as rt:
+            again = [n for n in rt.notices if "context window" in n]
+            assert rt.main_agent.loop.settings.window_source == "default"
+            await (await rt.submit("hi")).wait()
+    assert len(first) == 1 and again == []
+    assert asked > 0 and len(server.requests) == 2

@@ -170,3 +170,64 @@ def test_a_window_that_is_not_positive_is_a_config_error_naming_the_key(tmp_path
         # number check, 0 by the window's own: either says what is wrong where)
         assert "\n" not in message.strip() and f"{key}" in message and str(value) in message
         assert "positive" in message or "from 0 to" in message
+
+
+async def test_a_kept_answer_is_used_at_once_and_asked_again_behind_it(tmp_path):
+    """A loopback server's kept answer serves the next start's first request at once (no
+    question before it); the server is asked again behind it, and the start after that has
+    what the server says now."""
+    style, fake, window, _output = SERVERS["llama.cpp"]
+    async with open_fake_llm(None, **fake) as server:
+        first = await LimitsResolver(make_spec(server, style), cache_dir=tmp_path).resolve(
+            "fake-model-1")
+        assert (first.context_window, first.source) == (window, "server")
+        asked = len(server.info_requests)
+        server.props = {"default_generation_settings": {"n_ctx": 24576}}  # restarted bigger
+        queued: list[tuple[object, tuple[object, ...]]] = []
+        second = LimitsResolver(make_spec(server, style), cache_dir=tmp_path,
+                                write_behind=lambda fn, *args: queued.append((fn, args)))
+        limits = await second.resolve("fake-model-1")
+        assert (limits.context_window, limits.source) == (window, "server")  # the kept one
+        assert len(server.info_requests) == asked  # nothing asked before answering
+        [(refresh, args)] = queued
+        async with trio.open_nursery() as writes:
+            second._write_behind = writes.start_soon
+            await refresh(*args)
+        third = await LimitsResolver(make_spec(server, style), cache_dir=tmp_path).resolve(
+            "fake-model-1")
+    assert len(server.info_requests) > asked
+    assert (third.context_window, third.source) == (24576, "server")
+
+
+async def test_a_stopped_resolver_asks_nothing_behind(tmp_path):
+    style, fake, _window, _output = SERVERS["llama.cpp"]
+    async with open_fake_llm(None, **fake) as server:
+        await LimitsResolver(make_spec(server, style), cache_dir=tmp_path).resolve(
+            "fake-model-1")
+        asked = len(server.info_requests)
+        queued: list[tuple[object, tuple[object, ...]]] = []
+        resolver = LimitsResolver(make_spec(server, style), cache_dir=tmp_path,
+                                  write_behind=lambda fn, *args: queued.append((fn, args)))
+        await resolver.resolve("fake-model-1")
+        resolver.stop_refreshing()
+        [(refresh, args)] = queued
+        await refresh(*args)
+        assert len(server.info_requests) == asked
+
+
+async def test_the_default_window_notice_is_shown_once_per_server_and_model(tmp_path):
+    """Across starts (resolvers sharing the state directory): once per (server, model)."""
+    env = {"XDG_STATE_HOME": str(tmp_path / "state"), "HOME": str(tmp_path)}
+    async with open_fake_llm(None) as server:
+        def notice(model: str) -> str | None:
+            resolver = LimitsResolver(make_spec(server, "openai"), ConfiguredLimits("fake-openai"),
+                                      cache_dir=tmp_path, notices_env=env)
+            return resolver.notice(resolver.known(model))
+
+        assert notice("fake-model-1") is not None
+        assert notice("fake-model-1") is None  # the next start
+        assert notice("fake-model-2") is not None  # another model is another notice
+        other = dict(env, XDG_STATE_HOME=str(tmp_path / "other"))
+        resolver = LimitsResolver(make_spec(server, "openai"), ConfiguredLimits("fake-openai"),
+                                  cache_dir=tmp_path, notices_env=other)
+        assert resolver.notice(resolver.known("fake-model-1")) is not None  # nothing seen there

@@ -76,9 +76,18 @@ def slowest_imports(top: int = 10) -> list[tuple[str, float]]:
 
 async def _one_run(argv: list[str], cwd: Path, env: dict[str, str], write_config) -> dict[str, float]:
     """Spawn ``argv`` against a fresh fake LLM; times in seconds from the spawn."""
+    from nyzhi.testing.fake_llm import open_fake_llm
+
+    async with open_fake_llm() as server:
+        write_config(server)
+        return await _timed_run(server, argv, cwd, env)
+
+
+async def _timed_run(server, argv: list[str], cwd: Path, env: dict[str, str]) -> dict[str, float]:
+    """Spawn ``argv`` against ``server`` (its script replaced); times in seconds from the spawn."""
     import trio
 
-    from nyzhi.testing.fake_llm import Reply, open_fake_llm
+    from nyzhi.testing.fake_llm import Reply
 
     stamps: dict[str, float] = {}
     first = trio.Event()
@@ -91,34 +100,33 @@ async def _one_run(argv: list[str], cwd: Path, env: dict[str, str], write_config
         first.set()
         return Reply(text="ok")
 
-    async with open_fake_llm(script=script) as server:
-        write_config(server)
-        start = time.perf_counter()
-        proc = await trio.lowlevel.open_process(
-            [a.replace("{URL}", server.url_for("openai")) for a in argv], cwd=cwd, env=env,
-            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-        )
-        pid.append(proc.pid)
-        assert proc.stdout is not None
-        with trio.fail_after(60):
-            async with trio.open_nursery() as nursery:
+    server._dynamic = script  # the test seam: this run's script
+    start = time.perf_counter()
+    proc = await trio.lowlevel.open_process(
+        [a.replace("{URL}", server.url_for("openai")) for a in argv], cwd=cwd, env=env,
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+    )
+    pid.append(proc.pid)
+    assert proc.stdout is not None
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery:
 
-                async def answer_sent() -> None:
-                    await first.wait()
-                    while not stamps["_req"].completed:  # noqa: ASYNC110 (benchmark, 1 ms grain)
-                        await trio.sleep(0.0005)
-                    stamps["answer"] = time.perf_counter()
+            async def answer_sent() -> None:
+                await first.wait()
+                while not stamps["_req"].completed:  # noqa: ASYNC110 (benchmark, 1 ms grain)
+                    await trio.sleep(0.0005)
+                stamps["answer"] = time.perf_counter()
 
-                async def printed() -> None:
-                    while await proc.stdout.receive_some(4096):
-                        stamps.setdefault("printed", time.perf_counter())
+            async def printed() -> None:
+                while await proc.stdout.receive_some(4096):
+                    stamps.setdefault("printed", time.perf_counter())
 
-                nursery.start_soon(answer_sent)
-                nursery.start_soon(printed)
-                await proc.wait()
-                stamps["exit"] = time.perf_counter()
-        if proc.returncode != 0:
-            raise SystemExit(f"{' '.join(argv)} exited with {proc.returncode}")
+            nursery.start_soon(answer_sent)
+            nursery.start_soon(printed)
+            await proc.wait()
+            stamps["exit"] = time.perf_counter()
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(argv)} exited with {proc.returncode}")
     return {
         "first_request": stamps["request"] - start,
         "first_request_cpu": stamps["cpu"],
@@ -131,6 +139,40 @@ def _cpu_seconds(pid: int) -> float:
     """User + system CPU time of a running process so far (Linux /proc; 10 ms grain)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def kept_window(runs: int) -> dict:
+    """``nyz run`` against one loopback server whose model nyz's table does not know: with the
+    window set in config (nothing is asked) against the window kept from an earlier start
+    (issue 56: the three questions used to precede every first request, ~50 ms)."""
+    import trio
+
+    from nyzhi.testing.fake_llm import open_fake_llm
+
+    nyz = [sys.executable, "-m", "nyzhi", "run", "--ephemeral", "hi"]
+
+    async def both() -> tuple[list[float], list[float]]:
+        with tempfile.TemporaryDirectory() as tmp:
+            ws = Path(tmp) / "ws"
+            (ws / ".nyzhi").mkdir(parents=True)
+            env = {**os.environ, "HOME": str(Path(tmp) / "home")}
+            async with open_fake_llm() as server:
+                entry = (f'[provider]\ndefault = "fake"\n[provider.fake]\napi_style = "openai"\n'
+                         f'base_url = "{server.url_for("openai")}"\nmodel = "m"\napi_key = "k"\n')
+                configured, kept = [], []
+                (ws / ".nyzhi" / "config.toml").write_text(entry)
+                await _timed_run(server, nyz, ws, env)  # the first start asks, and keeps it
+                for _ in range(runs):
+                    (ws / ".nyzhi" / "config.toml").write_text(entry + "context_window = 65536\n")
+                    configured.append((await _timed_run(server, nyz, ws, env))["first_request"])
+                    (ws / ".nyzhi" / "config.toml").write_text(entry)
+                    kept.append((await _timed_run(server, nyz, ws, env))["first_request"])
+        return configured, kept
+
+    configured, kept = trio.run(both)
+    c, k = (round(statistics.median(x) * 1000, 1) for x in (configured, kept))
+    return {"configured_window_first_request_ms": c, "kept_window_first_request_ms": k,
+            "kept_window_ratio": round(k / c, 2)}
 
 
 def nyz_run(runs: int) -> dict:
@@ -199,6 +241,7 @@ def main(argv: list[str]) -> None:
     if not result["within_target"]:
         result["slowest_imports_ms"] = slowest_imports()
     result["run"] = run = nyz_run(max(3, runs // 2))
+    result["kept_window"] = kept = kept_window(max(3, runs // 2))
     if as_json:
         print(json.dumps({"benchmark": "startup", **result}, indent=2))
         return
@@ -217,6 +260,10 @@ def main(argv: list[str]) -> None:
     cpu_b, cpu_o = run["bare_first_request_cpu_ms"], run["nyz_first_request_cpu_ms"]
     print(f"  CPU time to it     {cpu_b:7.1f} / {cpu_o:.1f} ms  ({cpu_o / cpu_b:.2f}x; "
           "less sensitive to other load than wall time)")
+    print("a loopback model the table does not know (median first request)")
+    print(f"  window in config   {kept['configured_window_first_request_ms']:7.1f} ms")
+    print(f"  window kept        {kept['kept_window_first_request_ms']:7.1f} ms  "
+          f"({kept['kept_window_ratio']:.2f}x; asking first cost ~50 ms before)")
     print("exit after the answer (median)")
     print(f"  bare python+httpx, print to exit   {run['bare_print_to_exit_ms']:7.1f} ms")
     print(f"  nyz run, print to exit             {run['nyz_print_to_exit_ms']:7.1f} ms")

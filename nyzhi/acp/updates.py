@@ -36,7 +36,7 @@ TOOL_KINDS: dict[str, str] = {
     "ast_search": "search",
     "write": "edit", "edit": "edit", "multi_edit": "edit", "apply_patch": "edit",
     "batch_apply": "edit", "instrument": "edit", "remove_instrumentation": "edit",
-    "create_dir": "edit", "copy_file": "edit",
+    "create_dir": "edit", "copy_file": "edit", "notebook_edit": "edit",
     "delete_file": "delete", "move_file": "move",
     "bash": "execute", "verify": "execute",
     "web_fetch": "fetch", "web_search": "fetch", "browser_open": "fetch",

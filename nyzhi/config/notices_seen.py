@@ -1,6 +1,6 @@
 """Notices about another tool's files, shown once per file content rather than on every run.
 
-A Claude Code project names tools nyz has no equivalent for (``NotebookEdit``), or permission
+A Claude Code project names tools nyz has no equivalent for (``CronCreate``), or permission
 rules nyz cannot express (``Bash(npm test:*)`` in ``allow``). Those files belong to the project
 and are not wrong; repeating the notice at every start teaches the user to ignore notices. So
 each notice is keyed by the file's real path and a hash of its content, saved under the user's

@@ -21,7 +21,7 @@ import re
 CLAUDE_TOOLS: dict[str, str | None] = {
     # files
     "Read": "read", "Write": "write", "Edit": "edit", "MultiEdit": "multi_edit",
-    "NotebookRead": "read", "NotebookEdit": None,
+    "NotebookRead": "read", "NotebookEdit": "notebook_edit",
     "Glob": "glob", "Grep": "grep", "LS": "list_dir",
     # commands
     "Bash": "bash", "BashOutput": None, "KillShell": None, "KillBash": None,

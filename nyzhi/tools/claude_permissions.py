@@ -48,7 +48,7 @@ _RULE = re.compile(r"^\s*([A-Za-z_][\w-]*)\s*(?:\((.*)\))?\s*$", re.S)
 _FILE_TOOLS = frozenset({"read", "write", "edit", "multi_edit", "glob", "grep", "list_dir"})
 # Claude Code's Edit covers every tool that edits a file in place (issue 36 added the batch ones).
 _FAMILY = {"edit": ("edit", "multi_edit", "apply_patch", "batch_apply", "instrument",
-                    "remove_instrumentation")}
+                    "remove_instrumentation", "notebook_edit")}
 
 
 @records.frozen

@@ -35,7 +35,7 @@ from nyzhi import records
 #: editing tools of issue 36 that change files they were not given whole).
 GUARDED_TOOLS = frozenset({
     "write", "edit", "multi_edit", "apply_patch", "batch_apply", "instrument",
-    "remove_instrumentation",
+    "remove_instrumentation", "notebook_edit",
 })
 
 

@@ -18,6 +18,7 @@ from typing import Any
 
 from nyzhi.provider.images import describe, sniff
 from nyzhi.provider.types import ImagePart
+from nyzhi.tools import notebook
 from nyzhi.tools.base import ToolContext, ToolResult
 from nyzhi.tools.builtin.common import (
     BuiltinTool,
@@ -73,7 +74,8 @@ class ReadTool(BuiltinTool):
         "longer file ends with the offset to continue from, and lines over 2000 characters are "
         "cut. In a large file, grep for the lines you need first; for the end of a log use "
         "tail_file. A PNG, JPEG, GIF or WebP image is returned as the image itself, for you to "
-        "look at. Other binary files and directories are refused (list_dir shows a directory)."
+        "look at. A Jupyter notebook shows its cells with their ids and text outputs. Other "
+        "binary files and directories are refused (list_dir shows a directory)."
     )
     parameters = {
         "type": "object",
@@ -110,6 +112,11 @@ class ReadTool(BuiltinTool):
                 f"{shown} looks like a binary file (NUL bytes near the start); read only shows "
                 "text files. Use file_info for its size and type, or bash (e.g. `xxd FILE | head`)."
             )
+        if notebook.is_notebook_path(path):
+            try:
+                return _notebook_result(path, shown, data, offset, limit, seen)
+            except notebook.NotebookError:
+                pass  # not valid: shown as the text it is, for the model to see what is wrong
         lines = split_lines(data.decode("utf-8", errors="replace"))
         total = len(lines)
         if total == 0:
@@ -128,6 +135,22 @@ class ReadTool(BuiltinTool):
             metadata={"path": str(path), "total_lines": total, "first_line": offset, "last_line": end,
                       "seen": seen},
         )
+
+
+def _notebook_result(path: Path, shown: str, data: bytes, offset: int, limit: int,
+                     seen: dict[str, str]) -> ToolResult:
+    """A notebook's cells (``nyzhi.tools.notebook``), ``limit`` lines of them from ``offset``."""
+    lines = notebook.render(data, shown).split("\n")
+    total = len(lines)
+    if offset > total:
+        return error(f"offset {offset} is past the end of {shown}'s cells ({total} lines)")
+    end = min(total, offset - 1 + limit)
+    out = lines[offset - 1:end]
+    if end < total:
+        out.append(f"... ({total - end} more lines; continue with offset={end + 1})")
+    return ToolResult(output="\n".join(out), metadata={
+        "path": str(path), "notebook": True, "total_lines": total, "first_line": offset,
+        "last_line": end, "seen": seen})
 
 
 def _tail(

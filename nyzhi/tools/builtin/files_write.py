@@ -540,6 +540,68 @@ class CreateDirTool(_PlanningTool):
         return ToolResult(output=f"Created directory {shown}")
 
 
+
+
+class NotebookEditTool(_PlanningTool):
+    name = "notebook_edit"
+    description = (
+        "Change one cell of a Jupyter notebook (.ipynb) by the id read shows: replace its "
+        "source, insert a new cell after it (or first, without cell_id), or delete it. The "
+        "notebook stays valid; a replaced code cell loses its outputs. Undo with /undo."
+    )
+    deferred = True  # few projects have notebooks: tool_search loads it
+    parameters = {
+        "type": "object",
+        "properties": {
+            "notebook_path": {"type": "string", "description": "The .ipynb file."},
+            "cell_id": {"type": "string", "description": "The cell to change, or to insert after."},
+            "new_source": {"type": "string", "description": "The cell's new source (ignored for delete)."},
+            "cell_type": {"type": "string", "enum": ["code", "markdown", "raw"],
+                          "description": "Needed to insert; with replace, changes the cell's type."},
+            "edit_mode": {"type": "string", "enum": ["replace", "insert", "delete"],
+                          "description": "Default replace."},
+        },
+        "required": ["notebook_path"],
+    }
+
+    def target_paths(self, args: dict[str, Any]) -> list[str]:
+        raw = args.get("notebook_path")
+        return [raw] if isinstance(raw, str) and raw else []
+
+    def plan(self, args: dict[str, Any], ctx: ToolContext) -> list[Step]:
+        from nyzhi.tools import notebook
+
+        path = resolve_arg(ctx, args.get("notebook_path"), arg="notebook_path")
+        shown = display(ctx, path)
+        if not notebook.is_notebook_path(path):
+            raise ArgError(f"{shown} is not a .ipynb notebook; use edit for other files")
+        mode = args.get("edit_mode") or "replace"
+        before = read_existing(ctx, path)
+        if before is None:
+            raise ArgError(f"{shown}: notebook not found")
+        kind = args.get("cell_type")
+        try:
+            after, _said = notebook.edit(
+                before, shown, mode=str(mode),
+                cell=str(args["cell_id"]) if args.get("cell_id") else None,
+                source="" if mode == "delete" else req_str(args, "new_source", allow_empty=True),
+                kind=str(kind) if kind else None)
+        except notebook.NotebookError as exc:
+            raise ArgError(str(exc)) from None
+        return [Step(path=path, before=before, after=after)]
+
+    def summary(self, ctx: ToolContext, steps: list[Step], args: dict[str, Any]) -> str:
+        from nyzhi.tools import notebook
+
+        step, shown = steps[0], display(ctx, steps[0].path)
+        mode = args.get("edit_mode") or "replace"
+        if mode == "insert":
+            new = notebook.new_ids(step.before or b"", step.after or b"")
+            return f"Inserted cell {', '.join(new)} in {shown}"
+        return f"{'Deleted' if mode == 'delete' else 'Replaced'} cell {args.get('cell_id')} of {shown}"
+
+
 TOOLS = (
     WriteTool, EditTool, MultiEditTool, DeleteFileTool, MoveFileTool, CopyFileTool, CreateDirTool,
+    NotebookEditTool,
 )

@@ -11,7 +11,8 @@ TOOLS: tuple = (('nyzhi.tools.builtin.files_read',
                   'lines from offset; a longer file ends with the offset to continue from, and '
                   'lines over 2000 characters are cut. In a large file, grep for the lines you '
                   'need first; for the end of a log use tail_file. A PNG, JPEG, GIF or WebP '
-                  'image is returned as the image itself, for you to look at. Other binary '
+                  'image is returned as the image itself, for you to look at. A Jupyter '
+                  'notebook shows its cells with their ids and text outputs. Other binary '
                   'files and directories are refused (list_dir shows a directory).',
    'in_team_only': False,
    'name': 'read',
@@ -250,6 +251,35 @@ TOOLS: tuple = (('nyzhi.tools.builtin.files_read',
                   'properties': {'path': {'type': 'string',
                                           'description': 'Directory to create.'}},
                   'required': ['path']},
+   'permission': 'needs_approval',
+   'supports_node': False,
+   'writes_files': True}),
+ ('nyzhi.tools.builtin.files_write',
+  'NotebookEditTool',
+  {'deferred': True,
+   'description': 'Change one cell of a Jupyter notebook (.ipynb) by the id read shows: '
+                  'replace its source, insert a new cell after it (or first, without cell_id), '
+                  'or delete it. The notebook stays valid; a replaced code cell loses its '
+                  'outputs. Undo with /undo.',
+   'in_team_only': False,
+   'name': 'notebook_edit',
+   'parameters': {'type': 'object',
+                  'properties': {'notebook_path': {'type': 'string',
+                                                   'description': 'The .ipynb file.'},
+                                 'cell_id': {'type': 'string',
+                                             'description': 'The cell to change, or to insert '
+                                                            'after.'},
+                                 'new_source': {'type': 'string',
+                                                'description': "The cell's new source (ignored "
+                                                               'for delete).'},
+                                 'cell_type': {'type': 'string',
+                                               'enum': ['code', 'markdown', 'raw'],
+                                               'description': 'Needed to insert; with replace, '
+                                                              "changes the cell's type."},
+                                 'edit_mode': {'type': 'string',
+                                               'enum': ['replace', 'insert', 'delete'],
+                                               'description': 'Default replace.'}},
+                  'required': ['notebook_path']},
    'permission': 'needs_approval',
    'supports_node': False,
    'writes_files': True}),

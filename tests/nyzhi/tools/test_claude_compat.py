@@ -30,7 +30,8 @@ def test_lookup_ignores_case_and_separators_and_keeps_other_names():
     assert cn.ours("LS") == "list_dir" and cn.ours("todowrite") == "todowrite"
     assert cn.ours("mcp__github__create_issue") == "mcp__github__create_issue"
     assert cn.ours("semantic_search") == "semantic_search"  # ours, kept
-    assert cn.ours("NotebookEdit") is None and cn.is_documented("NotebookEdit")
+    assert cn.ours("CronCreate") is None and cn.is_documented("CronCreate")
+    assert cn.ours("NotebookEdit") == "notebook_edit"
     assert set(cn.claude_names_for("spawn_agent")) == {"Agent", "Task"}
 
 
@@ -46,10 +47,10 @@ def test_a_role_file_with_claude_names_gets_our_tools_and_one_notice_per_content
     path = tmp_path / ".claude" / "agents" / "lead.md"
     path.parent.mkdir(parents=True)
     path.write_text("---\nname: lead\ntools: Agent, TaskCreate, SendMessage, Read, "
-                    "NotebookEdit, Monitor\n---\nLead the team.\n")
+                    "CronCreate, Monitor\n---\nLead the team.\n")
     role, notes = load_role_file(path, tmp_path)
     assert role.allowed_tools == ("spawn_agent", "task_create", "send_team_message", "read")
-    assert len(notes) == 1 and "NotebookEdit, Monitor" in notes[0]
+    assert len(notes) == 1 and "CronCreate, Monitor" in notes[0]
     assert load_role_file(path, tmp_path)[1] == []  # the same content: said already
     path.write_text(path.read_text() + "\nChanged.\n")
     assert len(load_role_file(path, tmp_path)[1]) == 1  # changed: said again
@@ -65,7 +66,7 @@ def test_deny_rules_map_onto_the_trust_rules(tmp_path):
     assert mapped.deny_paths == (".env", "/etc/hosts", f"{home}/.aws/**", "*.pem")
     assert mapped.deny_tools == ("web_fetch", "edit", "multi_edit", "apply_patch",
                                  "batch_apply", "instrument", "remove_instrumentation",
-                                 "mcp__github__*")
+                                 "notebook_edit", "mcp__github__*")
     assert mapped.unexpressed == ("WebFetch(domain:example.com)",)
     cmds = mapped.deny_commands
     assert command_denied("npm run deploy", cmds) and command_denied("npm run deploy --prod", cmds)

@@ -86,6 +86,24 @@ def first_sentence(text: str) -> str:
     return re.split(r"(?<=[.!?])\s+", text.strip(), maxsplit=1)[0]
 
 
+#: A deferred tool's line in the system prompt: its first sentence when that is short, else
+#: the sentence's main clause (up to its first ``:``, ``;`` or parenthesis), cut at this bound.
+#: 31 deferred tools are listed in every first request; their full text comes with the schema.
+SUMMARY_CHARS = 100
+
+
+def tool_summary(description: str) -> str:
+    """What the system prompt says of a deferred tool (``SUMMARY_CHARS`` at most)."""
+    text = first_sentence(first_line(description))
+    if len(text) > 80:
+        cut = min((i for i in (text.find(m, 20) for m in (": ", "; ", " (")) if i > 0),
+                  default=len(text))
+        text = text[:cut]
+    if len(text) > SUMMARY_CHARS:
+        text = text[:SUMMARY_CHARS - 1].rsplit(" ", 1)[0].rstrip(",;:") + "…"
+    return text
+
+
 class ToolRegistry:
     """Tools by name, with an optional role fence and per-view discovery of deferred tools."""
 
@@ -244,7 +262,7 @@ class ToolRegistry:
             "These tools are available but not loaded; call tool_search to load one before use:"
         ]
         # one sentence each: the full description comes with the schema tool_search loads
-        lines += [f"- {t.name}: {first_sentence(first_line(t.description))}" for t in hidden]
+        lines += [f"- {t.name}: {tool_summary(t.description)}" for t in hidden]
         return "\n".join(lines)
 
     # --- schemas --------------------------------------------------------------------------

@@ -161,6 +161,7 @@ class CloseAgentTool(_AgentTool):
 
 class ResumeAgentTool(_AgentTool):
     name = "resume_agent"
+    deferred = True  # only for a closed child: listed in one line until loaded
     description = (
         "Reopen a closed, interrupted or finished subagent with its thread intact. Then give "
         "it work with send_input."

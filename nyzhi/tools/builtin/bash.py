@@ -114,15 +114,11 @@ class BashTool(Tool):
                 "description": f"Seconds before the command is killed (default {DEFAULT_TIMEOUT}, "
                 f"max {MAX_TIMEOUT}).",
             },
-            "node": {
-                "type": "string",
-                "description": "Run on this configured node instead of locally (only when nodes "
-                "are configured).",
-            },
         },
         "required": ["command"],
     }
     permission = Permission.NEEDS_APPROVAL
+    supports_node = True  # the registry adds ``node`` (an enum of them) when nodes are configured
     runs_sandboxed: ClassVar[bool] = True
 
     def target_commands(self, args: dict[str, Any], ctx: ToolContext) -> list[str]:

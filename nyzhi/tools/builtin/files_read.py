@@ -70,12 +70,12 @@ class ReadTool(BuiltinTool):
     name = "read"
     description = (
         "Read a text file with line numbers ('     N|text'; cite a line as path:N, and leave the "
-        "prefix out when you copy text into edit). Returns up to limit lines from offset; a "
-        "longer file ends with the offset to continue from, and lines over 2000 characters are "
-        "cut. In a large file, grep for the lines you need first; for the end of a log use "
-        "tail_file. A PNG, JPEG, GIF or WebP image is returned as the image itself, for you to "
-        "look at. A Jupyter notebook shows its cells with their ids and text outputs. Other "
-        "binary files and directories are refused (list_dir shows a directory)."
+        "prefix out when you copy text into edit). A longer file ends with the offset to "
+        "continue from; lines over 2000 characters are cut. In a large file grep first; for the "
+        "end of a log use tail_file. "
+        "An image (PNG, JPEG, GIF, WebP) is returned as the image itself, for you to look at; a "
+        "Jupyter notebook as its cells, with ids and text outputs. Other binary files and "
+        "directories are refused (list_dir shows a directory)."
     )
     parameters = {
         "type": "object",
@@ -284,6 +284,7 @@ def _tree(real: Path, depth: int) -> tuple[list[str], bool]:
 
 class DirectoryTreeTool(BuiltinTool):
     name = "directory_tree"
+    deferred = True  # list_dir and glob answer most questions; listed in one line until loaded
     description = (
         "Show a directory's layout as a tree, to get oriented in an unfamiliar project. Skips "
         "node_modules, .git, target, __pycache__ and .venv, and stops at 2000 entries (then "
@@ -316,6 +317,7 @@ class DirectoryTreeTool(BuiltinTool):
 
 class FileInfoTool(BuiltinTool):
     name = "file_info"
+    deferred = True  # seldom needed: listed in one line until tool_search loads it
     description = (
         "Show a path's type (file, directory, or symlink and its target), size, permissions and "
         "modification time, without reading the contents. Use it to check that a path exists or "

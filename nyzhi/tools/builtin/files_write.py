@@ -454,6 +454,7 @@ class DeleteFileTool(_PlanningTool):
 
 class MoveFileTool(_PlanningTool):
     name = "move_file"
+    deferred = True  # seldom needed: listed in one line until tool_search loads it
     description = (
         "Move or rename one file, creating the destination's missing parent directories. It "
         "refuses an existing destination, and handles regular files only (not directories or "
@@ -487,6 +488,7 @@ class MoveFileTool(_PlanningTool):
 
 class CopyFileTool(_PlanningTool):
     name = "copy_file"
+    deferred = True  # seldom needed: listed in one line until tool_search loads it
     description = (
         "Copy one file to a new path, keeping its permissions and creating missing parent "
         "directories. It refuses an existing destination, and handles regular files only."
@@ -514,6 +516,7 @@ class CopyFileTool(_PlanningTool):
 
 class CreateDirTool(_PlanningTool):
     name = "create_dir"
+    deferred = True  # write creates missing parents; this is for empty directories
     description = (
         "Create a directory and any missing parents, like mkdir -p; an existing directory is "
         "fine. write, move_file and copy_file create parents themselves, so this is only needed "
@@ -545,9 +548,9 @@ class CreateDirTool(_PlanningTool):
 class NotebookEditTool(_PlanningTool):
     name = "notebook_edit"
     description = (
-        "Change one cell of a Jupyter notebook (.ipynb) by the id read shows: replace its "
-        "source, insert a new cell after it (or first, without cell_id), or delete it. The "
-        "notebook stays valid; a replaced code cell loses its outputs. Undo with /undo."
+        "Replace, insert or delete one cell of a Jupyter notebook (.ipynb) by the id read "
+        "shows. An insert goes after cell_id (first without it). The notebook stays valid; a "
+        "replaced code cell loses its outputs. Undo with /undo."
     )
     deferred = True  # few projects have notebooks: tool_search loads it
     parameters = {

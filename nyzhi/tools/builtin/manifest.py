@@ -7,12 +7,11 @@ TOOLS: tuple = (('nyzhi.tools.builtin.files_read',
   'ReadTool',
   {'deferred': False,
    'description': "Read a text file with line numbers ('     N|text'; cite a line as path:N, "
-                  'and leave the prefix out when you copy text into edit). Returns up to limit '
-                  'lines from offset; a longer file ends with the offset to continue from, and '
-                  'lines over 2000 characters are cut. In a large file, grep for the lines you '
-                  'need first; for the end of a log use tail_file. A PNG, JPEG, GIF or WebP '
-                  'image is returned as the image itself, for you to look at. A Jupyter '
-                  'notebook shows its cells with their ids and text outputs. Other binary '
+                  'and leave the prefix out when you copy text into edit). A longer file ends '
+                  'with the offset to continue from; lines over 2000 characters are cut. In a '
+                  'large file grep first; for the end of a log use tail_file. An image (PNG, '
+                  'JPEG, GIF, WebP) is returned as the image itself, for you to look at; a '
+                  'Jupyter notebook as its cells, with ids and text outputs. Other binary '
                   'files and directories are refused (list_dir shows a directory).',
    'in_team_only': False,
    'name': 'read',
@@ -66,7 +65,7 @@ TOOLS: tuple = (('nyzhi.tools.builtin.files_read',
    'writes_files': False}),
  ('nyzhi.tools.builtin.files_read',
   'DirectoryTreeTool',
-  {'deferred': False,
+  {'deferred': True,
    'description': "Show a directory's layout as a tree, to get oriented in an unfamiliar "
                   'project. Skips node_modules, .git, target, __pycache__ and .venv, and stops '
                   'at 2000 entries (then pick a subdirectory or a smaller depth). To find '
@@ -86,7 +85,7 @@ TOOLS: tuple = (('nyzhi.tools.builtin.files_read',
    'writes_files': False}),
  ('nyzhi.tools.builtin.files_read',
   'FileInfoTool',
-  {'deferred': False,
+  {'deferred': True,
    'description': "Show a path's type (file, directory, or symlink and its target), size, "
                   'permissions and modification time, without reading the contents. Use it to '
                   'check that a path exists or how big a file is before reading it.',
@@ -207,7 +206,7 @@ TOOLS: tuple = (('nyzhi.tools.builtin.files_read',
    'writes_files': True}),
  ('nyzhi.tools.builtin.files_write',
   'MoveFileTool',
-  {'deferred': False,
+  {'deferred': True,
    'description': "Move or rename one file, creating the destination's missing parent "
                   'directories. It refuses an existing destination, and handles regular files '
                   'only (not directories or symlinks).',
@@ -224,7 +223,7 @@ TOOLS: tuple = (('nyzhi.tools.builtin.files_read',
    'writes_files': True}),
  ('nyzhi.tools.builtin.files_write',
   'CopyFileTool',
-  {'deferred': False,
+  {'deferred': True,
    'description': 'Copy one file to a new path, keeping its permissions and creating missing '
                   'parent directories. It refuses an existing destination, and handles regular '
                   'files only.',
@@ -241,7 +240,7 @@ TOOLS: tuple = (('nyzhi.tools.builtin.files_read',
    'writes_files': True}),
  ('nyzhi.tools.builtin.files_write',
   'CreateDirTool',
-  {'deferred': False,
+  {'deferred': True,
    'description': 'Create a directory and any missing parents, like mkdir -p; an existing '
                   'directory is fine. write, move_file and copy_file create parents '
                   'themselves, so this is only needed for an empty directory.',
@@ -257,10 +256,9 @@ TOOLS: tuple = (('nyzhi.tools.builtin.files_read',
  ('nyzhi.tools.builtin.files_write',
   'NotebookEditTool',
   {'deferred': True,
-   'description': 'Change one cell of a Jupyter notebook (.ipynb) by the id read shows: '
-                  'replace its source, insert a new cell after it (or first, without cell_id), '
-                  'or delete it. The notebook stays valid; a replaced code cell loses its '
-                  'outputs. Undo with /undo.',
+   'description': 'Replace, insert or delete one cell of a Jupyter notebook (.ipynb) by the id '
+                  'read shows. An insert goes after cell_id (first without it). The notebook '
+                  'stays valid; a replaced code cell loses its outputs. Undo with /undo.',
    'in_team_only': False,
    'name': 'notebook_edit',
    'parameters': {'type': 'object',
@@ -394,15 +392,11 @@ TOOLS: tuple = (('nyzhi.tools.builtin.files_read',
                                              'description': 'The command line to run.'},
                                  'timeout': {'type': 'number',
                                              'description': 'Seconds before the command is '
-                                                            'killed (default 30, max 600).'},
-                                 'node': {'type': 'string',
-                                          'description': 'Run on this configured node instead '
-                                                         'of locally (only when nodes are '
-                                                         'configured).'}},
+                                                            'killed (default 30, max 600).'}},
                   'required': ['command']},
    'permission': 'needs_approval',
    'runs_sandboxed': True,
-   'supports_node': False,
+   'supports_node': True,
    'writes_files': False}),
  ('nyzhi.tools.builtin.git',
   'GitStatusTool',
@@ -587,7 +581,7 @@ TOOLS: tuple = (('nyzhi.tools.builtin.files_read',
    'writes_files': False}),
  ('nyzhi.tools.builtin.planning',
   'TodoReadTool',
-  {'deferred': False,
+  {'deferred': True,
    'description': "Show the session's todo list with each item's status. todowrite already "
                   'returns the list after each change, so this is for checking it later.',
    'in_team_only': False,
@@ -898,7 +892,7 @@ TOOLS: tuple = (('nyzhi.tools.builtin.files_read',
    'writes_files': False}),
  ('nyzhi.tools.builtin.agents',
   'ResumeAgentTool',
-  {'deferred': False,
+  {'deferred': True,
    'description': 'Reopen a closed, interrupted or finished subagent with its thread intact. '
                   'Then give it work with send_input.',
    'in_team_only': False,
@@ -1154,13 +1148,10 @@ TOOLS: tuple = (('nyzhi.tools.builtin.files_read',
                                                                                                 'command '
                                                                                                 'to '
                                                                                                 'run.'}},
-                                                      'required': ['kind', 'command']}},
-                                 'node': {'type': 'string',
-                                          'description': 'Run on this configured node instead '
-                                                         'of locally.'}}},
+                                                      'required': ['kind', 'command']}}}},
    'permission': 'needs_approval',
    'runs_sandboxed': True,
-   'supports_node': False,
+   'supports_node': True,
    'writes_files': False}),
  ('nyzhi.tools.builtin.structural',
   'AstSearchTool',

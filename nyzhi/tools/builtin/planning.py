@@ -176,6 +176,7 @@ class TodoWriteTool(BuiltinTool):
 
 class TodoReadTool(BuiltinTool):
     name = "todoread"
+    deferred = True  # todowrite answers with the whole list
     description = (
         "Show the session's todo list with each item's status. todowrite already returns the "
         "list after each change, so this is for checking it later."

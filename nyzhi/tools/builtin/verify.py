@@ -151,11 +151,11 @@ class VerifyTool(Tool):
                     "required": ["kind", "command"],
                 },
             },
-            "node": {"type": "string", "description": "Run on this configured node instead of locally."},
         },
     }
     permission = Permission.NEEDS_APPROVAL
     runs_sandboxed: ClassVar[bool] = True
+    supports_node = True  # the registry adds ``node`` (an enum of them) when nodes are configured
 
     def checks_for(self, args: dict[str, Any], ctx: ToolContext) -> list[Check]:
         given = parse_checks(args)

@@ -26,13 +26,14 @@ ORIGINAL_NAMES = {
     # issue 36: the original's LSP tools, plus rename and symbols
     "lsp_diagnostics", "lsp_goto_definition", "lsp_find_references", "lsp_hover",
     "lsp_rename", "lsp_symbols",
+    "notebook_edit",  # issue 56: Claude Code's NotebookEdit
 }
 EDITING_TOOLS = {"ast_search", "batch_apply", "instrument", "remove_instrumentation"}  # issue 36: the original's editing tools
 ORIGINAL_NAMES |= EDITING_TOOLS
 BROWSER_TOOLS = {"browser_open", "browser_screenshot", "browser_evaluate", "browser_click",
                  "browser_type"}
 WRITE_TOOLS = {"write", "edit", "multi_edit", "apply_patch", "delete_file", "move_file", "copy_file", "create_dir",
-               "lsp_rename"}
+               "lsp_rename", "notebook_edit"}
 WRITE_TOOLS |= EDITING_TOOLS - {"ast_search"}
 NEEDS_APPROVAL = WRITE_TOOLS | BROWSER_TOOLS | {"create_pr", "bash", "git_commit", "git_checkout",
                                                 "web_fetch", "memory_write", "team_delete"}
@@ -130,3 +131,22 @@ def test_cap_output_threshold_is_configurable(tmp_path: Path, home: Path) -> Non
     result = ToolResult(output="x" * 100)
     assert cap_output(result, make_ctx(tmp_path), "t", threshold=200) is result
     assert "full_output_path" in cap_output(result, make_ctx(tmp_path), "t", threshold=50).metadata
+
+
+def test_a_deferred_tools_prompt_line_is_its_main_clause_within_the_bound() -> None:
+    """Every first request lists the deferred tools: a short first sentence is kept whole, a
+    long one is cut to its main clause, and nothing (an MCP server's essay) passes the bound."""
+    from nyzhi.tools.registry import SUMMARY_CHARS, tool_summary
+
+    assert tool_summary("List pull requests. More.") == "List pull requests."
+    assert tool_summary(
+        "Click the element matching a CSS selector in the current browser tab (waiting up to "
+        "30 s for it), with real mouse events at its centre.") == (
+        "Click the element matching a CSS selector in the current browser tab")
+    essay = tool_summary("word " * 400)
+    assert len(essay) <= SUMMARY_CHARS and essay.endswith("…")
+    reg = ToolRegistry()
+    reg.register(Dummy("mcp__x__long", deferred=True))
+    reg.get("mcp__x__long").description = "Does " + "very " * 100 + "much."
+    [_, line] = reg.prompt_summary().splitlines()
+    assert len(line) <= len("- mcp__x__long: ") + SUMMARY_CHARS

@@ -178,3 +178,17 @@ def test_drivers_are_listed_whenever_the_repository_config_could_define_one(tmp_
     assert driver_overrides(listing) == [
         ("filter.evil.clean", ""), ("filter.evil.smudge", ""), ("filter.evil.process", ""),
         ("filter.evil.required", "false"), ("merge.m.driver", "")]  # lfs (the user's) kept
+
+
+def test_bash_and_verify_offer_node_only_when_nodes_are_configured() -> None:
+    """No ``node`` argument the model could fill with a guess when there are no nodes; an
+    enum of the configured ones when there are."""
+    from nyzhi.tools.builtin.bash import BashTool
+    from nyzhi.tools.builtin.verify import VerifyTool
+
+    reg = ToolRegistry()
+    reg.register(BashTool())
+    reg.register(VerifyTool())
+    assert all("node" not in s["parameters"]["properties"] for s in reg.schemas())
+    assert [s["parameters"]["properties"]["node"]["enum"] for s in reg.schemas(nodes=["b1"])] \
+        == [["b1"], ["b1"]]

@@ -14,6 +14,10 @@ SDK does this only for 127.0.0.1, localhost and ::1 by name, so it is done here,
 
 What a client gets is chosen, not whatever the registry holds (``served_names``):
 
+* every tool the session has, the deferred ones (``git_show``, the ``lsp_*`` tools,
+  ``ast_search``...) included: a model in nyz finds those with ``tool_search``, but an MCP
+  client lists tools itself and calls only what it was listed, so ``tool_search`` is not
+  served;
 * ``ask_user`` never: nobody sits at this process;
 * the team tools only in a team: a client of ``nyz mcp serve`` is in none, so none of the
   nine (``send_team_message``, ``task_list``, ...) is offered;
@@ -22,6 +26,9 @@ What a client gets is chosen, not whatever the registry holds (``served_names``)
   configured model at the user's expense. With it the server opens the whole runtime (the
   subagent manager, its limits and budgets from ``[agent.agents]``, the provider) and serves
   the main agent's tools, so the client is that agent, spawning under ``/agents/main``.
+
+A call of a tool that is not served is a JSON-RPC error (``-32602``, as the MCP spec's tools
+page has it for an unknown tool), not a tool result with ``isError``.
 
 Every result is redacted (``nyzhi.config.secrets.Redactor``: provider keys, secret-named config
 values, auth.json) before it goes to the client, as it is before it goes to a model.
@@ -43,7 +50,8 @@ from typing import Any
 import trio
 
 # Tools that need a person at the other end of *this* process.
-NOT_SERVED = frozenset({"ask_user"})
+# ``tool_search``: every tool is listed (below), so there is nothing for it to load.
+NOT_SERVED = frozenset({"ask_user", "tool_search"})
 LOOPBACK_NAMES = ("localhost",)
 
 
@@ -112,7 +120,11 @@ def build_server(tooling: Any, *, allow_subagents: bool = False) -> Any:
     from nyzhi import __version__
     from nyzhi.tools.execution import ToolCallRequest, execute_calls
 
+    from mcp.shared.exceptions import MCPError
+
     registry = tooling.registry
+    for tool in registry.hidden():  # the deferred tools too: a client lists what it calls
+        registry.discover(tool.name)
     schemas = registry.schemas()
     names = served_names({s["name"] for s in schemas}, allow_subagents=allow_subagents,
                          in_team=bool(getattr(tooling.context, "team_name", None)))
@@ -126,9 +138,7 @@ def build_server(tooling: Any, *, allow_subagents: bool = False) -> Any:
 
     async def call_tool(_ctx: Any, params: Any) -> Any:
         if params.name not in names:
-            return types.CallToolResult(
-                content=[types.TextContent(type="text", text=f"Unknown tool `{params.name}`.")],
-                is_error=True)
+            raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name}")
         request = ToolCallRequest(uuid.uuid4().hex[:12], params.name,
                                   dict(params.arguments or {}))
         [outcome] = await execute_calls([request], registry=registry, gates=tooling.gates,

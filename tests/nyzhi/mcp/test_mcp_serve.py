@@ -42,6 +42,33 @@ async def test_stdio_lists_and_calls_through_the_gates(workspace, home):
     assert (workspace / "new.txt").read_text() == "x"
 
 
+async def test_deferred_tools_are_listed_and_called_and_an_unknown_one_is_an_error(
+        workspace, home):
+    """Issue 53: the tools a model in nyz loads with tool_search (git_show, ast_search, the
+    lsp_* tools...) are listed to an MCP client and can be called; tool_search itself is not
+    served; an unknown tool is a JSON-RPC error (-32602)."""
+    from mcp import Client, StdioServerParameters
+    from mcp.shared.exceptions import MCPError
+
+    from nyzhi.tools.registry import default_registry
+
+    deferred = {t.name for t in default_registry().deferred_tools()}
+    (workspace / "a.py").write_text("def f():\n    print(1)\n")
+    params = StdioServerParameters(command=sys.executable, args=["-m", "nyzhi", "mcp", "serve"],
+                                   env=_child_env(home), cwd=str(workspace))
+    async with Client(params) as client:
+        names = {t.name for t in (await client.list_tools()).tools}
+        assert {"git_show", "ast_search", "lsp_hover", "file_info", "notebook_edit"} <= names
+        assert "tool_search" not in names
+        # every deferred tool the served set keeps (not the subagent or team ones) is listed
+        assert {"git_show", "list_skills", "batch_apply"} <= deferred & names
+        found = await client.call_tool("ast_search", {"pattern": "print($A)"})
+        assert not found.is_error and "a.py" in found.content[0].text, found.content[0].text
+        with pytest.raises(MCPError) as unknown:
+            await client.call_tool("no_such_tool", {})
+        assert unknown.value.code == -32602 and "no_such_tool" in str(unknown.value)
+
+
 async def _start_http(nursery, workspace, home, *extra: str):
     proc = await nursery.start(functools.partial(
         trio.run_process, [*NYZ, "mcp", "serve", "--http", "127.0.0.1:0", *extra],
@@ -131,6 +158,7 @@ async def test_subagent_tools_only_with_the_flag_and_no_team_tools(workspace, ho
     import json
 
     from mcp import Client, StdioServerParameters
+    from mcp.shared.exceptions import MCPError
 
     from nyzhi.testing.fake_llm import PerAgent, open_fake_llm, reply
 
@@ -144,10 +172,11 @@ async def test_subagent_tools_only_with_the_flag_and_no_team_tools(workspace, ho
             names = {t.name for t in (await client.list_tools()).tools}
             assert {"read", "glob", "bash"} <= names
             assert not names & (SUBAGENT_TOOLS | TEAM_TOOLS | {"ask_user"}), names
-            refused = await client.call_tool("spawn_agent", {"message": "SUB go"})
-            assert refused.is_error and "Unknown tool" in refused.content[0].text
-            refused = await client.call_tool("task_list", {})
-            assert refused.is_error and "Unknown tool" in refused.content[0].text
+            # refused as the MCP spec says: a protocol error, not a tool result
+            for name, args in (("spawn_agent", {"message": "SUB go"}), ("task_list", {})):
+                with pytest.raises(MCPError) as refused:
+                    await client.call_tool(name, args)
+                assert refused.value.code == -32602 and "Unknown tool" in str(refused.value)
 
         params.args = [*params.args, "--allow-subagents"]
         async with Client(params) as client:

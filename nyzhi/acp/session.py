@@ -294,7 +294,7 @@ class AcpSession:
         """Run one turn; its stop reason once every update of it was sent."""
         text = await self.prompt_text(blocks)
         async with self.prompt_lock:
-            if text.startswith("/") and not text.startswith("//"):
+            if text.startswith("/"):  # the command registry's one rule (dispatch)
                 return await self._command(text)
             return await self._turn(self.rt.knowledge.expand(text))
 

@@ -283,8 +283,10 @@ async def run_headless(args: argparse.Namespace, prompt: str, fmt: str) -> int:
         return isinstance(event, ev.TurnComplete) and event.agent == ev.MAIN_AGENT
 
     async def drive(rt: Any) -> None:
+        from nyzhi.core.commands.registry import headless_prompt
+
         run.handle = await rt.submit(  # custom /name args; -i images, @image mentions
-            rt.knowledge.expand(prompt), tuple(getattr(args, "image", None) or ()))
+            headless_prompt(prompt, rt.knowledge), tuple(getattr(args, "image", None) or ()))
         await run.handle.wait()
 
     run = HeadlessRun(args, fmt, until=main_turn_ended)

@@ -107,8 +107,45 @@ def custom_commands(host: CommandHost) -> dict[str, Any]:
     return knowledge.commands if knowledge is not None else {}
 
 
+class UnknownCommand(Exception):
+    """A prompt that starts with ``/name`` where no command has that name (headless: there is
+    nobody to show the notice to and let type again, so the run stops on it)."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(f"unknown command /{name} (not sent to the model); the custom "
+                         "commands are in .nyzhi/commands and .claude/commands, and a prompt "
+                         "that starts with // is sent with one /")
+        self.name = name
+
+
+def headless_prompt(text: str, custom: Any) -> str:
+    """``text`` as ``nyz run`` sends it, by ``dispatch``'s rule: a custom command's prompt,
+    ``//x`` as ``/x``, anything else as typed. Raises ``UnknownCommand`` for a ``/x`` that names
+    no custom command (the front ends' own commands need a front end)."""
+    from nyzhi.knowledge.commands import split_invocation
+
+    invocation = split_invocation(text)
+    if invocation is None:
+        stripped = text.lstrip()
+        return stripped[1:] if stripped.startswith("//") else text
+    if invocation[0] not in custom.commands:
+        raise UnknownCommand(invocation[0])
+    return custom.expand(text)
+
+
 async def dispatch(host: CommandHost, line: str) -> None:
-    """Run one ``/name args`` line on ``host``."""
+    """Run one ``/name args`` line on ``host``.
+
+    The one rule of every front end for a line that starts with ``/``: a command runs, a
+    custom command's prompt is sent, and an unknown ``/x`` is reported and not sent (a typo
+    must not reach the model as a prompt). A line whose first word is not a command name (a
+    path: ``/etc/hosts has a typo``) is sent as typed, and ``//x`` sends ``/x``."""
+    from nyzhi.knowledge.commands import split_invocation
+
+    if split_invocation(line) is None:
+        text = line.strip()
+        host.send_main(text[1:] if text.startswith("//") else text)
+        return
     name, _, arg = line.strip()[1:].partition(" ")
     cmd = lookup(name, host.features)
     if cmd is None and name in custom_commands(host):  # a prompt for the model

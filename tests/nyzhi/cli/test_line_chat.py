@@ -108,3 +108,20 @@ async def test_the_chat_dispatches_the_shared_command_table(workspace, home, con
     [request] = server.requests  # only the prompt: no command reached the model
     assert request.last_user_text().startswith("think first")
     assert "write" not in request.tool_names()  # plan mode: read-only tools
+
+
+async def test_a_path_and_a_double_slash_are_prompts_not_commands(workspace, home, configure):
+    """The command registry's one rule: a line whose first word is a path is sent as typed,
+    and //x sends /x; only a /name that names no command is refused."""
+    async with open_fake_llm(script=[reply("one"), reply("two")]) as server:
+        configure(workspace, server.url_for("openai"))
+        proc, out = await start_chat(workspace, home)
+        await proc.stdin.send_all(b"/etc/hosts has a typo\n")
+        await read_until(proc.stdout, out, b"one")
+        await proc.stdin.send_all(b"//plan is a word here\n")
+        await read_until(proc.stdout, out, b"two")
+        await proc.stdin.send_all(b"/quit\n")
+        with trio.fail_after(20):
+            assert await proc.wait() == 0
+    assert [r.last_user_text() for r in server.requests] == [
+        "/etc/hosts has a typo", "/plan is a word here"]

@@ -110,17 +110,24 @@ async def test_nyz_run_expands_custom_commands_from_each_source(workspace, home,
     (workspace / ".claude/commands/explain.md").write_text(
         "---\ndescription: Explain\n---\nExplain $1 to a newcomer, then $2.\n")
     extra = '[[agent.commands]]\nname = "ship"\nprompt = "Ship it"\n'
-    async with open_fake_llm(script=[reply("a"), reply("b"), reply("c"), reply("d")]) as server:
+    script = [reply(x) for x in "abcde"]
+    async with open_fake_llm(script=script) as server:
         configure(workspace, server.url_for("openai"), extra=extra)
         for prompt in ("/review src/app.py", "/explain gates.py summarise", "/ship now",
-                       "/unknown stays as typed"):
+                       "/etc/hosts stays as typed", "//review is sent with one slash"):
             proc = await nyz(workspace, home, "run", "--ephemeral", prompt)
             assert proc.returncode == 0, proc.stderr.decode()
+        # the one rule of every front end: an unknown /x is said, and nothing is sent
+        proc = await nyz(workspace, home, "run", "--ephemeral", "/unknown stays as typed")
+        assert proc.returncode == 1
+        assert "unknown command /unknown (not sent to the model)" in proc.stderr.decode()
     sent = [r.last_user_text() for r in server.requests]
     assert sent[0] == "Review src/app.py for bugs."
     assert sent[1] == "Explain gates.py to a newcomer, then summarise."
     assert sent[2] == "Ship it\n\nARGUMENTS: now"
-    assert sent[3] == "/unknown stays as typed"
+    assert sent[3] == "/etc/hosts stays as typed"
+    assert sent[4] == "/review is sent with one slash"
+    assert len(sent) == 5
 
 
 async def test_plan_mode_blocks_a_write_and_writes_the_plan(workspace, home, configure):

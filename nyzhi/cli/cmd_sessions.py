@@ -49,7 +49,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("query", metavar="ID", help="id, id prefix or title")
     p.add_argument("--filter", action="append", metavar="TYPE",
                    help="only these event types (repeatable or comma separated)")
-    p.add_argument("--json", action="store_true", help="one JSON event per line (stream-json)")
+    p.add_argument("--json", action="store_true", help="one JSON event per line, as stream-json printed it (the recorded "
+                        "events: not the deltas nor the result)")
     p.add_argument("--rerun", action="store_true",
                    help="re-execute the session against its recorded model output")
     p.set_defaults(handler=run_replay)

@@ -180,3 +180,36 @@ async def test_line_chat_plan_toggle_executes_the_plan(workspace, home, configur
     assert "write" in tool_names(last)
     assert last.last_user_text().startswith("Plan mode is off. Execute the plan in ")
     assert ".plan.md" in last.last_user_text() and "<plan_mode>" not in last.last_user_text()
+
+
+async def test_replay_json_prints_what_stream_json_printed_less_what_is_not_recorded(
+        workspace, home, configure):
+    """docs/architecture.md says exactly what ``nyz replay --json`` prints: the recorded
+    events of the run, in order, as stream-json printed them; not the deltas (their text is in
+    the messages and each turn_complete) nor the result (computed by ``nyz run`` at exit); and,
+    after them, the agent_status events of the session's close."""
+    import json
+
+    from nyzhi.testing.fake_llm import tool_call
+
+    script = [reply(tool_calls=[tool_call("list_dir", {"path": "."})]), reply("all done")]
+    async with open_fake_llm(script=script) as server:
+        configure(workspace, server.url_for("openai"), extra='[agent.trust]\nmode = "full"\n')
+        run = await nyz(workspace, home, "run", "--output-format", "stream-json", "look")
+        assert run.returncode == 0, run.stderr.decode()
+    streamed = [json.loads(line) for line in run.stdout.splitlines()]
+    replay = await nyz(workspace, home, "replay", "--json", streamed[0]["session_id"][:8])
+    assert replay.returncode == 0, replay.stderr.decode()
+    replayed = [json.loads(line) for line in replay.stdout.splitlines()]
+    not_recorded = {"text_delta", "thinking_delta", "tool_output_delta", "result"}
+    assert {e["type"] for e in streamed} & not_recorded == {"text_delta", "result"}
+
+    def without_status(events: list[dict]) -> list[dict]:
+        return [e for e in events if e["type"] not in not_recorded | {"agent_status"}]
+
+    assert without_status(replayed) == without_status(streamed)  # the same JSON, in order
+    # every status stream-json printed is in the log, in order; the log has all of them
+    statuses = [e for e in replayed if e["type"] == "agent_status"]
+    printed = iter(statuses)
+    assert all(any(e == r for r in printed) for e in streamed if e["type"] == "agent_status")
+    assert statuses[-1]["status"] == "shutdown"

@@ -189,6 +189,9 @@ class NodeConfig:
     nyz_command: str = "nyz"
     # Where ssh records this host's key (trusted on first use); default ssh's own file.
     known_hosts: str | None = None
+    # "monitored": only commands nyz can prove read-only run there (``MonitoredExecutor``:
+    # ls, cat, grep, git status/log/diff...); "managed": any command (the default).
+    mode: Literal["managed", "monitored"] = "managed"
 
 
 @records.frozen

@@ -302,15 +302,17 @@ def trust_policy(config: Any) -> TrustPolicy:
 def build_nodes(config: Any, env_policy: EnvPolicy | None = None) -> dict[str, Any]:
     if not config.nodes:
         return {}  # without importing the SSH executor (start-up time)
-    from nyzhi.tools.executors import SshExecutor
+    from nyzhi.tools.executors import MonitoredExecutor, SshExecutor
 
-    return {
-        n.name: SshExecutor(n.host, user=n.user, port=n.port, identity_file=n.identity_file,
-                            cwd=n.cwd, env_policy=env_policy, nyz_command=n.nyz_command,
-                            known_hosts=Path(os.path.expanduser(n.known_hosts))
-                            if n.known_hosts else None)
-        for n in config.nodes
-    }
+    nodes: dict[str, Any] = {}
+    for n in config.nodes:
+        ssh = SshExecutor(n.host, user=n.user, port=n.port, identity_file=n.identity_file,
+                          cwd=n.cwd, env_policy=env_policy, nyz_command=n.nyz_command,
+                          known_hosts=Path(os.path.expanduser(n.known_hosts))
+                          if n.known_hosts else None)
+        # a monitored node runs only what the classifier proves read-only (its docstring)
+        nodes[n.name] = MonitoredExecutor(ssh) if n.mode == "monitored" else ssh
+    return nodes
 
 
 def secret_config_values(config: Any) -> list[tuple[str, str]]:
@@ -410,6 +412,10 @@ def build_tooling(config: Any, workspace: Any, options: Any, broker: Any, *,
         context.state["trust_full"] = True
     env = options.env if options.env is not None else os.environ
     notices += web_search_tool(config, registry, env)
+    if context.nodes:  # the nodes tool is there only when there are nodes (no prompt cost)
+        from nyzhi.tools.builtin.nodes import NodesTool
+
+        registry.register(NodesTool())
     # One redactor for the run: the tools redact their results with it (before anything is
     # written or returned), the bus its events, the session its records, the model wrapper
     # (``core.model_redaction``) every request.

@@ -49,8 +49,9 @@ BUILTIN_MODULES: tuple[str, ...] = (
 )
 
 # Tools registered only when configured (``web_search``: when ``[web_search]`` names a
-# backend). A role fence naming one is not a typo: it simply has nothing to offer then.
-CONFIGURED_TOOLS: frozenset[str] = frozenset({"web_search"})
+# backend; ``nodes``: when there are ``[[nodes]]``). A role fence naming one is not a typo: it
+# simply has nothing to offer then.
+CONFIGURED_TOOLS: frozenset[str] = frozenset({"web_search", "nodes"})
 
 
 T = TypeVar("T")

@@ -344,6 +344,9 @@ class TeamRuntime:
                                    "needs --teammate-mode process")
         if member.node and member.node not in self.nodes:
             raise TeamRuntimeError(node_missing(member.name, member.node, self.nodes))
+        if member.node and getattr(self.nodes[member.node], "monitored", False):
+            raise TeamRuntimeError(f"member {member.name}: node '{member.node}' is monitored "
+                                   "(read-only commands only), so no teammate can run there")
         sup = await self._team_supervisor(config.name)
         if self.mode_of(config) == TeammateMode.PROCESS:
             return await self._start_process(config, member, path, sup)

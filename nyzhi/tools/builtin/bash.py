@@ -14,28 +14,27 @@ from typing import Any, ClassVar
 
 from nyzhi.tools.base import Permission, Tool, ToolContext, ToolResult
 from nyzhi.tools.builtin.common import ArgError
+from nyzhi.tools.nodes import NodeError, ResolvedNode, resolve_node
 
 DEFAULT_TIMEOUT = 30
 MAX_TIMEOUT = 600
 OUTPUT_CAP = 100 * 1024
 
 
-def pick_executor(ctx: ToolContext, node: Any) -> Any:
-    """``ctx.nodes[node]`` when a node is named, else the context's executor, else local."""
+def pick_executor(ctx: ToolContext, node: Any) -> tuple[Any, ResolvedNode | None]:
+    """The named node's executor (``nyzhi.tools.nodes``: exactly, or by a clear fuzzy match)
+    when a node is named, else the context's executor, else local."""
     if node not in (None, ""):
-        if not isinstance(node, str):
-            raise ArgError("'node' must be a string naming a configured node")
-        if not ctx.nodes:
-            raise ArgError(f"node {node!r} requested but no nodes are configured")
-        if node not in ctx.nodes:
-            names = ", ".join(sorted(ctx.nodes))
-            raise ArgError(f"unknown node {node!r}; configured nodes: {names}")
-        return ctx.nodes[node]
+        try:
+            found = resolve_node(ctx.nodes, node)
+        except NodeError as exc:
+            raise ArgError(str(exc)) from None
+        return found.executor, found
     if ctx.executor is not None:
-        return ctx.executor
+        return ctx.executor, None
     from nyzhi.tools.executors import LocalExecutor
 
-    return LocalExecutor()
+    return LocalExecutor(), None
 
 
 def executor_cwd(ctx: ToolContext, executor: Any) -> Path | str:
@@ -69,7 +68,7 @@ async def run_command(
 ) -> tuple[Any, dict[str, Any]]:
     """Run with a ``limit`` in seconds through the chosen executor; returns (ExecResult, metadata). Raises ``ArgError``,
     ``SandboxError`` or ``ExecutorError`` (callers turn them into error results)."""
-    executor = pick_executor(ctx, node)
+    executor, found = pick_executor(ctx, node)
     if header:
         await ctx.output(header)
     res = await executor.run(
@@ -86,8 +85,10 @@ async def run_command(
         "truncated": res.truncated,
         "sandboxed": res.sandboxed,
     }
-    if node:
-        meta["node"] = node
+    if found is not None:
+        meta["node"] = found.name
+        if found.note:
+            meta["node_note"] = found.note
     if res.note:
         meta["sandbox_note"] = res.note
     return res, meta
@@ -138,6 +139,8 @@ class BashTool(Tool):
         except (ArgError, SandboxError, ExecutorError) as exc:
             return ToolResult(str(exc), is_error=True, metadata={"exit_code": None})
         text = res.output if res.output.strip() else "(no output)"
+        if meta.get("node_note"):
+            text = f"[{meta['node_note']}]\n{text}"
         if not res.timed_out and res.exit_code != 0:  # the executor already notes a timeout
             text = f"{text.rstrip()}\n[exit code {res.exit_code}]"
             if hint := network_hint(ctx.sandbox, res.output, res.sandboxed):

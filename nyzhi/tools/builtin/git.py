@@ -51,10 +51,12 @@ class GitTool(BuiltinTool):
         executor = ctx.executor
         node = opt_str(args, "node")
         if node is not None:
-            if node not in ctx.nodes:
-                known = ", ".join(sorted(ctx.nodes)) or "none configured"
-                raise ArgError(f"unknown node {node!r} (known nodes: {known})")
-            executor = ctx.nodes[node]
+            from nyzhi.tools.nodes import NodeError, resolve_node
+
+            try:
+                executor = resolve_node(ctx.nodes, node).executor
+            except NodeError as exc:
+                raise ArgError(str(exc)) from None
         if executor is not None:  # through the executor: the overrides travel in the command
             # a local executor's cwd is ours to inspect: pin the work tree (gitsafe)
             here = None if getattr(executor, "remote", False) else ctx.cwd

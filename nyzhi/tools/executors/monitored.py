@@ -109,6 +109,7 @@ class MonitoredExecutor:
     """Wraps ``inner`` and refuses every command the classifier cannot prove read-only."""
 
     inner: Executor
+    monitored: bool = True  # ``[[nodes]] mode = "monitored"``: team members cannot run here
 
     @property
     def remote(self) -> bool:

@@ -137,7 +137,7 @@ async def test_executor_and_node_routing(repo: Path) -> None:
     assert " config -z --show-scope --get-regexp " in calls[1][1]
     assert "--work-tree" not in calls[2][1]
     res = await GitStatusTool().run({"node": "mars"}, ctx)
-    assert res.is_error and res.output == "unknown node 'mars' (known nodes: gpu)"
+    assert res.is_error and res.output == "unknown node 'mars'; configured nodes: gpu"
 
 
 async def test_permissions_and_node_schema() -> None:

@@ -116,11 +116,10 @@ def build_server(tooling: Any, *, allow_subagents: bool = False) -> Any:
     """A low-level SDK server listing and calling ``tooling``'s tools through its gates."""
     from mcp import types
     from mcp.server.lowlevel import Server
+    from mcp.shared.exceptions import MCPError
 
     from nyzhi import __version__
     from nyzhi.tools.execution import ToolCallRequest, execute_calls
-
-    from mcp.shared.exceptions import MCPError
 
     registry = tooling.registry
     for tool in registry.hidden():  # the deferred tools too: a client lists what it calls

@@ -178,7 +178,7 @@ class AgentActor(actors.Actor):
             return
         totals = self.loop.totals
         await self.emit(ev.AgentStatus(
-            agent=self.context.path, status=status, detail=detail,
+            agent=self.context.path, status=status, detail=detail, step=totals.steps,
             tokens=totals.input_tokens + totals.output_tokens,
             cost_usd=round(totals.cost_usd, 6),
         ))

@@ -110,6 +110,7 @@ class UsageTotals:
     cache_write_tokens: int = 0
     cost_usd: float = 0.0
     thinking_tokens: int = 0  # of output_tokens (already counted there)
+    steps: int = 0  # model steps taken, over every turn (an agent_status's ``step``)
 
     def add(self, u: pt.Usage, cost: float) -> None:
         self.input_tokens += u.input_tokens
@@ -249,6 +250,7 @@ class TurnLoop:
                 for injected in await self.before_step():
                     await self._append(injected)
             self.meter.micro_compact(self.messages)
+            self.totals.steps += 1
             system = self.system_prompt()  # built once per step: it can change between steps
             tools = tuple(self.tool_schemas())
             reason = await self._maybe_compact(system, tools)

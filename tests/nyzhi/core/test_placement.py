@@ -178,3 +178,35 @@ async def test_usage_of_an_agent_placed_in_another_process_is_charged_to_its_pla
     assert (member.own_tokens, member.parent) == (40, tree.root_budget)
     assert tree.root_budget.tokens == 40
     assert tree.placed() == [Placed("/team/t/bob", "process", "running", 40, 0.0, 0)]
+
+
+async def test_the_main_agents_status_carries_the_steps_it_took(workspace, home, configure):
+    """Issue 56: the web tree said "0 st" for an agent that had taken steps: the main agent's
+    agent_status carried no step count (a child's did, from its budget)."""
+    script = [reply(tool_calls=[tool_call("glob", {"pattern": "*.md"})]), reply("two steps"),
+              reply("one more")]
+
+    def after_turns(seen: list[ev.AgentStatus]) -> list[int]:
+        """The step of the idle status that follows each running one."""
+        out, running = [], False
+        for status in seen:
+            if status.status == ev.AgentState.RUNNING:
+                running = True
+            elif status.status == ev.AgentState.IDLE and running:
+                out.append(status.step)
+                running = False
+        return out
+
+    async with open_fake_llm(script=script) as server:
+        configure(workspace, server.url_for("openai"))
+        async with open_runtime(RuntimeOptions(cwd=workspace, ephemeral=True)) as rt:
+            seen: list[ev.AgentStatus] = []
+            async with rt.subscribe() as channel:
+                await (await rt.submit("look")).wait()
+                await (await rt.submit("again")).wait()
+                with trio.fail_after(30):
+                    while len(after_turns(seen)) < 2:
+                        event = await channel.receive()
+                        if isinstance(event, ev.AgentStatus) and event.agent == ev.MAIN_AGENT:
+                            seen.append(event)
+    assert after_turns(seen) == [2, 3]  # cumulative, over the session's turns

@@ -32,6 +32,16 @@ LANGUAGE_SERVERS: dict[str, tuple[str, ...]] = {
     "rust": ("rust-analyzer",),
     "c/c++": ("clangd",),
 }
+# How to ask a language server its version: a server that is on PATH but does not run (a
+# rustup proxy without the rust-analyzer component, a broken install) fails this. Servers not
+# listed (basedpyright, pyright: node scripts that would start serving) are only looked up.
+VERSION_ARGS: dict[str, tuple[str, ...]] = {
+    "rust-analyzer": ("--version",), "gopls": ("version",), "clangd": ("--version",),
+    "typescript-language-server": ("--version",), "pylsp": ("--version",),
+}
+VERSION_TIMEOUT_S = 5.0
+# What fixes a server that does not run, where the usual cause is known.
+NOT_RUNNING_FIX = {"rust-analyzer": "rustup component add rust-analyzer"}
 LOW_DISK = 1 << 30  # below this much free space: a warning
 NO_DISK = 100 << 20  # below this: a failure (sessions, indexes and tool output need room)
 
@@ -217,12 +227,40 @@ def tool_checks(config: Any, env: Mapping[str, str]) -> list[Check]:
                             "not found: MCP servers started with npx/node will not run",
                             "install Node.js if you add such servers"))
     for language, names in LANGUAGE_SERVERS.items():
-        found = next((p for p in (_which(n, env) for n in names) if p), None)
-        checks.append(Check(f"lsp {language}", OK, found) if found else Check(
-            f"lsp {language}", WARN, "no language server on PATH (" + ", ".join(names) + ")",
-            f"install {names[0].removesuffix('-langserver')} for code intelligence in "
-            f"{language}"))
+        found = next(((n, p) for n, p in ((n, _which(n, env)) for n in names) if p), None)
+        if found is None:
+            checks.append(Check(
+                f"lsp {language}", WARN, "no language server on PATH (" + ", ".join(names) + ")",
+                f"install {names[0].removesuffix('-langserver')} for code intelligence in "
+                f"{language}"))
+            continue
+        name, path = found
+        broken = _does_not_run(path, VERSION_ARGS.get(name), env)
+        checks.append(Check(f"lsp {language}", OK, path) if broken is None else Check(
+            f"lsp {language}", WARN, f"{path} is on PATH but does not run: {broken}",
+            NOT_RUNNING_FIX.get(name, f"reinstall {name}")))
     return checks
+
+
+def _does_not_run(path: str, args: tuple[str, ...] | None, env: Mapping[str, str]) -> str | None:
+    """Why ``path args`` (its version command) fails, or None when it answers (or when the
+    server has no version command to ask)."""
+    if args is None:
+        return None
+    import subprocess
+
+    try:
+        proc = subprocess.run([path, *args], capture_output=True, stdin=subprocess.DEVNULL,
+                              env=dict(env), timeout=VERSION_TIMEOUT_S, check=False)
+    except subprocess.TimeoutExpired:
+        return f"its version command did not answer within {VERSION_TIMEOUT_S:.0f} s"
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    if proc.returncode == 0:
+        return None
+    text = (proc.stderr or proc.stdout).decode("utf-8", "replace")
+    line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+    return f"exit {proc.returncode}" + (f" ({line[:200]})" if line else "")
 
 
 def web_checks(config: Any, env: Mapping[str, str]) -> list[Check]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -79,7 +80,28 @@ class StatusLink:
                          if ln.strip()]
         except OSError:
             return ""
-        return f" (its last stderr line: {lines[-1].strip()[:200]})" if lines else ""
+        line = last_error_line(lines)
+        return f" (its last stderr line: {line[:200]})" if line else ""
+
+
+# Lines of a backtrace, or a runtime's closing remark, that say nothing about what went wrong:
+# the frames of Rust (``12: core::…``, ``at src/x.rs:3``), Python (``File "…", line N``), Node
+# and Java (``at f (file:1:2)``, ``... 3 more``), Go (``goroutine 1 [running]:``, ``main.f()``,
+# a tab and ``/path/x.go:3``), and their footers (``note: run with `RUST_BACKTRACE=1` …``,
+# ``Node.js v20.1.0``, ``exit status 2``).
+_FRAME = re.compile(
+    r"^(\s*\d+:\s|\s*at\s|\s*File \"|\s*\.\.\.\s*\d+ more|stack backtrace:|goroutine \d+ |"
+    r"\t|note: run with `RUST_BACKTRACE|Node\.js v\d|exit status \d+$|"
+    r"[\w./*-]+\(.*\)(\s+\+0x[0-9a-f]+)?$)")
+
+
+def last_error_line(lines: list[str]) -> str:
+    """The last line of a server's stderr that says what went wrong, its backtrace frames and
+    footers skipped (the last line itself when every line is one)."""
+    for line in reversed(lines):
+        if line.strip() and not _FRAME.match(line.rstrip()):
+            return line.strip()
+    return lines[-1].strip() if lines else ""
 
 
 class ServerPool(Protocol):

@@ -171,3 +171,49 @@ async def test_web_search_and_browser_checks_say_how_to_fix(workspace, home, con
                   extra='[web_search]\nbackend = "searxng"\nurl = "http://127.0.0.1:9"\n')
         proc = await doctor(workspace, home)
         assert line(proc.stdout, "web_search").startswith("ok    web_search")
+
+
+async def test_a_language_server_on_path_that_does_not_run_is_a_warning(
+        workspace, home, configure, tmp_path):
+    """Issue 56: rust-analyzer as a rustup proxy without the component was reported ok. The
+    server's version command is run: a proxy that fails is a warning with the fix; a server
+    that answers is ok."""
+    bindir = Path(bin_without_bwrap(tmp_path))
+    proxy = bindir / "rust-analyzer"
+    proxy.write_text("#!/bin/sh\necho \"error: Unknown binary 'rust-analyzer' in official "
+                     "toolchain 'stable-x86_64-unknown-linux-gnu'.\" >&2\nexit 1\n")
+    proxy.chmod(0o755)
+    gopls = bindir / "gopls"
+    gopls.write_text("#!/bin/sh\n[ \"$1\" = version ] && echo 'golang.org/x/tools/gopls v0.16'\n")
+    gopls.chmod(0o755)
+    async with open_fake_llm(script=[reply("x")]) as server:
+        configure(workspace, server.url_for("openai"))
+        proc = await doctor(workspace, home, path=f"{bindir}:/usr/bin:/bin")
+    rust = line(proc.stdout, "lsp rust")
+    assert rust.startswith("warn") and "does not run" in rust and "Unknown binary" in rust
+    assert "fix: rustup component add rust-analyzer" in rust
+    assert line(proc.stdout, "lsp go").startswith("ok    lsp go") and str(gopls) in proc.stdout.decode()
+
+
+def test_a_servers_last_stderr_line_skips_its_backtrace() -> None:
+    from nyzhi.core.server_supervision import last_error_line
+
+    rust = ["thread 'main' panicked at src/main.rs:2:5:", "index out of bounds",
+            "stack backtrace:", "   0: rust_begin_unwind", "             at /rustc/abc/std.rs:1",
+            "note: run with `RUST_BACKTRACE=full` for a verbose backtrace."]
+    python = ["Traceback (most recent call last):", '  File "/x/server.py", line 3, in <module>',
+              "    main()", "ValueError: no workspace folder"]
+    node = ["/x/server.js:10", "    throw new Error('tsserver not found');", "Error: tsserver not found",
+            "    at Object.<anonymous> (/x/server.js:10:11)", "    at Module._compile (node:internal:1:1)",
+            "", "Node.js v20.11.0"]
+    go = ["panic: no go.mod", "", "goroutine 1 [running]:", "main.main()",
+          "\t/x/main.go:3 +0x25", "exit status 2"]
+    java = ["Exception in thread \"main\" java.lang.IllegalStateException: no JDK",
+            "\tat Main.main(Main.java:3)", "\t... 4 more"]
+    assert last_error_line(rust) == "index out of bounds"
+    assert last_error_line(python) == "ValueError: no workspace folder"
+    assert last_error_line(node) == "Error: tsserver not found"
+    assert last_error_line(go) == "panic: no go.mod"
+    assert last_error_line(java).endswith("IllegalStateException: no JDK")
+    assert last_error_line(["plain failure"]) == "plain failure"
+    assert last_error_line(["   0: only frames"]) == "0: only frames"

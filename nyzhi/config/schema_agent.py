@@ -195,6 +195,10 @@ class AgentConfig:
     subagent_model: str | None = None
     # Refuse a write to a file that changed since this agent read it (nyzhi.tools.ledger).
     stale_write_guard: bool = True
+    # "auto": the project's own formatter (ruff format, black, prettier, gofmt, rustfmt,
+    # clang-format, shfmt; nyzhi.tools.formatting) runs, sandboxed, over what the file tools
+    # wrote, and the model is told what it changed. "off": files stay as the model wrote them.
+    format_on_edit: Literal["off", "auto"] = "off"
     # Characters for each listing of skills (system prompt) and of roles (spawn_agent's
     # description); entries that do not fit are counted, not listed (nyzhi.knowledge.listing).
     listing_budget_chars: int = attrs.field(default=LISTING_BUDGET_CHARS, metadata={"min": 200})

@@ -407,6 +407,7 @@ def build_tooling(config: Any, workspace: Any, options: Any, broker: Any, *,
         env_policy=env_policy,
         ask_user=broker.question_for(MAIN_AGENT) if options.interactive else None,
         seen=FileLedger() if config.agent.stale_write_guard else None,
+        format_on_edit=config.agent.format_on_edit,
     )
     if trust.mode is TrustMode.FULL:
         context.state["trust_full"] = True

@@ -136,6 +136,9 @@ class ToolContext:
     # lsp_* tools ask it, and the file-writing tools report new errors through it. None: no
     # language servers in this run.
     lsp: Any = None
+    # ``[agent] format_on_edit``: "auto" runs the project's formatter over what the file
+    # tools wrote (``nyzhi.tools.formatting``); "off" leaves the files as written.
+    format_on_edit: str = "off"
 
 
 def _lease_table() -> Any:

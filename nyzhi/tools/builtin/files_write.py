@@ -15,6 +15,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+import attrs
+
 from nyzhi import records
 from nyzhi.tools.base import FileChange, Permission, ToolContext, ToolResult
 from nyzhi.tools.builtin._diff import (
@@ -133,6 +135,8 @@ def _real_paths(paths: Any) -> list[Path]:
 # The tools after whose writes the language servers' new errors are reported ([lsp]
 # diagnostics_after_edit).
 DIAGNOSED_TOOLS = frozenset({"write", "edit", "multi_edit", "apply_patch", "lsp_rename"})
+# The tools after which ``[agent] format_on_edit = "auto"`` formats what they wrote.
+FORMATTED_TOOLS = frozenset({"write", "edit", "multi_edit", "apply_patch", "batch_apply"})
 
 
 async def _lsp_before(tool: Any, args: dict[str, Any], ctx: ToolContext) -> Any:
@@ -204,6 +208,13 @@ class _PlanningTool(BuiltinTool):
         # Not abandoned on cancel: a write that started finishes, and is recorded (below, before
         # any checkpoint could deliver the cancellation) so /undo knows about it.
         result, changes = await run_blocking(self.transact, args, ctx)
+        if ctx.format_on_edit == "auto" and self.name in FORMATTED_TOOLS:
+            from nyzhi.tools.formatting import format_changes
+
+            # before the change is recorded: its ``after`` becomes the formatted bytes
+            note = await format_changes(ctx, changes)
+            if note:
+                result = attrs.evolve(result, output=f"{result.output}\n[{note}]")
         record(ctx.changes, changes)
         if watch is not None:
             await _lsp_after(watch, changes, result)

@@ -437,6 +437,22 @@ def web_search_tool(config: Any, registry: ToolRegistry, env: Mapping[str, str])
     return [notice] if notice else []
 
 
+def provider_search_tool(config: Any, registry: ToolRegistry, provider: Any) -> None:
+    """With no ``[web_search]`` backend, ``web_search`` through the provider's own search
+    when it has one (Anthropic, OpenAI Responses, Gemini: ``nyzhi.provider.native_search``)."""
+    if config.web_search.backend or "web_search" in registry:
+        return
+    from nyzhi.provider.native_search import offers_search
+
+    if not offers_search(getattr(provider, "spec", None)):
+        return  # without importing the tool's module
+    from nyzhi.tools.builtin.web_search import provider_search_tool as make
+
+    tool = make(config, provider)
+    if tool is not None:
+        registry.register(tool)
+
+
 # ---- semantic index ------------------------------------------------------------------------
 
 AUTO_CONTEXT_TIMEOUT = 10.0

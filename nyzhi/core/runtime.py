@@ -430,6 +430,7 @@ async def _assemble(stack: contextlib.AsyncExitStack, system: actors.ActorSystem
             asking.start_soon(new_session.create)
         tooling = assembly.build_tooling(config, workspace, options, approvals,
                                          claude_allow=project_trust.claude_allow)
+        assembly.provider_search_tool(config, tooling.registry, provider)
         await trio.lowlevel.checkpoint()
         # Every request to the model leaves through the redactor (system prompt included).
         provider = RedactingProvider(provider, tooling.redactor)

@@ -352,19 +352,6 @@ class LimitsResolver:
         return found[model]
 
 
-def _headers(spec: ProviderSpec) -> dict[str, str]:
-    headers = dict(spec.headers)
-    key = spec.key.current_key()
-    if key:
-        if spec.api_style == "anthropic":
-            headers.update({"x-api-key": key, "anthropic-version": "2023-06-01"})
-        elif spec.api_style == "gemini":
-            headers["x-goog-api-key"] = key
-        else:
-            headers["authorization"] = f"Bearer {key}"
-    return headers
-
-
 def _positive(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
@@ -403,7 +390,9 @@ async def _ask_server(
     found: dict[str, tuple[int | None, int | None]],
 ) -> bool:
     """Fill ``found`` with what the server says; False when no endpoint answered at all."""
-    headers = _headers(spec)
+    from nyzhi.provider.spec import auth_headers
+
+    headers = auth_headers(spec)
     base = spec.base_url
     style = spec.api_style
     root = base[: -len("/v1")] if base.endswith("/v1") else base

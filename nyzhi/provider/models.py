@@ -247,8 +247,9 @@ async def refresh_models(
     from nyzhi.provider.errors import http_error
 
     spec: ProviderSpec = getattr(provider, "spec", provider)
-    key = spec.key.current_key()
-    headers = dict(spec.headers)
+    from nyzhi.provider.spec import auth_headers
+
+    headers = auth_headers(spec)
     style = spec.api_style
     if style == ApiStyle.OLLAMA:
         url = f"{spec.base_url}/api/tags"
@@ -256,13 +257,6 @@ async def refresh_models(
         url = f"{spec.base_url}/models?pageSize=100"
     else:
         url = f"{spec.base_url}/models"
-    if key:
-        if style == ApiStyle.ANTHROPIC:
-            headers.update({"x-api-key": key, "anthropic-version": "2023-06-01"})
-        elif style == ApiStyle.GEMINI:
-            headers["x-goog-api-key"] = key
-        else:
-            headers["authorization"] = f"Bearer {key}"
     own = client is None
     http = client or httpx.AsyncClient(timeout=30.0)
     try:

@@ -130,3 +130,23 @@ def spec_from_preset(name: str, *, key: KeySource | str | None = None, **overrid
     }
     fields.update(overrides)
     return ProviderSpec(**fields)
+
+
+ANTHROPIC_VERSION = "2023-06-01"
+
+
+def auth_headers(spec: ProviderSpec) -> dict[str, str]:
+    """The spec's own headers plus its key the way its wire format sends it (for the requests
+    that are not model calls: the model list, the window questions, native web search)."""
+    headers = dict(spec.headers)
+    key = spec.key.current_key()
+    if spec.api_style == ApiStyle.ANTHROPIC:
+        headers["anthropic-version"] = ANTHROPIC_VERSION
+    if key:
+        if spec.api_style == ApiStyle.ANTHROPIC:
+            headers["x-api-key"] = key
+        elif spec.api_style == ApiStyle.GEMINI:
+            headers["x-goog-api-key"] = key
+        else:
+            headers["authorization"] = f"Bearer {key}"
+    return headers

@@ -129,7 +129,16 @@ class Fault:
     limit: int = 0
 
 
-ScriptItem = Reply | Fault
+@records.frozen
+class JsonAnswer:
+    """A whole JSON body answered as is (``status``): what a provider sends to a request that
+    is not streamed, such as a server-side web search (``fake_llm_wire.search_answer``)."""
+
+    body: dict[str, Any]
+    status: int = 200
+
+
+ScriptItem = Reply | Fault | JsonAnswer
 DynamicScript = Callable[["FakeRequest"], "ScriptItem | Awaitable[ScriptItem]"]
 
 
@@ -275,7 +284,7 @@ class FakeRequest:
         return out[::-1]
 
 
-_GEMINI_PATH = re.compile(r"^/v1beta/models/([^/:]+):streamGenerateContent$")
+_GEMINI_PATH = re.compile(r"^/v1beta/models/([^/:]+):(?:streamGenerateContent|generateContent)$")
 _PATHS = {
     "/v1/chat/completions": "openai",
     "/v1/responses": "openai-responses",
@@ -445,6 +454,9 @@ class FakeLLMServer:
             await self._send_json(conn, stream, req, 404, body)
             return
         item = await self._next_item(req)
+        if isinstance(item, JsonAnswer):
+            await self._send_json(conn, stream, req, item.status, item.body)
+            return
         if isinstance(item, Fault) and item.kind == "overflow":
             body = overflow_body(req.wire, item.tokens, item.limit)
             await self._send_json(conn, stream, req, item.status, body)

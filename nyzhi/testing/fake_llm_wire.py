@@ -376,3 +376,67 @@ def transcript(wire: str | None, body: dict[str, Any]) -> list[tuple[str, str]]:
             for call in msg.get("tool_calls") or ():
                 out.append(("tool_call", (call.get("function") or {}).get("name", "")))
     return out
+
+
+def search_answer(wire: str, hits: list[tuple[str, str, str]], text: str = "",
+                  *, error_code: str | None = None) -> dict[str, Any]:
+    """A provider's whole answer to a server-side web search, in its documented shape:
+    ``hits`` are (title, url, cited text). Anthropic: ``server_tool_use``, a
+    ``web_search_tool_result`` (or its error, with ``error_code``), then ``text`` blocks with
+    ``web_search_result_location`` citations; OpenAI Responses: a ``web_search_call`` item, then
+    a ``message`` whose ``output_text`` has ``url_citation`` annotations; Gemini: a candidate
+    with ``groundingMetadata`` (chunks and supports)."""
+    if wire == "anthropic":
+        result: Any = ({"type": "web_search_tool_result_error", "error_code": error_code}
+                       if error_code else
+                       [{"type": "web_search_result", "url": u, "title": t,
+                         "encrypted_content": "EqgfCioIARgBIiQ3YTAwMjY1Mi1mZjM5", "page_age": None}
+                        for t, u, _ in hits])
+        blocks: list[dict[str, Any]] = [
+            {"type": "server_tool_use", "id": "srvtoolu_01", "name": "web_search",
+             "input": {"query": "q"}},
+            {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_01", "content": result},
+        ]
+        for t, u, cited in hits:
+            blocks.append({"type": "text", "text": f"{t}. ", "citations": [
+                {"type": "web_search_result_location", "url": u, "title": t,
+                 "encrypted_index": "Eo8BCioIAhgBIiQyYjQ0", "cited_text": cited}]})
+        if text:
+            blocks.append({"type": "text", "text": text})
+        return {"id": "msg_search", "type": "message", "role": "assistant",
+                "model": "fake-model-1", "content": blocks, "stop_reason": "end_turn",
+                "stop_sequence": None,
+                "usage": {"input_tokens": 10, "output_tokens": 20,
+                          "server_tool_use": {"web_search_requests": 1}}}
+    if wire == "openai-responses":
+        body = text or " ".join(cited for _, _, cited in hits)
+        annotations, at = [], 0
+        full = ""
+        for t, u, cited in hits:
+            full += cited + " "
+            annotations.append({"type": "url_citation", "start_index": at,
+                                "end_index": at + len(cited), "url": u, "title": t})
+            at = len(full)
+        full += text
+        return {"id": "resp_search", "object": "response", "created_at": 1700000000,
+                "status": "completed", "model": "fake-model-1", "output": [
+                    {"type": "web_search_call", "id": "ws_1", "status": "completed",
+                     "action": {"type": "search", "query": "q"}},
+                    {"type": "message", "id": "msg_1", "status": "completed", "role": "assistant",
+                     "content": [{"type": "output_text", "text": full or body,
+                                  "annotations": annotations}]}],
+                "usage": {"input_tokens": 10, "output_tokens": 20, "total_tokens": 30}}
+    if wire == "gemini":
+        chunks = [{"web": {"uri": u, "title": t}} for t, u, _ in hits]
+        supports = [{"segment": {"startIndex": 0, "endIndex": len(c), "text": c},
+                     "groundingChunkIndices": [i]} for i, (_, _, c) in enumerate(hits) if c]
+        return {"candidates": [{
+            "content": {"role": "model", "parts": [{"text": text or "results"}]},
+            "finishReason": "STOP",
+            "groundingMetadata": {"webSearchQueries": ["q"], "groundingChunks": chunks,
+                                  "groundingSupports": supports,
+                                  "searchEntryPoint": {"renderedContent": "<div></div>"}}}],
+            "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 20,
+                              "totalTokenCount": 30},
+            "modelVersion": "fake-model-1"}
+    raise ValueError(f"{wire} has no server-side search")

@@ -1,7 +1,8 @@
 """``nyz acp``: the ACP agent's methods, and serving them over stdin/stdout.
 
 ``AcpAgent`` answers the client's methods (``initialize``, ``session/new``, ``session/load``,
-``session/prompt``, ``session/set_mode``, and the ``session/cancel`` notification); each
+``session/resume``, ``session/list``, ``session/close``, ``session/prompt``,
+``session/set_mode``, and the ``session/cancel`` notification); each
 session is an ``AcpSession`` with its own runtime, and several run at once in this process.
 ``serve_stdio`` makes stdout protocol-only: the real stdout is kept for messages and file
 descriptor 1 is pointed at stderr, so nothing else printed (a library's warning, a notice)
@@ -46,6 +47,9 @@ class AcpAgent:
             "authenticate": self.authenticate,
             "session/new": self.new_session,
             "session/load": self.load_session,
+            "session/resume": self.resume_session,
+            "session/list": self.list_sessions,
+            "session/close": self.close_session,
             "session/prompt": self.prompt,
             "session/set_mode": self.set_mode,
         }
@@ -84,6 +88,7 @@ class AcpAgent:
                              f"{self._redact(describe_error(exc))}\n")
         finally:
             self.sessions.pop(session.id, None)
+            session.ended.set()
 
     def _redact(self, text: str) -> str:
         for session in self.sessions.values():
@@ -105,6 +110,8 @@ class AcpAgent:
                 load_session=True,
                 prompt_capabilities=s.PromptCapabilities(embedded_context=True),
                 mcp_capabilities=s.McpCapabilities(http=True),
+                session_capabilities=s.SessionCapabilities(
+                    list=s.Supported(), resume=s.Supported(), close=s.Supported()),
             ),
             agent_info=s.Implementation("nyz", __version__, "nyzhi"),
             auth_methods=(LOGIN,) if await self._login_needed() else (),
@@ -126,7 +133,7 @@ class AcpAgent:
         return {}
 
     async def _open(self, cwd: str, servers: tuple[s.McpServerParams, ...], method: str,
-                    session: str | None = None) -> AcpSession:
+                    session: str | None = None, *, replayed: bool = True) -> AcpSession:
         from nyzhi.core.runtime import RuntimeOptions
 
         path = Path(cwd)
@@ -137,6 +144,8 @@ class AcpAgent:
         replay: list[Any] = []
         if session is not None:
             replay = await trio.to_thread.run_sync(_recorded_events, session)
+            if not replayed:  # session/resume: found, but its history is not sent again
+                replay = []
         options = RuntimeOptions(cwd=path, interactive=True, session=session, **self.defaults)
         assert self.conn is not None and self._nursery is not None
         acp_session = AcpSession(self.conn, options, self.fs, servers, replay, self.terminal)
@@ -157,6 +166,46 @@ class AcpAgent:
         session = await self._open(request.cwd, request.mcp_servers, "session/load",
                                    request.session_id)
         return s.write(s.LoadSessionResult(session.modes()))
+
+    async def resume_session(self, params: Any) -> Any:
+        """``session/resume``: the saved session goes on, without its history sent again
+        (unlike ``session/load``)."""
+        request = s.read_params(params, s.ResumeSessionParams, "session/resume")
+        if request.session_id in self.sessions:
+            raise RpcError(-32602, f"session {request.session_id} is already open")
+        session = await self._open(request.cwd, request.mcp_servers, "session/resume",
+                                   request.session_id, replayed=False)
+        return s.write(s.LoadSessionResult(session.modes()))
+
+    async def list_sessions(self, params: Any) -> Any:
+        """``session/list``: the saved sessions, newest first, ``LIST_PAGE`` a page (the
+        cursor is the next page's offset), only those of ``cwd`` when it is given."""
+        request = s.read_params(params, s.ListSessionsParams, "session/list")
+        if request.cwd is not None and not Path(request.cwd).is_absolute():
+            raise s.ParamsError(f"session/list params: 'cwd' must be an absolute path, "
+                                f"found {request.cwd!r}")
+        start = 0
+        if request.cursor is not None:
+            if not request.cursor.isdigit():
+                raise s.ParamsError(f"session/list params: 'cursor' {request.cursor!r} is not "
+                                    "one this agent gave")
+            start = int(request.cursor)
+        metas = await trio.to_thread.run_sync(_saved_sessions, request.cwd)
+        page = metas[start:start + LIST_PAGE]
+        more = start + LIST_PAGE < len(metas)
+        return s.write(s.ListSessionsResult(
+            tuple(s.SessionInfo(m.id, m.cwd, m.title or None, m.updated or None) for m in page),
+            str(start + LIST_PAGE) if more else None))
+
+    async def close_session(self, params: Any) -> Any:
+        """``session/close``: its turn cancelled, its runtime shut down (the session saved,
+        its processes gone) before the answer."""
+        request = s.read_params(params, s.SessionIdParams, "session/close")
+        session = self._session(request.session_id)
+        await session.cancel()
+        session.close()
+        await session.ended.wait()
+        return {}
 
     def _session(self, session_id: str) -> AcpSession:
         session = self.sessions.get(session_id)
@@ -179,6 +228,18 @@ class AcpAgent:
         session = self.sessions.get(request.session_id)
         if session is not None:
             await session.cancel()
+
+
+LIST_PAGE = 50
+
+
+def _saved_sessions(cwd: str | None) -> list[Any]:
+    """Saved sessions newest first (those of ``cwd`` when given), each with an absolute cwd."""
+    from nyzhi.core.sessions.store import SessionStore
+
+    wanted = os.path.realpath(cwd) if cwd is not None else None
+    return [m for m in SessionStore().list() if m.cwd and os.path.isabs(m.cwd)
+            and (wanted is None or os.path.realpath(m.cwd) == wanted)]
 
 
 def _recorded_events(session_id: str) -> list[Any]:

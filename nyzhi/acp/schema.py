@@ -107,10 +107,25 @@ class McpCapabilities:
 
 @_acp()
 @records.frozen
+class Supported:
+    """A capability advertised as ``{}`` (``sessionCapabilities.list``, ``resume``, ``close``)."""
+
+
+@_acp()
+@records.frozen
+class SessionCapabilities:
+    list: Supported | None = None
+    resume: Supported | None = None
+    close: Supported | None = None
+
+
+@_acp()
+@records.frozen
 class AgentCapabilities:
     load_session: bool = False
     prompt_capabilities: PromptCapabilities = attrs.field(factory=PromptCapabilities)
     mcp_capabilities: McpCapabilities = attrs.field(factory=McpCapabilities)
+    session_capabilities: SessionCapabilities = attrs.field(factory=SessionCapabilities)
 
 
 @_acp()
@@ -203,6 +218,37 @@ class NewSessionResult:
 @records.frozen
 class LoadSessionResult:
     modes: SessionModeState | None = None
+
+
+@_acp()
+@records.frozen
+class ResumeSessionParams:
+    session_id: str
+    cwd: str
+    mcp_servers: tuple[McpServerParams, ...] = ()
+
+
+@_acp()
+@records.frozen
+class ListSessionsParams:
+    cwd: str | None = None
+    cursor: str | None = None
+
+
+@_acp()
+@records.frozen
+class SessionInfo:
+    session_id: str
+    cwd: str
+    title: str | None = None
+    updated_at: str | None = None
+
+
+@_acp()
+@records.frozen
+class ListSessionsResult:
+    sessions: tuple[SessionInfo, ...]
+    next_cursor: str | None = None
 
 
 @_acp()

@@ -71,6 +71,7 @@ class AcpSession:
         self.renderer = UpdateRenderer(self.cwd)
         self.id = ""
         self.closed = trio.Event()
+        self.ended = trio.Event()  # the runtime is shut down (the session saved), set by its keeper
         self.started = False  # the runtime is open and the client may use the session
         self.turn_done: trio.Event | None = None
         self.stop_reason = "end_turn"

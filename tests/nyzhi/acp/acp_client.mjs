@@ -129,6 +129,33 @@ async function initialize(ctx, fs = false, terminal = false) {
 }
 
 const scenarios = {
+  // session/list, session/close and session/resume (stable v1): a session is prompted and
+  // closed, found in the list, resumed without its history, and prompted again.
+  async lifecycle(ctx, state) {
+    const init = await initialize(ctx);
+    const session = await ctx.request(acp.methods.agent.session.new, { cwd: workspace, mcpServers: [] });
+    await ctx.request(acp.methods.agent.session.prompt,
+      { sessionId: session.sessionId, prompt: text("remember the word fig") });
+    const closed = await ctx.request(acp.methods.agent.session.close, { sessionId: session.sessionId });
+    let afterClose = null;
+    try {
+      await ctx.request(acp.methods.agent.session.prompt,
+        { sessionId: session.sessionId, prompt: text("still there?") });
+    } catch (error) { afterClose = { code: error.code, message: error.message }; }
+    const listed = await ctx.request(acp.methods.agent.session.list, { cwd: workspace });
+    const elsewhere = await ctx.request(acp.methods.agent.session.list, { cwd: "/" });
+    const before = state.updates.length;
+    const resumed = await ctx.request(acp.methods.agent.session.resume,
+      { sessionId: session.sessionId, cwd: workspace, mcpServers: [] });
+    const replayedOnResume = state.updates.slice(before).map((u) => u.update)
+      .filter((u) => u.sessionUpdate === "user_message_chunk").length;
+    const reply = await ctx.request(acp.methods.agent.session.prompt,
+      { sessionId: session.sessionId, prompt: text("which word?") });
+    say("lifecycle", { capabilities: init.agentCapabilities.sessionCapabilities, closed,
+                       afterClose, listed, elsewhere, resumed, replayedOnResume,
+                       stopReason: reply.stopReason, sessionId: session.sessionId });
+  },
+
   // initialize, a new session, a prompt whose answer streams.
   async basic(ctx, state) {
     const init = await initialize(ctx);

@@ -248,3 +248,31 @@ async def test_bash_runs_in_the_editor_s_terminal_still_confined(acp_client, wor
     assert cancelled["stopReason"] == "cancelled"
     assert cancelled["killed"] == ["term-2"] and cancelled["released"] == ["term-1", "term-2"]
     assert cancelled["exit"]["signal"] == "SIGTERM"
+
+
+async def test_session_list_close_and_resume(acp_client, workspace, configure, home):
+    """The stable v1 session/list, session/close and session/resume, driven by the official
+    client (which validates each answer against the schema): closing saves the session and
+    frees it; the list finds it by its cwd with its title; resume continues it without
+    sending its history again, and the model sees the earlier turn."""
+    from nyzhi.core.sessions.store import SessionStore
+
+    script = [reply("noted"), reply("fig")]
+    async with open_fake_llm(script=script) as server:
+        configure(workspace, server.url_for("openai"))
+        async with acp_client("lifecycle") as client:
+            done = await client.step("lifecycle")
+            assert (await client.step("agent-exited"))["code"] == 0
+    assert done["capabilities"] == {"list": {}, "resume": {}, "close": {}}
+    assert done["closed"] == {}
+    assert done["afterClose"]["code"] == -32002  # the closed session is gone from the agent
+    [listed] = [s for s in done["listed"]["sessions"] if s["sessionId"] == done["sessionId"]]
+    assert listed["cwd"] == str(workspace) and listed["title"] == "remember the word fig"
+    assert listed["updatedAt"]
+    assert all(s["sessionId"] != done["sessionId"] for s in done["elsewhere"]["sessions"])
+    assert done["resumed"]["modes"]["currentModeId"] == "off"
+    assert done["replayedOnResume"] == 0  # resume sends no history (load does)
+    assert done["stopReason"] == "end_turn"
+    assert "remember the word fig" in str(server.requests[-1].json)  # the thread went on
+    saved = SessionStore(home / ".local" / "share" / "nyzhi" / "sessions").load(done["sessionId"])
+    assert [m.content for m in saved.history if m.role == "user"][-1] == "which word?"

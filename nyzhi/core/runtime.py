@@ -356,7 +356,11 @@ async def open_runtime(
             **membership.spec_changes(tree.catalog)))
         main.loop.output_schema = options.output_schema
         base.knowledge.toolings = (main.tooling, base.tooling)
-        base.knowledge.set_plan_mode(options.plan)
+        if base.writer is not None:
+            base.knowledge.on_plan_mode = base.writer.set_plan_mode
+        # a resumed session starts in the mode it was left in (or plan mode, if asked)
+        base.knowledge.set_plan_mode(options.plan or bool(
+            base.resumed is not None and base.resumed.plan_mode))
         if base.resumed is not None:
             main.loop.messages.extend(base.resumed.messages)
             tree.restore(base.resumed.agents)

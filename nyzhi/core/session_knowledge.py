@@ -54,6 +54,9 @@ class SessionKnowledge:
     # later start from): their gates hold plan mode.
     toolings: tuple[Any, ...] = ()
     notices: tuple[str, ...] = ()
+    # Told of every switch of plan mode (the session log's ``set_plan_mode``), so a resumed
+    # session starts in the mode it was left in, whichever front end resumes it.
+    on_plan_mode: Any = None
 
     # ---- plan mode ------------------------------------------------------------------------
 
@@ -73,6 +76,8 @@ class SessionKnowledge:
         was = self.plan_mode
         for tooling in self.toolings:
             tooling.gates.plan_mode = on
+        if was != on and self.on_plan_mode is not None:
+            self.on_plan_mode(on)
         if was and not on and self.plan_path.is_file():
             return plans.execute_plan_prompt(self.plan_path)
         return None

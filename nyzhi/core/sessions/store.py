@@ -139,6 +139,7 @@ class Session:
     state: dict[str, Any] | None = None
     snapshot_events: int = 0
     agents: dict[str, AgentThread] = attrs.field(factory=dict)  # subagents, by path
+    plan_mode: bool = False  # as the session last was (a resumed session starts so)
 
     @property
     def id(self) -> str:
@@ -161,6 +162,7 @@ def _fold(session_id: str, records: list[dict[str, Any]], skipped: int, size: in
     state: dict[str, Any] | None = None
     snapshot_events = 0
     last_ts = 0.0
+    plan_mode = False
     agents: dict[str, AgentThread] = {}
     for record in records:
         kind = record.get("kind")
@@ -195,6 +197,8 @@ def _fold(session_id: str, records: list[dict[str, Any]], skipped: int, size: in
                 snapshot_events = len(events)
             elif kind == "title":
                 meta.title = str(record["title"])
+            elif kind == "plan_mode":
+                plan_mode = record["on"] is True
             elif kind == "event":
                 event = ev.from_json(record["event"])
                 events.append(event)
@@ -227,7 +231,7 @@ def _fold(session_id: str, records: list[dict[str, Any]], skipped: int, size: in
         thread.messages, thread.interrupted = pair_tool_results(thread.messages)
     return Session(
         meta, messages, events, history, skipped, event_times, interrupted, state,
-        snapshot_events, agents,
+        snapshot_events, agents, plan_mode,
     )
 
 
@@ -418,6 +422,10 @@ class SessionWriter:
             self.meta.model = event.model or self.meta.model
         if event.type == "turn_complete":
             self.write_meta()
+
+    def set_plan_mode(self, on: bool) -> None:
+        """Plan mode switched: recorded, so the session resumes in the mode it was left in."""
+        self._append({"kind": "plan_mode", "on": bool(on)}, boundary=True)
 
     def set_title(self, title: str) -> None:
         title = " ".join(title.split())

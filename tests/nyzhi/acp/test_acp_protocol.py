@@ -151,3 +151,28 @@ async def test_messages_stay_whole_and_in_order_on_a_full_pipe():
         mine = [m["params"] for m in lines if m["params"]["tag"] == tag]
         assert [m["i"] for m in mine] == list(range(per_writer))
         assert all(m["pad"] == pad for m in mine)
+
+
+async def test_a_session_left_in_plan_mode_loads_and_resumes_in_plan_mode(
+        wire, workspace, home, configure):
+    """Issue 56: plan mode came back as off after session/load."""
+    from nyzhi.core.runtime import RuntimeOptions, open_runtime
+    from nyzhi.testing.fake_llm import open_fake_llm, reply
+
+    async with open_fake_llm(script=[reply("planned")]) as server:
+        configure(workspace, server.url_for("openai"))
+        async with open_runtime(RuntimeOptions(cwd=workspace)) as rt:
+            rt.knowledge.set_plan_mode(True)
+            await (await rt.submit("plan the change")).wait()
+            session_id = rt.session_id
+        await wire.send(request("initialize", {"protocolVersion": 1}, 1))
+        await wire.receive()
+        for n, method in ((2, "session/load"), (3, "session/resume")):
+            await wire.send(request(method, {"sessionId": session_id, "cwd": str(workspace),
+                                             "mcpServers": []}, n))
+            while (answer := await wire.receive()).get("id") != n:
+                pass  # the replay's updates
+            assert answer["result"]["modes"]["currentModeId"] == "plan", answer
+            await wire.send(request("session/close", {"sessionId": session_id}, 10 + n))
+            while (await wire.receive()).get("id") != 10 + n:
+                pass

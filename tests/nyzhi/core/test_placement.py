@@ -210,3 +210,21 @@ async def test_the_main_agents_status_carries_the_steps_it_took(workspace, home,
                         if isinstance(event, ev.AgentStatus) and event.agent == ev.MAIN_AGENT:
                             seen.append(event)
     assert after_turns(seen) == [2, 3]  # cumulative, over the session's turns
+
+
+async def test_a_resumed_session_starts_in_the_plan_mode_it_was_left_in(
+        workspace, home, configure):
+    """Issue 56: ACP's session/load (and every resume) brought plan mode back as off."""
+    async with open_fake_llm(script=[reply("planned")]) as server:
+        configure(workspace, server.url_for("openai"))
+        async with open_runtime(RuntimeOptions(cwd=workspace)) as rt:
+            rt.knowledge.set_plan_mode(True)
+            await (await rt.submit("plan it")).wait()
+            session_id = rt.session_id
+        async with open_runtime(RuntimeOptions(cwd=workspace, session=session_id)) as rt:
+            assert rt.knowledge.plan_mode
+            rt.knowledge.set_plan_mode(False)
+        async with open_runtime(RuntimeOptions(cwd=workspace, session=session_id)) as rt:
+            assert not rt.knowledge.plan_mode
+        async with open_runtime(RuntimeOptions(cwd=workspace)) as rt:
+            assert not rt.knowledge.plan_mode  # a new session: off

@@ -168,16 +168,23 @@ async def test_links_inside_the_workspace_are_still_read(workspace, home, config
 
 
 async def test_a_command_file_linked_to_a_key_is_not_expanded(workspace, home, configure, secrets):
+    """A command file that resolves outside the workspace is refused, so its name is an
+    unknown command: nyz run says so, names the file and exits 1, and nothing is sent (an
+    unknown /x is never sent as typed, the one rule for commands)."""
     link(workspace / ".nyzhi" / "commands" / "leak.md", secrets["key"])  # the issue's example
     link(workspace / ".claude" / "commands" / "env.md", "/proc/self/environ")
     async with open_fake_llm(script=[reply("ok"), reply("ok")]) as server:
         configure(workspace, server.url_for("openai"))
-        proc = await nyz_run(workspace, home, "/leak")
-        assert_kept_out(server, proc)
-        assert server.requests[0].last_user_text().strip() == "/leak"  # sent as typed
-        proc = await nyz_run(workspace, home, "/env")
-    assert_kept_out(server, proc)
-    assert "leak.md" in proc.stderr.decode() and "env.md" in proc.stderr.decode()
+        for command, name in (("/leak", "leak.md"), ("/env", "env.md")):
+            proc = await nyz_run(workspace, home, command)
+            err = proc.stderr.decode()
+            assert proc.returncode == 1, err
+            assert f"unknown command {command}" in err and name in err, err
+            assert "not read into the prompt" in err, err
+    body = sent(server)
+    for secret in (KEY_MARKER, ENV_MARKER, API_KEY):
+        assert secret not in body
+    assert not any(r.last_user_text().strip() in ("/leak", "/env") for r in server.requests)
 
 
 async def test_files_swapped_for_links_mid_session_are_refused_to_the_tools(

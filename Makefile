@@ -75,7 +75,9 @@ link: install
 	@ln -sfn "$(abspath $(VENV))/bin/nyz" "$(BINDIR)/nyz"
 	@echo "linked $(BINDIR)/nyz -> $(abspath $(VENV))/bin/nyz"
 	@case ":$$PATH:" in *":$(BINDIR):"*) ;; \
-	  *) echo "$(BINDIR) is not on your PATH: add this line to ~/.profile (or your shell's rc file):"; \
+	  *) echo "$(BINDIR) is not on this shell's PATH yet. Open a new login shell (or log in"; \
+	     echo "again): Debian's and Ubuntu's ~/.profile add ~/.local/bin once it exists. Where"; \
+	     echo "it still is not, add this line to ~/.profile (or your shell's rc file):"; \
 	     echo '  export PATH="$(BINDIR):$$PATH"' ;; esac
 
 # Said once, at the end of the first set-up: how to run `nyz` without `make run`.

@@ -11,6 +11,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -279,8 +280,63 @@ def test_make_link_puts_nyz_on_path_and_the_first_set_up_says_how(tmp_path: Path
     assert linked.returncode == 0, linked.stderr
     assert (bindir / "nyz").is_symlink()
     assert os.readlink(bindir / "nyz") == f"{venv}/bin/nyz"
-    assert f"{bindir} is not on your PATH" in linked.stdout
+    assert f"{bindir} is not on this shell's PATH yet" in linked.stdout
+    assert "Open a new login shell" in linked.stdout  # Debian's .profile adds it once it exists
     assert f'export PATH="{bindir}:$PATH"' in linked.stdout
     on_path = _make({**env, "PATH": f"{bindir}:{env['PATH']}"}, "-s", "link", f"VENV={venv}",
                     f"BINDIR={bindir}")
-    assert "not on your PATH" not in on_path.stdout
+    assert "PATH yet" not in on_path.stdout
+
+
+def _progress(tmp_path: Path, on_tty: bool) -> bytes:
+    """scripts/progress.sh over a command held on a FIFO: the output is read until two updates
+    have been printed (a condition, not a moment), then the command is let go."""
+    import pty
+    import select
+
+    gate = tmp_path / "gate"
+    os.mkfifo(gate)
+    argv = ["bash", str(REPO / "scripts" / "progress.sh"), "build", "cat", str(gate)]
+    env = {**os.environ, "PROGRESS_EVERY": "1"}
+    if on_tty:
+        parent, child = pty.openpty()
+        proc = subprocess.Popen(argv, stdout=child, stderr=child, env=env)
+        os.close(child)
+    else:
+        parent, child = os.pipe()
+        proc = subprocess.Popen(argv, stdout=child, stderr=child, env=env)
+        os.close(child)
+    out = b""
+    deadline = time.monotonic() + 120
+    while out.count(b"so far") < 2:
+        assert time.monotonic() < deadline, out
+        if select.select([parent], [], [], 1)[0]:
+            out += os.read(parent, 4096)
+    with open(gate, "w") as release:
+        release.write("")
+    while True:
+        try:
+            chunk = os.read(parent, 4096) if select.select([parent], [], [], 30)[0] else b""
+        except OSError:  # the pty closes with an EIO once the child is gone
+            chunk = b""
+        if not chunk:
+            break
+        out += chunk
+    assert proc.wait(timeout=60) == 0
+    os.close(parent)
+    return out
+
+
+def test_the_build_clock_rewrites_one_line_on_a_terminal(tmp_path: Path) -> None:
+    """Issue 54: on a terminal the "… N s so far" updates rewrite one line (the build printed
+    35 of them); in a log each stays its own line."""
+    on_tty = _progress(tmp_path, on_tty=True)
+    assert on_tty.count(b"so far") >= 2
+    clock = on_tty[:on_tty.index(b"done in")]
+    assert b"\n" not in clock.replace(b"\r\n", b"\n").rstrip(b"\n"), on_tty  # one line
+    assert b"\r\x1b[K" in clock
+    assert b"build: done in" in on_tty
+    (tmp_path / "log").mkdir()
+    in_log = _progress(tmp_path / "log", on_tty=False)
+    assert b"\r" not in in_log
+    assert in_log.count(b"so far\n") >= 2

@@ -26,7 +26,7 @@ def run_doctor(args: argparse.Namespace) -> int:
 
     import attrs
 
-    from nyzhi.core.doctor import failed, run_checks
+    from nyzhi.core.doctor import failed, run_checks, verdict
 
     checks = run_checks(Path.cwd(), online=args.online)
     if args.json:
@@ -34,6 +34,5 @@ def run_doctor(args: argparse.Namespace) -> int:
     else:
         for check in checks:
             print(check.line())
-        bad = sum(c.status == "fail" for c in checks)
-        print(f"{bad} check(s) failed" if bad else "all checks passed")
+        print(verdict(checks))
     return 1 if failed(checks) else 0

@@ -50,6 +50,22 @@ def state_dir(env: Mapping[str, str] | None = None) -> Path:
     return _xdg("XDG_STATE_HOME", ".local/state", env)
 
 
+def private_app_dirs(env: Mapping[str, str] | None = None) -> None:
+    """Create nyz's data and state dirs owner-only (0700) when they do not exist yet: they hold
+    sessions, credentials and logs, and a plain ``mkdir(parents=True)`` under a 022 umask made
+    them 755, which ``nyz doctor`` rightly warned about. An existing dir is left as it is (the
+    user may have chosen its mode; doctor says how to tighten it)."""
+    for path in (data_dir(env), state_dir(env)):
+        if path.is_dir():
+            continue
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            os.mkdir(path, 0o700)
+        except FileExistsError:
+            continue
+        os.chmod(path, 0o700)  # mkdir's mode is masked by the umask
+
+
 def cache_dir(env: Mapping[str, str] | None = None) -> Path:
     """$XDG_CACHE_HOME/nyzhi, default ~/.cache/nyzhi (anything safe to delete)."""
     return _xdg("XDG_CACHE_HOME", ".cache", env)

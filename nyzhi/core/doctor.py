@@ -63,6 +63,19 @@ def failed(checks: list[Check]) -> bool:
     return any(c.status == FAIL for c in checks)
 
 
+def verdict(checks: list[Check]) -> str:
+    """The last line of ``nyz doctor`` and ``/doctor``: failures first, and never "all checks
+    passed" beside warnings (a user read that as nothing to fix)."""
+    bad = sum(c.status == FAIL for c in checks)
+    warned = sum(c.status == WARN for c in checks)
+    if bad:
+        tail = f", {warned} warning{'s' * (warned != 1)}" if warned else ""
+        return f"{bad} check{'s' * (bad != 1)} failed{tail}"
+    if warned:
+        return f"passed with {warned} warning{'s' * (warned != 1)}"
+    return "all checks passed"
+
+
 def run_checks(cwd: Path, env: Mapping[str, str] | None = None, *,
                online: bool = False) -> list[Check]:
     """Every check, in the order they are shown."""

@@ -395,8 +395,10 @@ async def _assemble(stack: contextlib.AsyncExitStack, system: actors.ActorSystem
                     options: RuntimeOptions) -> _Assembly:
     """Config, provider, tools, roles, hooks, session, MCP, index, knowledge and the agent
     factory: everything an agent is built from. What needs closing is on ``stack``."""
+    from nyzhi.config import paths
     from nyzhi.config.project_trust import load_trusted
 
+    paths.private_app_dirs(options.env)  # sessions, credentials and logs: owner-only
     # The project's hooks, MCP servers and security settings count only as last approved.
     loaded, project_trust = load_trusted(options.cwd, options.env,
                                          trust_full=options.trust == "full")

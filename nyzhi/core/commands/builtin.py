@@ -543,7 +543,7 @@ async def _doctor(host: CommandHost, arg: str) -> None:
     authenticated call per provider."""
     import trio
 
-    from nyzhi.core.doctor import FAIL, OK, run_checks
+    from nyzhi.core.doctor import FAIL, OK, run_checks, verdict
 
     if arg.strip() not in ("", "online"):
         host.show(ERROR, "usage: /doctor [online]")
@@ -551,7 +551,7 @@ async def _doctor(host: CommandHost, arg: str) -> None:
     checks = await trio.to_thread.run_sync(
         lambda: run_checks(Path(host.cwd), online=arg.strip() == "online"))
     host.show_lines([(ERROR if c.status == FAIL else BODY if c.status == OK else NOTICE,
-                      c.line()) for c in checks])
+                      c.line()) for c in checks] + [(BODY, verdict(checks))])
 
 
 @command("stats", "usage and cost of all sessions · /stats model|project|agent",

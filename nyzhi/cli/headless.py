@@ -243,6 +243,8 @@ class HeadlessRun:
             with trio.CancelScope() as scope:
                 nursery.start_soon(self._on_signal, rt, scope)
                 nursery.start_soon(self._pump, events, pumped)
+                if isinstance(self.printer, Progress) and self.printer.spins():
+                    nursery.start_soon(self._spin, self.printer)
                 await drive(rt)
             if self.until is not None:
                 await pumped.wait()  # up to the end the printer waits for (always emitted)
@@ -253,6 +255,13 @@ class HeadlessRun:
                     self.see(events.receive_nowait())
                 except trio.WouldBlock:
                     break
+
+    @staticmethod
+    async def _spin(printer: Progress) -> None:
+        """The spinner's clock: a frame every 1/8 s while the model is waited on."""
+        while True:
+            await trio.sleep(0.125)
+            printer.spin()
 
     async def _finish(self, result: ev.Result, fault: OSError | None) -> int:
         self.printer.render(result)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import time
 from typing import TextIO
 
 from nyzhi.core import events as ev
@@ -19,6 +20,13 @@ from nyzhi.core.event_renderer import EventRenderer
 
 # ``kind`` of the error event for a runtime that could not start (config, provider, session).
 STARTUP = "startup"
+
+SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+# What the main agent's events say about the wait: the model is asked (or thinking, or
+# writing an answer that is not echoed), or the wait is over (something else is on screen).
+_WAITS = (ev.TurnStart, ev.ToolDone, ev.ThinkingDelta, ev.Retry, ev.Compaction)
+_WAIT_ENDS = (ev.ToolStart, ev.ApprovalRequest, ev.UserQuestion, ev.TurnComplete, ev.Error,
+              ev.Result)
 
 
 def cut(text: str, width: int) -> str:
@@ -52,6 +60,39 @@ class Progress(EventRenderer):
         self.err = err
         self.quiet = quiet
         self._mid_line = False
+        self._waiting_since: float | None = None  # the main agent waits on the model
+        self._spun = False  # a spinner frame is on the line now
+        self._frame = 0
+
+    # ---- the spinner: 30-60 s of nothing on a slow model read as a hang --------------------
+
+    def spins(self) -> bool:
+        """Whether ``spin`` draws: progress on and stderr a terminal (never into a log)."""
+        return not self.quiet and _isatty(self.err)
+
+    def spin(self) -> None:
+        """One frame, called by the run's ticker: ``⠋ waiting for the model · 12 s``."""
+        if self._waiting_since is None or self._mid_line or not self.spins():
+            return
+        secs = int(time.monotonic() - self._waiting_since)
+        self._frame = (self._frame + 1) % len(SPINNER)
+        self.err.write(f"\r\033[K{SPINNER[self._frame]} waiting for the model · {secs} s")
+        self.err.flush()
+        self._spun = True
+
+    def render(self, event: ev.AnyEvent) -> None:
+        if self._spun:  # the frame is wiped before anything else is written
+            self.err.write("\r\033[K")
+            self.err.flush()
+            self._spun = False
+        if event.agent == ev.MAIN_AGENT or isinstance(event, ev.Result):
+            if isinstance(event, _WAITS):
+                if self._waiting_since is None:
+                    self._waiting_since = time.monotonic()
+            elif isinstance(event, _WAIT_ENDS) or (
+                    isinstance(event, ev.TextDelta) and not self.out.isatty()):
+                self._waiting_since = None
+        super().render(event)
 
     def progress(self, text: str) -> None:
         if not self.quiet:

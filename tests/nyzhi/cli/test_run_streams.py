@@ -67,3 +67,44 @@ async def test_on_a_terminal_the_answer_still_shows_live_while_stdout_goes_to_a_
             pane.kill()
     assert "[tool: list_dir]" in screen and "forty-two" in screen  # stderr, the terminal
     assert out.read_text() == ANSWER + "\n"
+
+
+@pytest.mark.skipif(not TmuxPane.available(), reason="tmux is not installed")
+async def test_on_a_terminal_a_spinner_shows_while_the_model_is_waited_on(
+    workspace, home, configure
+):
+    """Issue 54: ``nyz run`` on a slow model showed nothing for 30-60 s. On a terminal's stderr
+    a spinner says it waits for the model, until the answer comes; the answer is untouched."""
+    import trio
+
+    from nyzhi.cli.render import SPINNER
+
+    released = trio.Event()
+
+    async def script(request):
+        await released.wait()  # the model answers once the test has seen the spinner
+        return reply(ANSWER)
+
+    out, err = workspace.parent / "out", workspace.parent / "err"
+    async with open_fake_llm(script=script) as server:
+        configure(workspace, server.url_for("openai"))
+        pane = TmuxPane(workspace.parent / "tmux-spinner.sock")
+        command = f"{shlex.join([*NYZ, 'run', 'answer'])} > {shlex.quote(str(out))}"
+        await pane.start(["sh", "-c", command], cwd=workspace, env=nyz_env(home))
+        try:
+            await pane.wait_for("waiting for the model", limit_s=60)
+            released.set()
+            assert await pane.wait_exit(limit_s=60) == 0
+        finally:
+            pane.kill()
+        assert out.read_text() == ANSWER + "\n"
+        # stderr into a file: no spinner there
+        released = trio.Event()
+        released.set()
+        with err.open("wb") as e:
+            proc = await trio.run_process([*NYZ, "run", "answer"], cwd=workspace,
+                                          env=nyz_env(home), capture_stdout=True, stderr=e,
+                                          check=False)
+    assert proc.returncode == 0, err.read_text()
+    assert not any(frame in err.read_text() for frame in SPINNER)
+    assert "waiting for the model" not in err.read_text()

@@ -137,6 +137,10 @@ class McpConfig:
     # Seconds one connection attempt may take; also how long a headless run waits for
     # servers still starting before its first model request.
     startup_timeout: float = 30.0
+    # A server's elicitation (a form it asks the user to fill) when nobody can answer (nyz
+    # run, CI): "decline", or "defaults" to accept a form whose every required field has a
+    # default in the server's schema. Interactive sessions always ask the user.
+    elicitation: Literal["decline", "defaults"] = "decline"
 
 
 @records.frozen

@@ -704,4 +704,7 @@ async def open_mcp(
         startup_timeout=config.mcp.startup_timeout,
         ask_trust=ask_trust if options.interactive else None,
         trust_all=trust_all, publish=publish, env=env,
+        # a server's form is the main agent's question; headless, [mcp] elicitation decides
+        ask_user=broker.question_for(MAIN_AGENT) if options.interactive else None,
+        elicitation=config.mcp.elicitation,
     )

@@ -71,7 +71,8 @@ class ServerConnection(actors.Actor):
             async with contextlib.AsyncExitStack() as stack:
                 errlog = stack.enter_context(link.open_errlog())
                 try:
-                    client = await connect(stack, link.entry, errlog, closed)
+                    client = await connect(stack, link.entry, errlog, closed,
+                                           self.pool.elicitation_for(link.name))
                     tools = await list_all(client.list_tools, "tools")
                 except Exception as exc:
                     error = leaf_error(exc)

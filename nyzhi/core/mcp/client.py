@@ -112,9 +112,10 @@ def route_sdk_logs(log_dir: Path) -> None:
 
 
 async def connect(stack: contextlib.AsyncExitStack, entry: ServerEntry, errlog: IO[str],
-                  closed: trio.Event) -> Any:
+                  closed: trio.Event, elicit: Any = None) -> Any:
     """A connected ``mcp.Client`` for ``entry`` (closed with ``stack``); ``closed`` is set
-    when the connection ends."""
+    when the connection ends. ``elicit``: the server's elicitation callback
+    (``nyzhi.core.mcp.elicit``); given, the client offers elicitation."""
     from mcp import Client
     from mcp.types import Implementation
 
@@ -124,6 +125,7 @@ async def connect(stack: contextlib.AsyncExitStack, entry: ServerEntry, errlog: 
         _watched(_transport(entry, errlog), closed),
         client_info=Implementation(name=CLIENT_NAME, version=__version__),
         cache=None,
+        elicitation_callback=elicit,
     )
     return await stack.enter_async_context(client)
 

@@ -190,6 +190,8 @@ class McpPool:
         trust_all: bool = False,
         publish: Publish | None = None,
         env: Any = None,
+        ask_user: Any = None,
+        elicitation: str = "decline",
     ) -> None:
         self.system = system
         self.registry = registry
@@ -199,6 +201,8 @@ class McpPool:
         self.ask_trust = ask_trust
         self.trust_all = trust_all
         self.publish = publish
+        self.ask_user = ask_user  # the main agent's ask-user router; None when headless
+        self.elicitation = elicitation  # ``[mcp] elicitation``: what headless answers
         self.trust = TrustStore(root, env)
         self.log_dir = paths.state_dir(env) / "mcp"
         self.links: dict[str, ServerLink] = {}
@@ -231,6 +235,12 @@ class McpPool:
         link = self.links[entry.name] = ServerLink(entry, self.log_dir)
         await self._sup.ask(actors.StartChild(server_spec(link, self, self.intensity)))
         return link
+
+    def elicitation_for(self, server: str) -> Any:
+        """The SDK elicitation callback for ``server`` (``nyzhi.core.mcp.elicit``)."""
+        from nyzhi.core.mcp.elicit import callback_for
+
+        return callback_for(server, self.ask_user, self.elicitation)
 
     def statuses(self) -> list[ServerStatus]:
         return [

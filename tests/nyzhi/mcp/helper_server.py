@@ -3,7 +3,8 @@
     python helper_server.py [--delay S] [--log FILE] [--http PORT --require-header K=V]
 
 Tools: ``echo(text)``; ``wait(seconds)`` (appends "cancelled" to --log when the client
-cancels it). ``--delay`` sleeps before serving (a slow server); ``--http`` serves streamable
+cancels it); ``book()`` and ``sign_up()`` ask the user through elicitation (a form with
+defaults for every field; one with a required field without a default) and say what came back. ``--delay`` sleeps before serving (a slow server); ``--http`` serves streamable
 HTTP on 127.0.0.1 under hypercorn's trio worker and answers 401 without the header.
 """
 
@@ -12,8 +13,38 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+from typing import Annotated
 
 import trio
+from mcp.server.elicitation import ElicitationResult
+from mcp.server.mcpserver import Elicit, Resolve
+from pydantic import BaseModel, Field
+
+
+class Booking(BaseModel):
+    table_for: int = Field(default=2, description="how many people")
+    time: str = Field(default="19:00")
+    terrace: bool = Field(default=False)
+
+
+class SignUp(BaseModel):
+    email: str = Field(description="where to send the confirmation")
+    newsletter: bool = Field(default=True)
+
+
+def ask_booking() -> Elicit[Booking]:
+    return Elicit("Book a table?", Booking)
+
+
+def ask_sign_up() -> Elicit[SignUp]:
+    return Elicit("Sign up for the list?", SignUp)
+
+
+def said(answer: ElicitationResult) -> str:
+    """What the client answered, as the tool's text."""
+    if answer.action == "accept":
+        return f"accept {json.dumps(answer.data.model_dump(), sort_keys=True)}"
+    return answer.action
 
 
 def build(log: str | None):
@@ -37,6 +68,16 @@ def build(log: str | None):
                     fh.write("cancelled\n")
             raise
         return "waited"
+
+    @server.tool()
+    async def book(answer: Annotated[ElicitationResult[Booking], Resolve(ask_booking)]) -> str:
+        """Book a table (asks the user for the details)."""
+        return said(answer)
+
+    @server.tool()
+    async def sign_up(answer: Annotated[ElicitationResult[SignUp], Resolve(ask_sign_up)]) -> str:
+        """Sign up (asks the user for an email)."""
+        return said(answer)
 
     @server.resource("helper://greeting")
     def greeting() -> str:

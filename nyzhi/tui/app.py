@@ -372,7 +372,8 @@ class Console:
             self.toggle_panel()
         elif key == "ctrl o":
             self.toggle_expanded()
-        elif key in ("page up", "page down"):
+        elif key in ("page up", "page down", "ctrl end") or (
+                key == "end" and self._on_input() and self.input.at_end()):
             self._scroll(key)
         elif key == "shift tab":
             self.toggle_plan()
@@ -435,8 +436,8 @@ class Console:
         if self.queue:
             first = " ".join(self.queue[0].split())[:50]
             self.flash(f"queued ({len(self.queue)}): {first} · Esc clears")
-        else:
-            self.flash("")
+        elif self._flash.startswith("queued ("):  # only the queue's own line: a turn ending
+            self.flash("")  # must not wipe what a key just said (Ctrl-O's "expanded")
 
     def clear_screen(self) -> None:
         self.select_block(None)
@@ -538,22 +539,37 @@ class Console:
         if self.nursery is not None:
             self.nursery.cancel_scope.cancel()
 
-    def _scroll(self, key: str) -> None:
-        """PageUp/PageDown scroll the conversation while the input keeps the focus; new
-        output stops following the end until the view is back at the bottom."""
+    def _view_size(self) -> tuple[int, int] | None:
+        """The conversation's (columns, rows) on screen now; None before the first frame."""
         if self.loop is None:
-            return
+            return None
         cols, rows = self.loop.screen.get_cols_rows()
         width = cols - (PANEL_WIDTH if self.panel_shown else 0)
-        height = max(1, rows - self.frame.footer.rows((cols,)))
-        self.listbox.keypress((width, height), key)
-        walker = self.listbox.body
-        at_end = self.listbox.focus_position == len(walker) - 1 and key == "page down"
-        self.following = at_end or not len(walker)
-        if self.following:
-            self._follow()
+        return width, max(1, rows - self.frame.footer.rows((cols,)))
+
+    def _scroll(self, key: str) -> None:
+        """PageUp/PageDown scroll the conversation while the input keeps the focus; End and
+        Ctrl-End go to the end. New output stops following the end until the view is back
+        at the bottom, of the last block too: an answer taller than the screen is one block,
+        and "focus on the last block" was not "at the end" (its first screenful stayed)."""
+        size = self._view_size()
+        if size is None:
+            return
+        if key in ("end", "ctrl end"):
+            self._follow(force=True)
         else:
-            self.flash("scrolled: PageDown to the end")
+            self.listbox.keypress(size, key)
+            walker = self.listbox.body
+            self.following = not len(walker) or (
+                self.listbox.focus_position == len(walker) - 1
+                and "bottom" in self.listbox.ends_visible(size))
+            if self.following:
+                self._follow()
+        if self.following:
+            if self._flash.startswith("scrolled:"):
+                self.flash("")
+        else:
+            self.flash("scrolled: PageDown or End to the end")
 
     def _follow(self, *, force: bool = False) -> None:
         if force:
@@ -561,9 +577,18 @@ class Console:
         if not self.following:
             return
         walker = self.listbox.body
-        if len(walker):
-            self.listbox.set_focus(len(walker) - 1)
+        if not len(walker):
+            return
+        last = len(walker) - 1
+        size = self._view_size()
+        if size is None:  # before the first frame: urwid aligns it when it knows the size
+            self.listbox.set_focus(last)
             self.listbox.set_focus_valign("bottom")
+            return
+        # The last block's last row on the view's last row, a block taller than the view
+        # included (urwid's "bottom" alignment shows such a block's top).
+        rows = walker[last].rows((size[0],), True)
+        self.listbox.change_focus(size, last, offset_inset=size[1] - rows)
 
     # ---- status ----------------------------------------------------------------------
 

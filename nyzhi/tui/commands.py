@@ -20,6 +20,9 @@ KEYS_HELP = ("keys: Enter send · Alt-Enter newline · ↑↓ history · Ctrl-R 
              "Esc cancel turn · Ctrl-C twice quit · Ctrl-L clear · Ctrl-T theme · "
              "Ctrl-O expand tool output and thinking · "
              "Alt-↑↓ select one, Enter expands or collapses it · "
+             "PgUp/PgDn scroll · End or Ctrl-End to the end · "
+             "Ctrl-A/E line start/end · Ctrl-U/K cut before/after · Ctrl-W or Alt-⌫ cut word · "
+             "Alt-B/F word · Ctrl-Y paste the cut · "
              "F2 agents · Shift-Tab plan mode · Alt-T thinking level · !cmd shell · @path attach")
 
 

@@ -28,6 +28,65 @@ class InputBox(urwid.Edit):
         self.complete = complete
         self.search: str | None = None  # the Ctrl-R query while searching
         self.search_at = 0
+        self.killed = ""  # what Ctrl-U/K/W or Alt-Backspace cut last; Ctrl-Y puts it back
+
+    def at_end(self) -> bool:
+        """The cursor is after the last character (End then scrolls the conversation)."""
+        return self.edit_pos >= len(self.edit_text)
+
+    def _word_start(self, pos: int, *, spaces: bool) -> int:
+        """Where the word before ``pos`` starts: whitespace-delimited (Ctrl-W) or a run of
+        letters and digits (Alt-B, Alt-Backspace), as readline has them."""
+        text = self.edit_text
+        inside = (lambda c: not c.isspace()) if spaces else str.isalnum
+        while pos > 0 and not inside(text[pos - 1]):
+            pos -= 1
+        while pos > 0 and inside(text[pos - 1]):
+            pos -= 1
+        return pos
+
+    def _word_end(self, pos: int) -> int:
+        text = self.edit_text
+        while pos < len(text) and not text[pos].isalnum():
+            pos += 1
+        while pos < len(text) and text[pos].isalnum():
+            pos += 1
+        return pos
+
+    def _cut(self, start: int, end: int) -> None:
+        if end > start:
+            self.killed = self.edit_text[start:end]
+            self.set_edit_text(self.edit_text[:start] + self.edit_text[end:])
+        self.set_edit_pos(start)
+
+    def _emacs_key(self, key: str) -> bool:
+        """The readline/emacs keys people's hands know; True if ``key`` was one. Each works
+        on the cursor's line of a multi-line prompt."""
+        text, pos = self.edit_text, self.edit_pos
+        line_start = text.rfind("\n", 0, pos) + 1
+        line_end = text.find("\n", pos)
+        line_end = len(text) if line_end < 0 else line_end
+        if key == "ctrl a":
+            self.set_edit_pos(line_start)
+        elif key == "ctrl e":
+            self.set_edit_pos(line_end)
+        elif key == "ctrl u":
+            self._cut(line_start, pos)
+        elif key == "ctrl k":
+            self._cut(pos, line_end if line_end > pos else min(len(text), pos + 1))
+        elif key == "ctrl w":
+            self._cut(self._word_start(pos, spaces=True), pos)
+        elif key == "meta backspace":
+            self._cut(self._word_start(pos, spaces=False), pos)
+        elif key == "meta b":
+            self.set_edit_pos(self._word_start(pos, spaces=False))
+        elif key == "meta f":
+            self.set_edit_pos(self._word_end(pos))
+        elif key == "ctrl y":
+            self.insert_text(self.killed)
+        else:
+            return False
+        return True
 
     def end_search(self) -> None:
         self.search = None
@@ -70,6 +129,8 @@ class InputBox(urwid.Edit):
             return None
         if key in ("meta enter", "shift enter"):
             self.insert_text("\n")
+            return None
+        if self._emacs_key(key):
             return None
         if key == "tab":
             done = self.complete(self.edit_text)

@@ -3,7 +3,7 @@
     python helper_server.py [--delay S] [--log FILE] [--http PORT --require-header K=V]
 
 Tools: ``echo(text)``; ``wait(seconds)`` (appends "cancelled" to --log when the client
-cancels it); ``book()`` and ``sign_up()`` ask the user through elicitation (a form with
+cancels it); with ``--elicit``, ``book()`` and ``sign_up()`` ask the user through elicitation (a form with
 defaults for every field; one with a required field without a default) and say what came back. ``--delay`` sleeps before serving (a slow server); ``--http`` serves streamable
 HTTP on 127.0.0.1 under hypercorn's trio worker and answers 401 without the header.
 """
@@ -47,7 +47,7 @@ def said(answer: ElicitationResult) -> str:
     return answer.action
 
 
-def build(log: str | None):
+def build(log: str | None, elicit: bool = False):
     from mcp.server.mcpserver import MCPServer
 
     server = MCPServer("helper", instructions="A test helper: echo and wait.")
@@ -69,6 +69,17 @@ def build(log: str | None):
             raise
         return "waited"
 
+    if elicit:
+        _elicitation_tools(server)
+
+    @server.resource("helper://greeting")
+    def greeting() -> str:
+        return "hello from the helper"
+
+    return server
+
+
+def _elicitation_tools(server) -> None:
     @server.tool()
     async def book(answer: Annotated[ElicitationResult[Booking], Resolve(ask_booking)]) -> str:
         """Book a table (asks the user for the details)."""
@@ -78,12 +89,6 @@ def build(log: str | None):
     async def sign_up(answer: Annotated[ElicitationResult[SignUp], Resolve(ask_sign_up)]) -> str:
         """Sign up (asks the user for an email)."""
         return said(answer)
-
-    @server.resource("helper://greeting")
-    def greeting() -> str:
-        return "hello from the helper"
-
-    return server
 
 
 def header_guard(app, name: str, value: str):
@@ -107,10 +112,11 @@ async def main() -> None:
     parser.add_argument("--log")
     parser.add_argument("--http", type=int)
     parser.add_argument("--require-header")
+    parser.add_argument("--elicit", action="store_true", help="add book and sign_up")
     args = parser.parse_args()
     if args.delay:
         await trio.sleep(args.delay)
-    server = build(args.log)
+    server = build(args.log, args.elicit)
     if args.http is None:
         await server.run_stdio_async()
         return

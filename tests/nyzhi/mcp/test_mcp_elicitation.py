@@ -24,7 +24,7 @@ DEFAULTS = {"table_for": 2, "terrace": False, "time": "19:00"}
 
 
 def helper(helper_server: list[str]) -> str:
-    return toml_server("helper", helper_server[0], helper_server[1:], ALLOWED)
+    return toml_server("helper", helper_server[0], [*helper_server[1:], "--elicit"], ALLOWED)
 
 
 async def run_calls(workspace, home, configure, extra: str, *tools: str) -> dict[str, str]:

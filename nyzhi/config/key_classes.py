@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from nyzhi import records
+from nyzhi.config.modes import SandboxLevel, TrustMode
 
 
 class KeyClass(enum.StrEnum):
@@ -130,8 +131,14 @@ def _limit(safe: Lower | Order) -> Entry:
     return Entry(KeyClass.LOOSENS_LIMIT, safe)
 
 
-_TRUE_TIGHT = Order((True, False))  # True is the tighter value (a guard on)
-_FALSE_TIGHT = Order((False, True))  # False is the tighter value (a permission off)
+def _on(default: bool | None) -> Order:
+    """A guard: on (True) is the tighter value; ``default`` is the schema's."""
+    return Order((True, False), default)
+
+
+def _off(default: bool | None) -> Order:
+    """A permission: off (False) is the tighter value; ``default`` is the schema's."""
+    return Order((False, True), default)
 
 # Every key of the schema. An entry of a gated class covers the keys under it too (the whole
 # table or array is one unit: a hook without its command means nothing); a SAFE table must
@@ -170,7 +177,7 @@ KEYS: dict[str, Entry] = {
     "tui.notify.desktop": S,
     "tui.notify.min_duration_ms": S,
     # [agent]
-    "agent.max_steps": _limit(Lower()),
+    "agent.max_steps": _limit(Lower(100)),
     "agent.max_tokens": _limit(Lower()),
     "agent.thinking": S,
     "agent.custom_instructions": S,
@@ -178,16 +185,16 @@ KEYS: dict[str, Entry] = {
     "agent.compact_instructions": S,
     "agent.enforce_todos": S,
     "agent.auto_simplify": S,
-    "agent.auto_commit": _limit(_FALSE_TIGHT),
+    "agent.auto_commit": _limit(_off(False)),
     "agent.model_profile": S,
     "agent.subagent_model": S,
-    "agent.stale_write_guard": _limit(_TRUE_TIGHT),
-    "agent.format_on_edit": Entry(KeyClass.RUNS_PROGRAM, Order(("off", "auto")),
+    "agent.stale_write_guard": _limit(_on(True)),
+    "agent.format_on_edit": Entry(KeyClass.RUNS_PROGRAM, Order(("off", "auto"), "off"),
                                   why="runs the project's formatter; off only tightens"),
     "agent.listing_budget_chars": S,
-    "agent.autopilot_max_loops": _limit(Lower()),
+    "agent.autopilot_max_loops": _limit(Lower(2)),
     # [agent.trust]: deny lists are unions across layers (a project adds, never removes)
-    "agent.trust.mode": _limit(Order(("off", "limited", "autoedit", "full"), "off")),
+    "agent.trust.mode": _limit(Order(tuple(m.value for m in TrustMode), TrustMode.OFF.value)),
     "agent.trust.allow_tools": _LOOSE,
     "agent.trust.allow_paths": Entry(KeyClass.PATH_OUTSIDE, why="approves writes there"),
     "agent.trust.deny_tools": S,
@@ -195,7 +202,7 @@ KEYS: dict[str, Entry] = {
     "agent.trust.deny_commands": S,
     "agent.trust.auto_approve": _LOOSE,
     "agent.trust.always_ask": S,
-    "agent.trust.remember_approvals": _limit(_FALSE_TIGHT),
+    "agent.trust.remember_approvals": _limit(_off(False)),
     "agent.trust.approve_project_config": Entry(KeyClass.USER_ONLY,
                                                 why="a project cannot approve itself"),
     "agent.retry.max_retries": _limit(Lower(3)),
@@ -205,8 +212,8 @@ KEYS: dict[str, Entry] = {
     "agent.routing.low_keywords": S,
     "agent.routing.high_keywords": S,
     "agent.verify": _RUN,
-    "agent.agents.max_threads": _limit(Lower()),
-    "agent.agents.max_depth": _limit(Lower()),
+    "agent.agents.max_threads": _limit(Lower(4)),
+    "agent.agents.max_depth": _limit(Lower(2)),
     "agent.agents.write_lease_wait": S,
     "agent.agents.budget.tokens": _limit(Lower()),
     "agent.agents.budget.usd": _limit(Lower()),
@@ -219,7 +226,7 @@ KEYS: dict[str, Entry] = {
     "agent.agents.roles.NAME.system_prompt": S,
     "agent.agents.roles.NAME.model": S,
     "agent.agents.roles.NAME.max_steps": _limit(Lower(None)),
-    "agent.agents.roles.NAME.read_only": _limit(_TRUE_TIGHT),
+    "agent.agents.roles.NAME.read_only": _limit(_on(None)),
     "agent.agents.roles.NAME.allowed_tools": S,
     "agent.agents.roles.NAME.disallowed_tools": S,
     "agent.agents.roles.NAME.mcp_servers": S,
@@ -231,10 +238,10 @@ KEYS: dict[str, Entry] = {
     "agent.sharing": Entry(KeyClass.PICKS_HOST, why="where sessions would be published"),
     "agent.voice": Entry(KeyClass.SETS_ENV, why="which variable's key is used"),
     # [agent.sandbox]
-    "agent.sandbox.level": _limit(Order(("read-only", "workspace-write", "full-access"),
-                                        "workspace-write")),
+    "agent.sandbox.level": _limit(Order(tuple(m.value for m in SandboxLevel),  # tight first
+                                        SandboxLevel.WORKSPACE_WRITE.value)),
     "agent.sandbox.writable_roots": Entry(KeyClass.PATH_OUTSIDE, Inside()),
-    "agent.sandbox.network": _limit(_FALSE_TIGHT),
+    "agent.sandbox.network": _limit(_off(False)),
     "agent.sandbox.fallback": _limit(Order(("refuse", "unsandboxed"), "refuse")),
     "agent.sandbox.hide": S,
     "agent.hooks": _RUN,
@@ -245,7 +252,7 @@ KEYS: dict[str, Entry] = {
     "mcp.servers": _RUN,
     "mcp.defer_threshold": S,
     "mcp.startup_timeout": S,
-    "lsp.enabled": _limit(_FALSE_TIGHT),
+    "lsp.enabled": _limit(_off(True)),
     "lsp.diagnostics_after_edit": S,
     "lsp.diagnostics_wait": S,
     "lsp.idle_timeout": S,
@@ -255,7 +262,7 @@ KEYS: dict[str, Entry] = {
                       "interpreter path the server runs"),
     "nodes": Entry(KeyClass.RUNS_PROGRAM, why="SSH hosts commands run on"),
     "team.max_concurrent_model_calls": _limit(Lower(16, zero_unlimited=True)),
-    "team.proxy_model_calls": _limit(_FALSE_TIGHT),
+    "team.proxy_model_calls": _limit(_off(False)),
     # [shell]
     "shell.path": _RUN,
     "shell.startup_commands": _RUN,
@@ -263,7 +270,7 @@ KEYS: dict[str, Entry] = {
                        "exclude keeps keys out of commands"),
     "shell.sandbox": _LOOSE,  # legacy, ignored
     # [browser], [web_search], [notify] and the rest
-    "browser.enabled": _limit(_FALSE_TIGHT),
+    "browser.enabled": _limit(_off(False)),
     "browser.executable": _RUN,
     "browser.executable_path": _RUN,
     "browser.headless": S,

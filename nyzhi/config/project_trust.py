@@ -323,6 +323,10 @@ def load_trusted(cwd: Path | None, env: Mapping[str, str] | None = None, *,
     workspace = detect_workspace(cwd, env)
     found = _sort(layer_paths(workspace, env), workspace.root)
     verdict = _verdict(found, workspace.root, env, approve)
+    if not (approve or found.user_approves):
+        more = _mcp_json_lines(workspace.root, env)
+        if more:
+            verdict = attrs.evolve(verdict, lines=(*verdict.lines, *more))
     if not found.splits:
         return load_config(cwd, env=env, workspace=workspace), verdict
 
@@ -333,6 +337,26 @@ def load_trusted(cwd: Path | None, env: Mapping[str, str] | None = None, *,
         return split.approved if verdict.approved else split.kept
 
     return load_config(cwd, env=env, workspace=workspace, layer_filter=layer_filter), verdict
+
+
+def _mcp_json_lines(root: Path, env: Mapping[str, str] | None) -> list[str]:
+    """One line per ``.mcp.json`` server not approved as it is now (each is approved on its
+    own, ``nyzhi.core.mcp.trust``: the runtime does not start it)."""
+    from nyzhi.config.approvals import trusted_digest
+    from nyzhi.config.key_classes import MCP_JSON_KEYS
+    from nyzhi.config.mcp_sources import MCP_JSON, read_mcp_json
+
+    if not (root / MCP_JSON).is_file():
+        return []
+    try:
+        entries = read_mcp_json(root, env)
+    except ConfigError:  # the runtime reports a broken file itself
+        return []
+    cls = class_of(MCP_JSON_KEYS["mcpServers"])
+    return [f"{root / MCP_JSON}: mcpServers.{e.name} ({cls}) is not approved: not started "
+            "unless you approve it (asked in the console, or `nyz mcp list` on a terminal; "
+            f"CI: {APPROVE_FLAG})"
+            for e in entries if trusted_digest(root, f"mcp:{e.name}", env) != e.fingerprint()]
 
 
 def approve(loaded: LoadedConfig, env: Mapping[str, str] | None = None, *,

@@ -231,6 +231,7 @@ def _claude_gated(root: Path) -> dict[str, dict[str, Any]]:
 
 @records.frozen
 class _Sorted:
+    user: dict | None  # the user's own layer, raw: the baseline a limit must not loosen
     splits: dict[str, Split]  # layer name -> its split
     parts: dict[str, Any]  # file -> {key: value}: everything gated
     classes: dict[tuple[str, str], KeyClass]  # (file, key) -> why it is gated
@@ -267,7 +268,8 @@ def _sort(loaded_layers: Any, root: Path) -> _Sorted:
         parts[str(root / name)] = got
         classes.update({(str(root / name), k): class_of(CLAUDE_KEYS.get(k, "agent.hooks"))
                         or KeyClass.RUNS_PROGRAM for k in got})
-    return _Sorted(splits, parts, classes, tuple(lines), _lookup(user, APPROVE_KEY) is True)
+    return _Sorted(user, splits, parts, classes, tuple(lines),
+                   _lookup(user, APPROVE_KEY) is True)
 
 
 def _gated_lines(found: _Sorted) -> list[str]:
@@ -331,9 +333,10 @@ def load_trusted(cwd: Path | None, env: Mapping[str, str] | None = None, *,
         return load_config(cwd, env=env, workspace=workspace), verdict
 
     def layer_filter(name: str, raw: dict) -> dict:
-        split = found.splits.get(name)
-        if split is None:
+        if name not in PROJECT_LAYERS:
             return raw
+        # ``raw`` is the layer as checked (typos dropped): split again, the same way
+        split = split_layer(raw, found.user, workspace.root)
         return split.approved if verdict.approved else split.kept
 
     return load_config(cwd, env=env, workspace=workspace, layer_filter=layer_filter), verdict

@@ -229,3 +229,28 @@ def test_security_docs_list_the_allowlist_and_the_classes():
     assert sorted(set(kc.tightening_keys()) - listed) == []
     for cls in KeyClass:
         assert cls.name in section, cls.name
+
+
+# Who may load the configuration without the project-trust filter: only to display it, to
+# approve it, or for a path (never to act on its values).
+RAW_LOADERS = {
+    "config/project_trust.py": "the filter itself",
+    "cli/cmd_config.py": "nyz config show / get / trust: display and approval",
+    "cli/cmd_mcp.py": "the workspace's paths (add / remove)",
+}
+
+
+def test_everything_that_acts_on_the_config_loads_it_through_the_filter():
+    """By construction: a new front end or command that loads the config to act on it gets
+    the trusted view (``load_trusted``), or this test names it."""
+    import ast
+
+    package = Path(__file__).resolve().parents[3] / "nyzhi"
+    found = []
+    for path in package.rglob("*.py"):
+        rel = str(path.relative_to(package))
+        for node in ast.walk(ast.parse(path.read_text(), rel)):
+            if (isinstance(node, ast.Call) and getattr(node.func, "id", None) == "load_config"
+                    and rel not in RAW_LOADERS):
+                found.append(f"{rel}:{node.lineno}")
+    assert found == []

@@ -122,6 +122,7 @@ class Vector:
     script: Callable[[dict], list]
     applied: Callable[[dict, Run], bool]
     user: str = ""
+    file: str = ".nyzhi/config.toml"
 
 
 def _marker(ctx: dict) -> Path:
@@ -192,6 +193,11 @@ VECTORS = {
         "agent.trust.mode", lambda c: '[agent.trust]\nmode = "autoedit"\n',
         lambda c: calls(("write", {"file_path": "w.txt", "content": "x"})),
         lambda c, run: (c["ws"] / "w.txt").exists()),
+    # ... and through Claude Code's file: permissions.allow is auto_approve
+    "claude-allow": Vector(
+        "permissions.allow", lambda c: json.dumps({"permissions": {"allow": ["Write"]}}),
+        lambda c: calls(("write", {"file_path": "w.txt", "content": "x"})),
+        lambda c, run: (c["ws"] / "w.txt").exists(), file=".claude/settings.json"),
     # PATH_OUTSIDE: a writable root outside the workspace
     "writable-root": Vector(
         "agent.sandbox.writable_roots",
@@ -206,7 +212,8 @@ async def test_a_gated_key_waits_for_a_person(workspace, home, tmp_path, receive
     vector = VECTORS[name]
     ctx = {"ws": workspace, "recv": receiver, "out": tmp_path / "outside"}
     ctx["out"].mkdir()
-    project = workspace / ".nyzhi" / "config.toml"
+    project = workspace / vector.file
+    project.parent.mkdir(exist_ok=True)
     project.write_text(vector.project(ctx))
     run = await nyz(workspace, home, vector.script(ctx), user=vector.user)
     assert run.proc.returncode == 0, run.err

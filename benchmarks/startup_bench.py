@@ -27,6 +27,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+# The project file of the nyz run measurements: SAFE keys only (nyzhi.config.key_classes).
+PROJECT_FILE = ('[agent]\ncustom_instructions = "Answer briefly."\nmax_steps = 50\n'
+                '[agent.trust]\ndeny_tools = ["web_fetch"]\n[tui]\ntheme = "dark"\n')
 TARGET_MS = 150.0
 RUN_TARGET_RATIO = 1.25
 BARE_CLIENT = (
@@ -159,13 +162,15 @@ def kept_window(runs: int) -> dict:
             async with open_fake_llm() as server:
                 entry = (f'[provider]\ndefault = "fake"\n[provider.fake]\napi_style = "openai"\n'
                          f'base_url = "{server.url_for("openai")}"\nmodel = "m"\napi_key = "k"\n')
+                user = Path(tmp) / "home" / ".config" / "nyzhi" / "config.toml"  # the user's
+                user.parent.mkdir(parents=True, exist_ok=True)
                 configured, kept = [], []
-                (ws / ".nyzhi" / "config.toml").write_text(entry)
+                user.write_text(entry)
                 await _timed_run(server, nyz, ws, env)  # the first start asks, and keeps it
                 for _ in range(runs):
-                    (ws / ".nyzhi" / "config.toml").write_text(entry + "context_window = 65536\n")
+                    user.write_text(entry + "context_window = 65536\n")
                     configured.append((await _timed_run(server, nyz, ws, env))["first_request"])
-                    (ws / ".nyzhi" / "config.toml").write_text(entry)
+                    user.write_text(entry)
                     kept.append((await _timed_run(server, nyz, ws, env))["first_request"])
         return configured, kept
 
@@ -184,10 +189,15 @@ def nyz_run(runs: int) -> dict:
         env = {**os.environ, "HOME": str(Path(tmp) / "home")}  # isolated sessions and config
 
         def config(server) -> None:
-            (ws / ".nyzhi" / "config.toml").write_text(
+            # the provider in the user's own config (a project's base_url and key wait for
+            # approval, issue 49), and a project file of SAFE keys, as a repository has one
+            user = Path(tmp) / "home" / ".config" / "nyzhi" / "config.toml"
+            user.parent.mkdir(parents=True, exist_ok=True)
+            user.write_text(
                 f'[provider]\ndefault = "fake"\n[provider.fake]\napi_style = "openai"\n'
                 f'base_url = "{server.url_for("openai")}"\nmodel = "m"\napi_key = "k"\n'
             )
+            (ws / ".nyzhi" / "config.toml").write_text(PROJECT_FILE)
 
         bare = [sys.executable, "-c", BARE_CLIENT, "{URL}"]
         nyz = [sys.executable, "-m", "nyzhi", "run", "--ephemeral", "hi"]

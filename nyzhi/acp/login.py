@@ -24,11 +24,11 @@ LOGIN = s.AuthMethod(
 def login_needed(cwd: Path, provider: str | None) -> bool:
     """No provider would be chosen for a session in ``cwd``. Blocking (reads config). A
     config that cannot be read is not a login question: ``session/new`` says what is wrong."""
-    from nyzhi.config import load_config
+    from nyzhi.config.project_trust import load_trusted
     from nyzhi.core.assembly import choose_provider
 
     try:
-        config: Any = load_config(cwd).config.with_overrides(provider=provider)
+        config: Any = load_trusted(cwd)[0].config.with_overrides(provider=provider)
     except Exception:
         return False
     return choose_provider(config, os.environ) is None

@@ -424,6 +424,6 @@ class _CommandHost:
         return f"session {rt.session_id}\ncwd {self.cwd}\n{rt.provider_name}/{rt.model} · {mode}"
 
     def loaded_config(self) -> Any:
-        from nyzhi.config import load_config
+        from nyzhi.config.project_trust import load_trusted
 
-        return load_config(self.cwd)
+        return load_trusted(self.cwd)[0]  # unapproved project keys left out

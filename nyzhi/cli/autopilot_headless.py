@@ -40,13 +40,13 @@ async def run_autopilot(args: argparse.Namespace, goal: str, fmt: str) -> int:
     from nyzhi.core import autopilot as ap
 
     async def drive(rt: Any) -> None:
-        from nyzhi.config import load_config
+        from nyzhi.config.project_trust import load_trusted
 
         root = Path(rt.tooling.context.workspace_root)
         pilot = None
         try:
             state = ap.start_or_resume(root, goal)
-            max_loops = load_config(root).config.agent.autopilot_max_loops
+            max_loops = load_trusted(root)[0].config.agent.autopilot_max_loops
             pilot = ap.Autopilot(rt, root, state, max_loops=max_loops)
             state = await pilot.run()
         except ap.AutopilotError as exc:

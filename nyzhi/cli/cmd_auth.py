@@ -38,10 +38,11 @@ def _err(message: str) -> int:
 
 def _config():
     """The merged config, or defaults with a warning: a broken config must not block login."""
-    from nyzhi.config import Config, ConfigError, load_config
+    from nyzhi.config import Config, ConfigError
+    from nyzhi.config.project_trust import load_trusted
 
     try:
-        return load_config().config
+        return load_trusted(None)[0].config  # a project's unapproved oauth URLs left out
     except ConfigError as exc:
         print(f"warning: ignoring configuration: {exc}", file=sys.stderr)
         return Config()

@@ -91,8 +91,8 @@ def run_trust(args: argparse.Namespace) -> int:
         return _fail(exc)
     verdict = check(loaded)
     if not verdict.parts:
-        print(f"nothing to approve: the project in {loaded.workspace.root} declares no hooks, "
-              "MCP servers, nodes or security settings")
+        print(f"nothing to approve: the project in {loaded.workspace.root} sets nothing that "
+              "needs approval (hooks, MCP servers, nodes, hosts, environment, looser limits...)")
         return 0
     state = "approved" if verdict.approved else "NOT approved (new or changed)"
     print(f"# {loaded.workspace.root}: {state}")

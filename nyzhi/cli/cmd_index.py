@@ -38,10 +38,10 @@ def _fail(exc: Exception | str) -> int:
 def _setup(args: argparse.Namespace) -> tuple[Any, Any]:
     from pathlib import Path
 
-    from nyzhi.config import load_config
+    from nyzhi.config.project_trust import load_trusted
     from nyzhi.index.service import settings_from_config
 
-    loaded = load_config(Path.cwd())
+    loaded, _verdict = load_trusted(Path.cwd())  # an unapproved embedding host left out
     for warning in loaded.warnings:
         print(f"nyz: {warning}", file=sys.stderr)
     return loaded.config, settings_from_config(loaded.config, loaded.workspace.root)

@@ -36,7 +36,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     ls.add_argument("--timeout", type=float, default=LIST_TIMEOUT,
                     help=f"seconds to wait for servers to connect (default {LIST_TIMEOUT:g})")
     ls.add_argument("-y", "--trust", type=_trust, default=argparse.SUPPRESS,
-                    help="full: start .mcp.json servers without asking")
+                    help="accepted; a trust mode approves tool calls, never project servers "
+                    "(see --approve-project-config)")
+    ls.add_argument("--approve-project-config", action="store_true",
+                    help="start the project's servers without asking, as approved for this run")
     ls.set_defaults(handler=run_list)
 
     rm = actions.add_parser("remove", help="remove a server from the config")
@@ -228,25 +231,26 @@ async def _list(args: argparse.Namespace) -> int:
     import os
 
     import actors
-    from nyzhi.config import load_config
     from nyzhi.config.mcp_sources import declared_servers
+    from nyzhi.config.project_trust import load_trusted
     from nyzhi.core.mcp import McpPool
     from nyzhi.tools.registry import ToolRegistry
 
-    loaded = load_config()
+    approve = getattr(args, "approve_project_config", False)
+    # a project's unapproved [mcp.servers] are left out (each .mcp.json one is asked below)
+    loaded, verdict = load_trusted(None, approve=approve)
+    for line in verdict.lines:
+        print(f"nyz: {line}", file=sys.stderr)
     entries = declared_servers(loaded.config, loaded.workspace.root, os.environ)
     if not entries:
         print("no MCP servers configured (add one with `nyz mcp add NAME -- COMMAND` or "
               "`nyz mcp add NAME --url URL`)")
         return 0
-    from nyzhi.config.modes import TrustMode
-
-    trust = getattr(args, "trust", None) or loaded.config.agent.trust.mode
     async with actors.open_system(name="nyz-mcp-list") as system:
         pool = await McpPool.open(
             system, ToolRegistry(), entries, root=loaded.workspace.root,
             startup_timeout=args.timeout, ask_trust=_ask_on_terminal,
-            trust_all=trust == TrustMode.FULL,
+            trust_all=approve or loaded.config.agent.trust.approve_project_config,
         )
         await pool.wait_started(args.timeout)
         statuses = pool.statuses()

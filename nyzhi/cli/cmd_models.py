@@ -119,14 +119,15 @@ def run_refresh(names: list[str]) -> int:
 
     import trio
 
-    from nyzhi.config import load_config
     from nyzhi.config.fsutil import atomic_write
+    from nyzhi.config.project_trust import load_trusted
     from nyzhi.core.assembly import provider_spec
     from nyzhi.core.errors import describe_error
     from nyzhi.provider.models import refresh_models
 
     env = dict(os.environ)
-    config = load_config(Path.cwd(), env=env).config
+    # a project's unapproved base_url or key is left out: the user's key goes nowhere it chose
+    config = load_trusted(Path.cwd(), env)[0].config
     names = names or _configured(config, env)
     if not names:
         print("nyz models refresh: no provider is configured or has a key "

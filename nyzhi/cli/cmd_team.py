@@ -175,14 +175,14 @@ def prepare_team(args: argparse.Namespace, cwd: Path) -> Any:
 
 def node_executors(cwd: Path) -> dict[str, Any]:
     """The ``[[nodes]]`` of the config at ``cwd``, as SSH executors (the runtime's own)."""
-    from nyzhi.config import load_config
     from nyzhi.config.errors import ConfigError
+    from nyzhi.config.project_trust import load_trusted
     from nyzhi.core.assembly import build_nodes
     from nyzhi.teams.names import TeamError
     from nyzhi.tools.env_policy import EnvPolicy
 
     try:
-        config = load_config(cwd).config
+        config = load_trusted(cwd)[0].config  # a project's unapproved [[nodes]] left out
     except ConfigError as exc:
         raise TeamError(str(exc)) from None
     return build_nodes(config, EnvPolicy.from_config(config.shell.env))
@@ -239,11 +239,12 @@ def fire_hook(cwd: Path, event: str, payload: dict[str, Any]) -> None:
     """Fire one hook event outside a runtime (worktrees made or removed by ``nyz team``)."""
     import trio
 
-    from nyzhi.config import load_config
+    from nyzhi.config.project_trust import load_trusted
     from nyzhi.core.assembly import build_hooks
 
-    loaded = load_config(cwd)
-    hooks, _notes = build_hooks(loaded.config, loaded.workspace, cwd)
+    loaded, verdict = load_trusted(cwd)  # a project's unapproved hooks do not run
+    hooks, _notes = build_hooks(loaded.config, loaded.workspace, cwd,
+                                claude=verdict.claude_hooks)
     if hooks.matching(event, payload):
         trio.run(hooks.fire, event, payload)
 

@@ -82,6 +82,12 @@ def add_global_flags(parser: argparse.ArgumentParser, *, suppress: bool = False)
         "-y", "--trust", type=_trust, help=f"trust mode: {spelled(TrustMode)}", **d
     )
     parser.add_argument(
+        "--approve-project-config", action="store_true",
+        help="use the project's configuration that needs approval (hooks, MCP servers, hosts, "
+        "environment...) for this run without asking, as `nyz config trust` would (for CI)",
+        **d,
+    )
+    parser.add_argument(
         "-c", "--continue", dest="continue_", action="store_true",
         help="resume the most recent session", **d,
     )

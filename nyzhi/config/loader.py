@@ -87,16 +87,18 @@ def validate_layer(raw: dict, path: Path | None) -> Config:
 
 
 def load_config(cwd: Path | None = None, *, env: Mapping[str, str] | None = None,
-                layer_filter: Callable[[str, dict], dict] | None = None) -> LoadedConfig:
+                layer_filter: Callable[[str, dict], dict] | None = None,
+                workspace: Workspace | None = None) -> LoadedConfig:
     """Load the merged configuration for the workspace containing ``cwd``.
 
     Raises ConfigError (naming file, key path, expected and found) on unreadable TOML or
     wrong types in any layer. A key the schema lacks (a typo) does not stop loading: it is
     dropped and reported in ``warnings`` with the file and a close match, as is a key that
     is known but not yet active. ``layer_filter(name, raw)`` may drop keys from a layer
-    before it is merged (``nyzhi.config.project_trust`` drops what the user has not approved).
+    (checked, typos dropped) before it is merged (``nyzhi.config.project_trust`` drops what the user has not approved);
+    ``workspace``: the one already detected for ``cwd`` (saves detecting it twice).
     """
-    workspace = detect_workspace(cwd, env)
+    workspace = workspace or detect_workspace(cwd, env)
     candidates = layer_paths(workspace, env)
     raws: list[tuple[str, dict]] = []
     existing: list[Layer] = []
@@ -107,12 +109,12 @@ def load_config(cwd: Path | None = None, *, env: Mapping[str, str] | None = None
         if raw is None:
             continue
         existing.append(layer)
-        if layer_filter is not None:  # what the user has not approved is left out first
-            raw = layer_filter(layer.name, raw)
         raw, found, error = check_layer(raw, layer.path)  # one pass: keys and values
         warnings.extend(found)
-        if error is not None:
+        if error is not None:  # a bad value is reported whether or not it would be used
             problems.extend(error.problems)
+        if layer_filter is not None:  # then what the user has not approved is left out
+            raw = layer_filter(layer.name, raw)
         raws.append((layer.name, raw))
     if problems:
         raise ConfigError(problems)

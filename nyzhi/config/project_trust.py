@@ -1,30 +1,27 @@
-"""A project's configuration that runs things is used only as the user last approved it.
+"""A project's configuration applies only its harmless keys until a person approved the rest.
 
 A repository (or an agent that wrote into one) decides much of what nyz does through its
-project files. Most of that is harmless (a model, a prompt), but some of it runs programs as
-the user or loosens the sandbox, and those parts (``GATED``) are only used once the user
-approved exactly them:
+project files. ``nyzhi.config.key_classes`` classifies every key of the schema; this module
+applies that table to the project layers (``.nyzhi/config.toml``, ``config.local.toml``) and
+to what nyz reads of ``.claude/settings*.json``:
 
-* hooks: ``[[agent.hooks]]`` in ``.nyzhi/config.toml`` / ``config.local.toml``, and the
-  ``hooks`` of ``.claude/settings.json`` / ``settings.local.json``;
-* MCP servers: ``[mcp.servers]`` of those layers (``.mcp.json`` servers are asked about one by
-  one, ``nyzhi.core.mcp.trust``, in the same record);
-* ``[[nodes]]`` (SSH hosts the tools may run on);
-* language servers: the ``[lsp.NAME]`` tables (a command to run, and settings such as an
-  interpreter path a server runs);
-* the security settings ``[agent.sandbox]`` and ``[agent.trust]``, except what can only
-  tighten them (``hide``; a ``read-only`` level; ``deny_*``, ``always_ask``,
-  ``remember_approvals``), and ``[shell.env] exclude`` (it replaces the list of variables,
-  provider keys among them, kept out of commands' environment).
+* a ``SAFE`` key, or a limit set in the tightening direction (compared with the user's own
+  value, else the default), applies at once;
+* a ``USER_ONLY`` key (``agent.trust.approve_project_config``) never applies from a project
+  layer, approved or not: one line says it was ignored;
+* every other key (runs a program, chooses a host, sets the environment, a path outside the
+  workspace, a looser limit) is *gated*: used only as the user last approved it, and otherwise
+  left out with one line per file and key saying so. A key the table does not know is gated.
 
-The approval is a SHA-256 digest of those parts, kept per workspace in the user's state
-directory (``nyzhi.config.approvals``, never in the repository). While the digest differs
-from the approved one (never approved, or changed since), they are left out of the loaded
-configuration, with a notice naming the files and how to approve: ``nyz config trust`` (shows
-them and asks), or ``--trust full`` (accepts without recording), as a ``.mcp.json`` server.
-An interactive session also asks once through the front end's approvals
-(``nyzhi.core.assembly.ask_project_trust``); a yes applies from the next session, since the
-sandbox, trust and hooks of this one were fixed when it started. Headless, nobody is asked.
+The approval is a SHA-256 digest of all the gated parts, kept per workspace in the user's state
+directory (``nyzhi.config.approvals``, never in the repository): ``nyz config trust`` (shows
+them and asks) or, in an interactive session, one question through the front end's approvals
+(``nyzhi.core.assembly.ask_project_trust``; a yes applies from the next session). For CI, the
+person running nyz approves for one run with ``--approve-project-config`` or in their own
+config with ``[agent.trust] approve_project_config = true``. A trust mode never approves
+configuration: ``--trust full`` is about tool calls, and a hook the agent planted under it must
+not run in the next ``--trust full`` run. ``.mcp.json`` servers are asked about one by one
+(``nyzhi.core.mcp.trust``, the same record and the same rule).
 """
 
 from __future__ import annotations
@@ -32,7 +29,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -41,30 +38,40 @@ import attrs
 from nyzhi import records
 from nyzhi.config.claude_settings import SETTINGS_FILES
 from nyzhi.config.errors import ConfigError
+from nyzhi.config.key_classes import (
+    CLAUDE_KEYS,
+    ENTRIES,
+    NAME,
+    PREFIXES,
+    TABLES,
+    Entry,
+    KeyClass,
+    class_of,
+    entry_for,
+)
 from nyzhi.config.loader import LoadedConfig, load_config, read_layer
-from nyzhi.config.modes import SandboxLevel, TrustMode
 from nyzhi.config.textfile import check_nesting
 
 PROJECT_LAYERS = ("project", "local")
 TRUST_KEY = "project"
-# Keys under [agent.trust] / [agent.sandbox] that only tighten (or, remember_approvals, only
-# keep the user's own answers): never gated.
-KEEP_TRUST = ("deny_tools", "deny_paths", "deny_commands", "always_ask", "remember_approvals")
-KEEP_SANDBOX = ("hide",)
-_NAMES = {"agent.hooks": "hooks", "hooks": "hooks", "mcp.servers": "MCP servers",
-          "nodes": "nodes", "lsp": "language servers", "agent.trust": "trust settings", "agent.sandbox": "sandbox settings",
-          "shell.env.exclude": "environment settings", "permissions.allow": "permission rules"}
+APPROVE_FLAG = "--approve-project-config"
+APPROVE_KEY = ("agent", "trust", "approve_project_config")
+_UNCLASSIFIED = Entry(KeyClass.LOOSENS_LIMIT, why="not classified")
 
 
 @records.frozen
 class ProjectTrust:
-    """The outcome for one load: ``approved`` (or nothing gated), what was gated, and the
-    notice to show when it was left out."""
+    """The outcome for one load: ``approved`` (or nothing gated), what was gated per file, and
+    one line per gated or ignored key to show when it was left out."""
 
     approved: bool
     digest: str | None = None
     parts: dict[str, Any] = attrs.field(factory=dict, eq=False)
-    notice: str = ""
+    lines: tuple[str, ...] = ()
+
+    @property
+    def notice(self) -> str:
+        return "\n".join(self.lines)
 
     @property
     def claude_hooks(self) -> bool:
@@ -78,68 +85,126 @@ class ProjectTrust:
         return self.approved
 
 
-def _gated(raw: dict) -> dict[str, Any]:
-    """The parts of one project layer's raw TOML that need approval."""
-    out: dict[str, Any] = {}
-    agent = raw.get("agent") if isinstance(raw.get("agent"), dict) else {}
-    if agent.get("hooks"):
-        out["agent.hooks"] = agent["hooks"]
-    servers = raw.get("mcp", {}).get("servers") if isinstance(raw.get("mcp"), dict) else None
-    if servers:
-        out["mcp.servers"] = servers
-    if raw.get("nodes"):
-        out["nodes"] = raw["nodes"]
-    servers = _lsp_servers(raw)
-    if servers:
-        out["lsp"] = servers
-    trust = agent.get("trust") if isinstance(agent.get("trust"), dict) else {}
-    loose = {k: v for k, v in trust.items() if k not in KEEP_TRUST}
-    if loose:
-        out["agent.trust"] = loose
-    sandbox = agent.get("sandbox") if isinstance(agent.get("sandbox"), dict) else {}
-    loose = {k: v for k, v in sandbox.items()
-             if k not in KEEP_SANDBOX and not (k == "level" and v == SandboxLevel.READ_ONLY)}
-    if loose:
-        out["agent.sandbox"] = loose
-    shell = raw.get("shell") if isinstance(raw.get("shell"), dict) else {}
-    env = shell.get("env") if isinstance(shell.get("env"), dict) else {}
-    if "exclude" in env:  # replaces the list that keeps keys out of commands' environment
-        out["shell.env.exclude"] = env["exclude"]
-    return out
+@records.frozen
+class Split:
+    """One project layer sorted by the table: ``kept`` (applies unapproved), ``gated``
+    (dotted key -> (class, value)) and ``user_only`` (dotted keys never applied)."""
+
+    kept: dict
+    approved: dict  # what applies once approved: all but user_only
+    gated: dict[str, tuple[KeyClass, Any]]
+    user_only: tuple[str, ...]
 
 
-def _lsp_servers(raw: dict) -> dict[str, Any]:
-    """The ``[lsp.NAME]`` tables of a layer (``[lsp]``'s own settings are harmless)."""
-    lsp = raw.get("lsp") if isinstance(raw.get("lsp"), dict) else {}
-    return {k: v for k, v in lsp.items() if isinstance(v, dict)}
+def _dotted(path: tuple) -> str:
+    from nyzhi.config.convert import dotted
+
+    return dotted(path)
 
 
-def strip_gated(name: str, raw: dict) -> dict:
-    """``raw`` without its gated parts when ``name`` is a project layer (a ``layer_filter``)."""
-    if name not in PROJECT_LAYERS or not _gated(raw):
-        return raw
-    raw = copy.deepcopy(raw)
-    agent = raw.get("agent") if isinstance(raw.get("agent"), dict) else {}
-    agent.pop("hooks", None)
-    if isinstance(raw.get("mcp"), dict):
-        raw["mcp"].pop("servers", None)
-    raw.pop("nodes", None)
-    if _lsp_servers(raw):
-        raw["lsp"] = {k: v for k, v in raw["lsp"].items() if not isinstance(v, dict)}
-    if isinstance(agent.get("trust"), dict):
-        agent["trust"] = {k: v for k, v in agent["trust"].items() if k in KEEP_TRUST}
-    if isinstance(agent.get("sandbox"), dict):
-        agent["sandbox"] = {k: v for k, v in agent["sandbox"].items()
-                            if k in KEEP_SANDBOX or (k == "level" and v == SandboxLevel.READ_ONLY)}
-    shell = raw.get("shell") if isinstance(raw.get("shell"), dict) else {}
-    if isinstance(shell.get("env"), dict):
-        shell["env"].pop("exclude", None)
+def _units(value: Any, form: tuple, path: tuple) -> Iterator[tuple[tuple, tuple, Any]]:
+    """(raw path, regular form, value) of each classified unit under ``value``: a key the
+    table lists, or a gated table above it; a key the table does not reach yields its form."""
+    if form and (form in ENTRIES or form not in TABLES):
+        yield path, form, value
+        return
+    if isinstance(value, dict):
+        for k, v in value.items():
+            sub = (*form, k)
+            if sub not in PREFIXES and (*form, NAME) in PREFIXES:
+                sub = (*form, NAME)
+            yield from _units(v, sub, (*path, k))
+    elif isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+        for i, v in enumerate(value):
+            yield from _units(v, form, (*path, i))
+    # a scalar where a table belongs: left for the loader to report as a wrong type
+
+
+def _lookup(raw: Any, path: tuple) -> Any:
+    for part in path:
+        if not isinstance(raw, dict) or part not in raw:
+            return None
+        raw = raw[part]
     return raw
 
 
+def _remove(raw: dict, path: tuple) -> None:
+    node: Any = raw
+    for part in path[:-1]:
+        node = node.get(part) if isinstance(node, dict) else None
+    if isinstance(node, dict):
+        node.pop(path[-1], None)
+
+
+def _schema_key(form: tuple) -> bool:
+    from nyzhi.config.keys import schema_keys
+
+    global _SCHEMA
+    if _SCHEMA is None:
+        _SCHEMA = frozenset(schema_keys())
+    return ".".join(form) in _SCHEMA
+
+
+_SCHEMA: frozenset[str] | None = None
+
+
+def split_layer(raw: dict, user: dict | None, root: Path) -> Split:
+    """Sort one project layer's raw TOML by the key table. ``user`` is the user's own layer
+    (the baseline a limit must not loosen); ``root`` the workspace (paths must stay in it)."""
+    gated: dict[str, tuple[KeyClass, Any]] = {}
+    user_only: list[str] = []
+    drop: list[tuple] = []
+    for path, form, value in _units(raw, (), ()):
+        found = entry_for(form)
+        if found is None:
+            if not _schema_key(form):
+                continue  # a typo: the loader warns about it and drops it
+            entry = _UNCLASSIFIED
+        else:
+            entry = found[1]
+        if entry.cls is KeyClass.SAFE:
+            continue
+        plain = tuple(p for p in path if not isinstance(p, int))
+        if entry.safe is not None and len(plain) == len(path) and entry.safe.tightens(
+                value, _lookup(user, path), root):
+            continue
+        # an array of tables is one unit: an entry without the gated key means nothing
+        cut = next((i for i, p in enumerate(path) if isinstance(p, int)), len(path))
+        unit = path[:cut]
+        if entry.cls is KeyClass.USER_ONLY:
+            user_only.append(_dotted(unit))
+        else:
+            gated.setdefault(_dotted(unit), (entry.cls, _lookup(raw, unit)))
+        drop.append((unit, entry.cls))
+    for unit in _replaced_whole(raw, user):  # a project entry would replace the user's own
+        if _dotted(unit) not in gated:
+            gated[_dotted(unit)] = (KeyClass.LOOSENS_LIMIT, _lookup(raw, unit))
+            drop.append((unit, KeyClass.LOOSENS_LIMIT))
+    if not drop:
+        return Split(raw, raw, {}, ())
+    kept, approved = copy.deepcopy(raw), copy.deepcopy(raw)
+    for unit, cls in drop:
+        _remove(kept, unit)
+        if cls is KeyClass.USER_ONLY:
+            _remove(approved, unit)
+    return Split(kept, approved, gated, tuple(user_only))
+
+
+def _replaced_whole(raw: dict, user: dict | None) -> Iterator[tuple]:
+    """The entries (``merge.REPLACE_WHOLE``: a role, a server) that ``raw`` sets and the user
+    also set: merged, the project's would replace the user's whole, ``read_only`` and all."""
+    from nyzhi.config.merge import REPLACE_WHOLE
+
+    for pattern in REPLACE_WHOLE:
+        table = _lookup(raw, pattern[:-1])
+        mine = _lookup(user, pattern[:-1])
+        if isinstance(table, dict) and isinstance(mine, dict):
+            yield from ((*pattern[:-1], name) for name in table if name in mine)
+
+
 def _claude_gated(root: Path) -> dict[str, dict[str, Any]]:
-    """Per Claude settings file, what needs approval: its hooks (they run programs) and its
-    ``permissions.allow`` rules (they approve tools without asking, as ``auto_approve``)."""
+    """Per Claude settings file, what needs approval: the keys nyz reads there
+    (``CLAUDE_KEYS``) whose schema key is gated (hooks, ``permissions.allow``)."""
     out: dict[str, dict[str, Any]] = {}
     for name in SETTINGS_FILES:
         path = root / ".claude" / name
@@ -155,32 +220,72 @@ def _claude_gated(root: Path) -> dict[str, dict[str, Any]]:
             continue
         got: dict[str, Any] = {}
         if isinstance(data, dict):
-            if data.get("hooks"):
-                got["hooks"] = data["hooks"]
-            perms = data.get("permissions")
-            if isinstance(perms, dict) and perms.get("allow"):
-                got["permissions.allow"] = perms["allow"]
+            for key, schema_key in CLAUDE_KEYS.items():
+                value = _lookup(data, tuple(key.split(".")))
+                if value and class_of(schema_key) is not KeyClass.SAFE:
+                    got[key] = value
         if got:
             out[f".claude/{name}"] = got
     return out
 
 
-def gated_parts(loaded: LoadedConfig) -> dict[str, Any]:
-    """``{file: {part: value}}``: every gated part of the workspace's project files."""
-    parts: dict[str, Any] = {}
-    for layer in loaded.candidates:
-        if layer.name not in PROJECT_LAYERS:
-            continue
+@records.frozen
+class _Sorted:
+    user: dict | None  # the user's own layer, raw: the baseline a limit must not loosen
+    splits: dict[str, Split]  # layer name -> its split
+    parts: dict[str, Any]  # file -> {key: value}: everything gated
+    classes: dict[tuple[str, str], KeyClass]  # (file, key) -> why it is gated
+    lines: tuple[str, ...]  # the user_only lines
+    user_approves: bool  # the user's own config says approve_project_config = true
+
+
+def _sort(loaded_layers: Any, root: Path) -> _Sorted:
+    """Read the layers (``loader.Layer``s), split the project ones against the user's own."""
+    raws: dict[str, dict | None] = {}
+    paths: dict[str, Path] = {}
+    for layer in loaded_layers:
+        paths[layer.name] = layer.path
         try:
-            raw = read_layer(layer.path)
-        except Exception:  # noqa: BLE001 (load_config already reported a broken layer)
-            raw = None
-        got = _gated(raw) if isinstance(raw, dict) else {}
-        if got:
-            parts[str(layer.path)] = got
-    for name, got in _claude_gated(loaded.workspace.root).items():
-        parts[str(loaded.workspace.root / name)] = got
-    return parts
+            raws[layer.name] = read_layer(layer.path)
+        except Exception:  # noqa: BLE001 (load_config reports a broken layer)
+            raws[layer.name] = None
+    user = raws.get("global") if isinstance(raws.get("global"), dict) else None
+    splits: dict[str, Split] = {}
+    parts: dict[str, Any] = {}
+    lines: list[str] = []
+    classes: dict[tuple[str, str], KeyClass] = {}
+    for name in PROJECT_LAYERS:
+        raw = raws.get(name)
+        if not isinstance(raw, dict):
+            continue
+        split = splits[name] = split_layer(raw, user, root)
+        if split.gated:
+            parts[str(paths[name])] = {k: v for k, (_c, v) in split.gated.items()}
+            classes.update({(str(paths[name]), k): c for k, (c, _v) in split.gated.items()})
+        lines += [f"{paths[name]}: {key} is ignored: only your own config "
+                  "(~/.config/nyzhi/config.toml) may set it" for key in split.user_only]
+    for name, got in _claude_gated(root).items():
+        parts[str(root / name)] = got
+        classes.update({(str(root / name), k): class_of(CLAUDE_KEYS.get(k, "agent.hooks"))
+                        or KeyClass.RUNS_PROGRAM for k in got})
+    return _Sorted(user, splits, parts, classes, tuple(lines),
+                   _lookup(user, APPROVE_KEY) is True)
+
+
+def _gated_lines(found: _Sorted) -> list[str]:
+    out = []
+    for file, got in sorted(found.parts.items()):
+        for key in got:
+            cls = found.classes.get((file, key), KeyClass.RUNS_PROGRAM)
+            out.append(f"{file}: {key} ({cls}) is new or changed since you last approved the "
+                       "project's configuration: not used in this run. Review and approve it "
+                       f"with `nyz config trust` (CI: {APPROVE_FLAG})")
+    return out
+
+
+def gated_parts(loaded: LoadedConfig) -> dict[str, Any]:
+    """``{file: {key: value}}``: every gated part of the workspace's project files."""
+    return _sort(loaded.candidates, loaded.workspace.root).parts
 
 
 def digest_of(parts: Mapping[str, Any]) -> str:
@@ -188,39 +293,73 @@ def digest_of(parts: Mapping[str, Any]) -> str:
     return hashlib.sha256(data.encode("utf-8", "surrogateescape")).hexdigest()
 
 
-def check(loaded: LoadedConfig, env: Mapping[str, str] | None = None) -> ProjectTrust:
-    """Whether the gated parts of the loaded workspace are the ones the user approved."""
+def _verdict(found: _Sorted, root: Path, env: Mapping[str, str] | None,
+             approve: bool, user_setting: bool = True) -> ProjectTrust:
     from nyzhi.config.approvals import trusted_digest
 
-    parts = gated_parts(loaded)
-    if not parts:
-        return ProjectTrust(True)
-    digest = digest_of(parts)
-    if trusted_digest(loaded.workspace.root, TRUST_KEY, env) == digest:
-        return ProjectTrust(True, digest, parts)
-    files = ", ".join(sorted(parts))
-    what = sorted({_NAMES[key] for got in parts.values() for key in got})
-    notice = (
-        f"the project's {', '.join(what)} in {files} are new or changed since you last "
-        "approved them: they are not used in this run. Review and approve them with "
-        "`nyz config trust`, or run with --trust full"
-    )
-    return ProjectTrust(False, digest, parts, notice)
+    if not found.parts:
+        return ProjectTrust(True, None, {}, found.lines)
+    digest = digest_of(found.parts)
+    if approve or (user_setting and found.user_approves) or trusted_digest(root, TRUST_KEY, env) == digest:
+        return ProjectTrust(True, digest, found.parts, found.lines)
+    lines = (*_gated_lines(found), *found.lines)
+    return ProjectTrust(False, digest, found.parts, lines)
+
+
+def check(loaded: LoadedConfig, env: Mapping[str, str] | None = None) -> ProjectTrust:
+    """Whether the gated parts of the loaded workspace are the ones the user approved (an
+    approval recorded by a person; neither flag nor setting counts here)."""
+    found = _sort(loaded.candidates, loaded.workspace.root)
+    return _verdict(found, loaded.workspace.root, env, False, user_setting=False)
 
 
 def load_trusted(cwd: Path | None, env: Mapping[str, str] | None = None, *,
-                 trust_full: bool = False) -> tuple[LoadedConfig, ProjectTrust]:
-    """``load_config`` with the project's gated parts left out unless approved. ``trust_full``
-    (``--trust full`` given for this run) accepts them without recording; so does the user's
-    own config setting ``agent.trust.mode = "full"`` (a project cannot set that for itself)."""
-    loaded = load_config(cwd, env=env)
-    verdict = check(loaded, env)
-    if verdict.approved:
-        return loaded, verdict
-    stripped = load_config(cwd, env=env, layer_filter=strip_gated)
-    if trust_full or stripped.config.agent.trust.mode is TrustMode.FULL:
-        return loaded, ProjectTrust(True, verdict.digest, verdict.parts)
-    return stripped, verdict
+                 approve: bool = False) -> tuple[LoadedConfig, ProjectTrust]:
+    """``load_config`` with the project's gated keys left out unless approved: recorded by
+    ``nyz config trust`` or the interactive question, or for this run by the person running
+    it (``approve``: ``--approve-project-config``; or ``approve_project_config`` in their own
+    config). USER_ONLY keys never apply from a project layer. No trust mode approves."""
+    from nyzhi.config.loader import layer_paths
+    from nyzhi.config.workspace import detect_workspace
+
+    workspace = detect_workspace(cwd, env)
+    found = _sort(layer_paths(workspace, env), workspace.root)
+    verdict = _verdict(found, workspace.root, env, approve)
+    if not (approve or found.user_approves):
+        more = _mcp_json_lines(workspace.root, env)
+        if more:
+            verdict = attrs.evolve(verdict, lines=(*verdict.lines, *more))
+    if not found.splits:
+        return load_config(cwd, env=env, workspace=workspace), verdict
+
+    def layer_filter(name: str, raw: dict) -> dict:
+        if name not in PROJECT_LAYERS:
+            return raw
+        # ``raw`` is the layer as checked (typos dropped): split again, the same way
+        split = split_layer(raw, found.user, workspace.root)
+        return split.approved if verdict.approved else split.kept
+
+    return load_config(cwd, env=env, workspace=workspace, layer_filter=layer_filter), verdict
+
+
+def _mcp_json_lines(root: Path, env: Mapping[str, str] | None) -> list[str]:
+    """One line per ``.mcp.json`` server not approved as it is now (each is approved on its
+    own, ``nyzhi.core.mcp.trust``: the runtime does not start it)."""
+    from nyzhi.config.approvals import trusted_digest
+    from nyzhi.config.key_classes import MCP_JSON_KEYS
+    from nyzhi.config.mcp_sources import MCP_JSON, read_mcp_json
+
+    if not (root / MCP_JSON).is_file():
+        return []
+    try:
+        entries = read_mcp_json(root, env)
+    except ConfigError:  # the runtime reports a broken file itself
+        return []
+    cls = class_of(MCP_JSON_KEYS["mcpServers"])
+    return [f"{root / MCP_JSON}: mcpServers.{e.name} ({cls}) is not approved: not started "
+            "unless you approve it (asked in the console, or `nyz mcp list` on a terminal; "
+            f"CI: {APPROVE_FLAG})"
+            for e in entries if trusted_digest(root, f"mcp:{e.name}", env) != e.fingerprint()]
 
 
 def approve(loaded: LoadedConfig, env: Mapping[str, str] | None = None, *,

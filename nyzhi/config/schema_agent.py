@@ -42,6 +42,9 @@ class TrustConfig:
     auto_approve: tuple[str, ...] = ()
     always_ask: tuple[str, ...] = ()
     remember_approvals: bool = False
+    # The person running nyz approves the project's configuration for every run (CI): only
+    # read from the user's own config (nyzhi.config.project_trust), never a project layer.
+    approve_project_config: bool = False
 
 
 @records.frozen

@@ -639,7 +639,9 @@ async def ask_project_trust(broker: Any, root: Path, verdict: Any,
         for file, parts in sorted(verdict.parts.items()))
     request = ApprovalRequest(
         call_id="", tool_name="project configuration",
-        args_summary=f"{verdict.notice.split(':', 1)[0]}; approve them for the next sessions",
+        args_summary=f"the project's configuration sets {sum(map(len, verdict.parts.values()))} keys that "
+                     "need approval (they run programs, choose hosts, set the environment or "
+                     "loosen limits); approve them for the next sessions",
         preview=preview, agent_path="/project",
     )
     await broker.bus.wait_for_subscriber()
@@ -677,13 +679,17 @@ async def open_mcp(
     """The runtime's MCP pool under ``/mcp``, its servers connecting in the background.
 
     ``.mcp.json`` servers nobody approved yet are asked about once: through the front end's
-    approvals in an interactive session, accepted by ``--trust full``, else left untrusted."""
+    approvals in an interactive session, accepted by ``--approve-project-config`` (or the
+    user's own ``approve_project_config``), else left untrusted."""
     from nyzhi.config.mcp_sources import declared_servers
     from nyzhi.core.mcp import McpPool
 
     env = options.env if options.env is not None else os.environ
     entries = declared_servers(config, workspace.root, env)
-    trust_all = trust_policy(config).mode is TrustMode.FULL  # config has --trust applied
+    # Approved by the person running nyz (the flag, or their own config), never by a trust
+    # mode: a server the agent planted under --trust full must not start in the next run.
+    trust_all = bool(getattr(options, "approve_project_config", False)
+                     or config.agent.trust.approve_project_config)
 
     async def ask_trust(entry: Any) -> bool:
         from nyzhi.tools.gates import ApprovalKind, ApprovalRequest

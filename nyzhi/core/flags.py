@@ -31,6 +31,7 @@ def runtime_options(args: argparse.Namespace, *, interactive: bool) -> RuntimeOp
         thinking=getattr(args, "thinking", None),
         output_schema=getattr(args, "output_schema", None),
         trust=getattr(args, "trust", None),
+        approve_project_config=getattr(args, "approve_project_config", False),
         sandbox=getattr(args, "sandbox", None),
         network=getattr(args, "network", None),
         max_steps=getattr(args, "max_steps", None),

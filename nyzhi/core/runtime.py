@@ -64,6 +64,9 @@ class RuntimeOptions:
     # ``nyz run --output-schema``: the main agent's final answer as JSON matching this schema
     output_schema: dict[str, Any] | None = None
     trust: str | None = None
+    # ``--approve-project-config``: the person running nyz approves the project's gated
+    # configuration for this run (nyzhi.config.project_trust); no trust mode does.
+    approve_project_config: bool = False
     sandbox: str | None = None
     network: bool | None = None  # True: ``nyz run --network`` (sandboxed commands get the network)
     max_steps: int | None = None
@@ -399,9 +402,10 @@ async def _assemble(stack: contextlib.AsyncExitStack, system: actors.ActorSystem
     from nyzhi.config.project_trust import load_trusted
 
     paths.private_app_dirs(options.env)  # sessions, credentials and logs: owner-only
-    # The project's hooks, MCP servers and security settings count only as last approved.
+    # The project's keys that are not SAFE (hooks, MCP servers, hosts, the environment,
+    # looser limits...) count only as last approved by a person, never by a trust mode.
     loaded, project_trust = load_trusted(options.cwd, options.env,
-                                         trust_full=options.trust == "full")
+                                         approve=options.approve_project_config)
     config = loaded.config.with_overrides(
         provider=options.provider, trust=options.trust, sandbox=options.sandbox,
         max_steps=options.max_steps, network=options.network,
@@ -481,7 +485,7 @@ async def _assemble(stack: contextlib.AsyncExitStack, system: actors.ActorSystem
         # one line per problem: two readers of one broken file say the same thing once
         notices=tuple(dict.fromkeys(
             n for n in (*(str(w) for w in loaded.warnings), notice, window_notice,
-                        project_trust.notice, *workspace.notices, *tooling.notices,
+                        *project_trust.lines, *workspace.notices, *tooling.notices,
                         *notes, *role_notes, *knowledge.notices) if n)),
     )
     base.factory = await _agent_factory(base, workspace, auto_context, limits,

@@ -303,7 +303,7 @@ class WebHost:
 
     def loaded_config(self) -> Any:
         if self._loaded is None:
-            from nyzhi.config import load_config
+            from nyzhi.config.project_trust import load_trusted
 
-            self._loaded = load_config(self.cwd)
+            self._loaded = load_trusted(self.cwd)[0]  # unapproved project keys left out
         return self._loaded

@@ -39,9 +39,12 @@ def workspace(tmp_path, home):
 def write_provider_config(ws, base_url: str, api_style: str = "openai", extra: str = "",
                           approve: bool = True) -> None:
     """The project config a test's user wrote; ``approve`` (default): and approved, as
-    ``nyz config trust`` would, so its hooks and settings are used (escape tests pass False)."""
-    (ws / ".nyzhi" / "config.toml").write_text(
-        f"""[provider]
+    ``nyz config trust`` would, so its hooks and settings are used (escape tests pass False).
+
+    Not approved, the provider (its base_url and key: gated keys, ``project_trust``) is written
+    to the user's own config instead, where a user keeps it, so the run still reaches the fake
+    LLM while everything the project sets waits for approval."""
+    provider = f"""[provider]
 default = "fake"
 
 [provider.fake]
@@ -49,7 +52,18 @@ api_style = "{api_style}"
 base_url = "{base_url}"
 model = "fake-model-1"
 api_key = "sk-test-key"
+"""
+    if not approve:
+        from nyzhi.config.paths import global_config_path
 
+        user = global_config_path()
+        user.parent.mkdir(parents=True, exist_ok=True)
+        mark = "\n# the test's provider (write_provider_config)\n"
+        before = user.read_text().split(mark)[0] if user.exists() else ""  # the test's own
+        user.write_text(f"{before}{mark}{provider}")
+        provider = ""
+    (ws / ".nyzhi" / "config.toml").write_text(
+        f"""{provider}
 [agent.retry]
 max_retries = 2
 initial_backoff_ms = 1

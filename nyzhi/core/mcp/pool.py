@@ -282,7 +282,7 @@ class McpPool:
             return True
         link.mark_untrusted(
             f"{entry.file or '.mcp.json'} declares it; approve it once in the console or with "
-            "`nyz mcp list` in a terminal, or run with --trust full"
+            "`nyz mcp list` in a terminal, or run with --approve-project-config"
         )
         return False
 

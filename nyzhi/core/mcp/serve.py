@@ -92,7 +92,7 @@ def build_tooling(args: argparse.Namespace, cwd: Path) -> Any:
     # With nobody to ask: nothing that needs approval, and a read-only sandbox, by default.
     trust = getattr(args, "trust", None) or TrustMode.OFF
     # The project's unapproved security settings and nodes are left out (project_trust).
-    loaded, verdict = load_trusted(cwd, trust_full=trust == TrustMode.FULL)
+    loaded, verdict = load_trusted(cwd, approve=getattr(args, "approve_project_config", False))
     sandbox = getattr(args, "sandbox", None) or SandboxLevel.READ_ONLY
     config = loaded.config.with_overrides(trust=trust, sandbox=sandbox)
     options = RuntimeOptions(cwd=cwd, trust=trust, sandbox=sandbox, interactive=False)

@@ -3,7 +3,8 @@
 A ``.mcp.json`` in a cloned repository can name any command, so a server declared there is
 started only once the user said yes (as Claude Code asks). The approval is recorded per
 project root, server name and a fingerprint of the definition: editing the command in the
-file asks again. ``--trust full`` accepts without recording.
+file asks again. ``--approve-project-config`` (the person running nyz) accepts without
+recording; no trust mode does.
 
 The record is the one kept for every approval of project configuration
 (``nyzhi.config.approvals``, key ``mcp:NAME``, under XDG state). Approvals recorded by older

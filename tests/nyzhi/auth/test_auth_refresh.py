@@ -35,6 +35,11 @@ device_authorization_url = "{token_base}/device"
 token_url = "{token_base}/token"
 client_id = "nyz-cli"
 """)
+    # base_url and the oauth endpoints are gated keys (issue 49): the user approved them
+    from nyzhi.config import load_config
+    from nyzhi.config.project_trust import approve
+
+    approve(load_config(workspace))
 
 
 def store_token(home, expires_in: float) -> AuthStore:

@@ -67,10 +67,11 @@ async def test_refresh_caches_each_providers_listing(workspace, home, configure)
     assert "fake lists 2 models" in shown.stdout.decode() and "  beta-2" in shown.stdout.decode()
 
 
-async def test_a_key_in_the_environment_picks_a_new_preset(workspace, home):
+async def test_a_key_in_the_environment_picks_a_new_preset(workspace, home, approve_project):
     async with open_fake_llm(script=[reply("from kimi")]) as server:
         (workspace / ".nyzhi" / "config.toml").write_text(
             f'[provider.moonshot]\nbase_url = "{server.url_for("openai")}"\n')
+        approve_project(workspace)  # base_url is a gated key (issue 49)
         env = {**nyz_env(home), "MOONSHOT_API_KEY": "sk-moon"}
         with trio.fail_after(60):
             proc = await trio.run_process([*NYZ, "run", "hi"], cwd=workspace, env=env,
@@ -83,11 +84,12 @@ async def test_a_key_in_the_environment_picks_a_new_preset(workspace, home):
     assert request.headers["authorization"] == "Bearer sk-moon"
 
 
-async def test_a_local_server_preset_runs_the_model_it_lists(workspace, home):
+async def test_a_local_server_preset_runs_the_model_it_lists(workspace, home, approve_project):
     async with open_fake_llm(script=[reply("local answer")], models=("loaded-model",)) as server:
         (workspace / ".nyzhi" / "config.toml").write_text(
             f'[provider]\ndefault = "vllm"\n\n[provider.vllm]\n'
             f'base_url = "{server.url_for("openai")}"\n')
+        approve_project(workspace)  # base_url is a gated key (issue 49)
         proc = await run_nyz(workspace, home, "run", "hi")
         assert proc.returncode == 0, proc.stderr.decode()
         assert server.requests[-1].json["model"] == "loaded-model"
@@ -95,6 +97,7 @@ async def test_a_local_server_preset_runs_the_model_it_lists(workspace, home):
     (workspace / ".nyzhi" / "config.toml").write_text(
         '[provider]\ndefault = "lmstudio"\n\n[provider.lmstudio]\n'
         'base_url = "http://127.0.0.1:9/v1"\n')
+    approve_project(workspace)
     down = await run_nyz(workspace, home, "run", "hi")
     err = down.stderr.decode()
     assert down.returncode == 1 and "provider 'lmstudio': cannot list the models" in err

@@ -93,7 +93,10 @@ async def test_without_remember_approvals_an_always_answer_ends_with_the_chat(
         after = await nyz_run(workspace, home, "write after.txt")
     assert (workspace / "chat.txt").exists() and not (workspace / "after.txt").exists()
     assert tool_done(after)["is_error"] and "--trust" in tool_done(after)["output"]
-    assert not (home / ".local/state/nyzhi/approvals.json").exists()
+    # the file may hold the project-config approval configure() recorded (its base_url is a
+    # gated key since issue 49), but no remembered tool answer
+    stored = home / ".local/state/nyzhi/approvals.json"
+    assert not stored.exists() or not json.loads(stored.read_text()).get("workspaces")
 
 
 async def test_a_typo_in_the_config_warns_and_nyz_run_still_runs(workspace, home, configure):

@@ -47,7 +47,7 @@ env = {{ DEPLOY_TOKEN = "{HOOK_TOKEN}" }}
 
 
 @pytest.fixture
-def setup(workspace: Path, home: Path, configure):
+def setup(workspace: Path, home: Path, configure, approve_project):
     """``setup(server, extra="")``: the project config with every kind of secret in it, and
     auth.json with an account."""
     from nyzhi.config.paths import auth_path
@@ -60,6 +60,7 @@ def setup(workspace: Path, home: Path, configure):
         configure(workspace, server.url_for("openai"), extra=EXTRA + extra)
         config = workspace / ".nyzhi" / "config.toml"
         config.write_text(config.read_text().replace('"sk-test-key"', f'"{CONFIG_KEY}"'))
+        approve_project(workspace)  # the key is a gated key (issue 49): approved as it is now
         return config
 
     return write

@@ -84,8 +84,10 @@ def test_server_tables_are_gated_settings_are_not(tmp_path):
         "[lsp]\ndiagnostics_wait = 2.0\n[lsp.pyright]\n"
         'settings = { python = { pythonPath = "./evil/bin/python" } }\n')
     parts = gated_parts(load_config(ws, env={"HOME": str(tmp_path / "home")}))
-    [(_file, gated)] = [(k, v) for k, v in parts.items() if "lsp" in v]
-    assert gated["lsp"] == {"pyright": {"settings": {"python": {
+    # one unit per server table (issue 49's key table: lsp.NAME runs a program); [lsp]'s own
+    # diagnostics_wait is SAFE, so it is not among the gated keys
+    [(_file, gated)] = [(k, v) for k, v in parts.items() if "lsp.pyright" in v]
+    assert gated == {"lsp.pyright": {"settings": {"python": {
         "pythonPath": "./evil/bin/python"}}}}
 
 

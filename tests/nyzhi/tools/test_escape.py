@@ -749,7 +749,9 @@ async def test_a_workspace_at_home_cannot_write_the_users_own_config(home, confi
     for result in results:
         assert "Read-only file system" in result or "Device or resource busy" in result, result
     assert "filter" not in (home / ".gitconfig").read_text()
-    assert not paths.global_config_path().exists()
+    # the user's config holds the test's provider (configure, approve=False: base_url is a
+    # gated key since issue 49), bound read-only: the planted hook is not in it
+    assert "agent.hooks" not in paths.global_config_path().read_text()
     assert not (home / ".config" / "git" / "config").exists()
     await _nyz(home, home, configure, [], "--trust", "full")
     assert not marker.exists()

@@ -11,11 +11,19 @@ sandbox, as the user, the next time nyz or git starts. So:
   and a hard link across mounts fails (EXDEV), so neither ``mv .nyzhi x`` nor ``ln`` gets
   around it. The whole ``.claude`` directory is bound, not only its settings files, because
   renaming an unprotected parent would otherwise swap the protected file for a new one.
-* one that does *not* exist yet cannot be mounted over without bubblewrap creating it in the
-  user's workspace, so a sandboxed command can create it. That is covered where it matters:
-  hooks, MCP servers and security settings that appeared or changed since the user last
-  approved them are not used until approved (``nyzhi.config.project_trust``); and git runs
-  neutralised whatever ``.git`` holds (``nyzhi.tools.gitsafe``).
+* one that does *not* exist yet is stood in for: bubblewrap mounts an empty read-only
+  ``tmpfs`` at its place (``--tmpfs P --remount-ro P``), so ``mkdir -p .nyzhi``, ``mv x
+  .mcp.json``, ``ln -s`` or a Python ``open`` of ``.claude/settings.json`` all fail as they do
+  over an existing one. A mount point must exist in the real directory, so bubblewrap makes it
+  there: an empty directory, which git never sees (it tracks no empty directory, and an empty
+  ``.git`` is no repository: git goes on looking above it). ``Standins`` removes the empty
+  directories again once no sandboxed command of any nyz process still stands on them (a
+  shared ``flock`` per directory, held while a command runs; the last one out, which gets the
+  lock exclusively, removes what was made). Until then another process sees an empty
+  directory where the file would be (``.mcp.json`` is read as absent then). Hooks, MCP
+  servers and security settings that appear later still wait for the user's approval
+  (``nyzhi.config.project_trust``), and git runs neutralised whatever ``.git`` holds
+  (``nyzhi.tools.gitsafe``).
 * the file tools (write, edit, patch) may change these paths only with an explicit approval,
   in every trust mode but ``full`` (``protected_kind``, used by the gates).
 
@@ -23,7 +31,14 @@ The user's own configuration is trusted as theirs (their hooks, their git filter
 git-lfs), which holds only while the sandbox cannot write it: nyz's config and data
 directories, ``~/.gitconfig`` and ``~/.config/git`` (``user_config_paths``) are bound read-only
 too when they lie under a writable root (a workspace at HOME, a HOME under the temp dir);
-made first (empty) if missing, since what does not exist cannot be mounted over.
+made first (empty) if missing, since what does not exist cannot be mounted over. So are the
+files a login or a new shell runs (``HOME_STARTUP``: ``~/.bashrc``, ``~/.profile``, ...,
+stood in for when missing, as above: an empty ``~/.bash_profile`` would hide ``~/.profile``)
+and the places ``PATH`` and Python look first (``HOME_DIRS``: ``~/.local/bin``, the user
+site-packages under ``~/.local/lib``, made first when missing). The directories between a
+writable root and any of these (``~/.config``, ``~/.local``, ...) are mount points too
+(bound over themselves, still writable), so that renaming one cannot carry the read-only
+part away and leave a fresh, writable one in its place.
 
 nyz's own run-time files under ``.nyzhi`` (plans, notepads, todos, context, the teammates'
 worktrees) are not configuration: the tools that keep them write them, and a teammate's
@@ -32,11 +47,27 @@ worktree under ``.nyzhi/worktrees`` is bound writable again for the teammate wor
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import hashlib
 import os
 from collections.abc import Iterable
 from pathlib import Path
 
 PROTECTED: tuple[str, ...] = (".git", ".nyzhi", ".claude", ".mcp.json")
+# What a login or a new interactive shell runs, relative to HOME: read-only when HOME lies in
+# a writable root, stood in for when missing.
+HOME_STARTUP: tuple[str, ...] = (
+    ".profile", ".bash_profile", ".bash_login", ".bashrc", ".bash_logout", ".bash_aliases",
+    ".zshenv", ".zprofile", ".zshrc", ".zlogin", ".zlogout", ".inputrc", ".pam_environment",
+    ".xprofile", ".xsessionrc",
+)
+# Directories run from (PATH, user site-packages, fish's config, user services, autostart),
+# relative to HOME: made (empty) when missing, then bound read-only.
+HOME_DIRS: tuple[str, ...] = (
+    ".local/bin", ".local/lib", ".config/fish", ".config/systemd", ".config/autostart",
+    ".config/environment.d",
+)
 RUNTIME_DIRS: tuple[str, ...] = ("plans", "notepads", "todos", "context", "worktrees")
 WORKTREES = Path(".nyzhi") / "worktrees"
 
@@ -89,24 +120,55 @@ def protected_kind(real: Path, roots: Iterable[Path]) -> str | None:
 
 def bwrap_protections(roots: Iterable[Path], cwd: Path,
                       writable: Iterable[Path] = ()) -> list[str]:
-    """bwrap options, to come after the writable binds: each existing ``PROTECTED`` entry of
-    every writable root read-only, the user's configuration lying under any writable path
-    (``writable``: the roots and the temp dir) read-only, then the teammate's worktree
-    holding ``cwd`` (if any) writable again with its own entries read-only."""
+    """bwrap options, to come after the writable binds: each ``PROTECTED`` entry of every
+    writable root read-only (stood in for when missing), the user's configuration and start-up
+    files lying under any writable path (``writable``: the roots and the temp dir) read-only,
+    then the teammate's worktree holding ``cwd`` (if any) writable again with its own entries
+    read-only."""
     roots = list(roots)
+    spots = [*roots, *writable]
     args: list[str] = []
     for root in roots:
-        args += _ro_entries(root)
-    spots = [*roots, *writable]
-    for user in user_config_paths():
+        args += _ro_entries(root, spots)
+    from nyzhi.config.paths import home_dir
+
+    home = Path(os.path.realpath(home_dir()))
+    for user in [*user_config_paths(), *(home / d for d in HOME_DIRS)]:
         if any(_under(r, user) for r in (*roots, cwd)):
             continue  # the work itself lies in there: binding it read-only would stop it
         if any(_under(user, w) for w in spots) and _ensure(user):
             args += ["--ro-bind", str(user), str(user)]
+    if any(_under(home, w) for w in spots):
+        args += _ro_paths((home / name for name in HOME_STARTUP), spots)
+    args = _pins(guarded_paths(args), spots) + args
     mate = teammate_root(cwd, roots)
     if mate is not None and mate.is_dir():
-        args += ["--bind", str(mate), str(mate), *_ro_entries(mate)]
+        args += ["--bind", str(mate), str(mate), *_ro_entries(mate, spots)]
     return args
+
+
+def _pins(targets: list[Path], spots: list[Path]) -> list[str]:
+    """Each directory between a writable spot and a read-only target bound (writable) over
+    itself, first: a mount point cannot be renamed or removed, so ``mv ~/.config x`` cannot
+    take ``~/.config/nyzhi`` away with it and leave a fresh one to plant in its place."""
+    pins: set[Path] = set()
+    for target in targets:
+        spot = max((w for w in spots if _under(target, w)), key=lambda w: len(w.parts),
+                   default=None)
+        if spot is None:
+            continue
+        pins.update(a for a in target.parents if a != spot and _under(a, spot))
+    args: list[str] = []
+    for pin in sorted(pins, key=lambda p: len(p.parts)):
+        args += ["--bind", str(pin), str(pin)]
+    return args
+
+
+def guarded_paths(protections: list[str]) -> list[Path]:
+    """Every path the options ``protections`` (``bwrap_protections``) make read-only: those
+    missing when a command starts are the ones bubblewrap stands in for (``Standins``)."""
+    return [Path(protections[i + 1]) for i, arg in enumerate(protections)
+            if arg in ("--ro-bind", "--remount-ro") and i + 1 < len(protections)]
 
 
 def _ensure(path: Path) -> bool:
@@ -125,13 +187,102 @@ def _ensure(path: Path) -> bool:
     return True
 
 
-def _ro_entries(root: Path) -> list[str]:
+def _ro_entries(root: Path, spots: list[Path]) -> list[str]:
+    return _ro_paths((root / name for name in PROTECTED), spots)
+
+
+def _ro_paths(paths: Iterable[Path], spots: list[Path]) -> list[str]:
+    """Each path read-only: bound over itself when it exists, else (when it lies in a
+    writable spot, where a command could create it) an empty read-only tmpfs at its place, so
+    that it cannot be created either. A symlink counts as where it leads (a dangling one: the
+    spot it names, which a write through it would create)."""
     args: list[str] = []
-    for name in PROTECTED:
-        path = root / name
-        if os.path.lexists(path):
-            real = os.path.realpath(path)
-            if not os.path.exists(real):
-                continue  # a dangling symlink: nothing to read, and bwrap cannot bind it
+    for path in paths:
+        real = os.path.realpath(path)
+        if os.path.exists(real):
             args += ["--ro-bind", real, real]
+        elif os.path.isdir(os.path.dirname(real)) and any(_under(Path(real), w) for w in spots):
+            args += ["--tmpfs", real, "--remount-ro", real]
     return args
+
+
+class Standins:
+    """Holds the stand-ins of one sandboxed command (``standin_paths``) while it runs, and
+    removes the empty directories bubblewrap made for them when no other sandboxed command
+    stands on them.
+
+    Per parent directory, a lock file in nyz's state directory (masked from the sandbox):
+    every holder keeps a shared ``flock`` from before its command starts until it has ended,
+    and notes the paths that were missing; on leaving, a holder that gets the lock
+    exclusively (nobody else holds it) removes those that are still empty directories. A
+    holder killed outright drops its lock with its process; the next one out cleans up.
+    Removing a directory another command has mounted over would unmount it there, which is
+    why nobody removes one while a command may stand on it."""
+
+    def __init__(self, paths: Iterable[Path]) -> None:
+        self.groups: dict[Path, list[Path]] = {}
+        for path in paths:
+            self.groups.setdefault(Path(path).parent, []).append(Path(path))
+        self._held: list[tuple[int, Path]] = []
+        self._entered = False
+
+    def __enter__(self) -> Standins:
+        """Take the shared locks (blocking: may wait for a clean-up). Entering twice (once in
+        a worker thread, then by ``with``) takes them once."""
+        if self._entered or not self.groups:
+            return self
+        self._entered = True
+        from nyzhi.config.paths import state_dir
+
+        folder = state_dir() / "standins"
+        try:
+            folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        except OSError:
+            return self  # no lock: the stand-ins still protect, they are only left in place
+        for parent, paths in self.groups.items():
+            key = hashlib.sha256(os.fsencode(parent)).hexdigest()[:24]
+            lock = folder / f"{key}.lock"
+            try:
+                fd = os.open(lock, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
+            except OSError:
+                continue
+            fcntl.flock(fd, fcntl.LOCK_SH)
+            missing = [p for p in paths if not os.path.lexists(p)]
+            if missing:  # one short append per holder: whole lines however they interleave
+                with contextlib.suppress(OSError):
+                    made = os.open(lock.with_suffix(".made"),
+                                   os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+                    try:
+                        os.write(made, b"".join(os.fsencode(p) + b"\n" for p in missing))
+                    finally:
+                        os.close(made)
+            self._held.append((fd, lock))
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        held, self._held = self._held, []
+        for fd, lock in held:
+            try:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    continue  # another command stands on them: the last one out cleans up
+                _remove_made(lock.with_suffix(".made"))
+            finally:
+                os.close(fd)
+
+
+def _remove_made(made: Path) -> None:
+    """Remove the stand-ins ``made`` lists that are still empty directories (not a symlink,
+    nothing put in them since), then forget them. The caller holds the lock exclusively."""
+    try:
+        listed = made.read_bytes().split(b"\n")
+    except OSError:
+        return
+    for raw in dict.fromkeys(listed):
+        if not raw:
+            continue
+        with contextlib.suppress(OSError):  # not empty, gone, or never made: left alone
+            os.rmdir(os.fsdecode(raw))
+    with contextlib.suppress(OSError):
+        made.unlink()

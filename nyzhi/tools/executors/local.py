@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import attrs
 
@@ -46,10 +47,18 @@ class LocalExecutor:
 
         if self.startup_commands:
             command = "\n".join([*self.startup_commands, command])
-        if isinstance(sandbox, SandboxPolicy):
-            wrapped = sandbox.wrap(command, cwd, shell=self.shell)
-        else:
+        if not isinstance(sandbox, SandboxPolicy):
             wrapped = WrappedCommand([self.shell or _shell(), "-c", command], sandboxed=False)
+            return await self._run(wrapped, cwd, env, timeout, on_output, output_cap)
+        # Held from before the mounts are worked out until the command has ended: the
+        # stand-ins for missing protected paths stay while it may stand on them.
+        with await enter_standins(sandbox, cwd):
+            wrapped = sandbox.wrap(command, cwd, shell=self.shell)
+            return await self._run(wrapped, cwd, env, timeout, on_output, output_cap)
+
+    async def _run(self, wrapped: Any, cwd: Path | str, env: dict[str, str] | None,
+                   timeout: float | None, on_output: OutputCallback | None,  # noqa: ASYNC109
+                   output_cap: int) -> ExecResult:
         return await run_process(
             wrapped.argv,
             cwd=cwd,
@@ -60,3 +69,13 @@ class LocalExecutor:
             note=wrapped.note,
             sandboxed=wrapped.sandboxed,
         )
+
+
+async def enter_standins(sandbox: Any, cwd: Path | str) -> Any:
+    """``sandbox.standins(cwd)`` entered off the event loop (its shared lock may wait for
+    another process's clean-up); the caller leaves it with ``with``."""
+    import trio
+
+    held = sandbox.standins(cwd)
+    await trio.to_thread.run_sync(held.__enter__)
+    return held

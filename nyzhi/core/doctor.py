@@ -180,8 +180,9 @@ def sandbox_check(config: Any, root: Path) -> Check:
     needed = level is not SandboxLevel.FULL_ACCESS
     bad = FAIL if needed else WARN
     try:
-        with policy.standins(root):  # the stand-ins bwrap makes are removed after
+        with policy.standins(root) as held:  # the stand-ins bwrap makes are removed after
             wrapped = policy.wrap(["true"], root)
+            held.note(wrapped.argv)
             proc = subprocess.run(wrapped.argv, cwd=root, capture_output=True, timeout=30,
                                   check=False)
     except SandboxUnavailable:

@@ -84,8 +84,11 @@ def user_config_paths() -> list[Path]:
     return [Path(os.path.realpath(p)) for p in found]
 
 
-def _under(path: Path, root: Path) -> bool:
-    return path == root or path.is_relative_to(root)
+def _under(path: Path | str, root: Path | str) -> bool:
+    """``path`` is ``root`` or lies in it (both absolute and normalised; string compare:
+    ``Path.is_relative_to`` costs ten times as much, and this runs for every command)."""
+    p, r = str(path), str(root)
+    return p == r or p.startswith(r if r.endswith("/") else r + "/")
 
 
 def teammate_root(cwd: Path, roots: Iterable[Path]) -> Path | None:
@@ -134,13 +137,15 @@ def bwrap_protections(roots: Iterable[Path], cwd: Path,
 
     home = Path(os.path.realpath(home_dir()))
     for user in [*user_config_paths(), *(home / d for d in HOME_DIRS)]:
+        if not any(_under(user, w) for w in spots):
+            continue  # read-only already, with the rest of the file system
         if any(_under(r, user) for r in (*roots, cwd)):
             continue  # the work itself lies in there: binding it read-only would stop it
-        if any(_under(user, w) for w in spots) and _ensure(user):
+        if _ensure(user):
             args += ["--ro-bind", str(user), str(user)]
     if any(_under(home, w) for w in spots):
         args += _ro_paths((home / name for name in HOME_STARTUP), spots)
-    args = _pins(guarded_paths(args), spots) + args
+    args = _pins(_guarded(args), spots) + args
     mate = teammate_root(cwd, roots)
     if mate is not None and mate.is_dir():
         args += ["--bind", str(mate), str(mate), *_ro_entries(mate, spots)]
@@ -151,22 +156,25 @@ def _pins(targets: list[Path], spots: list[Path]) -> list[str]:
     """Each directory between a writable spot and a read-only target bound (writable) over
     itself, first: a mount point cannot be renamed or removed, so ``mv ~/.config x`` cannot
     take ``~/.config/nyzhi`` away with it and leave a fresh one to plant in its place."""
-    pins: set[Path] = set()
-    for target in targets:
-        spot = max((w for w in spots if _under(target, w)), key=lambda w: len(w.parts),
-                   default=None)
+    pins: set[str] = set()
+    tops = [str(w).rstrip("/") for w in spots]
+    for target in map(str, targets):
+        spot = max((w for w in tops if _under(target, w or "/")), key=len, default=None)
         if spot is None:
             continue
-        pins.update(a for a in target.parents if a != spot and _under(a, spot))
+        spot = spot or "/"
+        parent = os.path.dirname(target)
+        while len(parent) > len(spot):  # the directories strictly between spot and target
+            pins.add(parent)
+            parent = os.path.dirname(parent)
     args: list[str] = []
-    for pin in sorted(pins, key=lambda p: len(p.parts)):
-        args += ["--bind", str(pin), str(pin)]
+    for pin in sorted(pins, key=lambda p: p.count("/")):
+        args += ["--bind", pin, pin]
     return args
 
 
-def guarded_paths(protections: list[str]) -> list[Path]:
-    """Every path the options ``protections`` (``bwrap_protections``) make read-only: those
-    missing when a command starts are the ones bubblewrap stands in for (``Standins``)."""
+def _guarded(protections: list[str]) -> list[Path]:
+    """Every path the options ``protections`` make read-only (bound, or stood in for)."""
     return [Path(protections[i + 1]) for i, arg in enumerate(protections)
             if arg in ("--ro-bind", "--remount-ro") and i + 1 < len(protections)]
 
@@ -207,61 +215,82 @@ def _ro_paths(paths: Iterable[Path], spots: list[Path]) -> list[str]:
 
 
 class Standins:
-    """Holds the stand-ins of one sandboxed command (``standin_paths``) while it runs, and
-    removes the empty directories bubblewrap made for them when no other sandboxed command
-    stands on them.
+    """Holds the stand-ins of one sandboxed command while it runs, and removes the empty
+    directories bubblewrap made for them when no other sandboxed command stands on them.
 
-    Per parent directory, a lock file in nyz's state directory (masked from the sandbox):
-    every holder keeps a shared ``flock`` from before its command starts until it has ended,
-    and notes the paths that were missing; on leaving, a holder that gets the lock
-    exclusively (nobody else holds it) removes those that are still empty directories. A
-    holder killed outright drops its lock with its process; the next one out cleans up.
-    Removing a directory another command has mounted over would unmount it there, which is
-    why nobody removes one while a command may stand on it."""
+    Per directory that may hold one (the writable roots, a teammate's worktree, HOME), a lock
+    file in nyz's state directory (masked from the sandbox): every holder keeps a shared
+    ``flock`` from before its command's mounts are worked out until the command has ended,
+    and notes the stand-ins of its command line (``note``); on leaving, a holder that gets
+    the lock exclusively (nobody else holds it) removes those that are still empty
+    directories. A holder killed outright drops its lock with its process; the next one out
+    cleans up. Removing a directory another command has mounted over would unmount it there,
+    which is why nobody removes one while a command may stand on it. Forgetting ``note``
+    leaves empty directories behind, never a path unprotected."""
 
-    def __init__(self, paths: Iterable[Path]) -> None:
-        self.groups: dict[Path, list[Path]] = {}
-        for path in paths:
-            self.groups.setdefault(Path(path).parent, []).append(Path(path))
-        self._held: list[tuple[int, Path]] = []
+    def __init__(self, parents: Iterable[Path]) -> None:
+        self.parents = list(dict.fromkeys(str(p) for p in parents))
+        self._held: dict[str, tuple[int, Path]] = {}
         self._entered = False
 
-    def __enter__(self) -> Standins:
-        """Take the shared locks (blocking: may wait for a clean-up). Entering twice (once in
-        a worker thread, then by ``with``) takes them once."""
-        if self._entered or not self.groups:
-            return self
-        self._entered = True
-        from nyzhi.config.paths import state_dir
+    def enter(self, *, blocking: bool = True) -> bool:
+        """Take the shared locks; False (nothing taken) when one would wait and not
+        ``blocking`` (a clean-up is under way: call again from a worker thread)."""
+        if self._entered:
+            return True
+        if self.parents:
+            from nyzhi.config.paths import state_dir
 
-        folder = state_dir() / "standins"
-        try:
-            folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-        except OSError:
-            return self  # no lock: the stand-ins still protect, they are only left in place
-        for parent, paths in self.groups.items():
+            folder = state_dir() / "standins"
+            try:
+                folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+            except OSError:
+                self.parents = []  # no lock: the stand-ins still protect, they are only left
+        for parent in self.parents:
             key = hashlib.sha256(os.fsencode(parent)).hexdigest()[:24]
             lock = folder / f"{key}.lock"
             try:
                 fd = os.open(lock, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
             except OSError:
                 continue
-            fcntl.flock(fd, fcntl.LOCK_SH)
-            missing = [p for p in paths if not os.path.lexists(p)]
-            if missing:  # one short append per holder: whole lines however they interleave
-                with contextlib.suppress(OSError):
-                    made = os.open(lock.with_suffix(".made"),
-                                   os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-                    try:
-                        os.write(made, b"".join(os.fsencode(p) + b"\n" for p in missing))
-                    finally:
-                        os.close(made)
-            self._held.append((fd, lock))
+            try:
+                fcntl.flock(fd, fcntl.LOCK_SH | (0 if blocking else fcntl.LOCK_NB))
+            except BlockingIOError:
+                os.close(fd)
+                self.__exit__()
+                return False
+            self._held[parent] = (fd, lock)
+        self._entered = True
+        return True
+
+    def __enter__(self) -> Standins:
+        self.enter()
         return self
 
+    def note(self, argv: Iterable[str]) -> None:
+        """Record the stand-ins of the command line ``argv`` (``--remount-ro`` targets of a
+        directory held) that do not exist yet: bubblewrap will make them."""
+        argv = list(argv)
+        found: dict[str, list[str]] = {}
+        for i, arg in enumerate(argv[:-1]):
+            if arg == "--remount-ro" and not os.path.lexists(argv[i + 1]):
+                found.setdefault(os.path.dirname(argv[i + 1]), []).append(argv[i + 1])
+        for parent, missing in found.items():
+            if parent not in self._held:
+                continue
+            # one short append per holder: whole lines however holders interleave
+            with contextlib.suppress(OSError):
+                made = os.open(self._held[parent][1].with_suffix(".made"),
+                               os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+                try:
+                    os.write(made, b"".join(os.fsencode(p) + b"\n" for p in missing))
+                finally:
+                    os.close(made)
+
     def __exit__(self, *_exc: object) -> None:
-        held, self._held = self._held, []
-        for fd, lock in held:
+        held, self._held = self._held, {}
+        self._entered = False
+        for fd, lock in held.values():
             try:
                 try:
                     fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

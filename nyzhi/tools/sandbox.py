@@ -292,15 +292,18 @@ class SandboxPolicy:
         return args
 
     def standins(self, cwd: str | os.PathLike[str]) -> Any:
-        """A context manager to hold while a command ``wrap`` made for ``cwd`` runs: the empty
+        """What to hold while a command ``wrap`` makes for ``cwd`` runs: enter it before
+        ``wrap``, ``note`` the command line, leave it when the command has ended. The empty
         directories bubblewrap makes to stand in for missing protected paths are removed
         once no sandboxed command stands on them (``nyzhi.tools.protected.Standins``)."""
-        from nyzhi.tools.protected import Standins, guarded_paths
+        from nyzhi.config.paths import home_dir
+        from nyzhi.tools.protected import Standins, teammate_root
 
-        if self.level is not SandboxLevel.WORKSPACE_WRITE or self.find_bwrap() is None:
+        if self.level is not SandboxLevel.WORKSPACE_WRITE:
             return Standins(())
-        return Standins(guarded_paths(self._protections(_real(self.workspace_root),
-                                                        _real(Path(cwd)))))
+        roots = [_real(self.workspace_root), *(_real(r) for r in self.writable_roots)]
+        mate = teammate_root(_real(Path(cwd)), roots)
+        return Standins([*roots, *([mate] if mate else []), _real(home_dir())])
 
     def _protections(self, ws: Path, cwd: Path) -> list[str]:
         """The configuration entries of every writable root, read-only (``nyzhi.tools.protected``)."""

@@ -61,6 +61,7 @@ class LspConnection(actors.Actor):
         with errlog, standins:
             try:
                 argv, confined = pool.command(link.choice.argv, link.root)
+                standins.note(argv)
                 proc = await open_bound_process(
                     argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errlog.fileno(),
                     cwd=str(link.root), env=pool.child_env(), start_new_session=True,

@@ -249,10 +249,11 @@ class LspPool:
 
     def standins(self, root: Path) -> Any:
         """Held while a confined server runs (``SandboxPolicy.standins``)."""
+        from nyzhi.tools.protected import Standins
         from nyzhi.tools.sandbox import SandboxPolicy
 
         if not isinstance(self.sandbox, SandboxPolicy):
-            return contextlib.nullcontext()
+            return Standins(())
         return self.sandbox.standins(root)
 
     def readable(self, path: Path) -> bool:

@@ -52,8 +52,9 @@ class LocalExecutor:
             return await self._run(wrapped, cwd, env, timeout, on_output, output_cap)
         # Held from before the mounts are worked out until the command has ended: the
         # stand-ins for missing protected paths stay while it may stand on them.
-        with await enter_standins(sandbox, cwd):
+        with await enter_standins(sandbox, cwd) as held:
             wrapped = sandbox.wrap(command, cwd, shell=self.shell)
+            held.note(wrapped.argv)
             return await self._run(wrapped, cwd, env, timeout, on_output, output_cap)
 
     async def _run(self, wrapped: Any, cwd: Path | str, env: dict[str, str] | None,
@@ -72,10 +73,11 @@ class LocalExecutor:
 
 
 async def enter_standins(sandbox: Any, cwd: Path | str) -> Any:
-    """``sandbox.standins(cwd)`` entered off the event loop (its shared lock may wait for
-    another process's clean-up); the caller leaves it with ``with``."""
+    """``sandbox.standins(cwd)`` entered (in a worker thread only when its shared lock
+    would wait for another process's clean-up); the caller leaves it with ``with``."""
     import trio
 
     held = sandbox.standins(cwd)
-    await trio.to_thread.run_sync(held.__enter__)
+    if not held.enter(blocking=False):
+        await trio.to_thread.run_sync(held.enter)
     return held

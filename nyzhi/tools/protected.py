@@ -145,7 +145,13 @@ def bwrap_protections(roots: Iterable[Path], cwd: Path,
             args += ["--ro-bind", str(user), str(user)]
     if any(_under(home, w) for w in spots):
         args += _ro_paths((home / name for name in HOME_STARTUP), spots)
-    args = _pins(_guarded(args), spots) + args
+    pins = _pins(_guarded(args), spots)
+    # a root below a pin would lose its own mount (and could be renamed away): bound again
+    pinned = pins[1::3]
+    for root in roots:
+        if any(_under(root, pin) for pin in pinned):
+            pins += ["--bind", str(root), str(root)]
+    args = pins + args
     mate = teammate_root(cwd, roots)
     if mate is not None and mate.is_dir():
         args += ["--bind", str(mate), str(mate), *_ro_entries(mate, spots)]

@@ -161,3 +161,17 @@ async def test_nyz_reads_a_stand_in_mcp_json_as_no_file(ws):
 
     (ws / ".mcp.json").mkdir()
     assert read_mcp_json(ws) == []
+
+
+async def test_the_workspace_itself_cannot_be_renamed_away_when_home_is_beside_it(ws, home):
+    """Temp dir writable, HOME and the workspace both in it: the directories above HOME's
+    protected parts are pinned (mount points); the workspace below them stays a mount point
+    of its own, so it cannot be moved aside for a fresh one without protections."""
+    policy = SandboxPolicy(SandboxLevel.WORKSPACE_WRITE, ws, allow_temp=True)
+    plant = (f"mv {ws} {ws}-old; mkdir -p {ws}/.nyzhi && echo x > {ws}/.nyzhi/config.toml; "
+             f"mv {home} {home}-old; mv {home}/.config {home}/c2")
+    result = await LocalExecutor().run(plant + "; echo END", cwd=ws, sandbox=policy,
+                                       timeout=60)
+    assert "END" in result.output and "busy" in result.output.lower(), result.output
+    assert not _there(Path(f"{ws}-old")) and not _there(Path(f"{home}-old"))
+    assert not _there(ws / ".nyzhi" / "config.toml") and not _there(home / "c2")

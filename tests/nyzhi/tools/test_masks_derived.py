@@ -197,3 +197,37 @@ async def test_control_a_workspace_at_home_still_writes_ordinary_files(home):
     assert (home / "notes.txt").read_text() == "n\n"
     assert (home / "project" / "main.py").read_text() == "m\n"
     assert not _there(home / ".bash_profile")  # the stand-ins are gone again
+
+
+# ---- end to end: nothing of the key reaches the model ----------------------------------------
+
+async def test_issue_vectors_carry_no_part_of_the_user_config_key_to_the_model(
+        workspace, home, configure):
+    """The issue's: rot13, spacing, a split over two calls, base32 and gzip+base64 of
+    ``~/.config/nyzhi/config.toml`` through ``nyz run`` (real bwrap, the fake LLM); the
+    control reads an ordinary workspace file the same ways and it does arrive."""
+    from nyzhi.testing.cli import run_nyz
+    from nyzhi.testing.fake_llm import open_fake_llm, reply, tool_call
+
+    config = _user_config(home)
+    (workspace / "plain.txt").write_text("PLAIN-CONTROL-TEXT\n")
+    reads = ["tr 'A-Za-z' 'N-ZA-Mn-za-m' < {f}", "sed 's/./& /g' {f}", "head -c 40 {f}",
+             "tail -c +41 {f}", "base32 -w0 {f}", "gzip -c {f} | base64 -w0"]
+    calls = [reply(tool_calls=[tool_call("bash", {"command": r.format(f=f) + "; echo"})])
+             for f in (config, workspace / "plain.txt") for r in reads]
+    async with open_fake_llm(script=[*calls, reply("done")]) as server:
+        configure(workspace, server.url_for("openai"), approve=False)
+        proc = await run_nyz(workspace, home, "run", "--trust", "full", "go")
+    assert proc.returncode == 0, proc.stderr.decode()
+    results = server.requests[-1].tool_results()
+    assert len(results) == 2 * len(reads)
+    sent = b"".join(r.body for r in server.requests).decode()
+    for form in _forms(KEY):
+        assert form not in sent, form
+    for result in results[: len(reads)]:
+        for text in _decoded(result.strip()):
+            assert KEY not in text
+    # the control: the same reads of a plain file carry it
+    assert codecs.encode("PLAIN-CONTROL-TEXT", "rot13") in results[len(reads)]
+    assert "PLAIN-CONTROL-TEXT" in gzip.decompress(
+        base64.b64decode(results[-1].strip())).decode()

@@ -86,9 +86,21 @@ class ClientTerminalExecutor:
         env_binary = shutil.which("env")
         if not isinstance(sandbox, SandboxPolicy) or env_binary is None:
             return await locally()
+        from nyzhi.tools.executors.local import enter_standins
+
+        # the stand-ins for missing protected paths stay until the command has ended
+        with await enter_standins(sandbox, cwd) as held:
+            return await self._confined(command, cwd, env, timeout, on_output, output_cap,
+                                        sandbox, locally, env_binary, held)
+
+    async def _confined(self, command: str, cwd: Path | str, env: dict[str, str] | None,
+                        timeout: float | None, on_output: OutputCallback | None,  # noqa: ASYNC109
+                        output_cap: int, sandbox: Any, locally: Any,
+                        env_binary: str, held: Any) -> ExecResult:
         startup = tuple(getattr(self.local, "startup_commands", ()))
         line = "\n".join([*startup, command]) if startup else command
         wrapped = sandbox.wrap(line, cwd, shell=getattr(self.local, "shell", None))
+        held.note(wrapped.argv)
         if not wrapped.sandboxed:  # nothing contains its processes: our own process group
             return await locally()
         child = child_env(getattr(self.local, "env_policy", None), env)

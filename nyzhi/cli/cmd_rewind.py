@@ -5,8 +5,9 @@ Without ``--to`` it lists the prompts (and named checkpoints) to go back to. ``-
 back the state as it was just before prompt N (counting from 1), as Claude Code's rewind
 does: the files the agents changed since (``--code``), the conversation (``--conversation``,
 so ``nyz --session ID`` continues from there), or both (the default). Files changed outside
-nyz since it last wrote them are named and left alone unless ``--force``; the files a
-restore overwrites are kept first as a checkpoint of their own. The work is
+nyz since it last wrote them, and protected configuration (``.git``, ``.nyzhi``, ...), are
+named and left alone unless ``--force``; a path that leads through a symlink now is refused
+even so. The files a restore overwrites are kept first as a checkpoint of their own. The work is
 ``nyzhi.core.checkpoints.actions.rewind_saved``; stdlib imports only at module level.
 """
 
@@ -32,7 +33,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     what.add_argument("--both", dest="mode", action="store_const", const="both",
                       help="files and conversation (the default)")
     p.add_argument("--force", action="store_true",
-                   help="overwrite files changed outside nyz since it last wrote them")
+                   help="overwrite files changed outside nyz since it last wrote them, and "
+                        "restore protected configuration (.git, .nyzhi, .claude, .mcp.json) "
+                        "nyz changed; a path leading through a symlink is refused even so")
     p.set_defaults(handler=run_rewind, mode="both")
 
 

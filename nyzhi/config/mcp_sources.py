@@ -128,6 +128,15 @@ def _one(name: str, raw: Any, file: Path, env: Mapping[str, str],
     return server
 
 
+def _standin(file: Path) -> bool:
+    """An empty directory where ``.mcp.json`` would be: what a sandboxed command running now
+    stands on (``nyzhi.tools.protected``), read as no file."""
+    try:
+        return file.is_dir() and not file.is_symlink() and not any(file.iterdir())
+    except OSError:
+        return False
+
+
 def read_mcp_json(root: Path, env: Mapping[str, str] | None = None) -> list[ServerEntry]:
     """The servers of ``root/.mcp.json`` (none if the file is absent); ConfigError naming
     the file and key on anything malformed."""
@@ -135,6 +144,8 @@ def read_mcp_json(root: Path, env: Mapping[str, str] | None = None) -> list[Serv
     from nyzhi.config.textfile import read_config_text
 
     file = Path(root) / MCP_JSON
+    if _standin(file):
+        return []
     text = read_config_text(file, "json")
     if text is None:
         return []

@@ -6,6 +6,9 @@ function also takes an optional ``env`` mapping for callers that want to resolve
 environment other than ``os.environ``.
 
 Per the XDG base-directory spec a relative XDG_* value is invalid and ignored.
+
+The functions that locate a file nyz reads a secret from are registered with
+``@secret_file`` (``nyzhi.config.secret_files``): the sandbox masks every one of them.
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ import hashlib
 import os
 from collections.abc import Mapping
 from pathlib import Path
+
+from nyzhi.config.secret_files import secret_file
 
 APP = "nyzhi"
 
@@ -45,6 +50,7 @@ def data_dir(env: Mapping[str, str] | None = None) -> Path:
     return _xdg("XDG_DATA_HOME", ".local/share", env)
 
 
+@secret_file("nyz's state directory", name="state_dir")
 def state_dir(env: Mapping[str, str] | None = None) -> Path:
     """$XDG_STATE_HOME/nyzhi, default ~/.local/state/nyzhi (logs, history, update checks)."""
     return _xdg("XDG_STATE_HOME", ".local/state", env)
@@ -81,11 +87,14 @@ def nyzhi_home(env: Mapping[str, str] | None = None) -> Path:
     return home_dir(env) / ".nyzhi"
 
 
+@secret_file("nyz's user configuration (it can hold api_key and tokens)",
+             name="global_config")
 def global_config_path(env: Mapping[str, str] | None = None) -> Path:
     """The global (user) config layer: config_dir()/config.toml."""
     return config_dir(env) / "config.toml"
 
 
+@secret_file("nyz's saved sessions", name="sessions")
 def sessions_dir(env: Mapping[str, str] | None = None) -> Path:
     """data_dir()/sessions."""
     return data_dir(env) / "sessions"
@@ -97,9 +106,16 @@ def checkpoints_dir(env: Mapping[str, str] | None = None) -> Path:
     return state_dir(env) / "checkpoints"
 
 
+@secret_file("nyz's credentials file (auth.json)", name="auth")
 def auth_path(env: Mapping[str, str] | None = None) -> Path:
     """data_dir()/auth.json: stored credentials (mode 0600, directory 0700)."""
     return data_dir(env) / "auth.json"
+
+
+@secret_file("nyz's MCP trust file", name="mcp_trust")
+def mcp_trust_path(env: Mapping[str, str] | None = None) -> Path:
+    """data_dir()/mcp-trust.json: the legacy record of approved ``.mcp.json`` servers."""
+    return data_dir(env) / "mcp-trust.json"
 
 
 def approvals_path(env: Mapping[str, str] | None = None) -> Path:

@@ -40,6 +40,7 @@ import attrs
 from nyzhi import records
 from nyzhi.config import paths
 from nyzhi.config.prompt_files import prompt_roots, read_prompt_file
+from nyzhi.config.secret_files import workspace_secret
 
 ConfigSourceKind = Literal["nyzhi", "claude", "cursor", "git", "none"]
 
@@ -78,7 +79,14 @@ class Workspace:
 
     @property
     def local_config_path(self) -> Path:
-        return self.nyzhi_dir / "config.local.toml"
+        return local_layer_path(self.nyzhi_dir.parent)
+
+
+@workspace_secret("the workspace's private config layer (.nyzhi/config.local.toml, it can "
+                  "hold api_key)", name="local_config")
+def local_layer_path(root: Path) -> Path:
+    """``root/.nyzhi/config.local.toml``: the private layer, which may hold keys (masked)."""
+    return Path(root) / ".nyzhi" / "config.local.toml"
 
 
 def _is_marker_dir(candidate: Path, user_home: Path) -> bool:

@@ -273,11 +273,12 @@ class Tooling:
         return Tooling(registry, gates, context, memory, self.redactor)
 
     def undo_last(self) -> str:
+        from nyzhi.tools.paths import ToolPathError
         from nyzhi.tools.undo import UndoConflict, undo_last
 
         try:
             lines = undo_last(self.context.changes)
-        except (OSError, UndoConflict) as exc:  # nothing reverted; the record is kept
+        except (OSError, UndoConflict, ToolPathError) as exc:  # nothing reverted; the record is kept
             return f"not undone: {exc}"
         return "\n".join(lines) if lines else "nothing to undo"
 

@@ -193,9 +193,11 @@ def sandbox_check(config: Any, root: Path) -> Check:
     needed = level is not SandboxLevel.FULL_ACCESS
     bad = FAIL if needed else WARN
     try:
-        wrapped = policy.wrap(["true"], root)
-        proc = subprocess.run(wrapped.argv, cwd=root, capture_output=True, timeout=30,
-                              check=False)
+        with policy.standins(root) as held:  # the stand-ins bwrap makes are removed after
+            wrapped = policy.wrap(["true"], root)
+            held.note(wrapped.argv)
+            proc = subprocess.run(wrapped.argv, cwd=root, capture_output=True, timeout=30,
+                                  check=False)
     except SandboxUnavailable:
         return Check("sandbox (bwrap)", bad, "bwrap not found on PATH", BWRAP_INSTALL_HINT)
     except (OSError, subprocess.TimeoutExpired) as exc:

@@ -60,6 +60,9 @@ class FileChange:
     batch: int = 0
     kind: str = "file"
     mode: int | None = None  # permission bits of ``before``, restored on undo
+    # The sandbox policy the change was made under: an undo asks the same roots and the same
+    # protected-path check (``nyzhi.tools.paths.check_restore``). None: a bare change.
+    policy: Any = attrs.field(default=None, repr=False, eq=False)
 
 
 @records.define

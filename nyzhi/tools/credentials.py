@@ -1,5 +1,10 @@
 """Credential files: the one list the sandbox masks and the read tools refuse.
 
+Two sources: other programs' credentials (``BUILTIN_HIDE``, where ssh, cloud CLIs and other
+agents keep keys) and nyz's own, which are *derived*: every file a nyz reader takes a
+secret from is located through the registry ``nyzhi.config.secret_files``, and the masks
+are built from it (``nyz_own``), so a new reader is masked without being listed here.
+
 Bubblewrap mounts ``/`` read-only, which keeps a command from *writing* outside the workspace
 but not from *reading* ``~/.ssh/id_ed25519`` and printing it into the conversation, where it
 goes to the model provider. So every sandboxed command gets these paths masked in its mount
@@ -59,27 +64,26 @@ def _expand(entry: str, home: Path) -> Path:
     return path if path.is_absolute() else home / path
 
 
-def nyz_own(env: Mapping[str, str] | None = None) -> list[tuple[Path, str]]:
-    """nyz's own secrets and state: auth.json, the state directory (approvals, the record of
-    what the user trusted), the MCP trust file and the sessions (other projects' transcripts)."""
-    from nyzhi.config import paths
+def nyz_own(env: Mapping[str, str] | None = None,
+            roots: Iterable[Path] = ()) -> list[tuple[Path, str]]:
+    """nyz's own secrets and state: every file a reader registered as holding a secret
+    (``nyzhi.config.secret_files``: auth.json, the user config with ``api_key``, the state
+    directory with the approvals, the MCP trust file, the sessions, each workspace's private
+    config layer), derived from the readers rather than listed here."""
+    from nyzhi.config.secret_files import registered
 
-    return [
-        (paths.auth_path(env), "nyz's credentials file (auth.json)"),
-        (paths.state_dir(env), "nyz's state directory"),
-        (paths.data_dir(env) / "mcp-trust.json", "nyz's MCP trust file"),
-        (paths.sessions_dir(env), "nyz's saved sessions"),
-    ]
+    return registered(env, tuple(roots))
 
 
 def hidden_paths(extra: Iterable[str] = (), env: Mapping[str, str] | None = None,
-                 *, existing_only: bool = True) -> list[Hidden]:
+                 *, existing_only: bool = True, roots: Iterable[Path] = ()) -> list[Hidden]:
     """Every masked path, resolved (a symlinked ``~/.ssh`` masks its target), de-duplicated.
     With ``existing_only`` (what bubblewrap needs: it cannot mount over a missing path)
-    paths that do not exist are left out."""
+    paths that do not exist are left out. ``roots``: the workspaces whose per-workspace
+    secret files count."""
     home = _home(env)
     entries = [(_expand(p, home), what) for p, what in BUILTIN_HIDE]
-    entries += nyz_own(env)
+    entries += nyz_own(env, roots)
     entries += [(_expand(p, home), f"a path in [agent.sandbox] hide ({p})") for p in extra]
     out: list[Hidden] = []
     seen: set[Path] = set()
@@ -96,11 +100,15 @@ def hidden_paths(extra: Iterable[str] = (), env: Mapping[str, str] | None = None
 
 
 def credential_kind(real: Path, extra: Iterable[str] = (),
-                    env: Mapping[str, str] | None = None) -> str | None:
+                    env: Mapping[str, str] | None = None,
+                    roots: Iterable[Path] = ()) -> str | None:
     """What credential the resolved path ``real`` is (or lies in), or None. The list is
-    resolved once per HOME / XDG setting (the search tools ask for every file they match)."""
+    resolved once per HOME / XDG setting, workspace and registry version (the search tools
+    ask for every file they match)."""
+    from nyzhi.config.secret_files import version
+
     source = os.environ if env is None else env
-    key = (tuple(extra), *(source.get(v) for v in _ENV_KEYS))
+    key = (tuple(extra), tuple(roots), version(), *(source.get(v) for v in _ENV_KEYS))
     for path, what in _resolved(key):
         if real == path or real.is_relative_to(path):
             return what
@@ -112,8 +120,9 @@ _ENV_KEYS = ("HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME")
 
 @functools.lru_cache(maxsize=16)
 def _resolved(key: tuple) -> tuple[tuple[Path, str], ...]:
-    extra, *values = key
+    extra, roots, _version, *values = key
     env = {k: v for k, v in zip(_ENV_KEYS, values, strict=True) if v is not None}
     if "HOME" not in env:
         env["HOME"] = str(Path.home())
-    return tuple((h.path, h.what) for h in hidden_paths(extra, env, existing_only=False))
+    return tuple((h.path, h.what) for h in hidden_paths(extra, env, existing_only=False,
+                                                        roots=roots))

@@ -56,6 +56,43 @@ def check_read(ctx: ToolContext, path: Path) -> Path:
         raise ToolPathError(f"sandbox: {exc}") from exc
 
 
+def check_restore(policy: Any, path: Path, *, allow_protected: bool = False,
+                  force_hint: str = "") -> Path:
+    """The path a restore (``/rewind``, ``nyz rewind``, ``/undo``) may write, else
+    ``ToolPathError`` with one line. A restore writes what a journal or the change log
+    recorded, which is a real path: it never follows a symlink that appeared since (a
+    folder swapped for a link to ``.git/hooks`` would turn a restored file into a hook),
+    it stays inside the sandbox's writable roots, and it asks the one protected-path check
+    (``nyzhi.tools.protected.protected_kind``) as the tools' gates do: protected
+    configuration is restored only when ``allow_protected`` (the user's explicit force)."""
+    from nyzhi.tools.protected import protected_kind
+
+    path = Path(path)
+    if not path.is_absolute() or os.path.normpath(path) != str(path):
+        raise ToolPathError(f"not restored: {path} is not a plain absolute path")
+    real = Path(os.path.realpath(path))
+    if real != path:
+        raise ToolPathError(f"not restored: {path} now leads through a symlink (to {real}); "
+                            "restores never follow symlinks")
+    if policy is not None and hasattr(policy, "check_write"):
+        try:
+            policy.check_write(path)
+        except SandboxViolation as exc:
+            raise ToolPathError(f"not restored: {exc}") from exc
+        hit = policy.protected_refusal(path)
+    else:  # no roots known: any protected name in the path counts
+        from nyzhi.tools.protected import PROTECTED
+
+        hit = protected_kind(path, []) or next(
+            (f"{part} (configuration of what nyz or git runs)" for part in path.parts
+             if part in PROTECTED), None)
+    if hit and not allow_protected:
+        how = f"; {force_hint} restores it" if force_hint else "; edit it yourself if you mean to"
+        raise ToolPathError(f"not restored: {path} is {hit}, which a restore does not change "
+                            f"unless forced{how}")
+    return path
+
+
 def display(ctx: ToolContext, path: Path) -> str:
     """A path as the model should see it: relative to cwd when inside it, else absolute."""
     try:

@@ -41,7 +41,7 @@ import re
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import attrs
 
@@ -189,7 +189,7 @@ class SandboxPolicy:
         to drop matches inside files under a directory they were allowed to search."""
         from nyzhi.tools.credentials import credential_kind
 
-        what = credential_kind(real, self.hide)
+        what = credential_kind(real, self.hide, roots=(_real(self.workspace_root),))
         if what is None:
             return None
         ws = self.workspace_root
@@ -291,6 +291,20 @@ class SandboxPolicy:
         args += ["--chdir", str(cwd)]
         return args
 
+    def standins(self, cwd: str | os.PathLike[str]) -> Any:
+        """What to hold while a command ``wrap`` makes for ``cwd`` runs: enter it before
+        ``wrap``, ``note`` the command line, leave it when the command has ended. The empty
+        directories bubblewrap makes to stand in for missing protected paths are removed
+        once no sandboxed command stands on them (``nyzhi.tools.protected.Standins``)."""
+        from nyzhi.config.paths import home_dir
+        from nyzhi.tools.protected import Standins, teammate_root
+
+        if self.level is not SandboxLevel.WORKSPACE_WRITE:
+            return Standins(())
+        roots = [_real(self.workspace_root), *(_real(r) for r in self.writable_roots)]
+        mate = teammate_root(_real(Path(cwd)), roots)
+        return Standins([*roots, *([mate] if mate else []), _real(home_dir())])
+
     def _protections(self, ws: Path, cwd: Path) -> list[str]:
         """The configuration entries of every writable root, read-only (``nyzhi.tools.protected``)."""
         from nyzhi.tools.protected import bwrap_protections
@@ -306,7 +320,7 @@ class SandboxPolicy:
         from nyzhi.tools.credentials import hidden_paths
 
         args: list[str] = []
-        for hidden in hidden_paths(self.hide):
+        for hidden in hidden_paths(self.hide, roots=keep[:1]):
             if any(_is_under(k, hidden.path) for k in keep):
                 continue
             if hidden.is_dir:

@@ -27,6 +27,7 @@ from nyzhi.config.fsutil import StorageError, describe_os_error
 from nyzhi.tools.base import ChangeLog, FileChange, ToolContext
 from nyzhi.tools.paths import (
     atomic_write,
+    check_restore,
     check_write,
     file_mode,
     mkdir_nofollow,
@@ -84,21 +85,31 @@ def _doing(path: Path, after: bytes | None, kind: str) -> str:
     return "write" if after is not None else "delete"
 
 
-def apply(ctx: ToolContext, tool: str, planned: list[Planned]) -> list[FileChange]:
+def apply(ctx: ToolContext, tool: str, planned: list[Planned], *, restore: bool = False,
+          force: bool = False, force_hint: str = "") -> list[FileChange]:
     """Apply ``planned`` all-or-nothing and return the changes, without recording them.
+
+    ``restore`` (a rewind): the paths are what a journal recorded, checked by
+    ``check_restore`` instead of resolved (a symlink in them is refused, protected
+    configuration is refused unless ``force``), before anything is written.
 
     Blocking disk I/O (fsync of each file and its directory): call it from a worker thread.
     Raises ``ToolPathError`` (sandbox refusal, nothing written) or ``OSError`` (after rolling
     back what was written; a ``StorageError`` naming the file and why, such as ``no space
     left on device``, and any file that could not be put back)."""
     # The sandbox re-check runs here, right before the writes, in the same thread.
-    resolved = [(check_write(ctx, p.path), p) for p in planned]
+    if restore:
+        resolved = [(check_restore(ctx.sandbox, p.path, allow_protected=force,
+                                   force_hint=force_hint), p) for p in planned]
+    else:
+        resolved = [(check_write(ctx, p.path), p) for p in planned]
     changes = []
     for path, p in resolved:
         changes.append(
             FileChange(
                 path=path, before=snapshot(path, p.kind), after=p.after, tool=tool,
                 kind=p.kind, mode=file_mode(path) if p.kind == "file" else None,
+                policy=ctx.sandbox,
             )
         )
     watcher = ctx.changes.watcher
@@ -150,8 +161,10 @@ def revert(change: FileChange, *, force: bool = False) -> str:
 
     Unless ``force``, refuses with ``UndoConflict`` when the file no longer holds what the tool
     wrote, so an undo never silently discards edits made afterwards (by the user or a command).
+    Like every restore it asks ``check_restore`` first (``ToolPathError``: a symlink in the
+    path now, outside the roots, or protected configuration, which ``force`` does not lift).
     """
-    path = Path(change.path)
+    path = check_restore(change.policy, Path(change.path))
     try:
         current = snapshot(path, change.kind)
     except OSError:

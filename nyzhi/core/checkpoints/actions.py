@@ -83,13 +83,14 @@ async def save(rt: Any, name: str) -> str:
 async def undo_turn(rt: Any) -> str:
     """Revert every change the agents made since the current prompt, newest first."""
     from nyzhi.tools.offload import run_blocking
+    from nyzhi.tools.paths import ToolPathError
     from nyzhi.tools.undo import UndoConflict, undo_all
 
     changes = rt.main_agent.tooling.context.changes
     since = _recorder(rt).turn_batch
     try:
         lines = await run_blocking(lambda: undo_all(changes, since=since))
-    except (OSError, UndoConflict) as exc:  # what was reverted stays reverted; say where it stopped
+    except (OSError, UndoConflict, ToolPathError) as exc:  # what was reverted stays reverted; say where it stopped
         return f"stopped: {exc}"
     return "\n".join(lines) if lines else "nothing to undo in this turn"
 

@@ -141,19 +141,26 @@ def restore_code(recorder: Recorder, ctx: Any, point: Point, *, force: bool,
 
     Returns the changes made (for the change log, so ``/undo`` can revert the restore) and
     one line per path. ``OutsideChanges`` (nothing written) unless ``force``."""
+    from nyzhi.tools.paths import check_restore
     from nyzhi.tools.undo import TRANSACTION_LOCK, apply
 
     with TRANSACTION_LOCK:  # no agent writes between the plan and the writes
         history = recorder.journal.load()
         plan = plan_code(history, recorder.journal.store.blobs, point.seq,
                          Path(ctx.workspace_root))
+        for planned in plan.planned:  # a symlink or protected path: refused first, forced or not
+            check_restore(ctx.sandbox, planned.path, allow_protected=force,
+                          force_hint=force_hint)
         if plan.outside and not force:
             raise OutsideChanges([_shown(ctx, p) for p in plan.outside], force_hint)
         lines = [f"kept {_shown(ctx, p)}/ (other files are in it now)" for p in plan.kept]
         if not plan.planned:
             return [], [*lines, "the files are already as they were then"]
         seq = recorder.begin("restore", f"undo-restore-{recorder.seq + 1}")
-        changes = apply(ctx, "rewind", plan.planned)
+        # A restore asks the one protected-path check and follows no symlink
+        # (``nyzhi.tools.paths.check_restore``): refused before anything is written.
+        changes = apply(ctx, "rewind", plan.planned, restore=True, force=force,
+                        force_hint=force_hint)
     recorder.sync()
     for change in changes:
         doing = "removed" if change.after is None else "restored"

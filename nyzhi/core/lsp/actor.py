@@ -55,9 +55,13 @@ class LspConnection(actors.Actor):
         client = LspClient(link.choice, link.root, pool.config)
         link.log_path.parent.mkdir(parents=True, exist_ok=True)
         errlog = await trio.to_thread.run_sync(open, link.log_path, "ab")
-        with errlog:
+        # the stand-ins for missing protected paths stay while the server runs
+        standins = pool.standins(link.root)
+        await trio.to_thread.run_sync(standins.__enter__)
+        with errlog, standins:
             try:
                 argv, confined = pool.command(link.choice.argv, link.root)
+                standins.note(argv)
                 proc = await open_bound_process(
                     argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errlog.fileno(),
                     cwd=str(link.root), env=pool.child_env(), start_new_session=True,

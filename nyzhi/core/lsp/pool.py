@@ -247,6 +247,15 @@ class LspPool:
         wrapped = self.sandbox.wrap(list(argv), root)
         return wrapped.argv, wrapped.sandboxed
 
+    def standins(self, root: Path) -> Any:
+        """Held while a confined server runs (``SandboxPolicy.standins``)."""
+        from nyzhi.tools.protected import Standins
+        from nyzhi.tools.sandbox import SandboxPolicy
+
+        if not isinstance(self.sandbox, SandboxPolicy):
+            return Standins(())
+        return self.sandbox.standins(root)
+
     def readable(self, path: Path) -> bool:
         """Whether nyz may read ``path`` for an answer (the sandbox refuses credential
         files, whatever a server names)."""

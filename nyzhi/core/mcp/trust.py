@@ -30,7 +30,7 @@ class TrustStore:
     def __init__(self, root: Path, env: Mapping[str, str] | None = None) -> None:
         self.root = str(Path(os.path.realpath(root)))
         self.env = env
-        self.legacy_path = paths.data_dir(env) / TRUST_FILE
+        self.legacy_path = paths.mcp_trust_path(env)  # a registered secret file: masked
         self.path = paths.approvals_path(env)
 
     def _legacy(self) -> dict[str, str]:

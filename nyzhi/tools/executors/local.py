@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import attrs
 
@@ -46,10 +47,19 @@ class LocalExecutor:
 
         if self.startup_commands:
             command = "\n".join([*self.startup_commands, command])
-        if isinstance(sandbox, SandboxPolicy):
-            wrapped = sandbox.wrap(command, cwd, shell=self.shell)
-        else:
+        if not isinstance(sandbox, SandboxPolicy):
             wrapped = WrappedCommand([self.shell or _shell(), "-c", command], sandboxed=False)
+            return await self._run(wrapped, cwd, env, timeout, on_output, output_cap)
+        # Held from before the mounts are worked out until the command has ended: the
+        # stand-ins for missing protected paths stay while it may stand on them.
+        with await enter_standins(sandbox, cwd) as held:
+            wrapped = sandbox.wrap(command, cwd, shell=self.shell)
+            held.note(wrapped.argv)
+            return await self._run(wrapped, cwd, env, timeout, on_output, output_cap)
+
+    async def _run(self, wrapped: Any, cwd: Path | str, env: dict[str, str] | None,
+                   timeout: float | None, on_output: OutputCallback | None,  # noqa: ASYNC109
+                   output_cap: int) -> ExecResult:
         return await run_process(
             wrapped.argv,
             cwd=cwd,
@@ -60,3 +70,14 @@ class LocalExecutor:
             note=wrapped.note,
             sandboxed=wrapped.sandboxed,
         )
+
+
+async def enter_standins(sandbox: Any, cwd: Path | str) -> Any:
+    """``sandbox.standins(cwd)`` entered (in a worker thread only when its shared lock
+    would wait for another process's clean-up); the caller leaves it with ``with``."""
+    import trio
+
+    held = sandbox.standins(cwd)
+    if not held.enter(blocking=False):
+        await trio.to_thread.run_sync(held.enter)
+    return held

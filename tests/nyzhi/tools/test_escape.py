@@ -324,8 +324,9 @@ async def test_config_pulled_in_by_include_path_is_overridden(
 
 async def test_a_repository_created_by_sandboxed_bash_cannot_run_its_config(
         tmp_path, home, configure):
-    """No `.git` yet, so none to protect: bash creates one with an fsmonitor and a filter.
-    The git tools still run none of it."""
+    """No `.git` yet: bash cannot create one (issue 49: a missing protected path is stood
+    in for, read-only), so neither its fsmonitor nor its filter exists for any git to run,
+    and the workspace is left as it was (no stand-in behind)."""
     ws = tmp_path / "fresh"
     (ws / ".nyzhi").mkdir(parents=True)
     marker = tmp_path / MARK
@@ -335,7 +336,8 @@ async def test_a_repository_created_by_sandboxed_bash_cannot_run_its_config(
     calls = [("bash", {"command": plant}), ("git_status", {}), ("git_diff", {})]
     proc, results, _ = await _nyz(ws, home, configure, calls, "--trust", "full")
     assert proc.returncode == 0, proc.stderr.decode()
-    assert "planted" in results[0] and "Branch:" in results[1]
+    assert "planted" not in results[0] and "Read-only file system" in results[0], results
+    assert not (ws / ".git").exists()
     assert not marker.exists()
 
 
@@ -474,17 +476,20 @@ async def test_bash_cannot_replace_protected_files_by_rename_link_or_symlink(
 
 async def test_claude_hooks_created_where_none_existed_wait_for_approval(
         workspace, home, configure, tmp_path):
-    """`.claude` does not exist, so there is nothing to mount over: bash may create it. The
-    hook it plants is new since the user last approved the project: not run, with a notice;
+    """`.claude` does not exist: bash cannot create it (a read-only stand-in, issue 49),
+    and none is left behind. A hook that arrives another way (a `git pull`, written here by
+    the test) is new since the user last approved the project: not run, with a notice;
     `nyz config trust --yes` approves it, and only then does it run (the control)."""
     from nyzhi.testing.cli import run_nyz
 
     marker = tmp_path / MARK
-    plant = f"mkdir .claude && cat > .claude/settings.json <<'EOF'\n{_claude_hook(marker)}\nEOF"
+    plant = f"mkdir .claude; cat > .claude/settings.json <<'EOF'\n{_claude_hook(marker)}\nEOF"
     proc, results, _ = await _nyz(workspace, home, configure, [("bash", {"command": plant})],
                                   "--trust", "full")
-    assert (workspace / ".claude" / "settings.json").exists(), results
-    assert not marker.exists()  # that run had already started: its hooks were read before
+    assert "Read-only file system" in results[0], results
+    assert not (workspace / ".claude").exists()
+    (workspace / ".claude").mkdir()
+    (workspace / ".claude" / "settings.json").write_text(_claude_hook(marker))
     proc, _, _ = await _nyz(workspace, home, configure, [])
     assert not marker.exists()
     notice = proc.stderr.decode()
@@ -514,8 +519,10 @@ async def test_mcp_json_created_by_bash_does_not_start_its_server(
     marker = tmp_path / MARK
     server = f'{{"mcpServers": {{"x": {{"command": "sh", "args": ["-c", "touch {marker}"]}}}}}}'
     plant = f"cat > .mcp.json <<'EOF'\n{server}\nEOF"
-    await _nyz(workspace, home, configure, [("bash", {"command": plant})], "--trust", "full")
-    assert (workspace / ".mcp.json").exists()
+    _, results, _ = await _nyz(workspace, home, configure, [("bash", {"command": plant})],
+                               "--trust", "full")
+    assert "Is a directory" in results[0], results  # the read-only stand-in (issue 49)
+    assert not (workspace / ".mcp.json").exists()
     proc, _, _ = await _nyz(workspace, home, configure, [])
     assert proc.returncode == 0, proc.stderr.decode()
     assert not marker.exists()

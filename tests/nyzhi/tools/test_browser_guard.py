@@ -243,18 +243,29 @@ async def test_a_popup_or_tab_on_a_local_file_is_closed(strict, tmp_path, nurser
     assert hits.paths == []
 
 
-async def _download_states(conn, click) -> list[str]:
-    """The states of the download ``click`` starts, up to its end or its stall at start."""
-    slot = conn.expect(None, "Browser.downloadProgress")
-    await click()
-    states: list[str] = []
-    progress: dict = {}
-    with trio.fail_after(60):
-        while not states or (states[-1] == "inProgress" and progress["receivedBytes"]):
-            progress = await conn.wait_event(slot, "the download", 60)
-            states.append(progress["state"])
-            slot = conn.expect(None, "Browser.downloadProgress")
-    return states
+class Downloads:
+    """Every ``Browser.downloadProgress`` of a connection (beside its own listener)."""
+
+    def __init__(self, conn) -> None:
+        self.states: list[tuple[str, int]] = []
+        self.changed = trio.Event()
+        self._next = conn.listener
+        conn.listener = self._event
+
+    def _event(self, message: dict) -> None:
+        if self._next is not None:
+            self._next(message)
+        if message.get("method") == "Browser.downloadProgress" and not message.get("sessionId"):
+            params = message["params"]
+            self.states.append((params["state"], params.get("receivedBytes", 0)))
+            self.changed.set()
+
+    async def until(self, done) -> list[str]:
+        with trio.fail_after(60):
+            while not done(self.states):
+                self.changed = trio.Event()
+                await self.changed.wait()
+        return [state for state, _ in self.states]
 
 
 async def test_downloads_are_denied(home, tmp_path, nursery) -> None:
@@ -274,9 +285,9 @@ async def test_downloads_are_denied(home, tmp_path, nursery) -> None:
                        downloadPath=str(allowed), eventsEnabled=True)
         page = await raw.new_page()
         await page.goto(url + "/")
-        states = await _download_states(raw.conn, lambda: page.click("#a"))
-        while states[-1] == "inProgress":
-            states += await _download_states(raw.conn, trio.lowlevel.checkpoint)
+        seen = Downloads(raw.conn)
+        await page.click("#a")
+        states = await seen.until(lambda s: s and s[-1][0] != "inProgress")
         assert states[-1] == "completed"
     assert (allowed / "authorized_keys").stat().st_size > 0
     async with actors.open_system(name="test") as system:
@@ -285,15 +296,12 @@ async def test_downloads_are_denied(home, tmp_path, nursery) -> None:
         pool.redactor = None
         ctx = _ctx(ws, pool)
         assert not (await BrowserOpenTool().run({"url": "dl.html"}, ctx)).is_error
-        conn = await pool.connection()
-
-        async def click() -> None:
-            await BrowserEvaluateTool().run({"script": "document.getElementById('a').click()"},
-                                            ctx)
-
-        states = await _download_states(conn, click)
-        # denied: it never gets a byte (or is cancelled), and nothing is written anywhere
-        assert states[-1] in ("canceled", "inProgress") and states.count("completed") == 0
+        seen = Downloads(await pool.connection())
+        await BrowserEvaluateTool().run({"script": "document.getElementById('a').click()"}, ctx)
+        # denied: it stops at its start, never getting a byte, or is cancelled
+        states = await seen.until(lambda s: s and (s[-1][0] != "inProgress" or not s[-1][1]))
+        assert states[-1] in ("canceled", "inProgress") and "completed" not in states
+        assert all(received == 0 for _, received in seen.states)
         await BrowserEvaluateTool().run({"script": "1"}, ctx)  # a round trip after
         await pool.aclose()
     planted = [*home.rglob("authorized_keys"), *ws.rglob("authorized_keys"),

@@ -76,7 +76,8 @@ def _fresh_profile(env: Mapping[str, str]) -> tuple[Path, dict[str, str]]:
         (profile / "t").mkdir(mode=0o700)
         env["TMPDIR"] = str(profile / "t")
     else:
-        short = Path(tempfile.mkdtemp(prefix="nyzb-", dir="/tmp"))
+        tmp = tempfile.gettempdir()
+        short = Path(tempfile.mkdtemp(prefix="nyzb-", dir=tmp if len(tmp) < 30 else "/tmp"))
         (profile / "t").symlink_to(short)  # removed with the profile (shutil follows none)
         env["TMPDIR"] = str(short)
     return profile, env

@@ -12,7 +12,10 @@ already running. Start-up is the first browser call of a fresh pool: Chromium la
 new profile, DevTools connected, a tab opened and the page loaded. *Cold* is the first launch in
 this process (Chromium's files may still have to come from disk); *warm* is the median of the
 following launches (each a new process and profile, the files now in the page cache). Nothing
-here is asserted in tests. Needs Chromium (``apt install chromium``); without it the module says
+here is asserted in tests. The page is on loopback, which both tools refuse unless the user's
+own config allows it: the bench allows ``127.0.0.1`` as ``[network] allow_hosts`` would, so
+every request still goes through the check (``nyzhi.tools.netguard``; the browser's guard,
+``nyzhi.tools.browser_guard``). Needs Chromium (``apt install chromium``); without it the module says
 so and measures nothing.
 """
 
@@ -55,6 +58,9 @@ async def measure(rounds: int, launches: int) -> dict[str, float]:
     from nyzhi.tools.base import ToolContext, ToolResult
     from nyzhi.tools.builtin.browser import BrowserEvaluateTool, BrowserOpenTool
     from nyzhi.tools.builtin.web import WebFetchTool
+    from nyzhi.tools.netguard import NetPolicy
+
+    allow = NetPolicy.from_hosts(["127.0.0.1"])
 
     with tempfile.TemporaryDirectory(prefix="nyzb", dir="/tmp") as root:
         ws = Path(root)
@@ -64,9 +70,9 @@ async def measure(rounds: int, launches: int) -> dict[str, float]:
 
             def pool() -> BrowserPool:
                 return BrowserPool(lambda: services_supervisor(system),
-                                   BrowserSettings(env=dict(os.environ)))
+                                   BrowserSettings(env=dict(os.environ), net=allow))
 
-            plain = ToolContext(workspace_root=ws, cwd=ws)
+            plain = ToolContext(workspace_root=ws, cwd=ws, net=allow)
             fetch = await _median_ms(rounds, lambda: WebFetchTool().run({"url": url}, plain))
             async with httpx.AsyncClient() as client:
                 async def get() -> ToolResult:
@@ -78,7 +84,7 @@ async def measure(rounds: int, launches: int) -> dict[str, float]:
             starts = []
             for _ in range(launches):
                 fresh = pool()
-                ctx = ToolContext(workspace_root=ws, cwd=ws, browser=fresh)
+                ctx = ToolContext(workspace_root=ws, cwd=ws, browser=fresh, net=allow)
                 start = time.perf_counter()
                 res = await BrowserOpenTool().run({"url": url}, ctx)
                 starts.append((time.perf_counter() - start) * 1000)

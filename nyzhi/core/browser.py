@@ -98,32 +98,38 @@ class BrowserProcess(actors.Actor):
     async def _run(self) -> None:
         from nyzhi.tools import cdp
         from nyzhi.tools.browser_guard import BrowserGuard
+        from nyzhi.tools.browser_proxy import GuardProxy
         from nyzhi.tools.netguard import NetPolicy
 
         settings = self.pool.settings
-        try:
-            exe = cdp.find_browser(settings.executable, settings.env.get("PATH"))
-            self.profile, env = _fresh_profile(settings.env)
-            self.launched = await cdp.launch(
-                cdp.chromium_args(exe, self.profile, headless=settings.headless,
-                                  width=settings.width, height=settings.height), env)
-        except (cdp.BrowserError, OSError) as exc:
-            self.pool._failed(exc if isinstance(exc, cdp.BrowserError)
-                              else cdp.BrowserUnavailable(f"cannot make a profile: {exc}"))
-            self.context.stop()
-            return
-        self.pool.pid = self.launched.process.pid
+        policy = settings.net or NetPolicy()
         try:
             async with trio.open_nursery() as nursery:
-                nursery.start_soon(cdp.drain, self.launched)
                 # workspace pages come from here, never from file:// (nyzhi.tools.workspace_http)
-                listeners = await nursery.start(functools.partial(
-                    trio.serve_tcp, self.pool.files.serve, 0, host="127.0.0.1"))
-                port = listeners[0].socket.getsockname()[1]
-                self.pool.files.base = f"http://127.0.0.1:{port}"
+                files_port = await _serve(nursery, self.pool.files.serve)
+                self.pool.files.base = f"http://127.0.0.1:{files_port}"
+                notes: list[str] = []
+                proxy = GuardProxy(policy, files_port, notes.append)
+                proxy_port = await _serve(nursery, proxy.serve)
+                try:
+                    exe = cdp.find_browser(settings.executable, settings.env.get("PATH"))
+                    self.profile, env = _fresh_profile(settings.env)
+                    self.launched = await cdp.launch(
+                        cdp.chromium_args(exe, self.profile, headless=settings.headless,
+                                          width=settings.width, height=settings.height,
+                                          proxy=f"socks5://127.0.0.1:{proxy_port}"), env)
+                except (cdp.BrowserError, OSError) as exc:
+                    self.pool._failed(exc if isinstance(exc, cdp.BrowserError)
+                                      else cdp.BrowserUnavailable(f"cannot make a profile: {exc}"))
+                    self.context.stop()
+                    nursery.cancel_scope.cancel()
+                    return
+                self.pool.pid = self.launched.process.pid
+                nursery.start_soon(cdp.drain, self.launched)
                 conn = cdp.CdpConnection(self.launched.pipe)
                 nursery.start_soon(conn.read)
-                guard = BrowserGuard(conn, settings.net or NetPolicy(), port)
+                guard = BrowserGuard(conn, policy, files_port)
+                proxy.note = guard._note
                 await guard.start(nursery)  # every rule in force before the first page
                 self.pool._connected(conn, guard)
                 await conn.closed.wait()
@@ -133,10 +139,11 @@ class BrowserProcess(actors.Actor):
             raise
         finally:
             self._cleanup()
-            with trio.CancelScope(shield=True), trio.move_on_after(5):
-                await self.launched.process.wait()  # reaped: no zombie left behind
-                await _group_gone(self.launched.process.pid)
-                await self.launched.pipe.aclose()
+            if self.launched is not None:
+                with trio.CancelScope(shield=True), trio.move_on_after(5):
+                    await self.launched.process.wait()  # reaped: no zombie left behind
+                    await _group_gone(self.launched.process.pid)
+                    await self.launched.pipe.aclose()
         if not self._stopping:
             raise cdp.BrowserGone("the browser exited")  # reported; TEMPORARY: not restarted
 
@@ -169,6 +176,13 @@ def _remove_profile(profile: Path) -> None:
     if tmp.is_symlink():
         shutil.rmtree(os.path.realpath(tmp), ignore_errors=True)
     shutil.rmtree(profile, ignore_errors=True)
+
+
+async def _serve(nursery: trio.Nursery, handler: Any) -> int:
+    """Serve ``handler`` on 127.0.0.1 at a port the kernel picks, until ``nursery`` ends."""
+    listeners = await nursery.start(functools.partial(trio.serve_tcp, handler, 0,
+                                                      host="127.0.0.1"))
+    return listeners[0].socket.getsockname()[1]
 
 
 async def _group_gone(pgid: int) -> None:

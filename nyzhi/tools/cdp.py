@@ -84,7 +84,7 @@ def find_browser(configured: str | None, path: str | None = None) -> str:
 
 
 def chromium_args(exe: str, profile: Path, *, headless: bool = True,
-                  width: int = 1280, height: int = 800) -> list[str]:
+                  width: int = 1280, height: int = 800, proxy: str | None = None) -> list[str]:
     """The command line: a fresh profile, DevTools over the pipes (no port), nothing that
     phones home or waits for a person, no UDP around the page's checks (WebRTC)."""
     args = [exe, "--remote-debugging-pipe", f"--user-data-dir={profile}",
@@ -92,6 +92,8 @@ def chromium_args(exe: str, profile: Path, *, headless: bool = True,
             "--no-first-run", "--no-default-browser-check", "--disable-extensions",
             "--disable-background-networking", "--disable-sync", "--mute-audio",
             "--hide-scrollbars", "--password-store=basic", "about:blank"]
+    if proxy:  # every connection, loopback included, through the guard (browser_proxy)
+        args[1:1] = [f"--proxy-server={proxy}", "--proxy-bypass-list=<-loopback>"]
     if headless:
         args.insert(1, "--headless=new")
     if os.geteuid() == 0:

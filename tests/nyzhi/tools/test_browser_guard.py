@@ -9,6 +9,7 @@ Every "refused" is checked where it would land: a loopback server that counts it
 from __future__ import annotations
 
 import base64
+import functools
 import os
 import shutil
 import subprocess
@@ -372,3 +373,87 @@ def test_a_short_state_dir_keeps_the_browsers_sockets_inside_the_profile(monkeyp
         assert not profile.exists()
     finally:
         shutil.rmtree(short, ignore_errors=True)
+
+
+async def test_websockets_go_through_the_guard_too(strict, tmp_path, nursery) -> None:
+    """Fetch interception does not see WebSockets: the proxy every connection takes does."""
+    reached: list[bytes] = []
+
+    async def record(stream: trio.SocketStream) -> None:
+        reached.append(await stream.receive_some(4096))
+        await stream.aclose()
+
+    listeners = await nursery.start(functools.partial(trio.serve_tcp, record, 0,
+                                                      host="127.0.0.1"))
+    port = listeners[0].socket.getsockname()[1]
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "sock.html").write_text("<p>socket</p>")
+    ctx = _ctx(ws, strict)
+    assert not (await BrowserOpenTool().run({"url": "sock.html"}, ctx)).is_error
+    res = await BrowserEvaluateTool().run({"script": f"""new Promise(r => {{
+        const s = new WebSocket('ws://127.0.0.1:{port}/');
+        s.onopen = () => r('open'); s.onerror = () => r('error'); }})"""}, ctx)
+    assert '"error"' in res.output
+    assert reached == []
+    assert any(f"127.0.0.1:{port}" in r and "loopback" in r for r in strict.guard.refusals)
+
+
+async def _socks(proxy_port: int, host: str, port: int, payload: bytes) -> tuple[int, bytes]:
+    """A SOCKS5 CONNECT to ``host``:``port`` through the proxy: (reply code, answer)."""
+    stream = await trio.open_tcp_stream("127.0.0.1", proxy_port)
+    await stream.send_all(b"\x05\x01\x00")
+    assert await stream.receive_some(2) == b"\x05\x00"
+    name = host.encode()
+    await stream.send_all(b"\x05\x01\x00\x03" + bytes([len(name)]) + name
+                          + port.to_bytes(2, "big"))
+    reply = b""
+    while len(reply) < 10:
+        chunk = await stream.receive_some(10 - len(reply))
+        if not chunk:
+            break
+        reply += chunk
+    answer = b""
+    if reply[1:2] == b"\x00":
+        await stream.send_all(payload)
+        while chunk := await stream.receive_some(65536):
+            answer += chunk
+    await stream.aclose()
+    return reply[1], answer
+
+
+async def test_the_proxy_checks_each_connection_and_pins_its_address(nursery) -> None:
+    from nyzhi.tools.browser_proxy import GuardProxy
+
+    hits: list[bytes] = []
+
+    async def answer(stream: trio.SocketStream) -> None:
+        hits.append(await stream.receive_some(4096))
+        await stream.send_all(b"pong")
+        await stream.aclose()
+
+    listeners = await nursery.start(functools.partial(trio.serve_tcp, answer, 0,
+                                                      host="127.0.0.1"))
+    port = listeners[0].socket.getsockname()[1]
+    asked: list[str] = []
+
+    async def resolver(host: str, _port: int) -> list[str]:
+        asked.append(host)
+        return {"good.test": ["127.0.0.1"], "evil.test": ["127.0.0.1"]}[host] if len(
+            asked) == 1 else ["127.0.0.9"]
+
+    notes: list[str] = []
+    proxy = GuardProxy(NetPolicy.from_hosts(["good.test"], resolver=resolver), None,
+                       notes.append)
+    proxy_listeners = await nursery.start(functools.partial(trio.serve_tcp, proxy.serve, 0,
+                                                            host="127.0.0.1"))
+    proxy_port = proxy_listeners[0].socket.getsockname()[1]
+    # allowed by name, resolved once, connected to that address
+    assert await _socks(proxy_port, "good.test", port, b"ping") == (0, b"pong")
+    assert asked == ["good.test"] and hits == [b"ping"]
+    # refused: loopback by address, by another spelling, by a name that resolves there
+    for host in ("127.0.0.1", "2130706433", "localhost", "evil.test"):
+        code, _ = await _socks(proxy_port, host, port, b"ping")
+        assert code == 2, host  # "not allowed by ruleset"
+    assert hits == [b"ping"] and len(notes) == 4
+    assert "is loopback" in notes[-1]

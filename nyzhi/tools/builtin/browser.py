@@ -88,6 +88,11 @@ def resolve_url(raw: str, ctx: ToolContext) -> str | Path:
     if not _inside(path, ctx.workspace_root):
         raise ArgError(f"file:// URLs outside the workspace are refused: {path} is not under "
                        f"{ctx.workspace_root}")
+    from nyzhi.tools.credentials import credential_kind
+
+    kind = credential_kind(path.resolve(), getattr(ctx.sandbox, "hide", ()) or ())
+    if kind is not None:
+        raise ArgError(f"{path} is masked ({kind}); the browser never opens it")
     return path.resolve()
 
 

@@ -187,7 +187,7 @@ class WebFetchTool(BuiltinTool):
         max_length = opt_int(args, "max_length", DEFAULT_MAX_LENGTH, minimum=1)
         try:
             async with httpx.AsyncClient(
-                follow_redirects=False, timeout=TIMEOUT_S, trust_env=False,
+                follow_redirects=False, timeout=TIMEOUT_S,
                 headers={"User-Agent": USER_AGENT},
             ) as client:
                 status, ctype, encoding, final_url, body, capped = await _fetch(

@@ -457,3 +457,29 @@ async def test_the_proxy_checks_each_connection_and_pins_its_address(nursery) ->
         assert code == 2, host  # "not allowed by ruleset"
     assert hits == [b"ping"] and len(notes) == 4
     assert "is loopback" in notes[-1]
+
+
+async def test_a_workspace_at_home_never_serves_or_opens_a_masked_file(home) -> None:
+    """The workspace is HOME (no project marker): ~/.ssh is inside it, and still masked."""
+    import httpx
+
+    from nyzhi.tools.builtin.browser import resolve_url
+    from nyzhi.tools.builtin.common import ArgError
+    from nyzhi.tools.workspace_http import WorkspaceFiles
+
+    (home / "index.html").write_text("<p>home page</p>")
+    ctx = make_ctx(home, sandbox=False)
+    with pytest.raises(ArgError, match="is masked .*SSH.*; the browser never opens it"):
+        resolve_url(".ssh/id_ed25519", ctx)
+    files = WorkspaceFiles()
+    async with trio.open_nursery() as nursery:
+        listeners = await nursery.start(functools.partial(
+            trio.serve_tcp, files.serve, 0, host="127.0.0.1"))
+        files.base = f"http://127.0.0.1:{listeners[0].socket.getsockname()[1]}"
+        base = files.url(home, home)
+        async with httpx.AsyncClient() as client:
+            key = await client.get(base + ".ssh/id_ed25519")
+            page = await client.get(base + "index.html")
+        nursery.cancel_scope.cancel()
+    assert key.status_code == 404 and KEY_LINES[0] not in key.text
+    assert page.status_code == 200 and "home page" in page.text

@@ -136,9 +136,19 @@ class BrowserGuard:
                                      browserContextId=context, eventsEnabled=True)
             url = str(info.get("url", ""))
             scheme = urllib.parse.urlsplit(url).scheme.lower()
-            if info.get("type") not in _OWN_TYPES and scheme in LOCAL_SCHEMES:
-                self._note(f"{_short(url)}: a {info.get('type', 'target')} on {scheme}: was "
-                           "closed (pages never show local files or the browser's own pages)")
+            if info.get("type") in _OWN_TYPES:
+                return
+            if scheme in LOCAL_SCHEMES:
+                why = (f"a {info.get('type', 'target')} on {scheme}: was closed (pages never "
+                       "show local files or the browser's own pages)")
+            elif info.get("openerId") and scheme in ("http", "https"):
+                why = await self.allowed(url)  # a popup on a forbidden URL: closed, not shown
+                if why:
+                    why = f"a popup was closed: {why}"
+            else:
+                return
+            if why:
+                self._note(f"{_short(url)}: {why}")
                 self.closed_targets.append(url)
                 await self.conn.call("Target.closeTarget", targetId=info.get("targetId"))
         except BrowserError:

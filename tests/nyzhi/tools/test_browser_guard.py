@@ -230,10 +230,14 @@ async def test_a_popup_or_tab_on_a_local_file_is_closed(strict, tmp_path, nurser
     with trio.fail_after(30):
         destroyed = await conn.wait_event(gone, "closing the file:// tab")
     assert destroyed["targetId"] == made["targetId"]
-    # a popup the page opens on a loopback port: its request is refused
+    # a popup the page opens on a loopback port: its request is refused, the popup closed
+    gone = conn.expect(None, "Target.targetDestroyed")
     res = await BrowserEvaluateTool().run(
         {"script": f"(window.open('{inner}/popup'), 'opened')"}, ctx)
     assert '"opened"' in res.output
+    with trio.fail_after(30):
+        await conn.wait_event(gone, "closing the popup")
+    assert any(u.endswith("/popup") for u in strict.guard.closed_targets)
     # a popup on file:// (from the page's script): never left open on the file
     gone = conn.expect(None, "Target.targetDestroyed")
     await BrowserEvaluateTool().run({"script": "(window.open('file:///etc/passwd'), 1)"}, ctx)

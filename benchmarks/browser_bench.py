@@ -73,6 +73,12 @@ async def measure(rounds: int, launches: int) -> dict[str, float]:
                                    BrowserSettings(env=dict(os.environ), net=allow))
 
             plain = ToolContext(workspace_root=ws, cwd=ws, net=allow)
+            # what the SSRF check adds to each request (and each redirect): its own cost
+            check_rounds = rounds * 20
+            start = time.perf_counter()
+            for _ in range(check_rounds):
+                await allow.check_url(url)
+            check_us = (time.perf_counter() - start) / check_rounds * 1e6
             fetch = await _median_ms(rounds, lambda: WebFetchTool().run({"url": url}, plain))
             async with httpx.AsyncClient() as client:
                 async def get() -> ToolResult:
@@ -97,7 +103,7 @@ async def measure(rounds: int, launches: int) -> dict[str, float]:
             await fresh.aclose()
             nursery.cancel_scope.cancel()
     warm = statistics.median(starts[1:]) if len(starts) > 1 else starts[0]
-    return {"web_fetch_ms": round(fetch, 2), "httpx_get_ms": round(raw, 2), "browser_open_ms": round(opened, 2),
+    return {"check_url_us": round(check_us, 1), "web_fetch_ms": round(fetch, 2), "httpx_get_ms": round(raw, 2), "browser_open_ms": round(opened, 2),
             "browser_evaluate_ms": round(evaluated, 2), "start_cold_ms": round(starts[0], 1),
             "start_warm_ms": round(warm, 1),
             "open_vs_fetch": round(opened / fetch, 1), "evaluate_vs_fetch":
@@ -120,6 +126,7 @@ def main(argv: list[str]) -> None:
     f = figures
     print(f"  web_fetch (httpx) of a loopback page   {f['web_fetch_ms']:8.2f} ms  (baseline)")
     print(f"  httpx GET alone, one shared client     {f['httpx_get_ms']:8.2f} ms")
+    print(f"  netguard check of the URL (each hop)   {f['check_url_us'] / 1000:8.3f} ms")
     print(f"  browser_open of the same page (CDP)    {f['browser_open_ms']:8.2f} ms  "
           f"({f['open_vs_fetch']}x)")
     print(f"  browser_evaluate, one CDP round trip   {f['browser_evaluate_ms']:8.2f} ms  "

@@ -169,10 +169,39 @@ def _short(url: str, limit: int = 120) -> str:
 # ---- screenshots -------------------------------------------------------------------------
 
 
+MAX_FRAMES = 20  # out-of-process frames read for one screenshot
+
+
 async def page_strings(page: Any) -> str:
     """Every string of the page's documents (text, attribute and input values), joined: what
-    a screenshot could show."""
-    snap = await page.call("DOMSnapshot.captureSnapshot", computedStyles=[],
+    a screenshot could show. A cross-site frame runs in a process of its own and is not in
+    the page's snapshot, so each such frame of the browser is read too (attached for the
+    moment: every one, not only this page's, which can only refuse more)."""
+    from nyzhi.tools.cdp import BrowserError
+
+    parts = [await _snapshot(page.conn, page.session)]
+    targets = (await page.conn.call("Target.getTargets")).get("targetInfos") or []
+    for info in [t for t in targets if t.get("type") == "iframe"][:MAX_FRAMES]:
+        try:
+            attached = await page.conn.call("Target.attachToTarget",
+                                            targetId=info["targetId"], flatten=True)
+        except BrowserError:
+            continue  # gone meanwhile
+        session = attached["sessionId"]
+        try:
+            parts.append(await _snapshot(page.conn, session))
+        except BrowserError:
+            pass
+        finally:
+            try:
+                await page.conn.call("Target.detachFromTarget", sessionId=session)
+            except BrowserError:
+                pass
+    return "\n".join(parts)
+
+
+async def _snapshot(conn: Any, session: str) -> str:
+    snap = await conn.call("DOMSnapshot.captureSnapshot", session, computedStyles=[],
                            includeDOMRects=False)
     strings = snap.get("strings") or []
     return "\n".join(s for s in strings if isinstance(s, str))

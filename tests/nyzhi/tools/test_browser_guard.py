@@ -487,3 +487,45 @@ async def test_a_workspace_at_home_never_serves_or_opens_a_masked_file(home) -> 
         nursery.cancel_scope.cancel()
     assert key.status_code == 404 and KEY_LINES[0] not in key.text
     assert page.status_code == 200 and "home page" in page.text
+
+
+async def test_a_cross_site_frame_showing_a_secret_is_refused_too(home, tmp_path, nursery):
+    """A frame of another site runs in its own process: its text is read as well."""
+    secret_page = f"<p>leaked: {SECRET}</p>".encode()
+    listeners = await nursery.start(functools.partial(
+        trio.serve_tcp, functools.partial(_answer_one, secret_page), 0, host="127.0.0.2"))
+    other = f"http://127.0.0.2:{listeners[0].socket.getsockname()[1]}"
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "framer.html").write_text(f'<p>outer</p><iframe src="{other}/"></iframe>')
+    (ws / "plain.html").write_text("<p>outer</p><iframe src=\"about:blank\"></iframe>")
+    redactor = Redactor()
+    redactor.add("provider.openai.api_key", SECRET)
+    async with actors.open_system(name="test") as system:
+        pool = BrowserPool(lambda: services_supervisor(system), BrowserSettings(
+            env=dict(os.environ), net=NetPolicy.from_hosts(["127.0.0.2"], redactor=redactor)))
+        pool.redactor = redactor
+        ctx = _ctx(ws, pool)
+        res = await BrowserOpenTool().run({"url": "framer.html"}, ctx)
+        assert not res.is_error, res.output
+        conn = await pool.connection()
+        # the load event waited for the frame: it is there, as a target of its own process
+        targets = (await conn.call("Target.getTargets"))["targetInfos"]
+        assert [t for t in targets if t["type"] == "iframe" and t["url"].startswith(other)]
+        res = await BrowserScreenshotTool().run({}, ctx)
+        assert res.is_error and "provider.openai.api_key (a known secret)" in res.output
+        res = await BrowserScreenshotTool().run({"url": "plain.html"}, ctx)
+        assert not res.is_error, res.output
+        await pool.aclose()
+
+
+async def _answer_one(body: bytes, stream: trio.SocketStream) -> None:
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = await stream.receive_some(65536)
+        if not chunk:
+            return
+        data += chunk
+    await stream.send_all(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: "
+                          + str(len(body)).encode() + b"\r\nConnection: close\r\n\r\n" + body)
+    await stream.aclose()

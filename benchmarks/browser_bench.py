@@ -12,7 +12,10 @@ already running. Start-up is the first browser call of a fresh pool: Chromium la
 new profile, DevTools connected, a tab opened and the page loaded. *Cold* is the first launch in
 this process (Chromium's files may still have to come from disk); *warm* is the median of the
 following launches (each a new process and profile, the files now in the page cache). Nothing
-here is asserted in tests. Needs Chromium (``apt install chromium``); without it the module says
+here is asserted in tests. The page is on loopback, which both tools refuse unless the user's
+own config allows it: the bench allows ``127.0.0.1`` as ``[network] allow_hosts`` would, so
+every request still goes through the check (``nyzhi.tools.netguard``; the browser's guard,
+``nyzhi.tools.browser_guard``). Needs Chromium (``apt install chromium``); without it the module says
 so and measures nothing.
 """
 
@@ -55,6 +58,9 @@ async def measure(rounds: int, launches: int) -> dict[str, float]:
     from nyzhi.tools.base import ToolContext, ToolResult
     from nyzhi.tools.builtin.browser import BrowserEvaluateTool, BrowserOpenTool
     from nyzhi.tools.builtin.web import WebFetchTool
+    from nyzhi.tools.netguard import NetPolicy
+
+    allow = NetPolicy.from_hosts(["127.0.0.1"])
 
     with tempfile.TemporaryDirectory(prefix="nyzb", dir="/tmp") as root:
         ws = Path(root)
@@ -64,9 +70,15 @@ async def measure(rounds: int, launches: int) -> dict[str, float]:
 
             def pool() -> BrowserPool:
                 return BrowserPool(lambda: services_supervisor(system),
-                                   BrowserSettings(env=dict(os.environ)))
+                                   BrowserSettings(env=dict(os.environ), net=allow))
 
-            plain = ToolContext(workspace_root=ws, cwd=ws)
+            plain = ToolContext(workspace_root=ws, cwd=ws, net=allow)
+            # what the SSRF check adds to each request (and each redirect): its own cost
+            check_rounds = rounds * 20
+            start = time.perf_counter()
+            for _ in range(check_rounds):
+                await allow.check_url(url)
+            check_us = (time.perf_counter() - start) / check_rounds * 1e6
             fetch = await _median_ms(rounds, lambda: WebFetchTool().run({"url": url}, plain))
             async with httpx.AsyncClient() as client:
                 async def get() -> ToolResult:
@@ -78,7 +90,7 @@ async def measure(rounds: int, launches: int) -> dict[str, float]:
             starts = []
             for _ in range(launches):
                 fresh = pool()
-                ctx = ToolContext(workspace_root=ws, cwd=ws, browser=fresh)
+                ctx = ToolContext(workspace_root=ws, cwd=ws, browser=fresh, net=allow)
                 start = time.perf_counter()
                 res = await BrowserOpenTool().run({"url": url}, ctx)
                 starts.append((time.perf_counter() - start) * 1000)
@@ -91,7 +103,7 @@ async def measure(rounds: int, launches: int) -> dict[str, float]:
             await fresh.aclose()
             nursery.cancel_scope.cancel()
     warm = statistics.median(starts[1:]) if len(starts) > 1 else starts[0]
-    return {"web_fetch_ms": round(fetch, 2), "httpx_get_ms": round(raw, 2), "browser_open_ms": round(opened, 2),
+    return {"check_url_us": round(check_us, 1), "web_fetch_ms": round(fetch, 2), "httpx_get_ms": round(raw, 2), "browser_open_ms": round(opened, 2),
             "browser_evaluate_ms": round(evaluated, 2), "start_cold_ms": round(starts[0], 1),
             "start_warm_ms": round(warm, 1),
             "open_vs_fetch": round(opened / fetch, 1), "evaluate_vs_fetch":
@@ -114,6 +126,7 @@ def main(argv: list[str]) -> None:
     f = figures
     print(f"  web_fetch (httpx) of a loopback page   {f['web_fetch_ms']:8.2f} ms  (baseline)")
     print(f"  httpx GET alone, one shared client     {f['httpx_get_ms']:8.2f} ms")
+    print(f"  netguard check of the URL (each hop)   {f['check_url_us'] / 1000:8.3f} ms")
     print(f"  browser_open of the same page (CDP)    {f['browser_open_ms']:8.2f} ms  "
           f"({f['open_vs_fetch']}x)")
     print(f"  browser_evaluate, one CDP round trip   {f['browser_evaluate_ms']:8.2f} ms  "

@@ -64,6 +64,22 @@ def layer_paths(workspace: Workspace, env: Mapping[str, str] | None = None) -> t
     )
 
 
+# Tables read from the user's own config only: a project layer's copy is dropped with a warning
+# before anything else (whatever it approved), since each one widens what the model reaches.
+USER_ONLY = ("network",)
+
+
+def _user_only(layer: Layer, raw: dict, warnings: list[ConfigWarning]) -> dict:
+    """``raw`` without the ``USER_ONLY`` tables when ``layer`` is not the user's own."""
+    if layer.name == "global" or not any(k in raw for k in USER_ONLY):
+        return raw
+    for key in USER_ONLY:
+        if key in raw:
+            warnings.append(ConfigWarning(layer.path, key, "ignored: only your own config "
+                                          "may set it (it widens what the model may reach)"))
+    return {k: v for k, v in raw.items() if k not in USER_ONLY}
+
+
 def read_layer(path: Path) -> dict | None:
     """The raw TOML of ``path``, or None when it does not exist; ConfigError if unparsable."""
     text = read_config_text(path, "toml")
@@ -109,6 +125,7 @@ def load_config(cwd: Path | None = None, *, env: Mapping[str, str] | None = None
         if raw is None:
             continue
         existing.append(layer)
+        raw = _user_only(layer, raw, warnings)
         raw, found, error = check_layer(raw, layer.path)  # one pass: keys and values
         warnings.extend(found)
         if error is not None:  # a bad value is reported whether or not it would be used

@@ -265,6 +265,15 @@ class WebSearchConfig:
 
 
 @records.frozen
+class NetworkConfig:
+    """``[network]``: what requests the model directs (``web_fetch``, the browser) may reach
+    besides public addresses (``nyzhi.tools.netguard``). Read from the user's own config only:
+    a project layer's ``[network]`` is ignored (``nyzhi.config.loader.USER_ONLY``)."""
+
+    allow_hosts: tuple[str, ...] = ()
+
+
+@records.frozen
 class MemoryConfig:
     auto_memory: bool = True
 
@@ -326,6 +335,7 @@ class Config:
     shell: ShellConfig = attrs.Factory(ShellConfig)
     browser: BrowserConfig = attrs.Factory(BrowserConfig)
     web_search: WebSearchConfig = attrs.Factory(WebSearchConfig)
+    network: NetworkConfig = attrs.Factory(NetworkConfig)
     memory: MemoryConfig = attrs.Factory(MemoryConfig)
     update: UpdateConfig = attrs.Factory(UpdateConfig)
     index: IndexConfig = attrs.Factory(IndexConfig)

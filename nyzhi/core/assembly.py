@@ -422,7 +422,23 @@ def build_tooling(config: Any, workspace: Any, options: Any, broker: Any, *,
     # written or returned), the bus its events, the session its records, the model wrapper
     # (``core.model_redaction``) every request.
     context.redactor = build_redactor(config, env, env_policy)
+    context.net, bad = net_policy(config, context.redactor)
+    notices += bad
     return Tooling(registry, gates, context, memory, context.redactor, tuple(notices))
+
+
+def net_policy(config: Any, redactor: Redactor | None) -> tuple[Any, list[str]]:
+    """(what model-directed requests may reach: ``[network] allow_hosts``, with the run's
+    redactor; a notice per entry that is not a host, which is left out)."""
+    from nyzhi.tools.netguard import NetPolicy, parse_allowed
+
+    allow, notices = [], []
+    for entry in config.network.allow_hosts:
+        try:
+            allow.append(parse_allowed(entry))
+        except ValueError as exc:
+            notices.append(f"{exc}; left out")
+    return NetPolicy(allow=tuple(allow), redactor=redactor), notices
 
 
 def web_search_tool(config: Any, registry: ToolRegistry, env: Mapping[str, str]) -> list[str]:

@@ -2,8 +2,11 @@
 
 ``BrowserPool`` is what the tools see (``ToolContext.browser``). It starts nothing until a
 browser tool is first called: then it asks ``/services`` to start a ``BrowserProcess`` actor,
-which launches Chromium with a fresh profile in a temporary directory, connects to its DevTools
-WebSocket and publishes the connection back to the pool. Each agent gets its own tab.
+which launches Chromium with a fresh profile in nyz's state directory (mode 0700, masked from
+the sandbox: no sandboxed command can read it or reach the browser's sockets there), speaks
+DevTools with it over a pipe (no port: ``nyzhi.tools.cdp``), puts it under guard
+(``nyzhi.tools.browser_guard``: every request, target and download checked) and publishes the
+connection back to the pool. Each agent gets its own tab.
 
 The actor is ``TEMPORARY``: when the browser dies (a crash, someone's ``kill``) the actor ends
 and every call in flight fails at once with ``BrowserGone``; the *next* browser call starts a
@@ -15,6 +18,7 @@ actor system) kills the browser's whole process group and removes the profile: n
 from __future__ import annotations
 
 import functools
+import os
 import shutil
 import tempfile
 from collections.abc import Mapping
@@ -30,7 +34,7 @@ from nyzhi import records
 # Chromium's singleton socket is TMPDIR/.org.chromium.Chromium.XXXXXX/SingletonSocket: ~45
 # bytes past TMPDIR, and a Unix socket's path has room for 107.
 SOCKET_DIR_MAX = 58
-PROFILE_PARENT: str | None = None  # where profiles are made (None: the temporary directory)
+PROFILE_PARENT: str | None = None  # where profiles are made (None: the state dir's browser/)
 
 
 @records.frozen
@@ -42,20 +46,40 @@ class BrowserSettings:
     env: Mapping[str, str] = attrs.field(factory=dict)
     width: int = 1280
     height: int = 800
+    net: Any = None  # nyzhi.tools.netguard.NetPolicy for the pages' requests (None: strict)
+
+
+def profile_parent(env: Mapping[str, str] | None = None) -> Path:
+    """Where profiles are made: ``browser/`` in nyz's state directory (0700), which the
+    sandbox masks, unlike the temporary directory every sandboxed command shares."""
+    if PROFILE_PARENT:
+        return Path(PROFILE_PARENT)
+    from nyzhi.config import paths
+
+    parent = paths.state_dir(env) / "browser"
+    parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    parent.chmod(0o700)
+    return parent
 
 
 def _fresh_profile(env: Mapping[str, str]) -> tuple[Path, dict[str, str]]:
-    """A new empty profile directory, and the browser's environment: its config, cache and
-    temporary files all inside the profile, so removing it leaves nothing behind."""
-    base = PROFILE_PARENT or tempfile.gettempdir()
-    if len(base) > SOCKET_DIR_MAX - 22 and Path("/tmp").is_dir():
-        base = "/tmp"  # a long TMPDIR: Chromium's sockets would not fit (SOCKET_DIR_MAX)
+    """A new empty profile directory (0700), and the browser's environment: its config, cache
+    and temporary files (its singleton socket among them) inside the profile, so removing it
+    leaves nothing behind and nothing of it is in the shared temporary directory. When the
+    state directory's path is too long for a socket's, the temporary files go to a private
+    0700 directory of the system's instead (SOCKET_DIR_MAX)."""
+    base = str(profile_parent(env))
     profile = Path(tempfile.mkdtemp(prefix="nyz-browser-", dir=base))
     env = {**env, "XDG_CONFIG_HOME": str(profile / "config"),
            "XDG_CACHE_HOME": str(profile / "cache")}
     if len(str(profile)) < SOCKET_DIR_MAX:
-        (profile / "t").mkdir()
+        (profile / "t").mkdir(mode=0o700)
         env["TMPDIR"] = str(profile / "t")
+    else:
+        tmp = tempfile.gettempdir()
+        short = Path(tempfile.mkdtemp(prefix="nyzb-", dir=tmp if len(tmp) < 30 else "/tmp"))
+        (profile / "t").symlink_to(short)  # removed with the profile (shutil follows none)
+        env["TMPDIR"] = str(short)
     return profile, env
 
 
@@ -72,46 +96,54 @@ class BrowserProcess(actors.Actor):
         self.context.start_soon(self._run, name=f"{self.context.path}:chromium")
 
     async def _run(self) -> None:
-        from trio_websocket import open_websocket_url
-
         from nyzhi.tools import cdp
+        from nyzhi.tools.browser_guard import BrowserGuard
+        from nyzhi.tools.browser_proxy import GuardProxy
+        from nyzhi.tools.netguard import NetPolicy
 
         settings = self.pool.settings
-        try:
-            exe = cdp.find_browser(settings.executable, settings.env.get("PATH"))
-            self.profile, env = _fresh_profile(settings.env)
-            self.launched = await cdp.launch(
-                cdp.chromium_args(exe, self.profile, headless=settings.headless,
-                                  width=settings.width, height=settings.height), env)
-        except cdp.BrowserError as exc:
-            self.pool._failed(exc)
-            self.context.stop()
-            return
-        self.pool.pid = self.launched.process.pid
+        policy = settings.net or NetPolicy()
         try:
             async with trio.open_nursery() as nursery:
-                nursery.start_soon(cdp.drain, self.launched)
                 # workspace pages come from here, never from file:// (nyzhi.tools.workspace_http)
-                listeners = await nursery.start(functools.partial(
-                    trio.serve_tcp, self.pool.files.serve, 0, host="127.0.0.1"))
-                port = listeners[0].socket.getsockname()[1]
-                self.pool.files.base = f"http://127.0.0.1:{port}"
-                async with open_websocket_url(self.launched.url, max_message_size=cdp.MAX_MESSAGE,
-                                              connect_timeout=cdp.START_TIMEOUT,
-                                              disconnect_timeout=2) as ws:
-                    conn = cdp.CdpConnection(ws)
-                    nursery.start_soon(conn.read)
-                    self.pool._connected(conn)
-                    await conn.closed.wait()
+                files_port = await _serve(nursery, self.pool.files.serve)
+                self.pool.files.base = f"http://127.0.0.1:{files_port}"
+                notes: list[str] = []
+                proxy = GuardProxy(policy, files_port, notes.append)
+                proxy_port = await _serve(nursery, proxy.serve)
+                try:
+                    exe = cdp.find_browser(settings.executable, settings.env.get("PATH"))
+                    self.profile, env = _fresh_profile(settings.env)
+                    self.launched = await cdp.launch(
+                        cdp.chromium_args(exe, self.profile, headless=settings.headless,
+                                          width=settings.width, height=settings.height,
+                                          proxy=f"socks5://127.0.0.1:{proxy_port}"), env)
+                except (cdp.BrowserError, OSError) as exc:
+                    self.pool._failed(exc if isinstance(exc, cdp.BrowserError)
+                                      else cdp.BrowserUnavailable(f"cannot make a profile: {exc}"))
+                    self.context.stop()
+                    nursery.cancel_scope.cancel()
+                    return
+                self.pool.pid = self.launched.process.pid
+                nursery.start_soon(cdp.drain, self.launched)
+                conn = cdp.CdpConnection(self.launched.pipe)
+                nursery.start_soon(conn.read)
+                guard = BrowserGuard(conn, policy, files_port)
+                proxy.note = guard._note
+                await guard.start(nursery)  # every rule in force before the first page
+                self.pool._connected(conn, guard)
+                await conn.closed.wait()
                 nursery.cancel_scope.cancel()
-        except Exception as exc:  # the WebSocket failed: whoever waits must hear of it
+        except Exception as exc:  # the pipe failed: whoever waits must hear of it
             self.pool._failed(cdp.BrowserUnavailable(f"cannot reach the browser: {exc}"))
             raise
         finally:
             self._cleanup()
-            with trio.CancelScope(shield=True), trio.move_on_after(5):
-                await self.launched.process.wait()  # reaped: no zombie left behind
-                await _group_gone(self.launched.process.pid)
+            if self.launched is not None:
+                with trio.CancelScope(shield=True), trio.move_on_after(5):
+                    await self.launched.process.wait()  # reaped: no zombie left behind
+                    await _group_gone(self.launched.process.pid)
+                    await self.launched.pipe.aclose()
         if not self._stopping:
             raise cdp.BrowserGone("the browser exited")  # reported; TEMPORARY: not restarted
 
@@ -121,7 +153,7 @@ class BrowserProcess(actors.Actor):
         if self.launched is not None:
             kill_group(self.launched.process)
         if self.profile is not None:
-            shutil.rmtree(self.profile, ignore_errors=True)
+            _remove_profile(self.profile)
 
     async def stopping(self) -> None:
         self._stopping = True
@@ -135,7 +167,22 @@ class BrowserProcess(actors.Actor):
                 await _group_gone(self.launched.process.pid)
             # Chromium's helpers may have left files in the profile while it died
             if self.profile is not None:
-                shutil.rmtree(self.profile, ignore_errors=True)
+                _remove_profile(self.profile)
+
+
+def _remove_profile(profile: Path) -> None:
+    """The profile and, when its temporary files were elsewhere, that directory too."""
+    tmp = profile / "t"
+    if tmp.is_symlink():
+        shutil.rmtree(os.path.realpath(tmp), ignore_errors=True)
+    shutil.rmtree(profile, ignore_errors=True)
+
+
+async def _serve(nursery: trio.Nursery, handler: Any) -> int:
+    """Serve ``handler`` on 127.0.0.1 at a port the kernel picks, until ``nursery`` ends."""
+    listeners = await nursery.start(functools.partial(trio.serve_tcp, handler, 0,
+                                                      host="127.0.0.1"))
+    return listeners[0].socket.getsockname()[1]
 
 
 async def _group_gone(pgid: int) -> None:
@@ -164,12 +211,13 @@ class BrowserPool:
         self._pages: dict[str, Any] = {}
         self._launches = 0
         self.pid: int | None = None  # the browser's pid while one runs (tests, benchmarks)
+        self.guard: Any = None  # the running browser's BrowserGuard
         from nyzhi.tools.workspace_http import WorkspaceFiles
 
         self.files = WorkspaceFiles()  # served by the running browser's actor
 
-    def _connected(self, conn: Any) -> None:
-        self._conn, self._error = conn, None
+    def _connected(self, conn: Any, guard: Any) -> None:
+        self._conn, self._error, self.guard = conn, None, guard
         if self._ready is not None:
             self._ready.set()
 
@@ -205,9 +253,7 @@ class BrowserPool:
                 await self._ready.wait()
             if self._conn is None:
                 raise self._error or cdp.BrowserUnavailable("the browser did not start in time")
-            # A page must not write files outside the profile (~/Downloads): no downloads.
-            await self._conn.call("Browser.setDownloadBehavior", behavior="deny")
-            return self._conn
+            return self._conn  # under guard: no downloads, every request and target checked
 
     async def page(self, owner: str) -> Any:
         """``owner``'s tab (an agent path), opened on first use."""
@@ -227,10 +273,10 @@ class BrowserPool:
 
 
 def browser_pool(system: actors.ActorSystem, config: Any, env: Mapping[str, str] | None,
-                 policy: Any = None) -> BrowserPool:
+                 policy: Any = None, net: Any = None) -> BrowserPool:
     """The runtime's pool for ``[browser]``; the browser starts only when a tool needs it.
     Its environment is any tool process's (``child_env`` of ``env``, None: ours): no keys or
-    tokens."""
+    tokens. ``net``: what its pages may reach (the run's ``NetPolicy``)."""
     from nyzhi.core.assembly import services_supervisor
     from nyzhi.tools.env_policy import child_env
 
@@ -238,5 +284,6 @@ def browser_pool(system: actors.ActorSystem, config: Any, env: Mapping[str, str]
     return BrowserPool(
         lambda: services_supervisor(system),
         BrowserSettings(executable=browser.executable or browser.executable_path,
-                        headless=browser.headless, env=child_env(policy, parent=env)),
+                        headless=browser.headless, env=child_env(policy, parent=env),
+                        net=net),
     )

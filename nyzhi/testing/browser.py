@@ -1,8 +1,8 @@
-"""A headless Chromium driven over the DevTools protocol (CDP) on ``trio-websocket``: how the
-web console's browser tests load the real page, type, click and take screenshots.
+"""A headless Chromium driven over the DevTools protocol (CDP) on its pipe: how the web
+console's browser tests load the real page, type, click and take screenshots.
 
-Playwright cannot download its browsers here, and CDP over the WebSocket we already ship is
-all a test needs: ``Target.createTarget`` for a page, ``Runtime.evaluate`` to act and to wait
+Playwright cannot download its browsers here, and CDP over the browser tools' pipe
+(``nyzhi.tools.cdp``) is all a test needs: ``Target.createTarget`` for a page, ``Runtime.evaluate`` to act and to wait
 (a promise inside the page that resolves when a condition holds, so the test waits on the
 page, never on a clock), ``Page.captureScreenshot`` for pictures.
 """
@@ -109,18 +109,16 @@ class Page:
 async def open_browser(profile: Path) -> AsyncIterator[Browser]:
     """A headless Chromium with a fresh profile under ``profile``, killed on leaving (started
     as the browser tools start theirs: ``nyzhi.tools.cdp``)."""
-    from trio_websocket import open_websocket_url
-
     exe = chromium()
     assert exe is not None, "chromium is not installed"
     launched = await cdp.launch(cdp.chromium_args(exe, profile), os.environ)
     try:
         async with trio.open_nursery() as nursery:
             nursery.start_soon(cdp.drain, launched)
-            async with open_websocket_url(launched.url, max_message_size=cdp.MAX_MESSAGE) as ws:
-                conn = cdp.CdpConnection(ws)
-                nursery.start_soon(conn.read)
-                yield Browser(conn)
+            conn = cdp.CdpConnection(launched.pipe)
+            nursery.start_soon(conn.read)
+            yield Browser(conn)
             nursery.cancel_scope.cancel()
     finally:
         cdp.kill_group(launched.process)
+        await launched.pipe.aclose()

@@ -135,6 +135,9 @@ class ToolContext:
     # The runtime's browser (nyzhi.core.browser.BrowserPool), shared like ``agents``; started
     # on the first browser tool call. None: the browser tools say there is none.
     browser: Any = None
+    # What model-directed requests may reach (nyzhi.tools.netguard.NetPolicy: the user's
+    # ``[network] allow_hosts``), shared like ``agents``. None: the strict default.
+    net: Any = None
     # The runtime's language servers (nyzhi.core.lsp.LspPool), shared like ``agents``: the
     # lsp_* tools ask it, and the file-writing tools report new errors through it. None: no
     # language servers in this run.

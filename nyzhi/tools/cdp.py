@@ -1,14 +1,20 @@
-"""The Chrome DevTools Protocol over ``trio-websocket``: finding, starting and talking to Chromium.
+"""The Chrome DevTools Protocol over a pair of pipes: finding, starting and talking to Chromium.
 
-No Node and no Playwright: a headless Chromium started with ``--remote-debugging-port=0`` prints
-the address of its browser-wide WebSocket on stderr, and everything the browser tools need is a
-handful of JSON commands on it (``Target.createTarget`` for a page, ``Page.navigate``,
-``Runtime.evaluate``, ``Input.dispatchMouseEvent``, ``Page.captureScreenshot``).
+No Node and no Playwright, and no TCP port: Chromium is started with
+``--remote-debugging-pipe`` and reads commands from its fd 3 and writes replies and events to
+its fd 4, one JSON message each, ended by a NUL byte. A DevTools *port* would be reachable by
+anything on the machine, a page of the browser itself included
+(``http://127.0.0.1:PORT/json/new?file:///…`` opened a tab on any file and handed out the
+WebSocket that drives the browser); a pipe is held only by nyz and the browser process.
+Everything the browser tools need is a handful of JSON commands on it (``Target.createTarget``
+for a page, ``Page.navigate``, ``Runtime.evaluate``, ``Input.dispatchMouseEvent``,
+``Page.captureScreenshot``).
 
-``CdpConnection`` multiplexes one WebSocket: each command waits for the reply with its id, each
-``expect`` for one event of one page. When the connection ends (the browser exited or was
-killed) every waiting command fails at once with ``BrowserGone``: a call never hangs on a dead
-browser. Nothing here imports ``trio_websocket`` until a browser is actually started.
+``CdpConnection`` multiplexes the pipe: each command waits for the reply with its id, each
+``expect`` for one event of one page, and ``listener`` (the guard,
+``nyzhi.tools.browser_guard``) sees every event. When the connection ends (the browser exited
+or was killed) every waiting command fails at once with ``BrowserGone``: a call never hangs on
+a dead browser.
 """
 
 from __future__ import annotations
@@ -35,6 +41,11 @@ INSTALL_HINT = (
 CALL_TIMEOUT = 30.0
 START_TIMEOUT = 60.0
 MAX_MESSAGE = 64 * 1024 * 1024  # a full-page screenshot arrives as one base64 message
+# The browser's ends of the pipes land on fds 3 and 4, where --remote-debugging-pipe expects
+# them: a tiny trampoline (this interpreter) moves them there and execs the browser, since
+# Popen can only pass a descriptor under its own number.
+_FDS_TRAMPOLINE = ("import os,sys; a=sys.argv; r,w=int(a[1]),int(a[2]); os.dup2(r,3); "
+                   "os.dup2(w,4); [os.close(f) for f in {r,w} if f>4]; os.execv(a[3], a[3:])")
 
 
 class BrowserError(Exception):
@@ -73,14 +84,16 @@ def find_browser(configured: str | None, path: str | None = None) -> str:
 
 
 def chromium_args(exe: str, profile: Path, *, headless: bool = True,
-                  width: int = 1280, height: int = 800) -> list[str]:
-    """The command line: a fresh profile, a DevTools port the kernel picks, nothing that
-    phones home or waits for a person."""
-    args = [exe, "--remote-debugging-port=0", "--remote-debugging-address=127.0.0.1",
-            f"--user-data-dir={profile}", f"--window-size={width},{height}", "--disable-gpu",
+                  width: int = 1280, height: int = 800, proxy: str | None = None) -> list[str]:
+    """The command line: a fresh profile, DevTools over the pipes (no port), nothing that
+    phones home or waits for a person, no UDP around the page's checks (WebRTC)."""
+    args = [exe, "--remote-debugging-pipe", f"--user-data-dir={profile}",
+            "--force-webrtc-ip-handling-policy=disable_non_proxied_udp", f"--window-size={width},{height}", "--disable-gpu",
             "--no-first-run", "--no-default-browser-check", "--disable-extensions",
             "--disable-background-networking", "--disable-sync", "--mute-audio",
             "--hide-scrollbars", "--password-store=basic", "about:blank"]
+    if proxy:  # every connection, loopback included, through the guard (browser_proxy)
+        args[1:1] = [f"--proxy-server={proxy}", "--proxy-bypass-list=<-loopback>"]
     if headless:
         args.insert(1, "--headless=new")
     if os.geteuid() == 0:
@@ -90,47 +103,113 @@ def chromium_args(exe: str, profile: Path, *, headless: bool = True,
 
 @records.define(eq=False)
 class Launched:
-    """A started browser: its process (leading its own process group), the DevTools
-    address, and the tail of what it printed (for error messages)."""
+    """A started browser: its process (leading its own process group), our ends of its
+    DevTools pipes, and the tail of what it printed (for error messages)."""
 
     process: Any
-    url: str
+    pipe: PipeTransport
     stderr_tail: bytearray
 
 
+class TransportClosed(Exception):
+    """The DevTools pipe ended (the browser exited or closed it)."""
+
+
+class PipeTransport:
+    """DevTools messages over the two pipes: NUL-terminated JSON, each at most
+    ``MAX_MESSAGE`` bytes (a longer one ends the connection: nothing grows unbounded)."""
+
+    def __init__(self, to_browser: int, from_browser: int) -> None:
+        self._send = trio.lowlevel.FdStream(to_browser)
+        self._recv = trio.lowlevel.FdStream(from_browser)
+        self._buffer = bytearray()
+        self._scanned = 0
+        self._sending = trio.Lock()
+
+    async def get_message(self) -> str:
+        while True:
+            end = self._buffer.find(b"\0", self._scanned)
+            if end >= 0:
+                message = bytes(self._buffer[:end])
+                del self._buffer[:end + 1]
+                self._scanned = 0
+                return message.decode("utf-8", "replace")
+            self._scanned = len(self._buffer)
+            if len(self._buffer) > MAX_MESSAGE:
+                raise TransportClosed(f"a DevTools message over {MAX_MESSAGE} bytes")
+            try:
+                chunk = await self._recv.receive_some(1 << 20)
+            except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
+                raise TransportClosed(str(exc)) from exc
+            if not chunk:
+                raise TransportClosed("the browser closed its DevTools pipe")
+            self._buffer.extend(chunk)
+
+    async def send_message(self, text: str) -> None:
+        try:
+            async with self._sending:
+                await self._send.send_all(text.encode("utf-8") + b"\0")
+        except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
+            raise TransportClosed(str(exc)) from exc
+
+    async def aclose(self) -> None:
+        for stream in (self._send, self._recv):
+            with trio.CancelScope(shield=True):
+                await stream.aclose()
+
+
 async def launch(args: list[str], env: Mapping[str, str]) -> Launched:
-    """Start the browser and wait for its DevTools address. The caller owns the process (and
-    must drain ``process.stderr``, ``drain``). ``BrowserUnavailable`` if it exits or says
-    nothing usable within ``START_TIMEOUT``."""
+    """Start the browser with its DevTools pipes and wait until it answers on them. The
+    caller owns the process (and must drain ``process.stderr``, ``drain``).
+    ``BrowserUnavailable`` if it exits or does not answer within ``START_TIMEOUT``."""
+    import sys
+
     from nyzhi.spawn import open_bound_process
 
+    child_in, ours_out = os.pipe()  # commands: we write, the browser reads (its fd 3)
+    ours_in, child_out = os.pipe()  # replies and events: the browser writes (its fd 4)
+    for fd in (ours_out, ours_in):
+        os.set_inheritable(fd, False)
     try:
         # Dies with nyz, SIGKILL included: setpriv sets the parent-death signal and execs the
         # browser, and open_bound_process keeps the forking thread alive as long as the
         # browser (the kernel ties the signal to that thread: nyzhi.spawn). Its renderers and
         # helpers end when the browser's IPC does.
         setpriv = shutil.which("setpriv", path=env.get("PATH"))
-        argv = [setpriv, "--pdeathsig", "KILL", "--", *args] if setpriv else list(args)
+        exe = shutil.which(args[0], path=env.get("PATH")) or args[0]
+        moved = [sys.executable, "-I", "-S", "-c", _FDS_TRAMPOLINE, str(child_in),
+                 str(child_out), exe, *args[1:]]
+        argv = [setpriv, "--pdeathsig", "KILL", "--", *moved] if setpriv else moved
         proc = await open_bound_process(
             argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-            env=dict(env), start_new_session=True)
+            env=dict(env), start_new_session=True, pass_fds=(child_in, child_out))
     except OSError as exc:
+        for fd in (ours_out, ours_in):
+            os.close(fd)
         raise BrowserUnavailable(f"cannot start {args[0]}: {exc}; {INSTALL_HINT}") from exc
+    finally:
+        os.close(child_in)
+        os.close(child_out)
+    pipe = PipeTransport(ours_out, ours_in)
     seen = bytearray()
-    with trio.move_on_after(START_TIMEOUT):
-        while True:
-            chunk = await proc.stderr.receive_some(4096)
-            if not chunk:
-                break
-            seen.extend(chunk)
-            marker = seen.find(b"DevTools listening on ")
-            end = seen.find(b"\n", marker)
-            if marker >= 0 and end > marker:
-                url = seen[marker + len(b"DevTools listening on "):end].decode().strip()
-                return Launched(proc, url, seen[-4096:])
+    launched = Launched(proc, pipe, seen)
+    ready = False
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(drain, launched)
+        with trio.move_on_after(START_TIMEOUT):
+            try:  # the first message on the pipe: the browser is up
+                await pipe.send_message(json.dumps({"id": 0, "method": "Browser.getVersion"}))
+                await pipe.get_message()
+                ready = True
+            except TransportClosed:
+                pass
+        nursery.cancel_scope.cancel()
+    if ready:
+        return launched
     kill_group(proc)
     with trio.move_on_after(5):
         await proc.wait()
+    await pipe.aclose()
     status = f" (exit status {proc.returncode})" if proc.returncode is not None else ""
     text = seen.decode(errors="replace").strip()[-800:]
     raise BrowserUnavailable(f"{args[0]} did not start{status}: {text or 'no output'}")
@@ -159,8 +238,9 @@ def kill_group(proc: Any) -> None:
 class CdpConnection:
     """One browser-wide DevTools WebSocket, shared by every page and caller."""
 
-    def __init__(self, ws: Any) -> None:
-        self.ws = ws
+    def __init__(self, transport: Any) -> None:
+        self.ws = transport  # PipeTransport (get_message / send_message)
+        self.listener: Any = None  # called with every event (the guard), never awaited
         self._ids = itertools.count(1)
         self._waiting: dict[int, list[Any]] = {}
         self._events: dict[tuple[str | None, str], list[list[Any]]] = {}
@@ -169,8 +249,6 @@ class CdpConnection:
 
     async def read(self) -> None:
         """Deliver replies and events until the connection ends, then fail every waiter."""
-        from trio_websocket import ConnectionClosed
-
         try:
             while True:
                 message = json.loads(await self.ws.get_message())
@@ -180,11 +258,13 @@ class CdpConnection:
                         slot.append(message)
                         slot[0].set()
                     continue
+                if self.listener is not None:
+                    self.listener(message)
                 key = (message.get("sessionId"), message.get("method", ""))
                 for slot in self._events.pop(key, []):
                     slot.append(message.get("params", {}))
                     slot[0].set()
-        except ConnectionClosed:
+        except (TransportClosed, ValueError):
             pass
         finally:
             self.close("the browser exited or closed its connection")
@@ -210,8 +290,6 @@ class CdpConnection:
                    wait_s: float = CALL_TIMEOUT, **params: Any) -> dict[str, Any]:
         """Send one command and return its result; ``CdpError`` for an error reply,
         ``BrowserGone`` if the browser goes away meanwhile, ``BrowserError`` on timeout."""
-        from trio_websocket import ConnectionClosed
-
         if self.closed.is_set():
             raise self._gone()
         ident = next(self._ids)
@@ -224,7 +302,7 @@ class CdpConnection:
             await self.ws.send_message(json.dumps(message))
             with trio.move_on_after(wait_s):
                 await slot[0].wait()
-        except ConnectionClosed:
+        except TransportClosed:
             self.close("the browser exited or closed its connection")
         finally:
             self._waiting.pop(ident, None)

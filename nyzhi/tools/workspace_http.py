@@ -8,7 +8,10 @@ workspace file is opened as ``http://127.0.0.1:PORT/TOKEN/path``, from this serv
 answers only for files that resolve inside the workspace (a symlink out of it is refused).
 
 ``TOKEN`` is 128 random bits per workspace, so another local user cannot read the workspace
-through the port. The server lives as long as the browser (it runs in the browser actor).
+through the port. A masked credential file (``nyzhi.tools.credentials``: a workspace at HOME
+holds ``~/.ssh``) is never served. The server lives as long as the browser (it runs in the
+browser actor), and its port is the one loopback port the browser's pages may reach
+(``nyzhi.tools.browser_guard``).
 """
 
 from __future__ import annotations
@@ -57,6 +60,10 @@ class WorkspaceFiles:
             return None
         if found.is_dir():
             found = found / "index.html"
+        from nyzhi.tools.credentials import credential_kind
+
+        if credential_kind(found) is not None:
+            return None
         return found if found.is_file() else None
 
     async def serve(self, stream: trio.SocketStream) -> None:

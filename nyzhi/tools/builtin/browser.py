@@ -11,6 +11,12 @@ never gets a ``file://`` URL: a workspace file is served to it over loopback HTT
 into a screenshot. Where the tab ends up is checked after every action, so a page that reaches
 ``file://`` anyway gets nothing read back. What comes back from a page is framed as untrusted
 content (``nyzhi.tools.untrusted``).
+
+The browser itself is under guard (``nyzhi.tools.browser_guard``): every request of every
+page goes through ``nyzhi.tools.netguard`` (no loopback but the workspace file server, no
+private or metadata address), local-scheme targets are closed, downloads denied. Text the
+model sends into a page (a URL, typed text, a script) may not carry a known secret, and a
+screenshot of a page showing one, or a line of a masked credential file, is refused.
 """
 
 from __future__ import annotations
@@ -39,6 +45,8 @@ DEFAULT_MAX_LENGTH = 20_000
 MAX_RESULT_CHARS = 50_000
 WAIT_S = 30.0
 SCREENSHOT_DIR = ".nyzhi/screenshots"
+# Written into SCREENSHOT_DIR: pictures of pages are the user's to share, never committed.
+SCREENSHOT_IGNORE = "# nyz: screenshots are never committed\n*\n"
 
 
 class _Refused(Exception):
@@ -80,13 +88,29 @@ def resolve_url(raw: str, ctx: ToolContext) -> str | Path:
     if not _inside(path, ctx.workspace_root):
         raise ArgError(f"file:// URLs outside the workspace are refused: {path} is not under "
                        f"{ctx.workspace_root}")
+    from nyzhi.tools.credentials import credential_kind
+
+    kind = credential_kind(path.resolve(), getattr(ctx.sandbox, "hide", ()) or ())
+    if kind is not None:
+        raise ArgError(f"{path} is masked ({kind}); the browser never opens it")
     return path.resolve()
 
 
 def _check_location(href: str, ctx: ToolContext) -> None:
-    if urllib.parse.urlsplit(href).scheme.lower() == "file":
-        raise _Refused(f"the page went to {href}; file:// pages are never read back (the tab "
+    from nyzhi.tools.browser_guard import LOCAL_SCHEMES
+
+    scheme = urllib.parse.urlsplit(href).scheme.lower()
+    if scheme in LOCAL_SCHEMES:
+        raise _Refused(f"the page went to {href}; {scheme}: pages are never read back (the tab "
                        "was reset to about:blank)")
+
+
+def _no_secret(text: str, what: str, ctx: ToolContext) -> None:
+    """``_Refused`` when ``text`` (sent into a page) carries a known secret."""
+    if ctx.redactor:
+        spans = ctx.redactor.spans(text)
+        if spans:
+            raise _Refused(f"the {what} carries {spans[0][2]}; a secret is never sent to a page")
 
 
 async def _guard(page: Any, ctx: ToolContext) -> str:
@@ -160,9 +184,21 @@ class BrowserTool(BuiltinTool):
     async def open(self, page: Any, url: str | Path, ctx: ToolContext, wait_for: str | None
                    ) -> str:
         """Navigate the tab, wait for load (and ``wait_for``), return where it ended up."""
+        from nyzhi.tools.cdp import BrowserError
+
         if isinstance(url, Path):
             url = ctx.browser.files.url(ctx.workspace_root, url)
-        await page.navigate(url, wait_s=WAIT_S)
+        guard = ctx.browser.guard
+        if guard is not None and url != "about:blank":
+            _no_secret(url, "URL", ctx)
+            why = await guard.allowed(url)
+            if why:
+                raise _Refused(f"{url} is refused: {why}")
+        before = len(guard.refusals) if guard is not None else 0
+        try:
+            await page.navigate(url, wait_s=WAIT_S)
+        except BrowserError as exc:
+            raise BrowserError(f"{exc}{guard.explain(before) if guard else ''}") from None
         href = await _guard(page, ctx)
         if wait_for:
             await _wait_for(page, wait_for)
@@ -229,6 +265,9 @@ class BrowserScreenshotTool(BrowserTool):
             href = await _guard(page, ctx)
             if wait_for:
                 await _wait_for(page, wait_for)
+        why = await _screenshot_refusal(page, ctx)
+        if why:
+            return error(f"browser_screenshot: refused: {why}; nothing was captured")
         params: dict[str, Any] = {"format": "png"}
         if full:
             metrics = await page.call("Page.getLayoutMetrics")
@@ -247,6 +286,9 @@ class BrowserScreenshotTool(BrowserTool):
             n += 1
             path = folder / f"{stamp}-{agent}-{n}.png"
         folder.mkdir(parents=True, exist_ok=True)
+        ignore = folder / ".gitignore"
+        if not ignore.exists():
+            atomic_write(ignore, SCREENSHOT_IGNORE.encode(), what="the screenshots' .gitignore")
         atomic_write(path, data, what="the screenshot")
         shown = path.relative_to(ctx.workspace_root)
         return ToolResult(
@@ -254,6 +296,14 @@ class BrowserScreenshotTool(BrowserTool):
             metadata={"path": str(path), "url": href, "width": width, "height": height},
             images=(ImagePart("image/png", data),),
         )
+
+
+async def _screenshot_refusal(page: Any, ctx: ToolContext) -> str | None:
+    """Why the tab may not be captured now (it shows a secret), or None."""
+    from nyzhi.tools.browser_guard import masked_lines, page_strings, refuse_screenshot
+
+    hide = tuple(getattr(ctx.sandbox, "hide", ()) or ())
+    return refuse_screenshot(await page_strings(page), ctx.redactor, masked_lines(hide))
 
 
 class BrowserEvaluateTool(BrowserTool):
@@ -275,6 +325,7 @@ class BrowserEvaluateTool(BrowserTool):
         from nyzhi.tools.cdp import CdpError
 
         script = req_str(args, "script")
+        _no_secret(script, "script", ctx)
         href = await _guard(page, ctx)
         try:
             value = await page.evaluate(script, wait_s=WAIT_S)
@@ -344,6 +395,7 @@ class BrowserTypeTool(BrowserTool):
         text = req_str(args, "text", allow_empty=True)
         clear = opt_bool(args, "clear", True)
         submit = opt_bool(args, "submit", False)
+        _no_secret(text, "text", ctx)
         await _guard(page, ctx)
         await _wait_for(page, selector)
         await page.evaluate(f"""(() => {{

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import functools
 import re
+import urllib.parse
 from typing import Any
+
+import attrs
 
 from nyzhi.tools.base import Permission, ToolContext, ToolResult
 from nyzhi.tools.builtin.common import ArgError, BuiltinTool, error, opt_int, req_str
@@ -19,6 +22,7 @@ from nyzhi.tools.untrusted import frame_untrusted
 DEFAULT_MAX_LENGTH = 50_000
 MAX_DOWNLOAD_BYTES = 5 * 1024 * 1024
 TIMEOUT_S = 30.0
+MAX_REDIRECTS = 10  # each one checked (nyzhi.tools.netguard) before it is followed
 USER_AGENT = "nyzhi-web-fetch/0.1"
 
 _SKIP = {"script", "style", "noscript", "template", "svg", "head", "iframe"}
@@ -93,6 +97,64 @@ def html_to_text(markup: str) -> tuple[str, str]:
     return parser.title.strip(), text
 
 
+def net_policy(ctx: ToolContext) -> Any:
+    """The run's policy for model-directed requests (``ToolContext.net``), else the strict
+    default (nothing private, no allowed hosts), with the run's redactor."""
+    from nyzhi.tools.netguard import NetPolicy
+
+    policy = ctx.net if ctx.net is not None else NetPolicy()
+    if policy.redactor is None and ctx.redactor:
+        policy = attrs.evolve(policy, redactor=ctx.redactor)
+    return policy
+
+
+async def _fetch(client: Any, url: str, policy: Any) -> tuple[int, str, str, str, bytes, bool]:
+    """GET ``url``, following redirects here (each hop checked by ``policy`` and connected to
+    the address the check resolved, never resolved again): (status, content type, encoding,
+    final URL, body cut at ``MAX_DOWNLOAD_BYTES``, whether it was cut)."""
+    from nyzhi.tools.netguard import Refused, host_header, pinned_url
+
+    for _hop in range(MAX_REDIRECTS + 1):
+        target = await policy.check_url(url)
+        last: Exception | None = None
+        for address in target.addresses[:3]:
+            request = client.build_request(
+                "GET", pinned_url(target, address), headers={"Host": host_header(target)},
+                extensions={"sni_hostname": target.host} if target.scheme == "https" else {})
+            try:
+                resp = await client.send(request, stream=True)
+                break
+            except httpx_connect_errors() as exc:  # the next address of the name
+                last = exc
+        else:
+            assert last is not None
+            raise last
+        try:
+            location = resp.headers.get("location")
+            if resp.is_redirect and location:
+                url = urllib.parse.urljoin(url, location)
+                continue
+            body = bytearray()
+            capped = False
+            async for chunk in resp.aiter_bytes():
+                body.extend(chunk)
+                if len(body) > MAX_DOWNLOAD_BYTES:
+                    capped = True
+                    del body[MAX_DOWNLOAD_BYTES:]
+                    break
+            return (resp.status_code, resp.headers.get("content-type", ""),
+                    resp.charset_encoding or "utf-8", url, bytes(body), capped)
+        finally:
+            await resp.aclose()
+    raise Refused(f"more than {MAX_REDIRECTS} redirects; stopped at {url}")
+
+
+def httpx_connect_errors() -> tuple[type[Exception], ...]:
+    import httpx
+
+    return (httpx.ConnectError, httpx.ConnectTimeout)
+
+
 class WebFetchTool(BuiltinTool):
     name = "web_fetch"
     description = (
@@ -117,25 +179,23 @@ class WebFetchTool(BuiltinTool):
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         import httpx  # heavy-ish; only when fetching
 
+        from nyzhi.tools.netguard import Refused, SecretInUrl
+
         url = req_str(args, "url").strip()
         if not re.match(r"^https?://", url, re.IGNORECASE):
             raise ArgError(f"url must start with http:// or https://, got {url!r}")
         max_length = opt_int(args, "max_length", DEFAULT_MAX_LENGTH, minimum=1)
         try:
             async with httpx.AsyncClient(
-                follow_redirects=True, timeout=TIMEOUT_S, headers={"User-Agent": USER_AGENT}
-            ) as client, client.stream("GET", url) as resp:
-                body = bytearray()
-                capped = False
-                async for chunk in resp.aiter_bytes():
-                    body.extend(chunk)
-                    if len(body) > MAX_DOWNLOAD_BYTES:
-                        capped = True
-                        del body[MAX_DOWNLOAD_BYTES:]
-                        break
-                status, ctype = resp.status_code, resp.headers.get("content-type", "")
-                encoding = resp.charset_encoding or "utf-8"
-                final_url = str(resp.url)
+                follow_redirects=False, timeout=TIMEOUT_S,
+                headers={"User-Agent": USER_AGENT},
+            ) as client:
+                status, ctype, encoding, final_url, body, capped = await _fetch(
+                    client, url, net_policy(ctx))
+        except SecretInUrl as exc:  # the URL is not repeated: it is what carries the secret
+            return error(f"web_fetch refused: {exc}")
+        except Refused as exc:
+            return error(f"web_fetch {url} refused: {exc}")
         except httpx.HTTPError as exc:
             return error(
                 f"web_fetch {url} failed: {type(exc).__name__}: {exc}. Check the URL; the site "

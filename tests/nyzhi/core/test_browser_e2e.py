@@ -31,8 +31,18 @@ pytestmark = pytest.mark.skipif(
 PAGE = b"<!doctype html><title>Served</title><h1>Hello, browser</h1>"
 
 
+def _allow_loopback(home: Path) -> Path:
+    """The user's own config lets the model's requests reach the test page on loopback
+    (``[network] allow_hosts``; a project's could not); where the browser's profiles go."""
+    config = home / ".config" / "nyzhi" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    old = config.read_text() if config.exists() else ""
+    config.write_text(old + '\n[network]\nallow_hosts = ["127.0.0.1"]\n')
+    return home / ".local" / "state" / "nyzhi" / "browser"
+
+
 async def _run(workspace, home, tmp, *args: str) -> subprocess.CompletedProcess[bytes]:
-    env = {**nyz_env(home), "TMPDIR": str(tmp)}  # the browser's profile is made here
+    env = {**nyz_env(home), "TMPDIR": str(tmp)}  # its temporary files, when the profile path is long
     return await trio.run_process(
         [*NYZ, "run", "--output-format", "stream-json", *args], cwd=workspace, env=env,
         stdin=b"", capture_stdout=True, capture_stderr=True, check=False)
@@ -51,6 +61,7 @@ async def test_screenshot_reaches_the_model_and_nothing_outlives_nyz(
 
 
 async def _look_and_exit(workspace, home, configure, tmp, url) -> None:
+    profiles = _allow_loopback(home)
     script = [
         reply(tool_calls=[tool_call("browser_open", {"url": url})]),
         reply(tool_calls=[tool_call("browser_screenshot", {})]),
@@ -70,15 +81,17 @@ async def _look_and_exit(workspace, home, configure, tmp, url) -> None:
         # the screenshot went to the model as an image, beside the tool's text
         assert b"data:image/png;base64," in server.requests[2].body
         assert json.loads(server.requests[2].body)  # a well-formed request
+        assert (workspace / ".nyzhi" / "screenshots" / ".gitignore").is_file()
         # nyz has exited: no process mentions the profile's directory, and it is gone
-        assert running_with(str(tmp)) == []
-        assert list(tmp.glob("nyz-browser-*")) == []
+        assert running_with(str(profiles)) == []
+        assert list(profiles.glob("nyz-browser-*")) == []
+        assert list(tmp.glob("nyzb-*")) == []
 
         # headless without trust, a browser tool is refused as any network tool is
         proc = await _run(workspace, home, tmp, "open it")
         done = [e for e in json_lines(proc.stdout) if e["type"] == "tool_done"]
         assert done[0]["is_error"] and "--trust" in done[0]["output"]
-        assert running_with(str(tmp)) == []
+        assert running_with(str(profiles)) == []
 
 
 async def test_no_browser_outlives_nyz_killed_with_sigkill(
@@ -93,6 +106,7 @@ async def test_no_browser_outlives_nyz_killed_with_sigkill(
 
     url = await serve_pages(nursery, {"/": ("text/html", PAGE)}) + "/"
     tmp = Path(tempfile.mkdtemp(prefix="nyzk", dir="/tmp"))
+    profiles = _allow_loopback(home)
     script = [reply(tool_calls=[tool_call("browser_open", {"url": url})]), hang()]
     try:
         async with open_fake_llm(script=script) as server:
@@ -106,7 +120,7 @@ async def test_no_browser_outlives_nyz_killed_with_sigkill(
                 with trio.fail_after(90):
                     second = await server.wait_for_requests(2)  # the page was opened
                 assert "Hello, browser" in second.tool_results()[0]
-                browsers = running_with(str(tmp))
+                browsers = running_with(str(profiles))
                 assert browsers, "the browser should be running now"
                 os.kill(proc.pid, signal.SIGKILL)
                 await proc.wait()
@@ -115,6 +129,6 @@ async def test_no_browser_outlives_nyz_killed_with_sigkill(
                 if proc.returncode is None:
                     proc.kill()
                     await proc.wait()
-        assert running_with(str(tmp)) == []
+        assert running_with(str(profiles)) == []
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

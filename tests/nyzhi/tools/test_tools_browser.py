@@ -35,6 +35,7 @@ from nyzhi.tools.builtin.browser import (
     BrowserTypeTool,
 )
 from nyzhi.tools.cdp import BrowserUnavailable, find_browser
+from nyzhi.tools.netguard import NetPolicy
 from nyzhi.tools.workspace_http import WorkspaceFiles
 
 try:
@@ -99,11 +100,16 @@ def profiles(monkeypatch):
     shutil.rmtree(where, ignore_errors=True)
 
 
+# The test pages are served on loopback, which the browser's pages may reach only when the
+# user allows it ([network] allow_hosts); the guard's own tests use a strict pool.
+LOOPBACK = NetPolicy.from_hosts(["127.0.0.1"])
+
+
 @pytest.fixture
 async def pool(profiles):
     async with actors.open_system(name="test") as system:
         yield BrowserPool(lambda: services_supervisor(system),
-                          BrowserSettings(env=dict(os.environ)))
+                          BrowserSettings(env=dict(os.environ), net=LOOPBACK))
 
 
 def _png_size(data: bytes) -> tuple[int, int]:
@@ -209,7 +215,7 @@ async def test_browser_killed_mid_call_then_restarted(pool, site, tmp_path, prof
 async def test_stop_kills_the_browser_and_removes_its_profile(site, tmp_path, profiles):
     async with actors.open_system(name="test") as system:
         pool = BrowserPool(lambda: services_supervisor(system),
-                           BrowserSettings(env=dict(os.environ)))
+                           BrowserSettings(env=dict(os.environ), net=LOOPBACK))
         res = await BrowserOpenTool().run({"url": site.url + "/"},
                                           make_ctx(tmp_path, sandbox=False, browser=pool))
         assert not res.is_error

@@ -11,6 +11,7 @@ from nyzhi.tools.base import Tool, ToolResult
 from nyzhi.tools.builtin.interaction import AskUserTool, ToolSearchTool
 from nyzhi.tools.builtin.planning import ThinkTool, TodoReadTool, TodoWriteTool
 from nyzhi.tools.builtin.web import WebFetchTool, html_to_text
+from nyzhi.tools.netguard import NetPolicy
 from nyzhi.tools.registry import ToolRegistry
 
 OPTIONS = [{"value": "a", "label": "Option A"}, {"value": "b", "label": "Option B"}]
@@ -136,8 +137,12 @@ async def http_server(nursery):
     })
 
 
+# The test servers are on loopback, which web_fetch refuses unless the user allows it.
+LOOPBACK = NetPolicy.from_hosts(["127.0.0.1"])
+
+
 async def test_web_fetch_html_to_text(http_server: str, tmp_path: Path) -> None:
-    res = await WebFetchTool().run({"url": f"{http_server}/page"}, make_ctx(tmp_path))
+    res = await WebFetchTool().run({"url": f"{http_server}/page"}, make_ctx(tmp_path, net=LOOPBACK))
     assert not res.is_error
     head, framed = res.output.split("\n\n", 1)
     assert head == f"URL: {http_server}/page\nStatus: 200\nTitle: Hi"
@@ -150,7 +155,7 @@ async def test_web_fetch_html_to_text(http_server: str, tmp_path: Path) -> None:
 
 
 async def test_web_fetch_caps_and_errors(http_server: str, tmp_path: Path) -> None:
-    ctx = make_ctx(tmp_path)
+    ctx = make_ctx(tmp_path, net=LOOPBACK)
     res = await WebFetchTool().run({"url": f"{http_server}/big", "max_length": 50}, ctx)
     assert ("a" * 50 + "\n... (truncated: 150 more characters; raise max_length to see more)\n"
             "</untrusted-content id=") in res.output

@@ -8,7 +8,6 @@ from __future__ import annotations
 import io
 import struct
 import zlib
-from pathlib import Path
 
 import pytest
 import trio

@@ -16,6 +16,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
+from nyzhi.config.textfile import read_regular
 from nyzhi.provider.images import ImageError, check_dimensions, describe, sniff
 from nyzhi.provider.types import ImagePart
 from nyzhi.tools import notebook
@@ -95,7 +96,7 @@ class ReadTool(BuiltinTool):
 
         def load() -> tuple[Path, bytes]:
             path, real = _existing_file(ctx, args.get("file_path"), "file_path")
-            data = real.read_bytes()
+            data = read_regular(real)  # a FIFO would block the turn: refused (OSError)
             if ctx.seen is not None:  # the stale-write guard's ledger (nyzhi.tools.ledger)
                 seen[str(real)] = ctx.seen.saw(real, data)
             return path, data

@@ -208,3 +208,29 @@ async def test_control_an_escaped_emoji_in_arguments_goes_through(workspace, hom
     results = [t for role, t in server.requests[1].transcript() if role == "tool"]
     assert len(results) == 1 and "smile" in results[0]
     assert_whole(proc, again, server, home)
+
+
+@pytest.mark.parametrize("extra, answer, key", [
+    ("[agent.stream]\nmax_answer_chars = 1000\n", reply("y" * 50_000, chunk_size=100),
+     "max_answer_chars"),
+    ("[agent.stream]\nmax_tool_argument_chars = 500\n",
+     reply(tool_calls=[tool_call("read", {"file_path": "z" * 50_000})], chunk_size=100),
+     "max_tool_argument_chars"),
+])
+async def test_an_answer_past_the_configured_bound_is_one_line(workspace, home, configure,
+                                                              extra, answer, key):
+    (workspace / "a.txt").write_text("hello\n")
+
+    def script(request):
+        users = [t for role, t in request.transcript() if role == "user"]
+        return reply("resumed fine") if users[-1:] == ["again"] else answer
+
+    async with open_fake_llm(None, script=script) as server:
+        configure(workspace, server.url_for("openai"), extra=extra)
+        with trio.fail_after(60):
+            proc = await run_nyz(workspace, home, "run", "go")
+            again = await run_nyz(workspace, home, "run", "--continue", "again")
+    assert proc.returncode == 1
+    [line] = [ln for ln in proc.stderr.decode().splitlines() if "error" in ln]
+    assert f"[agent.stream] {key}" in line and "Traceback" not in proc.stderr.decode()
+    assert again.returncode == 0 and again.stdout.decode().strip() == "resumed fine"

@@ -114,3 +114,16 @@ async def test_control_a_regular_gitignore_still_applies(tree: Path, engine: str
         globbed = await GlobTool().run({"pattern": "**/*.py"}, ctx)
     assert "skipped.log" not in grepped.output and globbed.output == "src/app.py"
     assert "not a regular file" not in grepped.output + globbed.output
+
+
+@pytest.mark.parametrize("kind", ["fifo", "socket"])
+async def test_read_refuses_a_special_file_in_one_line(tree: Path, kind: str) -> None:
+    from nyzhi.tools.builtin.files_read import ReadTool
+
+    plant(tree, "pipe.txt", kind)
+    with trio.fail_after(LIMIT):
+        res = await ReadTool().run({"file_path": "pipe.txt"}, make_ctx(tree))
+    assert res.is_error and "not a regular file" in res.output
+    assert len(res.output.splitlines()) == 1
+    ok = await ReadTool().run({"file_path": "src/app.py"}, make_ctx(tree))  # the control
+    assert "def needle" in ok.output

@@ -1,12 +1,20 @@
 """``nyz serve``: the web console (``nyzhi.web``) on loopback, with a per-run token.
 
 Module-level imports are stdlib only: ``nyz --help`` and ``nyz run`` never load the server.
+
+The token may come from ``--token``, ``--token-file PATH`` (its first line) or the environment
+(``NYZHI_SERVE_TOKEN``): a command line is readable by every user of the machine (``ps``,
+``/proc/PID/cmdline``), a file or the environment is not.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+
+TOKEN_ENV = "NYZHI_SERVE_TOKEN"
+MAX_TOKEN_FILE = 4096
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -23,7 +31,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--host", default="127.0.0.1",
                    help="address to bind (default 127.0.0.1; others need --allow-remote)")
     p.add_argument("--port", type=int, default=6494, help="port (default 6494; 0: any free)")
-    p.add_argument("--token", help="the access token (default: a new random one per run)")
+    p.add_argument("--token", help="the access token (default: a new random one per run); "
+                                   "visible in ps: prefer --token-file or NYZHI_SERVE_TOKEN")
+    p.add_argument("--token-file", metavar="PATH",
+                   help=f"read the access token from the first line of PATH (or set {TOKEN_ENV})")
     p.add_argument("--allow-remote", action="store_true",
                    help="allow a non-loopback --host (prefer an SSH tunnel)")
     p.add_argument("--max-message", type=int, default=1024 * 1024, metavar="BYTES",
@@ -45,6 +56,32 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=run_serve)
 
 
+def chosen_token(args: argparse.Namespace) -> str | None | SystemExit:
+    """The token the user gave (``--token``, ``--token-file``, ``NYZHI_SERVE_TOKEN``, in that
+    order), None for a generated one, or a ``SystemExit`` carrying the one-line reason."""
+    path = getattr(args, "token_file", None)
+    if args.token is not None and path is not None:
+        return SystemExit("give --token or --token-file, not both")
+    if args.token is not None:
+        return args.token
+    if path is not None:
+        from nyzhi.config.textfile import read_regular
+
+        try:
+            data = read_regular(path, MAX_TOKEN_FILE + 1)
+        except OSError as exc:
+            return SystemExit(f"--token-file {path}: {exc.strerror or exc}")
+        lines = data.decode("utf-8", "replace").splitlines()
+        token = lines[0].strip() if lines else ""
+        if not token or len(data) > MAX_TOKEN_FILE:
+            return SystemExit(f"--token-file {path}: expected the token on its first line "
+                              f"(at most {MAX_TOKEN_FILE} bytes), found "
+                              + ("nothing" if not token else "a longer file"))
+        return token
+    env = os.environ.get(TOKEN_ENV, "").strip()
+    return env or None
+
+
 def run_serve(args: argparse.Namespace) -> int:
     import trio
 
@@ -56,8 +93,12 @@ def run_serve(args: argparse.Namespace) -> int:
         host=args.host, port=args.port, allow_remote=args.allow_remote,
         max_message=args.max_message, max_connections=args.max_connections,
         send_queue=args.send_queue)
-    if args.token is not None:
-        options.token, options.generated = args.token, False
+    token = chosen_token(args)
+    if isinstance(token, SystemExit):
+        print(f"nyz serve: {token.code}", file=sys.stderr)
+        return 2
+    if token is not None:
+        options.token, options.generated = token, False
     if args.team is not None:
         if getattr(args, "team_name", None):
             print("nyz serve: --team shows a running team; --team-name makes this session a "

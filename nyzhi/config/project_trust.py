@@ -50,7 +50,7 @@ from nyzhi.config.key_classes import (
     entry_for,
 )
 from nyzhi.config.loader import LoadedConfig, load_config, read_layer
-from nyzhi.config.textfile import check_nesting
+from nyzhi.config.textfile import check_nesting, read_regular_text
 
 PROJECT_LAYERS = ("project", "local")
 TRUST_KEY = "project"
@@ -209,7 +209,7 @@ def _claude_gated(root: Path) -> dict[str, dict[str, Any]]:
     for name in SETTINGS_FILES:
         path = root / ".claude" / name
         try:
-            text = path.read_text(encoding="utf-8", errors="replace")
+            text = read_regular_text(path)
         except OSError:
             continue
         try:

@@ -25,11 +25,11 @@ from __future__ import annotations
 
 import logging
 import os
-import stat
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from nyzhi.config import paths
+from nyzhi.config.textfile import NotRegularFile, open_regular, read_fd
 
 log = logging.getLogger(__name__)
 
@@ -77,8 +77,10 @@ def refusal(real: Path, roots: Iterable[Path]) -> str | None:
 
 
 def _refuse(path: Path, why: str) -> PromptFileRefused:
-    message = (f"{path}: not read into the prompt: {why}. A symlink or hard link there could "
-               "carry a secret to the model; copy the file into the workspace if you mean it.")
+    advice = ("" if "not a regular file" in why else
+              " A symlink or hard link there could carry a secret to the model; copy the file "
+              "into the workspace if you mean it.")
+    message = f"{path}: not read into the prompt: {why}.{advice}"
     if str(path) not in _noticed:
         _noticed.add(str(path))
         log.warning("%s", message)
@@ -97,14 +99,12 @@ def read_prompt_bytes(path: Path | str, roots: Iterable[Path], limit: int | None
     why = refusal(real, roots)
     if why:
         raise _refuse(path, why)
-    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0)
-    fd = os.open(real, flags)
+    try:
+        fd = open_regular(real)
+    except NotRegularFile as exc:
+        raise _refuse(path, f"{real} is not a regular file ({exc.kind})") from None
     try:
         st = os.fstat(fd)
-        if stat.S_ISDIR(st.st_mode):
-            raise IsADirectoryError(21, "Is a directory", str(path))
-        if not stat.S_ISREG(st.st_mode):
-            raise _refuse(path, f"{real} is not a regular file")
         if st.st_nlink > 1:
             raise _refuse(path, f"{real} has {st.st_nlink} hard links (another name may be "
                                 "outside the workspace)")
@@ -115,13 +115,7 @@ def read_prompt_bytes(path: Path | str, roots: Iterable[Path], limit: int | None
         why = refusal(opened, roots)
         if why:
             raise _refuse(path, why)
-        os.set_blocking(fd, True)
-        chunks = []
-        left = limit if limit is not None else -1
-        while left and (chunk := os.read(fd, 1 << 20 if left < 0 else min(left, 1 << 20))):
-            chunks.append(chunk)
-            left = left - len(chunk) if left > 0 else left
-        return b"".join(chunks)
+        return read_fd(fd, limit)
     finally:
         os.close(fd)
 

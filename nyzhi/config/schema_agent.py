@@ -55,6 +55,18 @@ class RetryConfig:
 
 
 @records.frozen
+class StreamConfig:
+    """``[agent.stream]``: how much one model answer may carry before it is stopped with an
+    error (``nyzhi.provider.spec.StreamLimits``): text and thinking, one tool call's
+    arguments, all of the answer's tool arguments. A server streaming without end must not
+    take the machine's memory."""
+
+    max_answer_chars: int = attrs.field(default=4_000_000, metadata={"min": 1})
+    max_tool_argument_chars: int = attrs.field(default=4_000_000, metadata={"min": 1})
+    max_step_tool_argument_chars: int = attrs.field(default=16_000_000, metadata={"min": 1})
+
+
+@records.frozen
 class RoutingConfig:
     enabled: bool = False
     low_keywords: tuple[str, ...] = ()
@@ -210,6 +222,7 @@ class AgentConfig:
     autopilot_max_loops: int = attrs.field(default=2, metadata={"min": 0})
     trust: TrustConfig = attrs.Factory(TrustConfig)
     retry: RetryConfig = attrs.Factory(RetryConfig)
+    stream: StreamConfig = attrs.Factory(StreamConfig)
     routing: RoutingConfig = attrs.Factory(RoutingConfig)
     verify: VerifyConfig = attrs.Factory(VerifyConfig)
     agents: AgentsConfig = attrs.Factory(AgentsConfig)

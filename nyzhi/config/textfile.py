@@ -11,6 +11,12 @@ there is one, never a traceback. Two things the parsers do not report well are c
 * a number of ``MAX_DIGITS`` digits or more, which Python refuses to convert (a ``ValueError``
   from inside the parser). Smaller numbers parse, and the schema's ranges then name the key.
 
+Every file nyz reads that someone else may have put there (a config layer, a prompt file, an
+ignore file, a command file) is opened by ``open_regular``: without blocking, and refused
+unless it is a regular file. A FIFO planted as ``.gitignore`` or ``.nyzhi/config.toml`` hung
+``glob`` and every later start, since ``open`` of a FIFO waits for a writer; a device or a
+socket is no configuration either.
+
 The check scans the text outside strings and comments, remembering the key each container is
 under, so the error names where it happens (``mcpServers.x.args[0][0]...``). It is skipped
 when the file has fewer opening brackets than ``MAX_DEPTH`` and no long run of digits, which
@@ -19,7 +25,9 @@ is every ordinary file: reading a config costs no Python-level scan.
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 import sys
 from pathlib import Path
 from typing import Literal
@@ -33,11 +41,88 @@ SHOWN_PARTS = 8  # path parts an error shows before "..."
 Syntax = Literal["toml", "json"]
 
 
+class NotRegularFile(OSError):
+    """A path that is there but is not a regular file (a FIFO, a socket, a device)."""
+
+    def __init__(self, path: Path | str, kind: str) -> None:
+        super().__init__(f"{path}: not a regular file ({kind}); not read")
+        self.path = str(path)
+        self.kind = kind
+        self.strerror = f"not a regular file ({kind})"
+
+
+_OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0)
+
+
+def file_kind(mode: int) -> str:
+    """What a non-regular file is, in words."""
+    for test, name in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                       (stat.S_ISDIR, "a directory")):
+        if test(mode):
+            return name
+    return "a special file"
+
+
+def open_regular(path: Path | str, flags: int = 0) -> int:
+    """A blocking file descriptor of ``path`` opened for reading, only if it is a regular file.
+
+    ``O_NONBLOCK`` makes the open itself return at once for a FIFO (which would wait for a
+    writer); ``fstat`` of what was opened then decides. ``IsADirectoryError`` for a
+    directory, ``NotRegularFile`` for the rest, ``OSError`` as ``open`` raises it."""
+    try:
+        fd = os.open(path, _OPEN_FLAGS | flags)
+    except OSError:  # a socket cannot be opened at all (ENXIO): say what it is instead
+        try:
+            mode = os.stat(path).st_mode
+        except OSError:
+            mode = stat.S_IFREG
+        if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+            raise NotRegularFile(path, file_kind(mode)) from None
+        raise
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(21, "Is a directory", str(path))
+        if not stat.S_ISREG(mode):
+            raise NotRegularFile(path, file_kind(mode))
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def read_fd(fd: int, limit: int | None = None) -> bytes:
+    """All of ``fd`` (at most ``limit`` bytes), read in 1 MiB pieces."""
+    chunks = []
+    left = limit if limit is not None else -1
+    while left and (chunk := os.read(fd, 1 << 20 if left < 0 else min(left, 1 << 20))):
+        chunks.append(chunk)
+        left = left - len(chunk) if left > 0 else left
+    return b"".join(chunks)
+
+
+def read_regular(path: Path | str, limit: int | None = None) -> bytes:
+    """The bytes of ``path`` (at most ``limit``), through ``open_regular``."""
+    fd = open_regular(path)
+    try:
+        return read_fd(fd, limit)
+    finally:
+        os.close(fd)
+
+
+def read_regular_text(path: Path | str, errors: str = "replace") -> str:
+    """``read_regular`` decoded as UTF-8."""
+    return read_regular(path).decode("utf-8", errors)
+
+
 def read_config_text(path: Path, syntax: Syntax) -> str | None:
     """The text of ``path``; None when it does not exist. ``ConfigError`` naming the file when
-    it cannot be read or is not UTF-8, and the file and key when it nests too deeply."""
+    it cannot be read, is not a regular file or is not UTF-8, and the file and key when it
+    nests too deeply."""
     try:
-        data = Path(path).read_bytes()
+        data = read_regular(path)
     except FileNotFoundError:
         return None
     except OSError as exc:

@@ -60,7 +60,7 @@ def choose_provider(config: Any, env: Mapping[str, str]) -> str | None:
 
 def provider_spec(name: str, config: Any, env: Mapping[str, str]) -> Any:
     from nyzhi.auth import resolve_key_source
-    from nyzhi.provider import PRESETS, ProviderSpec, RetryPolicy
+    from nyzhi.provider import PRESETS, ProviderSpec, RetryPolicy, StreamLimits
 
     entry = config.provider.get(name)
     preset = PRESETS.get(name)
@@ -86,6 +86,7 @@ def provider_spec(name: str, config: Any, env: Mapping[str, str]) -> Any:
             f"or set api_key in [provider.{name}]"
         )
     retry = config.agent.retry
+    stream = config.agent.stream
     return ProviderSpec(
         name=name,
         api_style=api_style,
@@ -99,6 +100,11 @@ def provider_spec(name: str, config: Any, env: Mapping[str, str]) -> Any:
             max_retries=retry.max_retries,
             initial_backoff_ms=retry.initial_backoff_ms,
             max_backoff_ms=retry.max_backoff_ms,
+        ),
+        limits=StreamLimits(
+            max_answer_chars=stream.max_answer_chars,
+            max_tool_argument_chars=stream.max_tool_argument_chars,
+            max_step_tool_argument_chars=stream.max_step_tool_argument_chars,
         ),
         **({"read_timeout_s": entry.timeout} if entry.timeout else {}),
     )

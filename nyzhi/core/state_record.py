@@ -20,7 +20,6 @@ snapshot are read back from the log's ``tool_done`` events.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from nyzhi import convert, records
+from nyzhi.config import jsonbound
 from nyzhi.core import events as ev
 from nyzhi.provider.types import Message
 from nyzhi.tools.ledger import SeenFile
@@ -223,7 +223,7 @@ def last_failure(messages: Sequence[Message]) -> Failure | None:
 
 def _command(arguments: str) -> str | None:
     try:
-        args = json.loads(arguments or "{}")
+        args = jsonbound.loads(arguments or "{}")
     except ValueError:
         return None
     command = args.get("command") if isinstance(args, dict) else None

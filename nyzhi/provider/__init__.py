@@ -23,6 +23,7 @@ _EXPORTS = {
     "parse_retry_after": "nyzhi.provider.http",
     "ProviderSpec": "nyzhi.provider.spec",
     "RetryPolicy": "nyzhi.provider.spec",
+    "StreamLimits": "nyzhi.provider.spec",
     "StaticKey": "nyzhi.provider.spec",
     "Preset": "nyzhi.provider.spec",
     "PRESETS": "nyzhi.provider.spec",

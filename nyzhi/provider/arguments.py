@@ -9,10 +9,11 @@ call it too, for formats that carry arguments as objects.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from nyzhi import records
+from nyzhi.config import jsonbound
+from nyzhi.config.jsonbound import JsonTooDeep, LoneSurrogate
 
 
 @records.frozen
@@ -23,7 +24,8 @@ class ToolArgumentError:
     message: str
 
     def __str__(self) -> str:
-        shown = self.raw if len(self.raw) <= 200 else self.raw[:200] + "…"
+        raw = jsonbound.scrub(self.raw)
+        shown = raw if len(raw) <= 200 else raw[:200] + "…"
         return f"invalid tool arguments: {self.message}. Arguments received: {shown!r}"
 
 
@@ -32,7 +34,9 @@ def parse_tool_arguments(raw: str | None) -> dict[str, Any] | ToolArgumentError:
     if raw is None or not raw.strip():
         return {}
     try:
-        value = json.loads(raw)
+        value = jsonbound.loads(raw, surrogates="refuse")
+    except (JsonTooDeep, LoneSurrogate) as exc:
+        return ToolArgumentError(raw, str(exc))
     except ValueError as exc:
         return ToolArgumentError(raw, f"not valid JSON ({exc})")
     if not isinstance(value, dict):

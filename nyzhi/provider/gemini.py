@@ -23,6 +23,7 @@ import json
 import uuid
 from typing import Any
 
+from nyzhi.config import jsonbound
 from nyzhi.provider.arguments import parse_tool_arguments
 from nyzhi.provider.errors import ProviderStreamError
 from nyzhi.provider.images import encoded
@@ -37,7 +38,7 @@ from nyzhi.provider.types import (
 )
 from nyzhi.provider.wire import DecoderBase, HttpCall, effective, own_signature, whole_call
 
-_loads = json.loads
+_loads = jsonbound.loads
 FINISH = {"STOP": "end_turn", "MAX_TOKENS": "max_tokens"}
 DEFAULT_THINKING_BUDGET = 8192
 _DROP_KEYS = {"$schema", "additionalProperties"}
@@ -153,6 +154,8 @@ class GeminiDecoder(DecoderBase):
     def feed(self, event: str, data: str) -> list[StreamEvent]:
         try:
             chunk = _loads(data)
+        except jsonbound.JsonTooDeep:
+            raise
         except ValueError:
             self.skipped += 1
             return []

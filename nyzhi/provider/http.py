@@ -41,8 +41,9 @@ from nyzhi.provider.errors import (
     http_error,
     overflow_from_stream,
 )
-from nyzhi.provider.framing import LineParser, SSEParser
+from nyzhi.provider.framing import LineParser, RecordTooLarge, SSEParser
 from nyzhi.provider.spec import ProviderSpec
+from nyzhi.provider.stream_guard import StreamGuard, record_too_large
 from nyzhi.provider.types import ChatRequest, Retry, StreamEvent, Usage
 from nyzhi.provider.wire import Decoder, HttpCall, WireAdapter
 
@@ -171,26 +172,33 @@ class HttpProvider:
                         if response.status_code >= 400:
                             raise await self._http_error(response, model)
                         decoder = self.adapter.decoder()
-                        parser = SSEParser() if self.adapter.framing == "sse" else LineParser()
-                        async for chunk in response.aiter_bytes():
-                            for name, data in parser.feed(chunk):
-                                for event in decoder.feed(name, data):
+                        guard = StreamGuard(decoder, self.spec.limits)
+                        bound = self.spec.limits.max_record_chars
+                        parser = (SSEParser(bound) if self.adapter.framing == "sse"
+                                  else LineParser(bound))
+                        try:
+                            async for chunk in response.aiter_bytes():
+                                for name, data in parser.feed(chunk):
+                                    for event in guard.feed(name, data):
+                                        if not isinstance(event, Usage):
+                                            produced = True
+                                        yield event
+                                if decoder.done:
+                                    # The answer ended (a decoder may end it early, e.g.
+                                    # llama.cpp's repetition guard): hang up, which stops the
+                                    # server generating.
+                                    return
+                            for name, data in parser.close():
+                                for event in guard.feed(name, data):
                                     if not isinstance(event, Usage):
                                         produced = True
                                     yield event
-                            if decoder.done:
-                                # The answer ended (a decoder may end it early, e.g. llama.cpp's
-                                # repetition guard): hang up, which stops the server generating.
-                                return
-                        for name, data in parser.close():
-                            for event in decoder.feed(name, data):
-                                if not isinstance(event, Usage):
-                                    produced = True
-                                yield event
+                        except RecordTooLarge as exc:
+                            raise record_too_large(exc) from None
                         if sending.then is not None and getattr(decoder, "follow_up", False):
                             sending = sending.then  # the answer is asked for in a second request
                             continue
-                        for event in decoder.finish():
+                        for event in guard.finish():
                             yield event
                         return
             except httpx.TransportError as exc:

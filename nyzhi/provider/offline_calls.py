@@ -35,6 +35,8 @@ import re
 import secrets
 from typing import Any
 
+from nyzhi.config import jsonbound
+
 #: The decision prompt: SmolLM2's tool-calling instructions, in our words, with the tool list.
 _DECISION = """\
 You compose function calls. Given a question and a set of functions, make the function/tool \
@@ -189,7 +191,7 @@ def _conversation(messages: list[dict[str, Any]], *, calls_as_text: bool) -> lis
                 fn = call.get("function") or {}
                 names[call.get("id", "")] = fn.get("name", "")
                 try:
-                    arguments = json.loads(fn.get("arguments") or "{}")
+                    arguments = jsonbound.loads(fn.get("arguments") or "{}")
                 except ValueError:
                     arguments = {}
                 calls.append({"name": fn.get("name", ""), "arguments": arguments})

@@ -33,7 +33,7 @@ from nyzhi.provider.types import (
     TextDelta,
     ThinkingDelta,
 )
-from nyzhi.provider.wire import DecoderBase, HttpCall, effective
+from nyzhi.provider.wire import DecoderBase, HttpCall, WrongShape, effective, expect_list
 
 FINISH = {
     "stop": "end_turn",
@@ -156,8 +156,11 @@ class OpenAIChatDecoder(DecoderBase):
             details = usage.get("completion_tokens_details") or {}
             self.thinking_tokens = details.get("reasoning_tokens") or 0
             self.saw_usage = True
-        for choice in chunk.get("choices") or ():
-            if not isinstance(choice, dict) or choice.get("index", 0) != 0:
+        for choice in expect_list(chunk, "choices"):
+            if not isinstance(choice, dict):
+                raise WrongShape(f"an element of 'choices' is {type(choice).__name__}, "
+                                 "not an object")
+            if choice.get("index", 0) != 0:
                 continue
             delta = choice.get("delta") or {}
             thinking = delta.get("reasoning_content") or delta.get("reasoning")
@@ -166,7 +169,7 @@ class OpenAIChatDecoder(DecoderBase):
             text = delta.get("content")
             if isinstance(text, str) and text:
                 out.append(TextDelta(text))
-            for pos, call in enumerate(delta.get("tool_calls") or ()):
+            for pos, call in enumerate(expect_list(delta, "tool_calls")):
                 out.extend(self._tool(pos, call))
             reason = choice.get("finish_reason")
             if reason:

@@ -63,6 +63,33 @@ class RetryPolicy:
         return base * (1 - self.jitter * rand)
 
 
+@records.frozen
+class StreamLimits:
+    """How much one answer (one model request) may carry (maps from ``[agent.stream]``).
+
+    A hostile or broken server can stream without end: 1.5 GB of text deltas once peaked at
+    7.7 GB of memory. Past a bound the answer stops with a ``ProviderStreamError`` naming it
+    (``nyzhi.provider.stream_guard``); a single record is bounded too, since the framing
+    buffers one whole record before anyone sees it.
+
+    * ``max_answer_chars``: text and thinking of the answer together;
+    * ``max_tool_argument_chars``: the arguments of one tool call;
+    * ``max_step_tool_argument_chars``: the arguments of all the answer's tool calls.
+    """
+
+    max_answer_chars: int = attrs.field(default=4_000_000, validator=attrs.validators.ge(1))
+    max_tool_argument_chars: int = attrs.field(default=4_000_000,
+                                               validator=attrs.validators.ge(1))
+    max_step_tool_argument_chars: int = attrs.field(default=16_000_000,
+                                                    validator=attrs.validators.ge(1))
+
+    @property
+    def max_record_chars(self) -> int:
+        """One framed record (an SSE event, an NDJSON line): room for the biggest delta the
+        bounds above allow, JSON-escaped (up to 6 characters each), and its envelope."""
+        return 6 * max(self.max_answer_chars, self.max_tool_argument_chars) + 65_536
+
+
 @records.define
 class ProviderSpec:
     """One configured model service.
@@ -82,6 +109,7 @@ class ProviderSpec:
     temperature: float | None = None
     thinking: ThinkingConfig | None = None
     retry: RetryPolicy = attrs.field(factory=RetryPolicy)
+    limits: StreamLimits = attrs.field(factory=StreamLimits)
     connect_timeout_s: float | None = 15.0
     read_timeout_s: float | None = 300.0
 

@@ -14,10 +14,10 @@ formats, and lets the benchmark drive a decoder from memory.
 
 from __future__ import annotations
 
-import json
 from typing import Any, Literal, Protocol
 
 from nyzhi import records
+from nyzhi.config import jsonbound
 from nyzhi.provider.errors import StreamEndedEarly
 from nyzhi.provider.spec import ProviderSpec
 from nyzhi.provider.types import (
@@ -59,6 +59,21 @@ class WireAdapter(Protocol):
     def decoder(self) -> Decoder: ...
 
 
+class WrongShape(ValueError):
+    """A record whose field has a type the format never sends (``choices`` a string): the
+    stream cannot be read on. The message names the field, for the user's one line."""
+
+
+def expect_list(record: dict[str, Any], field: str) -> list[Any]:
+    """``record[field]`` when it is a list; ``[]`` when absent or null; ``WrongShape`` else."""
+    value = record.get(field)
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise WrongShape(f"{field!r} is {type(value).__name__}, not a list")
+    return value
+
+
 class DecoderBase:
     """Shared state: usage counters, stop reason, open tool calls, skipped records.
 
@@ -82,9 +97,13 @@ class DecoderBase:
         self.tools = ToolCalls()
 
     def load(self, data: str) -> Any:
-        """JSON of one record, or None (counted in ``skipped``) when it is not JSON."""
+        """JSON of one record, or None (counted in ``skipped``) when it is not JSON. A record
+        nested past ``jsonbound.MAX_DEPTH`` raises ``JsonTooDeep``: no provider sends one, and
+        skipping it would quietly lose what it carried."""
         try:
-            return json.loads(data)
+            return jsonbound.loads(data)
+        except jsonbound.JsonTooDeep:
+            raise
         except ValueError:
             self.skipped += 1
             return None

@@ -33,11 +33,27 @@ import attrs
 from nyzhi import convert, records
 from nyzhi.teams.errors import TaskClaimError, TeamError
 from nyzhi.teams.locking import file_lock, now_rfc3339, read_json, write_json
+from nyzhi.teams.names import check_name
 from nyzhi.teams.status import TaskStatus as TaskStatus
 
 FINISHED = (TaskStatus.COMPLETED, TaskStatus.DELETED)
 INDEX_FILE = "index.json"
 _ID_RE = re.compile(r"[1-9][0-9]{0,8}")
+MAX_SUBJECT_CHARS = 300
+MAX_DESCRIPTION_CHARS = 20_000
+
+
+def check_line(field: str, value: object, limit: int) -> str:
+    """``value`` if it is a string of one line (no line boundary of any kind: a task's subject
+    is shown on one line of ``task_list``, where a second line could pass for anything) and at
+    most ``limit`` characters; a ``TeamError`` naming ``field`` otherwise."""
+    if not isinstance(value, str):
+        raise TeamError(f"a task's {field} must be a string")
+    if value and value.splitlines() != [value]:
+        raise TeamError(f"a task's {field} is one line; put the rest in its description")
+    if len(value) > limit:
+        raise TeamError(f"a task's {field} is {len(value):,} characters, over {limit:,}")
+    return value
 
 
 def _ids(value: Any) -> list[str]:
@@ -200,8 +216,14 @@ class TaskBoard:
     def create(self, subject: str, description: str = "", blocked_by: Iterable[str] = (),
                active_form: str | None = None) -> Task:
         """A new task, ``blocked`` when any dependency is unfinished, else ``pending``."""
-        if not subject.strip():
+        if not isinstance(subject, str) or not subject.strip():
             raise TeamError("a task needs a subject")
+        check_line("subject", subject, MAX_SUBJECT_CHARS)
+        if active_form is not None:
+            check_line("active_form", active_form, MAX_SUBJECT_CHARS)
+        if not isinstance(description, str) or len(description) > MAX_DESCRIPTION_CHARS:
+            raise TeamError(f"a task's description is a string of at most "
+                            f"{MAX_DESCRIPTION_CHARS:,} characters")
         deps = list(dict.fromkeys(check_task_id(d) for d in blocked_by))
         with file_lock(self.lock_path):
             blockers = []
@@ -243,6 +265,10 @@ class TaskBoard:
         dependents (``TaskChange.unblocked``)."""
         task_id = check_task_id(task_id)
         new_status = None if status is None else _status(status)
+        if owner:  # "" releases the task
+            check_name("member", owner)
+        if by is not None:
+            check_name("sender", by)
         with file_lock(self.lock_path):
             task = self.get(task_id)
             if task.status == TaskStatus.DELETED:

@@ -11,7 +11,10 @@ Lines are split on every line boundary Python knows (``\\r``, ``\\v``, ``\\f``, 
 ``\\x85``, U+2028, U+2029 besides ``\\n``): a model may read any of them as a new line, so each
 starts a quoted line too. The sender's name comes from the inbox file, not the text, and is
 shown only when it is a valid name (the alphabet of ``names``); anything else shows as
-``unknown``. ``READING`` is the sentence that tells a model how to read the framing; it goes
+``unknown``. The kind is shown only when it is one of the vocabulary (``inbox.KINDS``);
+anything else (a file edited by hand, an older writer) shows as ``(unknown kind)``. The
+entry points refuse such fields before they are written (``inbox.check_message``); this is
+the second wall, for what is already on disk. ``READING`` is the sentence that tells a model how to read the framing; it goes
 into every prompt that can receive team messages.
 """
 
@@ -37,10 +40,12 @@ def quote(text: str) -> str:
 
 def header(sender: str, kind: str = "message") -> str:
     """``[message from <sender>]``, with `` (idle notification)`` for a notice."""
+    from nyzhi.teams.inbox import KINDS
+
     shown = sender if isinstance(sender, str) and NAME_RE.fullmatch(sender) else "unknown"
     head = f"[message from {shown}]"
     if kind != "message":
-        head += f" ({str(kind).replace('_', ' ')})"
+        head += f" ({kind.replace('_', ' ')})" if kind in KINDS else " (unknown kind)"
     return head
 
 

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -48,6 +49,40 @@ if TYPE_CHECKING:
 
 KEEP_READ = 50
 KINDS = ("message", "idle_notification")
+MAX_TEXT_CHARS = 200_000  # one message; a report longer than this belongs in a file
+_ID_RE = re.compile(r"[A-Za-z0-9_-]{0,64}")
+_TIME_RE = re.compile(r"[0-9A-Za-z:.+-]{0,40}")
+
+
+def check_message(m: Message) -> Message:
+    """``m`` if every field that goes into a reader's framing is within its vocabulary: a
+    ``TeamError`` naming the field otherwise. The framing quotes what it shows
+    (``nyzhi.teams.framing``), but a field is refused where it enters, wherever that is (a
+    local ``deliver``, or ``inbox.append`` from a member on another host): a remote member's
+    ``kind`` holding a newline once put an unquoted ``[message from user]`` in the lead's
+    prompt."""
+    if not isinstance(m.kind, str) or m.kind not in KINDS:
+        raise TeamError(f"message kind {_shown(m.kind)} is not one of {', '.join(KINDS)}")
+    check_name("sender", m.sender)
+    if m.to != "all":
+        check_name("member", m.to)
+    for field, value, rx in (("id", m.id, _ID_RE), ("time", m.time, _TIME_RE)):
+        if not isinstance(value, str) or not rx.fullmatch(value):
+            raise TeamError(f"message {field} {_shown(value)} is not a plain {field} "
+                            "(letters, digits and -_:.+ only, 64 at most)")
+    if not isinstance(m.text, str):
+        raise TeamError("a message's text must be a string")
+    if len(m.text) > MAX_TEXT_CHARS:
+        raise TeamError(f"the message is {len(m.text):,} characters, over the "
+                        f"{MAX_TEXT_CHARS:,} a message may have; write it to a file and "
+                        "send its path")
+    return m
+
+
+def _shown(value: object) -> str:
+    """A refused value in an error line: repr (escapes every line boundary), cut short."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:59] + "…"
 
 
 def new_id() -> str:
@@ -129,9 +164,12 @@ class Inbox:
         write_json(self.path, convert.unstructure(messages))
 
     def append(self, messages: list[Message]) -> None:
-        """Add ``messages`` (atomically, under the member's lock), then poke the reader."""
+        """Add ``messages`` (atomically, under the member's lock), then poke the reader. Each is
+        checked first (``check_message``): one bad field refuses them all."""
         if not messages:
             return
+        for m in messages:
+            check_message(m)
         with file_lock(self.lock_path):
             self._write(self._read() + list(messages))
         self.poke()
@@ -275,13 +313,13 @@ def deliver(store: TeamStore, team: str, sender: str, to: str, text: str,
     when ``all`` reaches nobody."""
     check_name("sender", sender)
     if kind not in KINDS:
-        raise TeamError(f"message kind {kind!r} is not one of {', '.join(KINDS)}")
-    if not text.strip():
+        raise TeamError(f"message kind {_shown(kind)} is not one of {', '.join(KINDS)}")
+    if not isinstance(text, str) or not text.strip():
         raise TeamError("the message is empty")
+    message = check_message(Message(new_id(), sender, to, text, now_rfc3339(), kind=kind))
     reached = recipients(store, team, sender, to)
     if not reached:
         return []
-    message = Message(new_id(), sender, to, text, now_rfc3339(), kind=kind)
     if to == "all":
         store.broadcasts(team).append(convert.unstructure(message))
         for name in reached:

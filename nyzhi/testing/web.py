@@ -120,17 +120,28 @@ class Served:
 
 
 @asynccontextmanager
-async def serve_nyz(cwd: Path, home: Path, *args: str,
-                    token: str = TOKEN) -> AsyncIterator[Served]:
+async def serve_nyz(cwd: Path, home: Path, *args: str, token: str = TOKEN,
+                    token_via: str = "flag") -> AsyncIterator[Served]:
     """``nyz [ARGS] serve --port 0 --token TOKEN`` (global flags may come first in ARGS,
-    serve's own after a ``serve``), stopped on leaving."""
+    serve's own after a ``serve``), stopped on leaving. ``token_via``: ``"file"`` gives it as
+    ``--token-file`` (a file under ``home``), ``"env"`` as ``NYZHI_SERVE_TOKEN``."""
     args_list = list(args)
     if "serve" not in args_list:
         args_list.append("serve")
-    cmd = [*NYZ, *args_list, "--port", "0", "--token", token]
+    env = nyz_env(home)
+    env.pop("NYZHI_SERVE_TOKEN", None)
+    given = ["--token", token]
+    if token_via == "file":
+        path = home / "serve-token"
+        path.write_text(token + "\n")
+        path.chmod(0o600)
+        given = ["--token-file", str(path)]
+    elif token_via == "env":
+        env["NYZHI_SERVE_TOKEN"], given = token, []
+    cmd = [*NYZ, *args_list, "--port", "0", *given]
     async with trio.open_nursery() as nursery:
         proc: trio.Process = await nursery.start(functools.partial(
-            trio.run_process, cmd, cwd=cwd, env=nyz_env(home), stderr=subprocess.PIPE,
+            trio.run_process, cmd, cwd=cwd, env=env, stderr=subprocess.PIPE,
             check=False))
         seen = bytearray()
         port = 0

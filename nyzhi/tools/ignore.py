@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from nyzhi import records
+from nyzhi.config.textfile import read_regular_text
 
 IGNORE_FILES = (".gitignore", ".ignore")
 
@@ -152,9 +153,8 @@ def _load(directory: str) -> list[IgnoreFile]:
     found = []
     for name in IGNORE_FILES:
         try:
-            with open(os.path.join(directory, name), encoding="utf-8", errors="replace") as fh:
-                rules = parse_rules(fh.read())
-        except OSError:
+            rules = parse_rules(read_regular_text(os.path.join(directory, name)))
+        except OSError:  # absent, unreadable, or not a regular file (a FIFO would block)
             continue
         if rules:
             found.append(IgnoreFile(directory, tuple(rules)))
@@ -177,7 +177,7 @@ def ancestor_ignores(root: Path) -> list[IgnoreFile]:
     if top is not None:
         exclude = top / ".git" / "info" / "exclude"
         try:
-            files += [IgnoreFile(str(top), tuple(parse_rules(exclude.read_text(errors="replace"))))]
+            files += [IgnoreFile(str(top), tuple(parse_rules(read_regular_text(exclude))))]
         except OSError:
             pass
     for d in reversed(chain[1:]):  # the root itself is loaded by the walker

@@ -9,12 +9,12 @@ agent tree can show any agent's stream; the main agent's is shown by default.
 
 from __future__ import annotations
 
-import json
 import time
 from typing import Any, Protocol
 
 import urwid
 
+from nyzhi.config import jsonbound
 from nyzhi.core import events as ev
 from nyzhi.core.event_renderer import EventRenderer
 from nyzhi.tui import markdown
@@ -57,7 +57,7 @@ class Collapsible(urwid.WidgetWrap):
 def args_summary(arguments: str, width: int = 60) -> str:
     """``key=value`` pairs of a tool call's JSON arguments, cut to ``width``."""
     try:
-        data = json.loads(arguments) if arguments else {}
+        data = jsonbound.loads(arguments) if arguments else {}
     except ValueError:
         data = arguments
     if isinstance(data, dict):

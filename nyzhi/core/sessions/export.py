@@ -11,6 +11,7 @@ import re
 from typing import Any
 
 from nyzhi import convert
+from nyzhi.config import jsonbound
 from nyzhi.core import events as ev
 from nyzhi.core.sessions.records import message_to_json
 from nyzhi.core.sessions.store import Session
@@ -25,7 +26,7 @@ def _fence(text: str, lang: str = "") -> str:
 
 def _pretty_args(arguments: str) -> str:
     try:
-        return json.dumps(json.loads(arguments), indent=2, ensure_ascii=False)
+        return json.dumps(jsonbound.loads(arguments), indent=2, ensure_ascii=False)
     except ValueError:
         return arguments
 

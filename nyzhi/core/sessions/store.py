@@ -501,15 +501,19 @@ class SessionStore:
             failed(exc, "an image of the session", path)
 
     def image_loader(self, session_id: str) -> ImageLoader:
+        from nyzhi.provider.images import usable
+
         folder = self.images_dir(session_id)
 
         def load(sha256: str, media_type: str) -> ImagePart | None:
             if not re.fullmatch(r"[0-9a-f]{64}", sha256):
                 return None
             try:
-                return ImagePart(media_type, (folder / sha256).read_bytes())
+                image = ImagePart(media_type, (folder / sha256).read_bytes())
             except OSError:
                 return None
+            # saved before images were checked: resumed without it, not failing every step
+            return image if usable(image) else None
 
         return load
 

@@ -16,7 +16,8 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from nyzhi.provider.images import describe, sniff
+from nyzhi.config.textfile import read_regular
+from nyzhi.provider.images import ImageError, check_dimensions, describe, sniff
 from nyzhi.provider.types import ImagePart
 from nyzhi.tools import notebook
 from nyzhi.tools.base import ToolContext, ToolResult
@@ -95,7 +96,7 @@ class ReadTool(BuiltinTool):
 
         def load() -> tuple[Path, bytes]:
             path, real = _existing_file(ctx, args.get("file_path"), "file_path")
-            data = real.read_bytes()
+            data = read_regular(real)  # a FIFO would block the turn: refused (OSError)
             if ctx.seen is not None:  # the stale-write guard's ledger (nyzhi.tools.ledger)
                 seen[str(real)] = ctx.seen.saw(real, data)
             return path, data
@@ -104,6 +105,10 @@ class ReadTool(BuiltinTool):
         shown = display(ctx, path)
         media_type = sniff(data[:16])
         if media_type is not None:  # the model sees it (if it can: the agent decides)
+            try:
+                check_dimensions(data, media_type, shown)  # a bomb is never attached
+            except ImageError as exc:
+                return error(str(exc))
             image = ImagePart(media_type, data)
             return ToolResult(output=f"{shown}: an image ({describe(image)}), attached",
                               metadata={"path": str(path), "image": media_type}, images=(image,))

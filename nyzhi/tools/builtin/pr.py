@@ -56,9 +56,15 @@ CLIENT_TOKENS = ("GH_TOKEN", "GITHUB_TOKEN", "GH_ENTERPRISE_TOKEN", "GITHUB_ENTE
 TRANSPORT_KEYS = ("core.sshCommand", "core.askPass", "core.gitProxy", "credential.helper",
                   "protocol.allow")
 PUSH_PROTOCOLS = "file:git:http:https:ssh"  # never ext:: or fd::
-# Keys that, set in the repository's own config, would make a push run a program of its choice.
+# Keys that, set in the repository's own config, would make a push run a program of its choice
+# or choose how it reaches the server: a proxy sees (and, with TLS checks off, can change) the
+# push and the user's credentials on their way. ``http.*`` is refused whole (``http.proxy``,
+# ``http.sslVerify``, ``http.<url>.proxy``, ``http.sslCAInfo``, ``http.cookieFile``,
+# ``http.curloptResolve``, ``http.extraHeader``...): the user's own config may set them.
 REPO_PROGRAM_KEYS = (r"^(core\.(sshcommand|askpass|gitproxy)|credential\.|url\.|protocol\."
-                     r"|gpg\.|remote\..*\.(receivepack|uploadpack|vcs|proxy))")
+                     r"|gpg\.|http\.|ssh\.|remote\..*\.(receivepack|uploadpack|vcs|proxy"
+                     r"|proxyauthmethod))")
+_TRANSPORT = re.compile(r"^(http\.|ssh\.|remote\..*\.proxy)", re.IGNORECASE)
 
 
 class ClientMissing(Exception):
@@ -300,10 +306,16 @@ class CreatePrTool(ForgeTool):
         planted = sorted({entry.split("\n", 1)[0] for scope, entry in zip(
             parts[0::2], parts[1::2], strict=False) if scope in ("local", "worktree")})
         if planted:
+            reasons = []
+            if any(_TRANSPORT.match(k) for k in planted):
+                reasons.append("change how the push reaches the server (a proxy, TLS checks)")
+            if not all(_TRANSPORT.match(k) for k in planted):
+                reasons.append("run a program of the repository's choosing outside the sandbox")
+            what = "would " + " and ".join(reasons)
             raise ArgError(
                 "refusing to push: this repository's own config sets "
-                f"{', '.join(planted)}, which would run a program of the repository's choosing "
-                "outside the sandbox; remove it, or push yourself and call create_pr again")
+                f"{', '.join(planted)}, which {what}; remove it, or push yourself and call "
+                "create_pr again")
         drivers: list[tuple[str, str]] = []
         if needs_listing(ctx.cwd):
             got = await _run(git_argv(LIST_DRIVERS, cwd=ctx.cwd), ctx, SAFE_ENV)

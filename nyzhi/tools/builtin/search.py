@@ -4,6 +4,14 @@ ripgrep is used when it is on PATH (it is an order of magnitude faster than any 
 otherwise a pure-Python walker that honours .gitignore gives the same answers. Both engines skip
 ``.git`` and ignored files; grep, like the original, also skips hidden entries, ``node_modules``
 and ``target``. Set ``NYZHI_SEARCH_ENGINE=python`` to force the walker.
+
+Special files: ripgrep skips a FIFO, socket or device it meets as a file to list or search,
+but it opens every ignore file (``.gitignore``, ``.ignore``, ``.rgignore``, ``.git/info/exclude``
+and the ones above the root) with a blocking ``open``: one FIFO planted as ``.gitignore`` hung
+``glob`` for good (and the ``rg`` outlived nyz). So before ripgrep runs, ``special_ignore_file``
+looks for an ignore file that is not a regular file (``find``, which never opens one); when
+there is one, that call uses the Python walker, which opens without blocking and skips it, and
+the answer says so in one line. A search whose path is itself a special file is refused.
 """
 
 from __future__ import annotations
@@ -11,11 +19,13 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import stat
 from pathlib import Path
 from typing import Any
 
 import trio
 
+from nyzhi.config.textfile import file_kind, read_regular
 from nyzhi.tools.base import ToolContext, ToolResult
 from nyzhi.tools.builtin._proc import run_argv
 from nyzhi.tools.builtin.common import ArgError, BuiltinTool, error, opt_int, opt_str, req_str
@@ -38,12 +48,64 @@ def find_rg() -> str | None:
 
 
 def _root(ctx: ToolContext, raw: Any) -> tuple[Path, str]:
-    """The search root and how to show it; ``ArgError`` if it does not exist. Blocking (stat)."""
+    """The search root and how to show it; ``ArgError`` if it does not exist or is a special
+    file (reading a FIFO waits for a writer for ever). Blocking (stat)."""
     path = resolve_arg(ctx, raw if raw not in (None, "") else ".", arg="path")
     check_read(ctx, path)
-    if not path.exists():
-        raise ArgError(f"path {display(ctx, path)} does not exist; check it with list_dir or glob")
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        raise ArgError(f"path {display(ctx, path)} does not exist; check it with list_dir or "
+                       "glob") from None
+    if not (stat.S_ISDIR(mode) or stat.S_ISREG(mode)):
+        raise ArgError(f"path {display(ctx, path)} is not a regular file or a directory "
+                       f"({file_kind(mode)}); not searched")
     return path, display(ctx, path)
+
+
+RG_IGNORE_FILES = (".gitignore", ".ignore", ".rgignore")
+
+
+async def special_ignore_file(root: Path) -> str | None:
+    """An ignore file ripgrep would open under or above ``root`` that is not a regular file
+    (the first found), or None. ``find`` tests the type without opening anything; ``.git``
+    directories are not entered. Above the root: each ancestor's ignore files up to the
+    repository's top, its ``.git/info/exclude`` and the user's global excludes file."""
+    def above() -> str | None:
+        home = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
+        candidates = [home / "git" / "ignore"]
+        for d in [root, *root.parents]:
+            candidates += [d / name for name in RG_IGNORE_FILES] if d != root else []
+            if (d / ".git").exists():
+                candidates.append(d / ".git" / "info" / "exclude")
+                break
+        for path in candidates:
+            try:
+                mode = path.stat().st_mode
+            except OSError:
+                continue
+            if not stat.S_ISREG(mode):
+                return str(path)
+        return None
+
+    found = await run_blocking(above)
+    if found:
+        return found
+    names: list[str] = []
+    for name in RG_IGNORE_FILES:
+        names += ["-o", "-name", name] if names else ["-name", name]
+    argv = ["find", str(root), "-name", ".git", "-prune", "-o", "(", *names, ")",
+            "!", "-xtype", "f", "-print", "-quit"]
+    try:
+        res = await run_argv(argv, cwd=root, max_lines=1)
+    except FileNotFoundError:  # no find: assume the worst, the walker is always safe
+        return str(root)
+    return res.stdout.decode("utf-8", "replace").strip() or None
+
+
+def special_note(ctx: ToolContext, found: str) -> str:
+    return (f"[{display(ctx, Path(found))} is not a regular file; not read as an ignore file "
+            "(its rules, if any, were not applied)]")
 
 
 def _clip(line: str) -> str:
@@ -95,13 +157,11 @@ def grep_python(pattern: str, root: Path, include: str | None, cwd: Path) -> tup
         if inc is not None and root.is_dir() and not inc.match(os.path.relpath(path, root)):
             continue
         try:
-            with open(path, "rb") as fh:
-                head = fh.read(8192)
-                if b"\0" in head:
-                    continue  # binary, like rg's default
-                data = head + fh.read()
+            data = read_regular(path)  # never blocks on a FIFO swapped in since the walk
         except OSError:
             continue
+        if b"\0" in data[:8192]:
+            continue  # binary, like rg's default
         text = data.decode("utf-8", "replace")
         shown = display_rel(cwd, path)
         last_line = -1
@@ -150,6 +210,11 @@ class GrepTool(BuiltinTool):
         include = opt_str(args, "include")
         root, shown = await run_blocking(_root, ctx, args.get("path"))
         rg = find_rg()
+        special = None
+        if rg is not None:
+            special = await special_ignore_file(root if root.is_dir() else root.parent)
+            if special:
+                rg = None
         if rg is not None:
             lines, truncated = await grep_rg(rg, pattern, root, shown, include, Path(ctx.cwd))
         else:
@@ -162,9 +227,15 @@ class GrepTool(BuiltinTool):
             meta["withheld"] = withheld
             lines.append(f"[{len(withheld)} credential file(s) not searched: "
                          f"{', '.join(withheld)}; [agent.trust] allow_paths allows them]")
+        if special:
+            meta["special_ignore_file"] = special
         if not lines:
             where = f" in {shown}" + (f" (files matching {include})" if include else "")
-            return ToolResult(output=f"No matches for /{pattern}/{where}", metadata=meta)
+            text = f"No matches for /{pattern}/{where}"
+            return ToolResult(output=text + ("\n" + special_note(ctx, special) if special
+                                             else ""), metadata=meta)
+        if special:
+            lines.append(special_note(ctx, special))
         text = "\n".join(lines)
         if truncated:
             text += f"\n... (stopped at {MAX_GREP_MATCHES} matches; narrow the pattern, path or include)"
@@ -194,9 +265,12 @@ def _without_credentials(ctx: ToolContext, lines: list[str]) -> tuple[list[str],
 # --- listing files (glob, fuzzy_find) ----------------------------------------------------------
 
 
-async def list_files(root: Path, *, hidden: bool, prefilter: str | None = None) -> list[str]:
-    """Paths relative to ``root`` of its non-ignored files (skipping ``.git``), sorted."""
-    rg = find_rg()
+async def list_files(root: Path, *, hidden: bool, prefilter: str | None = None,
+                     special: str | None = None) -> list[str]:
+    """Paths relative to ``root`` of its non-ignored files (skipping ``.git``), sorted.
+    ``special``: an ignore file that is not a regular file was found (``special_ignore_file``),
+    so ripgrep, which would block opening it, is not used."""
+    rg = None if special else find_rg()
     if rg is None:
 
         def walk() -> list[str]:
@@ -266,17 +340,20 @@ class GlobTool(BuiltinTool):
         if not base_is_dir or ".git" in base.split("/"):
             return ToolResult(output=f"No files match {pattern}", metadata={"count": 0})
         rx = compile_glob(rest)
-        files = await list_files(root, hidden=True, prefilter=rest)
+        special = await special_ignore_file(root) if find_rg() else None
+        files = await list_files(root, hidden=True, prefilter=rest, special=special)
         matched = [p for p in files if rx.match(p)]
         total = len(matched)
+        note = "\n" + special_note(ctx, special) if special else ""
         if not matched:
-            return ToolResult(output=f"No files match {pattern}", metadata={"count": 0})
+            return ToolResult(output=f"No files match {pattern}{note}", metadata={"count": 0})
         prefix = display_rel(Path(ctx.cwd), str(root))  # once, not per file: relpath is slow
         prefix = "" if prefix == "." else prefix.rstrip("/") + "/"
         shown = [prefix + p for p in matched[:MAX_GLOB_RESULTS]]
         text = "\n".join(shown)
         if total > MAX_GLOB_RESULTS:
             text += f"\n... ({total - MAX_GLOB_RESULTS} more files; use a narrower pattern)"
+        text += note
         return ToolResult(output=text, metadata={"count": total, "truncated": total > MAX_GLOB_RESULTS})
 
 
@@ -330,7 +407,8 @@ class FuzzyFindTool(BuiltinTool):
             raise ArgError("'query' must contain non-space characters")
         limit = opt_int(args, "max_results", 20, minimum=1, maximum=200)
         root = Path(ctx.cwd)
-        files = await list_files(root, hidden=False)
+        special = await special_ignore_file(root) if find_rg() else None
+        files = await list_files(root, hidden=False, special=special)
         rx = re.compile(".*?".join(re.escape(c) for c in query), re.IGNORECASE)
         scored = []
         for rel in files:

@@ -59,11 +59,26 @@ class TeamControl(Protocol):
 
 
 def task_line(task: Any) -> str:
-    line = f"#{task.id} [{task.status}] {task.subject}"
+    """One line per task, whatever its files hold: the subject's line boundaries become
+    spaces, and an owner or task id outside its vocabulary shows as ``?`` (the board refuses
+    them where they enter, ``nyzhi.teams.board``; a file edited by hand is not checked)."""
+    from nyzhi.teams.board import check_task_id
+    from nyzhi.teams.names import NAME_RE
+
+    def task_id(value: Any) -> str:
+        try:
+            return check_task_id(value)
+        except TeamError:
+            return "?"
+
+    subject = " ".join(str(task.subject).splitlines())
+    line = f"#{task_id(task.id)} [{task.status}] {subject}"
     if task.owner:
-        line += f" (owner {task.owner})"
+        owner = task.owner if isinstance(task.owner, str) and NAME_RE.fullmatch(task.owner) \
+            else "?"
+        line += f" (owner {owner})"
     if task.blocked_by:
-        line += f" blocked by {', '.join(task.blocked_by)}"
+        line += f" blocked by {', '.join(task_id(t) for t in task.blocked_by)}"
     return line
 
 

@@ -193,6 +193,34 @@ async def test_a_repository_config_naming_programs_is_refused(
     assert remote_ref(bare, "refs/heads/feature") is None
 
 
+@pytest.mark.parametrize("key,value", [
+    ("http.proxy", "http://127.0.0.1:9/"),
+    ("http.sslVerify", "false"),
+    ("http.https://example.com/.proxy", "http://127.0.0.1:9/"),
+    ("http.sslCAInfo", "{marker}"),
+    ("http.cookieFile", "{marker}"),
+    ("http.curloptResolve", "example.com:443:127.0.0.1"),
+    ("remote.origin.proxy", "http://127.0.0.1:9/"),
+])
+async def test_a_repository_config_choosing_the_transport_is_refused(
+        repo, forge, tmp_path, key, value) -> None:
+    ws, bare = repo
+    git(ws, "config", key, value.format(marker=tmp_path / "ca.pem"))
+    res = await CreatePrTool().run({}, make_ctx(ws, sandbox=False))
+    assert res.is_error and len(res.output.splitlines()) == 1
+    assert f"this repository's own config sets {key.lower()}" in res.output.lower()
+    assert "how the push reaches the server" in res.output
+    assert remote_ref(bare, "refs/heads/feature") is None
+
+
+async def test_the_users_own_http_settings_still_apply(repo, forge, tmp_path) -> None:
+    ws, bare = repo
+    git(ws, "config", "--global", "http.sslVerify", "true")  # the user's layer: allowed
+    res = await CreatePrTool().run({}, make_ctx(ws, sandbox=False))
+    assert not res.is_error, res.output
+    assert remote_ref(bare, "refs/heads/feature") is not None
+
+
 async def test_push_runs_no_hook_and_no_planted_driver(repo, forge, tmp_path) -> None:
     ws, bare = repo
     marker = tmp_path / "hooked"

@@ -4,7 +4,9 @@ HTTP requests against a real ``nyz serve`` process, its model the scripted fake 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+from pathlib import Path
 
 import pytest
 import trio
@@ -499,3 +501,35 @@ async def test_serve_team_shows_a_detached_teammates_stream_after_its_lead_left(
         finally:
             stopped = await run_nyz(workspace, home, "team", "stop", "det")
             assert stopped.returncode == 0, stopped.stderr.decode()
+
+
+@pytest.mark.parametrize("via", ["file", "env"])
+async def test_the_token_from_a_file_or_the_environment_is_not_in_the_command_line(
+        workspace, home, configure, via):
+    secret = f"tok-{via}-9f8e7d6c5b4a39281706"
+    async with open_fake_llm(script=[]) as server:
+        configure(workspace, server.url_for("openai"))
+        async with serve_nyz(workspace, home, token=secret, token_via=via) as srv:
+            cmdline = Path(f"/proc/{srv.proc.pid}/cmdline").read_bytes()  # noqa: ASYNC240
+            assert secret.encode() not in cmdline
+            assert (await srv.http(_get(f"/static/app.js?token={secret}", srv.port)))[0] == 200
+            assert (await srv.http(_get("/static/app.js?token=nope", srv.port)))[0] == 401
+            assert secret not in srv.stderr.decode()  # a given token is never printed
+
+
+@pytest.mark.parametrize("problem", ["missing", "empty", "fifo", "both"])
+async def test_a_bad_token_file_is_one_line(workspace, home, problem):
+    path = home / "token"
+    if problem == "empty":
+        path.write_text("\n")
+    elif problem == "fifo":
+        os.mkfifo(path)
+    args = ["serve", "--port", "0", "--token-file", str(path)]
+    if problem == "both":
+        path.write_text("x\n")
+        args += ["--token", "y"]
+    with trio.fail_after(30):
+        proc = await run_nyz(workspace, home, *args)
+    [line] = proc.stderr.decode().splitlines()
+    assert proc.returncode == 2 and line.startswith("nyz serve: ")
+    assert ("not both" in line) if problem == "both" else f"--token-file {path}" in line

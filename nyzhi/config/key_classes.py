@@ -206,6 +206,10 @@ KEYS: dict[str, Entry] = {
     "agent.trust.approve_project_config": Entry(KeyClass.USER_ONLY,
                                                 why="a project cannot approve itself"),
     "agent.retry.max_retries": _limit(Lower(3)),
+    # [agent.stream]: how much one model answer may carry; a smaller cap only tightens
+    "agent.stream.max_answer_chars": _limit(Lower(4_000_000)),
+    "agent.stream.max_tool_argument_chars": _limit(Lower(4_000_000)),
+    "agent.stream.max_step_tool_argument_chars": _limit(Lower(16_000_000)),
     "agent.retry.initial_backoff_ms": S,
     "agent.retry.max_backoff_ms": S,
     "agent.routing.enabled": S,
@@ -252,6 +256,8 @@ KEYS: dict[str, Entry] = {
     "mcp.servers": _RUN,
     "mcp.defer_threshold": S,
     "mcp.startup_timeout": S,
+    # "defaults" answers a server's form without a person; "decline" only tightens
+    "mcp.elicitation": _limit(Order(("decline", "defaults"), "decline")),
     "lsp.enabled": _limit(_off(True)),
     "lsp.diagnostics_after_edit": S,
     "lsp.diagnostics_wait": S,
@@ -274,6 +280,9 @@ KEYS: dict[str, Entry] = {
     "browser.executable": _RUN,
     "browser.executable_path": _RUN,
     "browser.headless": S,
+    # the hosts model-directed requests may reach past the SSRF guard (also dropped from a
+    # project layer by the loader before anything else: nyzhi.config.loader.USER_ONLY)
+    "network.allow_hosts": Entry(KeyClass.USER_ONLY, why="widens what the model may reach"),
     "web_search.backend": Entry(KeyClass.PICKS_HOST, why="which API gets the search key"),
     "web_search.url": _HOST,
     "web_search.max_results": S,

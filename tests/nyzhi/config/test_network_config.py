@@ -14,8 +14,8 @@ def test_only_the_users_own_config_allows_hosts(env):
     warned = [str(w) for w in loaded.warnings if w.key == "network"]
     assert len(warned) == 2 and all("only your own config may set it" in w for w in warned)
     assert str(env.project_config) in warned[0]
-    # --trust full approves the project's gated parts; never this
-    trusted, _ = load_trusted(None, trust_full=True)
+    # even approving the project's gated parts never applies this
+    trusted, _ = load_trusted(None, approve=True)
     assert trusted.config.network.allow_hosts == ()
 
     env.write(env.global_config, "[network]\nallow_hosts = ['127.0.0.1:8080', 'bad:port']\n")

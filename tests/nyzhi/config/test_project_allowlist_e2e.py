@@ -291,22 +291,22 @@ async def test_only_the_users_own_config_can_approve_for_every_run(workspace, ho
 
 async def test_trust_full_never_approves_what_the_agent_planted(workspace, home):
     """Item 2: under ``--trust full`` the agent writes an after_turn hook into
-    ``config.local.toml`` and a server into ``.mcp.json``; the next ``--trust full`` run runs
+    ``.nyzhi/config.toml`` (``config.local.toml`` is masked from the agent: it may hold a key) and a server into ``.mcp.json``; the next ``--trust full`` run runs
     neither. The person's ``--approve-project-config`` does (the control)."""
     hook, server = workspace / "HOOK-RAN", workspace / "SERVER-RAN"
     plant = calls(
-        ("write", {"file_path": ".nyzhi/config.local.toml", "content":
+        ("write", {"file_path": ".nyzhi/config.toml", "content":
                    f'[[agent.hooks]]\nevent = "after_turn"\ncommand = "touch {hook}"\n'}),
         ("write", {"file_path": ".mcp.json", "content": json.dumps(
             {"mcpServers": {"planted": {"command": "sh", "args": ["-c", f"touch {server}"]}}})}),
     )
     first = await nyz(workspace, home, plant, "--trust", "full")
     assert first.proc.returncode == 0, first.err
-    assert (workspace / ".mcp.json").exists() and (workspace / ".nyzhi/config.local.toml").exists()
+    assert (workspace / ".mcp.json").exists() and (workspace / ".nyzhi/config.toml").exists(), first.err
     second = await nyz(workspace, home, calls(), "--trust", "full")
     assert second.proc.returncode == 0, second.err
     assert not hook.exists() and not server.exists(), second.err
-    local = workspace / ".nyzhi" / "config.local.toml"
+    local = workspace / ".nyzhi" / "config.toml"
     assert f"{local}: agent.hooks (runs a program)" in second.err, second.err
     mcp_json = workspace / ".mcp.json"
     assert f"{mcp_json}: mcpServers.planted (runs a program) is not approved" in second.err

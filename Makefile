@@ -24,6 +24,9 @@ BYTECODE_STAMP := $(VENV)/.bytecode
 SYSTEM_RUN_STAMP := $(VENV)/.system-run
 SYSTEM_TEST_STAMP := $(VENV)/.system-test
 BUILD_TOOLS_STAMP := $(VENV)/.system-build
+SYSTEM_STRESS_STAMP := $(VENV)/.system-stress
+# make test-stress: how many CPU hogs stress-ng runs beside the suite (one per core by default).
+STRESS_CPUS ?= $(shell nproc 2>/dev/null || echo 2)
 SOURCES := $(shell find actors nyzhi benchmarks -name '*.py' 2>/dev/null)
 DEPS := scripts/system-deps.sh
 # MCP servers from npm that the tests run (the PyPI ones come with the dev extra). Only
@@ -53,7 +56,7 @@ case $$? in \
 esac
 endef
 
-.PHONY: install install-dev run test bench lint clean check-python check-run check-test mcp-test-servers acp-test-client lsp-test-servers link
+.PHONY: install install-dev run test test-stress bench lint clean check-python check-run check-test mcp-test-servers acp-test-client lsp-test-servers link
 
 # Where `make link` puts the nyz command (a directory most shells already have on PATH).
 BINDIR ?= $(HOME)/.local/bin
@@ -98,6 +101,19 @@ test: install-dev $(SYSTEM_TEST_STAMP) mcp-test-servers acp-test-client lsp-test
 	if [ $$status -eq 5 ]; then echo "make test: pytest collected no tests (a broken suite, not a pass)" >&2; fi; \
 	exit $$status
 
+# The whole suite with every core kept busy by stress-ng (Debian's load generator, installed
+# like the other test-only packages): a test that waits on a moment instead of a condition
+# fails here. The hogs are stopped when the suite ends, however it ends (the trap).
+test-stress: install-dev $(SYSTEM_TEST_STAMP) $(SYSTEM_STRESS_STAMP) mcp-test-servers acp-test-client lsp-test-servers
+	@command -v stress-ng >/dev/null 2>&1 || { echo "make test-stress: stress-ng is not installed (see above)" >&2; exit 1; }
+	@stress-ng --cpu $(STRESS_CPUS) --quiet & hogs=$$!; \
+	trap 'kill $$hogs 2>/dev/null; wait $$hogs 2>/dev/null' EXIT; \
+	echo "make test-stress: the suite with $(STRESS_CPUS) stress-ng CPU hogs (pid $$hogs)"; \
+	start=$$(date +%s); $(PY) -m pytest -q; status=$$?; s=$$(( $$(date +%s) - start )); \
+	echo "make test-stress: $$((s / 60)) min $$((s % 60)) s under load, exit $$status"; \
+	if [ $$status -eq 5 ]; then echo "make test-stress: pytest collected no tests (a broken suite, not a pass)" >&2; fi; \
+	exit $$status
+
 bench: install-dev
 	$(PY) -m benchmarks
 
@@ -121,6 +137,10 @@ $(SYSTEM_RUN_STAMP): $(DEPS)
 $(SYSTEM_TEST_STAMP): $(DEPS)
 	@mkdir -p $(VENV)
 	@$(SHELL) $(DEPS) test $@
+
+$(SYSTEM_STRESS_STAMP): $(DEPS)
+	@mkdir -p $(VENV)
+	@$(SHELL) $(DEPS) stress $@
 
 $(PY):
 	@$(CHECK_PYTHON)

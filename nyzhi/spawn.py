@@ -1,27 +1,43 @@
-"""Start a child process from a thread that lives exactly as long as the child.
+"""Start every child process of nyz so that it dies when nyz dies, SIGKILL included.
 
-Why this exists: Linux ties a child's parent-death signal (``PR_SET_PDEATHSIG``, which
-``bwrap --die-with-parent`` sets) to the *thread* that forked it, not to the process.
-``trio.lowlevel.open_process`` forks from one of trio's worker threads, and trio retires a
-worker thread after 10 s idle; when it does, the kernel sends the death signal and every
-sandboxed command longer than ten seconds was SIGKILLed with no message (issue 42).
+The one way (issue 55): each child is forked by a thread that stays alive until the child has
+exited, and the child asks the kernel, between fork and exec, for SIGKILL when its parent dies
+(``PR_SET_PDEATHSIG``). rg from glob, git, hooks, MCP stdio servers, language servers, the
+llama server, process teammates, the browser and sandboxed commands all start here
+(``open_bound_process``, or ``run`` for the few blocking callers); nothing else in nyz forks,
+except a detached teammate (``nyz team start --detach``), which is meant to outlive its lead.
 
-The choice, among the three ways out:
+Why the thread: Linux ties the parent-death signal to the *thread* that forked the child, not
+to the process. ``trio.lowlevel.open_process`` forks from one of trio's worker threads, and
+trio retires a worker after 10 s idle; the kernel then sends the death signal, and every child
+living longer than that was killed with no message (issue 42). So the thread that calls
+``Popen`` stays in ``waitpid`` until the child has exited, then reports the exit to trio: the
+signal comes when nyz dies (all its threads die with it) and at no other time.
 
-* a lifeline pipe (as ``nyzhi.provider.llama_server`` does) needs a watcher inside the child,
-  which a shell command run by bwrap does not have without an extra process per call;
-* ``--unshare-pid`` with a process-group kill covers timeouts and cancellation, but nothing
-  kills the group when nyz itself dies by SIGKILL;
-* so we keep ``--die-with-parent`` and make the forking thread outlive the child: the thread
-  that calls ``Popen`` stays in ``waitpid`` until the child has exited, then reports the exit
-  to trio. The kernel's rule then means what ``--die-with-parent`` was meant to mean: bwrap
-  dies when nyz dies (SIGKILL included, since all threads die with the process), and at no
-  other time. With ``--unshare-pid`` bwrap is the namespace's init, so its death takes every
-  process of the command with it.
+Why this, and not the other ways out:
 
-The cost is one thread per running child, parked in ``waitpid`` (no CPU). ``BoundProcess`` has
-the part of ``trio.Process``'s interface that our callers use. Processes that need no death
-signal (git, rg, hooks, MCP servers, teammates) may keep using trio's own ``open_process``.
+* a subreaper (``PR_SET_CHILD_SUBREAPER``) only changes who adopts orphans: when nyz dies
+  they are adopted by init and keep running, so it kills nothing;
+* a cgroup per nyz needs a delegated cgroup tree (systemd user slices, root in a container),
+  which a plain terminal session often does not have; nothing would be killed there;
+* a lifeline pipe needs a watcher inside every child (rg and git have none);
+* the death signal needs only the kernel, costs one parked thread per running child (no CPU),
+  and works for any program. The request is made in the child by a tiny ``preexec_fn`` (one
+  ``prctl`` call through a libc function resolved beforehand, then a check that the parent is
+  still the one that forked it, which closes the window where nyz died before the request).
+
+The signal reaches the child itself, not what the child has started. So a child that is a
+tree (a hook's shell and what it runs, an MCP server started by ``npx``, a language server and
+its tsserver) is started with ``tree=True``: behind a guard shell, the leader of its own
+process group, whose death signal is SIGTERM, on which it SIGKILLs its whole group
+(``kill -KILL 0``). Sandboxed commands run under ``bwrap --unshare-pid`` (PID 1 of their own
+namespace: its death takes the whole tree). The rest are single programs (rg, git, the llama
+server, teammates, which are nyz processes whose own children die the same way). Still not
+covered: a command run with ``[agent.sandbox] level = "full-access"`` dies with nyz, but what
+it put in the background may not; and a process that leaves its group (setsid) escapes, as it
+escapes every group kill.
+
+``BoundProcess`` has the part of ``trio.Process``'s interface that our callers use.
 """
 
 from __future__ import annotations
@@ -29,7 +45,8 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-from collections.abc import Sequence
+import sys
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import trio
@@ -57,6 +74,10 @@ class BoundProcess:
     def pid(self) -> int:
         return self._popen.pid
 
+    def poll(self) -> int | None:
+        """The exit status if the child has exited and been reaped, else None."""
+        return self.returncode
+
     @property
     def returncode(self) -> int | None:
         """The exit status once the holding thread has reaped the child, else None."""
@@ -83,6 +104,71 @@ class BoundProcess:
         self.send_signal(signal.SIGKILL)
 
 
+_PR_SET_PDEATHSIG = 1
+_prctl: Any = None
+
+
+# The guard of a tree child: runs "$@" with our stdin (a background job would get /dev/null),
+# waits, exits with its status (a death by signal N is re-raised on itself, so callers see -N);
+# on SIGTERM (its death signal: nyz died) it SIGKILLs its whole process group.
+_GUARD = (
+    "trap 'trap - TERM; kill -KILL 0' TERM; exec 3<&0; \"$@\" <&3 3<&- & wait $!; s=$?; "
+    "trap - TERM; [ $s -gt 128 ] && kill -$((s - 128)) $$; exit $s"
+)
+
+
+def guarded(argv: Sequence[str]) -> list[str]:
+    """``argv`` behind the tree guard (see the module docstring)."""
+    return ["/bin/sh", "-c", _GUARD, "nyz-guard", *argv]
+
+
+def die_with_parent(sig: int = signal.SIGKILL) -> Callable[[], None] | None:
+    """The ``preexec_fn`` that makes a child die with nyz (None where Linux's prctl is absent).
+
+    Runs in the child between fork and exec, so it touches nothing but a libc function looked up
+    here, in the parent: no import, no lock another thread could have held at the fork.
+    """
+    global _prctl
+    if not sys.platform.startswith("linux"):
+        return None
+    if _prctl is None:
+        import ctypes
+
+        _prctl = ctypes.CDLL(None, use_errno=True).prctl
+    prctl = _prctl
+    parent = os.getpid()
+
+    def request() -> None:
+        prctl(_PR_SET_PDEATHSIG, sig, 0, 0, 0)
+        if os.getppid() != parent:  # nyz died before the request took: follow it now
+            os._exit(128 + sig)
+
+    return request
+
+
+def run(argv: Sequence[str], **options: Any) -> subprocess.CompletedProcess[Any]:
+    """``subprocess.run`` for the few blocking callers (``run_git``, team worktrees, doctor):
+    the calling thread waits for the child, so the death signal is tied to a live thread."""
+    return subprocess.run(list(argv), preexec_fn=die_with_parent(), **options)  # noqa: PLW1509
+
+
+def _must_exist(program: str, options: dict[str, Any]) -> None:
+    """Raise what ``Popen`` would for a missing program, which the guard shell would otherwise
+    start and report only as exit 127."""
+    import errno
+    import shutil
+
+    env = options.get("env")
+    path = env.get("PATH") if env is not None else os.environ.get("PATH")
+    where = options.get("cwd")
+    if "/" in program:
+        found = os.access(os.path.join(os.fspath(where or "."), program), os.X_OK)
+    else:
+        found = shutil.which(program, path=path) is not None
+    if not found:
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), program)
+
+
 def _pipe_for_child(stream: Any, *, child_reads: bool) -> tuple[Any, trio.lowlevel.FdStream | None]:
     """(what Popen gets, our trio end) for one of stdin/stdout/stderr."""
     if stream != subprocess.PIPE:
@@ -99,6 +185,7 @@ async def open_bound_process(
     stdin: Any = subprocess.DEVNULL,
     stdout: Any = None,
     stderr: Any = None,
+    tree: bool = False,
     **options: Any,
 ) -> BoundProcess:
     """Start ``argv`` (options as ``subprocess.Popen``) from a thread held until it exits.
@@ -107,7 +194,13 @@ async def open_bound_process(
     ``subprocess.STDOUT`` for stderr, ``DEVNULL``, a file descriptor or None. Raises what
     ``Popen`` raises (``FileNotFoundError`` for a missing program). The start itself is shielded
     from cancellation so a started child is never lost; the caller owns it from the return on.
+    ``tree=True``: ``argv`` starts other processes that must die with nyz too; it runs behind
+    the guard, in its own session (its group id is ``pid``, the guard's).
     """
+    if tree:
+        _must_exist(argv[0], options)
+        argv = guarded(argv)
+        options["start_new_session"] = True
     child_in, our_in = _pipe_for_child(stdin, child_reads=True)
     child_out, our_out = _pipe_for_child(stdout, child_reads=False)
     if stderr == subprocess.STDOUT and our_out is not None:
@@ -115,6 +208,7 @@ async def open_bound_process(
     else:
         child_err, our_err = _pipe_for_child(stderr, child_reads=False)
     ours = [s for s in (our_in, our_out, our_err) if s is not None]
+    request = die_with_parent(signal.SIGTERM if tree else signal.SIGKILL)
     token = trio.lowlevel.current_trio_token()
     started = trio.Event()
     exited = trio.Event()
@@ -128,8 +222,9 @@ async def open_bound_process(
 
     def hold() -> None:
         try:
-            box["popen"] = subprocess.Popen(
-                list(argv), stdin=child_in, stdout=child_out, stderr=child_err, **options
+            box["popen"] = subprocess.Popen(  # noqa: PLW1509 (see die_with_parent)
+                list(argv), stdin=child_in, stdout=child_out, stderr=child_err,
+                preexec_fn=request, **options,
             )
         except BaseException as exc:  # delivered to the trio side, raised there
             box["error"] = exc

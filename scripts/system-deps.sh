@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # The system tools a make target needs, checked the same way for every target.
 #
-#   scripts/system-deps.sh run|test|build [STAMP]
+#   scripts/system-deps.sh run|test|build|stress [STAMP]
 #
 # Sets (a later set includes the earlier ones' needs only where the Makefile asks for both):
 #   run    what `nyz` itself uses: git (git tools), bwrap (the default sandbox), rg (optional)
 #   test   what `make test` adds: tmux (console tests), sshd + ssh client (the SSH executor),
 #          chromium (the web console's browser tests and the browser tools' tests)
 #   build  what building the offline model needs on first install: a C and C++ compiler
+#   stress what `make test-stress` adds: stress-ng, the load generator that keeps the cores busy
 #
 # Why one script: `make run` must not demand what only the tests use (a user without root who
 # lacks tmux could not start nyz at all), and both targets must agree on names and messages.
@@ -33,6 +34,7 @@ ssh|yes|openssh-client|openssh-clients|openssh|openssh|the SSH executor tests ar
 cc|yes|build-essential|gcc|base-devel|-|llama.cpp cannot be built, so the offline model is not installed (macOS: xcode-select --install)
 c++|yes|build-essential|gcc-c++|base-devel|-|llama.cpp cannot be built, so the offline model is not installed (macOS: xcode-select --install)
 chromium|no|chromium|chromium|chromium|--cask chromium|the browser tests are skipped
+stress-ng|yes|stress-ng|stress-ng|stress-ng|stress-ng|make test-stress cannot load the machine, so it does not run
 '
 # chromium is optional for `make test` (the browser tests of the web console and the browser
 # tools skip without it outside CI); CI runs as root, so it is installed there.
@@ -42,7 +44,8 @@ case "$set" in
   run) wanted="git bwrap rg"; label="make run" ;;
   test) wanted="tmux sshd ssh chromium"; label="make test" ;;
   build) wanted="cc c++"; label="building llama.cpp (the offline model)" ;;
-  *) echo "usage: $0 run|test|build [STAMP]" >&2; exit 2 ;;
+  stress) wanted="stress-ng"; label="make test-stress" ;;
+  *) echo "usage: $0 run|test|build|stress [STAMP]" >&2; exit 2 ;;
 esac
 stamp="${2:-}"
 sbin_dirs="${SBIN_DIRS-/usr/sbin /sbin /usr/local/sbin}"
@@ -103,7 +106,7 @@ if [ "$EUID" = 0 ] && command -v apt-get >/dev/null 2>&1; then
   fi
   echo "$label: apt-get could not install: $pkgs (see its error above)" >&2
   # CI runs `make test` as root: a failed install there must fail, not skip tests quietly.
-  [ "$set" = test ] && status=1
+  [ "$set" = test ] || [ "$set" = stress ] && status=1
 fi
 
 sudo=""

@@ -118,6 +118,31 @@ def test_make_run_checks_only_the_run_set_and_make_test_both(tmp_path: Path) -> 
     assert "system-deps.sh run" in test.stdout and "system-deps.sh test" in test.stdout
 
 
+def test_make_test_stress_runs_the_suite_beside_stress_ng(tmp_path: Path) -> None:
+    """`make test-stress` checks (and as root installs) stress-ng through the same script,
+    starts one CPU hog per core beside the suite and stops them however the suite ends."""
+    bin_dir = _bin_dir(tmp_path, without={"apt-get"})
+    venv = tmp_path / "fresh-venv"
+    stress = _make(_env(bin_dir), "-n", "test-stress", f"VENV={venv}", "STRESS_CPUS=2")
+    assert stress.returncode == 0, stress.stderr
+    out = stress.stdout
+    assert "system-deps.sh test" in out and "system-deps.sh stress" in out
+    assert "stress-ng --cpu 2" in out and "trap 'kill $hogs" in out
+    assert "-m pytest -q" in out
+    plain = _make(_env(bin_dir), "-n", "test", f"VENV={venv}")
+    assert "stress-ng" not in plain.stdout and "system-deps.sh stress" not in plain.stdout
+
+
+def test_stress_ng_missing_is_named_with_its_consequence(tmp_path: Path) -> None:
+    bin_dir = _bin_dir(tmp_path, without={"stress-ng", "apt-get"})
+    result = subprocess.run(
+        [BASH, str(REPO / "scripts" / "system-deps.sh"), "stress"],
+        env=_env(bin_dir), capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert "make test-stress: missing system tools: stress-ng" in result.stderr
+    assert "apt-get install stress-ng" in result.stderr
+
+
 def test_a_missing_run_tool_is_named_with_its_consequence(tmp_path: Path) -> None:
     bin_dir = _bin_dir(tmp_path, without={"bwrap", "rg", "apt-get"}, stand_ins={"git"})
     run = _make(_env(bin_dir), "-s", "check-run")

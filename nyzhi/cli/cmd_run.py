@@ -116,9 +116,16 @@ def _run_command(args: argparse.Namespace) -> int:
     from nyzhi.provider import tls
 
     tls.prewarm()  # the CA bundle loads on another core while the rest is imported
-    prompt = " ".join(args.prompt or [])
+    from nyzhi.cli.prompt_input import argv_prompt, stdin_prompt
+
+    prompt, note = argv_prompt(args.prompt or [])
+    if note:
+        print(note, file=sys.stderr)
     if not sys.stdin.isatty():
-        piped = sys.stdin.read()
+        stream = getattr(sys.stdin, "buffer", None)  # None: replaced by a text stream
+        piped, note = stdin_prompt(stream.read()) if stream else (sys.stdin.read(), None)
+        if note:
+            print(note, file=sys.stderr)
         if piped.strip():
             prompt = f"{piped.rstrip()}\n\n{prompt}" if prompt else piped
     autopilot = getattr(args, "autopilot", False)

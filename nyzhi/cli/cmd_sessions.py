@@ -86,10 +86,13 @@ def run_list(args: argparse.Namespace) -> int:
     from nyzhi.cli.render import cut as _cut
     from nyzhi.core.sessions import SessionError
 
+    store = _store()
     try:
-        metas = _store().list(args.query)
+        metas = store.list(args.query)
     except SessionError as exc:
         return _fail(exc)
+    for note in store.notices:  # a damaged file repaired (kept beside it): said once
+        print(f"nyz: {note}", file=sys.stderr)
     if not metas:
         print("No sessions found." if not args.query else f"No sessions match {args.query!r}.")
         return 0

@@ -24,6 +24,7 @@ session and exit with 143 and 129 (``nyzhi.cli.signals``).
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 from collections.abc import Callable
@@ -32,6 +33,7 @@ from typing import Any, TextIO
 
 import trio
 
+from nyzhi.cli.prompt_input import decode_part
 from nyzhi.cli.signals import STOP_SIGNALS, detach_closed_terminal, exit_code
 from nyzhi.core import events as ev
 from nyzhi.core.commands import dispatch
@@ -51,13 +53,39 @@ APPROVAL_KEYS = {
 
 
 async def _read_lines(send: trio.MemorySendChannel[str | None]) -> None:
+    """Lines typed (or piped) on stdin, decoded here: a byte that is not UTF-8 is replaced and
+    said once per line (a strict text stdin used to raise, which ended the chat). Read with
+    ``os.read`` on the descriptor: a thread parked in a buffered reader would hold its lock
+    when nyz exits, which aborts the interpreter."""
+    try:
+        fd = sys.stdin.fileno()
+    except (AttributeError, OSError, ValueError):
+        fd = None  # replaced by an in-memory stream (an embedding program, a test)
+    pending = b""
     async with send:
         while True:
-            try:
-                line = await trio.to_thread.run_sync(sys.stdin.readline, abandon_on_cancel=True)
-            except (OSError, ValueError):  # the terminal is gone (EIO): as good as EOF
-                line = ""
-            if not line:
+            if fd is None:
+                line: str | None = await trio.to_thread.run_sync(sys.stdin.readline,
+                                                                 abandon_on_cancel=True)
+                line = line or None
+            else:
+                while b"\n" not in pending:
+                    try:
+                        chunk = await trio.to_thread.run_sync(os.read, fd, 65536,
+                                                              abandon_on_cancel=True)
+                    except OSError:  # the terminal is gone (EIO): as good as EOF
+                        chunk = b""
+                    if not chunk:
+                        break
+                    pending += chunk
+                if not pending:
+                    line = None
+                else:
+                    raw, sep, pending = pending.partition(b"\n")
+                    line, note = decode_part(raw, "line")
+                    if note:  # said, and the line still goes
+                        print(note, file=sys.stderr, flush=True)
+            if line is None:
                 await send.send(None)
                 return
             await send.send(line.rstrip("\n"))

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from nyzhi import records
+from nyzhi import records, spawn
 
 OK, WARN, FAIL = "ok", "warn", "fail"
 # Language servers nyz's code intelligence starts by default, by language: any one will do.
@@ -196,8 +196,8 @@ def sandbox_check(config: Any, root: Path) -> Check:
         with policy.standins(root) as held:  # the stand-ins bwrap makes are removed after
             wrapped = policy.wrap(["true"], root)
             held.note(wrapped.argv)
-            proc = subprocess.run(wrapped.argv, cwd=root, capture_output=True, timeout=30,
-                                  check=False)
+            proc = spawn.run(wrapped.argv, cwd=root, capture_output=True, timeout=30,
+                             check=False)
     except SandboxUnavailable:
         return Check("sandbox (bwrap)", bad, "bwrap not found on PATH", BWRAP_INSTALL_HINT)
     except (OSError, subprocess.TimeoutExpired) as exc:
@@ -265,7 +265,7 @@ def _does_not_run(path: str, args: tuple[str, ...] | None, env: Mapping[str, str
     import subprocess
 
     try:
-        proc = subprocess.run([path, *args], capture_output=True, stdin=subprocess.DEVNULL,
+        proc = spawn.run([path, *args], capture_output=True, stdin=subprocess.DEVNULL,
                               env=dict(env), timeout=VERSION_TIMEOUT_S, check=False)
     except subprocess.TimeoutExpired:
         return f"its version command did not answer within {VERSION_TIMEOUT_S:.0f} s"

@@ -30,6 +30,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -235,8 +236,12 @@ class Notifier:
         if binary is None or not (env.get("DISPLAY") or env.get("WAYLAND_DISPLAY")
                                   or env.get("DBUS_SESSION_BUS_ADDRESS")):
             return  # not installed, or no desktop session: nothing to show it on
-        await trio.run_process([binary, "--app-name=nyz", note.title, note.body], env=env,
-                               capture_stdout=True, capture_stderr=True)
+        from nyzhi.spawn import open_bound_process
+
+        proc = await open_bound_process([binary, "--app-name=nyz", note.title, note.body],
+                                        env=env, stdout=subprocess.DEVNULL,
+                                        stderr=subprocess.DEVNULL)
+        await proc.wait()
 
     async def _webhook(self, url: str, note: Note) -> None:
         import httpx

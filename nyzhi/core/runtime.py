@@ -486,7 +486,8 @@ async def _assemble(stack: contextlib.AsyncExitStack, system: actors.ActorSystem
         notices=tuple(dict.fromkeys(
             n for n in (*(str(w) for w in loaded.warnings), notice, window_notice,
                         *project_trust.lines, *workspace.notices, *tooling.notices,
-                        *notes, *role_notes, *knowledge.notices) if n)),
+                        *notes, *role_notes, *knowledge.notices,
+                        *(writer.notices if writer is not None else ())) if n)),
     )
     base.factory = await _agent_factory(base, workspace, auto_context, limits,
                                         snapshot.environment)

@@ -237,8 +237,12 @@ class TurnLoop:
             if blocked is not None:
                 await self.emit(ev.Error(agent=self.agent_path, message=blocked, kind="blocked"))
                 return TurnOutcome("", 0, "blocked", pt.Usage(), is_error=True)
-        await self._append(pt.Message("user", prompt, images=images))
         await self._resolve_limits()
+        if (why := self._prompt_too_big(prompt)) is not None:
+            # refused before anything is sent or recorded: the thread stays as it was
+            await self.emit(ev.Error(agent=self.agent_path, message=why, kind="context"))
+            return TurnOutcome("", 0, "context", pt.Usage(), True, why)
+        await self._append(pt.Message("user", prompt, images=images))
         turn_usage = pt.Usage()
         final_text = ""
         for step in range(1, self.settings.max_steps + 1):
@@ -476,6 +480,23 @@ class TurnLoop:
     def _room(self) -> int:
         """Tokens left for the answer: the output limit, at most an eighth of the window."""
         return min(self.settings.max_output, self.settings.context_window // 8)
+
+    def _prompt_too_big(self, prompt: str) -> str | None:
+        """Why ``prompt`` alone cannot fit the window with room for an answer (issue 55: a
+        10 MB prompt went out as one 10.5 MB request against a 128k window), else None."""
+        ratio = self.calibration.ratio(self._calibration_key())
+        tokens = tokens_for(len(prompt), 1, ratio)
+        window = self.settings.context_window
+        fits = window - self._room()
+        if tokens <= fits:
+            return None
+        return (
+            f"the prompt is about {tokens:,} tokens ({len(prompt):,} characters), more than "
+            f"the {fits:,} the {window:,}-token context window of model "
+            f"{self._model_name()!r} leaves for it; nothing was sent. Save it to a file in the "
+            "workspace and ask about the file instead (read and grep page through a file of "
+            "any size)"
+        )
 
     def _fixed_too_big(self, system: str, tools: tuple[pt.ToolSchema, ...]) -> str | None:
         """Why the system prompt and tools alone leave no room (compacting cannot help)."""

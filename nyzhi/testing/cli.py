@@ -16,6 +16,8 @@ from typing import Any
 
 import trio
 
+from nyzhi.testing.waits import BOUND_S, settled, until
+
 NYZ = [sys.executable, "-m", "nyzhi"]
 XDG_VARS = ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME")
 
@@ -60,7 +62,20 @@ def running_with(marker: str) -> list[int]:
     return pids
 
 
-async def wait_gone(pids: list[int], timeout: float = 10.0) -> None:  # noqa: ASYNC109
+async def started_running(marker: str, timeout: float = BOUND_S) -> list[int]:  # noqa: ASYNC109
+    """``running_with(marker)`` once it finds something (a process a test started may not have
+    exec'd yet when the line it printed arrives); AssertionError after ``timeout`` seconds."""
+    return await until(lambda: running_with(marker), timeout=timeout,
+                       what=f"a process running with {marker!r}")
+
+
+async def settled_running(marker: str, timeout: float = BOUND_S) -> list[int]:  # noqa: ASYNC109
+    """``running_with(marker)`` once it is empty, or what is left after ``timeout`` seconds:
+    a process killed a moment ago may still be exiting on a busy machine; a leaked one stays."""
+    return await settled(lambda: running_with(marker), timeout=timeout)
+
+
+async def wait_gone(pids: list[int], timeout: float = BOUND_S) -> None:  # noqa: ASYNC109
     """Wait until every process of ``pids`` has ended (zombies count as ended), through a
     pidfd each: how a test waits out the kernel's asynchronous teardown of a sandbox's PID
     namespace after its bwrap was killed by someone else (an editor's terminal)."""

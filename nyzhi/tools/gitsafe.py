@@ -57,6 +57,8 @@ import subprocess
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from nyzhi import spawn
+
 SAFE_CONFIG: tuple[tuple[str, str], ...] = (
     ("core.fsmonitor", "false"),
     ("core.hooksPath", "/dev/null"),
@@ -148,7 +150,7 @@ def needs_listing(cwd: Path | str) -> bool:
         return True
     for name in ("config", "config.worktree"):
         try:
-            data = (gitdir / name).read_bytes()
+            data = _read_regular(gitdir / name)
         except FileNotFoundError:
             if name == "config":
                 return True
@@ -158,6 +160,22 @@ def needs_listing(cwd: Path | str) -> bool:
         if _DRIVER_SECTION.search(data):
             return True
     return False
+
+
+def _read_regular(path: Path) -> bytes:
+    """A regular file's bytes; OSError for anything else. Opened without blocking, so a FIFO
+    planted as ``.git/config`` cannot hang nyz (git itself may then wait on it, as a child
+    of nyz that dies with it)."""
+    import stat
+
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path} is not a regular file")
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            return fh.read()
+    finally:
+        os.close(fd)
 
 
 def find_work_tree(cwd: Path | str) -> Path | None:
@@ -196,12 +214,12 @@ def run_git(cwd: Path | str, *args: str, timeout: float | None = None,
     full_env = safe_env(env)
     drivers: list[tuple[str, str]] = []
     if needs_listing(cwd):
-        listed = subprocess.run(
+        listed = spawn.run(
             git_argv(LIST_DRIVERS, cwd=cwd), cwd=cwd, capture_output=True, timeout=timeout,
             env=full_env, check=False,
         )
         drivers = driver_overrides(listed.stdout) if listed.returncode == 0 else []
-    return subprocess.run(
+    return spawn.run(  # dies with nyz, SIGKILL included
         git_argv(args, cwd=cwd, drivers=drivers), cwd=cwd, capture_output=True,
         timeout=timeout, env=full_env, check=False, text=text,
     )

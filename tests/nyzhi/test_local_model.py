@@ -257,7 +257,7 @@ trio.run(main)
 
 
 async def test_server_dies_with_its_owner_even_when_the_owner_is_sigkilled() -> None:
-    """No cleanup code runs on SIGKILL: the lifeline pipe must take the server down."""
+    """No cleanup code runs on SIGKILL: the kernel must take the server down (nyzhi.spawn)."""
     import subprocess
     import sys
 

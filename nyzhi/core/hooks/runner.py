@@ -59,6 +59,7 @@ from nyzhi import records
 from nyzhi.config.procgroup import signal_group
 from nyzhi.core.events import MAIN_AGENT
 from nyzhi.core.hooks.spec import HOOK_EVENTS, SUBJECT_KEYS, HookSpec
+from nyzhi.spawn import open_bound_process
 from nyzhi.tools.env_policy import EnvPolicy, child_env
 
 # Exit 2 on these says no: the tool call or prompt is refused; a teammate going idle is given
@@ -233,11 +234,11 @@ class HookRunner:
             command = command.replace("{file}", shlex.quote(paths[0]))
         started = time.monotonic()
         try:
-            proc = await trio.lowlevel.open_process(
+            proc = await open_bound_process(  # dies with nyz, SIGKILL included (nyzhi.spawn)
                 ["/bin/sh", "-c", command],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                 cwd=self.cwd, env=self._environment(spec, event, payload),
-                start_new_session=True,
+                tree=True,  # the hook's shell and all it starts die with nyz
             )
         except OSError as exc:
             return HookResult(spec, None, error=f"could not start: {exc}")

@@ -64,7 +64,9 @@ class LspConnection(actors.Actor):
                 standins.note(argv)
                 proc = await open_bound_process(
                     argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errlog.fileno(),
-                    cwd=str(link.root), env=pool.child_env(), start_new_session=True,
+                    cwd=str(link.root), env=pool.child_env(),
+                    # confined: bwrap's PID namespace takes the whole tree; else the guard does
+                    start_new_session=True, tree=not confined,
                 )
             except (OSError, SandboxError) as exc:  # restarting cannot fix these
                 link.mark_failed(f"cannot start {' '.join(link.choice.argv)!r}: {exc}")

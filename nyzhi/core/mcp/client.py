@@ -73,14 +73,10 @@ async def _watched(transport: Any, closed: trio.Event) -> AsyncIterator[Any]:
 def _transport(entry: ServerEntry, errlog: IO[str]) -> Any:
     server = entry.server
     if isinstance(server, McpStdioServer):
-        from mcp import StdioServerParameters
-        from mcp.client.stdio import stdio_client
+        from nyzhi.core.mcp.stdio import stdio_transport
 
-        params = StdioServerParameters(
-            command=server.command, args=list(server.args), env=dict(server.env) or None,
-            cwd=server.cwd,
-        )
-        return stdio_client(params, errlog=errlog)
+        # not the SDK's stdio_client: the server must die with nyz (nyzhi.spawn)
+        return stdio_transport(server, errlog)
     from mcp.client.streamable_http import streamable_http_client
     from mcp.shared._httpx_utils import create_mcp_http_client
 

@@ -89,3 +89,36 @@ def trim_partial_tail(path: Path) -> None:
                 return
             pos = start
         f.truncate(0)
+
+
+def repair_log(path: Path) -> str | None:
+    """Rewrite the log at ``path`` without the lines that are not records (a torn or
+    corrupt line), keeping the damaged file beside it as ``<name>.damaged``; the one line to
+    tell the user which file and lines were dropped, or None when there were none. Run
+    before a resumed session appends, so what was skipped is said once, not on every load."""
+    data = path.read_bytes()
+    lines = data.split(b"\n")
+    tail = lines.pop()  # b"" when the file ends with a newline
+    bad: list[int] = []
+    good: list[bytes] = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError:
+            record = None
+        if isinstance(record, dict):
+            good.append(line + b"\n")
+        else:
+            bad.append(number)
+    if tail.strip():
+        bad.append(len(lines) + 1)
+    if not bad:
+        return None
+    damaged = path.with_name(path.name + ".damaged")
+    atomic_write(damaged, data, what="the damaged session log", mode=0o600)
+    atomic_write(path, b"".join(good), what="the repaired session log")
+    shown = ", ".join(map(str, bad[:10])) + (f" and {len(bad) - 10} more" if len(bad) > 10 else "")
+    return (f"{path}: skipped line{'s' if len(bad) > 1 else ''} {shown} (not a valid record); "
+            f"the damaged file is kept beside it as {damaged.name}")

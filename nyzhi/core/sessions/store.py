@@ -64,6 +64,7 @@ from nyzhi.core.sessions.files import (
     encode_record,
     fsync_dir,
     read_log,
+    repair_log,
     trim_partial_tail,
     write_all,
 )
@@ -265,6 +266,7 @@ class SessionWriter:
         *,
         sync: SyncMode = "boundary",
         persist_deltas: bool = False,
+        fresh: bool = False,
     ) -> None:
         if sync not in ("boundary", "turn", "always", "never"):
             raise ValueError(
@@ -275,6 +277,10 @@ class SessionWriter:
         self._fd: int | None = fd
         self._sync = sync
         self._persist_deltas = persist_deltas
+        # Created by this writer (not reopened): if it closes before a message was recorded
+        # (a failed start: a bad -i, a refused prompt), nothing is kept (issue 55).
+        self._fresh = fresh
+        self._spent = False
         self._size = os.fstat(fd).st_size
         # The first write that failed (full or read-only disk), ready for the user; after a
         # failed log write the writer appends nothing more (the log stays well formed).
@@ -282,6 +288,8 @@ class SessionWriter:
         self._stopped = False
         # Known secret values are replaced before a record reaches the disk (set by the runtime).
         self.redactor: Redactor | None = None
+        # What opening it repaired (a torn or corrupt line dropped), said once by the runtime.
+        self.notices: tuple[str, ...] = ()
 
     @property
     def id(self) -> str:
@@ -414,6 +422,7 @@ class SessionWriter:
             {"kind": "event", "event": ev.to_json(event)}, boundary=boundary, turn=boundary
         )
         if isinstance(event, ev.Usage):
+            self._spent = True  # a model call happened: worth keeping, for its cost if not more
             for key in _USAGE_KEYS:
                 self.meta.usage[key] += getattr(event, key)
             self.meta.usage["cost_usd"] += event.cost_usd
@@ -445,7 +454,8 @@ class SessionWriter:
             self._failed(exc, "the session index", path)
 
     def close(self) -> None:
-        """fsync, write the final metadata and close. Idempotent."""
+        """fsync, write the final metadata and close. Idempotent. A session this writer
+        created that never recorded a message is removed instead: it never took a turn."""
         if self._fd is None:
             return
         fd, self._fd = self._fd, None
@@ -454,6 +464,10 @@ class SessionWriter:
                 self._fsync(fd)
         finally:
             os.close(fd)
+        if self._fresh and self.meta.message_count == 0 and not self._spent:
+            with contextlib.suppress(OSError, SessionError):
+                self._store.delete(self.meta.id)
+            return
         self.write_meta()
 
 
@@ -465,6 +479,9 @@ class SessionStore:
 
     def __init__(self, root: Path | str | None = None) -> None:
         self.root = Path(root) if root is not None else default_sessions_dir()
+        # One line per damaged file this store repaired (a broken meta.json), for the front
+        # end to say once; the repaired file replaces it, so the next reader finds none.
+        self.notices: list[str] = []
 
     def log_path(self, session_id: str) -> Path:
         return self.root / f"{session_id}.jsonl"
@@ -553,7 +570,8 @@ class SessionStore:
             id=session_id, created=created, updated=created, cwd=str(cwd),
             workspace_root=str(workspace_root), provider=provider, model=model,
         )
-        writer = SessionWriter(self, meta, fd, sync=sync, persist_deltas=persist_deltas)
+        writer = SessionWriter(self, meta, fd, sync=sync, persist_deltas=persist_deltas,
+                               fresh=True)
         header = {
             "kind": "header", "v": FORMAT_VERSION, "id": session_id, "created": created,
             "cwd": meta.cwd, "workspace_root": meta.workspace_root,
@@ -586,7 +604,7 @@ class SessionStore:
         if not path.exists():
             raise SessionNotFound(f"no session {session_id!r} in {self.root}")
         try:
-            trim_partial_tail(path)
+            repaired = repair_log(path)  # a torn or corrupt line: dropped, the original kept
             session = self.load(session_id)
             fd = os.open(path, os.O_WRONLY | os.O_APPEND)
         except OSError as exc:
@@ -594,6 +612,7 @@ class SessionStore:
                 exc, "open the session log", path, storage_fix(exc)
             ) from exc
         writer = SessionWriter(self, session.meta, fd, sync=sync, persist_deltas=persist_deltas)
+        writer.notices = (repaired,) if repaired else ()
         if session.interrupted:
             writer.mark_interrupted(session.interrupted)
             writer.write_meta()
@@ -620,19 +639,35 @@ class SessionStore:
             size = self.log_path(session_id).stat().st_size
         except FileNotFoundError:
             raise SessionNotFound(f"no session {session_id!r} in {self.root}") from None
+        path = self.meta_path(session_id)
         try:
-            path = self.meta_path(session_id)
             meta = convert.structure(json.loads(path.read_text()), SessionMeta, path)
             if meta.id == session_id and meta.log_size == size:
                 return meta
-        except (OSError, ValueError, TypeError):
+        except OSError:
             pass
+        except (ValueError, TypeError) as exc:  # broken: kept aside, rebuilt, said once
+            return self._rebuild_meta(session_id, path, exc)
         return self.load(session_id).meta
+
+    def _rebuild_meta(self, session_id: str, path: Path, exc: Exception) -> SessionMeta:
+        meta = self.load(session_id).meta
+        damaged = path.with_name(path.name + ".damaged")
+        try:
+            os.replace(path, damaged)
+            atomic_write_json(path, convert.unstructure(meta))
+        except OSError:
+            return meta  # a read-only store: rebuilt in memory each time, as before
+        reason = " ".join(str(exc).split())[:200]
+        self.notices.append(f"{path}: not valid session metadata ({reason}); rebuilt from the "
+                            f"log, the damaged file is kept beside it as {damaged.name}")
+        return meta
 
     def list(self, query: str | None = None) -> list[SessionMeta]:
         """Sessions newest first; ``query`` matches an id prefix or a title substring
-        (case-insensitive). Logs without a header (killed before creation finished) are left
-        out."""
+        (case-insensitive). Logs without a header (killed before creation finished) and
+        sessions that never took a turn (no message: a start that failed or was killed) are
+        left out."""
         if not self.root.is_dir():
             return []
         metas = []
@@ -644,7 +679,7 @@ class SessionStore:
                 meta = self.meta(session_id)
             except (OSError, SessionError):
                 continue
-            if not meta.created:
+            if not meta.created or meta.message_count == 0:
                 continue
             if query and not _matches(meta, query):
                 continue

@@ -73,7 +73,7 @@ class TeammateProcess(actors.Actor):
         self.team = team
         self.member = member
         self.path = path
-        self.proc: trio.Process | None = None
+        self.proc: Any = None  # a BoundProcess (attached) or trio.Process (detached)
         self.stopping_now = False
         self.node: Any = None  # the SshExecutor of a member on another host
         self.model: str | None = None  # its model, when the lead makes its model calls
@@ -133,7 +133,11 @@ class TeammateProcess(actors.Actor):
 
     async def _run_attached(self, env: dict[str, str], cwd: str | None, err: Any,
                             worktree: str | None = None) -> None:
-        proc = await trio.lowlevel.open_process(
+        from nyzhi.spawn import open_bound_process
+
+        # an attached teammate dies with its lead, SIGKILL included (nyzhi.spawn); a detached
+        # one (below) is started to outlive it
+        proc = await open_bound_process(
             self._argv(False, worktree), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=err, env=env, cwd=cwd,
         )
@@ -301,7 +305,7 @@ class TeammateProcess(actors.Actor):
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             pass
 
-    async def _end(self, proc: trio.Process) -> None:
+    async def _end(self, proc: Any) -> None:
         """Close stdin (the member's signal to finish), then SIGTERM, then SIGKILL."""
         if proc.stdin is not None:
             try:

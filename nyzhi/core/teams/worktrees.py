@@ -17,6 +17,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+from nyzhi import spawn
 from nyzhi.teams.names import TeamError
 from nyzhi.tools.gitsafe import run_git
 
@@ -129,7 +130,7 @@ def _remote_git(*args: str) -> str:
 def _ssh(node: Any, script: str, cwd: str | None = None) -> str:
     """Run ``script`` (sh) on ``node``; its output, or a ``TeamError`` naming the node."""
     argv = node.session_argv(f"sh -c {shlex.quote(script)}", cwd)
-    proc = subprocess.run(argv, env=node.local_env(), stdin=subprocess.DEVNULL,
+    proc = spawn.run(argv, env=node.local_env(), stdin=subprocess.DEVNULL,
                           capture_output=True, text=True, timeout=300, check=False)
     if proc.returncode != 0:
         raise TeamError(f"on node {node.host}: {(proc.stderr or proc.stdout).strip()} "
@@ -151,7 +152,7 @@ def _transfer(root: Path, node: Any, *args: str) -> None:
             "-c", f"core.sshCommand={ssh}", "-c", "protocol.allow=never",
             "-c", "protocol.ssh.allow=always", "-c", "credential.helper=", *args]
     env = {**node.local_env(), "GIT_TERMINAL_PROMPT": "0"}
-    proc = subprocess.run(argv, cwd=root, env=env, stdin=subprocess.DEVNULL,
+    proc = spawn.run(argv, cwd=root, env=env, stdin=subprocess.DEVNULL,
                           capture_output=True, text=True, timeout=600, check=False)
     if proc.returncode != 0:
         raise TeamError(f"git {args[0]} with node {node.host} failed: "

@@ -15,6 +15,7 @@ import trio
 
 from nyzhi import records
 from nyzhi.config.procgroup import signal_group
+from nyzhi.spawn import open_bound_process
 from nyzhi.tools.env_policy import EnvPolicy, child_env
 
 STDERR_CAP = 64 * 1024
@@ -50,7 +51,7 @@ async def run_argv(
     ``keep`` names variables passed down whatever the policy says (``child_env``).
     """
     full_env = child_env(env_policy, env, keep=keep)
-    proc = await trio.lowlevel.open_process(
+    proc = await open_bound_process(  # dies with nyz, SIGKILL included (nyzhi.spawn)
         list(argv), cwd=str(cwd), env=full_env, stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
     )

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import trio
 
-from nyzhi.testing.cli import running_with, wait_gone
+from nyzhi.testing.cli import running_with, settled_running, started_running, wait_gone
 from nyzhi.testing.fake_llm import open_fake_llm, reply, tool_call
 
 
@@ -114,10 +114,10 @@ async def test_cancel_mid_bash_leaves_no_process(acp_client, workspace, configur
         configure(workspace, server.url_for("openai"))
         async with acp_client("cancel") as client:
             running = await client.step("running")
-            assert running_with(marker), "the bash should be running before the cancel"
+            assert await started_running(marker), "the bash should be running before the cancel"
             await client.go_on()
             cancelled = await client.step("cancelled")
-            assert running_with(marker) == []  # gone before the prompt answered
+            assert await settled_running(marker) == []  # gone before the prompt answered
             await client.go_on()
             after = await client.step("after")
     assert running["modes"]["currentModeId"] == "off"
@@ -181,7 +181,7 @@ async def test_the_editor_exiting_mid_turn_ends_everything(acp_client, workspace
         configure(workspace, server.url_for("openai"))
         async with acp_client("exit") as client:
             running = await client.step("running")
-            assert running_with(marker)
+            assert await started_running(marker)
             nyz = os.pidfd_open(running["pid"])  # nyz is the client's child, not ours
             try:
                 await client.go_on()
@@ -189,7 +189,7 @@ async def test_the_editor_exiting_mid_turn_ends_everything(acp_client, workspace
                     await trio.lowlevel.wait_readable(nyz)  # readable once nyz has exited
             finally:
                 os.close(nyz)
-    assert running_with(marker) == []
+    assert await settled_running(marker) == []
     saved = SessionStore(home / ".local" / "share" / "nyzhi" / "sessions").load(
         running["sessionId"])
     assert any(getattr(e, "prompt", "") == "run the long thing" for e in saved.events)
@@ -222,7 +222,7 @@ async def test_bash_runs_in_the_editor_s_terminal_still_confined(acp_client, wor
                 await client.go_on()
                 cancelled = await client.step("cancelled")
                 await wait_gone(pids)  # the kernel ends bwrap's namespace with it
-                assert running_with(marker) == []
+                assert await settled_running(marker) == []
         assert not outside.exists()
     finally:
         outside.unlink(missing_ok=True)

@@ -18,7 +18,14 @@ import pytest
 import trio
 
 from nyzhi.spawn import open_bound_process
-from nyzhi.testing.cli import NYZ, nyz_env, running_with, wait_gone
+from nyzhi.testing.cli import (
+    NYZ,
+    nyz_env,
+    running_with,
+    settled_running,
+    started_running,
+    wait_gone,
+)
 from nyzhi.testing.fake_llm import open_fake_llm, reply, tool_call
 
 
@@ -133,14 +140,14 @@ async def test_a_client_that_goes_away_mid_turn_ends_everything(how, workspace, 
             "sessionId": sid, "prompt": [{"type": "text", "text": "run the long thing"}]}})
         await client.until(lambda m: m.get("params", {}).get("update", {}).get("status")
                            == "in_progress")
-        assert running_with(marker)
+        assert await started_running(marker)
         if how == "SIGTERM":
             client.proc.send_signal(signal.SIGTERM)
         else:
             await client.proc.stdin.aclose()
         with trio.fail_after(30):
             assert await client.proc.wait() == 0
-    assert running_with(marker) == []
+    assert await settled_running(marker) == []
     from nyzhi.core.sessions.store import SessionStore
 
     saved = SessionStore(home / ".local" / "share" / "nyzhi" / "sessions").load(sid)
@@ -551,7 +558,7 @@ async def test_bash_in_the_client_s_terminal_without_node(workspace, home, confi
             assert answer["result"] == {"stopReason": "cancelled"}
             assert editor.killed == ["t2", "t3"] and editor.released == ["t1", "t2", "t3"]
             await wait_gone(pids)
-            assert running_with(stuck) == []
+            assert await settled_running(stuck) == []
             await finish(client)
         assert not outside.exists()
     finally:
@@ -620,7 +627,7 @@ async def test_the_editor_going_away_mid_terminal_command_leaves_nothing(workspa
         # sandbox's PID namespace, asynchronously: wait for them too, then none may be left
         # (a leaked `sleep 300` would outlive the wait and fail it)
         await wait_gone(running_with(marker))
-        assert running_with(marker) == []
+        assert await settled_running(marker) == []
         with trio.fail_after(10):
             await editor.procs["t1"].wait()  # the editor saw its terminal's command end
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import trio
 
-from nyzhi.testing.cli import NYZ, json_lines, nyz_env, running_with
+from nyzhi.testing.cli import NYZ, json_lines, nyz_env, running_with, settled_running
 from nyzhi.testing.fake_llm import open_fake_llm, reply, tool_call
 from nyzhi.testing.loopback_http import serve_pages
 from nyzhi.tools.cdp import BrowserUnavailable, find_browser
@@ -83,7 +83,7 @@ async def _look_and_exit(workspace, home, configure, tmp, url) -> None:
         assert json.loads(server.requests[2].body)  # a well-formed request
         assert (workspace / ".nyzhi" / "screenshots" / ".gitignore").is_file()
         # nyz has exited: no process mentions the profile's directory, and it is gone
-        assert running_with(str(profiles)) == []
+        assert await settled_running(str(profiles)) == []
         assert list(profiles.glob("nyz-browser-*")) == []
         assert list(tmp.glob("nyzb-*")) == []
 
@@ -91,7 +91,7 @@ async def _look_and_exit(workspace, home, configure, tmp, url) -> None:
         proc = await _run(workspace, home, tmp, "open it")
         done = [e for e in json_lines(proc.stdout) if e["type"] == "tool_done"]
         assert done[0]["is_error"] and "--trust" in done[0]["output"]
-        assert running_with(str(profiles)) == []
+        assert await settled_running(str(profiles)) == []
 
 
 async def test_no_browser_outlives_nyz_killed_with_sigkill(
@@ -124,11 +124,11 @@ async def test_no_browser_outlives_nyz_killed_with_sigkill(
                 assert browsers, "the browser should be running now"
                 os.kill(proc.pid, signal.SIGKILL)
                 await proc.wait()
-                await wait_gone(browsers, timeout=20)
+                await wait_gone(browsers)
             finally:
                 if proc.returncode is None:
                     proc.kill()
                     await proc.wait()
-        assert running_with(str(profiles)) == []
+        assert await settled_running(str(profiles)) == []
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

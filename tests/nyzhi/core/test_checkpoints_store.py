@@ -14,6 +14,7 @@ from nyzhi.core.checkpoints import CheckpointError, CheckpointStore
 from nyzhi.core.checkpoints.actions import rewind_saved
 from nyzhi.core.checkpoints.store import digest
 from nyzhi.core.sessions import SessionStore
+from nyzhi.provider.types import Message
 
 
 def test_a_damaged_blob_is_refused_not_restored(tmp_path):
@@ -62,6 +63,7 @@ def _saved_session(home: Path, ws: Path, befores: list[tuple[str, bytes | None]]
     """A saved session whose journal says the files of ``befores`` were changed by nyz in
     its first turn (what they held before) and hold ``after`` now."""
     writer = SessionStore().create(cwd=ws, workspace_root=ws, sync="never")
+    writer.append_message(Message("user", "p"))  # its first turn (an empty one is not kept)
     writer.close()
     store = CheckpointStore()
     journal = store.journal(writer.id)

@@ -9,7 +9,14 @@ import subprocess
 
 import trio
 
-from nyzhi.testing.cli import NYZ, json_lines, nyz_env, run_nyz, running_with
+from nyzhi.testing.cli import (
+    NYZ,
+    json_lines,
+    nyz_env,
+    run_nyz,
+    settled_running,
+    started_running,
+)
 from nyzhi.testing.fake_llm import hang, http_error, open_fake_llm, reply, tool_call
 
 
@@ -144,13 +151,13 @@ async def test_interrupt_mid_bash_leaves_no_orphans(workspace, home, configure):
             buf += chunk
             if b"READY-TO-42" in buf:
                 break
-        assert running_with(marker)
+        assert await started_running(marker)
         proc.send_signal(signal.SIGINT)
         async for chunk in proc.stdout:
             buf += chunk
         code = await proc.wait()
     assert code == 130
-    assert running_with(marker) == [], buf.decode()
+    assert await settled_running(marker) == [], buf.decode()
     done = [e for e in json_lines(buf) if e["type"] == "tool_done"]
     assert done and done[0]["is_error"]
 

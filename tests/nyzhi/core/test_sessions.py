@@ -74,6 +74,7 @@ def test_meta_file_matches_log_and_is_private(tmp_path):
 def test_persist_deltas_option(tmp_path):
     store = SessionStore(tmp_path)
     with store.create(persist_deltas=True) as w:
+        w.append_message(Message("user", "go"))  # a turn: an empty session is not kept
         w.append_event(ev.TextDelta("a"))
         sid = w.id
     assert store.load(sid).events == [ev.TextDelta("a")]
@@ -191,9 +192,24 @@ def test_default_dir_follows_xdg(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
     store = SessionStore()
     assert store.root == tmp_path / "nyzhi" / "sessions"
-    with store.create():
-        pass
+    with store.create() as w:
+        w.append_message(Message("user", "hi"))
     assert len(store.list()) == 1
+
+
+def test_a_session_that_never_took_a_turn_is_neither_kept_nor_listed(tmp_path):
+    """Issue 55: a failed start (a bad -i, a refused prompt) left an empty "(untitled)"
+    session in `nyz sessions`. Closed without a message, it is removed; one left by a crash
+    before its first message is not listed."""
+    store = SessionStore(tmp_path)
+    with store.create(title="never ran") as w:
+        sid = w.id
+    assert not store.log_path(sid).exists() and not store.meta_path(sid).exists()
+    crashed = store.create()  # killed before its first message: the log stays on disk
+    assert store.log_path(crashed.id).exists() and store.list() == []
+    kept = store.open(write_session(store))  # reopened (resumed) sessions are never removed
+    kept.close()
+    assert [m.id for m in store.list()] == [kept.id]
 
 
 def test_writer_closed_rejects_appends(tmp_path):

@@ -17,7 +17,7 @@ from nyzhi.core.sessions import SessionStore
 from nyzhi.core.sessions.pairing import INTERRUPTED_TEXT
 from nyzhi.core.subagents import SubagentError, SubagentManager, clamp_wait_ms
 from nyzhi.provider.types import Message, ToolCall
-from nyzhi.testing.cli import running_with
+from nyzhi.testing.cli import settled_running, started_running
 from nyzhi.testing.fake_llm import open_fake_llm, reply, tool_call
 
 # ---- budgets --------------------------------------------------------------------------------
@@ -110,10 +110,10 @@ async def test_close_agent_stops_the_subtree_and_kills_its_bash(workspace, confi
                 assert (await trio.to_thread.run_sync(fifo.read_text)).strip() == "go"
             grandchild = f"{parent}/default-2"
             assert rt.agents.records[grandchild].status == "running"
-            assert running_with(marker)
+            assert await started_running(marker)
             closed = await rt.agents.close(parent)
             assert closed["status"] == "shutdown"
-            assert running_with(marker) == []  # close returns once they are gone
+            assert await settled_running(marker) == []  # close returns once they are gone
             assert rt.agents.records[grandchild].status == "shutdown"
             assert rt.system.lookup(grandchild) is None
             with pytest.raises(SubagentError, match="resume_agent it first"):

@@ -11,7 +11,14 @@ from pathlib import Path
 
 import trio
 
-from nyzhi.testing.cli import json_lines, read_until, run_nyz, running_with, start_chat
+from nyzhi.testing.cli import (
+    json_lines,
+    read_until,
+    run_nyz,
+    settled_running,
+    start_chat,
+    started_running,
+)
 from nyzhi.testing.fake_llm import FakeRequest, PerAgent, reply, tool_call
 
 
@@ -350,11 +357,11 @@ async def test_ctrl_c_cancels_the_subtree_kills_its_bash_and_the_child_can_conti
         await proc.stdin.send_all(b"MAIN go\n")
         with trio.fail_after(30):  # the fifo opens when the child's bash has started its sleep
             assert (await trio.to_thread.run_sync(fifo.read_text)).strip() == "go"
-        assert running_with(marker)
+        assert await started_running(marker)
         proc.send_signal(signal.SIGINT)
         await read_until(proc.stdout, out, b"[worker-1] shutdown: interrupted")
         await read_until(proc.stdout, out, b"[cancelled]")
-        assert running_with(marker) == []
+        assert await settled_running(marker) == []
         await read_until(proc.stdout, out, b"> ")
         await proc.stdin.send_all(b"MAIN continue\n")
         await read_until(proc.stdout, out, b"main: basher saw:")

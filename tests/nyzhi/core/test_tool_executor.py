@@ -60,7 +60,7 @@ async def test_stopping_the_executor_cancels_the_running_step_and_refuses_new_on
 
             nursery.start_soon(agent_step)
             await started.wait()
-            with trio.fail_after(5):
+            with trio.fail_after(60):
                 await ref.stop()
         # cancelled while running: the step returned what it had, after the tool cleaned up
         assert outcomes == [["started"]] and finished == ["cleaned up"]

@@ -15,9 +15,10 @@ import trio
 
 from nyzhi.core.sessions.pairing import pair_tool_results
 from nyzhi.core.sessions.store import SessionStore
-from nyzhi.testing.cli import NYZ, read_until, running_with
+from nyzhi.testing.cli import NYZ, read_until, running_with, settled_running
 from nyzhi.testing.cli import nyz_env as env_for
 from nyzhi.testing.fake_llm import FakeRequest, open_fake_llm, reply, tool_call
+from nyzhi.testing.waits import until
 
 SANDBOX = '[agent.sandbox]\nlevel = "full-access"\n'
 
@@ -44,6 +45,27 @@ async def wait_running(ready: Path) -> None:
         with trio.fail_after(30):
             while not said.endswith(b"\n"):
                 said += await fifo.receive_some()
+
+
+def sleeps_of(marker: str) -> list[int]:
+    """Pids of the command's two ``sleep MARKER`` once exec'd (not the shell, whose command
+    line names the marker from the start)."""
+    want = f"sleep\0{marker}\0".encode()
+    return [pid for pid in running_with(marker)
+            if _cmdline(pid) == want]
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
+async def both_sleeps_running(marker: str) -> None:
+    """Until both sleeps have exec'd: the FIFO line comes before the background one may have
+    (on a busy machine it often has not), and the test is about killing exec'd children."""
+    await until(lambda: len(sleeps_of(marker)) == 2, what=f"two 'sleep {marker}' running")
 
 
 async def assert_saved_paired_and_resumable(workspace: Path, home: Path, server) -> None:
@@ -81,7 +103,7 @@ async def test_nyz_run_stopped_mid_bash(signum, code, workspace, home, configure
         out = bytearray()
         try:
             await wait_running(ready)
-            assert running_with(marker)
+            await both_sleeps_running(marker)
             proc.send_signal(signum)
             with trio.fail_after(30):
                 async for chunk in proc.stdout:
@@ -90,7 +112,7 @@ async def test_nyz_run_stopped_mid_bash(signum, code, workspace, home, configure
         finally:
             if proc.returncode is None:
                 proc.kill()
-            left = running_with(marker)
+            left = await settled_running(marker)
             for pid in left:  # a failed run must not leave its sleeps to the next one
                 os.kill(pid, signal.SIGKILL)
         assert status == code, bytes(out).decode()
@@ -115,14 +137,14 @@ async def test_line_chat_stopped_mid_bash(signum, code, workspace, home, configu
             await read_until(proc.stdout, out, b"> ")
             await proc.stdin.send_all(b"run it\n")
             await wait_running(ready)
-            assert running_with(marker)
+            await both_sleeps_running(marker)
             proc.send_signal(signum)
             with trio.fail_after(30):
                 status = await proc.wait()
         finally:
             if proc.returncode is None:
                 proc.kill()
-            left = running_with(marker)
+            left = await settled_running(marker)
             for pid in left:  # a failed run must not leave its sleeps to the next one
                 os.kill(pid, signal.SIGKILL)
         assert status == code, bytes(out).decode()

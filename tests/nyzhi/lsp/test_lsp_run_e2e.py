@@ -10,7 +10,7 @@ from pathlib import Path
 
 import trio
 
-from nyzhi.testing.cli import json_lines, run_nyz, running_with
+from nyzhi.testing.cli import json_lines, run_nyz, settled_running
 from nyzhi.testing.fake_llm import PerAgent, open_fake_llm, reply, tool_call
 
 
@@ -63,4 +63,4 @@ async def test_edit_diagnostics_and_a_subagent_share_one_server(
     assert found["output"] == "shapes.py:9:5: def total_area(circles: list[Circle]) -> float:"
     assert len(pidfile.read_text().split()) == 1  # one server process for both agents
     # and it did not outlive the run (its bwrap's command line names the pidfile)
-    assert running_with(str(pidfile)) == []
+    assert await settled_running(str(pidfile)) == []

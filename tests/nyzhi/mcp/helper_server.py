@@ -60,6 +60,9 @@ def build(log: str | None, elicit: bool = False):
     @server.tool()
     async def wait(seconds: float) -> str:
         """Sleep for the given seconds."""
+        if log:
+            with open(log, "a") as fh:  # noqa: ASYNC230 - a tiny write: the test waits on it
+                fh.write("started\n")
         try:
             await trio.sleep(seconds)
         except trio.Cancelled:

@@ -19,6 +19,7 @@ from nyzhi.core.runtime import RuntimeOptions, open_runtime
 from nyzhi.core.server_supervision import Intensity
 from nyzhi.testing.fake_llm import open_fake_llm, reply, tool_call
 from nyzhi.testing.runtime import run_turn
+from nyzhi.testing.waits import until
 from nyzhi.tools.registry import ToolRegistry
 
 
@@ -202,16 +203,20 @@ async def test_cancelling_a_call_tells_the_server(helper_server, tmp_path, monke
     async with actors.open_system() as system:
         pool = await McpPool.open(system, ToolRegistry(), [entry], root=tmp_path)
         await _connected(pool, "helper")
-        with trio.move_on_after(0.5) as scope:
-            await pool.call_tool("helper", "wait", {"seconds": 60})
+        with trio.CancelScope() as scope:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(pool.call_tool, "helper", "wait", {"seconds": 600})
+                # cancelled once the server runs the call (not after a moment, which on a busy
+                # machine may come before the request has even arrived)
+                await until(lambda: log.exists() and log.read_text() == "started\n",
+                            what="the server to start the call")
+                scope.cancel()
         assert scope.cancelled_caught
         # the server got notifications/cancelled and cancelled its handler
-        for _ in range(200):
-            if log.exists():
-                break
-            echoed = await pool.call_tool("helper", "echo", {"text": "ping"})
-            assert echoed.output == "ping"
-        assert log.read_text() == "cancelled\n"
+        await until(lambda: log.read_text() == "started\ncancelled\n",
+                    what="the server to cancel its handler")
+        echoed = await pool.call_tool("helper", "echo", {"text": "ping"})
+        assert echoed.output == "ping"  # and the connection is still good
 
 
 async def test_hot_add_in_a_running_session(workspace, configure, time_server):

@@ -91,7 +91,7 @@ def processes_of(uid: int) -> list[int]:
 
 
 async def until_none_of(uid: int) -> None:
-    with trio.fail_after(20):
+    with trio.fail_after(60):
         while processes_of(uid):  # noqa: ASYNC110 (another host's processes: no event to wait on)
             await trio.sleep(0.05)
 

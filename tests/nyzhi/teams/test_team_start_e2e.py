@@ -19,6 +19,7 @@ from _team_graph import _calls, team_script
 
 from nyzhi.testing.cli import NYZ, json_lines, nyz_env, read_until, run_nyz
 from nyzhi.testing.fake_llm import PerAgent, open_fake_llm, reply, tool_call
+from nyzhi.testing.waits import settled
 
 
 @pytest.mark.parametrize("mode", ["in-process", "process"])
@@ -192,7 +193,7 @@ async def test_detached_teammates_outlive_the_lead_until_team_stop(workspace, ho
             stopped = await run_nyz(workspace, home, "team", "stop", "det")
         assert stopped.returncode == 0, stopped.stderr.decode()
         assert b"amy" in stopped.stdout
-    assert not _running(pid)
+    assert await settled(lambda: [pid] if _running(pid) else []) == []
     assert TeamStore(env).statuses("det")["amy"]["status"] == "stopped"
 
 

@@ -26,3 +26,18 @@ def alive_with(marker: str) -> list[int]:
         if marker in cmd and state != b"Z":
             found.append(int(name))
     return found
+
+
+async def started_alive(marker: str) -> list[int]:
+    """``alive_with(marker)`` once it finds something (bounded): a child may not have exec'd yet."""
+    from nyzhi.testing.waits import until
+
+    return await until(lambda: alive_with(marker), what=f"a process running with {marker!r}")
+
+
+async def settled_alive(marker: str) -> list[int]:
+    """``alive_with(marker)`` once empty, or what is left after the bound: a process killed a
+    moment ago may still be exiting on a busy machine; a leaked one stays."""
+    from nyzhi.testing.waits import settled
+
+    return await settled(lambda: alive_with(marker))

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 import trio
-from _procs import alive_with, marker_seconds
+from _procs import marker_seconds, settled_alive, started_alive
 
 from nyzhi.tools.base import SandboxLevel
 from nyzhi.tools.executors import (
@@ -79,14 +79,14 @@ async def test_timeout_kills_the_whole_process_group(tmp_path: Path):
     mark = marker_seconds()
     r = await LocalExecutor().run(f"sleep {mark} & sleep {mark}", cwd=tmp_path, timeout=0.3)
     assert r.timed_out and "timed out" in r.output
-    assert alive_with(f"sleep {mark}") == []
+    assert await settled_alive(f"sleep {mark}") == []
 
 
 async def test_background_jobs_do_not_outlive_a_finished_command(tmp_path: Path):
     mark = marker_seconds()
     r = await LocalExecutor().run(f"sleep {mark} & echo started", cwd=tmp_path, timeout=10)
     assert r.exit_code == 0 and "started" in r.output and not r.timed_out
-    assert alive_with(f"sleep {mark}") == []
+    assert await settled_alive(f"sleep {mark}") == []
 
 
 @pytest.mark.parametrize("sandboxed", [False, True])
@@ -110,10 +110,10 @@ async def test_cancel_kills_the_whole_process_group(tmp_path: Path, sandboxed: b
                 )
             )
             await ready.wait()
-            assert alive_with(f"sleep {mark}")  # it really was running
+            assert await started_alive(f"sleep {mark}")  # it really was running
             scope.cancel()
     assert scope.cancelled_caught
-    assert alive_with(f"sleep {mark}") == []
+    assert await settled_alive(f"sleep {mark}") == []
 
 
 async def test_unsandboxed_fallback_is_reported_in_output_and_result(tmp_path: Path):

@@ -19,7 +19,7 @@ import pytest
 import trio
 
 from nyzhi.spawn import open_bound_process
-from nyzhi.testing.cli import NYZ, json_lines, running_with
+from nyzhi.testing.cli import NYZ, json_lines, running_with, settled_running
 from nyzhi.testing.cli import nyz_env as env_for
 from nyzhi.testing.fake_llm import FakeRequest, open_fake_llm, reply, tool_call
 
@@ -116,7 +116,7 @@ async def test_sandboxed_command_dies_with_nyz_on_sigkill(workspace, home, confi
             for pid in running_with(marker):
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGKILL)
-        assert running_with(marker) == []
+        assert await settled_running(marker) == []
 
 
 async def test_bound_process_pipes_status_and_missing_program(tmp_path):

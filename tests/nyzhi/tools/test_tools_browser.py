@@ -24,8 +24,9 @@ import actors
 from nyzhi.core import browser as browser_core
 from nyzhi.core.assembly import services_supervisor
 from nyzhi.core.browser import BrowserPool, BrowserSettings
-from nyzhi.testing.cli import running_with
+from nyzhi.testing.cli import settled_running
 from nyzhi.testing.loopback_http import Page, serve_pages
+from nyzhi.testing.waits import settled
 from nyzhi.tools.builtin import browser as browser_tools
 from nyzhi.tools.builtin.browser import (
     BrowserClickTool,
@@ -125,6 +126,12 @@ def _exists(pid: int) -> bool:
     return Path(f"/proc/{pid}").exists()
 
 
+async def _ends(pid: int) -> bool:
+    """True once ``pid`` is gone or a zombie (bounded): a process killed a moment ago may
+    still be exiting on a busy machine; a leaked one never ends."""
+    return await settled(lambda: [pid] if _alive(pid) else []) == []
+
+
 def _alive(pid: int) -> bool:
     try:
         with open(f"/proc/{pid}/stat") as fh:
@@ -221,9 +228,9 @@ async def test_stop_kills_the_browser_and_removes_its_profile(site, tmp_path, pr
         assert not res.is_error
         pid = pool.pid
         assert list(profiles.glob("nyz-browser-*"))
-    assert not _alive(pid)
+    assert await _ends(pid)
     assert not list(profiles.glob("nyz-browser-*"))
-    assert running_with(str(profiles)) == []  # nor any of its group (renderers, zygote)
+    assert await settled_running(str(profiles)) == []  # nor any of its group (renderers, zygote)
 
 
 @needs_chromium

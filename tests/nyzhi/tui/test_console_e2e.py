@@ -10,7 +10,7 @@ import shlex
 import pytest
 import trio
 
-from nyzhi.testing.cli import NYZ, nyz_env, run_nyz, running_with
+from nyzhi.testing.cli import NYZ, nyz_env, run_nyz, settled_running, started_running
 from nyzhi.testing.fake_llm import PerAgent, hang, http_error, open_fake_llm, reply, tool_call
 from nyzhi.testing.tmux import INPUT_READY, TmuxPane, open_console, say
 
@@ -79,10 +79,10 @@ async def test_esc_cancels_a_running_bash_and_leaves_no_process(workspace, home,
             await ready(pane)
             await say(pane, "run it")
             await pane.wait_for("READY-TO-42")
-            assert running_with(marker)
+            assert await started_running(marker)
             await pane.keys("Escape")
             await pane.wait_for("[cancelled]")
-            assert running_with(marker) == []  # reaped before the turn ended
+            assert await settled_running(marker) == []  # reaped before the turn ended
             await say(pane, "still there?")
             await pane.wait_for("after the cancel")
 

@@ -12,7 +12,7 @@ import os
 import pytest
 
 from nyzhi.testing.browser import chromium, open_browser
-from nyzhi.testing.cli import running_with
+from nyzhi.testing.cli import settled_running, started_running
 from nyzhi.testing.fake_llm import PerAgent, open_fake_llm, reply, tool_call
 from nyzhi.testing.web import TOKEN, serve_nyz
 
@@ -120,10 +120,10 @@ async def test_cancel_from_the_tree_stops_a_running_bash(workspace, home, config
             await page.type_and_send("run it")
             await page.wait("document.querySelector('details.tool pre').textContent"
                             ".includes('READY-TO-42')")
-            assert running_with(marker)
+            assert await started_running(marker)
             await page.click(".node[data-path='/agents/main'] .cancel-agent")
             await page.wait("document.getElementById('stream').innerText.includes('[cancelled]')")
-            assert running_with(marker) == []
+            assert await settled_running(marker) == []
 
 
 def three_agents() -> PerAgent:

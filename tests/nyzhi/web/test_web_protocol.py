@@ -14,7 +14,7 @@ from trio_websocket import ConnectionClosed, ConnectionRejected
 
 from nyzhi.teams.lead_lease import lead_pid
 from nyzhi.teams.store import TeamStore
-from nyzhi.testing.cli import NYZ, nyz_env, run_nyz, running_with
+from nyzhi.testing.cli import NYZ, nyz_env, run_nyz, settled_running, started_running
 from nyzhi.testing.fake_llm import PerAgent, open_fake_llm, reply, tool_call
 from nyzhi.testing.web import TOKEN, event_type, serve_nyz
 
@@ -189,11 +189,11 @@ async def test_cancel_stops_a_running_bash_and_leaves_no_process(workspace, home
             await client.send({"type": "message", "text": "run it"})
             await client.until(lambda m: event_type(m) == "tool_output_delta"
                                and "READY-TO-42" in m["event"]["text"])
-            assert running_with(marker)
+            assert await started_running(marker)
             await client.send({"type": "cancel", "agent": "/agents/main", "scope": "subtree"})
             end = await client.until(lambda m: event_type(m) == "turn_complete")
             assert end["event"]["stop_reason"] == "cancelled"
-            assert running_with(marker) == []
+            assert await settled_running(marker) == []
             await client.send({"type": "message", "text": "still there?"})
             end = await client.until(lambda m: event_type(m) == "turn_complete")
             assert end["event"]["text"] == "after the cancel"

@@ -98,13 +98,12 @@ class BashTool(Tool):
     name = "bash"
     description = (
         "Run a shell command with bash -c in the working directory; returns combined stdout and "
-        "stderr, and a non-zero exit is an error showing the code. Use it for builds, tests, "
-        "package scripts and other programs; for files prefer read, grep, glob and edit. Output "
-        "is capped at 100 KiB (head and tail kept). The timeout defaults to "
-        f"{DEFAULT_TIMEOUT} s (at most {MAX_TIMEOUT} s): raise it for long builds and test "
-        "suites. On timeout the whole process group is killed, and background processes do not "
-        "outlive the command. Under the read-only and workspace-write sandboxes the command is "
-        "confined: writes outside the allowed roots fail."
+        "stderr, and a non-zero exit is an error showing the code. For files prefer read, grep, "
+        "glob and edit. Output "
+        f"capped at 100 KiB (head and tail kept). The timeout defaults to {DEFAULT_TIMEOUT} s "
+        f"(max {MAX_TIMEOUT} s), then the process group is killed. For servers, watchers "
+        "and REPLs set run_in_background (an id for bash_output, write_stdin, kill_shell). "
+        "Sandboxed commands share one loopback network; writes outside allowed roots fail."
     )
     parameters: ClassVar[dict[str, Any]] = {
         "type": "object",
@@ -115,6 +114,11 @@ class BashTool(Tool):
                 "description": f"Seconds before the command is killed (default {DEFAULT_TIMEOUT}, "
                 f"max {MAX_TIMEOUT}).",
             },
+            "run_in_background": {"type": "boolean", "description": "Return a shell id at once; "
+                                  "it runs on."},
+            "tty": {"type": "boolean", "description": "Background: run under a terminal."},
+            "yield_ms": {"type": "number", "description": "Background: ms to wait "
+                         "(1000)."},
         },
         "required": ["command"],
     }
@@ -133,6 +137,10 @@ class BashTool(Tool):
         command = args.get("command")
         if not isinstance(command, str) or not command.strip():
             return ToolResult("'command' is required and must be a non-empty string", True)
+        if args.get("run_in_background") in (True, "true"):
+            from nyzhi.tools.builtin.shells import start_in_background
+
+            return await start_in_background(command, args, ctx)
         try:
             timeout = parse_timeout(args)
             res, meta = await run_command(command, ctx, limit=timeout, node=args.get("node"))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import attrs
 
@@ -42,14 +43,7 @@ class LocalExecutor:
         output_cap: int = DEFAULT_OUTPUT_CAP,
         mutating: bool | None = None,
     ) -> ExecResult:
-        from nyzhi.tools.sandbox import SandboxPolicy, WrappedCommand, _shell
-
-        if self.startup_commands:
-            command = "\n".join([*self.startup_commands, command])
-        if isinstance(sandbox, SandboxPolicy):
-            wrapped = sandbox.wrap(command, cwd, shell=self.shell)
-        else:
-            wrapped = WrappedCommand([self.shell or _shell(), "-c", command], sandboxed=False)
+        wrapped, sandbox = await self._wrapped(command, cwd, sandbox)
         return await run_process(
             wrapped.argv,
             cwd=cwd,
@@ -60,3 +54,31 @@ class LocalExecutor:
             note=wrapped.note,
             sandboxed=wrapped.sandboxed,
         )
+
+    async def _wrapped(self, command: str, cwd: Path | str, sandbox: object | None) -> Any:
+        """(the argv to run ``command`` with, the policy) under the sandbox; a confined
+        command without network joins the session's shared loopback namespace
+        (``nyzhi.tools.netns``) when there is one."""
+        from nyzhi.tools.sandbox import SandboxPolicy, WrappedCommand, _shell
+
+        if self.startup_commands:
+            command = "\n".join([*self.startup_commands, command])
+        if isinstance(sandbox, SandboxPolicy):
+            sandbox = await sandbox.joined()
+            return sandbox.wrap(command, cwd, shell=self.shell), sandbox
+        return WrappedCommand([self.shell or _shell(), "-c", command], sandboxed=False), sandbox
+
+    async def start_background(
+        self, command: str, *, cwd: Path | str, sandbox: object | None, env: dict[str, str] | None
+        = None, **streams: Any,
+    ) -> tuple[Any, str, bool]:
+        """Start ``command`` as ``run`` would (sandbox, environment, its own session), with
+        the given ``stdin``/``stdout``/``stderr``, and hand it over: (the ``BoundProcess``,
+        the sandbox note, whether it is confined). The caller owns its whole group."""
+        from nyzhi.spawn import open_bound_process
+
+        wrapped, _ = await self._wrapped(command, cwd, sandbox)
+        proc = await open_bound_process(
+            wrapped.argv, cwd=cwd, env=child_env(self.env_policy, env),
+            start_new_session=True, **streams)
+        return proc, wrapped.note, wrapped.sandboxed

@@ -15,7 +15,10 @@ approved exactly them:
 * the security settings ``[agent.sandbox]`` and ``[agent.trust]``, except what can only
   tighten them (``hide``; a ``read-only`` level; ``deny_*``, ``always_ask``,
   ``remember_approvals``), and ``[shell.env] exclude`` (it replaces the list of variables,
-  provider keys among them, kept out of commands' environment).
+  provider keys among them, kept out of commands' environment);
+* ``[agent.background]`` limits above their defaults (more processes, bigger buffers: a
+  repository could make nyz hold more than the user allowed); at or under the default they
+  only tighten and are used as written.
 
 The approval is a SHA-256 digest of those parts, kept per workspace in the user's state
 directory (``nyzhi.config.approvals``, never in the repository). While the digest differs
@@ -51,9 +54,12 @@ TRUST_KEY = "project"
 # keep the user's own answers): never gated.
 KEEP_TRUST = ("deny_tools", "deny_paths", "deny_commands", "always_ask", "remember_approvals")
 KEEP_SANDBOX = ("hide",)
+# [agent.background] keys: a project may lower them freely; above these it needs approval.
+BACKGROUND_DEFAULTS = {"max_processes": 8, "buffer_bytes": 1 << 20}
 _NAMES = {"agent.hooks": "hooks", "hooks": "hooks", "mcp.servers": "MCP servers",
           "nodes": "nodes", "lsp": "language servers", "agent.trust": "trust settings", "agent.sandbox": "sandbox settings",
-          "shell.env.exclude": "environment settings", "permissions.allow": "permission rules"}
+          "shell.env.exclude": "environment settings", "permissions.allow": "permission rules",
+          "agent.background": "background process limits"}
 
 
 @records.frozen
@@ -105,7 +111,18 @@ def _gated(raw: dict) -> dict[str, Any]:
     env = shell.get("env") if isinstance(shell.get("env"), dict) else {}
     if "exclude" in env:  # replaces the list that keeps keys out of commands' environment
         out["shell.env.exclude"] = env["exclude"]
+    loose = _loose_background(agent)
+    if loose:
+        out["agent.background"] = loose
     return out
+
+
+def _loose_background(agent: dict) -> dict[str, Any]:
+    """The ``[agent.background]`` limits a layer raises above their defaults."""
+    table = agent.get("background") if isinstance(agent.get("background"), dict) else {}
+    return {k: v for k, v in table.items() if not (
+        k in BACKGROUND_DEFAULTS and isinstance(v, int) and not isinstance(v, bool)
+        and v <= BACKGROUND_DEFAULTS[k])}
 
 
 def _lsp_servers(raw: dict) -> dict[str, Any]:
@@ -134,6 +151,9 @@ def strip_gated(name: str, raw: dict) -> dict:
     shell = raw.get("shell") if isinstance(raw.get("shell"), dict) else {}
     if isinstance(shell.get("env"), dict):
         shell["env"].pop("exclude", None)
+    if isinstance(agent.get("background"), dict):
+        loose = _loose_background(agent)
+        agent["background"] = {k: v for k, v in agent["background"].items() if k not in loose}
     return raw
 
 

@@ -13,6 +13,10 @@ from nyzhi.tools.netns import LoopbackNetwork
 from nyzhi.tools.sandbox import SandboxPolicy
 
 
+def alive(pid: int) -> bool:
+    return os.path.exists(f"/proc/{pid}")
+
+
 def policy(ws, loopback: LoopbackNetwork) -> SandboxPolicy:
     return SandboxPolicy(level="workspace-write", workspace_root=ws, allow_temp=False,
                          loopback=loopback)
@@ -50,7 +54,7 @@ async def test_two_commands_share_a_loopback_that_reaches_nothing_else(tmp_path)
     assert "hello-peer" in out  # the server's command and the client's met
     assert "host-reached" not in out  # the host's loopback is another namespace
     assert out.split()[-1] == "lo" and len(out.split()) == 2  # no interface but lo
-    assert not os.path.exists(f"/proc/{holder}")  # the holder ended with the session
+    assert not alive(holder)  # the holder ended with the session
 
 
 async def test_a_policy_with_the_network_on_does_not_join(tmp_path):

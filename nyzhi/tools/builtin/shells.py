@@ -80,8 +80,9 @@ async def start_in_background(command: str, args: dict[str, Any], ctx: ToolConte
         executor, _found = pick_executor(ctx, args.get("node"))
         start = getattr(executor, "start_background", None)
         if start is None:
-            raise ShellError("run_in_background is not available on a remote node; run it "
-                             "locally or in the foreground")
+            raise ShellError("run_in_background is not available where this command would "
+                             "run (a remote node, an editor's terminal); run it in the "
+                             "foreground")
         tty = _flag(args, "tty")
         shell = table.new(command, ctx.agent_path, tty=tty, log_dir=results_dir(ctx.workspace_root))
     except (ArgError, ShellError) as exc:

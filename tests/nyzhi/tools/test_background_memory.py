@@ -128,3 +128,35 @@ def test_ring_keeps_the_last_bytes_and_counts_what_a_reader_lost():
 def test_terminal_sequences_are_stripped_and_redrawn_lines_keep_their_last_form():
     raw = "\x1b[?2004h>>> 6*7\r\n42\r\n\x1b[31mred\x1b[0m\x1b]0;title\x07 done\r\n50%\r100%\n"
     assert strip_control(raw) == ">>> 6*7\n42\nred done\n100%\n"
+
+
+async def test_approval_is_asked_once_when_the_process_starts(tmp_path, home):
+    from nyzhi.tools.execution import ToolCallRequest, execute_calls
+    from nyzhi.tools.gates import ApprovalDecision, Gates, TrustPolicy
+    from nyzhi.tools.registry import default_registry
+
+    asked: list[str] = []
+
+    async def approver(request):
+        asked.append(request.tool_name)
+        return ApprovalDecision.approve()
+
+    gates = Gates(trust=TrustPolicy(mode="off"), approver=approver)
+    registry = default_registry()
+    table = ShellTable()
+    async with trio.open_nursery() as nursery:
+        ctx = context(tmp_path, table, nursery)
+        ctx.registry = registry
+
+        async def call(name: str, **args) -> str:
+            [out] = await execute_calls([ToolCallRequest(f"c{len(asked)}", name, args)],
+                                        registry=registry, gates=gates, ctx=ctx)
+            return out.result.output
+
+        started = await call("bash", command="cat", run_in_background=True, yield_ms=0)
+        echoed = await call("write_stdin", id="bg_1", text="ping\n", yield_ms=5000)
+        await call("bash_output", id="bg_1")
+        await call("list_shells")
+        killed = await call("kill_shell", id="bg_1")
+    assert asked == ["bash"]  # the start, once; nothing after it asks again
+    assert started.startswith("started bg_1") and "ping" in echoed and "killed" in killed

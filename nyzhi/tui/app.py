@@ -74,7 +74,8 @@ class Console:
         self.panel_shown = False
         self.following = True  # the view sticks to the end of the conversation
         self.selected: Collapsible | None = None  # a tool card or thinking chosen with Alt-↑↓
-        self.panel = AgentPanel(self.show_agent, self.cancel_agent, self.resume_agent)
+        self.panel = AgentPanel(self.show_agent, self.cancel_agent, self.resume_agent,
+                                self.act_on_process)
         self.listbox = urwid.ListBox(self.stream(self.main_path).walker)
         self.notice = urwid.Text("")
         self._flash = ""  # what flash() said; shown beside the activity line
@@ -99,6 +100,7 @@ class Console:
         self.tui = loaded.config.tui
         self.streams.clear()
         self.panel.agents.clear()
+        self.panel.shells = rt.tooling.context.shells
         self.main_path = self.shown = rt.main_agent.spec.path
         self.listbox.body = self.stream(self.main_path).walker
         if self.tui.theme in theme.THEMES and self.tui.theme != self.theme:
@@ -253,6 +255,26 @@ class Console:
         what = name if scope == "turn" else f"{name} and its subagents"
         self.flash(f"cancelled {what}" if await rt.cancel(path, scope)
                    else f"{what}: nothing running to cancel")
+
+    def act_on_process(self, shell_id: str, action: str) -> None:
+        """A background process's row in the tree: Enter shows its last lines in the shown
+        conversation, ``k`` kills it (its whole group, as ``kill_shell``)."""
+        table = self.rt.tooling.context.shells if self.rt is not None else None
+        shell = table.shells.get(shell_id) if table is not None else None
+        if shell is None or self.nursery is None:
+            return
+        if action == "kill":
+            if shell.kill_now is None:
+                self.flash(f"{shell_id} is not running")
+            else:
+                self.nursery.start_soon(shell.kill_now)
+                self.flash(f"killing {shell_id}")
+            return
+        lines = shell.ring.tail_lines(20)
+        self.stream(self.shown).note(("notice", f"{shell_id} ({shell.status()}): "
+                                      f"{' '.join(shell.command.split())[:80]}\n"
+                                      + ("\n".join(lines) or "(no output yet)")))
+        self._follow()
 
     def resume_agent(self, path: str) -> None:
         """Reopen a closed or interrupted subagent from the tree (``Runtime.agents.resume``):

@@ -437,3 +437,31 @@ async def test_keys_typed_at_the_first_frame_are_kept_and_the_terminal_is_restor
     assert server.requests[0].last_user_text() == "early words"
     assert re.search(r"(?<![-\w])icanon\b", settings) and re.search(r"(?<![-\w])echo\b",
                                                                      settings), settings
+
+
+async def test_a_background_process_shows_in_the_tree_and_is_killed_from_it(
+        workspace, home, configure):
+    from nyzhi.testing.cli import wait_gone
+
+    marker = f"nyzbg-tui-{workspace.parent.name}"
+    start = reply(tool_calls=[tool_call("bash", {
+        "command": f"echo serving-now; exec -a {marker} sleep 300", "run_in_background": True,
+        "yield_ms": 2000})])
+    trust = '[agent.trust]\nmode = "full"\n'
+    async with open_fake_llm(script=[start, reply("it runs")]) as server:
+        configure(workspace, server.url_for("openai"), extra=trust)
+        async with open_console(workspace, home) as pane:
+            await ready(pane)
+            await say(pane, "start it")
+            await pane.wait_for("it runs")
+            await pane.keys("F2")
+            screen = await pane.wait_for("⚙ bg_1 [running")
+            assert "serving-now" in screen and "main [" in screen
+            pids = running_with(marker)
+            assert pids
+            await pane.keys("Down", "Enter")  # its last lines, in the conversation
+            await pane.wait_for(lambda s: "bg_1 (running" in s)
+            await pane.keys("F2", "F2", "Down", "k")
+            await pane.wait_for(lambda s: "bg_1 killed" in s or "[killed" in s)
+            await wait_gone(pids)
+    assert not running_with(marker)

@@ -184,6 +184,8 @@ class Console:
         assert self.nursery is not None
         if text.startswith("/"):
             self.nursery.start_soon(self._command, text)
+        elif text.startswith("&") and text[1:].strip() and self.rt is not None:
+            self.nursery.start_soon(self._background_prompt, self.rt, text[1:].strip())
         elif self.shown != self.main_path and self.rt is not None:
             self.nursery.start_soon(self._to_agent, self.shown, text)
         else:
@@ -255,6 +257,29 @@ class Console:
         what = name if scope == "turn" else f"{name} and its subagents"
         self.flash(f"cancelled {what}" if await rt.cancel(path, scope)
                    else f"{what}: nothing running to cancel")
+
+    async def _background_prompt(self, rt: Runtime, task: str) -> None:
+        """``& TASK``: the task on a subagent of the main agent (the default role), as
+        ``spawn_agent`` would start it: in the tree (F2) to watch, cancel or resume; its
+        summary is posted into the conversation when it finishes."""
+        main = self.stream(self.main_path)
+        try:
+            started = await rt.agents.spawn(rt.main_agent.spec.path, task)
+        except Exception as exc:  # the thread or depth limit: say why
+            main.note(("error", f"cannot start a background agent: {exc}"))
+            self._follow()
+            return
+        ident, name = started["agent_id"], started["agent_nickname"]
+        main.note(("notice", f"& {name} works on it in the background (F2 shows it)"))
+        self._follow()
+        while True:
+            waited = await rt.agents.wait([ident])
+            if not waited["timed_out"]:
+                break
+        [done] = waited["agents"]
+        summary = done.get("message") or done.get("reason") or ""
+        main.note(("notice", f"& {name} {done['status']}: " + (summary or "(no summary)")))
+        self._follow()
 
     def act_on_process(self, shell_id: str, action: str) -> None:
         """A background process's row in the tree: Enter shows its last lines in the shown

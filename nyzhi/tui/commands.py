@@ -20,7 +20,8 @@ KEYS_HELP = ("keys: Enter send · Alt-Enter newline · ↑↓ history · Ctrl-R 
              "Esc cancel turn · Ctrl-C twice quit · Ctrl-L clear · Ctrl-T theme · "
              "Ctrl-O expand tool output and thinking · "
              "Alt-↑↓ select one, Enter expands or collapses it · "
-             "F2 agents · Shift-Tab plan mode · Alt-T thinking level · !cmd shell · @path attach")
+             "F2 agents · Shift-Tab plan mode · Alt-T thinking level · !cmd shell · @path attach · "
+             "&task on a background agent")
 
 
 def complete(text: str, cwd: Path, custom: Iterable[str] = ()) -> tuple[str | None, list[str]]:

@@ -465,3 +465,23 @@ async def test_a_background_process_shows_in_the_tree_and_is_killed_from_it(
             await pane.wait_for(lambda s: "bg_1 killed" in s or "[killed" in s)
             await wait_gone(pids)
     assert not running_with(marker)
+
+
+async def test_an_ampersand_prompt_runs_on_a_background_agent_and_posts_its_summary(
+        workspace, home, configure):
+    agents = PerAgent({
+        "count the files": [reply("there are 3 files")],
+        "and you": [reply("main answers meanwhile")],
+    })
+    async with open_fake_llm(script=agents) as server:
+        configure(workspace, server.url_for("openai"))
+        async with open_console(workspace, home) as pane:
+            await ready(pane)
+            await say(pane, "& count the files")
+            screen = await pane.wait_for("completed: there are 3 files")
+            name = re.search(r"& (\S+) works on it in the background", screen).group(1)
+            await say(pane, "and you")  # the main agent was free all along
+            await pane.wait_for("main answers meanwhile")
+            await pane.keys("F2")
+            await pane.wait_for(f"{name} [completed]")
+    assert len(agents.seen["count the files"]) == 1

@@ -212,6 +212,8 @@ class ShellTable:
         # agent path -> how to start a process as an actor under that agent's tool executor
         self.hosts: dict[str, Spawner] = {}
         self.listener: Listener | None = None  # process_start / process_exit (the core's events)
+        # agent path -> its running foreground bash's Detach (Ctrl-B moves it here)
+        self.foreground: dict[str, Any] = {}
         self._notices: dict[str, list[tuple[str, str]]] = {}  # agent -> (shell id, text)
 
     def running(self) -> list[BackgroundShell]:
@@ -228,9 +230,23 @@ class ShellTable:
                              "list them with list_shells")
         return shell
 
-    def new(self, command: str, agent: str, *, tty: bool, log_dir: Path | None) -> BackgroundShell:
-        """A shell record for ``command``, or ``ShellError`` past the limit or without a host."""
+    def move_to_background(self, agent: str) -> str:
+        """Ask ``agent``'s running foreground ``bash`` to go on in the background (Ctrl-B);
+        what happens, in words for the person."""
+        detach = self.foreground.get(agent)
+        if detach is None or detach.requested.is_set():
+            return "no running command to move to the background"
         if len(self.running()) >= self.max_processes:
+            return (f"not moved: {self.max_processes} background processes are running "
+                    f"([agent.background] max_processes)")
+        detach.request()
+        return "moved the running command to the background"
+
+    def new(self, command: str, agent: str, *, tty: bool, log_dir: Path | None,
+            limit: bool = True) -> BackgroundShell:
+        """A shell record for ``command``, or ``ShellError`` past the limit or without a host
+        (``limit`` False: a running command moved here, checked when it was asked)."""
+        if limit and len(self.running()) >= self.max_processes:
             raise ShellError(
                 f"refused: {self.max_processes} background processes are already running in "
                 f"this agent tree, the limit ([agent.background] max_processes = "
@@ -276,8 +292,6 @@ async def run_shell(shell: BackgroundShell, table: ShellTable, start: Callable[.
     note), pump its output, watch its ports, and end it with its whole process group when it
     exits or this task is cancelled (the actor stopping). Never raises for the process's own
     failures: they end up in ``shell.state`` and ``shell.error``."""
-    from nyzhi.tools.executors.process import live_group_members, terminate_group
-
     master: int | None = None
     try:
         if shell.tty:
@@ -298,16 +312,34 @@ async def run_shell(shell: BackgroundShell, table: ShellTable, start: Callable[.
         if not isinstance(exc, Exception):
             raise
         return
-    shell.pid, shell.note, shell.sandboxed = proc.pid, note, sandboxed
-    shell.state = "running"
     out: Any = trio.lowlevel.FdStream(master) if master is not None else proc.stdout
     inp: Any = out if master is not None else proc.stdin
+    await supervise(shell, table, proc, out, inp, redactor, note=note, sandboxed=sandboxed)
 
-    async def write(data: bytes) -> None:
-        await inp.send_all(data)
 
-    shell.write = write
+async def supervise(shell: BackgroundShell, table: ShellTable, proc: Any, out: Any, inp: Any,
+                    redactor: Any, *, note: str = "", sandboxed: bool = False,
+                    already: str = "") -> None:
+    """Run a started process as ``shell`` to its end (see ``run_shell``): pump ``out``,
+    write to ``inp`` (None: it takes no input), watch its ports, kill its group when this
+    task is cancelled. ``already``: what it printed before (a foreground command moved to the
+    background), redacted, kept in the log and counted as read."""
+    from nyzhi.tools.executors.process import live_group_members, terminate_group
+
+    shell.pid, shell.note, shell.sandboxed = proc.pid, note, sandboxed
+    shell.state = "running"
+    if inp is not None:
+
+        async def write(data: bytes) -> None:
+            await inp.send_all(data)
+
+        shell.write = write
     log = _open_log(shell.log_path)
+    if already:
+        shell.add_output(already)
+        shell.read_offset = shell.ring.end
+        if log is not None:
+            await trio.to_thread.run_sync(lambda: (log.write(already), log.flush()))
     pgid = proc.pid
     try:
         async with trio.open_nursery() as nursery:

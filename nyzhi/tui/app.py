@@ -425,9 +425,18 @@ class Console:
             self.toggle_plan()
         elif key == "meta t":
             self.cycle_thinking()
+        elif key == "ctrl b":
+            self.move_to_background()
         else:
             return False
         return True
+
+    def move_to_background(self) -> None:
+        """Ctrl-B: the shown agent's running ``bash`` goes on in the background; the model
+        gets its id as the call's result and the turn goes on."""
+        table = self.rt.tooling.context.shells if self.rt is not None else None
+        if table is not None:
+            self.flash(table.move_to_background(self.shown))
 
     def _on_input(self) -> bool:
         """Whether the input has the keys (no dialog open, the tree not focused)."""

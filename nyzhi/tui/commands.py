@@ -21,7 +21,7 @@ KEYS_HELP = ("keys: Enter send · Alt-Enter newline · ↑↓ history · Ctrl-R 
              "Ctrl-O expand tool output and thinking · "
              "Alt-↑↓ select one, Enter expands or collapses it · "
              "F2 agents · Shift-Tab plan mode · Alt-T thinking level · !cmd shell · @path attach · "
-             "&task on a background agent")
+             "&task on a background agent · Ctrl-B running command to the background")
 
 
 def complete(text: str, cwd: Path, custom: Iterable[str] = ()) -> tuple[str | None, list[str]]:

@@ -64,13 +64,17 @@ def parse_timeout(args: dict[str, Any], default: float = DEFAULT_TIMEOUT) -> flo
 
 
 async def run_command(
-    command: str, ctx: ToolContext, *, limit: float, node: Any = None, header: str = ""
+    command: str, ctx: ToolContext, *, limit: float, node: Any = None, header: str = "",
+    detach: Any = None,
 ) -> tuple[Any, dict[str, Any]]:
     """Run with a ``limit`` in seconds through the chosen executor; returns (ExecResult, metadata). Raises ``ArgError``,
     ``SandboxError`` or ``ExecutorError`` (callers turn them into error results)."""
     executor, found = pick_executor(ctx, node)
     if header:
         await ctx.output(header)
+    # Ctrl-B may move it to the background (nyzhi.tools.builtin.shells.offer_background)
+    extra = {"detach": detach} if detach is not None and getattr(
+        executor, "supports_detach", False) else {}
     res = await executor.run(
         command,
         cwd=executor_cwd(ctx, executor),
@@ -78,6 +82,7 @@ async def run_command(
         on_output=ctx.output,
         sandbox=ctx.sandbox,
         output_cap=OUTPUT_CAP,
+        **extra,
     )
     meta: dict[str, Any] = {
         "exit_code": res.exit_code,
@@ -141,11 +146,17 @@ class BashTool(Tool):
             from nyzhi.tools.builtin.shells import start_in_background
 
             return await start_in_background(command, args, ctx)
+        from nyzhi.tools.builtin.shells import moved_result, offer_background
+
         try:
             timeout = parse_timeout(args)
-            res, meta = await run_command(command, ctx, limit=timeout, node=args.get("node"))
+            with offer_background(command, ctx) as detach:
+                res, meta = await run_command(command, ctx, limit=timeout,
+                                              node=args.get("node"), detach=detach)
         except (ArgError, SandboxError, ExecutorError) as exc:
             return ToolResult(str(exc), is_error=True, metadata={"exit_code": None})
+        if res.moved_to:
+            return moved_result(res, ctx)
         text = res.output if res.output.strip() else "(no output)"
         if meta.get("node_note"):
             text = f"[{meta['node_note']}]\n{text}"

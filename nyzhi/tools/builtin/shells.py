@@ -12,6 +12,8 @@ approval: the command was approved (deny rules, hooks) when ``bash`` started it,
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import partial
 from typing import Any, ClassVar
 
@@ -104,6 +106,56 @@ async def start_in_background(command: str, args: dict[str, Any], ctx: ToolConte
             f"{shell.status()}); read it with bash_output, answer it with write_stdin, stop "
             "it with kill_shell")
     return _report(shell, text, table, head)
+
+
+@contextmanager
+def offer_background(command: str, ctx: ToolContext) -> Iterator[Any]:
+    """While a foreground ``bash`` runs: a ``Detach`` its agent's front end may request
+    (the console's Ctrl-B, ``ShellTable.move_to_background``), which hands the running
+    process to a background shell of this agent. None without a runtime to host it."""
+    from nyzhi.tools.executors.process import Detach
+
+    table = ctx.shells
+    if table is None or ctx.agent_path not in table.hosts:
+        yield None
+        return
+
+    async def adopt(proc: Any, stdout: Any, text: str, sandboxed: bool) -> str:
+        from nyzhi.tools.background import supervise
+        from nyzhi.tools.output import results_dir
+
+        shell = table.new(command, ctx.agent_path, tty=False,
+                          log_dir=results_dir(ctx.workspace_root), limit=False)
+        redactor = ctx.redactor
+        already = redactor.redact(text) if redactor is not None and text else text
+        table.hosts[ctx.agent_path](shell, partial(
+            supervise, shell, table, proc, stdout, None, redactor,
+            sandboxed=sandboxed, already=already))
+        shell.started.set()
+        if ctx.registry is not None:
+            for name in SHELL_TOOLS:
+                ctx.registry.discover(name)
+        return shell.id
+
+    detach = Detach(adopt)
+    table.foreground[ctx.agent_path] = detach
+    try:
+        yield detach
+    finally:
+        if table.foreground.get(ctx.agent_path) is detach:
+            del table.foreground[ctx.agent_path]
+
+
+def moved_result(res: Any, ctx: ToolContext) -> ToolResult:
+    """A foreground command's result once Ctrl-B moved it to the background."""
+    text = res.output.rstrip()
+    return ToolResult(
+        f"{text}\n[moved to the background as {res.moved_to} (Ctrl-B): it runs on; read it "
+        "with bash_output, stop it with kill_shell]" if text else
+        f"[moved to the background as {res.moved_to} (Ctrl-B): it runs on; read it with "
+        "bash_output, stop it with kill_shell]",
+        metadata={"shell_id": res.moved_to, "state": "running", "exit_code": None,
+                  "sandboxed": res.sandboxed})
 
 
 class BashOutputTool(Tool):

@@ -30,6 +30,8 @@ class LocalExecutor:
     shell: str | None = None
     startup_commands: tuple[str, ...] = attrs.field(default=(), converter=records.as_tuple)
     remote: bool = attrs.field(default=False, init=False)
+    # ``run`` takes ``detach`` (nyzhi.tools.executors.process.Detach): Ctrl-B
+    supports_detach: bool = attrs.field(default=True, init=False)
 
     async def run(
         self,
@@ -42,6 +44,7 @@ class LocalExecutor:
         sandbox: object | None = None,
         output_cap: int = DEFAULT_OUTPUT_CAP,
         mutating: bool | None = None,
+        detach: Any = None,
     ) -> ExecResult:
         wrapped, sandbox = await self._wrapped(command, cwd, sandbox)
         return await run_process(
@@ -53,6 +56,7 @@ class LocalExecutor:
             output_cap=output_cap,
             note=wrapped.note,
             sandboxed=wrapped.sandboxed,
+            detach=detach,
         )
 
     async def _wrapped(self, command: str, cwd: Path | str, sandbox: object | None) -> Any:

@@ -485,3 +485,33 @@ async def test_an_ampersand_prompt_runs_on_a_background_agent_and_posts_its_summ
             await pane.keys("F2")
             await pane.wait_for(f"{name} [completed]")
     assert len(agents.seen["count the files"]) == 1
+
+
+async def test_ctrl_b_moves_the_running_command_to_the_background_and_the_turn_goes_on(
+        workspace, home, configure):
+    from nyzhi.testing.fake_llm import in_order
+
+    script = in_order([
+        reply(tool_calls=[tool_call("bash", {
+            "command": "echo cmd-is-$((40+2)); until [ -e go.flag ]; do sleep 0.05; done; echo done",
+            "timeout": 600})]),
+        reply("the turn went on"),
+        reply(tool_calls=[tool_call("bash_output", {"id": "bg_1"})]),
+        reply("saw it"),
+    ])
+    trust = '[agent.trust]\nmode = "full"\n'
+    async with open_fake_llm(script=script) as server:
+        configure(workspace, server.url_for("openai"), extra=trust)
+        async with open_console(workspace, home) as pane:
+            await ready(pane)
+            await say(pane, "run it")
+            await pane.wait_for("cmd-is-42")  # its output: it runs in the foreground
+            await pane.keys("C-b")
+            await pane.wait_for("the turn went on")
+            await trio.Path(workspace / "go.flag").touch()
+            await pane.wait_for("bg_1 exited with code 0")  # process_exit, drawn
+            await say(pane, "did it finish?")
+            await pane.wait_for("saw it")
+    moved = server.requests[1].tool_results()[0]
+    assert "cmd-is-42" in moved and "moved to the background as bg_1 (Ctrl-B)" in moved
+    assert "done" in server.requests[3].tool_results()[0]

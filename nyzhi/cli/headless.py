@@ -155,6 +155,7 @@ class HeadlessRun:
 
     async def run(self, drive: Callable[[Any], Awaitable[None]]) -> int:
         """Open the runtime, ``drive(rt)``, print the result; the exit status."""
+        from nyzhi.core.background import shell_summaries
         from nyzhi.core.runtime import open_runtime
         from nyzhi.core.usage import track_usage
 
@@ -175,6 +176,7 @@ class HeadlessRun:
                 if options.plan and not self.quiet and rt.knowledge.plan_path.is_file():
                     sys.stderr.write(f"plan: {rt.knowledge.plan_path}\n")
                 session_id = rt.session_id
+                shells = rt.tooling.context.shells
             # The session is closed now: a write that failed at the very end is known too.
             fault = rt.save_fault
             self.late_fault = fault is not None and not any(str(fault) in f for f in self.faults)
@@ -188,6 +190,9 @@ class HeadlessRun:
                 subtype=failure.subtype if failure else ResultSubtype.SUCCESS,
                 error=failure.message if failure else "", cost_usd=usage["cost_usd"],
                 usage_by_agent=ledger.by_agent(),
+                # every background process, each killed by now if it was still running
+                background=tuple({k: d[k] for k in ("id", "command", "state")}
+                                 for d in shell_summaries(shells)),
             )
         except Exception as exc:  # configuration, provider, session errors: one clear line
             from nyzhi.core.errors import describe_error
@@ -238,6 +243,8 @@ class HeadlessRun:
 
     async def _drive(self, rt: Any, events: trio.MemoryReceiveChannel[ev.Event],
                      drive: Callable[[Any], Awaitable[None]]) -> None:
+        from nyzhi.core.background import stop_all
+
         pumped = trio.Event()
         async with trio.open_nursery() as nursery:
             with trio.CancelScope() as scope:
@@ -246,15 +253,20 @@ class HeadlessRun:
                 if isinstance(self.printer, Progress) and self.printer.spins():
                     nursery.start_soon(self._spin, self.printer)
                 await drive(rt)
+            # What the run started in the background ends with it (its process_exit shown).
+            await stop_all(rt.tooling.context.shells)
             if self.until is not None:
                 await pumped.wait()  # up to the end the printer waits for (always emitted)
             nursery.cancel_scope.cancel()  # the pump stops between two events
-        if self.until is None:  # what was already queued when the drive returned
-            while True:
-                try:
-                    self.see(events.receive_nowait())
-                except trio.WouldBlock:
-                    break
+        # What was already queued when the drive returned (past the printer's last event:
+        # only the exits of the background processes the run's end killed).
+        while True:
+            try:
+                event = events.receive_nowait()
+            except trio.WouldBlock:
+                break
+            if self.until is None or isinstance(event, ev.ProcessExit):
+                self.see(event)
 
     @staticmethod
     async def _spin(printer: Progress) -> None:

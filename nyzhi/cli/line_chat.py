@@ -131,6 +131,12 @@ class ChatRenderer(EventRenderer):
     def on_autopilot_phase(self, event: ev.AutopilotPhase) -> None:
         self.out.write(f"[{event.summary()}]\n")
 
+    def on_process_start(self, event: ev.ProcessStart) -> None:
+        self.out.write(f"{self.prefix(event)}[{event.summary()}]\n")
+
+    def on_process_exit(self, event: ev.ProcessExit) -> None:
+        self.out.write(f"{self.prefix(event)}[{event.summary()}]\n")
+
     def on_agent_status(self, event: ev.AgentStatus) -> None:
         if event.agent == ev.MAIN_AGENT or event.status in ("running", "pending_init"):
             return

@@ -156,6 +156,14 @@ class Progress(EventRenderer):
         self._newline()
         self.progress(f"[{event.summary()}]\n")
 
+    def on_process_start(self, event: ev.ProcessStart) -> None:
+        self._newline()
+        self.progress(f"{self.who(event)}[{event.summary()}]\n")
+
+    def on_process_exit(self, event: ev.ProcessExit) -> None:
+        self._newline()
+        self.progress(f"{self.who(event)}[{event.summary()}]\n")
+
     def on_error(self, event: ev.Error) -> None:
         if event.kind == STARTUP:
             return  # nothing ran: the exit message ("nyz: …") says it once
@@ -260,3 +268,9 @@ class Timeline(EventRenderer):
 
     def on_autopilot_phase(self, event: ev.AutopilotPhase) -> None:
         self.line(event, event.summary(100))
+
+    def on_process_start(self, event: ev.ProcessStart) -> None:
+        self.line(event, f"{event.summary(80)} (pid {event.pid})")
+
+    def on_process_exit(self, event: ev.ProcessExit) -> None:
+        self.line(event, event.summary(80))

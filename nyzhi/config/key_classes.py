@@ -206,6 +206,9 @@ KEYS: dict[str, Entry] = {
     "agent.trust.approve_project_config": Entry(KeyClass.USER_ONLY,
                                                 why="a project cannot approve itself"),
     "agent.retry.max_retries": _limit(Lower(3)),
+    # [agent.background]: more processes or bigger buffers would hold more than the user allowed
+    "agent.background.max_processes": _limit(Lower(8)),
+    "agent.background.buffer_bytes": _limit(Lower(1 << 20)),
     # [agent.stream]: how much one model answer may carry; a smaller cap only tightens
     "agent.stream.max_answer_chars": _limit(Lower(4_000_000)),
     "agent.stream.max_tool_argument_chars": _limit(Lower(4_000_000)),

@@ -126,6 +126,16 @@ class AgentsConfig:
 
 
 @records.frozen
+class BackgroundConfig:
+    """Added: ``bash`` with run_in_background (nyzhi.tools.background)."""
+
+    # processes running at once in the whole agent tree; the next one is refused
+    max_processes: int = attrs.field(default=8, metadata={"min": 1})
+    # each process's output kept in memory (a ring); all of it goes to the log file
+    buffer_bytes: int = attrs.field(default=1 << 20, metadata={"min": 4096})
+
+
+@records.frozen
 class SharingConfig:
     enabled: bool = False
     pages_project: str | None = None
@@ -226,6 +236,7 @@ class AgentConfig:
     routing: RoutingConfig = attrs.Factory(RoutingConfig)
     verify: VerifyConfig = attrs.Factory(VerifyConfig)
     agents: AgentsConfig = attrs.Factory(AgentsConfig)
+    background: BackgroundConfig = attrs.Factory(BackgroundConfig)
     sharing: SharingConfig = attrs.Factory(SharingConfig)
     voice: VoiceConfig = attrs.Factory(VoiceConfig)
     sandbox: SandboxConfig = attrs.Factory(SandboxConfig)

@@ -120,8 +120,11 @@ class AgentActor(actors.Actor):
         step = self.loop.tool_step
         if hasattr(step, "executor"):  # tools run under a child actor: <path>/tools
             book = StepBook(f"{self.context.path}/tools")
+            tooling = getattr(step, "tooling", None)
+            shells = getattr(getattr(tooling, "context", None), "shells", None)
             self.context.spawn(
-                ToolExecutorActor, book, name="tools", restart=actors.Restart.PERMANENT
+                ToolExecutorActor, book, shells, self.context.path, name="tools",
+                restart=actors.Restart.PERMANENT,
             )
             step.executor = book
         self.context.start_soon(self._run_turns, name=f"{self.context.path}:turns")

@@ -34,6 +34,7 @@ import attrs
 from nyzhi import convert, records
 from nyzhi.core import events as ev
 from nyzhi.core.assembly import Tooling
+from nyzhi.core.background import notices as background_notices
 from nyzhi.core.context_window import Calibration
 from nyzhi.core.event_bus import Emit
 from nyzhi.core.hooks import HookRunner
@@ -259,6 +260,7 @@ class AgentFactory:
             calibration=self.calibration,
         )
         step.no_images = _no_images(loop)
+        loop.notices = background_notices(tooling.context.shells, spec.path)
         if self.hooks.has("compact_context"):
             loop.before_compact = _compact_hooks(self.hooks, spec.path, loop)
         level = spec.thinking if spec.thinking is not None else self.thinking

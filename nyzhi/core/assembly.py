@@ -247,12 +247,17 @@ class Tooling:
         key = (self.registry.version, in_team)
         if self._deferred is None or self._deferred[0] != key:
             self._deferred = (key, self.registry.prompt_summary(
-                () if in_team else self._in_team_only()))
+                self._unlisted() | (set() if in_team else self._in_team_only())))
         return self._deferred[1]
 
     def _in_team_only(self) -> set[str]:
         """The tools an agent in no team is not shown (``Tool.in_team_only``)."""
         return {t.name for t in self.registry.tools() if getattr(t, "in_team_only", False)}
+
+    def _unlisted(self) -> set[str]:
+        """Deferred tools another tool loads when needed (``Tool.listed`` False): left out of
+        the prompt's list of tools to load (tool_search still finds them)."""
+        return {t.name for t in self.registry.tools() if not getattr(t, "listed", True)}
 
     def for_agent(
         self,
@@ -386,8 +391,10 @@ def build_redactor(config: Any, env: Mapping[str, str], policy: EnvPolicy) -> Re
 def build_tooling(config: Any, workspace: Any, options: Any, broker: Any, *,
                   claude_allow: bool = False) -> Tooling:
     """The tools every agent starts from (``Tooling.for_agent`` gives each its own view)."""
+    from nyzhi.tools.background import ShellTable
     from nyzhi.tools.claude_permissions import with_claude_permissions
     from nyzhi.tools.executors import LocalExecutor
+    from nyzhi.tools.netns import LoopbackNetwork
     from nyzhi.tools.registry import default_registry
 
     registry = default_registry()
@@ -404,7 +411,8 @@ def build_tooling(config: Any, workspace: Any, options: Any, broker: Any, *,
     context = ToolContext(
         workspace_root=workspace.root,
         cwd=Path(options.cwd),
-        sandbox=sandbox_policy(config, workspace.root),
+        # One loopback network for the session's sandboxed commands (nyzhi.tools.netns).
+        sandbox=attrs.evolve(sandbox_policy(config, workspace.root), loopback=LoopbackNetwork()),
         trust=trust,
         executor=LocalExecutor(env_policy, config.shell.path, config.shell.startup_commands),
         agent_path=MAIN_AGENT,
@@ -415,6 +423,8 @@ def build_tooling(config: Any, workspace: Any, options: Any, broker: Any, *,
         ask_user=broker.question_for(MAIN_AGENT) if options.interactive else None,
         seen=FileLedger() if config.agent.stale_write_guard else None,
         format_on_edit=config.agent.format_on_edit,
+        shells=ShellTable(max_processes=config.agent.background.max_processes,
+                          buffer_bytes=config.agent.background.buffer_bytes),
     )
     if trust.mode is TrustMode.FULL:
         context.state["trust_full"] = True

@@ -111,6 +111,12 @@ class EventRenderer:
     def on_autopilot_phase(self, event: ev.AutopilotPhase) -> None:
         self.on_event(event)
 
+    def on_process_start(self, event: ev.ProcessStart) -> None:
+        self.on_event(event)
+
+    def on_process_exit(self, event: ev.ProcessExit) -> None:
+        self.on_event(event)
+
 
 def _table(cls: type[EventRenderer]) -> dict[str, Handler]:
     """``type`` → the class's ``on_<type>`` function, for every type of the vocabulary."""

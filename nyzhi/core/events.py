@@ -270,7 +270,9 @@ class Result(Event):
     """The last line of ``nyz run --output-format json|stream-json``. ``usage`` and
     ``cost_usd`` are the whole agent tree's, ``usage_by_agent`` the same per agent path;
     ``subtype`` says how the run ended (``nyzhi.core.run_result.ResultSubtype``: ``success``
-    or why not) and ``error`` why, in words (empty on success)."""
+    or why not) and ``error`` why, in words (empty on success). ``background`` lists the
+    run's background processes (``id``, ``command``, ``state``): ``killed`` for those still
+    running when the run ended, which killed them."""
 
     type: ClassVar[str] = "result"
     result: str
@@ -281,6 +283,7 @@ class Result(Event):
     error: str = ""
     cost_usd: float = 0.0
     usage_by_agent: dict[str, Any] = attrs.field(factory=dict)
+    background: tuple[dict[str, str], ...] = attrs.field(default=(), converter=records.as_tuple)
 
 
 @records.frozen
@@ -329,6 +332,47 @@ class TaskUpdate(Event):
     status: str = "pending"
     owner: str | None = None
     unblocked: tuple[str, ...] = attrs.field(default=(), converter=records.as_tuple)
+
+
+@records.frozen
+class ProcessStart(Event):
+    """A background process started (``bash`` with ``run_in_background``; ``agent`` is the
+    agent that started it). ``shell_id`` is what the model names it by (``bg_1``); ``pid``
+    the process nyz started (bwrap, when sandboxed)."""
+
+    type: ClassVar[str] = "process_start"
+    shell_id: str
+    command: str = ""
+    pid: int = 0
+    tty: bool = False
+    sandboxed: bool = False
+
+    def summary(self, width: int = 100) -> str:
+        """One line for a front end: ``bg_1 started: python3 -m http.server``."""
+        return f"{self.shell_id} started: {_cut(self.command, width)}"
+
+
+@records.frozen
+class ProcessExit(Event):
+    """A background process ended: ``state`` is ``exited`` (on its own) or ``killed`` (by
+    ``kill_shell``, its agent's end or the session's); ``exit_code`` negative for a signal."""
+
+    type: ClassVar[str] = "process_exit"
+    shell_id: str
+    command: str = ""
+    state: str = "exited"
+    exit_code: int | None = None
+    last_lines: tuple[str, ...] = attrs.field(default=(), converter=records.as_tuple)
+
+    def summary(self, width: int = 100) -> str:
+        """One line for a front end: ``bg_1 exited with code 0: make watch``."""
+        how = "killed" if self.state == "killed" else f"exited with code {self.exit_code}"
+        return f"{self.shell_id} {how}: {_cut(self.command, width)}"
+
+
+def _cut(text: str, width: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 @records.frozen
@@ -392,6 +436,8 @@ EVENT_CLASSES: tuple[type[Event], ...] = (
     TeamMessage,
     TaskUpdate,
     AutopilotPhase,
+    ProcessStart,
+    ProcessExit,
 )
 
 EVENT_TYPES: dict[str, type[Event]] = {cls.type: cls for cls in EVENT_CLASSES}

@@ -34,6 +34,7 @@ from nyzhi.core import assembly
 from nyzhi.core import events as ev
 from nyzhi.core.agent import TurnHandle, UserInput
 from nyzhi.core.agent_factory import Agent, AgentFactory, AgentSpec
+from nyzhi.core.background import publish_events
 from nyzhi.core.browser import browser_pool
 from nyzhi.core.budget import Budget, Limits
 from nyzhi.core.event_bus import EventBus, Listener
@@ -457,6 +458,8 @@ async def _assemble(stack: contextlib.AsyncExitStack, system: actors.ActorSystem
             _store, writer, resumed = assembly.open_session(options, workspace, provider)
             session_id = writer.id if writer else (resumed.id if resumed else uuid.uuid4().hex)
         bus.redactor = tooling.redactor  # known secrets never reach an event or the log
+        if tooling.context.shells is not None:  # process_start / process_exit on the bus
+            publish_events(tooling.context.shells, bus.publish)
         tooling.context.session_id = hooks.session_id = session_id
         # MCP: one pool under /mcp for every agent; servers connect in the background.
         mcp = await assembly.open_mcp(system, config, workspace, options, tooling.registry,
@@ -675,7 +678,10 @@ async def _shut_down(rt: Runtime, background: trio.Nursery,
         await rt.teams.stop()
     background.cancel_scope.cancel()
     with trio.CancelScope(shield=True):
-        await rt.system.shutdown()
+        await rt.system.shutdown()  # background processes killed with their agents
+        loopback = getattr(rt.tooling.context.sandbox, "loopback", None)
+        if loopback is not None:  # the shared network namespace's holder (tools.netns)
+            await loopback.aclose()
         await rt.hooks.fire("session_end", {"session_id": rt.session_id})
         if writer is not None:
             writer.close()

@@ -81,12 +81,20 @@ class StepBook:
 class ToolExecutorActor(actors.Actor):
     crash_on_ask_error = False
 
-    def __init__(self, book: StepBook) -> None:
+    def __init__(self, book: StepBook, shells: Any = None, agent_path: str = "") -> None:
         self.book = book
+        # The agent tree's background shells (nyzhi.tools.background): this actor is the
+        # parent of its agent's, so they stop with it (nyzhi.core.background).
+        self.shells = shells
+        self.agent_path = agent_path
+        self._release: Callable[[], None] = lambda: None
 
     async def started(self) -> None:
+        from nyzhi.core.background import host
+
         self.book.path = self.context.path
         self.book.open()
+        self._release = host(self.shells, self.agent_path, self.context)
         self.context.start_soon(self._guard, name=f"{self.context.path}:guard")
 
     async def _guard(self) -> None:
@@ -96,6 +104,7 @@ class ToolExecutorActor(actors.Actor):
         try:
             await trio.sleep_forever()
         finally:
+            self._release()
             self.book.close()
             with trio.CancelScope(shield=True):
                 await self.book.drained()

@@ -158,6 +158,9 @@ class TurnLoop:
         self.on_message = on_message
         self.on_thread_replaced = on_thread_replaced
         self.before_step = before_step
+        # What the agent's background processes did since its last step (exits, ports:
+        # nyzhi.core.background.notices), beside ``before_step`` (which teams replace).
+        self.notices: Callable[[], list[pt.Message]] | None = None
         self.on_prompt = on_prompt
         self.cost = cost or (lambda _u, _m: 0.0)
         self.session_stem = session_stem
@@ -252,6 +255,9 @@ class TurnLoop:
                 return TurnOutcome(final_text, step - 1, "budget", turn_usage, True, reason)
             if self.before_step is not None:
                 for injected in await self.before_step():
+                    await self._append(injected)
+            if self.notices is not None:
+                for injected in self.notices():
                     await self._append(injected)
             self.meter.micro_compact(self.messages)
             self.totals.steps += 1

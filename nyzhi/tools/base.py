@@ -145,6 +145,9 @@ class ToolContext:
     # ``[agent] format_on_edit``: "auto" runs the project's formatter over what the file
     # tools wrote (``nyzhi.tools.formatting``); "off" leaves the files as written.
     format_on_edit: str = "off"
+    # The agent tree's background shells (nyzhi.tools.background.ShellTable), shared like
+    # ``agents``. None: bash's run_in_background is refused.
+    shells: Any = None
 
 
 def _lease_table() -> Any:
@@ -179,6 +182,9 @@ class Tool:
     supports_node: ClassVar[bool] = False
     # Tools an agent in no team is not shown (the team tools but ``team_create``).
     in_team_only: ClassVar[bool] = False
+    # False: a deferred tool left out of the system prompt's list of tools to load (another
+    # tool loads it when it is needed: ``bash`` with run_in_background loads the shell tools).
+    listed: ClassVar[bool] = True
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         raise NotImplementedError

@@ -24,7 +24,8 @@ CLAUDE_TOOLS: dict[str, str | None] = {
     "NotebookRead": "read", "NotebookEdit": "notebook_edit",
     "Glob": "glob", "Grep": "grep", "LS": "list_dir",
     # commands
-    "Bash": "bash", "BashOutput": None, "KillShell": None, "KillBash": None,
+    "Bash": "bash", "BashOutput": "bash_output", "KillShell": "kill_shell",
+    "KillBash": "kill_shell",
     "PowerShell": None, "Monitor": None,
     # web
     "WebFetch": "web_fetch", "WebSearch": "web_search",
@@ -33,7 +34,9 @@ CLAUDE_TOOLS: dict[str, str | None] = {
     "TeamCreate": "team_create", "TeamDelete": "team_delete",
     # the task list (a team's board here)
     "TaskCreate": "task_create", "TaskGet": "task_list", "TaskList": "task_list",
-    "TaskUpdate": "task_update", "TaskOutput": None, "TaskStop": None,
+    "TaskUpdate": "task_update",
+    # a background task's output and stop (Claude Code's newer names for BashOutput/KillShell)
+    "TaskOutput": "bash_output", "TaskStop": "kill_shell",
     # the session's todo list and plan
     "TodoWrite": "todowrite", "TodoRead": "todoread",
     "ExitPlanMode": "create_plan", "exit_plan_mode": "create_plan", "EnterPlanMode": None,

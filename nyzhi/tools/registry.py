@@ -33,6 +33,7 @@ BUILTIN_MODULES: tuple[str, ...] = (
     "patch",
     "search",
     "bash",
+    "shells",
     "git",
     "planning",
     "knowledge",

@@ -118,6 +118,11 @@ class SandboxPolicy:
     bwrap_path: str | None = None
     allow_paths: tuple[str, ...] = attrs.field(default=(), converter=records.as_tuple)
     hide: tuple[str, ...] = attrs.field(default=(), converter=records.as_tuple)  # added to the built-ins
+    # The session's shared loopback-only network namespace (``nyzhi.tools.netns``), started
+    # at the first confined command; ``netns`` is the argv prefix that enters it, set by
+    # ``joined``. Neither is configuration: both are left out of comparisons.
+    loopback: Any = attrs.field(default=None, eq=False, repr=False)
+    netns: tuple[str, ...] = attrs.field(default=(), eq=False, converter=records.as_tuple)
 
     # -- path gates ----------------------------------------------------------------------------
 
@@ -213,6 +218,17 @@ class SandboxPolicy:
 
     # -- bubblewrap ----------------------------------------------------------------------------
 
+    async def joined(self) -> SandboxPolicy:
+        """This policy, set to enter the session's shared loopback namespace when a command
+        would otherwise get a private one (confined, no network); unchanged when there is no
+        such namespace (none configured, or it could not be made: each command then gets its
+        own, as before)."""
+        if (self.loopback is None or self.network or self.netns
+                or self.level is SandboxLevel.FULL_ACCESS or self.find_bwrap() is None):
+            return self
+        prefix = await self.loopback.prefix()
+        return attrs.evolve(self, netns=prefix) if prefix else self
+
     def find_bwrap(self) -> str | None:
         if self.bwrap_path is not None:
             return self.bwrap_path if os.access(self.bwrap_path, os.X_OK) else None
@@ -246,7 +262,8 @@ class SandboxPolicy:
                 f"refusing to run the command: the {self.level.value} sandbox needs bubblewrap "
                 f"(bwrap), which is not installed. {BWRAP_INSTALL_HINT}"
             )
-        return WrappedCommand([bwrap, *self._bwrap_args(Path(cwd)), "--", *argv], sandboxed=True)
+        return WrappedCommand([*self.netns, bwrap, *self._bwrap_args(Path(cwd)), "--", *argv],
+                              sandboxed=True)
 
     def wrap_command(self, command: str | list[str], cwd: str | os.PathLike[str]) -> list[str]:
         """``wrap(...).argv``: the command line only."""
@@ -270,7 +287,7 @@ class SandboxPolicy:
         cwd = _real(cwd)
         args = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
         args += ["--unshare-pid", "--die-with-parent"]
-        if not self.network:
+        if not self.network and not self.netns:  # in the shared namespace: already apart
             args.append("--unshare-net")
         if self.level is SandboxLevel.WORKSPACE_WRITE:
             if self.allow_temp and tmp.is_dir():

@@ -74,7 +74,8 @@ class Console:
         self.panel_shown = False
         self.following = True  # the view sticks to the end of the conversation
         self.selected: Collapsible | None = None  # a tool card or thinking chosen with Alt-↑↓
-        self.panel = AgentPanel(self.show_agent, self.cancel_agent, self.resume_agent)
+        self.panel = AgentPanel(self.show_agent, self.cancel_agent, self.resume_agent,
+                                self.act_on_process)
         self.listbox = urwid.ListBox(self.stream(self.main_path).walker)
         self.notice = urwid.Text("")
         self._flash = ""  # what flash() said; shown beside the activity line
@@ -99,6 +100,7 @@ class Console:
         self.tui = loaded.config.tui
         self.streams.clear()
         self.panel.agents.clear()
+        self.panel.shells = rt.tooling.context.shells
         self.main_path = self.shown = rt.main_agent.spec.path
         self.listbox.body = self.stream(self.main_path).walker
         if self.tui.theme in theme.THEMES and self.tui.theme != self.theme:
@@ -182,6 +184,8 @@ class Console:
         assert self.nursery is not None
         if text.startswith("/"):
             self.nursery.start_soon(self._command, text)
+        elif text.startswith("&") and text[1:].strip() and self.rt is not None:
+            self.nursery.start_soon(self._background_prompt, self.rt, text[1:].strip())
         elif self.shown != self.main_path and self.rt is not None:
             self.nursery.start_soon(self._to_agent, self.shown, text)
         else:
@@ -253,6 +257,49 @@ class Console:
         what = name if scope == "turn" else f"{name} and its subagents"
         self.flash(f"cancelled {what}" if await rt.cancel(path, scope)
                    else f"{what}: nothing running to cancel")
+
+    async def _background_prompt(self, rt: Runtime, task: str) -> None:
+        """``& TASK``: the task on a subagent of the main agent (the default role), as
+        ``spawn_agent`` would start it: in the tree (F2) to watch, cancel or resume; its
+        summary is posted into the conversation when it finishes."""
+        main = self.stream(self.main_path)
+        try:
+            started = await rt.agents.spawn(rt.main_agent.spec.path, task)
+        except Exception as exc:  # the thread or depth limit: say why
+            main.note(("error", f"cannot start a background agent: {exc}"))
+            self._follow()
+            return
+        ident, name = started["agent_id"], started["agent_nickname"]
+        main.note(("notice", f"& {name} works on it in the background (F2 shows it)"))
+        self._follow()
+        while True:
+            waited = await rt.agents.wait([ident])
+            if not waited["timed_out"]:
+                break
+        [done] = waited["agents"]
+        summary = done.get("message") or done.get("reason") or ""
+        main.note(("notice", f"& {name} {done['status']}: " + (summary or "(no summary)")))
+        self._follow()
+
+    def act_on_process(self, shell_id: str, action: str) -> None:
+        """A background process's row in the tree: Enter shows its last lines in the shown
+        conversation, ``k`` kills it (its whole group, as ``kill_shell``)."""
+        table = self.rt.tooling.context.shells if self.rt is not None else None
+        shell = table.shells.get(shell_id) if table is not None else None
+        if shell is None or self.nursery is None:
+            return
+        if action == "kill":
+            if shell.kill_now is None:
+                self.flash(f"{shell_id} is not running")
+            else:
+                self.nursery.start_soon(shell.kill_now)
+                self.flash(f"killing {shell_id}")
+            return
+        lines = shell.ring.tail_lines(20)
+        self.stream(self.shown).note(("notice", f"{shell_id} ({shell.status()}): "
+                                      f"{' '.join(shell.command.split())[:80]}\n"
+                                      + ("\n".join(lines) or "(no output yet)")))
+        self._follow()
 
     def resume_agent(self, path: str) -> None:
         """Reopen a closed or interrupted subagent from the tree (``Runtime.agents.resume``):
@@ -379,9 +426,18 @@ class Console:
             self.toggle_plan()
         elif key == "meta t":
             self.cycle_thinking()
+        elif key == "ctrl b":
+            self.move_to_background()
         else:
             return False
         return True
+
+    def move_to_background(self) -> None:
+        """Ctrl-B: the shown agent's running ``bash`` goes on in the background; the model
+        gets its id as the call's result and the turn goes on."""
+        table = self.rt.tooling.context.shells if self.rt is not None else None
+        if table is not None:
+            self.flash(table.move_to_background(self.shown))
 
     def _on_input(self) -> bool:
         """Whether the input has the keys (no dialog open, the tree not focused)."""

@@ -320,6 +320,16 @@ class ConsoleRenderer(EventRenderer):
     def on_autopilot_phase(self, event: ev.AutopilotPhase) -> None:
         self.host.stream(event.agent).note(("notice", event.summary()))
 
+    def on_process_start(self, event: ev.ProcessStart) -> None:
+        self.host.stream(event.agent).note(("notice", event.summary()))
+        if not self.replay:
+            self.host.agents_changed()  # its row in the tree (F2)
+
+    def on_process_exit(self, event: ev.ProcessExit) -> None:
+        self.host.stream(event.agent).note(("notice", event.summary()))
+        if not self.replay:
+            self.host.agents_changed()
+
     def on_agent_status(self, event: ev.AgentStatus) -> None:
         if self.replay:
             return

@@ -250,15 +250,22 @@ class AgentPanel(urwid.WidgetWrap):
     it and its subagents; ``r`` resumes a closed or interrupted one."""
 
     def __init__(self, on_select: Callable[[str], None],
-                 on_cancel: Callable[[str, str], None], on_resume: Callable[[str], None]) -> None:
+                 on_cancel: Callable[[str, str], None], on_resume: Callable[[str], None],
+                 on_process: Callable[[str, str], None] | None = None) -> None:
         self.on_select = on_select
         self.on_cancel = on_cancel
         self.on_resume = on_resume
+        # (shell id, "view" | "kill") for a background process's row
+        self.on_process = on_process
+        # The agent tree's background shells (nyzhi.tools.background.ShellTable), each shown
+        # under the agent that started it; None: none in this run.
+        self.shells: Any = None
         self.paths: list[str] = []
         self.agents: dict[str, dict[str, Any]] = {}
         self.walker = urwid.SimpleFocusListWalker([])
         self.title = urwid.Text([("heading", "Agents"),
-                                 ("dim", "\n⏎ view · r resume\nc cancel · C with subtree\nEsc or F2 close")])
+                                 ("dim", "\n⏎ view · r resume\nc cancel · C with subtree\n"
+                                  "k kill a process\nEsc or F2 close")])
         super().__init__(urwid.AttrMap(urwid.LineBox(
             urwid.Frame(urwid.ListBox(self.walker), header=self.title)), "panel"))
     def agent(self, path: str) -> dict[str, Any]:
@@ -271,22 +278,39 @@ class AgentPanel(urwid.WidgetWrap):
     def refresh(self, shown: str) -> None:
         focus = self.walker.focus
         rows = []
-        self.paths = sorted(self.agents)
-        for path in self.paths:
+        self.paths = []
+        shells = list(self.shells.shells.values()) if self.shells is not None else []
+        for path in sorted(self.agents):
             info = self.agents[path]
             depth = max(0, path.count("/") - 2)
             name = path.rsplit("/", 1)[-1]
             mark = "▶ " if path == shown else "  "
             text = (f"{mark}{'  ' * depth}{name} [{info['status']}]\n"
                     f"    {'  ' * depth}{info['tokens']} tok ${info['cost']:.3f} {info['step']}")
+            self.paths.append(path)
             rows.append(urwid.AttrMap(_Row(text, path, self.on_select), "panel",
                                       focus_map="selected"))
+            for shell in (s for s in shells if s.owner == path):
+                self.paths.append(f"{path}/tools/{shell.id}")
+                rows.append(urwid.AttrMap(_Row(process_row(shell, depth + 1),
+                                               shell.id, self._view), "panel",
+                                          focus_map="selected"))
         self.walker[:] = rows
         if rows and focus is not None:
             self.walker.set_focus(min(focus, len(rows) - 1))
 
+    def _view(self, shell_id: str) -> None:
+        if self.on_process is not None:
+            self.on_process(shell_id, "view")
+
     def keypress(self, size: tuple[int, ...], key: str) -> str | None:
         focus = self.walker.focus
+        process = focus is not None and focus < len(self.paths) and "/tools/" in self.paths[focus]
+        if process and key == "k" and self.on_process is not None:
+            self.on_process(self.paths[focus].rsplit("/", 1)[-1], "kill")
+            return None
+        if process and key in ("c", "C", "r"):
+            return None  # an agent's keys: nothing to do on a process
         if key in ("c", "C", "r") and focus is not None and focus < len(self.paths):
             path = self.paths[focus]
             if key == "r":
@@ -295,6 +319,16 @@ class AgentPanel(urwid.WidgetWrap):
                 self.on_cancel(path, "turn" if key == "c" else "subtree")
             return None
         return super().keypress(size, key)
+
+
+def process_row(shell: Any, depth: int) -> str:
+    """A background process in the tree: id, state, uptime, command, then its last line."""
+    state = "running" if shell.state == "running" else (
+        "killed" if shell.state == "killed" else f"exit {shell.exit_code}")
+    command = " ".join(shell.command.split())
+    last = shell.last_line
+    return (f"  {'  ' * depth}⚙ {shell.id} [{state} {shell.uptime:.0f}s] {command[:40]}"
+            + (f"\n    {'  ' * depth}{last[:60]}" if last else ""))
 
 
 class _Row(urwid.SelectableIcon):

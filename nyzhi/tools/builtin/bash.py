@@ -64,13 +64,17 @@ def parse_timeout(args: dict[str, Any], default: float = DEFAULT_TIMEOUT) -> flo
 
 
 async def run_command(
-    command: str, ctx: ToolContext, *, limit: float, node: Any = None, header: str = ""
+    command: str, ctx: ToolContext, *, limit: float, node: Any = None, header: str = "",
+    detach: Any = None,
 ) -> tuple[Any, dict[str, Any]]:
     """Run with a ``limit`` in seconds through the chosen executor; returns (ExecResult, metadata). Raises ``ArgError``,
     ``SandboxError`` or ``ExecutorError`` (callers turn them into error results)."""
     executor, found = pick_executor(ctx, node)
     if header:
         await ctx.output(header)
+    # Ctrl-B may move it to the background (nyzhi.tools.builtin.shells.offer_background)
+    extra = {"detach": detach} if detach is not None and getattr(
+        executor, "supports_detach", False) else {}
     res = await executor.run(
         command,
         cwd=executor_cwd(ctx, executor),
@@ -78,6 +82,7 @@ async def run_command(
         on_output=ctx.output,
         sandbox=ctx.sandbox,
         output_cap=OUTPUT_CAP,
+        **extra,
     )
     meta: dict[str, Any] = {
         "exit_code": res.exit_code,
@@ -98,13 +103,12 @@ class BashTool(Tool):
     name = "bash"
     description = (
         "Run a shell command with bash -c in the working directory; returns combined stdout and "
-        "stderr, and a non-zero exit is an error showing the code. Use it for builds, tests, "
-        "package scripts and other programs; for files prefer read, grep, glob and edit. Output "
-        "is capped at 100 KiB (head and tail kept). The timeout defaults to "
-        f"{DEFAULT_TIMEOUT} s (at most {MAX_TIMEOUT} s): raise it for long builds and test "
-        "suites. On timeout the whole process group is killed, and background processes do not "
-        "outlive the command. Under the read-only and workspace-write sandboxes the command is "
-        "confined: writes outside the allowed roots fail."
+        "stderr, and a non-zero exit is an error showing the code. For files prefer read, grep, "
+        "glob and edit. Output "
+        f"capped at 100 KiB (head and tail kept). The timeout defaults to {DEFAULT_TIMEOUT} s "
+        f"(max {MAX_TIMEOUT} s), then the process group is killed. For servers, watchers "
+        "and REPLs set run_in_background (an id for bash_output, write_stdin, kill_shell). "
+        "Sandboxed commands share one loopback network; writes outside allowed roots fail."
     )
     parameters: ClassVar[dict[str, Any]] = {
         "type": "object",
@@ -115,6 +119,11 @@ class BashTool(Tool):
                 "description": f"Seconds before the command is killed (default {DEFAULT_TIMEOUT}, "
                 f"max {MAX_TIMEOUT}).",
             },
+            "run_in_background": {"type": "boolean", "description": "Return a shell id at once; "
+                                  "it runs on."},
+            "tty": {"type": "boolean", "description": "Background: run under a terminal."},
+            "yield_ms": {"type": "number", "description": "Background: ms to wait "
+                         "(1000)."},
         },
         "required": ["command"],
     }
@@ -133,11 +142,21 @@ class BashTool(Tool):
         command = args.get("command")
         if not isinstance(command, str) or not command.strip():
             return ToolResult("'command' is required and must be a non-empty string", True)
+        if args.get("run_in_background") in (True, "true"):
+            from nyzhi.tools.builtin.shells import start_in_background
+
+            return await start_in_background(command, args, ctx)
+        from nyzhi.tools.builtin.shells import moved_result, offer_background
+
         try:
             timeout = parse_timeout(args)
-            res, meta = await run_command(command, ctx, limit=timeout, node=args.get("node"))
+            with offer_background(command, ctx) as detach:
+                res, meta = await run_command(command, ctx, limit=timeout,
+                                              node=args.get("node"), detach=detach)
         except (ArgError, SandboxError, ExecutorError) as exc:
             return ToolResult(str(exc), is_error=True, metadata={"exit_code": None})
+        if res.moved_to:
+            return moved_result(res, ctx)
         text = res.output if res.output.strip() else "(no output)"
         if meta.get("node_note"):
             text = f"[{meta['node_note']}]\n{text}"

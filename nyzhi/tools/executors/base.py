@@ -53,6 +53,9 @@ class ExecResult:
     cancelled: bool = False
     note: str = ""
     sandboxed: bool = False
+    # The background shell id the running command was moved to (the console's Ctrl-B);
+    # "" when it ran to its end here.
+    moved_to: str = ""
 
 
 @runtime_checkable

@@ -30,6 +30,8 @@ class LocalExecutor:
     shell: str | None = None
     startup_commands: tuple[str, ...] = attrs.field(default=(), converter=records.as_tuple)
     remote: bool = attrs.field(default=False, init=False)
+    # ``run`` takes ``detach`` (nyzhi.tools.executors.process.Detach): Ctrl-B
+    supports_detach: bool = attrs.field(default=True, init=False)
 
     async def run(
         self,
@@ -42,24 +44,15 @@ class LocalExecutor:
         sandbox: object | None = None,
         output_cap: int = DEFAULT_OUTPUT_CAP,
         mutating: bool | None = None,
+        detach: Any = None,
     ) -> ExecResult:
-        from nyzhi.tools.sandbox import SandboxPolicy, WrappedCommand, _shell
-
-        if self.startup_commands:
-            command = "\n".join([*self.startup_commands, command])
-        if not isinstance(sandbox, SandboxPolicy):
-            wrapped = WrappedCommand([self.shell or _shell(), "-c", command], sandboxed=False)
-            return await self._run(wrapped, cwd, env, timeout, on_output, output_cap)
-        # Held from before the mounts are worked out until the command has ended: the
-        # stand-ins for missing protected paths stay while it may stand on them.
-        with await enter_standins(sandbox, cwd) as held:
-            wrapped = sandbox.wrap(command, cwd, shell=self.shell)
-            held.note(wrapped.argv)
-            return await self._run(wrapped, cwd, env, timeout, on_output, output_cap)
+        wrapped, held = await self._wrapped(command, cwd, sandbox)
+        with held:  # the stand-ins stay while the command may stand on them
+            return await self._run(wrapped, cwd, env, timeout, on_output, output_cap, detach)
 
     async def _run(self, wrapped: Any, cwd: Path | str, env: dict[str, str] | None,
                    timeout: float | None, on_output: OutputCallback | None,  # noqa: ASYNC109
-                   output_cap: int) -> ExecResult:
+                   output_cap: int, detach: Any) -> ExecResult:
         return await run_process(
             wrapped.argv,
             cwd=cwd,
@@ -69,7 +62,51 @@ class LocalExecutor:
             output_cap=output_cap,
             note=wrapped.note,
             sandboxed=wrapped.sandboxed,
+            detach=detach,
         )
+
+    async def _wrapped(self, command: str, cwd: Path | str,
+                       sandbox: object | None) -> tuple[Any, Any]:
+        """(the argv to run ``command`` with, the stand-ins held for it) under the sandbox; a
+        confined command without network joins the session's shared loopback namespace
+        (``nyzhi.tools.netns``) when there is one. The stand-ins for missing protected paths
+        are held from before the mounts are worked out: the caller leaves them (``with``)
+        once the command has ended."""
+        import contextlib
+
+        from nyzhi.tools.sandbox import SandboxPolicy, WrappedCommand, _shell
+
+        if self.startup_commands:
+            command = "\n".join([*self.startup_commands, command])
+        if not isinstance(sandbox, SandboxPolicy):
+            return (WrappedCommand([self.shell or _shell(), "-c", command], sandboxed=False),
+                    contextlib.nullcontext())
+        sandbox = await sandbox.joined()
+        held = await enter_standins(sandbox, cwd)
+        wrapped = sandbox.wrap(command, cwd, shell=self.shell)
+        held.note(wrapped.argv)
+        return wrapped, held
+
+    async def start_background(
+        self, command: str, *, cwd: Path | str, sandbox: object | None, env: dict[str, str] | None
+        = None, **streams: Any,
+    ) -> tuple[Any, str, bool]:
+        """Start ``command`` as ``run`` would (sandbox, environment, its own session), with
+        the given ``stdin``/``stdout``/``stderr``, and hand it over: (the ``BoundProcess``,
+        the sandbox note, whether it is confined). The caller owns its whole group, and
+        leaves ``proc.standins`` (held for as long as it runs) when it has ended."""
+        from nyzhi.spawn import open_bound_process
+
+        wrapped, held = await self._wrapped(command, cwd, sandbox)
+        try:
+            proc = await open_bound_process(
+                wrapped.argv, cwd=cwd, env=child_env(self.env_policy, env),
+                start_new_session=True, **streams)
+        except BaseException:
+            held.__exit__(None, None, None)
+            raise
+        proc.standins = held
+        return proc, wrapped.note, wrapped.sandboxed
 
 
 async def enter_standins(sandbox: Any, cwd: Path | str) -> Any:

@@ -18,8 +18,9 @@ import math
 import os
 import signal
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import trio
 
@@ -81,6 +82,41 @@ async def terminate_group(pgid: int, proc: trio.Process | BoundProcess, grace: f
     await proc.wait()
 
 
+class Detach:
+    """A way to move a running command to the background instead of ending it (the
+    console's Ctrl-B): ``request()`` sets it off; ``adopt(proc, stdout, text_so_far,
+    sandboxed)``,
+    given by whoever offered it, takes the process over and returns the id it runs under
+    then (``nyzhi.tools.builtin.shells``)."""
+
+    def __init__(self, adopt: Callable[[BoundProcess, Any, str, bool], Awaitable[str]]) -> None:
+        self.adopt = adopt
+        self.requested = trio.Event()
+
+    def request(self) -> None:
+        self.requested.set()
+
+
+async def _exited_or_detached(proc: BoundProcess, detach: Detach | None) -> bool:
+    """Until the process exits (False) or a detach is requested while it runs (True)."""
+    if detach is None:
+        await proc.wait()
+        return False
+    async with trio.open_nursery() as race:
+
+        async def exited() -> None:
+            await proc.wait()
+            race.cancel_scope.cancel()
+
+        async def asked() -> None:
+            await detach.requested.wait()
+            race.cancel_scope.cancel()
+
+        race.start_soon(exited)
+        race.start_soon(asked)
+    return detach.requested.is_set() and proc.returncode is None
+
+
 async def run_process(
     argv: Sequence[str],
     *,
@@ -92,6 +128,7 @@ async def run_process(
     note: str = "",
     sandboxed: bool = False,
     keep_stdin_open: bool = False,
+    detach: Detach | None = None,
 ) -> ExecResult:
     """Run ``argv`` with stdout+stderr merged and streamed; see the module docstring for lifetime.
 
@@ -141,24 +178,37 @@ async def run_process(
             drained.set()
 
     timed_out = False
+    moved_to = ""
+    detached = False
     try:
         async with trio.open_nursery() as nursery:
             nursery.start_soon(pump)
             with trio.move_on_after(math.inf if timeout is None else timeout) as scope:
-                await proc.wait()
+                detached = await _exited_or_detached(proc, detach)
             timed_out = scope.cancelled_caught
-            # Exit or timeout: sweep the group (background jobs hold the pipe open otherwise).
-            await terminate_group(pgid, proc)
-            with trio.move_on_after(DRAIN_GRACE):
-                await drained.wait()
-            nursery.cancel_scope.cancel()
+            if detached and detach is not None and not timed_out:
+                nursery.cancel_scope.cancel()  # the pump lets go of the pipe, unread bytes kept
+            else:
+                # Exit or timeout: sweep the group (background jobs hold the pipe open else).
+                await terminate_group(pgid, proc)
+                with trio.move_on_after(DRAIN_GRACE):
+                    await drained.wait()
+                nursery.cancel_scope.cancel()
+        if detach is not None and detach.requested.is_set() and proc.returncode is None \
+                and not timed_out:
+            with trio.CancelScope(shield=True):
+                moved_to = await detach.adopt(proc, proc.stdout, buf.text(), sandboxed)
     finally:
         with trio.CancelScope(shield=True):
-            if proc.returncode is None or live_group_members(pgid):
-                await terminate_group(pgid, proc)
-            for stream in (proc.stdin, proc.stdout):
-                if stream is not None:
-                    await stream.aclose()
+            if not moved_to:
+                if proc.returncode is None or live_group_members(pgid):
+                    await terminate_group(pgid, proc)
+                for stream in (proc.stdin, proc.stdout):
+                    if stream is not None:
+                        await stream.aclose()
+    if moved_to:
+        return ExecResult(exit_code=0, output=buf.text(), truncated=buf.truncated, note=note,
+                          sandboxed=sandboxed, moved_to=moved_to)
     code = proc.returncode if proc.returncode is not None else -signal.SIGKILL
     if timed_out:
         text = f"[timed out after {timeout:g} s; process group killed]"

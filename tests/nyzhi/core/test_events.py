@@ -29,6 +29,8 @@ SAMPLES = [
     ev.TeamMessage("crew", "alice", "lead", "done", agent="/team/crew/alice"),
     ev.TaskUpdate("crew", "3", "ship it", "completed", "bob", ("4",), agent="/team/crew/bob"),
     ev.AutopilotPhase("execute", "add a flag", 1, "QA failed; back to execute"),
+    ev.ProcessStart("bg_1", "python3 -m http.server", 4242, False, True, agent="/agents/main/sub"),
+    ev.ProcessExit("bg_1", "python3 -m http.server", "killed", -15, ("Serving HTTP",)),
 ]
 
 
@@ -38,7 +40,7 @@ def test_every_event_type_has_a_sample():
         "session_start", "turn_start", "text_delta", "thinking_delta", "tool_start",
         "tool_output_delta", "tool_done", "approval_request", "user_question", "retry", "usage", "compaction",
         "agent_status", "turn_complete", "error", "result", "index_progress", "team_message",
-        "task_update", "autopilot_phase",
+        "task_update", "autopilot_phase", "process_start", "process_exit",
     }
 
 
@@ -114,6 +116,7 @@ FIELD_STRATEGIES = {
     float: st.floats(allow_nan=False, allow_infinity=False),
     bool: st.booleans(),
     str | None: st.none() | st.text(),
+    int | None: st.none() | st.integers(),
     dict[str, typing.Any]: st.dictionaries(st.text(), JSON_VALUES, max_size=4),
     tuple[dict[str, str], ...]: st.lists(
         st.dictionaries(st.text(), st.text(), max_size=3), max_size=3).map(tuple),

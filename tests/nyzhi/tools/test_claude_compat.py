@@ -33,6 +33,10 @@ def test_lookup_ignores_case_and_separators_and_keeps_other_names():
     assert cn.ours("CronCreate") is None and cn.is_documented("CronCreate")
     assert cn.ours("NotebookEdit") == "notebook_edit"
     assert set(cn.claude_names_for("spawn_agent")) == {"Agent", "Task"}
+    # issue 51 (and 56's TaskOutput): background shells
+    assert cn.ours("BashOutput") == cn.ours("TaskOutput") == "bash_output"
+    assert cn.ours("KillShell") == cn.ours("KillBash") == cn.ours("TaskStop") == "kill_shell"
+    assert cn.ours("bash_output") == "bash_output" and cn.ours("kill_shell") == "kill_shell"
 
 
 def test_hook_matchers_use_the_same_table():
@@ -40,6 +44,10 @@ def test_hook_matchers_use_the_same_table():
                     claude_event="PreToolUse")
     assert spec.matches("spawn_agent", []) and spec.matches("task_create", [])
     assert spec.matches("list_dir", []) and not spec.matches("bash", [])
+    shells = HookSpec("pre_tool_use", "true", tool_pattern="BashOutput|KillShell",
+                      claude_event="PreToolUse")
+    assert shells.matches("bash_output", []) and shells.matches("kill_shell", [])
+    assert not shells.matches("bash", [])
 
 
 def test_a_role_file_with_claude_names_gets_our_tools_and_one_notice_per_content(

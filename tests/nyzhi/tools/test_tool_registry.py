@@ -27,6 +27,8 @@ ORIGINAL_NAMES = {
     "lsp_diagnostics", "lsp_goto_definition", "lsp_find_references", "lsp_hover",
     "lsp_rename", "lsp_symbols",
     "notebook_edit",  # issue 56: Claude Code's NotebookEdit
+    # issue 51: background shells (read-only: the command was approved when bash started it)
+    "bash_output", "write_stdin", "kill_shell", "list_shells",
 }
 EDITING_TOOLS = {"ast_search", "batch_apply", "instrument", "remove_instrumentation"}  # issue 36: the original's editing tools
 ORIGINAL_NAMES |= EDITING_TOOLS

@@ -437,3 +437,81 @@ async def test_keys_typed_at_the_first_frame_are_kept_and_the_terminal_is_restor
     assert server.requests[0].last_user_text() == "early words"
     assert re.search(r"(?<![-\w])icanon\b", settings) and re.search(r"(?<![-\w])echo\b",
                                                                      settings), settings
+
+
+async def test_a_background_process_shows_in_the_tree_and_is_killed_from_it(
+        workspace, home, configure):
+    from nyzhi.testing.cli import wait_gone
+
+    marker = f"nyzbg-tui-{workspace.parent.name}"
+    start = reply(tool_calls=[tool_call("bash", {
+        "command": f"echo serving-now; exec -a {marker} sleep 300", "run_in_background": True,
+        "yield_ms": 2000})])
+    trust = '[agent.trust]\nmode = "full"\n'
+    async with open_fake_llm(script=[start, reply("it runs")]) as server:
+        configure(workspace, server.url_for("openai"), extra=trust)
+        async with open_console(workspace, home) as pane:
+            await ready(pane)
+            await say(pane, "start it")
+            await pane.wait_for("it runs")
+            await pane.keys("F2")
+            screen = await pane.wait_for("⚙ bg_1 [running")
+            assert "serving-now" in screen and "main [" in screen
+            pids = running_with(marker)
+            assert pids
+            await pane.keys("Down", "Enter")  # its last lines, in the conversation
+            await pane.wait_for(lambda s: "bg_1 (running" in s)
+            await pane.keys("F2", "F2", "Down", "k")
+            await pane.wait_for(lambda s: "bg_1 killed" in s or "[killed" in s)
+            await wait_gone(pids)
+    assert not running_with(marker)
+
+
+async def test_an_ampersand_prompt_runs_on_a_background_agent_and_posts_its_summary(
+        workspace, home, configure):
+    agents = PerAgent({
+        "count the files": [reply("there are 3 files")],
+        "and you": [reply("main answers meanwhile")],
+    })
+    async with open_fake_llm(script=agents) as server:
+        configure(workspace, server.url_for("openai"))
+        async with open_console(workspace, home) as pane:
+            await ready(pane)
+            await say(pane, "& count the files")
+            screen = await pane.wait_for("completed: there are 3 files")
+            name = re.search(r"& (\S+) works on it in the background", screen).group(1)
+            await say(pane, "and you")  # the main agent was free all along
+            await pane.wait_for("main answers meanwhile")
+            await pane.keys("F2")
+            await pane.wait_for(f"{name} [completed]")
+    assert len(agents.seen["count the files"]) == 1
+
+
+async def test_ctrl_b_moves_the_running_command_to_the_background_and_the_turn_goes_on(
+        workspace, home, configure):
+    from nyzhi.testing.fake_llm import in_order
+
+    script = in_order([
+        reply(tool_calls=[tool_call("bash", {
+            "command": "echo cmd-is-$((40+2)); until [ -e go.flag ]; do sleep 0.05; done; echo done",
+            "timeout": 600})]),
+        reply("the turn went on"),
+        reply(tool_calls=[tool_call("bash_output", {"id": "bg_1"})]),
+        reply("saw it"),
+    ])
+    trust = '[agent.trust]\nmode = "full"\n'
+    async with open_fake_llm(script=script) as server:
+        configure(workspace, server.url_for("openai"), extra=trust)
+        async with open_console(workspace, home) as pane:
+            await ready(pane)
+            await say(pane, "run it")
+            await pane.wait_for("cmd-is-42")  # its output: it runs in the foreground
+            await pane.keys("C-b")
+            await pane.wait_for("the turn went on")
+            await trio.Path(workspace / "go.flag").touch()
+            await pane.wait_for("bg_1 exited with code 0")  # process_exit, drawn
+            await say(pane, "did it finish?")
+            await pane.wait_for("saw it")
+    moved = server.requests[1].tool_results()[0]
+    assert "cmd-is-42" in moved and "moved to the background as bg_1 (Ctrl-B)" in moved
+    assert "done" in server.requests[3].tool_results()[0]

@@ -220,3 +220,33 @@ def test_the_readme_lists_the_commands_help_shows():
     listed = readme.split("`/help` lists the commands:", 1)[1].split("(`/exit` too)", 1)[0]
     names = set(re.findall(r"/([a-z][a-z-]*)", listed))
     assert names | {"help"} == set(available(commands.FEATURES))
+
+
+def test_the_agent_tree_shows_background_processes_under_their_agent_with_view_and_kill():
+    from nyzhi.tools.background import BackgroundShell, ShellTable
+    from nyzhi.tui.widgets import AgentPanel
+
+    asked: list[tuple[str, str]] = []
+    panel = AgentPanel(lambda _p: None, lambda _p, _s: None, lambda _p: None,
+                       lambda shell_id, action: asked.append((shell_id, action)))
+    table = ShellTable()
+    shell = BackgroundShell("bg_1", "python3 -m http.server 8000", "/agents/main/worker-1",
+                            tty=False, buffer_bytes=4096, log_path=None)
+    shell.state = "running"
+    shell.add_output("Serving HTTP on 0.0.0.0 port 8000\n")
+    table.shells[shell.id] = shell
+    panel.shells = table
+    panel.agent("/agents/main")
+    panel.agent("/agents/main/worker-1")
+    panel.refresh("/agents/main")
+    texts = [row.base_widget.text for row in panel.walker]
+    assert len(texts) == 3 and "worker-1" in texts[1]
+    assert "⚙ bg_1 [running" in texts[2] and "http.server 8000" in texts[2]
+    assert texts[2].rstrip().endswith("Serving HTTP on 0.0.0.0 port 8000")
+    panel.walker.set_focus(2)
+    assert panel.keypress((40, 20), "k") is None
+    panel.walker[2].base_widget.keypress((40,), "enter")
+    assert asked == [("bg_1", "kill"), ("bg_1", "view")]
+    shell.state, shell.exit_code = "exited", 3
+    panel.refresh("/agents/main")
+    assert "[exit 3" in panel.walker[2].base_widget.text

@@ -166,6 +166,10 @@ class HeadlessRun:
                 collector.resume(freeze=True)  # paused by ``nyz run`` while it started
                 ledger = track_usage(rt)  # before the first turn: the tree's usage
                 self.printer.render(rt.session_start)
+                if self.fmt == "stream-json":  # on stdout too: a reader of the stream sees it
+                    for notice in rt.notices:
+                        kind = "untrusted_project" if notice == rt.untrusted_notice else "notice"
+                        self.printer.render(ev.Notice(message=notice, kind=kind))
                 if not self.quiet:
                     for notice in rt.notices:
                         sys.stderr.write(notice + "\n")

@@ -545,6 +545,12 @@ def build_hooks(config: Any, workspace: Any, cwd: Path, *,
     if claude:
         claude_specs, notes = load_claude_hooks(workspace.root)
         specs += claude_specs
+    from nyzhi.core.plugins.parts import plugin_hooks
+
+    # installed plugins' hooks: approved by digest when installed, never by a trust mode
+    got, more = plugin_hooks(workspace.root)
+    specs += got
+    notes = [*notes, *more]
     return HookRunner(specs, cwd, env_policy=EnvPolicy.from_config(config.shell.env)), notes
 
 
@@ -683,6 +689,9 @@ async def open_mcp(
 
     env = options.env if options.env is not None else os.environ
     entries = declared_servers(config, workspace.root, env)
+    from nyzhi.core.plugins.parts import plugin_servers
+
+    entries += plugin_servers(workspace.root, env, {e.name for e in entries})[0]
     trust_all = trust_policy(config).mode is TrustMode.FULL  # config has --trust applied
 
     async def ask_trust(entry: Any) -> bool:

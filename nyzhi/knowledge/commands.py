@@ -4,7 +4,9 @@ Sources, later ones replacing earlier ones of the same name:
 
 1. ``<root>/.claude/commands/*.md`` (Claude Code);
 2. ``<root>/.nyzhi/commands/*.md``;
-3. ``[[agent.commands]]`` in the config (``name``, ``prompt``, ``description``), global then
+3. active plugins' ``commands/*.md`` (``nyzhi.config.plugins``), named ``plugin:command`` as
+   Claude Code names them;
+4. ``[[agent.commands]]`` in the config (``name``, ``prompt``, ``description``), global then
    project then local.
 
 A file's name is its stem; its description is the front matter's ``description``, else a
@@ -27,6 +29,8 @@ import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
+
+import attrs
 
 from nyzhi import records
 from nyzhi.config.prompt_files import prompt_roots, read_prompt_file
@@ -104,6 +108,15 @@ def load_commands(
                 command = _from_file(path, root, notes)
                 if command is not None:
                     found[command.name] = command
+    from nyzhi.config.plugins import plugin_dirs
+
+    for plugin, base in plugin_dirs(root, "commands"):
+        for path in sorted(base.glob("*.md")):
+            if _NAME.fullmatch(path.stem) and len(path.stem) <= fm.NAME_CAP:
+                command = _from_file(path, root, notes)
+                if command is not None:
+                    found[f"{plugin}:{command.name}"] = attrs.evolve(
+                        command, name=f"{plugin}:{command.name}")
     for entry in configured:
         found[entry.name] = Command(entry.name, entry.prompt, entry.description or "", "config")
     return found

@@ -1,0 +1,211 @@
+"""Claude Code plugins and marketplaces (issue 52): a local marketplace with a plugin that uses
+every part, a git marketplace from a local bare repository, trust by digest, and a project's
+``enabledPlugins``. Real files, real git, a real MCP server, the real runtime."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from nyzhi.config.plugins import active_plugins, plugins_dir
+from nyzhi.core.plugins import store
+from nyzhi.core.plugins.parts import plugin_hooks
+from nyzhi.core.runtime import RuntimeOptions, open_runtime
+from nyzhi.knowledge.commands import load_commands
+from nyzhi.knowledge.skills import discover_skills
+from nyzhi.testing.cli import run_nyz
+from nyzhi.testing.fake_llm import open_fake_llm, reply, tool_call
+
+HELPER = Path(__file__).parents[1] / "mcp" / "helper_server.py"
+GUARD = """\
+import json, sys
+data = json.load(sys.stdin)
+if data.get("tool_name") == "Bash" and "forbidden" in data["tool_input"].get("command", ""):
+    print("the kit plugin refuses that", file=sys.stderr)
+    sys.exit(2)
+"""
+
+
+def write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+def make_plugin(root: Path, name: str = "kit") -> None:
+    write(root / ".claude-plugin" / "plugin.json",
+          json.dumps({"name": name, "version": "1.0.0", "description": "every part"}))
+    write(root / "commands" / "hello.md",
+          "---\ndescription: greet someone\nallowed-tools: Bash(echo:*)\n---\n"
+          "Say hello to $ARGUMENTS, first $1.\n")
+    write(root / "agents" / "reviewer.md",
+          "---\nname: reviewer\ndescription: reviews diffs\ntools: Read, Grep\n---\n"
+          "You review code.\n")
+    write(root / "skills" / "greeting" / "SKILL.md",
+          "---\nname: greeting\ndescription: how to greet people\n---\nWave.\n")
+    write(root / "hooks" / "guard.py", GUARD)
+    write(root / "hooks" / "hooks.json", json.dumps({"hooks": {"PreToolUse": [{
+        "matcher": "Bash", "hooks": [{"type": "command",
+                                      "command": f"{sys.executable} ${{CLAUDE_PLUGIN_ROOT}}/hooks/guard.py"}]}]}}))
+    shutil.copy(HELPER, root / "server.py")
+    write(root / ".mcp.json", json.dumps({"mcpServers": {"kithelper": {
+        "command": sys.executable, "args": ["${CLAUDE_PLUGIN_ROOT}/server.py"]}}}))
+    write(root / "output-styles" / "terse.md",
+          "---\nname: terse\ndescription: short answers\n---\nAnswer in one line.\n")
+
+
+def make_marketplace(root: Path) -> Path:
+    write(root / ".claude-plugin" / "marketplace.json", json.dumps({
+        "name": "acme", "owner": {"name": "Acme"},
+        "plugins": [{"name": "kit", "source": "./plugins/kit", "description": "every part"}]}))
+    make_plugin(root / "plugins" / "kit")
+    return root
+
+
+async def ask(rt, prompt):
+    return await (await rt.submit(prompt)).wait()
+
+
+async def test_install_list_disable_enable_uninstall(tmp_path, home, workspace):
+    market = make_marketplace(tmp_path / "market")
+    proc = await run_nyz(workspace, home, "plugin", "marketplace", "add", str(market))
+    assert proc.returncode == 0 and b"added marketplace acme" in proc.stdout, proc.stderr
+    proc = await run_nyz(workspace, home, "plugin", "install", "kit@acme", "--yes")
+    out = proc.stdout.decode()
+    assert proc.returncode == 0, proc.stderr
+    # installing shows what it will run, with ${CLAUDE_PLUGIN_ROOT} expanded
+    installed = plugins_dir() / "installed" / "acme" / "kit"
+    assert f"hook PreToolUse(Bash): {sys.executable} {installed}/hooks/guard.py" in out
+    assert f"MCP server kithelper: {sys.executable} {installed}/server.py" in out
+    assert (installed / "commands" / "hello.md").is_file()
+    proc = await run_nyz(workspace, home, "plugin", "list")
+    assert "kit@acme\t1.0.0\tenabled\tapproved" in proc.stdout.decode()
+    assert "kit:hello" in load_commands(workspace)
+    assert "kit:greeting" in {s.name for s in discover_skills(workspace)}
+    store.set_enabled("kit@acme", False)
+    assert active_plugins(workspace) == []
+    assert "kit:hello" not in load_commands(workspace)
+    store.set_enabled("kit", True)
+    assert [p.ident for p in active_plugins(workspace)] == ["kit@acme"]
+    store.uninstall("kit@acme")
+    assert not installed.exists() and store.installed() == {}
+    assert "kit:hello" not in load_commands(workspace)
+
+
+async def test_every_part_in_a_session(tmp_path, workspace, configure):
+    make_marketplace(tmp_path / "market")
+    store.marketplace_add(str(tmp_path / "market"))
+    store.install("kit@acme", approve=True)
+    script = [
+        reply(tool_calls=[tool_call("bash", {"command": "touch forbidden"})]),
+        reply(tool_calls=[tool_call("mcp__kithelper__echo", {"text": "from the plugin"})]),
+        reply("done"),
+    ]
+    async with open_fake_llm(script=script) as server:
+        configure(workspace, server.url_for("openai"))
+        async with open_runtime(RuntimeOptions(cwd=workspace, trust="full")) as rt:
+            # a namespaced command, with $ARGUMENTS and $1
+            assert rt.knowledge.expand("/kit:hello Ann and Bo") == (
+                "Say hello to Ann and Bo, first Ann.")
+            # the agent is a role spawn_agent can use; the skill is listed
+            assert rt.agents.catalog.resolve("kit:reviewer").name == "kit:reviewer"
+            assert ("kit:greeting", "how to greet people") in rt.knowledge.skills
+            await rt.mcp.wait_started(60)
+            await ask(rt, "go")
+    assert not (workspace / "forbidden").exists()  # the plugin's PreToolUse hook
+    assert "the kit plugin refuses that" in server.requests[1].tool_results()[0]
+    assert server.requests[2].tool_results()[-1] == "from the plugin"  # its MCP server
+
+
+async def test_an_unapproved_plugin_runs_nothing_until_approved(tmp_path, workspace, configure):
+    make_marketplace(tmp_path / "market")
+    store.marketplace_add(str(tmp_path / "market"))
+    store.install("kit@acme")  # not approved
+    script = [reply(tool_calls=[tool_call("bash", {"command": "touch forbidden"})]),
+              reply("ran"),
+              reply(tool_calls=[tool_call("bash", {"command": "touch forbidden-2"})]),
+              reply("refused")]
+    async with open_fake_llm(script=script) as server:
+        configure(workspace, server.url_for("openai"))
+        async with open_runtime(RuntimeOptions(cwd=workspace, trust="full")) as rt:
+            assert any("kit@acme" in n and "not used" in n for n in rt.notices)
+            assert rt.knowledge.expand("/kit:hello x").startswith("Say hello")  # text loads
+            await ask(rt, "go")
+        assert (workspace / "forbidden").exists()  # the hook did not run
+        store.approve("kit@acme")
+        async with open_runtime(RuntimeOptions(cwd=workspace, trust="full")) as rt:
+            await ask(rt, "again")
+    assert not (workspace / "forbidden-2").exists()
+    # a change to what it runs asks again
+    guard = plugins_dir() / "installed" / "acme" / "kit" / "hooks" / "guard.py"
+    guard.write_text(GUARD + "# changed\n")
+    specs, notes = plugin_hooks(workspace)
+    assert specs == [] and "kit@acme" in notes[0] and "approve" in notes[0]
+
+
+def git(cwd: Path, *args: str) -> None:
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=cwd,
+                   check=True, capture_output=True)
+
+
+def test_git_marketplace_from_a_local_bare_repository(tmp_path, workspace):
+    work = tmp_path / "work"
+    make_marketplace(work)
+    make_plugin(work / "tools" / "sub", "subkit")
+    data = json.loads((work / ".claude-plugin" / "marketplace.json").read_text())
+    bare = tmp_path / "market.git"
+    data["plugins"].append({"name": "subkit", "source": {
+        "source": "git-subdir", "url": bare.as_uri(), "path": "tools/sub"}})
+    (work / ".claude-plugin" / "marketplace.json").write_text(json.dumps(data))
+    # a hook the clone must never run
+    git(work, "init", "-q", "-b", "main")
+    git(work, "add", "-A")
+    git(work, "commit", "-q", "-m", "market")
+    sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=work, capture_output=True,
+                         text=True, check=True).stdout.strip()
+    git(tmp_path, "clone", "-q", "--bare", str(work), str(bare))
+    market = store.marketplace_add(str(bare))
+    assert market.name == "acme"
+    clone = plugins_dir() / "marketplaces" / "acme"
+    assert (clone / ".claude-plugin" / "marketplace.json").is_file()
+    assert not (clone / ".git" / "hooks" / "post-checkout").exists()
+    store.install("kit@acme")
+    store.install("subkit@acme")
+    sub = plugins_dir() / "installed" / "acme" / "subkit"
+    assert (sub / "commands" / "hello.md").is_file() and not (sub / ".git").exists()
+    assert {"kit:hello", "subkit:hello"} <= set(load_commands(workspace))
+    assert len(sha) == 40
+
+
+async def test_project_enabled_plugins_load_it(tmp_path, workspace, configure):
+    make_marketplace(tmp_path / "market")
+    store.marketplace_add(str(tmp_path / "market"))
+    store.install("kit@acme")
+    store.set_enabled("kit@acme", False)
+    assert active_plugins(workspace) == []
+    (workspace / ".claude").mkdir()
+    (workspace / ".claude" / "settings.json").write_text(
+        json.dumps({"enabledPlugins": {"kit@acme": True}}))
+    async with open_fake_llm(script=[reply("hi")]) as server:
+        configure(workspace, server.url_for("openai"))
+        async with open_runtime(RuntimeOptions(cwd=workspace)) as rt:
+            assert "kit:hello" in rt.knowledge.commands
+            await ask(rt, "hi")
+    assert [p.ident for p in active_plugins(workspace)] == ["kit@acme"]
+
+
+def test_bad_marketplace_is_one_line(tmp_path, home):
+    from nyzhi.core.plugins.manifest import PluginError
+
+    write(tmp_path / "m" / ".claude-plugin" / "marketplace.json",
+          json.dumps({"name": "m", "plugins": [{"name": "x", "source": "../../etc"}]}))
+    try:
+        store.marketplace_add(str(tmp_path / "m"))
+    except PluginError as exc:
+        assert "plugins[0].source" in str(exc) and "leaves the marketplace" in str(exc)
+    else:
+        raise AssertionError("accepted a source outside the marketplace")
+
+

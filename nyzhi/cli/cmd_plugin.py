@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -92,7 +93,9 @@ def run_plugin(args: argparse.Namespace) -> int:
 
     try:
         if args.verb == "install":
-            plugin = store.install(args.name)
+            from nyzhi.config.workspace import find_root
+
+            plugin = store.install(args.name, workspace_root=find_root(Path.cwd()))
             ident = next(i for i, e in store.installed().items()
                          if e.get("path") == str(plugin.root))
             parts = ", ".join(plugin.text_parts()) or "nothing to read"
@@ -104,8 +107,6 @@ def run_plugin(args: argparse.Namespace) -> int:
             ident, runs = store.approve(args.name) if args.yes else (args.name, [])
             if not args.yes:
                 entry = store.installed().get(args.name) or {}
-                from pathlib import Path
-
                 from nyzhi.core.plugins.manifest import read_plugin
 
                 path = entry.get("path") or ""

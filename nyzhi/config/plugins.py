@@ -91,6 +91,33 @@ def project_enabled(workspace_root: Path | str | None) -> dict[str, bool]:
     return out
 
 
+def project_marketplaces(workspace_root: Path | str | None) -> dict[str, Any]:
+    """``extraKnownMarketplaces`` of the project's Claude Code settings: name -> its
+    ``source`` object (``{"source": "github", "repo"}``, ``"git"``/``"url"``, ``"directory"``)."""
+    if workspace_root is None:
+        return {}
+    from nyzhi.config.claude_settings import read_settings
+
+    out: dict[str, Any] = {}
+    for settings in read_settings(workspace_root)[0]:
+        data = settings.data if isinstance(settings.data, dict) else {}
+        known = data.get("extraKnownMarketplaces")
+        if isinstance(known, dict):
+            out.update({k: v["source"] for k, v in known.items()
+                        if isinstance(v, dict) and "source" in v})
+    return out
+
+
+def missing_plugins(workspace_root: Path | str | None,
+                    env: Mapping[str, str] | None = None) -> list[str]:
+    """The idents the project's ``enabledPlugins`` turns on that are not installed."""
+    wanted = [i for i, on in project_enabled(workspace_root).items() if on and "@" in i]
+    if not wanted:
+        return []
+    have = read_state(env)["plugins"]
+    return [i for i in wanted if i not in have]
+
+
 def active_plugins(workspace_root: Path | str | None,
                    env: Mapping[str, str] | None = None) -> list[ActivePlugin]:
     """The plugins on for ``workspace_root``, sorted by ident. Cheap when none is installed

@@ -177,6 +177,9 @@ class AgentFactory:
     # Context appended to each user message of agents with prompt hooks (recalled memory,
     # the plan-mode note: nyzhi.core.session_knowledge), after the hooks' own.
     turn_context: Callable[[str], Awaitable[str]] | None = None
+    # A command file's expansion made ready to send: its !`cmd` lines run, its @files read
+    # (nyzhi.core.session_knowledge.SessionKnowledge.prepare); other prompts unchanged.
+    prepare_prompt: Callable[[str], Awaitable[str]] | None = None
     # Each model's context window and where it came from (nyzhi.provider.limits); None: the
     # table's figures only.
     limits: Any = None
@@ -285,6 +288,8 @@ class AgentFactory:
         typed = prompt  # what auto_context searches for: the person's words, not hook output
         if self.wait_for_mcp and self.mcp is not None:
             await self.mcp.wait_started()
+        if self.prepare_prompt is not None:
+            prompt = await self.prepare_prompt(prompt)
         outcome = await self.hooks.fire(
             "user_prompt_submit", {"prompt": prompt, "session_id": self.session_id}
         )

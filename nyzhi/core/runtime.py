@@ -560,7 +560,7 @@ async def _agent_factory(base: _Assembly, workspace: Any, auto_context: Any,
         wait_for_mcp=not options.interactive,
         resumed=base.resumed,
         auto_context=auto_context,
-        turn_context=knowledge.turn_context,
+        turn_context=knowledge.turn_context, prepare_prompt=knowledge.prepare,
         limits=limits,
         thinking=options.thinking if options.thinking is not None
         else config.agent.thinking.level if config.agent.thinking is not None else None,

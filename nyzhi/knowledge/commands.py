@@ -37,7 +37,8 @@ from nyzhi.config.prompt_files import prompt_roots, read_prompt_file
 from nyzhi.knowledge import frontmatter as fm
 
 COMMAND_DIRS: tuple[str, ...] = (".claude/commands", ".nyzhi/commands")
-# Front matter keys of a command file (Claude Code's); only ``description`` is used.
+# Front matter keys of a command file (Claude Code's); ``description`` and ``allowed-tools``
+# are used.
 COMMAND_KEYS: dict[str, fm.Key] = {
     "description": fm.Key(fm.TEXT), "argument-hint": fm.Key(fm.ANY),
     "allowed-tools": fm.Key(fm.ANY), "model": fm.Key(fm.ANY),
@@ -52,6 +53,9 @@ class Command:
     template: str
     description: str = ""
     source: str = ""  # a file path or "config"
+    # Claude Code's ``allowed-tools`` (``Bash(git status:*)``, ``Read``): which of the
+    # template's ``!`cmd` `` lines may run (``nyzhi.core.command_files``).
+    allowed_tools: tuple[str, ...] = ()
 
     def render(self, arguments: str) -> str:
         arguments = arguments.strip()
@@ -86,7 +90,11 @@ def _from_file(path: Path, root: Path, notes: list[str] | None = None) -> Comman
     lines = body.strip().splitlines()
     if lines and lines[0].startswith("# ") and not description:
         description, lines = fm.cut(lines[0][2:].strip(), fm.TEXT_CAP), lines[1:]
-    return Command(path.stem, "\n".join(lines).strip(), description, str(path))
+    allowed = meta.get("allowed-tools") or ()
+    if isinstance(allowed, str):
+        allowed = [a for a in re.split(r",\s*(?![^()]*\))", allowed) if a.strip()]
+    allowed = tuple(str(a).strip() for a in allowed if isinstance(a, str | int))
+    return Command(path.stem, "\n".join(lines).strip(), description, str(path), allowed)
 
 
 def load_commands(

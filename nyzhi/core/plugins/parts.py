@@ -27,11 +27,14 @@ def _unapproved(plugin: ActivePlugin, what: str) -> str:
 def plugin_hooks(workspace_root: Path | str,
                  env: Mapping[str, str] | None = None) -> tuple[list[Any], list[str]]:
     """(HookSpecs, notes) of the active plugins' approved hooks."""
+    from nyzhi.config.plugins import missing_plugins
     from nyzhi.core.hooks.claude import claude_hooks_from_settings
     from nyzhi.core.plugins.manifest import PluginError, read_plugin
 
     specs: list[Any] = []
-    notes: list[str] = []
+    notes: list[str] = [
+        f"the project enables plugin {ident}, which is not installed: "
+        f"`nyz plugin install {ident}`" for ident in missing_plugins(workspace_root, env)]
     for active in active_plugins(workspace_root, env):
         try:
             plugin = read_plugin(active.root, active.name)

@@ -141,9 +141,21 @@ def _market(name: str, env: Mapping[str, str] | None) -> Marketplace:
 # ---- plugins --------------------------------------------------------------------------------
 
 
-def resolve(spec: str, env: Mapping[str, str] | None = None) -> tuple[Marketplace, Entry]:
-    """The marketplace entry ``NAME`` or ``NAME@MARKETPLACE`` names."""
+def resolve(spec: str, env: Mapping[str, str] | None = None, *,
+            workspace_root: Path | None = None) -> tuple[Marketplace, Entry]:
+    """The marketplace entry ``NAME`` or ``NAME@MARKETPLACE`` names. A marketplace not added
+    yet that the project's ``extraKnownMarketplaces`` declares is added first."""
     name, _, market_name = spec.partition("@")
+    if market_name and market_name not in read_state(env)["marketplaces"]:
+        from nyzhi.config.plugins import project_marketplaces
+
+        declared = project_marketplaces(workspace_root).get(market_name)
+        if declared is not None:
+            source = known_source(declared, f"extraKnownMarketplaces.{market_name}.source")
+            if source and not os.path.isabs(source) and workspace_root is not None \
+                    and "://" not in source:
+                source = str(Path(workspace_root) / source)
+            marketplace_add(source, env)
     names = [market_name] if market_name else sorted(read_state(env)["marketplaces"])
     found = []
     for mname in names:
@@ -183,11 +195,11 @@ def _fetch(market: Marketplace, entry: Entry, dest: Path) -> None:
 
 
 def install(spec: str, env: Mapping[str, str] | None = None, *,
-            approve: bool = False) -> Plugin:
+            approve: bool = False, workspace_root: Path | None = None) -> Plugin:
     """Install (or reinstall) a plugin, enabled. ``approve``: its hooks and MCP servers may
     run (the caller has shown ``Plugin.runs()``); else an earlier approval holds only while
     the digest is unchanged."""
-    market, entry = resolve(spec, env)
+    market, entry = resolve(spec, env, workspace_root=workspace_root)
     ident = f"{entry.name}@{market.name}"
     base = plugins_dir(env) / "installed" / market.name
     base.mkdir(parents=True, exist_ok=True)
@@ -273,5 +285,9 @@ def known_source(raw: Any, where: str) -> str:
     """A settings file's ``extraKnownMarketplaces`` source as ``marketplace_add`` takes it."""
     if isinstance(raw, dict) and raw.get("source") == "directory":
         return str(raw.get("path") or "")
+    if isinstance(raw, dict) and raw.get("source") == "git":
+        raw = {**raw, "source": "url"}
     src = parse_source(raw, where)
+    if src.kind == "path":
+        raise PluginError(f"{where}: expected a directory, github or git source")
     return src.url

@@ -40,6 +40,10 @@ def make_plugin(root: Path, name: str = "kit") -> None:
     write(root / "commands" / "hello.md",
           "---\ndescription: greet someone\nallowed-tools: Bash(echo:*)\n---\n"
           "Say hello to $ARGUMENTS, first $1.\n")
+    write(root / "commands" / "status.md",
+          "---\ndescription: where we are\nallowed-tools: Bash(echo:*), Bash(git status:*)\n"
+          "---\nShell says: !`echo shell-said-$1`\nRefused: !`touch nope`\n"
+          "Read @notes.txt for context.\n")
     write(root / "agents" / "reviewer.md",
           "---\nname: reviewer\ndescription: reviews diffs\ntools: Read, Grep\n---\n"
           "You review code.\n")
@@ -150,33 +154,55 @@ def git(cwd: Path, *args: str) -> None:
                    check=True, capture_output=True)
 
 
-def test_git_marketplace_from_a_local_bare_repository(tmp_path, workspace):
+def rev(cwd: Path) -> str:
+    return subprocess.run(["git", "rev-parse", "HEAD"], cwd=cwd, capture_output=True,
+                          text=True, check=True).stdout.strip()
+
+
+def test_git_marketplace_from_a_local_bare_repository(tmp_path, workspace, monkeypatch):
+    # a plugin repository with two commits; the marketplace pins the first by sha
+    plugins = tmp_path / "plugins-src"
+    make_plugin(plugins / "tools" / "sub", "subkit")
+    git(plugins, "init", "-q", "-b", "main")
+    git(plugins, "add", "-A")
+    git(plugins, "commit", "-q", "-m", "one")
+    first = rev(plugins)
+    write(plugins / "tools" / "sub" / "commands" / "hello.md", "Second version.\n")
+    git(plugins, "commit", "-q", "-am", "two")
+    plugins_bare = tmp_path / "plugins.git"
+    git(tmp_path, "clone", "-q", "--bare", str(plugins), str(plugins_bare))
+    # the marketplace itself is a git repository too, added from its bare clone
     work = tmp_path / "work"
     make_marketplace(work)
-    make_plugin(work / "tools" / "sub", "subkit")
     data = json.loads((work / ".claude-plugin" / "marketplace.json").read_text())
-    bare = tmp_path / "market.git"
     data["plugins"].append({"name": "subkit", "source": {
-        "source": "git-subdir", "url": bare.as_uri(), "path": "tools/sub"}})
+        "source": "git-subdir", "url": plugins_bare.as_uri(), "path": "tools/sub",
+        "sha": first}})
     (work / ".claude-plugin" / "marketplace.json").write_text(json.dumps(data))
-    # a hook the clone must never run
     git(work, "init", "-q", "-b", "main")
     git(work, "add", "-A")
     git(work, "commit", "-q", "-m", "market")
-    sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=work, capture_output=True,
-                         text=True, check=True).stdout.strip()
+    bare = tmp_path / "market.git"
     git(tmp_path, "clone", "-q", "--bare", str(work), str(bare))
+    # a post-checkout hook the user's git template would install: the clone runs no hook
+    template = tmp_path / "template"
+    marker = tmp_path / "hook-ran"
+    write(template / "hooks" / "post-checkout", f"#!/bin/sh\ntouch {marker}\n")
+    (template / "hooks" / "post-checkout").chmod(0o755)
+    monkeypatch.setenv("GIT_TEMPLATE_DIR", str(template))
     market = store.marketplace_add(str(bare))
     assert market.name == "acme"
     clone = plugins_dir() / "marketplaces" / "acme"
     assert (clone / ".claude-plugin" / "marketplace.json").is_file()
-    assert not (clone / ".git" / "hooks" / "post-checkout").exists()
     store.install("kit@acme")
     store.install("subkit@acme")
     sub = plugins_dir() / "installed" / "acme" / "subkit"
-    assert (sub / "commands" / "hello.md").is_file() and not (sub / ".git").exists()
+    assert "Say hello to $ARGUMENTS" in (sub / "commands" / "hello.md").read_text()  # pinned
+    assert not (sub / ".git").exists()
     assert {"kit:hello", "subkit:hello"} <= set(load_commands(workspace))
-    assert len(sha) == 40
+    assert not marker.exists()
+    # update: the marketplace is fetched again and its plugins reinstalled
+    assert store.marketplace_update("acme") == []
 
 
 async def test_project_enabled_plugins_load_it(tmp_path, workspace, configure):
@@ -194,6 +220,44 @@ async def test_project_enabled_plugins_load_it(tmp_path, workspace, configure):
             assert "kit:hello" in rt.knowledge.commands
             await ask(rt, "hi")
     assert [p.ident for p in active_plugins(workspace)] == ["kit@acme"]
+
+
+async def test_command_file_runs_its_shell_lines_and_reads_its_files(tmp_path, workspace,
+                                                                    configure):
+    make_marketplace(tmp_path / "market")
+    store.marketplace_add(str(tmp_path / "market"))
+    store.install("kit@acme")
+    (workspace / "notes.txt").write_text("NOTES-CONTENT-42\n")
+    async with open_fake_llm(script=[reply("ok"), reply("ok")]) as server:
+        configure(workspace, server.url_for("openai"))
+        async with open_runtime(RuntimeOptions(cwd=workspace, trust="full")) as rt:
+            await ask(rt, rt.knowledge.expand("/kit:status now"))
+            await ask(rt, "typed: !`echo typed-not-run` @notes.txt")
+    sent = server.requests[0].last_user_text()
+    assert "Shell says: shell-said-now" in sent
+    assert "`touch nope` not run" in sent and not (workspace / "nope").exists()
+    assert '<file path="notes.txt">' in sent and "NOTES-CONTENT-42" in sent
+    typed = server.requests[1].last_user_text()
+    assert "!`echo typed-not-run`" in typed and "NOTES-CONTENT" not in typed  # as typed
+
+
+async def test_project_declares_its_marketplace_and_plugin(tmp_path, workspace, configure):
+    market = make_marketplace(tmp_path / "market")
+    (workspace / ".claude").mkdir()
+    (workspace / ".claude" / "settings.json").write_text(json.dumps({
+        "extraKnownMarketplaces": {"acme": {"source": {"source": "directory",
+                                                       "path": str(market)}}},
+        "enabledPlugins": {"kit@acme": True}}))
+    async with open_fake_llm(script=[reply("a"), reply("b")]) as server:
+        configure(workspace, server.url_for("openai"))
+        async with open_runtime(RuntimeOptions(cwd=workspace)) as rt:
+            assert any("enables plugin kit@acme, which is not installed" in n
+                       for n in rt.notices)
+        store.install("kit@acme", workspace_root=workspace)  # the marketplace is added first
+        assert "acme" in store.marketplaces()
+        async with open_runtime(RuntimeOptions(cwd=workspace)) as rt:
+            assert "kit:hello" in rt.knowledge.commands
+            assert not any("not installed" in n for n in rt.notices)
 
 
 def test_bad_marketplace_is_one_line(tmp_path, home):

@@ -134,6 +134,9 @@ def _gather(config: Any, root: Path, session_id: str,
             env: Mapping[str, str] | None) -> SessionKnowledge:
     auto = bool(config.memory.auto_memory)
     notes: list[str] = []
+    from nyzhi.knowledge.output_styles import chosen_style
+
+    chosen_style(root, notes)  # only its notices: the prompt reads it (core.prompt.session_parts)
     return SessionKnowledge(
         root=root,
         session_id=session_id,

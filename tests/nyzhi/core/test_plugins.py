@@ -273,3 +273,34 @@ def test_bad_marketplace_is_one_line(tmp_path, home):
         raise AssertionError("accepted a source outside the marketplace")
 
 
+
+
+async def test_output_style_from_a_plugin_and_from_the_project(tmp_path, workspace, configure):
+    make_marketplace(tmp_path / "market")
+    store.marketplace_add(str(tmp_path / "market"))
+    store.install("kit@acme")
+    (workspace / ".claude").mkdir()
+    settings = workspace / ".claude" / "settings.json"
+    settings.write_text(json.dumps({"outputStyle": "terse"}))
+    write(workspace / ".claude" / "output-styles" / "teacher.md",
+          "---\nname: teacher\ndescription: explains\nkeep-coding-instructions: true\n---\n"
+          "Explain each step as you go.\n")
+    async with open_fake_llm(script=[reply("a"), reply("b"), reply("c")]) as server:
+        configure(workspace, server.url_for("openai"))
+        async with open_runtime(RuntimeOptions(cwd=workspace)) as rt:
+            await ask(rt, "hi")
+        settings.write_text(json.dumps({"outputStyle": "teacher"}))
+        async with open_runtime(RuntimeOptions(cwd=workspace)) as rt:
+            await ask(rt, "hi")
+        settings.write_text(json.dumps({"outputStyle": "nope"}))
+        async with open_runtime(RuntimeOptions(cwd=workspace)) as rt:
+            assert any("outputStyle 'nope'" in n for n in rt.notices)
+            await ask(rt, "hi")
+    terse, teacher, default = (r.system_text() for r in server.requests)
+    assert "Answer in one line." in terse and "# Communicating" not in terse
+    assert "# Communicating" in default and "Answer in one line." not in default
+    assert "Explain each step" in teacher and "# Communicating" not in teacher
+    # the coding sections go with a style, unless it keeps the coding instructions
+    assert "# Code quality" in default and "# How to work" in default
+    assert "# Code quality" not in terse and "# How to work" not in terse
+    assert "# Code quality" in teacher and "# How to work" in teacher

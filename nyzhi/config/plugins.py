@@ -51,6 +51,10 @@ class ActivePlugin:
     marketplace: str
     root: Path
     approved: str = ""
+    # On only because the project's enabledPlugins says so (you disabled it): its programs
+    # then also need the project approved (nyz config trust), as any project setting that
+    # runs programs does.
+    by_project: bool = False
 
     @property
     def ident(self) -> str:
@@ -132,12 +136,14 @@ def active_plugins(workspace_root: Path | str | None,
     for ident, entry in sorted(state["plugins"].items()):
         if not isinstance(entry, dict) or "@" not in ident:
             continue
-        on = project.get(ident, entry.get("enabled", True) is not False)
+        mine = entry.get("enabled", True) is not False
+        on = project.get(ident, mine)
         root = Path(str(entry.get("path") or ""))
         if not on or not root.is_dir():
             continue
         name, _, marketplace = ident.partition("@")
-        found.append(ActivePlugin(name, marketplace, root, str(entry.get("approved") or "")))
+        found.append(ActivePlugin(name, marketplace, root, str(entry.get("approved") or ""),
+                                  by_project=not mine))
     return found
 
 

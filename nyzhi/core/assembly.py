@@ -548,7 +548,7 @@ def build_hooks(config: Any, workspace: Any, cwd: Path, *,
     from nyzhi.core.plugins.parts import plugin_hooks
 
     # installed plugins' hooks: approved by digest when installed, never by a trust mode
-    got, more = plugin_hooks(workspace.root)
+    got, more = plugin_hooks(workspace.root, project_approved=claude)
     specs += got
     notes = [*notes, *more]
     return HookRunner(specs, cwd, env_policy=EnvPolicy.from_config(config.shell.env)), notes
@@ -678,7 +678,7 @@ async def open_lsp(system: actors.ActorSystem, config: Any, workspace: Any, opti
 
 async def open_mcp(
     system: actors.ActorSystem, config: Any, workspace: Any, options: Any, registry: Any,
-    broker: Any, publish: Any,
+    broker: Any, publish: Any, *, project_approved: bool = True,
 ) -> Any:
     """The runtime's MCP pool under ``/mcp``, its servers connecting in the background.
 
@@ -691,7 +691,8 @@ async def open_mcp(
     entries = declared_servers(config, workspace.root, env)
     from nyzhi.core.plugins.parts import plugin_servers
 
-    entries += plugin_servers(workspace.root, env, {e.name for e in entries})[0]
+    entries += plugin_servers(workspace.root, env, {e.name for e in entries},
+                              project_approved=project_approved)[0]
     trust_all = trust_policy(config).mode is TrustMode.FULL  # config has --trust applied
 
     async def ask_trust(entry: Any) -> bool:

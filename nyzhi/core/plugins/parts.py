@@ -24,9 +24,11 @@ def _unapproved(plugin: ActivePlugin, what: str) -> str:
             f"you approved them; review them with `nyz plugin approve {plugin.ident}`")
 
 
-def plugin_hooks(workspace_root: Path | str,
-                 env: Mapping[str, str] | None = None) -> tuple[list[Any], list[str]]:
-    """(HookSpecs, notes) of the active plugins' approved hooks."""
+def plugin_hooks(workspace_root: Path | str, env: Mapping[str, str] | None = None, *,
+                 project_approved: bool = True) -> tuple[list[Any], list[str]]:
+    """(HookSpecs, notes) of the active plugins' approved hooks. ``project_approved``: the
+    project's gated settings are approved; without it a plugin you disabled and the project's
+    ``enabledPlugins`` turned on runs nothing."""
     from nyzhi.config.plugins import missing_plugins
     from nyzhi.core.hooks.claude import claude_hooks_from_settings
     from nyzhi.core.plugins.manifest import PluginError, read_plugin
@@ -46,6 +48,11 @@ def plugin_hooks(workspace_root: Path | str,
                                                  ("MCP servers", plugin.mcp_servers)) if has)
             notes.append(_unapproved(active, what))  # one notice for both (plugin_servers)
             continue
+        if active.by_project and not project_approved and (plugin.hooks or plugin.mcp_servers):
+            notes.append(f"plugin {active.ident}: on only by the project's enabledPlugins; its "
+                         "hooks and MCP servers wait for the project's approval "
+                         "(nyz config trust)")
+            continue
         if not plugin.hooks:
             continue
         got, more = claude_hooks_from_settings(plugin.hooks, source=f"plugin {active.ident}")
@@ -56,8 +63,8 @@ def plugin_hooks(workspace_root: Path | str,
     return specs, notes
 
 
-def plugin_servers(workspace_root: Path | str, env: Mapping[str, str],
-                   taken: set[str]) -> tuple[list[Any], list[str]]:
+def plugin_servers(workspace_root: Path | str, env: Mapping[str, str], taken: set[str], *,
+                   project_approved: bool = True) -> tuple[list[Any], list[str]]:
     """(ServerEntries, notes) of the active plugins' approved MCP servers not in ``taken``."""
     from nyzhi.config.errors import ConfigError
     from nyzhi.config.mcp_sources import read_mcp_json
@@ -72,6 +79,8 @@ def plugin_servers(workspace_root: Path | str, env: Mapping[str, str],
             notes.append(f"plugin {active.ident}: {exc}")
             continue
         if not plugin.mcp_servers or plugin.digest() != active.approved:  # plugin_hooks says
+            continue
+        if active.by_project and not project_approved:
             continue
         if not (active.root / ".mcp.json").is_file():
             notes.append(f"plugin {active.ident}: mcpServers in plugin.json are not read; "

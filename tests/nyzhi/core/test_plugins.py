@@ -304,3 +304,25 @@ async def test_output_style_from_a_plugin_and_from_the_project(tmp_path, workspa
     assert "# Code quality" in default and "# How to work" in default
     assert "# Code quality" not in terse and "# How to work" not in terse
     assert "# Code quality" in teacher and "# How to work" in teacher
+
+
+async def test_a_plugin_on_only_by_an_unapproved_project_runs_nothing(tmp_path, workspace,
+                                                                     configure):
+    make_marketplace(tmp_path / "market")
+    store.marketplace_add(str(tmp_path / "market"))
+    store.install("kit@acme", approve=True)
+    store.set_enabled("kit@acme", False)  # you turned it off
+    async with open_fake_llm(script=[reply("a"), reply("b")]) as server:
+        configure(workspace, server.url_for("openai"))
+        (workspace / ".claude").mkdir()
+        (workspace / ".claude" / "settings.json").write_text(json.dumps({  # not approved
+            "enabledPlugins": {"kit@acme": True},
+            "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "true"}]}]}}))
+        async with open_runtime(RuntimeOptions(cwd=workspace)) as rt:
+            assert "kit:hello" in rt.knowledge.commands  # its text loads
+            assert any("on only by the project's enabledPlugins" in n for n in rt.notices)
+            assert not any(s.source.startswith("plugin ") for s in rt.hooks.specs)
+            await ask(rt, "go")
+        configure(workspace, server.url_for("openai"))  # the project approved now
+        async with open_runtime(RuntimeOptions(cwd=workspace)) as rt:
+            assert any(s.source == "plugin kit@acme" for s in rt.hooks.specs)

@@ -326,3 +326,29 @@ async def test_a_plugin_on_only_by_an_unapproved_project_runs_nothing(tmp_path, 
         configure(workspace, server.url_for("openai"))  # the project approved now
         async with open_runtime(RuntimeOptions(cwd=workspace)) as rt:
             assert any(s.source == "plugin kit@acme" for s in rt.hooks.specs)
+
+
+def test_console_plugin_and_output_style_commands(tmp_path, workspace):
+    from nyzhi.core.commands import COMMANDS
+    from nyzhi.core.commands.plugins import output_style_text, plugin_text
+
+    assert {"plugin", "output-style"} <= set(COMMANDS)
+    market = make_marketplace(tmp_path / "market")
+    kind, text = plugin_text(f"marketplace add {market}", workspace)
+    assert kind == "body" and "added acme: kit" in text
+    kind, text = plugin_text("install kit@acme", workspace)
+    assert "installed kit@acme" in text and "hook PreToolUse(Bash)" in text
+    assert plugin_text("list", workspace)[1] == "kit@acme  enabled  programs off"
+    assert "approve with: /plugin approve kit yes" in plugin_text("approve kit", workspace)[1]
+    assert plugin_text("approve kit yes", workspace)[1].startswith("approved kit@acme")
+    assert plugin_text("disable kit", workspace)[1].startswith("disabled kit@acme")
+    assert plugin_text("list", workspace)[1] == "kit@acme  disabled  approved"
+    assert plugin_text("enable nope", workspace)[0] == "error"
+    plugin_text("enable kit", workspace)
+    assert "terse" in output_style_text("", workspace)[1]
+    assert output_style_text("missing", workspace)[0] == "error"
+    output_style_text("terse", workspace)
+    local = json.loads((workspace / ".claude" / "settings.local.json").read_text())
+    assert local == {"outputStyle": "terse"}
+    assert "* terse" in output_style_text("", workspace)[1]
+    assert plugin_text("uninstall kit", workspace)[1].startswith("uninstalled kit@acme")

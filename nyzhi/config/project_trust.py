@@ -53,7 +53,8 @@ KEEP_TRUST = ("deny_tools", "deny_paths", "deny_commands", "always_ask", "rememb
 KEEP_SANDBOX = ("hide",)
 _NAMES = {"agent.hooks": "hooks", "hooks": "hooks", "mcp.servers": "MCP servers",
           "nodes": "nodes", "lsp": "language servers", "agent.trust": "trust settings", "agent.sandbox": "sandbox settings",
-          "shell.env.exclude": "environment settings", "permissions.allow": "permission rules"}
+          "shell.env.exclude": "environment settings", "permissions.allow": "permission rules",
+          "statusLine": "status line command"}
 
 
 @records.frozen
@@ -138,8 +139,9 @@ def strip_gated(name: str, raw: dict) -> dict:
 
 
 def _claude_gated(root: Path) -> dict[str, dict[str, Any]]:
-    """Per Claude settings file, what needs approval: its hooks (they run programs) and its
-    ``permissions.allow`` rules (they approve tools without asking, as ``auto_approve``)."""
+    """Per Claude settings file, what needs approval: its hooks and ``statusLine`` (they run
+    programs) and its ``permissions.allow`` rules (they approve tools without asking, as
+    ``auto_approve``)."""
     out: dict[str, dict[str, Any]] = {}
     for name in SETTINGS_FILES:
         path = root / ".claude" / name
@@ -160,6 +162,8 @@ def _claude_gated(root: Path) -> dict[str, dict[str, Any]]:
             perms = data.get("permissions")
             if isinstance(perms, dict) and perms.get("allow"):
                 got["permissions.allow"] = perms["allow"]
+            if data.get("statusLine"):  # a command, run like a hook
+                got["statusLine"] = data["statusLine"]
         if got:
             out[f".claude/{name}"] = got
     return out

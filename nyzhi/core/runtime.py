@@ -104,6 +104,9 @@ class Runtime:
     # The one of ``notices`` saying the project's hooks (and other gated parts) were left out
     # because nobody approved them: nyz run's stream-json says it as a ``notice`` event too.
     untrusted_notice: str = ""
+    # Claude Code's statusLine command (nyzhi.core.status_line), when the project is approved
+    # (it runs a program); the console shows its output as its status bar.
+    status_line: Any = None
     mcp: Any = None  # nyzhi.core.mcp.McpPool: the MCP connections every agent shares
     teams: Any = None  # nyzhi.core.teams.control.TeamRuntime: this runtime's team members
     thinking_level: str | int | None = None  # the main agent's (``set_thinking``)
@@ -667,6 +670,7 @@ async def _start(base: _Assembly, tree: SubagentManager, teams: TeamRuntime,
         agents=tree, mcp=base.mcp, knowledge=base.knowledge, teams=teams,
         notices=(*base.notices, *main.notices), thinking_level=base.factory.thinking,
         untrusted_notice=base.project_trust.notice,
+        status_line=_status_line(base),
     )
     started = await hooks.fire("session_start", {
         "session_id": session_id, "cwd": str(options.cwd), "model": base.provider.model,
@@ -710,6 +714,15 @@ def _session_listener(writer: SessionWriter) -> Listener:
             raise writer.fault
 
     return log_event
+
+
+def _status_line(base: _Assembly) -> Any:
+    """The project's statusLine, only when its Claude settings are approved (like hooks)."""
+    if not base.project_trust.claude_hooks:
+        return None
+    from nyzhi.core.status_line import read_status_line
+
+    return read_status_line(Path(base.tooling.context.workspace_root))
 
 
 def _permission_mode(tooling: Any) -> Callable[[], str]:

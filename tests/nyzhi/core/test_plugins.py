@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import trio
+
 from nyzhi.config.plugins import active_plugins, plugins_dir
 from nyzhi.core.plugins import store
 from nyzhi.core.plugins.parts import plugin_hooks
@@ -106,6 +108,7 @@ async def test_every_part_in_a_session(tmp_path, workspace, configure):
         reply(tool_calls=[tool_call("bash", {"command": "touch forbidden"})]),
         reply(tool_calls=[tool_call("mcp__kithelper__echo", {"text": "from the plugin"})]),
         reply("done"),
+        reply("reviewed"),
     ]
     async with open_fake_llm(script=script) as server:
         configure(workspace, server.url_for("openai"))
@@ -118,6 +121,12 @@ async def test_every_part_in_a_session(tmp_path, workspace, configure):
             assert ("kit:greeting", "how to greet people") in rt.knowledge.skills
             await rt.mcp.wait_started(60)
             await ask(rt, "go")
+            # the plugin's agent, as spawn_agent starts it
+            got = await rt.agents.spawn("/agents/main", "review this", "kit:reviewer")
+            assert got["agent_id"] == "/agents/main/kit-reviewer" and got["role"] == "kit:reviewer"
+            with trio.fail_after(60):
+                await server.wait_for_requests(4)
+    assert "You review code." in server.requests[3].system_text()
     assert not (workspace / "forbidden").exists()  # the plugin's PreToolUse hook
     assert "the kit plugin refuses that" in server.requests[1].tool_results()[0]
     assert server.requests[2].tool_results()[-1] == "from the plugin"  # its MCP server

@@ -123,7 +123,7 @@ async def test_every_part_in_a_session(tmp_path, workspace, configure):
             await ask(rt, "go")
             # the plugin's agent, as spawn_agent starts it
             got = await rt.agents.spawn("/agents/main", "review this", "kit:reviewer")
-            assert got["agent_id"] == "/agents/main/kit-reviewer" and got["role"] == "kit:reviewer"
+            assert got["agent_id"].startswith("/agents/main/kit-reviewer") and got["role"] == "kit:reviewer"
             with trio.fail_after(60):
                 await server.wait_for_requests(4)
     assert "You review code." in server.requests[3].system_text()

@@ -167,6 +167,11 @@ class HeadlessRun:
                 collector.resume(freeze=True)  # paused by ``nyz run`` while it started
                 ledger = track_usage(rt)  # before the first turn: the tree's usage
                 self.printer.render(rt.session_start)
+                if self.fmt == "stream-json" and rt.untrusted_notice:
+                    # the project's hooks were skipped: said on the stream too, not only on
+                    # stderr (printed, not recorded: nyz replay leaves it out, as the result)
+                    self.printer.render(ev.Notice(message=rt.untrusted_notice,
+                                                  kind="untrusted_project"))
                 if not self.quiet:
                     for notice in rt.notices:
                         sys.stderr.write(notice + "\n")

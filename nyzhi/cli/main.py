@@ -39,6 +39,7 @@ COMMANDS: dict[str, str] = {
     "rewind": "nyzhi.cli.cmd_rewind",
     "index": "nyzhi.cli.cmd_index",
     "mcp": "nyzhi.cli.cmd_mcp",
+    "plugin": "nyzhi.cli.cmd_plugin", "plugins": "nyzhi.cli.cmd_plugin",
     "memory": "nyzhi.cli.cmd_memory",
     "models": "nyzhi.cli.cmd_models",
     "team": "nyzhi.cli.cmd_team", "teams": "nyzhi.cli.cmd_team",

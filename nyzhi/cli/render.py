@@ -250,6 +250,9 @@ class Timeline(EventRenderer):
     def on_error(self, event: ev.Error) -> None:
         self.line(event, f"{event.kind}: {event.message}")
 
+    def on_notice(self, event: ev.Notice) -> None:
+        self.line(event, f"{event.kind}: {cut(event.message, 100)}")
+
     def on_result(self, event: ev.Result) -> None:
         self.line(event, cut(event.result, 100))
 

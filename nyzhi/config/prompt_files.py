@@ -43,9 +43,10 @@ class PromptFileRefused(OSError):
 
 def prompt_roots(workspace_root: Path | str | None,
                  env: Mapping[str, str] | None = None) -> tuple[Path, ...]:
-    """The directories prompt files may live in: the workspace and the user's nyz config
-    folders (resolved when they are checked)."""
-    roots = [paths.config_dir(env), paths.nyzhi_home(env)]
+    """The directories prompt files may live in: the workspace, the user's nyz config
+    folders and installed plugins (resolved when they are checked)."""
+    # installed plugins (nyzhi.config.plugins) are files the user chose to install
+    roots = [paths.config_dir(env), paths.nyzhi_home(env), paths.data_dir(env) / "plugins"]
     if workspace_root is not None:
         roots.insert(0, Path(workspace_root))
     return tuple(roots)

@@ -178,6 +178,9 @@ class AgentFactory:
     # Context appended to each user message of agents with prompt hooks (recalled memory,
     # the plan-mode note: nyzhi.core.session_knowledge), after the hooks' own.
     turn_context: Callable[[str], Awaitable[str]] | None = None
+    # A command file's expansion made ready to send: its !`cmd` lines run, its @files read
+    # (nyzhi.core.session_knowledge.SessionKnowledge.prepare); other prompts unchanged.
+    prepare_prompt: Callable[[str], Awaitable[str]] | None = None
     # Each model's context window and where it came from (nyzhi.provider.limits); None: the
     # table's figures only.
     limits: Any = None
@@ -188,6 +191,9 @@ class AgentFactory:
                               takes_self=True))
     # The thinking level of agents whose spec sets none (``--thinking``, ``[agent] thinking``).
     thinking: str | int | None = None
+    # What session_start hooks printed (nyz's and Claude Code's SessionStart: stdout or
+    # additionalContext): added to the first prompt that fires prompt hooks, then emptied.
+    session_context: list[str] = attrs.field(factory=list)
 
     def build(self, spec: AgentSpec) -> Agent:
         model = spec.model or self.provider.model
@@ -263,6 +269,8 @@ class AgentFactory:
         loop.notices = background_notices(tooling.context.shells, spec.path)
         if self.hooks.has("compact_context"):
             loop.before_compact = _compact_hooks(self.hooks, spec.path, loop)
+        if spec.path == ev.MAIN_AGENT and self.hooks.has_claude("Stop"):
+            loop.on_stop = _stop_hooks(self.hooks, self.session_id)
         level = spec.thinking if spec.thinking is not None else self.thinking
         loop.thinking, notice = resolve_thinking(level, model)
         return Agent(spec, loop, tooling, system_prompt, (notice,) if notice else ())
@@ -282,12 +290,17 @@ class AgentFactory:
         typed = prompt  # what auto_context searches for: the person's words, not hook output
         if self.wait_for_mcp and self.mcp is not None:
             await self.mcp.wait_started()
+        if self.prepare_prompt is not None:
+            prompt = await self.prepare_prompt(prompt)
         outcome = await self.hooks.fire(
             "user_prompt_submit", {"prompt": prompt, "session_id": self.session_id}
         )
         if outcome.blocked:
             return prompt, outcome.message or "blocked by a user_prompt_submit hook"
         typed = prompt
+        if self.session_context:  # the session_start hooks' output: the first request's
+            prompt = "\n\n".join([prompt, *self.session_context])
+            self.session_context.clear()
         if outcome.context:
             prompt = f"{prompt}\n\n{outcome.context}"
         if self.auto_context is not None:
@@ -297,6 +310,24 @@ class AgentFactory:
         if self.turn_context is not None and (context := await self.turn_context(typed)):
             prompt = f"{prompt}\n\n{context}"
         return prompt, None
+
+
+def _stop_hooks(hooks: HookRunner, session_id: str) -> Callable[[str, bool],
+                                                             Awaitable[str | None]]:
+    """Claude Code's ``Stop`` hooks when the main agent is about to stop: one that blocks
+    (exit 2, or ``decision: "block"``) makes it go on, with its reason as the next message.
+    ``stop_hook_active`` tells the hook it already did in this turn (loops stop themselves);
+    the turn's steps and the agent's budget bound the rest."""
+
+    async def fire(text: str, active: bool) -> str | None:
+        outcome = await hooks.fire("after_turn", {
+            "session_id": session_id, "agent": ev.MAIN_AGENT, "text": text,
+            "stop_hook_active": active}, only="claude")
+        if outcome.blocked and not outcome.stop:
+            return outcome.message or "A Stop hook asked you to go on."
+        return None
+
+    return fire
 
 
 def _compact_hooks(

@@ -578,6 +578,12 @@ def build_hooks(config: Any, workspace: Any, cwd: Path, *,
     if claude:
         claude_specs, notes = load_claude_hooks(workspace.root)
         specs += claude_specs
+    from nyzhi.core.plugins.parts import plugin_hooks
+
+    # installed plugins' hooks: approved by digest when installed, never by a trust mode
+    got, more = plugin_hooks(workspace.root, project_approved=claude)
+    specs += got
+    notes = [*notes, *more]
     return HookRunner(specs, cwd, env_policy=EnvPolicy.from_config(config.shell.env)), notes
 
 
@@ -707,7 +713,7 @@ async def open_lsp(system: actors.ActorSystem, config: Any, workspace: Any, opti
 
 async def open_mcp(
     system: actors.ActorSystem, config: Any, workspace: Any, options: Any, registry: Any,
-    broker: Any, publish: Any,
+    broker: Any, publish: Any, *, project_approved: bool = True,
 ) -> Any:
     """The runtime's MCP pool under ``/mcp``, its servers connecting in the background.
 
@@ -719,6 +725,10 @@ async def open_mcp(
 
     env = options.env if options.env is not None else os.environ
     entries = declared_servers(config, workspace.root, env)
+    from nyzhi.core.plugins.parts import plugin_servers
+
+    entries += plugin_servers(workspace.root, env, {e.name for e in entries},
+                              project_approved=project_approved)[0]
     # Approved by the person running nyz (the flag, or their own config), never by a trust
     # mode: a server the agent planted under --trust full must not start in the next run.
     trust_all = bool(getattr(options, "approve_project_config", False)

@@ -96,6 +96,9 @@ class EventRenderer:
     def on_error(self, event: ev.Error) -> None:
         self.on_event(event)
 
+    def on_notice(self, event: ev.Notice) -> None:
+        self.on_event(event)
+
     def on_result(self, event: ev.Result) -> None:
         self.on_event(event)
 

@@ -253,6 +253,17 @@ class Error(Event):
 
 
 @records.frozen
+class Notice(Event):
+    """Something the person should know about the run that is not an error: ``kind``
+    ``untrusted_project`` says the project's hooks (and other parts that run programs) were
+    not used because nobody approved them; ``notice`` is any other start-up notice."""
+
+    type: ClassVar[str] = "notice"
+    message: str
+    kind: str = "notice"
+
+
+@records.frozen
 class UserQuestion(Event):
     """The agent's ``ask_user`` tool waits for the front end's answer
     (``Runtime.answer_question(request_id, text)``)."""
@@ -431,6 +442,7 @@ EVENT_CLASSES: tuple[type[Event], ...] = (
     AgentStatus,
     TurnComplete,
     Error,
+    Notice,
     Result,
     IndexProgress,
     TeamMessage,

@@ -65,6 +65,10 @@ class PromptParts:
     # has 8K tokens, which the full prompt and tool descriptions would mostly fill): one short
     # guidance section instead of eleven, and tool descriptions cut to their first sentence.
     compact: bool = False
+    # A Claude Code output style (nyzhi.knowledge.output_styles): its text replaces the
+    # communication section, and the coding sections too unless it keeps them.
+    output_style: str = ""
+    keep_coding: bool = True
 
 
 Section = Callable[[PromptParts], str]
@@ -102,9 +106,22 @@ COMPACT_SECTIONS: tuple[tuple[str, Section], ...] = (
 COMPACT_CONTEXT_WINDOW = 16_384
 
 
+# What an output style replaces: how to talk always; how to work on code unless the style
+# keeps the coding instructions (Claude Code's keep-coding-instructions).
+STYLE_REPLACES = ("communication",)
+CODING_SECTIONS = ("how_to_work", "todo_discipline", "code_quality")
+
+
 def render_sections(parts: PromptParts) -> list[tuple[str, str]]:
     """(name, text) of every section that applies, in prompt order, ``extra`` last."""
     sections = COMPACT_SECTIONS if parts.compact else SECTIONS
+    if parts.output_style:
+        dropped = STYLE_REPLACES + (() if parts.keep_coding else CODING_SECTIONS)
+        sections = tuple((n, fn) for n, fn in sections if n not in dropped)
+        at = next((i for i, (n, _) in enumerate(sections) if n == "project_context"),
+                  len(sections))
+        style = ("output_style", lambda p: "# Output style\n" + p.output_style)
+        sections = (*sections[:at], style, *sections[at:])
     out = [(name, text) for name, fn in sections if (text := fn(parts).strip())]
     out += [("extra", text) for text in (e.strip() for e in parts.extra) if text]
     return out
@@ -209,6 +226,9 @@ async def session_parts(
         environment = recorded_environment(resumed.events) or environment
     if environment is None:
         environment = await trio.to_thread.run_sync(take_environment, workspace)
+    from nyzhi.knowledge.output_styles import chosen_style
+
+    style = chosen_style(workspace.root)
     return PromptParts(
         workspace_root=workspace.root,
         cwd=Path(cwd),
@@ -216,6 +236,8 @@ async def session_parts(
         rules=workspace.rules_text,
         custom_instructions=config.agent.custom_instructions or "",
         listing_budget=config.agent.listing_budget_chars,
+        output_style=style.text if style is not None else "",
+        keep_coding=style.keep_coding if style is not None else True,
     )
 
 

@@ -323,6 +323,13 @@ class RoleCatalog:
                 for role in catalog._load_dir(Path(workspace_root) / folder / "agents",
                                               Path(workspace_root)):
                     files[role.name] = role
+            # active plugins' agents, named plugin:agent as Claude Code names them
+            from nyzhi.config.plugins import plugin_dirs
+
+            for plugin, folder in plugin_dirs(workspace_root, "agents"):
+                for role in catalog._load_dir(folder, Path(workspace_root)):
+                    named = attrs.evolve(role, name=f"{plugin}:{role.name}")
+                    files[named.name] = named
         roles = dict(BUILTIN_ROLES)
         roles.update(files)
         for name, table in (config_roles or {}).items():

@@ -21,7 +21,7 @@ import contextlib
 import gc
 import math
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -105,6 +105,12 @@ class Runtime:
     session_start: ev.SessionStart
     agents: SubagentManager
     notices: tuple[str, ...] = ()
+    # The one of ``notices`` saying the project's hooks (and other gated parts) were left out
+    # because nobody approved them: nyz run's stream-json says it as a ``notice`` event too.
+    untrusted_notice: str = ""
+    # Claude Code's statusLine command (nyzhi.core.status_line), when the project is approved
+    # (it runs a program); the console shows its output as its status bar.
+    status_line: Any = None
     mcp: Any = None  # nyzhi.core.mcp.McpPool: the MCP connections every agent shares
     teams: Any = None  # nyzhi.core.teams.control.TeamRuntime: this runtime's team members
     thinking_level: str | int | None = None  # the main agent's (``set_thinking``)
@@ -461,9 +467,15 @@ async def _assemble(stack: contextlib.AsyncExitStack, system: actors.ActorSystem
         if tooling.context.shells is not None:  # process_start / process_exit on the bus
             publish_events(tooling.context.shells, bus.publish)
         tooling.context.session_id = hooks.session_id = session_id
+        if any(spec.claude_event for spec in hooks.specs):  # Claude Code hooks read these
+            from nyzhi.core.hooks.transcript import transcript_path
+
+            hooks.transcript_path = str(transcript_path(session_id, options.env))
+            hooks.permission_mode = _permission_mode(tooling)
         # MCP: one pool under /mcp for every agent; servers connect in the background.
         mcp = await assembly.open_mcp(system, config, workspace, options, tooling.registry,
-                                      approvals, bus.publish)
+                                      approvals, bus.publish,
+                                      project_approved=project_trust.claude_hooks)
         # The browser tools' Chromium: one per runtime under /services, started at first use.
         tooling.context.browser = browser_pool(system, config, options.env,
                                                tooling.context.env_policy, tooling.context.net)
@@ -562,7 +574,7 @@ async def _agent_factory(base: _Assembly, workspace: Any, auto_context: Any,
         wait_for_mcp=not options.interactive,
         resumed=base.resumed,
         auto_context=auto_context,
-        turn_context=knowledge.turn_context,
+        turn_context=knowledge.turn_context, prepare_prompt=knowledge.prepare,
         limits=limits,
         thinking=options.thinking if options.thinking is not None
         else config.agent.thinking.level if config.agent.thinking is not None else None,
@@ -619,6 +631,12 @@ def _listen(base: _Assembly, tree: SubagentManager, teams: TeamRuntime) -> None:
         bus.add_listener(_session_listener(base.writer), name="session")
     bus.add_listener(_after_turn_listener(base.hooks, base.session_id), name="after_turn hook",
                      only=(ev.TurnComplete,))
+    if base.hooks.transcript_path:
+        from nyzhi.core.hooks.transcript import ClaudeTranscript
+
+        bus.add_listener(ClaudeTranscript(Path(base.hooks.transcript_path), base.session_id,
+                                          base.hooks.cwd),
+                         name="claude transcript", only=ClaudeTranscript.LISTENS)
     bus.add_listener(teams.on_event, name="teams")
 
 
@@ -661,8 +679,14 @@ async def _start(base: _Assembly, tree: SubagentManager, teams: TeamRuntime,
         factory=base.factory, main_agent=main, main=main_ref, session_start=session_start,
         agents=tree, mcp=base.mcp, knowledge=base.knowledge, teams=teams,
         notices=(*base.notices, *main.notices), thinking_level=base.factory.thinking,
+        untrusted_notice=base.project_trust.notice,
+        status_line=_status_line(base),
     )
-    await hooks.fire("session_start", {"session_id": session_id, "cwd": str(options.cwd)})
+    started = await hooks.fire("session_start", {
+        "session_id": session_id, "cwd": str(options.cwd), "model": base.provider.model,
+        "source": "resume" if base.resumed is not None else "startup"})
+    if started.context:  # reaches the first request (issue 56: it reached none)
+        base.factory.session_context.append(started.context)
     return rt
 
 
@@ -705,13 +729,39 @@ def _session_listener(writer: SessionWriter) -> Listener:
     return log_event
 
 
+def _status_line(base: _Assembly) -> Any:
+    """The project's statusLine, only when its Claude settings are approved (like hooks)."""
+    if not base.project_trust.claude_hooks:
+        return None
+    from nyzhi.core.status_line import read_status_line
+
+    return read_status_line(Path(base.tooling.context.workspace_root))
+
+
+def _permission_mode(tooling: Any) -> Callable[[], str]:
+    """Claude Code's ``permission_mode`` for the session now: ``plan`` in plan mode, else the
+    trust mode's nearest (``nyzhi.core.hooks.claude_io.PERMISSION_MODES``)."""
+    from nyzhi.core.hooks.claude_io import PERMISSION_MODES
+
+    def mode() -> str:
+        gates = tooling.gates
+        if gates.plan_mode:
+            return "plan"
+        return PERMISSION_MODES.get(str(gates.trust.mode), "default")
+
+    return mode
+
+
 def _after_turn_listener(hooks: HookRunner, session_id: str) -> Listener:
     """A finished turn that was not cancelled fires the ``after_turn`` hook."""
 
     async def after_turn(event: ev.Event) -> None:
+        # Claude Code's Stop hooks run inside the main agent's turn, where they can make it
+        # go on (nyzhi.core.agent_factory._stop_hooks); here only nyz's own.
         if isinstance(event, ev.TurnComplete) and event.stop_reason != "cancelled":
             await hooks.fire(
-                "after_turn", {"session_id": session_id, "agent": event.agent, "text": event.text}
+                "after_turn", {"session_id": session_id, "agent": event.agent, "text": event.text},
+                only="ours",
             )
 
     return after_turn

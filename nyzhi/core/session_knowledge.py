@@ -57,6 +57,7 @@ class SessionKnowledge:
     # Told of every switch of plan mode (the session log's ``set_plan_mode``), so a resumed
     # session starts in the mode it was left in, whichever front end resumes it.
     on_plan_mode: Any = None
+    _expanded: dict[str, tuple[str, ...]] = attrs.field(factory=dict, init=False)
 
     # ---- plan mode ------------------------------------------------------------------------
 
@@ -85,8 +86,28 @@ class SessionKnowledge:
     # ---- per message ----------------------------------------------------------------------
 
     def expand(self, text: str) -> str:
-        """``text`` with a leading custom ``/name args`` expanded (else unchanged)."""
-        return expand(text, self.commands)
+        """``text`` with a leading custom ``/name args`` expanded (else unchanged). An
+        expansion is remembered until it is sent, so ``prepare`` knows it came from a command
+        file."""
+        expanded = expand(text, self.commands)
+        if expanded != text:
+            from nyzhi.knowledge.commands import split_invocation
+
+            name = (split_invocation(text) or ("", ""))[0]
+            if len(self._expanded) > 32:
+                self._expanded.clear()
+            self._expanded[expanded] = self.commands[name].allowed_tools
+        return expanded
+
+    async def prepare(self, prompt: str) -> str:
+        """A command file's expansion with its ``!`cmd` `` lines run and ``@file``s read, as
+        the main agent's tool calls (``nyzhi.core.command_files``); other text unchanged."""
+        allowed = self._expanded.pop(prompt, None)
+        if allowed is None or not self.toolings:
+            return prompt
+        from nyzhi.core.command_files import prepare
+
+        return await prepare(prompt, allowed, self.toolings[0])
 
     async def turn_context(self, prompt: str) -> str:
         """What goes with a user message: recalled memory facts and the plan-mode note."""
@@ -113,6 +134,9 @@ def _gather(config: Any, root: Path, session_id: str,
             env: Mapping[str, str] | None) -> SessionKnowledge:
     auto = bool(config.memory.auto_memory)
     notes: list[str] = []
+    from nyzhi.knowledge.output_styles import chosen_style
+
+    chosen_style(root, notes)  # only its notices: the prompt reads it (core.prompt.session_parts)
     return SessionKnowledge(
         root=root,
         session_id=session_id,

@@ -20,6 +20,7 @@ import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+import attrs
 import trio
 
 from nyzhi import records
@@ -175,6 +176,9 @@ class GatedToolStep:
         # Why the agent's model cannot see images now, or None (set by the agent factory): an
         # image a tool returned (``read`` of a PNG) goes to the model only when it can.
         self.no_images: Callable[[], str | None] | None = None
+        # Set when a Claude Code hook answered ``continue: false`` (its ``stopReason``): the
+        # turn loop ends the turn after this step (``TurnLoop`` reads and clears it).
+        self.halt_reason: str | None = None
 
     async def __call__(self, calls: Sequence[pt.ToolCall], results: dict[str, pt.Message]) -> None:
         requests = [_request(c) for c in calls]
@@ -213,7 +217,16 @@ class GatedToolStep:
                     is_error=out.result.is_error, images=images,
                 )
         if any(self.hooks.has(e) for e in _AFTER_EVENTS):
-            await self._post_tool_use(runnable, outcomes)
+            feedback = await self._post_tool_use(runnable, outcomes)
+            for call_id, text in feedback.items():  # Claude's PostToolUse: for the model
+                msg = results[call_id]
+                results[call_id] = attrs.evolve(
+                    msg, content=f"{msg.content}\n\n<post-tool-use-hook>\n{text}\n"
+                                 "</post-tool-use-hook>")
+
+    def _halt(self, outcome: Any) -> None:
+        if outcome.stop and self.halt_reason is None:
+            self.halt_reason = outcome.stop_reason or "a hook ended the turn"
 
     async def _pre_tool_use(
         self, requests: list[ToolCallRequest], results: dict[str, pt.Message]
@@ -226,6 +239,17 @@ class GatedToolStep:
                 "call_id": req.id,
             }
             outcome = await self.hooks.fire("pre_tool_use", payload)
+            self._halt(outcome)
+            if outcome.updated_input is not None and req.arguments is not None:
+                from nyzhi.tools.claude_names import ours_tool_input
+
+                changed = ours_tool_input(req.name, outcome.updated_input)
+                if changed is not None:  # Claude's updatedInput: the call runs with it
+                    req = attrs.evolve(req, arguments={**req.arguments, **changed})
+            if outcome.ask:
+                self.tooling.gates.hook_verdicts[req.id] = "ask"
+            elif outcome.approved:
+                self.tooling.gates.hook_verdicts[req.id] = "allow"
             if outcome.blocked:
                 text = f"blocked by a pre_tool_use hook: {outcome.message or 'no reason given'}"
                 await self.publish(ev.ToolStart(agent=self.agent_path, call_id=req.id, name=req.name,
@@ -240,8 +264,10 @@ class GatedToolStep:
 
     async def _post_tool_use(
         self, runnable: list[ToolCallRequest], outcomes: list[ToolCallOutcome]
-    ) -> None:
+    ) -> dict[str, str]:
+        """Fire the after-tool hooks; what Claude Code hooks said for the model, per call."""
         by_id = {r.id: r for r in runnable}
+        feedback: dict[str, str] = {}
         for out in outcomes:
             req = by_id[out.call_id]
             payload = {
@@ -249,10 +275,16 @@ class GatedToolStep:
                 "output": out.result.output[:10_000], "success": not out.result.is_error,
                 "call_id": out.call_id,
             }
-            await self.hooks.fire("post_tool_use", payload)
+            said = [await self.hooks.fire("post_tool_use", payload)]
             if out.result.is_error:  # Claude Code's PostToolUseFailure: the error as its own key
-                await self.hooks.fire("post_tool_use_failure", {
-                    **payload, "error": payload["output"], "is_interrupt": False})
+                said.append(await self.hooks.fire("post_tool_use_failure", {
+                    **payload, "error": payload["output"], "is_interrupt": False}))
+            for outcome in said:
+                self._halt(outcome)
+            text = "\n".join(o.feedback for o in said if o.feedback)
+            if text:
+                feedback[out.call_id] = text
+            if out.result.is_error:
                 continue
             tool = self.tooling.registry.get(out.name)
             if tool is not None and getattr(tool, "writes_files", False):
@@ -261,6 +293,7 @@ class GatedToolStep:
                     paths = [str(p) for p in out.result.metadata.get("paths") or paths]
                 await self.hooks.fire("after_edit", {**payload, "paths": paths,
                                                      "file_path": paths[0] if paths else ""})
+        return feedback
 
     async def _on_event(self, event: Any) -> None:
         if isinstance(event, ToolCallStarted):

@@ -185,6 +185,11 @@ class TurnLoop:
         # Called before each compaction with its reason and the thread's estimated tokens
         # (``compact_context`` hooks); returns extra summary instructions ("" for none).
         self.before_compact: Callable[[str, int], Awaitable[str]] | None = None
+        # Called when the model answered without tool calls, with the answer and whether a
+        # stop was already refused in this turn: a reason to go on (appended as the next user
+        # message, as Claude Code's Stop hooks' ``decision: "block"``), or None to stop. The
+        # turn's steps and the agent's budget still bound it.
+        self.on_stop: Callable[[str, bool], Awaitable[str | None]] | None = None
         self.messages: list[pt.Message] = []
         self.meter = ThreadMeter()  # incremental size of ``messages`` (grown at its end)
         self.totals = UsageTotals()
@@ -248,6 +253,7 @@ class TurnLoop:
         await self._append(pt.Message("user", prompt, images=images))
         turn_usage = pt.Usage()
         final_text = ""
+        stop_refused = False
         for step in range(1, self.settings.max_steps + 1):
             reason = self.limit() if self.limit is not None else None
             if reason is not None:
@@ -280,8 +286,18 @@ class TurnLoop:
             turn_usage = _add_usage(turn_usage, usage)
             final_text = text
             if not calls:
-                return TurnOutcome(text, step, stop, turn_usage)
+                go_on = await self.on_stop(text, stop_refused) if self.on_stop else None
+                if go_on is None:
+                    return TurnOutcome(text, step, stop, turn_usage)
+                stop_refused = True
+                await self._append(pt.Message("user", go_on))
+                continue
             await self._run_tools(calls)
+            halt = getattr(self.tool_step, "halt_reason", None)
+            if halt is not None:  # a Claude Code hook answered continue: false
+                self.tool_step.halt_reason = None  # type: ignore[attr-defined]
+                await self.emit(ev.Error(agent=self.agent_path, message=halt, kind="hook_stop"))
+                return TurnOutcome(final_text, step, "hook_stop", turn_usage, False, halt)
         message = f"Reached the maximum of {self.settings.max_steps} tool-calling steps"
         await self.emit(ev.Error(agent=self.agent_path, message=message, kind="max_steps"))
         return TurnOutcome(final_text, self.settings.max_steps, "max_steps", turn_usage, True)

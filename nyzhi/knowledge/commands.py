@@ -4,7 +4,9 @@ Sources, later ones replacing earlier ones of the same name:
 
 1. ``<root>/.claude/commands/*.md`` (Claude Code);
 2. ``<root>/.nyzhi/commands/*.md``;
-3. ``[[agent.commands]]`` in the config (``name``, ``prompt``, ``description``), global then
+3. active plugins' ``commands/*.md`` (``nyzhi.config.plugins``), named ``plugin:command`` as
+   Claude Code names them;
+4. ``[[agent.commands]]`` in the config (``name``, ``prompt``, ``description``), global then
    project then local.
 
 A file's name is its stem; its description is the front matter's ``description``, else a
@@ -28,12 +30,15 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+import attrs
+
 from nyzhi import records
 from nyzhi.config.prompt_files import prompt_roots, read_prompt_file
 from nyzhi.knowledge import frontmatter as fm
 
 COMMAND_DIRS: tuple[str, ...] = (".claude/commands", ".nyzhi/commands")
-# Front matter keys of a command file (Claude Code's); only ``description`` is used.
+# Front matter keys of a command file (Claude Code's); ``description`` and ``allowed-tools``
+# are used.
 COMMAND_KEYS: dict[str, fm.Key] = {
     "description": fm.Key(fm.TEXT), "argument-hint": fm.Key(fm.ANY),
     "allowed-tools": fm.Key(fm.ANY), "model": fm.Key(fm.ANY),
@@ -48,6 +53,9 @@ class Command:
     template: str
     description: str = ""
     source: str = ""  # a file path or "config"
+    # Claude Code's ``allowed-tools`` (``Bash(git status:*)``, ``Read``): which of the
+    # template's ``!`cmd` `` lines may run (``nyzhi.core.command_files``).
+    allowed_tools: tuple[str, ...] = ()
 
     def render(self, arguments: str) -> str:
         arguments = arguments.strip()
@@ -82,7 +90,11 @@ def _from_file(path: Path, root: Path, notes: list[str] | None = None) -> Comman
     lines = body.strip().splitlines()
     if lines and lines[0].startswith("# ") and not description:
         description, lines = fm.cut(lines[0][2:].strip(), fm.TEXT_CAP), lines[1:]
-    return Command(path.stem, "\n".join(lines).strip(), description, str(path))
+    allowed = meta.get("allowed-tools") or ()
+    if isinstance(allowed, str):
+        allowed = [a for a in re.split(r",\s*(?![^()]*\))", allowed) if a.strip()]
+    allowed = tuple(str(a).strip() for a in allowed if isinstance(a, str | int))
+    return Command(path.stem, "\n".join(lines).strip(), description, str(path), allowed)
 
 
 def load_commands(
@@ -104,6 +116,15 @@ def load_commands(
                 command = _from_file(path, root, notes)
                 if command is not None:
                     found[command.name] = command
+    from nyzhi.config.plugins import plugin_dirs
+
+    for plugin, base in plugin_dirs(root, "commands"):
+        for path in sorted(base.glob("*.md")):
+            if _NAME.fullmatch(path.stem) and len(path.stem) <= fm.NAME_CAP:
+                command = _from_file(path, root, notes)
+                if command is not None:
+                    found[f"{plugin}:{command.name}"] = attrs.evolve(
+                        command, name=f"{plugin}:{command.name}")
     for entry in configured:
         found[entry.name] = Command(entry.name, entry.prompt, entry.description or "", "config")
     return found

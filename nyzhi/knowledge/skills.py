@@ -20,6 +20,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import attrs
+
 from nyzhi import records
 from nyzhi.config.prompt_files import prompt_roots, read_prompt_file
 from nyzhi.knowledge import frontmatter as fm
@@ -93,6 +95,15 @@ def discover_skills(root: Path, notes: list[str] | None = None) -> list[Skill]:
                 continue
             if skill is not None:
                 found.setdefault(skill.name, skill)
+    from nyzhi.config.plugins import plugin_dirs
+
+    for plugin, base in plugin_dirs(root, "skills"):  # named plugin:skill, as Claude Code
+        for entry in sorted(base.iterdir()):
+            if entry.is_dir() and (entry / SKILL_FILE).is_file():
+                skill = _load(entry / SKILL_FILE, entry.name, root, notes)
+                if skill is not None:
+                    named = attrs.evolve(skill, name=f"{plugin}:{skill.name}")
+                    found.setdefault(named.name, named)
     return sorted(found.values(), key=lambda s: s.name)
 
 

@@ -88,3 +88,81 @@ def claude_names_for(tool: str) -> tuple[str, ...]:
 def without_equivalent(names: list[str] | tuple[str, ...]) -> list[str]:
     """The names of ``names`` Claude Code documents and nyz has no tool for."""
     return [n for n in names if is_documented(n) and CLAUDE_TOOLS[claude_name(n) or ""] is None]
+
+
+# ---- hooks: what a Claude Code hook script is given, and what it may give back ---------------
+
+# The name a hook's payload carries for our tool where Claude Code has two for one job: its
+# hooks reference names subagent calls ``Task`` (``Agent`` still matches, ``claude_names_for``).
+_HOOK_NAME = {"spawn_agent": "Task", "read": "Read"}
+# Our argument -> Claude Code's, per tool (only the ones that differ). Paths become absolute.
+_ARGS: dict[str, dict[str, str]] = {
+    "grep": {"include": "glob"},
+    "spawn_agent": {"message": "prompt", "agent_type": "subagent_type"},
+}
+_PATH_ARGS = frozenset({"file_path", "path", "notebook_path"})
+
+
+def claude_tool_name(tool: str) -> str:
+    """Claude Code's name for our ``tool`` as a hook's ``tool_name`` (``bash`` -> ``Bash``);
+    MCP tools (``mcp__server__tool``) and tools Claude Code has no name for keep ours."""
+    if tool.startswith("mcp__"):
+        return tool
+    if tool in _HOOK_NAME:
+        return _HOOK_NAME[tool]
+    names = claude_names_for(tool)
+    return names[0] if names else tool
+
+
+def _absolute(path: str, cwd: str) -> str:
+    import os
+
+    return os.path.normpath(os.path.join(cwd, os.path.expanduser(path)))
+
+
+def claude_tool_inputs(tool: str, args: dict, cwd: str) -> list[dict]:
+    """Our call's arguments as Claude Code's ``tool_input``: its parameter names, absolute
+    paths, ``Bash`` timeouts in milliseconds. One input per file for a ``multi_edit`` over
+    several files (Claude's ``MultiEdit`` edits one), so a file guard sees every file."""
+    if tool == "multi_edit":
+        out = []
+        for entry in args.get("edits") or []:
+            if not isinstance(entry, dict):
+                continue
+            edits = [{"old_string": r.get("old", ""), "new_string": r.get("new", ""),
+                      "replace_all": False}
+                     for r in entry.get("replacements") or [] if isinstance(r, dict)]
+            out.append({"file_path": _absolute(str(entry.get("file", "")), cwd), "edits": edits})
+        return out or [{"file_path": "", "edits": []}]
+    renames = _ARGS.get(tool, {})
+    converted: dict = {}
+    for key, value in args.items():
+        name = renames.get(key, key)
+        if key in _PATH_ARGS and isinstance(value, str) and value:
+            value = _absolute(value, cwd)
+        converted[name] = value
+    if tool == "bash" and isinstance(converted.get("timeout"), int | float):
+        converted["timeout"] = int(converted["timeout"] * 1000)
+    if tool == "spawn_agent":
+        converted.setdefault("description", str(converted.get("prompt", ""))[:60])
+    return [converted]
+
+
+def ours_tool_input(tool: str, claude_input: dict) -> dict | None:
+    """A hook's ``updatedInput`` (Claude Code's names) as our tool's arguments, or None when
+    it cannot be expressed (``MultiEdit``'s shape for our multi-file edit)."""
+    if tool == "multi_edit":
+        path = claude_input.get("file_path")
+        edits = claude_input.get("edits")
+        if not isinstance(path, str) or not isinstance(edits, list):
+            return None
+        return {"edits": [{"file": path, "replacements": [
+            {"old": e.get("old_string", ""), "new": e.get("new_string", "")}
+            for e in edits if isinstance(e, dict)]}]}
+    back = {v: k for k, v in _ARGS.get(tool, {}).items()}
+    out = {back.get(k, k): v for k, v in claude_input.items()}
+    if tool == "bash" and isinstance(out.get("timeout"), int | float):
+        out["timeout"] = out["timeout"] / 1000
+    if tool == "spawn_agent":
+        out.pop("description", None)
+    return out

@@ -341,6 +341,10 @@ class Gates:
     # permission_request hooks: they may deny any call that needs approval, and allow one,
     # except a call that must be asked every time (protected configuration, always_ask).
     permission_hook: PermissionHook | None = None
+    # A Claude Code PreToolUse hook's permissionDecision per call id ("allow" or "ask"; a deny
+    # never reaches the gates): allow skips asking where a hook may allow (not protected
+    # configuration, not always_ask); ask asks a person even for a call that would run unasked.
+    hook_verdicts: dict[str, str] = attrs.field(factory=dict)
 
     async def check(
         self, tool: Tool, args: dict[str, Any], ctx: ToolContext, *, call_id: str = ""
@@ -388,10 +392,14 @@ class Gates:
         def approve(reason: str, by: str) -> GateDecision:
             return GateDecision(True, TRUST, reason, by, tuple(paths), tuple(commands))
 
-        if read_only:
+        hook_verdict = self.hook_verdicts.pop(call_id, None) if call_id else None
+        if read_only and hook_verdict != "ask":
             return approve("read-only tool", "read_only")
-        always_ask = name.lower() in _lower_set(self.trust.always_ask)
+        always_ask = name.lower() in _lower_set(self.trust.always_ask) or hook_verdict == "ask"
         protected = self._protected(paths, ctx)
+        if hook_verdict == "allow" and protected is None and not always_ask:
+            return GateDecision(True, APPROVAL, "allowed by a PreToolUse hook", "hook",
+                                tuple(paths), tuple(commands))
         if protected is not None:
             # Configuration of what nyz or git runs: only the user may let it change.
             if self.trust.mode is TrustMode.FULL:

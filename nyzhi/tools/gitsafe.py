@@ -254,3 +254,36 @@ def strip_safe_prefix(args: Sequence[str]) -> list[str]:
     if rest and rest[0].startswith("--work-tree="):
         rest = rest[1:]
     return rest
+
+
+# Transports a clone may use (``clone``): never ``ext::`` (it runs a command) nor ssh (its
+# command is the user's to set; core.sshCommand stays disabled).
+CLONE_PROTOCOLS = "file:https:http:git"
+
+
+def clone(url: str, dest: Path | str, *, ref: str = "", sha: str = "",
+          timeout: float = 300.0) -> str | None:
+    """Blocking: clone ``url`` into ``dest`` under the same rules as every host git run (no
+    hooks, no fsmonitor, no repository filters: a fresh clone has no repository config to
+    define one, and submodules are not fetched), on the transports of ``CLONE_PROTOCOLS``
+    only; then check out ``ref`` or ``sha``. Returns None, or why it failed in one line."""
+    extra = [("protocol.allow", "user"), ("protocol.file.allow", "always"),
+             ("protocol.https.allow", "always"), ("protocol.http.allow", "always"),
+             ("protocol.git.allow", "always"), ("protocol.ext.allow", "never")]
+    env = {**safe_env(), "GIT_ALLOW_PROTOCOL": CLONE_PROTOCOLS, "GIT_PROTOCOL_FROM_USER": "0"}
+    argv = ["git", "--no-pager", *config_args(extra), "clone", "-q", "--no-recurse-submodules"]
+    if ref and not sha:
+        argv += ["--branch", ref]
+    argv += ["--", url, str(dest)]
+    try:
+        done = subprocess.run(argv, capture_output=True, timeout=timeout, env=env, check=False,
+                              text=True)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"git clone {url}: {exc}"
+    if done.returncode != 0:
+        return f"git clone {url}: {(done.stderr.strip().splitlines() or ['failed'])[-1]}"
+    if sha:
+        done = run_git(dest, "checkout", "-q", "--detach", sha, timeout=timeout, text=True)
+        if done.returncode != 0:
+            return f"{url}: commit {sha} not found ({done.stderr.strip()[-200:]})"
+    return None

@@ -37,6 +37,8 @@ from nyzhi.tui.conversation import Collapsible, ConsoleRenderer, Expansion, Stre
 from nyzhi.tui.history import History
 from nyzhi.tui.widgets import AgentPanel, ApprovalDialog, InputBox, QuestionDialog
 
+STATUS_LINE_EVERY = 0.3  # seconds between two runs of a statusLine command (Claude Code's)
+
 if TYPE_CHECKING:
     from nyzhi.core.runtime import Runtime
     from nyzhi.tui.first_frame import FirstFrame
@@ -82,6 +84,12 @@ class Console:
         self.activity = Activity()  # the spinner line while the main agent works
         self.input = InputBox(History(), self.submit, self._complete)
         self.status = urwid.Text("", wrap="ellipsis")
+        # Claude Code's statusLine (nyzhi.core.status_line): its last output, shown instead
+        # of nyz's status text; one run at a time, at most every STATUS_LINE_EVERY seconds.
+        self._status_line_text: str | None = None
+        self._status_line_busy = False
+        self._status_line_at = -1e9
+        self._started = time.monotonic()
         self.body = urwid.Columns([self.listbox])
         footer = urwid.Pile([
             urwid.AttrMap(self.notice, "notice"), urwid.Divider("─"),
@@ -662,6 +670,8 @@ class Console:
     def status_text(self, *, long: bool = False) -> str:
         if self.rt is None:
             return " starting…"
+        if self._status_line_text and not long:
+            return self._status_line_text
         tooling = self.rt.main_agent.tooling
         sandbox = tooling.context.sandbox.level.value if tooling.context.sandbox else "none"
         tokens = sum(a["tokens"] for a in self.panel.agents.values())
@@ -681,6 +691,29 @@ class Console:
 
     def refresh_status(self) -> None:
         self.status.set_text(self.status_text())
+        rt = self.rt
+        if (rt is not None and getattr(rt, "status_line", None) is not None
+                and not self._status_line_busy and self.nursery is not None
+                and time.monotonic() - self._status_line_at >= STATUS_LINE_EVERY):
+            self._status_line_busy = True
+            self.nursery.start_soon(self._run_status_line, rt)
+
+    async def _run_status_line(self, rt: Any) -> None:
+        """Run the statusLine command with Claude Code's status JSON; show its line."""
+        from nyzhi.core.status_line import run_status_line, status_payload
+        from nyzhi.tools.env_policy import child_env
+
+        try:
+            cost = sum(a["cost"] for a in self.panel.agents.values())
+            payload = status_payload(rt, Path(self.cwd), cost, self._started)
+            env = child_env(rt.main_agent.tooling.context.env_policy, {})
+            line = await run_status_line(rt.status_line, payload, str(self.cwd), env)
+            if line is not None and rt is self.rt:
+                self._status_line_text = line
+                self.status.set_text(line)
+        finally:
+            self._status_line_at = time.monotonic()
+            self._status_line_busy = False
 
     def loaded_config(self) -> Any:
         return self.loaded

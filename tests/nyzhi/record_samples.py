@@ -49,6 +49,7 @@ def samples() -> dict[str, list[Any]]:
             ev.TaskUpdate("t", "3", "subject", "completed", "alice", unblocked=["4", "5"]),
             ev.TaskUpdate("t", "4"),
             ev.AutopilotPhase("qa", "add a flag", 2, "why"),  # issue 37
+            ev.Notice("hooks not approved", kind="untrusted_project"),  # issue 52
             ev.GenericEvent("from_the_future", "/agents/main", {"x": 1, "type": "ignored"}),
         ],
         "task": [

@@ -63,6 +63,7 @@ EXTENSIONS: dict[str, tuple[str, ...]] = {
 # cannot hold them. Each names the change that added it.
 NEWER_EVENTS = frozenset({
     "autopilot_phase",  # an autopilot's phase changed (issue 37)
+    "notice",  # a start-up notice, untrusted project hooks skipped (issue 52)
 })
 
 

@@ -1,11 +1,13 @@
 """Slash commands for every front end: one registry (``registry``) and the commands written
 once against it (``builtin``; ``checkpoints``: /rewind, /checkpoint, /retry; ``workflows``:
-/review, /verify, /qa, /handoff, /context; ``autopilot``: /autopilot), registered when this
+/review, /verify, /qa, /handoff, /context; ``autopilot``: /autopilot; ``plugins``: /plugin,
+/output-style), registered when this
 package is imported."""
 
 from nyzhi.core.commands import autopilot as autopilot
 from nyzhi.core.commands import builtin as builtin
 from nyzhi.core.commands import checkpoints as checkpoints
+from nyzhi.core.commands import plugins as plugins
 from nyzhi.core.commands import workflows as workflows
 from nyzhi.core.commands.registry import (
     COMMANDS,
@@ -18,5 +20,5 @@ from nyzhi.core.commands.registry import (
 
 __all__ = [
     "COMMANDS", "Command", "CommandHost", "autopilot", "available", "builtin", "checkpoints",
-    "dispatch", "lookup", "workflows",
+    "dispatch", "lookup", "plugins", "workflows",
 ]

@@ -11,8 +11,8 @@ PostToolUse           post_tool_use       matcher → tool pattern
 UserPromptSubmit      user_prompt_submit
 SessionStart          session_start       matcher (startup/resume/...) ignored
 SessionEnd            session_end
-Stop                  after_turn          "decision: block" (keep going) is not
-                                          supported; the hook just runs
+Stop                  after_turn          fired inside the main agent's turn; a
+                                          block keeps it going (agent_factory)
 SubagentStart         subagent_start
 SubagentStop          subagent_stop
 PostToolUseFailure    post_tool_use_failure  matcher → tool pattern
@@ -23,8 +23,8 @@ PreCompact            compact_context     matcher → the trigger (``manual``, `
 ====================  ==================  ==========================================
 
 Skipped with a note: any other event, and hooks whose ``type`` is not ``"command"`` (prompt hooks need a model).
-Payloads carry Claude's ``hook_event_name``; nyzhi's tool argument names can differ from
-Claude's (``path`` vs ``file_path``), so scripts reading ``tool_input`` may need adjusting.
+Their payloads and answers are Claude Code's own (``claude_io``, ``claude_out``): its tool and
+parameter names, absolute paths, ``tool_response`` as an object.
 A missing file is fine; an unreadable or malformed one is reported as a note, never fatal:
 it is another tool's config.
 """

@@ -50,7 +50,7 @@ import shlex
 import signal
 import subprocess
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import trio
@@ -58,7 +58,10 @@ import trio
 from nyzhi import records
 from nyzhi.config.procgroup import signal_group
 from nyzhi.core.events import MAIN_AGENT
+from nyzhi.core.hooks.claude_io import claude_bodies
+from nyzhi.core.hooks.claude_out import claude_verdict
 from nyzhi.core.hooks.spec import HOOK_EVENTS, SUBJECT_KEYS, HookSpec
+from nyzhi.core.hooks.verdict import Verdict
 from nyzhi.spawn import open_bound_process
 from nyzhi.tools.env_policy import EnvPolicy, child_env
 
@@ -98,6 +101,10 @@ class HookOutcome:
     ``context``: text to add to the model's context (prompt/session hooks);
     ``approved``: a pre_tool_use hook explicitly allowed the call (skip asking a person);
     ``warnings``: failed hooks and hook notices, for the user, never fatal.
+    Claude Code hooks only (``claude_out``): ``ask`` (ask a person even when the call would
+    run unasked), ``feedback`` (for the model after a tool's result), ``updated_input`` (the
+    call's new input, Claude's names), ``stop``/``stop_reason`` (``continue: false``: end the
+    turn), ``suppress`` (``suppressOutput``).
     """
 
     blocked: bool = False
@@ -106,6 +113,12 @@ class HookOutcome:
     approved: bool = False
     warnings: tuple[str, ...] = ()
     results: tuple[HookResult, ...] = ()
+    ask: bool = False
+    feedback: str = ""
+    updated_input: dict[str, Any] | None = None
+    stop: bool = False
+    stop_reason: str = ""
+    suppress: bool = False
 
 
 def payload_paths(payload: Mapping[str, Any]) -> list[str]:
@@ -137,6 +150,8 @@ class HookRunner:
         session_id: str | None = None,
         agent: str = MAIN_AGENT,
         env_policy: EnvPolicy | None = None,
+        transcript_path: str = "",
+        permission_mode: Callable[[], str] | None = None,
     ) -> None:
         self.specs = tuple(specs)
         self.cwd = os.fspath(cwd)
@@ -144,22 +159,54 @@ class HookRunner:
         self.env_policy = env_policy
         self.session_id = session_id
         self.agent = agent
+        # Claude Code hooks' common fields (``claude_io``): the session's transcript in Claude
+        # Code's JSONL shape (``nyzhi.core.hooks.transcript``) and its permission mode now.
+        self.transcript_path = transcript_path
+        self.permission_mode = permission_mode
 
-    def has(self, event: str) -> bool:
-        """Whether any hook listens to ``event`` (skip building a payload when not)."""
-        return any(s.event == event for s in self.specs)
+    def has(self, event: str, only: str | None = None) -> bool:
+        """Whether any hook listens to ``event`` (skip building a payload when not);
+        ``only``: ``"claude"`` or ``"ours"``, hooks of that kind only."""
+        return any(s.event == event and _kind_fits(s, only) for s in self.specs)
 
-    def matching(self, event: str, payload: Mapping[str, Any]) -> list[HookSpec]:
+    def has_claude(self, claude_event: str) -> bool:
+        """Whether a Claude Code hook listens to ``claude_event`` (its name: ``Stop``)."""
+        return any(s.claude_event == claude_event for s in self.specs)
+
+    def matching(self, event: str, payload: Mapping[str, Any],
+                 only: str | None = None) -> list[HookSpec]:
         subject = payload.get(SUBJECT_KEYS.get(event, "tool_name"))
         paths = payload_paths(payload)
         return [
             s for s in self.specs
-            if s.event == event
+            if s.event == event and _kind_fits(s, only)
             and s.matches(subject if isinstance(subject, str) else None, paths, self.cwd)
         ]
 
-    async def fire(self, event: str, payload: Mapping[str, Any] | None = None) -> HookOutcome:
-        """Run the hooks matching ``event`` in order and combine their verdicts.
+    def _bodies(self, spec: HookSpec, event: str, payload: Mapping[str, Any]) -> list[dict]:
+        """The stdin objects for ``spec``: Claude Code's shape for its hooks (one per file of
+        a multi-file edit), else nyz's payload with both spellings of its keys."""
+        if spec.claude_event is not None:
+            mode = self.permission_mode() if self.permission_mode is not None else "default"
+            return claude_bodies(spec.claude_event, payload, {
+                "session_id": self.session_id, "cwd": self.cwd,
+                "transcript_path": self.transcript_path, "permission_mode": mode})
+        body: dict[str, Any] = {"hook_event_name": event, "session_id": self.session_id,
+                                "cwd": self.cwd}
+        body.update(payload)
+        # nyzhi's own names and Claude Code's for the same things, so scripts written for
+        # either read what they expect.
+        for ours, claude in (("tool_args", "tool_input"), ("output", "tool_response")):
+            if ours in body and claude not in body:
+                body[claude] = body[ours]
+            elif claude in body and ours not in body:
+                body[ours] = body[claude]
+        return [body]
+
+    async def fire(self, event: str, payload: Mapping[str, Any] | None = None, *,
+                   only: str | None = None) -> HookOutcome:
+        """Run the hooks matching ``event`` in order and combine their verdicts (``only``:
+        ``"claude"`` or ``"ours"``, hooks of that kind only).
 
         A checkpoint only when a hook runs. Cancellation kills the running hook's process
         group before propagating.
@@ -167,35 +214,51 @@ class HookRunner:
         if event not in HOOK_EVENTS:
             raise ValueError(f"unknown hook event {event!r}: expected one of {', '.join(HOOK_EVENTS)}")
         payload = dict(payload or {})
-        specs = self.matching(event, payload)
+        specs = self.matching(event, payload, only)
         if not specs:
             return HookOutcome()
-        can_block = event in BLOCKING_EVENTS
-        blocked = approved = False
+        blocked = approved = ask = stop = suppress = False
         messages: list[str] = []
         contexts: list[str] = []
+        feedback: list[str] = []
         warnings: list[str] = []
         results: list[HookResult] = []
+        updated: dict[str, Any] | None = None
+        stop_reason = ""
         for spec in specs:
-            result = await self._run(spec, event, payload)
-            results.append(result)
-            verdict = _interpret(spec, event, result)
-            approved = approved or verdict.approved
-            warnings += verdict.warnings
-            if verdict.context:
-                contexts.append(verdict.context)
-            if verdict.message:
-                messages.append(verdict.message)
-            if verdict.blocked and can_block:
-                blocked = True
+            can_block = event in BLOCKING_EVENTS or spec.claude_event == "Stop"
+            for body in self._bodies(spec, event, payload):
+                result = await self._run(spec, event, payload, body)
+                results.append(result)
+                verdict = _interpret(spec, event, result)
+                approved = approved or verdict.approved
+                ask = ask or verdict.ask
+                suppress = suppress or verdict.suppress
+                updated = verdict.updated_input if verdict.updated_input is not None else updated
+                warnings += verdict.warnings
+                contexts += [verdict.context] if verdict.context else []
+                feedback += [verdict.feedback] if verdict.feedback else []
+                messages += [verdict.message] if verdict.message else []
+                if verdict.stop:
+                    stop, stop_reason = True, verdict.stop_reason
+                if verdict.blocked and can_block:
+                    blocked = True
+                    break
+            if blocked or stop:
                 break
         return HookOutcome(
             blocked=blocked,
             message="\n".join(messages),
             context="\n".join(contexts),
-            approved=approved and not blocked,
+            approved=approved and not blocked and not ask,
             warnings=tuple(warnings),
             results=tuple(results),
+            ask=ask and not blocked,
+            feedback="\n".join(feedback),
+            updated_input=None if blocked else updated,
+            stop=stop,
+            stop_reason=stop_reason,
+            suppress=suppress,
         )
 
     def _environment(self, spec: HookSpec, event: str, payload: Mapping[str, Any]) -> dict[str, str]:
@@ -213,20 +276,8 @@ class HookRunner:
         env.setdefault("CLAUDE_PROJECT_DIR", self.cwd)
         return env
 
-    async def _run(self, spec: HookSpec, event: str, payload: Mapping[str, Any]) -> HookResult:
-        body = {
-            "hook_event_name": spec.claude_event or event,
-            "session_id": self.session_id,
-            "cwd": self.cwd,
-        }
-        body.update(payload)
-        # nyzhi's own names and Claude Code's for the same things, so scripts written for
-        # either read what they expect.
-        for ours, claude in (("tool_args", "tool_input"), ("output", "tool_response")):
-            if ours in body and claude not in body:
-                body[claude] = body[ours]
-            elif claude in body and ours not in body:
-                body[ours] = body[claude]
+    async def _run(self, spec: HookSpec, event: str, payload: Mapping[str, Any],
+                   body: Mapping[str, Any]) -> HookResult:
         stdin_bytes = json.dumps(body, ensure_ascii=False, default=str).encode()
         command = spec.command
         paths = payload_paths(payload)
@@ -289,13 +340,13 @@ async def _drain(stream: Any, sink: bytearray) -> None:
             sink += chunk[:room]
 
 
-@records.frozen
-class _Verdict:
-    blocked: bool = False
-    approved: bool = False
-    message: str = ""
-    context: str = ""
-    warnings: tuple[str, ...] = ()
+def _kind_fits(spec: HookSpec, only: str | None) -> bool:
+    if only is None:
+        return True
+    return (spec.claude_event is not None) == (only == "claude")
+
+
+_Verdict = Verdict
 
 
 def _label(spec: HookSpec, event: str) -> str:
@@ -309,7 +360,7 @@ def _tail(text: str, lines: int = 10) -> str:
 
 def _interpret(spec: HookSpec, event: str, r: HookResult) -> _Verdict:
     can_block = event in BLOCKING_EVENTS
-    label = _label(spec, event)
+    label = _label(spec, spec.claude_event or event)
     if r.error is not None or r.timed_out or (r.exit_code not in (0, 2)):
         if r.error is not None:
             why = r.error
@@ -323,6 +374,8 @@ def _interpret(spec: HookSpec, event: str, r: HookResult) -> _Verdict:
         if spec.block and can_block:
             return _Verdict(blocked=True, message=f"Blocked by {label}: {why}", warnings=(warning,))
         return _Verdict(warnings=(warning,))
+    if spec.claude_event is not None:
+        return claude_verdict(spec.claude_event, r.exit_code, r.stdout, r.stderr, label)
     if r.exit_code == 2:
         reason = r.stderr.strip() or f"blocked by {label}"
         return _Verdict(blocked=can_block, message=reason)

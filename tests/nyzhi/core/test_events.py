@@ -24,6 +24,7 @@ SAMPLES = [
     ev.AgentStatus("running", detail="turn t1"),
     ev.TurnComplete("t1", "done", 3, "end_turn"),
     ev.Error("boom", kind="provider", retryable=True),
+    ev.Notice("the project's hooks are not used", kind="untrusted_project"),
     ev.Result("done", session_id="s-1", usage={"input_tokens": 10}, is_error=False),
     ev.IndexProgress(3, 10, 2, 7, "a.py", 1.5, agent="/services/index"),
     ev.TeamMessage("crew", "alice", "lead", "done", agent="/team/crew/alice"),
@@ -39,8 +40,8 @@ def test_every_event_type_has_a_sample():
     assert set(ev.EVENT_TYPES) == {
         "session_start", "turn_start", "text_delta", "thinking_delta", "tool_start",
         "tool_output_delta", "tool_done", "approval_request", "user_question", "retry", "usage", "compaction",
-        "agent_status", "turn_complete", "error", "result", "index_progress", "team_message",
-        "task_update", "autopilot_phase", "process_start", "process_exit",
+        "agent_status", "turn_complete", "error", "notice", "result", "index_progress",
+        "team_message", "task_update", "autopilot_phase", "process_start", "process_exit",
     }
 
 

@@ -330,7 +330,9 @@ async def test_claude_settings_are_read_and_mapped(tmp_path):
     entries = read_log(log)
     assert len(entries) == 1
     assert entries[0][1]["hook_event_name"] == "PreToolUse"
-    assert entries[0][1]["tool_input"] == {"path": "a.py"}
+    # Claude's shape: its tool name, an absolute path (nyzhi.core.hooks.claude_io)
+    assert entries[0][1]["tool_name"] == "Edit"
+    assert entries[0][1]["tool_input"] == {"path": str(tmp_path / "a.py")}
 
 
 def test_claude_settings_missing_or_broken(tmp_path):

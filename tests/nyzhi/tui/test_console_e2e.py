@@ -10,7 +10,7 @@ import shlex
 import pytest
 import trio
 
-from nyzhi.testing.cli import NYZ, nyz_env, run_nyz, settled_running, started_running
+from nyzhi.testing.cli import NYZ, nyz_env, run_nyz, running_with, settled_running, started_running
 from nyzhi.testing.fake_llm import PerAgent, hang, http_error, open_fake_llm, reply, tool_call
 from nyzhi.testing.tmux import INPUT_READY, TmuxPane, open_console, say
 

@@ -48,8 +48,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run_serve(args: argparse.Namespace) -> int:
     import trio
 
-    from nyzhi.core.errors import describe_error
     from nyzhi.core.flags import runtime_options
+    from nyzhi.core.protocol import describe_error
     from nyzhi.web.server import ServeError, ServeOptions, serve
 
     options = ServeOptions(

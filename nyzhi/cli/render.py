@@ -14,8 +14,8 @@ import datetime as dt
 import json
 from typing import TextIO
 
-from nyzhi.core import events as ev
 from nyzhi.core.event_renderer import EventRenderer
+from nyzhi.core.protocol import events as ev
 
 # ``kind`` of the error event for a runtime that could not start (config, provider, session).
 STARTUP = "startup"

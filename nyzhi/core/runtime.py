@@ -200,6 +200,32 @@ class Runtime:
         self.set_thinking(self.thinking_level)  # fitted to the new model
         self.config_changed("model", previous, model)
 
+    def set_trust(self, mode: str, source: str = "command") -> str:
+        """Trust ``mode`` (off, limited, autoedit, full) for the main agent from its next
+        call, firing ``config_change``: ``/trust``, ACP's set_mode and the web's set_trust
+        all come here (through ``nyzhi.core.protocol.Session``). ``ValueError`` (one line)
+        for a mode that is not one; returns the mode now."""
+        from nyzhi.config.modes import parse_trust
+
+        parsed = parse_trust(mode)
+        gates = self.main_agent.tooling.gates
+        previous = gates.trust.mode
+        gates.trust = attrs.evolve(gates.trust, mode=parsed)
+        self.config_changed("trust", previous.value, parsed.value, source)
+        return str(parsed.value)
+
+    def set_plan_mode(self, on: bool, source: str = "command") -> str | None:
+        """Plan mode on (read-only tools for the main agent and agents spawned from now on)
+        or off, firing ``config_change``; leaving it with a plan written returns the message
+        that executes the plan, which the front end sends as the main agent's next turn."""
+        knowledge = self.knowledge
+        if knowledge is None:
+            raise RuntimeError("plan mode needs the session's knowledge")
+        previous = knowledge.plan_mode
+        execute = knowledge.set_plan_mode(on)
+        self.config_changed("plan_mode", previous, on, source)
+        return execute
+
     def config_changed(self, key: str, previous: Any, value: Any, source: str = "command") -> None:
         """A setting changed during the session (``/model``, ``/trust``, ``/thinking``,
         ``/plan``, ``/subagent-config``): fire the ``config_change`` hooks in the background

@@ -275,21 +275,16 @@ async def _init_deep(host: CommandHost, arg: str) -> None:
 
 @command("trust", "show or set trust: /trust off|limited|autoedit|full")
 async def _trust(host: CommandHost, arg: str) -> None:
-    import attrs
+    from nyzhi.core.protocol import Session, ops
 
-    from nyzhi.config.modes import parse_trust
-
-    gates = host.rt.main_agent.tooling.gates
     if arg:
         try:
-            mode = parse_trust(arg)
+            host.show(BODY, Session(host.rt, host).apply(ops.SetTrust(arg)).notice)
         except ValueError as exc:
             host.show(ERROR, str(exc))
             return
-        previous = gates.trust.mode
-        gates.trust = attrs.evolve(gates.trust, mode=mode)
-        host.rt.config_changed("trust", previous.value, mode.value)
-    host.show(BODY, f"trust: {gates.trust.mode.value}")
+    else:
+        host.show(BODY, f"trust: {host.rt.main_agent.tooling.gates.trust.mode.value}")
     host.refresh_status()
 
 
@@ -318,19 +313,19 @@ async def _plan(host: CommandHost, _arg: str) -> None:
 
 
 def toggle_plan(host: CommandHost) -> None:
-    """Plan mode through the session's knowledge: the main agent and agents spawned from now
-    on get read-only tools; leaving it with a plan written sends the message that executes
-    it."""
+    """Plan mode switched through the session protocol (``SetPlanMode``), as every front end
+    switches it: the main agent and agents spawned from now on get read-only tools; leaving
+    it with a plan written sends the message that executes it."""
+    from nyzhi.core.protocol import Session, ops
+
     knowledge = host.rt.knowledge if host.rt is not None else None
     if knowledge is None:
         return
-    execute = knowledge.set_plan_mode(not knowledge.plan_mode)
-    host.rt.config_changed("plan_mode", not knowledge.plan_mode, knowledge.plan_mode)
-    host.show(NOTICE, "plan mode on: read-only tools only" if knowledge.plan_mode
-              else "plan mode off")
+    applied = Session(host.rt, host).apply(ops.SetPlanMode(not knowledge.plan_mode))
+    host.show(NOTICE, applied.notice)
     host.refresh_status()
-    if execute:
-        host.send_main(execute)
+    if applied.follow_up:
+        host.send_main(applied.follow_up)
 
 
 @command("clear", "clear the screen (the thread is kept); also Ctrl-L", needs_runtime=False,

@@ -79,7 +79,8 @@ class WrappedCommand:
     note: str = ""
 
 
-def _shell() -> str:
+def default_shell() -> str:
+    """The shell a command string runs in when none is configured."""
     return shutil.which("bash") or "/bin/sh"
 
 
@@ -227,7 +228,7 @@ class SandboxPolicy:
         Raises ``SandboxUnavailable`` when confinement is needed, bwrap is missing and the
         fallback is "refuse".
         """
-        argv = [shell or _shell(), "-c", command] if isinstance(command, str) else list(command)
+        argv = [shell or default_shell(), "-c", command] if isinstance(command, str) else list(command)
         if self.level is SandboxLevel.FULL_ACCESS:
             return WrappedCommand(argv, sandboxed=False)
         bwrap = self.find_bwrap()

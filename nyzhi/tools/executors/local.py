@@ -42,14 +42,14 @@ class LocalExecutor:
         output_cap: int = DEFAULT_OUTPUT_CAP,
         mutating: bool | None = None,
     ) -> ExecResult:
-        from nyzhi.tools.sandbox import SandboxPolicy, WrappedCommand, _shell
+        from nyzhi.tools.sandbox import SandboxPolicy, WrappedCommand, default_shell
 
         if self.startup_commands:
             command = "\n".join([*self.startup_commands, command])
         if isinstance(sandbox, SandboxPolicy):
             wrapped = sandbox.wrap(command, cwd, shell=self.shell)
         else:
-            wrapped = WrappedCommand([self.shell or _shell(), "-c", command], sandboxed=False)
+            wrapped = WrappedCommand([self.shell or default_shell(), "-c", command], sandboxed=False)
         return await run_process(
             wrapped.argv,
             cwd=cwd,

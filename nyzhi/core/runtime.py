@@ -29,7 +29,7 @@ import attrs
 import trio
 
 import actors
-from nyzhi import records
+from nyzhi import process, records
 from nyzhi.core import assembly
 from nyzhi.core import events as ev
 from nyzhi.core.agent import TurnHandle, UserInput
@@ -406,11 +406,13 @@ async def open_runtime(
         rt.background = background
         rt.checkpoints = checkpoints
         await membership.bind(rt)
-        # Everything built so far (modules, config, tools, prompts) lives as long as the
-        # process: move it out of the collector's view. A full collection walks every tracked
-        # object, and with hundreds of subagents running it stalled the event loop for
-        # 100-250 ms at a time; frozen, it walks only what the agents create.
-        gc.freeze()
+        # In nyz (``nyzhi.process``), everything built so far (modules, config, tools,
+        # prompts) lives as long as the process: move it out of the collector's view. A full
+        # collection walks every tracked object, and with hundreds of subagents running it
+        # stalled the event loop for 100-250 ms at a time; frozen, it walks only what the
+        # agents create. An embedding program's collector is its own: left as it was.
+        if process.claimed():
+            gc.freeze()
         try:
             yield rt
         finally:

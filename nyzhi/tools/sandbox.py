@@ -24,7 +24,7 @@ Two mechanisms, one policy:
 
 A check and the write that follows it are two system calls: a directory swapped for a symlink in
 between defeats any check. Write tools therefore call ``check_write`` again right before writing
-and write through ``nyzhi.tools.paths.atomic_write``, which walks the path with ``O_NOFOLLOW`` so a
+and write through ``nyzhi.tools.paths.write_nofollow``, which walks the path with ``O_NOFOLLOW`` so a
 component swapped for a symlink makes the write fail.
 
 Error tree::

@@ -401,7 +401,7 @@ async def _export(host: CommandHost, arg: str) -> None:
 
 
 def export_thread(rt: Any, cwd: Path, arg: str) -> tuple[str, str]:
-    """Write the main thread as Markdown (temp file + rename); (kind, the line to show)."""
+    """Write the main thread as Markdown (atomically); (kind, the line to show)."""
     name = os.path.expanduser(arg) if arg else f"nyzhi-{rt.session_id[:8]}.md"
     path = cwd / name  # an absolute name replaces cwd
     parts: list[str] = []
@@ -410,12 +410,12 @@ def export_thread(rt: Any, cwd: Path, arg: str) -> tuple[str, str]:
         for call in m.tool_calls:
             text += f"\n\n`{call.name}` {call.arguments}"
         parts.append(f"## {m.role}\n\n{text.strip()}\n")
-    tmp = path.with_name(f".{path.name}.tmp")
-    try:
-        tmp.write_text("\n".join(parts), encoding="utf-8")
-        os.replace(tmp, path)
+    from nyzhi.config.fsutil import atomic_write
+
+    try:  # the one atomic write: fsynced, so a crash leaves the old file or the whole export
+        atomic_write(path, "\n".join(parts).encode("utf-8"), what="the export")
     except OSError as exc:
-        return (ERROR, f"cannot write {path}: {exc.strerror}")
+        return (ERROR, str(exc))
     return (NOTICE, f"exported {len(parts)} message(s) to {path}")
 
 

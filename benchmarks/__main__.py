@@ -11,6 +11,13 @@ import pkgutil
 import sys
 from pathlib import Path
 
+from nyzhi import process
+
+# The in-process benchmarks (runtime steps, subagents, teams…) measure nyz's runtime as nyz
+# runs it, with the interpreter tunings its entry point makes (nyzhi.process), not an
+# embedding program's.
+process.claim()
+
 
 def main(argv: list[str]) -> int:
     here = Path(__file__).parent

@@ -2,7 +2,8 @@
 
 The package layers flow one way, bottom to top: ``records`` (the attrs conventions),
 ``convert`` (the one converter), ``spawn`` (child processes whose forking thread outlives
-them) and ``codecache`` (attrs' generated methods kept compiled, installed by ``nyz``);
+them), ``codecache`` (attrs' generated methods kept compiled, installed by ``nyz``) and
+``process`` (the interpreter tunings only ``nyz`` makes, never an embedding program);
 ``config``; ``auth``, ``provider``, ``tools``, ``index``, ``knowledge`` and ``teams``
 (one layer: they may import each other, never in a circle); ``core`` (and this package's lazy
 exports); front ends (``tui``, ``acp`` the editors' Agent Client Protocol, ``web`` the

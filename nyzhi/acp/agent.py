@@ -26,6 +26,7 @@ from nyzhi.acp import schema as s
 from nyzhi.acp.jsonrpc import AUTH_REQUIRED, RESOURCE_NOT_FOUND, Connection, RpcError
 from nyzhi.acp.login import LOGIN, LOGIN_METHOD, login_needed
 from nyzhi.acp.session import AcpSession
+from nyzhi.core.protocol import Session
 
 
 class AcpAgent:
@@ -82,7 +83,7 @@ class AcpAgent:
         except Exception as exc:
             if not session.started:
                 raise
-            from nyzhi.core.errors import describe_error
+            from nyzhi.core.protocol import describe_error
 
             sys.stderr.write(f"nyz acp: session {session.id} ended: "
                              f"{self._redact(describe_error(exc))}\n")
@@ -92,7 +93,7 @@ class AcpAgent:
 
     def _redact(self, text: str) -> str:
         for session in self.sessions.values():
-            redactor = session.rt.tooling.redactor if session.rt is not None else None
+            redactor = Session(session.rt).redactor if session.rt is not None else None
             if redactor is not None:
                 text = redactor.redact(text)
         return text

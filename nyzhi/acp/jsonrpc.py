@@ -226,7 +226,7 @@ def _id_of(message: Any) -> Any:
 
 
 def _describe(exc: BaseException) -> str:
-    from nyzhi.core.errors import describe_error
+    from nyzhi.core.protocol import describe_error
 
     text = describe_error(exc) if isinstance(exc, Exception) else type(exc).__name__
     return text.splitlines()[0] if text else type(exc).__name__

@@ -31,8 +31,8 @@ from nyzhi.acp import schema as s
 from nyzhi.acp.jsonrpc import Connection, RpcError
 from nyzhi.acp.updates import UpdateRenderer, proposed_diffs
 from nyzhi.config.modes import TrustMode
-from nyzhi.core import events as ev
-from nyzhi.core.tool_step import ApprovalAnswer
+from nyzhi.core.protocol import ApprovalAnswer, Session, status_card, status_line
+from nyzhi.core.protocol import events as ev
 
 STOP_REASONS = {"end_turn": "end_turn", "cancelled": "cancelled", "max_steps": "max_turn_requests",
                 "max_tokens": "max_tokens", "refusal": "refusal"}
@@ -191,10 +191,8 @@ class AcpSession:
         if ask.agent != ev.MAIN_AGENT and not title.startswith("["):
             title = f"[{ask.agent.rsplit('/', 1)[-1]}] {title}"  # which subagent asks
         name, args = self.renderer.inputs.get(call_id, (ask.tool, {}))
-        redactor = self.rt.tooling.redactor
         content = await trio.to_thread.run_sync(
-            proposed_diffs, name, args, self.cwd,
-            redactor.redact if redactor is not None else _same)
+            proposed_diffs, name, args, self.cwd, Session(self.rt).redact)
         if not content:
             detail = ask.preview or ask.summary
             content = (s.ToolCallContent(content=s.TextContent(detail)),) if detail else ()
@@ -314,7 +312,7 @@ class AcpSession:
         return STOP_REASONS.get(reason, "end_turn")
 
     async def _command(self, line: str) -> str:
-        from nyzhi.core.commands import dispatch
+        from nyzhi.core.protocol.commands import dispatch
 
         host = _CommandHost(self)
         mode = self.current_mode()
@@ -322,10 +320,8 @@ class AcpSession:
         if self.current_mode() != mode:  # /plan, /trust: the editor's mode picker follows
             await self.send(s.CurrentModeUpdate(self.current_mode()))
         if host.output:
-            redact = self.rt.tooling.redactor
-            text = "\n".join(host.output) + "\n"
-            await self.send(s.AgentMessageChunk(s.TextContent(
-                redact.redact(text) if redact is not None else text)))
+            text = Session(self.rt).redact("\n".join(host.output) + "\n")
+            await self.send(s.AgentMessageChunk(s.TextContent(text)))
         if host.prompt is not None:
             return await self._turn(host.prompt)
         return "end_turn"
@@ -342,29 +338,37 @@ class AcpSession:
             for mode_id, (name, description) in MODE_NAMES.items()))
 
     def current_mode(self) -> str:
-        if self.rt.knowledge.plan_mode:
-            return PLAN_MODE
-        return str(self.rt.main_agent.tooling.gates.trust.mode.value)
+        status = Session(self.rt).status()
+        return PLAN_MODE if status.plan_mode else status.trust
 
     def set_mode(self, mode_id: str) -> None:
-        import attrs
-
-        from nyzhi.config.modes import parse_trust
+        """``session/set_mode`` as the session protocol's ops, like ``/plan`` and ``/trust``:
+        the same ``config_change`` hooks fire, and leaving plan mode with a plan written
+        runs the message that executes it as the next turn (its updates stream as usual)."""
+        from nyzhi.core.protocol import ops
 
         if mode_id not in MODE_NAMES:
             raise s.ParamsError(f"session/set_mode params: 'modeId' must be one of "
                                 f"{', '.join(MODE_NAMES)}, found {mode_id!r}")
-        knowledge = self.rt.knowledge
+        session = Session(self.rt)
         if mode_id == PLAN_MODE:
-            knowledge.set_plan_mode(True)
+            session.apply(ops.SetPlanMode(True))
             return
-        if knowledge.plan_mode:
-            knowledge.set_plan_mode(False)
-        gates = self.rt.main_agent.tooling.gates
-        gates.trust = attrs.evolve(gates.trust, mode=parse_trust(mode_id))
+        follow_up = None
+        if self.rt.knowledge.plan_mode:
+            follow_up = session.apply(ops.SetPlanMode(False)).follow_up
+        session.apply(ops.SetTrust(str(mode_id)))
+        if follow_up and self._nursery is not None:
+            self._nursery.start_soon(self._follow_up, follow_up)
+
+    async def _follow_up(self, text: str) -> None:
+        """A turn the session starts itself (the plan to execute), after any running one."""
+        async with self.prompt_lock:
+            with contextlib.suppress(RpcError):  # its failure shows as an error update
+                await self._turn(text)
 
     def commands(self) -> s.AvailableCommandsUpdate:
-        from nyzhi.core.commands import available
+        from nyzhi.core.protocol.commands import available
 
         listed = [s.AvailableCommand(name, cmd.summary)
                   for name, cmd in available(_CommandHost.features).items()]
@@ -372,10 +376,6 @@ class AcpSession:
             summary = getattr(custom, "description", "") or "custom command"
             listed.append(s.AvailableCommand(name, summary, s.CommandInput("arguments")))
         return s.AvailableCommandsUpdate(tuple(listed))
-
-
-def _same(text: str) -> str:
-    return text
 
 
 def _attached(uri: str, text: str) -> str:
@@ -418,10 +418,8 @@ class _CommandHost:
         pass
 
     def status_text(self, *, long: bool = False) -> str:
-        rt = self.rt
-        tooling = rt.main_agent.tooling
-        mode = "plan" if tooling.gates.plan_mode else f"trust {tooling.gates.trust.mode.value}"
-        return f"session {rt.session_id}\ncwd {self.cwd}\n{rt.provider_name}/{rt.model} · {mode}"
+        status = Session(self.rt).status()
+        return status_card(status) if long else status_line(status)
 
     def loaded_config(self) -> Any:
         from nyzhi.config.project_trust import load_trusted

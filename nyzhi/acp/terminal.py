@@ -242,11 +242,12 @@ def _exit_code(status: s.TerminalExitStatus) -> int:
 def install(session: Any, conn: Connection, announce: Announce) -> None:
     """Give every agent of ``session``'s runtime (the main agent's context and the base one
     that later agents are made from) the client-terminal executor in place of its local one."""
+    from nyzhi.core.protocol import Session
     from nyzhi.tools.executors import LocalExecutor
 
-    rt = session.rt
-    for context in {id(c): c for c in (rt.tooling.context, rt.main_agent.tooling.context)
-                    }.values():
-        if isinstance(context.executor, LocalExecutor):
-            context.executor = ClientTerminalExecutor(
-                context.executor, conn, lambda: session.id, announce)
+    def wrap(executor: Any) -> Any:
+        if isinstance(executor, LocalExecutor):
+            return ClientTerminalExecutor(executor, conn, lambda: session.id, announce)
+        return executor
+
+    Session(session.rt).wrap_executors(wrap)

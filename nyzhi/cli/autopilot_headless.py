@@ -14,11 +14,10 @@ after ``[agent] autopilot_max_loops`` returns to execute, or when a subagent fai
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import Any
 
 from nyzhi.cli.headless import HeadlessRun
-from nyzhi.core import events as ev
+from nyzhi.core.protocol import events as ev
 from nyzhi.core.run_result import Failure, ResultSubtype, budget_subtype
 
 
@@ -41,8 +40,9 @@ async def run_autopilot(args: argparse.Namespace, goal: str, fmt: str) -> int:
 
     async def drive(rt: Any) -> None:
         from nyzhi.config.project_trust import load_trusted
+        from nyzhi.core.protocol import Session
 
-        root = Path(rt.tooling.context.workspace_root)
+        root = Session(rt).workspace_root
         pilot = None
         try:
             state = ap.start_or_resume(root, goal)

@@ -33,11 +33,10 @@ def run_deepinit(args: argparse.Namespace) -> int:
 
 
 async def _deepinit(args: argparse.Namespace) -> int:
-    from pathlib import Path
 
     from nyzhi.core.deepinit import deep_init
-    from nyzhi.core.errors import describe_error
     from nyzhi.core.flags import runtime_options
+    from nyzhi.core.protocol import Session, describe_error
     from nyzhi.core.runtime import open_runtime
 
     def progress(line: str) -> None:
@@ -47,9 +46,10 @@ async def _deepinit(args: argparse.Namespace) -> int:
         async with open_runtime(runtime_options(args, interactive=False)) as rt:
             for notice in rt.notices:
                 progress(notice)
+            session = Session(rt)
             if args.run_checks:
-                rt.main_agent.tooling.gates.memory.remember("verify")
-            root = Path(rt.tooling.context.workspace_root)
+                session.allow_always("verify")
+            root = session.workspace_root
             result = await deep_init(rt, root, force=args.force, progress=progress)
     except Exception as exc:  # configuration, provider, storage: one line
         print(f"nyz: {describe_error(exc)}", file=sys.stderr)

@@ -207,7 +207,7 @@ def run_export(args: argparse.Namespace) -> int:
 
 def run_replay(args: argparse.Namespace) -> int:
     from nyzhi.cli.render import JsonLines, Timeline
-    from nyzhi.core import events as ev
+    from nyzhi.core.protocol import events as ev
     from nyzhi.core.sessions import SessionError
 
     try:
@@ -241,7 +241,7 @@ def run_replay(args: argparse.Namespace) -> int:
 def agent_tree(session: Any) -> list[str]:
     """The session's agents as an indented tree: the main agent, then each subagent under its
     parent with its role, model and thread length."""
-    from nyzhi.core import events as ev
+    from nyzhi.core.protocol import events as ev
 
     lines = [f"agents: {ev.MAIN_AGENT}"]
     for path in sorted(session.agents):

@@ -28,10 +28,10 @@ from nyzhi.cli.render import STARTUP, JsonLines, Progress, ResultOnly
 from nyzhi.cli.signals import STOP_SIGNALS, detach_closed_terminal, exit_code
 from nyzhi.config.fsutil import StorageError
 from nyzhi.core import collector
-from nyzhi.core import events as ev
 from nyzhi.core.event_bus import LISTENER_FAILED
 from nyzhi.core.event_renderer import EventRenderer
 from nyzhi.core.flags import runtime_options
+from nyzhi.core.protocol import events as ev
 from nyzhi.core.run_result import Failure, ResultSubtype, turn_failure
 
 
@@ -200,7 +200,7 @@ class HeadlessRun:
                                  for d in shell_summaries(shells)),
             )
         except Exception as exc:  # configuration, provider, session errors: one clear line
-            from nyzhi.core.errors import describe_error
+            from nyzhi.core.protocol import describe_error
 
             if (unwritable := output_error(exc)) is not None:
                 raise unwritable from None  # ``run_and_exit`` says it
@@ -309,7 +309,7 @@ async def run_headless(args: argparse.Namespace, prompt: str, fmt: str) -> int:
         return isinstance(event, ev.TurnComplete) and event.agent == ev.MAIN_AGENT
 
     async def drive(rt: Any) -> None:
-        from nyzhi.core.commands.registry import headless_prompt
+        from nyzhi.core.protocol.commands import headless_prompt
 
         run.handle = await rt.submit(  # custom /name args; -i images, @image mentions
             headless_prompt(prompt, rt.knowledge), tuple(getattr(args, "image", None) or ()))

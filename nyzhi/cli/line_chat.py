@@ -35,12 +35,11 @@ import trio
 
 from nyzhi.cli.prompt_input import decode_part
 from nyzhi.cli.signals import STOP_SIGNALS, detach_closed_terminal, exit_code
-from nyzhi.core import events as ev
-from nyzhi.core.commands import dispatch
-from nyzhi.core.commands.registry import NOTICE
 from nyzhi.core.event_renderer import EventRenderer
 from nyzhi.core.flags import runtime_options
-from nyzhi.core.tool_step import ApprovalAnswer
+from nyzhi.core.protocol import ApprovalAnswer, Session, status_card, status_line
+from nyzhi.core.protocol import events as ev
+from nyzhi.core.protocol.commands import NOTICE, dispatch
 
 KEYS_HELP = """Ctrl-C cancels a running turn and its subagents' (they can be continued); Ctrl-D quits.
 Approvals: y = yes, a = always this session (every agent), n = no."""
@@ -228,16 +227,8 @@ class ChatHost:
         pass
 
     def status_text(self, *, long: bool = False) -> str:
-        rt = self.rt
-        tooling = rt.main_agent.tooling
-        sandbox = tooling.context.sandbox.level.value if tooling.context.sandbox else "none"
-        usage = rt.usage_totals()
-        tokens = usage.get("input_tokens", 0) + usage.get("output_tokens", 0)
-        parts = [f"{rt.provider_name}/{rt.model}", f"trust {tooling.gates.trust.mode.value}",
-                 f"sandbox {sandbox}", f"{tokens} tok ${usage.get('cost_usd', 0.0):.3f}"]
-        if tooling.gates.plan_mode:
-            parts.insert(0, "PLAN")
-        return f"session {rt.session_id}\ncwd {self.cwd}\n" + " · ".join(parts)
+        status = Session(self.rt).status()
+        return status_card(status) if long else status_line(status)
 
     def loaded_config(self) -> Any:
         if self._loaded is None:
@@ -463,7 +454,7 @@ def main(args: argparse.Namespace) -> int:
     try:
         return trio.run(chat, args)
     except Exception as exc:
-        from nyzhi.core.errors import describe_error
+        from nyzhi.core.protocol import describe_error
 
         print(f"nyz: {describe_error(exc)}", file=sys.stderr)
         return 1

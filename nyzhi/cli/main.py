@@ -14,11 +14,12 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-from nyzhi import __version__, codecache
+from nyzhi import __version__, codecache, process
 from nyzhi.config.modes import TeammateMode, TrustMode, choices, parse_trust, spelled
 from nyzhi.core import collector
 
 codecache.install()  # before any attrs class is created (nyzhi.codecache says why it is safe)
+process.claim()  # nyz owns this interpreter: gc.freeze() and the lean httpcore (nyzhi.process)
 
 # httpx imports its own command-line client at import time (click, rich and pygments, when they
 # are installed, as they are next to mcp: ~20 ms of every start-up) inside ``try/except

@@ -15,8 +15,8 @@ import json
 import time
 from typing import TextIO
 
-from nyzhi.core import events as ev
 from nyzhi.core.event_renderer import EventRenderer
+from nyzhi.core.protocol import events as ev
 
 # ``kind`` of the error event for a runtime that could not start (config, provider, session).
 STARTUP = "startup"

@@ -17,7 +17,7 @@ import argparse
 from typing import Any
 
 from nyzhi.cli.headless import HeadlessRun
-from nyzhi.core import events as ev
+from nyzhi.core.protocol import events as ev
 from nyzhi.core.run_result import Failure, ResultSubtype, turn_failure
 
 

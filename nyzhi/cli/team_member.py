@@ -28,7 +28,7 @@ from typing import Any
 import trio
 
 from nyzhi.config.modes import TeammateMode
-from nyzhi.core import events as ev
+from nyzhi.core.protocol import events as ev
 
 
 async def run_member(team: str, member: str, *, attached: bool, interactive: bool,

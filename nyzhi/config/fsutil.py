@@ -3,8 +3,9 @@
 ``atomic_write``: temp file in the same directory + fsync + rename + directory fsync. A reader
 (another nyz process) sees either the old file or the new one, never a torn one, and a crash
 mid-write (or a full disk) leaves the old file intact. ``replace_in_dir`` is that write itself,
-the one copy: config edits, auth.json, session metadata and team files go through
-``atomic_write``; the file tools through ``nyzhi.tools.paths.atomic_write``, which first opens
+the one copy: config edits, auth.json, session metadata and images, ``/export`` and team files
+go through ``atomic_write``, a file another library writes (the index's graph) through
+``commit_file``; the file tools through ``nyzhi.tools.paths.write_nofollow``, which first opens
 the directory refusing symlinks.
 
 ``describe_os_error`` / ``StorageError``: every writer (sessions, config, credentials, tool
@@ -116,6 +117,32 @@ def atomic_write(
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 
+def commit_file(tmp: Path, path: Path) -> None:
+    """The second half of the atomic write, for a file another library wrote to ``tmp`` (the
+    semantic index's graph, saved by hnswlib to a path): ``tmp`` fsynced, renamed over
+    ``path`` in the same directory, the directory fsynced. Raises the ``OSError``; ``tmp`` is
+    removed on a failure."""
+    tmp, path = Path(tmp), Path(path)
+    if tmp.parent != path.parent:
+        raise ValueError(f"{tmp} and {path} must share a directory for an atomic rename")
+    try:
+        fd = os.open(tmp, os.O_RDONLY | _CLOEXEC)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    dir_fd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | _CLOEXEC)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+
+
 def replace_in_dir(dir_fd: int, name: str, data: bytes, *, mode: int | None = None,
                    sync: bool = True) -> None:
     """The one atomic write: ``name`` in the open directory ``dir_fd`` replaced by ``data``.
@@ -126,7 +153,7 @@ def replace_in_dir(dir_fd: int, name: str, data: bytes, *, mode: int | None = No
     file's permission bits (a new file gets what the umask gives); a given ``mode`` is set on
     the temp file, created 0600, before the rename, so a secret is never readable by others
     even for an instant. ``atomic_write`` opens the directory plainly; the file tools open it
-    refusing symlinks at every component (``nyzhi.tools.paths.atomic_write``). Raises the
+    refusing symlinks at every component (``nyzhi.tools.paths.write_nofollow``). Raises the
     ``OSError``; the temp file is removed."""
     if mode is None:
         try:

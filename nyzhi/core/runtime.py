@@ -29,7 +29,7 @@ import attrs
 import trio
 
 import actors
-from nyzhi import records
+from nyzhi import process, records
 from nyzhi.core import assembly
 from nyzhi.core import events as ev
 from nyzhi.core.agent import TurnHandle, UserInput
@@ -209,6 +209,32 @@ class Runtime:
         self.main_agent.prompt.set_model(model)
         self.set_thinking(self.thinking_level)  # fitted to the new model
         self.config_changed("model", previous, model)
+
+    def set_trust(self, mode: str, source: str = "command") -> str:
+        """Trust ``mode`` (off, limited, autoedit, full) for the main agent from its next
+        call, firing ``config_change``: ``/trust``, ACP's set_mode and the web's set_trust
+        all come here (through ``nyzhi.core.protocol.Session``). ``ValueError`` (one line)
+        for a mode that is not one; returns the mode now."""
+        from nyzhi.config.modes import parse_trust
+
+        parsed = parse_trust(mode)
+        gates = self.main_agent.tooling.gates
+        previous = gates.trust.mode
+        gates.trust = attrs.evolve(gates.trust, mode=parsed)
+        self.config_changed("trust", previous.value, parsed.value, source)
+        return str(parsed.value)
+
+    def set_plan_mode(self, on: bool, source: str = "command") -> str | None:
+        """Plan mode on (read-only tools for the main agent and agents spawned from now on)
+        or off, firing ``config_change``; leaving it with a plan written returns the message
+        that executes the plan, which the front end sends as the main agent's next turn."""
+        knowledge = self.knowledge
+        if knowledge is None:
+            raise RuntimeError("plan mode needs the session's knowledge")
+        previous = knowledge.plan_mode
+        execute = knowledge.set_plan_mode(on)
+        self.config_changed("plan_mode", previous, on, source)
+        return execute
 
     def config_changed(self, key: str, previous: Any, value: Any, source: str = "command") -> None:
         """A setting changed during the session (``/model``, ``/trust``, ``/thinking``,
@@ -390,11 +416,13 @@ async def open_runtime(
         rt.background = background
         rt.checkpoints = checkpoints
         await membership.bind(rt)
-        # Everything built so far (modules, config, tools, prompts) lives as long as the
-        # process: move it out of the collector's view. A full collection walks every tracked
-        # object, and with hundreds of subagents running it stalled the event loop for
-        # 100-250 ms at a time; frozen, it walks only what the agents create.
-        gc.freeze()
+        # In nyz (``nyzhi.process``), everything built so far (modules, config, tools,
+        # prompts) lives as long as the process: move it out of the collector's view. A full
+        # collection walks every tracked object, and with hundreds of subagents running it
+        # stalled the event loop for 100-250 ms at a time; frozen, it walks only what the
+        # agents create. An embedding program's collector is its own: left as it was.
+        if process.claimed():
+            gc.freeze()
         try:
             yield rt
         finally:

@@ -14,7 +14,6 @@ for the front end to call ``Runtime.answer_approval`` with an ``ApprovalAnswer``
 
 from __future__ import annotations
 
-import enum
 import json
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
@@ -27,6 +26,7 @@ from nyzhi import records
 from nyzhi.core import events as ev
 from nyzhi.core.event_bus import Emit, EventBus
 from nyzhi.core.hooks import HookRunner
+from nyzhi.core.protocol.ops import ApprovalAnswer  # the approve op's answers
 from nyzhi.core.tool_executor import StepBook, run_on_executor
 from nyzhi.provider import types as pt
 from nyzhi.provider.arguments import ToolArgumentError, parse_tool_arguments
@@ -43,23 +43,6 @@ from nyzhi.tools.gates import ApprovalDecision, ApprovalKind, ApprovalRequest
 if TYPE_CHECKING:
     from nyzhi.core.assembly import Tooling
 
-
-
-class ApprovalAnswer(enum.StrEnum):
-    """A person's answer to an ``approval_request``."""
-
-    APPROVE = "approve"
-    ALWAYS = "always"  # approve, and this tool for the rest of the session
-    DENY = "deny"
-
-    @classmethod
-    def parse(cls, value: ApprovalAnswer | str) -> ApprovalAnswer:
-        """The answer ``value`` names; a typo is an error, never a silent deny."""
-        try:
-            return cls(value)
-        except ValueError:
-            choices = ", ".join(a.value for a in cls)
-            raise ValueError(f"approval answer {value!r} is not one of {choices}") from None
 
 
 @records.define(eq=False)
@@ -115,6 +98,10 @@ class ApprovalBroker:
         if answer is ApprovalAnswer.APPROVE:
             return ApprovalDecision.approve()
         return ApprovalDecision.deny("the user declined")
+
+    def waiting(self) -> int:
+        """How many approvals and questions wait for an answer now (the status snapshot)."""
+        return len(self._pending)
 
     def answer_approval(self, request_id: str, answer: ApprovalAnswer) -> None:
         self._answer(request_id, ev.ApprovalRequest, ApprovalAnswer.parse(answer))

@@ -24,7 +24,6 @@ build`` then deletes the index and builds it again (``remove_index_files``).
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 import sqlite3
 import threading
@@ -207,12 +206,14 @@ class VectorIndex:
         leaves a hash that matches neither: the graph is rebuilt, never trusted wrongly."""
         if not self.dirty:
             return
+        from nyzhi.config.fsutil import commit_file
+
         tmp = self.path.with_name(self.path.name + ".tmp")
         self._index.save_index(str(tmp))
         digest = file_sha256(tmp)
         if record is not None:
             record(digest)
-        os.replace(tmp, self.path)
+        commit_file(tmp, self.path)  # fsynced and renamed: the one atomic write's rename
         self.sha256 = digest
         self.dirty = False
 

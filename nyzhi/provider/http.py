@@ -98,8 +98,12 @@ def _import_httpcore() -> None:
     httpx imports httpcore with its first client, and httpcore imports h2 whenever it is
     installed (it is, for hypercorn), falling back to a stub when it is not. No client of ours
     asks for HTTP/2 (TLS offers only http/1.1), so h2 is hidden for that one import; whatever
-    imports it later (hypercorn, for ``nyz mcp serve --http``) gets it as usual."""
-    if "httpcore" in sys.modules or "h2" in sys.modules:
+    imports it later (hypercorn, for ``nyz mcp serve --http``) gets it as usual. Only in
+    ``nyz`` itself (``nyzhi.process``): in an embedding program httpcore would keep its
+    HTTP/2 stub, and the program's own ``http2=True`` clients would fail."""
+    from nyzhi import process
+
+    if not process.claimed() or "httpcore" in sys.modules or "h2" in sys.modules:
         return
     sys.modules["h2"] = None  # type: ignore[assignment]  # ``import h2.x`` fails: the stub
     try:

@@ -109,7 +109,7 @@ class LeaseTable:
                     blocked = self._blocker(wanted, holder)
             if blocked is not None:
                 path, lease = blocked
-                raise LeaseBusy(lease.holder, path, _shown(path, root), bound)
+                raise LeaseBusy(lease.holder, path, shown_path(path, root), bound)
         lease = Lease(holder, tuple(p for p in wanted if p not in self._held))
         for path in lease.paths:
             self._held[path] = lease
@@ -167,7 +167,8 @@ async def write_leases(tool: Any, ctx: Any, paths: Iterable[Path]) -> AsyncItera
         yield lease
 
 
-def _shown(path: Path, root: Path | None) -> str:
+def shown_path(path: Path, root: Path | None) -> str:
+    """``path`` as a person reads it in a lease refusal: relative to the real ``root``."""
     if root is not None:
         with contextlib.suppress(ValueError):
             return str(path.relative_to(Path(os.path.realpath(root))))

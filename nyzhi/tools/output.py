@@ -24,7 +24,7 @@ from nyzhi.config.fsutil import describe_os_error
 from nyzhi.config.paths import tool_results_dir
 from nyzhi.tools.base import ToolContext, ToolResult
 from nyzhi.tools.offload import run_blocking
-from nyzhi.tools.paths import atomic_write
+from nyzhi.tools.paths import write_nofollow
 
 DEFAULT_THRESHOLD = 4000
 HEAD_LINES = 20
@@ -75,7 +75,7 @@ def cap_output(
     metadata = dict(result.metadata)
     try:
         os.makedirs(path.parent, mode=0o700, exist_ok=True)
-        atomic_write(Path(os.path.realpath(path.parent)) / path.name,
+        write_nofollow(Path(os.path.realpath(path.parent)) / path.name,
                      text.encode("utf-8", "replace"), mode=0o600)
     except OSError as exc:
         why = describe_os_error(exc, "save the full text to", path)

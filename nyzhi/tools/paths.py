@@ -141,9 +141,10 @@ def open_dir_nofollow(path: Path, *, create: bool = False) -> int:
     return fd
 
 
-def atomic_write(target: Path, data: bytes, *, mode: int | None = None) -> None:
-    """Write ``data`` to the resolved ``target`` atomically (``config.fsutil.replace_in_dir``),
-    creating parent directories, never following a symlink at any component."""
+def write_nofollow(target: Path, data: bytes, *, mode: int | None = None) -> None:
+    """Write ``data`` to the resolved ``target`` through the one atomic write
+    (``config.fsutil.replace_in_dir``), creating parent directories, never following a
+    symlink at any component (the file tools' writes in the workspace)."""
     target = Path(target)
     dfd = open_dir_nofollow(target.parent, create=True)
     try:

@@ -24,7 +24,7 @@ Two mechanisms, one policy:
 
 A check and the write that follows it are two system calls: a directory swapped for a symlink in
 between defeats any check. Write tools therefore call ``check_write`` again right before writing
-and write through ``nyzhi.tools.paths.atomic_write``, which walks the path with ``O_NOFOLLOW`` so a
+and write through ``nyzhi.tools.paths.write_nofollow``, which walks the path with ``O_NOFOLLOW`` so a
 component swapped for a symlink makes the write fail.
 
 Error tree::
@@ -79,7 +79,8 @@ class WrappedCommand:
     note: str = ""
 
 
-def _shell() -> str:
+def default_shell() -> str:
+    """The shell a command string runs in when none is configured."""
     return shutil.which("bash") or "/bin/sh"
 
 
@@ -243,7 +244,7 @@ class SandboxPolicy:
         Raises ``SandboxUnavailable`` when confinement is needed, bwrap is missing and the
         fallback is "refuse".
         """
-        argv = [shell or _shell(), "-c", command] if isinstance(command, str) else list(command)
+        argv = [shell or default_shell(), "-c", command] if isinstance(command, str) else list(command)
         if self.level is SandboxLevel.FULL_ACCESS:
             return WrappedCommand(argv, sandboxed=False)
         bwrap = self.find_bwrap()

@@ -26,7 +26,6 @@ from nyzhi import records
 from nyzhi.config.fsutil import StorageError, describe_os_error
 from nyzhi.tools.base import ChangeLog, FileChange, ToolContext
 from nyzhi.tools.paths import (
-    atomic_write,
     check_restore,
     check_write,
     file_mode,
@@ -34,6 +33,7 @@ from nyzhi.tools.paths import (
     read_bytes_nofollow,
     rmdir_nofollow,
     unlink_nofollow,
+    write_nofollow,
 )
 
 TRANSACTION_LOCK = threading.Lock()
@@ -76,7 +76,7 @@ def put(path: Path, after: bytes | None, kind: str, mode: int | None = None) -> 
     elif after is None:
         unlink_nofollow(path)
     else:
-        atomic_write(path, after, mode=mode)
+        write_nofollow(path, after, mode=mode)
 
 
 def _doing(path: Path, after: bytes | None, kind: str) -> str:

@@ -16,7 +16,6 @@ the chosen session under the same screen.
 from __future__ import annotations
 
 import functools
-import json
 import os
 import re
 import sys
@@ -28,9 +27,9 @@ import trio
 import urwid
 
 from nyzhi.core import collector
-from nyzhi.core import events as ev
-from nyzhi.core.commands import dispatch
-from nyzhi.core.commands.builtin import toggle_plan
+from nyzhi.core.protocol import Session, ops, status_card, status_line
+from nyzhi.core.protocol import events as ev
+from nyzhi.core.protocol.commands import dispatch, toggle_plan
 from nyzhi.tui import commands, theme
 from nyzhi.tui.activity import Activity
 from nyzhi.tui.conversation import Collapsible, ConsoleRenderer, Expansion, Stream
@@ -108,8 +107,8 @@ class Console:
         self.tui = loaded.config.tui
         self.streams.clear()
         self.panel.agents.clear()
-        self.panel.shells = rt.tooling.context.shells
-        self.main_path = self.shown = rt.main_agent.spec.path
+        self.panel.shells = rt.tooling.context.shells  # the background shells' table
+        self.main_path = self.shown = Session(rt).main_path
         self.listbox.body = self.stream(self.main_path).walker
         if self.tui.theme in theme.THEMES and self.tui.theme != self.theme:
             self.theme = self.tui.theme
@@ -142,21 +141,22 @@ class Console:
         renderer; its subagents (shut down, resumable) in the tree."""
         assert self.rt is not None
         main = self.stream(self.main_path)
-        messages = self.rt.main_agent.loop.messages
-        resumed = self.rt.factory.resumed
+        session = Session(self.rt)
+        messages = session.thread_length()
+        events, restored = session.replay()
         replayer = ConsoleRenderer(self, replay=True)  # the live renderer, on the log's events
-        shown = {self.main_path, *self.rt.agents.records}  # the agents this runtime has
-        for event in resumed.events if resumed is not None else ():
+        shown = {self.main_path, *restored}  # the agents this runtime has
+        for event in events:
             if event.agent in shown:
                 replayer.render(event)
         self.panel.agent(self.main_path)["step"] = ""
-        for path, rec in self.rt.agents.records.items():  # restored: closed, threads kept
+        for path, rec in restored.items():  # restored: closed, threads kept
             info = self.panel.agent(path)
             info["status"] = rec.status
             info["step"] = "r resumes" if rec.closed else rec.reason[:20]
         if messages:
             main.note(("notice", f"resumed session {self.rt.session_id[:8]} "
-                                 f"({len(messages)} messages)"))
+                                 f"({messages} messages)"))
         else:
             main.note(("notice", f"nyz · {self.rt.provider_name}/{self.rt.model} · "
                                  "/help for commands and keys"))
@@ -321,7 +321,7 @@ class Console:
 
     async def _resume_agent(self, rt: Runtime, path: str) -> None:
         try:
-            await rt.agents.resume(path)
+            await Session(rt).submit(ops.ResumeAgent(path))
         except Exception as exc:  # a parent that is shut down, a broken role file
             self.flash(f"cannot resume {path.rsplit('/', 1)[-1]}: {exc}")
             return
@@ -330,12 +330,9 @@ class Console:
     async def _shell(self, command: str) -> None:
         """``!cmd``: the ``bash`` tool through the main agent's own gated tool step (trust,
         deny rules, sandbox, hooks, approval), shown as a tool card; not added to the thread."""
-        from nyzhi.provider.types import ToolCall
-
         assert self.rt is not None
-        call = ToolCall(f"shell-{time.monotonic_ns()}", "bash", json.dumps({"command": command}))
         with trio.CancelScope() as self.shell_scope:
-            await self.rt.main_agent.loop.tool_step([call], {})
+            await Session(self.rt).submit(ops.RunShell(command))
         self.shell_scope = None
 
     def cancel_turn(self) -> None:
@@ -376,7 +373,7 @@ class Console:
             return
         first = self.pending[0]
         if isinstance(first, ev.ApprovalRequest):
-            from nyzhi.core.tool_step import ApprovalAnswer  # loaded by the runtime by now
+            from nyzhi.core.protocol import ApprovalAnswer  # loaded by the runtime by now
 
             self._answer_approval(first, ApprovalAnswer.DENY)
         else:
@@ -656,38 +653,17 @@ class Console:
 
     # ---- status ----------------------------------------------------------------------
 
-    def _context_share(self) -> str:
-        """The main agent's share of its context window: ``37%``, and ``<1%`` for a share that
-        is not nothing but rounds to 0 (``0%`` beside 732 tokens read as a fault)."""
-        assert self.rt is not None
-        loop = self.rt.main_agent.loop
-        try:
-            used = loop.meter.estimate(loop.messages)
-        except Exception:
-            return "0%"
-        return context_share(used, loop.settings.context_window)
-
     def status_text(self, *, long: bool = False) -> str:
+        """The one status line (``nyzhi.core.protocol.status_line``), or with ``long`` the
+        ``/status`` card with the console's theme."""
         if self.rt is None:
             return " starting…"
-        if self._status_line_text and not long:
+        if self._status_line_text and not long:  # Claude Code's statusLine command
             return self._status_line_text
-        tooling = self.rt.main_agent.tooling
-        sandbox = tooling.context.sandbox.level.value if tooling.context.sandbox else "none"
-        tokens = sum(a["tokens"] for a in self.panel.agents.values())
-        cost = sum(a["cost"] for a in self.panel.agents.values())
-        running = self.panel.running()
-        parts = [
-            f"{self.rt.provider_name}/{self.rt.model}", f"trust {tooling.gates.trust.mode.value}",
-            f"sandbox {sandbox}", f"ctx {self._context_share()}", f"{tokens} tok ${cost:.3f}",
-            f"agents {running}/{len(self.panel.agents)}",
-        ]
-        if tooling.gates.plan_mode:
-            parts.insert(0, "PLAN")
+        status = Session(self.rt).status()
         if long:
-            return (f"session {self.rt.session_id}\ncwd {self.cwd}\n" + "\n".join(parts)
-                    + f"\ntheme {self.theme}")
-        return " " + " · ".join(parts)
+            return status_card(status, extra=(("theme", self.theme),))
+        return " " + status_line(status)
 
     def refresh_status(self) -> None:
         self.status.set_text(self.status_text())
@@ -816,14 +792,6 @@ class Console:
                 await evl.run_async()
 
 
-def context_share(used: int, window: int) -> str:
-    """``used`` tokens of a ``window`` as a whole percentage, ``<1%`` when under one."""
-    share = 100 * used / max(1, window)
-    if 0 < share < 1:
-        return "<1%"
-    return f"{min(100, round(share))}%"
-
-
 class _Root(urwid.WidgetPlaceholder):
     """The screen's top widget: global keys first, then the frame or the open dialog."""
 
@@ -902,7 +870,7 @@ def main(args: Any, *, frame: FirstFrame | None = None, no_color: bool | None = 
     try:
         return trio.run(functools.partial(console_main, args, frame, no_color=no_color))
     except Exception as exc:
-        from nyzhi.core.errors import describe_error
+        from nyzhi.core.protocol import describe_error
 
         if frame is not None and frame.saved is not None:
             frame.abandon()  # failed before urwid took the screen: leave the first frame

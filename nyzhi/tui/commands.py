@@ -12,8 +12,7 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from nyzhi.core.commands import available
-from nyzhi.core.commands.registry import PANEL, RESTART, SCREEN, THEME
+from nyzhi.core.protocol.commands import PANEL, RESTART, SCREEN, THEME, available
 
 FEATURES = frozenset({SCREEN, PANEL, THEME, RESTART})
 KEYS_HELP = ("keys: Enter send · Alt-Enter newline · ↑↓ history · Ctrl-R search · Tab complete · "

@@ -15,8 +15,8 @@ from typing import Any, Protocol
 import urwid
 
 from nyzhi.config import jsonbound
-from nyzhi.core import events as ev
 from nyzhi.core.event_renderer import EventRenderer
+from nyzhi.core.protocol import events as ev
 from nyzhi.tui import markdown
 
 OUTPUT_LINES = 8  # a collapsed tool card shows the last lines of its output

@@ -9,7 +9,7 @@ from typing import Any
 
 import urwid
 
-from nyzhi.core import events as ev
+from nyzhi.core.protocol import events as ev
 from nyzhi.tui.history import History
 
 PROMPT = ("prompt", "› ")
@@ -186,7 +186,7 @@ class ApprovalDialog(urwid.WidgetWrap):
     def keypress(self, size: tuple[int, ...], key: str) -> str | None:
         value = APPROVAL_KEYS.get(key.lower() if len(key) == 1 else key)
         if value is not None:
-            from nyzhi.core.tool_step import ApprovalAnswer  # loaded by the runtime by now
+            from nyzhi.core.protocol import ApprovalAnswer  # loaded by the runtime by now
 
             self.on_answer(self.event, ApprovalAnswer(value))
             return None

@@ -102,8 +102,25 @@ class Command(Message):
     line: str
 
 
+@records.frozen
+class SetTrust(Message):
+    """Set the session's trust mode (off, limited, autoedit, full), as ``/trust`` does."""
+
+    type: ClassVar[str] = "set_trust"
+    mode: str
+
+
+@records.frozen
+class SetPlanMode(Message):
+    """Plan mode on or off, as ``/plan`` does (leaving it runs the plan written)."""
+
+    type: ClassVar[str] = "set_plan_mode"
+    on: bool
+
+
 CLIENT_MESSAGES: dict[str, type[Message]] = {
-    cls.type: cls for cls in (Hello, SendMessage, Cancel, Approve, Answer, Command)}
+    cls.type: cls for cls in (Hello, SendMessage, Cancel, Approve, Answer, Command, SetTrust,
+                              SetPlanMode)}
 
 
 # ---- server -> client ---------------------------------------------------------------------

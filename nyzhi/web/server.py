@@ -35,8 +35,8 @@ import h11
 import trio
 
 from nyzhi import __version__, records
-from nyzhi.core.errors import describe_error
 from nyzhi.core.mcp.serve import is_loopback, loopback_refusal
+from nyzhi.core.protocol import describe_error
 from nyzhi.web import protocol as p
 from nyzhi.web.session import Viewer, WebSession
 

@@ -19,12 +19,17 @@ from typing import Any
 
 import trio
 
-from nyzhi.core import events as ev
-from nyzhi.core.commands import available, dispatch
-from nyzhi.core.commands.registry import ERROR, NOTICE
-from nyzhi.core.errors import describe_error
 from nyzhi.core.event_bus import redact_event
-from nyzhi.core.tool_step import ApprovalAnswer
+from nyzhi.core.protocol import (
+    ApprovalAnswer,
+    Session,
+    describe_error,
+    ops,
+    status_card,
+    status_line,
+)
+from nyzhi.core.protocol import events as ev
+from nyzhi.core.protocol.commands import ERROR, NOTICE, available, dispatch
 from nyzhi.web import protocol as p
 
 log = logging.getLogger(__name__)
@@ -65,7 +70,7 @@ class WebSession:
     def __init__(self, rt: Any, nursery: trio.Nursery, keep: int = DEFAULT_KEEP) -> None:
         self.rt = rt
         self.nursery = nursery
-        self.redactor = rt.bus.redactor
+        self.redactor = Session(rt).redactor  # the one every event was redacted with
         self.log: collections.deque[tuple[int, str]] = collections.deque(maxlen=keep)
         self.seq = 0
         self.busy = False
@@ -175,32 +180,33 @@ class WebSession:
         viewer.offer(p.encode(message))
 
     async def _handle(self, viewer: Viewer, message: p.Message) -> None:
-        rt = self.rt
+        """One client message as the session protocol's op (``nyzhi.core.protocol``)."""
+        session = Session(self.rt, WebHost(self, viewer))
         if isinstance(message, p.SendMessage):
             text = message.text.strip()
             if not text:
                 raise p.ProtocolError("the message is empty")
             if message.agent == ev.MAIN_AGENT:
-                if not self.start_turn(rt.knowledge.expand(text)):
+                if not self.start_turn(self.rt.knowledge.expand(text)):
                     raise p.ProtocolError("a turn is running; cancel it first")
             elif self.team is not None and self.team.owns(message.agent):
                 sent = await self.team.send(message.agent, text)
                 self.record(redact_event(self.redactor, sent))
             else:
-                await rt.send(message.agent, text)
+                await session.submit(ops.MessageAgent(message.agent, text))
         elif isinstance(message, p.Cancel):
             if self.team is not None and self.team.owns(message.agent):
                 raise p.ProtocolError(f"{message.agent} runs under its own lead; `nyz team "
                                       f"stop {self.team.team}` stops the team")
             scope = "subtree" if message.scope == "subtree" else "turn"
-            await rt.cancel(message.agent, scope)
+            await session.submit(ops.Interrupt(message.agent, scope))
         elif isinstance(message, p.Approve):
             answer = ApprovalAnswer.parse(message.answer)  # a typo is refused, never a deny
             self._claim(message.request_id)
-            await rt.answer_approval(message.request_id, answer)
+            await session.submit(ops.Approve(message.request_id, answer.value))
         elif isinstance(message, p.Answer):
             self._claim(message.request_id)
-            await rt.answer_question(message.request_id, message.text)
+            await session.submit(ops.Answer(message.request_id, message.text))
         elif isinstance(message, p.Command):
             line = message.line.strip()
             if not line.startswith("/"):
@@ -208,6 +214,13 @@ class WebSession:
             # in a task: a command may wait for what this same viewer sends next (the
             # approval /init-deep's commands need), and its messages are read one by one
             self.nursery.start_soon(self._command, viewer, line)
+        elif isinstance(message, p.SetTrust | p.SetPlanMode):
+            op = (ops.SetTrust(message.mode) if isinstance(message, p.SetTrust)
+                  else ops.SetPlanMode(message.on))
+            applied = session.apply(op)
+            self.tell(viewer, p.Output(NOTICE, applied.notice))
+            if applied.follow_up and not self.start_turn(applied.follow_up):
+                self.tell(viewer, p.Output(ERROR, "a turn is running: the plan was not sent"))
         else:
             raise p.ProtocolError(f"{message.type} is only the first message")
 
@@ -242,20 +255,9 @@ class WebSession:
             self.busy = False
 
     def status_text(self, *, usage: bool = True) -> str:
-        """The status line; without ``usage`` for the page, which counts tokens from the
-        ``usage`` events itself."""
-        rt = self.rt
-        tooling = rt.main_agent.tooling
-        sandbox = tooling.context.sandbox.level.value if tooling.context.sandbox else "none"
-        parts = [f"{rt.provider_name}/{rt.model}", f"trust {tooling.gates.trust.mode.value}",
-                 f"sandbox {sandbox}"]
-        if usage:
-            totals = rt.usage_totals()
-            tokens = totals.get("input_tokens", 0) + totals.get("output_tokens", 0)
-            parts.append(f"{tokens} tok ${totals.get('cost_usd', 0.0):.3f}")
-        if tooling.gates.plan_mode:
-            parts.insert(0, "PLAN")
-        return " · ".join(parts)
+        """The one status line (``nyzhi.core.protocol.status_line``); without ``usage`` for
+        the page, which counts tokens from the ``usage`` events itself."""
+        return status_line(Session(self.rt).status(), usage=usage)
 
 
 class WebHost:
@@ -298,8 +300,8 @@ class WebHost:
         pass
 
     def status_text(self, *, long: bool = False) -> str:
-        text = self.session.status_text()
-        return f"session {self.rt.session_id}\ncwd {self.cwd}\n{text}" if long else text
+        status = Session(self.rt).status()
+        return status_card(status) if long else status_line(status)
 
     def loaded_config(self) -> Any:
         if self._loaded is None:

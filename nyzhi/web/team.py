@@ -27,8 +27,8 @@ from typing import Any
 
 import trio
 
-from nyzhi.core import events as ev
 from nyzhi.core.event_bus import redact_event
+from nyzhi.core.protocol import events as ev
 from nyzhi.core.teams.process import DROPPED, retag
 from nyzhi.core.teams.report import member_status
 from nyzhi.teams.errors import TeamError

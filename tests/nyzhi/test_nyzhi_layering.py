@@ -5,8 +5,17 @@ package (as ``tests/actors/test_layering.py`` guards ``actors``).
 Every import is read from the source with ``ast``, wherever it is written: at module level,
 inside functions (where lazy imports live), under ``if TYPE_CHECKING:`` (an annotation naming a
 class above is a dependency on it all the same), and a string literal naming a nyzhi module
-(``importlib.import_module("...")`` and the lazy export tables that feed it). Packages of one
-layer may import each other, but not in a circle.
+(``importlib.import_module("...")`` and the lazy export tables that feed it), and a
+``"module:attr"`` string (an entry point). Packages of one layer may import each other, but not
+in a circle, except the front ends, which import none of each other (what two share lives
+below them). The holes a check by module names leaves are closed too: ``from nyzhi import X``
+counts as importing the module the root package lazily exports ``X`` from; ``import_module``
+with a computed name is refused, except the literal prefix of an f-string (an import of that
+package) and the lazy tables listed in ``LAZY_TABLES``, whose names are literals read here; a
+private name (``_x``) is not imported from another package's module. Front ends reach the
+runtime through the session protocol (``nyzhi.core.protocol``) and ``open_runtime`` alone: the
+other imports of what lies below them are the ones left to move, listed in
+``FRONT_END_DEBT`` (a new one fails, and a moved one must leave the list).
 """
 
 from __future__ import annotations
@@ -24,7 +33,7 @@ NYZHI = Path(nyzhi.__file__).parent
 # root package (``nyzhi/__init__.py``, whose lazy exports are the embedding API) sits with
 # ``core``; importing it (``from nyzhi import __version__``) is allowed from anywhere.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("records", "spawn", "convert", "codecache"),
+    ("records", "spawn", "convert", "codecache", "process"),
     ("config",),
     ("auth", "provider", "tools", "index", "knowledge", "teams"),
     ("core", ""),
@@ -33,6 +42,26 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("testing",),
 )
 LEVEL = {part: n for n, layer in enumerate(LAYERS) for part in layer}
+FRONT_ENDS = ("tui", "acp", "web", "cli", "__main__")
+# What a front end may import from below itself: the session protocol, open_runtime's module,
+# the root package (its version) and the root modules under every layer.
+FRONT_END_API = ("nyzhi.core.protocol", "nyzhi.core.runtime", "nyzhi.records", "nyzhi.convert",
+                 "nyzhi.spawn", "nyzhi.codecache", "nyzhi.process")
+# Modules whose ``import_module`` takes a name from a table of literal module names in the same
+# file (each name is then checked as an import) or from a fixed package: why each is safe.
+LAZY_TABLES = {
+    "nyzhi": "_EXPORTS: the embedding API's literal (module, attribute) table",
+    "nyzhi.config": "its lazy export table of literal module names",
+    "nyzhi.provider": "its lazy export table of literal module names",
+    "nyzhi.provider.build": "the wire adapters' literal table",
+    "nyzhi.teams": "its lazy export table of literal module names",
+    "nyzhi.tools.executors": "its lazy export table of literal module names",
+    "nyzhi.tools.lazy": "the manifest's literal table of builtin tool modules",
+    "nyzhi.core.sessions": "its lazy export table of literal module names",
+    "nyzhi.cli.main": "COMMANDS: the literal table of subcommand modules",
+    "nyzhi.codecache": "warms the modules it finds under nyzhi's own package",
+}
+FRONT_END_DEBT = Path(__file__).with_name("front_end_imports.txt")
 
 
 def all_modules(root: Path = NYZHI) -> dict[str, Path]:
@@ -50,6 +79,11 @@ def part_of(module: str) -> str:
     """The top-level part of nyzhi a module belongs to: ``core`` for ``nyzhi.core.x``, ``""``
     for the root package."""
     return module.split(".")[1] if "." in module else ""
+
+
+def _root_exports() -> dict[str, str]:
+    """``name -> module`` for what ``nyzhi/__init__.py`` exports lazily."""
+    return {name: module for name, (module, _attr) in nyzhi._EXPORTS.items()}
 
 
 def _is_import_module(func: ast.expr) -> bool:
@@ -80,14 +114,64 @@ def _imports(module: str, is_package: bool, tree: ast.Module,
                 source = node.module or ""
             for alias in node.names:
                 sub = f"{source}.{alias.name}"
+                if source == "nyzhi" and alias.name in _root_exports():
+                    yield _root_exports()[alias.name], node.lineno  # the lazy export's module
+                    continue
                 yield (sub if sub in known else source), node.lineno
         elif isinstance(node, ast.Call) and _is_import_module(node.func) and node.args:
             arg = node.args[0]
             if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
                 yield arg.value, node.lineno
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str) \
-                and node.value in known and node.value != "nyzhi":
-            yield node.value, node.lineno
+            elif _fstring_head(arg) in known:
+                yield _fstring_head(arg), node.lineno
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
+                and node.value.id == "nyzhi" and node.attr in _root_exports():
+            yield _root_exports()[node.attr], node.lineno  # ``nyzhi.open_runtime``
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            name = node.value.partition(":")[0] if ":" in node.value else node.value
+            if name in known and name != "nyzhi":
+                yield name, node.lineno
+
+
+def _fstring_head(arg: ast.expr) -> str:
+    """The package an f-string module name starts with: ``nyzhi.tools.builtin`` for
+    ``f"nyzhi.tools.builtin.{name}"``; "" when its head is not a literal ending in a dot."""
+    if isinstance(arg, ast.JoinedStr) and arg.values and isinstance(arg.values[0], ast.Constant):
+        head = str(arg.values[0].value)
+        if head.endswith("."):
+            return head[:-1]
+    return ""
+
+
+def _loopholes(module: str, is_package: bool, tree: ast.Module,
+               known: set[str]) -> Iterator[tuple[int, str]]:
+    """What a check by module names cannot see through: ``import_module`` with a name it
+    cannot read (outside ``LAZY_TABLES``), and a private name imported from a module of
+    another package."""
+    package = module if is_package else module.rpartition(".")[0]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and _is_import_module(node.func) and node.args:
+            arg = node.args[0]
+            readable = (isinstance(arg, ast.Constant) and isinstance(arg.value, str)) \
+                or bool(_fstring_head(arg))
+            if not readable and module not in LAZY_TABLES:
+                yield node.lineno, "import_module with a computed name (list the module in " \
+                                   "LAZY_TABLES with why its names are checked)"
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            source = node.module
+            if not source.startswith("nyzhi"):
+                continue
+            home = source if f"{source}.__init__" in known or _is_package(source, known) \
+                else source.rpartition(".")[0]
+            for alias in node.names:
+                private = alias.name.startswith("_") and not alias.name.startswith("__")
+                if private and f"{source}.{alias.name}" not in known and home != package:
+                    yield node.lineno, (f"private name {alias.name} of {source} imported "
+                                        f"outside its package {home}")
+
+
+def _is_package(module: str, known: set[str]) -> bool:
+    return any(k.startswith(module + ".") for k in known)
 
 
 def _private_package(target: str) -> str | None:
@@ -117,7 +201,29 @@ def check(module: str, path: Path, source: str, known: set[str]) -> list[str]:
         if private is not None and not (module + ".").startswith(private + "."):
             found.append(f"{where}:{line}: private module used outside its package "
                          f"{private}: {module} imports {target}")
+        if own in FRONT_ENDS[:3] and other in FRONT_ENDS[:3] and other != own:
+            found.append(f"{where}:{line}: front end imports another front end "
+                         f"({own} -> {other}; share it from below): {module} imports {target}")
+    for line, rule in _loopholes(module, path.name == "__init__.py", tree, known):
+        found.append(f"{where}:{line}: {rule}: {module}")
     return found
+
+
+def front_end_reaches(module: str, path: Path, source: str, known: set[str]) -> set[str]:
+    """``module -> target`` for each import a front end makes of what lies below the front
+    ends other than ``FRONT_END_API`` (the runtime's insides, and the layers under it)."""
+    own = part_of(module)
+    if own not in FRONT_ENDS:
+        return set()
+    out = set()
+    for target, _line in imports(module, path.name == "__init__.py", ast.parse(source), known):
+        other = part_of(target) if target.startswith("nyzhi.") else own
+        if target == "nyzhi" or other in FRONT_ENDS or LEVEL.get(other, 0) >= LEVEL["tui"]:
+            continue
+        if any(target == api or target.startswith(api + ".") for api in FRONT_END_API):
+            continue
+        out.add(f"{module} -> {target}")
+    return out
 
 
 def _sources() -> dict[str, tuple[Path, str]]:
@@ -186,3 +292,90 @@ def test_the_check_sees_every_kind_of_import_and_names_file_line_and_rule():
     inside = "from nyzhi.tools.builtin._common import BuiltinTool\n"
     assert check("nyzhi.tools.builtin.search", Path("nyzhi/tools/builtin/search.py"),
                  inside, known) == []
+
+
+def test_front_ends_reach_below_them_only_through_the_protocol_or_a_listed_debt():
+    """Every import of the runtime's insides (or a lower layer) from a front end is either
+    gone or listed in ``front_end_imports.txt``; the list only shrinks."""
+    sources = _sources()
+    known = set(sources)
+    found = set().union(*(front_end_reaches(m, p, t, known) for m, (p, t) in sources.items()))
+    listed = {ln.strip() for ln in FRONT_END_DEBT.read_text().splitlines()
+              if ln.strip() and not ln.startswith("#")}
+    assert not found - listed, ("front ends reach past the session protocol (use "
+                                "nyzhi.core.protocol):\n" + "\n".join(sorted(found - listed)))
+    assert not listed - found, ("moved onto the protocol: remove from front_end_imports.txt:"
+                                "\n" + "\n".join(sorted(listed - found)))
+
+
+KNOWN = {"nyzhi", "nyzhi.core", "nyzhi.core.runtime", "nyzhi.core.events", "nyzhi.core.protocol",
+         "nyzhi.tools", "nyzhi.tools.leases", "nyzhi.tools.builtin", "nyzhi.tools.builtin.search",
+         "nyzhi.tui", "nyzhi.tui.app", "nyzhi.web", "nyzhi.web.session", "nyzhi.cli",
+         "nyzhi.cli.render", "nyzhi.index", "nyzhi.index.tool"}
+
+
+def _probe(module: str, source: str) -> list[str]:
+    path = Path(*module.split(".")).with_suffix(".py")
+    return check(module, path, source, KNOWN)
+
+
+def test_a_root_package_import_counts_as_the_module_it_exports_lazily():
+    found = _probe("nyzhi.tools.leases", "from nyzhi import open_runtime\n"
+                   "import nyzhi\nx = nyzhi.Runtime\nfrom nyzhi import __version__\n")
+    assert found == [
+        "nyzhi/tools/leases.py:1: upward import (tools is below core): "
+        "nyzhi.tools.leases imports nyzhi.core.runtime",
+        "nyzhi/tools/leases.py:3: upward import (tools is below core): "
+        "nyzhi.tools.leases imports nyzhi.core.runtime",
+    ]
+
+
+def test_a_computed_import_module_name_is_refused_but_a_literal_prefix_is_read():
+    found = _probe("nyzhi.tools.leases", "import importlib\n"
+                   "def f(name):\n"
+                   "    importlib.import_module(name)\n"
+                   "    importlib.import_module('nyzhi.' + name)\n"
+                   "    importlib.import_module(f'nyzhi.cli.{name}')\n"
+                   "    importlib.import_module(f'nyzhi.tools.builtin.{name}')\n")
+    assert found == [  # what the imports break first, then what they hide
+        "nyzhi/tools/leases.py:5: upward import (tools is below cli): "
+        "nyzhi.tools.leases imports nyzhi.cli",
+        "nyzhi/tools/leases.py:3: import_module with a computed name (list the module in "
+        "LAZY_TABLES with why its names are checked): nyzhi.tools.leases",
+        "nyzhi/tools/leases.py:4: import_module with a computed name (list the module in "
+        "LAZY_TABLES with why its names are checked): nyzhi.tools.leases",
+    ]
+
+
+def test_a_module_attr_string_is_an_import():
+    found = _probe("nyzhi.index.tool", "ENTRY = 'nyzhi.cli.render:main'\n"
+                   "OK = 'nyzhi.tools.leases:LeaseTable'\n")
+    assert found == ["nyzhi/index/tool.py:1: upward import (index is below cli): "
+                     "nyzhi.index.tool imports nyzhi.cli.render"]
+
+
+def test_a_front_end_imports_no_other_front_end():
+    found = _probe("nyzhi.tui.app", "from nyzhi.web.session import WebSession\n"
+                   "from nyzhi.core.protocol import Session\n")
+    assert found == ["nyzhi/tui/app.py:1: front end imports another front end (tui -> web; "
+                     "share it from below): nyzhi.tui.app imports nyzhi.web.session"]
+
+
+def test_a_private_name_is_not_imported_from_another_package():
+    found = _probe("nyzhi.core.events", "from nyzhi.tools.leases import LeaseTable, _shown\n"
+                   "from nyzhi.tools.builtin.search import _root\n")
+    assert found == ["nyzhi/core/events.py:1: private name _shown of nyzhi.tools.leases "
+                     "imported outside its package nyzhi.tools: nyzhi.core.events",
+                     "nyzhi/core/events.py:2: private name _root of nyzhi.tools.builtin.search "
+                     "imported outside its package nyzhi.tools.builtin: nyzhi.core.events"]
+    inside = "from nyzhi.tools.builtin.search import _root\n"
+    assert _probe("nyzhi.tools.builtin.grep", inside) == []
+
+
+def test_a_front_end_reaching_into_the_runtime_is_seen_and_the_protocol_is_not():
+    source = ("from nyzhi.core.protocol import Session\nfrom nyzhi.core.runtime import "
+              "open_runtime\nfrom nyzhi.core import events\nfrom nyzhi.tools import leases\n"
+              "from nyzhi.cli import render\n")
+    assert front_end_reaches("nyzhi.web.session", Path("nyzhi/web/session.py"), source,
+                             KNOWN) == {"nyzhi.web.session -> nyzhi.core.events",
+                                        "nyzhi.web.session -> nyzhi.tools.leases"}

@@ -275,21 +275,16 @@ async def _init_deep(host: CommandHost, arg: str) -> None:
 
 @command("trust", "show or set trust: /trust off|limited|autoedit|full")
 async def _trust(host: CommandHost, arg: str) -> None:
-    import attrs
+    from nyzhi.core.protocol import Session, ops
 
-    from nyzhi.config.modes import parse_trust
-
-    gates = host.rt.main_agent.tooling.gates
     if arg:
         try:
-            mode = parse_trust(arg)
+            host.show(BODY, Session(host.rt, host).apply(ops.SetTrust(arg)).notice)
         except ValueError as exc:
             host.show(ERROR, str(exc))
             return
-        previous = gates.trust.mode
-        gates.trust = attrs.evolve(gates.trust, mode=mode)
-        host.rt.config_changed("trust", previous.value, mode.value)
-    host.show(BODY, f"trust: {gates.trust.mode.value}")
+    else:
+        host.show(BODY, f"trust: {host.rt.main_agent.tooling.gates.trust.mode.value}")
     host.refresh_status()
 
 
@@ -318,19 +313,19 @@ async def _plan(host: CommandHost, _arg: str) -> None:
 
 
 def toggle_plan(host: CommandHost) -> None:
-    """Plan mode through the session's knowledge: the main agent and agents spawned from now
-    on get read-only tools; leaving it with a plan written sends the message that executes
-    it."""
+    """Plan mode switched through the session protocol (``SetPlanMode``), as every front end
+    switches it: the main agent and agents spawned from now on get read-only tools; leaving
+    it with a plan written sends the message that executes it."""
+    from nyzhi.core.protocol import Session, ops
+
     knowledge = host.rt.knowledge if host.rt is not None else None
     if knowledge is None:
         return
-    execute = knowledge.set_plan_mode(not knowledge.plan_mode)
-    host.rt.config_changed("plan_mode", not knowledge.plan_mode, knowledge.plan_mode)
-    host.show(NOTICE, "plan mode on: read-only tools only" if knowledge.plan_mode
-              else "plan mode off")
+    applied = Session(host.rt, host).apply(ops.SetPlanMode(not knowledge.plan_mode))
+    host.show(NOTICE, applied.notice)
     host.refresh_status()
-    if execute:
-        host.send_main(execute)
+    if applied.follow_up:
+        host.send_main(applied.follow_up)
 
 
 @command("clear", "clear the screen (the thread is kept); also Ctrl-L", needs_runtime=False,
@@ -406,7 +401,7 @@ async def _export(host: CommandHost, arg: str) -> None:
 
 
 def export_thread(rt: Any, cwd: Path, arg: str) -> tuple[str, str]:
-    """Write the main thread as Markdown (temp file + rename); (kind, the line to show)."""
+    """Write the main thread as Markdown (atomically); (kind, the line to show)."""
     name = os.path.expanduser(arg) if arg else f"nyzhi-{rt.session_id[:8]}.md"
     path = cwd / name  # an absolute name replaces cwd
     parts: list[str] = []
@@ -415,12 +410,12 @@ def export_thread(rt: Any, cwd: Path, arg: str) -> tuple[str, str]:
         for call in m.tool_calls:
             text += f"\n\n`{call.name}` {call.arguments}"
         parts.append(f"## {m.role}\n\n{text.strip()}\n")
-    tmp = path.with_name(f".{path.name}.tmp")
-    try:
-        tmp.write_text("\n".join(parts), encoding="utf-8")
-        os.replace(tmp, path)
+    from nyzhi.config.fsutil import atomic_write
+
+    try:  # the one atomic write: fsynced, so a crash leaves the old file or the whole export
+        atomic_write(path, "\n".join(parts).encode("utf-8"), what="the export")
     except OSError as exc:
-        return (ERROR, f"cannot write {path}: {exc.strerror}")
+        return (ERROR, str(exc))
     return (NOTICE, f"exported {len(parts)} message(s) to {path}")
 
 

@@ -228,11 +228,10 @@ def context_text(usage: Any) -> str:
     window = usage.window
     used = sum(tokens for _name, tokens, _n in usage.parts)
 
-    def share(tokens: int) -> str:
-        if not window:
-            return ""
-        pct = 100 * tokens / window
-        return "<1%" if 0 < pct < 1 else f"{pct:.0f}%"
+    from nyzhi.core.protocol import context_share
+
+    def share(tokens: int) -> str:  # the status line's share, so the two always agree
+        return context_share(tokens, window)
 
     lines = [f"context: ~{used:,} of {window:,} tokens ({share(used)}); compaction at "
              f"~{usage.trigger:,} ({usage.window_source or 'default'} window)"]

@@ -56,7 +56,7 @@ from typing import Any, Literal
 import attrs
 
 from nyzhi import convert, records
-from nyzhi.config.fsutil import StorageError, describe_os_error
+from nyzhi.config.fsutil import StorageError, atomic_write, describe_os_error
 from nyzhi.config.secrets import Redactor
 from nyzhi.core import events as ev
 from nyzhi.core.sessions.files import (
@@ -500,22 +500,14 @@ class SessionStore:
         path = folder / image.sha256
         if path.exists():
             return
-        tmp = folder / f".{image.sha256}.{os.getpid()}.tmp"
         try:
             folder.mkdir(mode=0o700, exist_ok=True)
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            try:
-                write_all(fd, image.data)
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-            os.replace(tmp, path)
+            atomic_write(path, image.data, mode=0o600, what="an image of the session")
         except OSError as exc:
-            with contextlib.suppress(OSError):
-                tmp.unlink()
             if failed is None:
                 raise
-            failed(exc, "an image of the session", path)
+            cause = exc.__cause__ if isinstance(exc.__cause__, OSError) else exc
+            failed(cause, "an image of the session", path)  # described once, by ``failed``
 
     def image_loader(self, session_id: str) -> ImageLoader:
         from nyzhi.provider.images import usable

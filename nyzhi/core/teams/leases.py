@@ -24,7 +24,7 @@ from pathlib import Path
 import trio
 
 from nyzhi.core import events as ev
-from nyzhi.tools.leases import Lease, LeaseBusy, LeaseTable, _shown
+from nyzhi.tools.leases import Lease, LeaseBusy, LeaseTable, shown_path
 
 POLL = 0.02
 
@@ -76,7 +76,7 @@ class TeamLeaseTable(LeaseTable):
                 except BlockingIOError:
                     if trio.current_time() >= deadline:
                         other = os.pread(fd, 400, 0).decode(errors="replace").strip()
-                        raise LeaseBusy(other or "another teammate", path, _shown(path, root),
+                        raise LeaseBusy(other or "another teammate", path, shown_path(path, root),
                                         bound) from None
                     await trio.sleep(POLL)
             os.ftruncate(fd, 0)

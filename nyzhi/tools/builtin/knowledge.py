@@ -5,7 +5,7 @@ The files and their formats belong to ``nyzhi.knowledge``; these tools check arg
 run the blocking file work in a worker thread. ``memory_write`` asks for approval (a note
 outlives the session and is shown to every later one); the others only read, or write the
 session's plan and the project's notepads under ``.nyzhi/``, which plan mode must allow.
-Those workspace writes refuse symlinks at every path component (``tools.paths.atomic_write``),
+Those workspace writes refuse symlinks at every path component (``tools.paths.write_nofollow``),
 since read-only tools do not pass the sandbox gate.
 """
 
@@ -24,7 +24,7 @@ from nyzhi.knowledge.memory import MODES, SCOPES, MemoryRequestError, MemoryStor
 from nyzhi.knowledge.skills import discover_skills, find_skill
 from nyzhi.tools.base import Permission, ToolContext, ToolResult
 from nyzhi.tools.builtin.common import ArgError, BuiltinTool, error, opt_str, req_str
-from nyzhi.tools.paths import atomic_write
+from nyzhi.tools.paths import write_nofollow
 
 
 def _root(ctx: ToolContext) -> Path:
@@ -214,7 +214,7 @@ class CreatePlanTool(BuiltinTool):
             old, _body = plans.read_plan(path, _root(ctx))
             merged = plans.merge_todos(old.get("todos", []), todos)
             text = plans.render_plan(name, overview, body, merged)
-            atomic_write(path, text.encode("utf-8"))
+            write_nofollow(path, text.encode("utf-8"))
             return merged
 
         try:
@@ -254,7 +254,7 @@ class NotepadWriteTool(BuiltinTool):
 
         def append() -> None:
             old = plans.read_notepad(_root(ctx), path) or f"# {category}\n"
-            atomic_write(path, f"{old.rstrip()}\n\n## [{stamp}]\n{content}\n".encode())
+            write_nofollow(path, f"{old.rstrip()}\n\n## [{stamp}]\n{content}\n".encode())
 
         try:
             await trio.to_thread.run_sync(append)

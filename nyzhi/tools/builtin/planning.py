@@ -20,7 +20,7 @@ from nyzhi.config.scaffold import ignore_runtime_files
 from nyzhi.tools.base import ToolContext, ToolResult
 from nyzhi.tools.builtin.common import ArgError, BuiltinTool, req_str
 from nyzhi.tools.offload import run_blocking
-from nyzhi.tools.paths import atomic_write
+from nyzhi.tools.paths import write_nofollow
 
 STATUSES = choices(TodoStatus)
 
@@ -35,7 +35,7 @@ def todos_path(ctx: ToolContext) -> Path | None:
 def _save(path: Path, data: bytes) -> None:
     """Write the todo file, with ``.nyzhi/.gitignore`` listing it first (never committed)."""
     ignore_runtime_files(path)
-    atomic_write(path, data)
+    write_nofollow(path, data)
 
 
 def _read_todos(path: Path | None) -> list[dict[str, Any]]:

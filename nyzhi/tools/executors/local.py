@@ -74,12 +74,12 @@ class LocalExecutor:
         once the command has ended."""
         import contextlib
 
-        from nyzhi.tools.sandbox import SandboxPolicy, WrappedCommand, _shell
+        from nyzhi.tools.sandbox import SandboxPolicy, WrappedCommand, default_shell
 
         if self.startup_commands:
             command = "\n".join([*self.startup_commands, command])
         if not isinstance(sandbox, SandboxPolicy):
-            return (WrappedCommand([self.shell or _shell(), "-c", command], sandboxed=False),
+            return (WrappedCommand([self.shell or default_shell(), "-c", command], sandboxed=False),
                     contextlib.nullcontext())
         sandbox = await sandbox.joined()
         held = await enter_standins(sandbox, cwd)

@@ -43,6 +43,8 @@ async def test_client_uses_the_prewarmed_context() -> None:
 HTTP2_LATER = """
 import sys
 import trio
+from nyzhi import process
+process.claim()  # as the nyz entry point does: only nyz skips h2 (nyzhi.process)
 from nyzhi.provider.http import make_client
 from nyzhi.provider.spec import ProviderSpec
 

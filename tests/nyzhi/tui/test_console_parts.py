@@ -203,7 +203,7 @@ def test_the_console_offers_every_command_and_the_chat_all_but_the_screen_ones()
 
 
 def test_a_context_share_under_one_percent_reads_less_than_one():
-    from nyzhi.tui.app import context_share
+    from nyzhi.core.protocol import context_share  # moved: the one status formatter
 
     assert context_share(732, 128_000) == "<1%"  # 0.57 %: not "0%" beside 732 tokens
     assert context_share(0, 128_000) == "0%"

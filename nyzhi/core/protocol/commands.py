@@ -1,0 +1,22 @@
+"""The slash commands as the protocol offers them (a ``run_command`` op runs one): the one
+command table, the kinds of line a command shows, and the features a front end's host says
+it has. Only names: the table and its commands live in ``nyzhi.core.commands``."""
+
+from __future__ import annotations
+
+from nyzhi.core.commands import available, dispatch
+from nyzhi.core.commands.builtin import toggle_plan
+from nyzhi.core.commands.registry import (
+    BODY,
+    ERROR,
+    NOTICE,
+    PANEL,
+    RESTART,
+    SCREEN,
+    THEME,
+    CommandHost,
+    headless_prompt,
+)
+
+__all__ = ["BODY", "ERROR", "NOTICE", "PANEL", "RESTART", "SCREEN", "THEME", "CommandHost",
+           "available", "dispatch", "headless_prompt", "toggle_plan"]

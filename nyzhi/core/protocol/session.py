@@ -1,0 +1,220 @@
+"""The one handle a front end holds on a live session: ops in, events out, a status snapshot.
+
+``Session(rt, host)`` wraps an open runtime (``open_runtime``) and the front end's command
+host (``nyzhi.core.commands.registry.CommandHost``: where a slash command's output goes).
+``submit(op)`` is the one place an op is applied, so ``/trust`` typed in the console, ACP's
+``session/set_mode`` and the web page's ``set_trust`` change the same gates, fire the same
+``config_change`` hook and say the same thing; leaving plan mode returns the same
+execute-plan message wherever it was asked. ``events()`` is every event from now on, in
+order; ``status()`` is a ``SessionStatus``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from nyzhi import records
+from nyzhi.core.protocol import ops as o
+from nyzhi.core.protocol.status import AgentLine, SessionStatus
+
+
+@records.frozen
+class Applied:
+    """What applying an op did: ``notice`` to show (may be ""), ``follow_up`` a message the
+    front end sends to the main agent as its next turn (the plan to execute), ``handle`` a
+    turn that started (``UserTurn`` on the main agent), ``value`` any other answer."""
+
+    notice: str = ""
+    follow_up: str | None = None
+    handle: Any = None
+    value: Any = None
+
+
+class Session:
+    """A front end's handle on one runtime (see the module docstring)."""
+
+    def __init__(self, rt: Any, host: Any = None, *, source: str = "command") -> None:
+        self.rt = rt
+        self.host = host
+        self.source = source  # the config_change hook's ``source``
+
+    @property
+    def id(self) -> str:
+        return str(self.rt.session_id)
+
+    # ---- what a front end reads of the session (never the runtime's insides) ------------
+
+    @property
+    def main_path(self) -> str:
+        return str(self.rt.main_agent.spec.path)
+
+    @property
+    def workspace_root(self) -> Path:
+        return Path(self.rt.tooling.context.workspace_root)
+
+    @property
+    def cwd(self) -> Path:
+        return Path(self.rt.session_start.cwd or self.rt.tooling.context.cwd)
+
+    def redact(self, text: str) -> str:
+        """``text`` with the session's secrets masked, for what a front end shows that did
+        not come through the events (which are redacted already)."""
+        redactor = self.rt.tooling.redactor
+        return redactor.redact(text) if redactor is not None else text
+
+    @property
+    def redactor(self) -> Any:
+        """The session's redactor (None: nothing to mask), for front ends redacting values."""
+        return self.rt.tooling.redactor
+
+    def thread_length(self) -> int:
+        """How many messages the main agent's thread holds (a resumed session's too)."""
+        return len(self.rt.main_agent.loop.messages)
+
+    def replay(self) -> tuple[list[Any], dict[str, Any]]:
+        """A resumed session as it was: its recorded events, and its restored subagents by
+        path (each with ``status``, ``closed`` and ``reason``); empty for a new session."""
+        resumed = self.rt.factory.resumed
+        return (list(resumed.events) if resumed is not None else [],
+                dict(self.rt.agents.records))
+
+    def wrap_executors(self, wrap: Any) -> None:
+        """Run every agent's commands through ``wrap(executor)`` (the main agent's tools and
+        the base later agents are made from): ACP's client terminals."""
+        rt = self.rt
+        for context in {id(c): c for c in (rt.tooling.context,
+                                           rt.main_agent.tooling.context)}.values():
+            context.executor = wrap(context.executor)
+
+    def allow_always(self, tool: str) -> None:
+        """Answer ``always`` for ``tool`` before it asks (``nyz init --deep --run-checks``)."""
+        self.rt.main_agent.tooling.gates.memory.remember(tool)
+
+    @contextlib.asynccontextmanager
+    async def events(self) -> AsyncIterator[Any]:
+        """Every event from now on, in order (a trio receive channel)."""
+        async with self.rt.subscribe() as channel:
+            yield channel
+
+    async def submit(self, op: o.Op) -> Applied:
+        """Apply ``op``; the one place every front end's ops go through."""
+        rt = self.rt
+        if isinstance(op, o.UserTurn):
+            if op.agent == o.MAIN_AGENT:
+                return Applied(handle=await rt.submit(op.text, op.attachments))
+            return Applied(value=await rt.send(op.agent, op.text))
+        if isinstance(op, o.MessageAgent):
+            return Applied(value=await rt.send(op.path, op.text))
+        if isinstance(op, o.Interrupt):
+            return Applied(value=await rt.cancel(op.agent, op.scope))
+        if isinstance(op, o.Approve):
+            await rt.answer_approval(op.request_id, op.answer)
+            return Applied()
+        if isinstance(op, o.Answer):
+            await rt.answer_question(op.request_id, op.text)
+            return Applied()
+        if isinstance(op, o.RunCommand):
+            from nyzhi.core.commands import dispatch
+
+            if self.host is None:
+                raise o.OpError("run_command needs a front end's command host")
+            await dispatch(self.host, op.line)
+            return Applied()
+        if isinstance(op, o.ResumeAgent):
+            return Applied(value=await rt.agents.resume(op.path))
+        if isinstance(op, o.RunShell):
+            import json
+            import time
+
+            from nyzhi.provider.types import ToolCall
+
+            call = ToolCall(f"shell-{time.monotonic_ns()}", "bash",
+                            json.dumps({"command": op.command}))
+            return Applied(value=await rt.main_agent.loop.tool_step([call], {}))
+        if isinstance(op, o.Compact):
+            await rt.compact()
+            return Applied()
+        if isinstance(op, o.Rewind):
+            if op.all:
+                from nyzhi.core.checkpoints.actions import undo_turn
+
+                return Applied(notice=await undo_turn(rt))
+            return Applied(notice=rt.undo())
+        if isinstance(op, o.Shutdown):
+            await rt.cancel(o.MAIN_AGENT, "subtree")
+            return Applied()
+        return self.apply(op)
+
+    def apply(self, op: o.Op) -> Applied:
+        """The ops that take effect at once (modes, model, thinking), without
+        awaiting: Shift-Tab in the console toggles plan mode from a key handler."""
+        rt = self.rt
+        if isinstance(op, o.SetTrust):
+            mode = rt.set_trust(op.mode, source=self.source)
+            return Applied(notice=f"trust: {mode}", value=mode)
+        if isinstance(op, o.SetPlanMode):
+            execute = rt.set_plan_mode(op.on, source=self.source)
+            return Applied(notice="plan mode on: read-only tools only" if op.on
+                           else "plan mode off", follow_up=execute)
+        if isinstance(op, o.SetModel):
+            rt.set_model(op.model)
+            return Applied(notice=f"model: {rt.provider_name}/{rt.model} from the next request")
+        if isinstance(op, o.SetThinking):
+            return Applied(notice=rt.set_thinking(op.level) or "")
+        raise o.OpError(f"{op.op} is not applied at once; await submit()")
+
+    # ---- the snapshot -------------------------------------------------------------------
+
+    def status(self) -> SessionStatus:
+        """The session now; the context figure is ``/context``'s (system prompt, tools and
+        the thread, from the main agent's loop)."""
+        return session_status(self.rt)
+
+
+def session_status(rt: Any) -> SessionStatus:
+    tooling = rt.main_agent.tooling
+    loop = rt.main_agent.loop
+    sandbox = tooling.context.sandbox
+    try:
+        usage = loop.context_usage()
+        used, window = sum(t for _n, t, _c in usage.parts), usage.window
+    except Exception:  # a prompt part that cannot be built yet: no figure, not a crash
+        used, window = 0, loop.settings.context_window
+    agents = tuple(AgentLine(a.path, a.kind, str(a.status), a.tokens, a.usd)
+                   for a in rt.agents.placed())
+    if agents:  # the whole tree's use: every placed agent's own figures
+        tokens, cost = sum(a.tokens for a in agents), sum(a.cost_usd for a in agents)
+    else:
+        totals = rt.usage_totals()
+        tokens = totals.get("input_tokens", 0) + totals.get("output_tokens", 0)
+        cost = float(totals.get("cost_usd", 0.0))
+    return SessionStatus(
+        session_id=rt.session_id, cwd=str(rt.session_start.cwd or ""),
+        provider=rt.provider_name, model=rt.model, trust=str(tooling.gates.trust.mode.value),
+        sandbox=sandbox.level.value if sandbox else "none",
+        plan_mode=bool(tooling.gates.plan_mode), context_used=used, context_window=window,
+        tokens=tokens, cost_usd=round(cost, 6),
+        thinking="" if rt.thinking_level is None else str(rt.thinking_level),
+        agents=agents, approvals=rt.approvals.waiting(), background=_background(rt))
+
+
+def _background(rt: Any) -> tuple[str, ...]:
+    """What runs beside the turns: MCP servers, language servers, the browser."""
+    out = []
+    if rt.mcp is not None:
+        servers = rt.mcp_status()
+        if servers:
+            up = sum(1 for s in servers if s.status == "connected")
+            out.append(f"mcp {up}/{len(servers)} connected")
+    context = rt.tooling.context
+    if context.lsp is not None and context.lsp.running():
+        out.append(f"lsp {len(context.lsp.running())} running")
+    if context.browser is not None and context.browser.running:
+        out.append("browser")
+    return tuple(out)
+
+
+__all__ = ["Applied", "Session", "session_status"]

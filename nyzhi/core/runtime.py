@@ -340,8 +340,9 @@ class Runtime:
         """A server prompt as text; ``submit`` it to send it as a user message."""
         return await self.mcp.prompt_text(server, name, arguments)
 
-    async def compact(self) -> None:
-        await self.main_agent.loop.compact_now()
+    async def compact(self, hint: str = "") -> None:
+        """Compact the main agent's thread now; ``hint``: what the summary must keep."""
+        await self.main_agent.loop.compact_now(hint)
 
     def undo(self) -> str:
         return self.main_agent.tooling.undo_last()

@@ -540,7 +540,7 @@ class TurnLoop:
     async def _maybe_compact(
         self, system: str, tools: tuple[pt.ToolSchema, ...] | None = None, *,
         force: bool = False, reason: str = "threshold", keep_recent: int | None = None,
-        shorten: bool = False,
+        shorten: bool = False, hint: str = "",
     ) -> str | None:
         """Compact when the thread passed the trigger (or ``force``). Returns why the turn
         must stop instead (the fixed part does not fit), else None."""
@@ -566,7 +566,8 @@ class TurnLoop:
             if freeable < share + SUMMARY_ALLOWANCE_TOKENS:
                 return None
         state = self.state_record(self.messages) if self.state_record is not None else None
-        instructions = self.settings.compact_instructions
+        instructions = "\n".join(p for p in (self.settings.compact_instructions,
+                                             hint.strip()[:2000]) if p)
         if self.before_compact is not None:
             extra = await self.before_compact(reason, before)
             instructions = f"{instructions}\n{extra}".strip() if extra else instructions
@@ -637,8 +638,9 @@ class TurnLoop:
         if self.on_thread_replaced is not None:
             await self.on_thread_replaced(self.messages)
 
-    async def compact_now(self) -> None:
-        await self._maybe_compact(self.system_prompt(), force=True, reason="manual")
+    async def compact_now(self, hint: str = "") -> None:
+        """``/compact [HINT]``: the hint goes to the summary with the configured instructions."""
+        await self._maybe_compact(self.system_prompt(), force=True, reason="manual", hint=hint)
 
 
 def _still_too_long(exc: ContextOverflowError, model: str) -> str:

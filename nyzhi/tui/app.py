@@ -65,6 +65,7 @@ class Console:
         self.switch: tuple[str, str | None] | None = None  # (provider, model) on the restart
         self.restart: trio.Event | None = None
         self.fatal: BaseException | None = None
+        self.session_id = ""  # the last attached runtime's session: how to resume it, at exit
         self.last_ctrl_c = -1e9
         self.shell_scope: trio.CancelScope | None = None
         self.nursery: trio.Nursery | None = None
@@ -103,6 +104,7 @@ class Console:
     def attach(self, rt: Runtime, loaded: Any) -> None:
         """The runtime is open: draw its thread, apply ``[tui]``, send what was queued."""
         self.rt = rt
+        self.session_id = rt.session_id
         self.loaded = loaded
         self.tui = loaded.config.tui
         self.streams.clear()
@@ -859,7 +861,27 @@ async def console_main(args: Any, frame: FirstFrame | None = None, *,
     await console.run(args, frame)
     if console.fatal is not None:
         raise console.fatal
+    if (hint := resume_hint(console.session_id)) is not None:
+        print(hint, file=sys.stderr)
     return 0
+
+
+def resume_hint(session_id: str) -> str | None:
+    """The line said as the console closes, so the session is not lost on the terminal's
+    history: how to come back to it (None when nothing was kept: a session that never took a
+    turn is not)."""
+    from nyzhi.core.sessions.store import SessionStore
+
+    if not session_id:
+        return None
+    try:
+        kept = SessionStore().log_path(session_id).is_file()
+    except (OSError, ValueError):
+        return None
+    if not kept:
+        return None
+    return (f"nyz: session {session_id} saved; resume it with `nyz --continue` (the latest) or "
+            f"`nyz --session {session_id[:8]}`")
 
 
 def main(args: Any, *, frame: FirstFrame | None = None, no_color: bool | None = None) -> int:

@@ -334,11 +334,12 @@ async def _clear(host: Any, _arg: str) -> None:
     host.clear_screen()
 
 
-@command("compact", "summarise older history to free context", idle_only=True)
-async def _compact(host: CommandHost, _arg: str) -> None:
+@command("compact", "summarise older history to free context · /compact HINT: what to keep",
+         idle_only=True)
+async def _compact(host: CommandHost, arg: str) -> None:
     messages = host.rt.main_agent.loop.messages
     before = len(messages)
-    await host.rt.compact()  # a compaction shows itself (its event) with the token counts
+    await host.rt.compact(arg)  # a compaction shows itself (its event) with the token counts
     if len(messages) == before:
         host.show(NOTICE, "nothing to compact: the thread is still short")
 

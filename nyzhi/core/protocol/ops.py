@@ -166,7 +166,11 @@ class RunShell(Op):
 
 @records.frozen
 class Compact(Op):
+    """Summarise the older history now; ``hint`` says what the summary must keep (``/compact
+    HINT``, as Claude Code's), beside ``[agent] compact_instructions``."""
+
     op: ClassVar[str] = "compact"
+    hint: str = ""
 
 
 @records.frozen

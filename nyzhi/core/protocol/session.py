@@ -135,7 +135,7 @@ class Session:
                             json.dumps({"command": op.command}))
             return Applied(value=await rt.main_agent.loop.tool_step([call], {}))
         if isinstance(op, o.Compact):
-            await rt.compact()
+            await rt.compact(op.hint)
             return Applied()
         if isinstance(op, o.Rewind):
             if op.all:

@@ -354,11 +354,13 @@ async def test_the_other_commands_do_their_jobs(workspace, home, configure):
                                    ("four", "fourth answer")):
                 await say(pane, prompt)
                 await pane.wait_for(answer)
-            await command("/compact", "context compacted:")
+            await command("/compact keep the papaya decision", "context compacted:")
             await command("/sessions", "msgs")
             await say(pane, "/quit")
             assert await pane.wait_exit() == 0
     assert len(server.requests) == 6  # two steps of the first turn, three turns, the summary
+    # /compact HINT: the hint reached the summary request (issue 54)
+    assert "keep the papaya decision" in server.requests[5].body.decode()
 
 
 async def test_shell_prefix_at_path_and_the_queue(workspace, home, configure):

@@ -69,3 +69,21 @@ async def test_the_readline_keys_edit_the_input(workspace, home, configure):
             await pane.keys("Enter")
             await pane.wait_for("one")
     assert server.requests[0].last_user_text().strip() == "say alpha"
+
+
+async def test_on_exit_the_console_says_how_to_resume(workspace, home, configure):
+    """Issue 54: the console closed without a word; it now says how to come back."""
+    async with open_fake_llm(script=[reply("noted")]) as server:
+        configure(workspace, server.url_for("openai"))
+        async with open_console(workspace, home) as pane:
+            await pane.wait_for(INPUT_READY)
+            await say(pane, "remember this")
+            await pane.wait_for("noted")
+            await say(pane, "/quit")
+            assert await pane.wait_exit() == 0
+            screen = await pane.history()
+    text = screen.replace("\n", "")  # the pane wraps the line at 80 columns
+    assert "resume it with `nyz --continue`" in text and "`nyz --session " in text, screen
+    session_id = text.split("nyz: session ", 1)[1].split(" ", 1)[0]
+    sessions = home / ".local" / "share" / "nyzhi" / "sessions"
+    assert any(session_id in p.name for p in sessions.iterdir())

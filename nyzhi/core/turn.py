@@ -162,6 +162,8 @@ class TurnLoop:
         # nyzhi.core.background.notices), beside ``before_step`` (which teams replace).
         self.notices: Callable[[], list[pt.Message]] | None = None
         self.on_prompt = on_prompt
+        # ``!cmd`` outputs the user ran since the last prompt: sent before the next one
+        self.shell_context: list[str] = []
         self.cost = cost or (lambda _u, _m: 0.0)
         self.session_stem = session_stem
         self.state_record = state_record  # what compaction keeps verbatim (state_record.py)
@@ -238,7 +240,23 @@ class TurnLoop:
             with trio.CancelScope(shield=True):
                 await self.emit(end)
 
+    def add_shell_context(self, command: str, output: str) -> None:
+        """A ``!cmd`` the user ran (its output as the tool gave it, redacted and bounded):
+        context for the next prompt, framed as command output, not as the user's words."""
+        from nyzhi.tools.untrusted import frame_untrusted
+
+        text = output if len(output) <= SHELL_CONTEXT_CHARS else (
+            output[:SHELL_CONTEXT_CHARS] + f"\n[… {len(output) - SHELL_CONTEXT_CHARS} more "
+            "characters left out]")
+        self.shell_context.append(
+            f"The user ran `{command[:500]}` in their shell before this message:\n"
+            + frame_untrusted("command output", text))
+        del self.shell_context[:-SHELL_CONTEXT_KEPT]
+
     async def _turn(self, prompt: str, images: tuple[pt.ImagePart, ...] = ()) -> TurnOutcome:
+        if self.shell_context:
+            prompt = "\n\n".join([*self.shell_context, prompt])
+            self.shell_context.clear()
         if self.on_prompt is not None:
             # user_prompt_submit hooks may block the prompt or add context to it
             prompt, blocked = await self.on_prompt(prompt)
@@ -655,6 +673,10 @@ def _still_too_long(exc: ContextOverflowError, model: str) -> str:
         "window, or start a new session"
     )
 
+
+#: What one ``!cmd`` may add to the next prompt, and how many are kept until then.
+SHELL_CONTEXT_CHARS = 20_000
+SHELL_CONTEXT_KEPT = 5
 
 #: A step's usage until the provider reports some (frozen: one serves every step).
 NO_USAGE = pt.Usage()

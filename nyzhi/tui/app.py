@@ -36,6 +36,7 @@ from nyzhi.tui.conversation import Collapsible, ConsoleRenderer, Expansion, Stre
 from nyzhi.tui.history import History
 from nyzhi.tui.widgets import AgentPanel, ApprovalDialog, InputBox, QuestionDialog
 
+CONTEXT_MARKS = (0.75, 0.90)  # context use said in the conversation as it passes each
 STATUS_LINE_EVERY = 0.3  # seconds between two runs of a statusLine command (Claude Code's)
 
 if TYPE_CHECKING:
@@ -66,6 +67,7 @@ class Console:
         self.restart: trio.Event | None = None
         self.fatal: BaseException | None = None
         self.session_id = ""  # the last attached runtime's session: how to resume it, at exit
+        self._context_warned: set[float] = set()  # the CONTEXT_MARKS already said
         self.last_ctrl_c = -1e9
         self.shell_scope: trio.CancelScope | None = None
         self.nursery: trio.Nursery | None = None
@@ -665,7 +667,24 @@ class Console:
         status = Session(self.rt).status()
         if long:
             return status_card(status, extra=(("theme", self.theme),))
-        return " " + status_line(status)
+        self._warn_context(status)
+        width = self.loop.screen.get_cols_rows()[0] - 1 if self.loop is not None else None
+        return " " + status_line(status, width=width)
+
+    def _warn_context(self, status: Any) -> None:
+        """Say once in the conversation when the main agent's context passes 75% and 90%
+        (again after a compaction brought it back under)."""
+        if not status.context_window:
+            return
+        share = status.context_used / status.context_window
+        for mark in CONTEXT_MARKS:
+            if share >= mark and mark not in self._context_warned:
+                self._context_warned.add(mark)
+                self.note(("notice", f"context {share:.0%} full ({status.context_used} of "
+                                     f"{status.context_window} tokens): /compact [HINT] "
+                                     "summarises the older history now"))
+            elif share < mark - 0.05:
+                self._context_warned.discard(mark)
 
     def refresh_status(self) -> None:
         self.status.set_text(self.status_text())

@@ -334,7 +334,7 @@ async def _clear(host: Any, _arg: str) -> None:
     host.clear_screen()
 
 
-@command("compact", "summarise older history to free context · /compact HINT: what to keep",
+@command("compact", "summarise older history to free context · /compact HINT",
          idle_only=True)
 async def _compact(host: CommandHost, arg: str) -> None:
     messages = host.rt.main_agent.loop.messages

@@ -158,7 +158,8 @@ class ResumeAgent(Op):
 @records.frozen
 class RunShell(Op):
     """``!cmd``: one ``bash`` call through the main agent's own gated tool step (trust, deny
-    rules, sandbox, hooks, approval), shown as a tool call and not added to the thread."""
+    rules, sandbox, hooks, approval), shown as a tool call; its output goes to the model with
+    the next prompt, as context (Claude Code's bash mode)."""
 
     op: ClassVar[str] = "run_shell"
     command: str

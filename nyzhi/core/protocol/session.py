@@ -133,7 +133,12 @@ class Session:
 
             call = ToolCall(f"shell-{time.monotonic_ns()}", "bash",
                             json.dumps({"command": op.command}))
-            return Applied(value=await rt.main_agent.loop.tool_step([call], {}))
+            loop = rt.main_agent.loop
+            results: dict[str, Any] = {}
+            await loop.tool_step([call], results)
+            if (done := results.get(call.id)) is not None:
+                loop.add_shell_context(op.command, done.content)
+            return Applied()
         if isinstance(op, o.Compact):
             await rt.compact(op.hint)
             return Applied()

@@ -71,22 +71,40 @@ class SessionStatus:
         return sum(1 for a in self.agents if a.status in RUNNING)
 
 
-def status_line(status: SessionStatus, *, usage: bool = True) -> str:
+def status_line(status: SessionStatus, *, usage: bool = True, width: int | None = None) -> str:
     """The one status line: ``[PLAN · ]provider/model · trust T · sandbox S · ctx N% ·
     T tok $C · agents R/N[ · K waiting]``. Without ``usage`` (the web page counts its tokens
-    from the events itself) the tokens and cost are left out."""
-    parts = [f"{status.provider}/{status.model}", f"trust {status.trust}",
-             f"sandbox {status.sandbox}"]
-    if status.context:
-        parts.append(f"ctx {status.context}")
-    if usage:
-        parts.append(f"{status.tokens} tok ${status.cost_usd:.3f}")
-    parts.append(f"agents {status.running}/{max(1, len(status.agents))}")
-    if status.approvals:
-        parts.append(f"{status.approvals} waiting")
+    from the events itself) the tokens and cost are left out. With ``width`` (a narrow
+    terminal) the least useful parts go first, so context and cost stay: the agents count,
+    the sandbox, the trust mode, the provider's name, then the token count."""
+    parts: dict[str, str] = {}
     if status.plan_mode:
-        parts.insert(0, "PLAN")
-    return " · ".join(parts)
+        parts["plan"] = "PLAN"
+    parts["model"] = f"{status.provider}/{status.model}"
+    parts["trust"] = f"trust {status.trust}"
+    parts["sandbox"] = f"sandbox {status.sandbox}"
+    if status.context:
+        parts["ctx"] = f"ctx {status.context}"
+    if usage:
+        parts["usage"] = f"{status.tokens} tok ${status.cost_usd:.3f}"
+    parts["agents"] = f"agents {status.running}/{max(1, len(status.agents))}"
+    if status.approvals:
+        parts["waiting"] = f"{status.approvals} waiting"
+    if width is not None:
+        for drop in _DROP_ORDER:
+            if len(" · ".join(parts.values())) <= width:
+                break
+            if drop == "provider":
+                parts["model"] = status.model
+            elif drop == "tokens" and "usage" in parts:
+                parts["usage"] = f"${status.cost_usd:.3f}"
+            else:
+                parts.pop(drop, None)
+    return " · ".join(parts.values())
+
+
+# What a narrow status line gives up first (``status_line(width=...)``).
+_DROP_ORDER = ("agents", "sandbox", "trust", "provider", "tokens")
 
 
 def status_card(status: SessionStatus, extra: tuple[tuple[str, str], ...] = ()) -> str:

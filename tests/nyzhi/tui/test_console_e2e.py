@@ -95,9 +95,13 @@ async def test_help_status_and_an_unknown_command_stay_local(workspace, home, co
             await say(pane, "/help")
             screen = await pane.wait_for("keys: Enter send")
             assert "/status" in screen and "/undo" in screen
-            await pane.keys("PageUp")
-            await pane.wait_for("/compact")
-            await pane.keys("PageDown", "PageDown")
+            for _ in range(4):  # the list is taller than the screen: page up to /compact
+                await pane.keys("PageUp")
+                screen = await pane.wait_for(lambda s, before=screen: s != before)
+                if "/compact" in screen:
+                    break
+            assert "/compact" in screen
+            await pane.keys("End")
             await pane.keys("C-l")
             await pane.type("/statu")  # Tab completes the command name (/sta: /stats too)
             await pane.keys("Tab")
@@ -384,7 +388,12 @@ async def test_shell_prefix_at_path_and_the_queue(workspace, home, configure):
             await pane.wait_for("1 queued message(s) dropped")
             await pane.wait_for("[cancelled]")
     assert len(server.requests) == 2  # the shell command and the queued message never reached it
-    assert "the secret word is PAPAYA" in server.requests[0].transcript()[-1][1]
+    first = server.requests[0].transcript()[-1][1]
+    assert "the secret word is PAPAYA" in first
+    # the !cmd's output went with the next prompt, as framed command output (issue 54)
+    assert "The user ran `echo shell-$((40+2))`" in first and "shell-42" in first
+    assert "untrusted-content" in first
+    assert "shell-42" not in server.requests[1].transcript()[-1][1]  # said once
 
 
 async def test_one_tool_card_is_selected_and_expanded_on_its_own(workspace, home, configure):

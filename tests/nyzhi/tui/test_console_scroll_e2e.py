@@ -87,3 +87,63 @@ async def test_on_exit_the_console_says_how_to_resume(workspace, home, configure
     session_id = text.split("nyz: session ", 1)[1].split(" ", 1)[0]
     sessions = home / ".local" / "share" / "nyzhi" / "sessions"
     assert any(session_id in p.name for p in sessions.iterdir())
+
+
+async def test_a_narrow_status_bar_keeps_context_and_cost(workspace, home, configure):
+    """Issue 54: at 60 columns the bar was cut at "ct…"; the least useful parts go first."""
+    from nyzhi.testing.cli import NYZ, nyz_env
+
+    async with open_fake_llm(script=[reply("ok")]) as server:
+        configure(workspace, server.url_for("openai"))
+        pane = TmuxPane(workspace.parent / "tmux-narrow.sock", width=60, height=20)
+        await pane.start(NYZ, cwd=workspace, env=nyz_env(home))
+        try:
+            screen = await pane.wait_for(INPUT_READY)
+            await pane.wait_for(lambda s: "ctx " in s.splitlines()[-1] or
+                                "ctx " in s.rstrip().splitlines()[-1])
+            screen = await pane.screen()
+        finally:
+            pane.kill()
+    bar = screen.rstrip().splitlines()[-1]
+    assert "ctx " in bar and "$0.0" in bar and "…" not in bar, bar
+    assert "fake-model-1" in bar  # the model stays; its provider's name went first
+
+
+async def test_the_conversation_warns_as_context_passes_75_percent(
+        workspace, home, configure, approve_project):
+    """Issue 54: a warning in the conversation as context use passes 75% (here at once: the
+    system prompt and tools alone fill most of a small window), said once, not at every
+    status refresh."""
+    async with open_fake_llm(script=[reply("ok")]) as server:
+        configure(workspace, server.url_for("openai"))
+        config = workspace / ".nyzhi" / "config.toml"
+        config.write_text(config.read_text().replace(
+            'api_key = "sk-test-key"\n', 'api_key = "sk-test-key"\ncontext_window = 6000\n'))
+        approve_project(workspace)
+        async with open_console(workspace, home) as pane:
+            await pane.wait_for(INPUT_READY)
+            screen = await pane.wait_for("full (")
+            assert "/compact" in screen
+            await say(pane, "/status")  # status refreshes: no second warning
+            await pane.wait_for("session ")
+            screen = await pane.history()
+    text = screen.replace("\n", "")
+    assert text.count("full (") == 1, screen
+
+
+def test_each_context_mark_is_said_once_until_use_falls_back_under_it():
+    from types import SimpleNamespace
+
+    from nyzhi.tui.app import Console
+
+    said: list[str] = []
+    console = SimpleNamespace(_context_warned=set(), note=lambda m: said.append(m[1]))
+
+    def at(used: int) -> None:
+        Console._warn_context(console, SimpleNamespace(context_used=used,
+                                                       context_window=1000))
+
+    for used in (700, 760, 800, 910, 950, 400, 800):
+        at(used)
+    assert [m.split(" full")[0] for m in said] == [
+        "context 76%", "context 91%", "context 80%"]  # back under after a compaction: again

@@ -41,11 +41,12 @@ async def test_status_line_command_is_the_status_bar(workspace, home, configure)
 
 async def test_an_unapproved_status_line_does_not_run(workspace, configure):
     async with open_fake_llm(script=[reply("hello")]) as server:
-        configure(workspace, server.url_for("openai"))
-        status_settings(workspace)  # written after the approval: new
+        # the provider in the user's own config: an unapproved project keeps nothing gated
+        configure(workspace, server.url_for("openai"), approve=False)
+        status_settings(workspace)  # never approved
         async with open_runtime(RuntimeOptions(cwd=workspace)) as rt:
             assert rt.status_line is None
-            assert "status line command" in rt.untrusted_notice
+            assert "statusLine (runs a program)" in rt.untrusted_notice
         configure(workspace, server.url_for("openai"))
         async with open_runtime(RuntimeOptions(cwd=workspace)) as rt:
             assert rt.status_line is not None

@@ -240,16 +240,28 @@ class _Sorted:
 
 
 def _sort(loaded_layers: Any, root: Path) -> _Sorted:
-    """Read the layers (``loader.Layer``s), split the project ones against the user's own."""
+    """Read the layers (``loader.Layer``s), split the project ones against the user's own.
+    The user's layer is read only when there is something of the project's to weigh (most
+    starts have no project file: nothing is read twice)."""
+    from nyzhi.config.mcp_sources import MCP_JSON
+
     raws: dict[str, dict | None] = {}
-    paths: dict[str, Path] = {}
-    for layer in loaded_layers:
-        paths[layer.name] = layer.path
+    paths = {layer.name: layer.path for layer in loaded_layers}
+
+    def read(name: str) -> dict | None:
         try:
-            raws[layer.name] = read_layer(layer.path)
+            raw = read_layer(paths[name])
         except Exception:  # noqa: BLE001 (load_config reports a broken layer)
-            raws[layer.name] = None
-    user = raws.get("global") if isinstance(raws.get("global"), dict) else None
+            return None
+        return raw if isinstance(raw, dict) else None
+
+    for name in PROJECT_LAYERS:
+        if name in paths:
+            raws[name] = read(name)
+    claude = _claude_gated(root)
+    user = None
+    if "global" in paths and (any(raws.values()) or claude or (root / MCP_JSON).exists()):
+        user = read("global")
     splits: dict[str, Split] = {}
     parts: dict[str, Any] = {}
     lines: list[str] = []
@@ -264,7 +276,7 @@ def _sort(loaded_layers: Any, root: Path) -> _Sorted:
             classes.update({(str(paths[name]), k): c for k, (c, _v) in split.gated.items()})
         lines += [f"{paths[name]}: {key} is ignored: only your own config "
                   "(~/.config/nyzhi/config.toml) may set it" for key in split.user_only]
-    for name, got in _claude_gated(root).items():
+    for name, got in claude.items():
         parts[str(root / name)] = got
         classes.update({(str(root / name), k): class_of(CLAUDE_KEYS.get(k, "agent.hooks"))
                         or KeyClass.RUNS_PROGRAM for k in got})

@@ -354,11 +354,10 @@ def load_trusted(cwd: Path | None, env: Mapping[str, str] | None = None, *,
     return load_config(cwd, env=env, workspace=workspace, layer_filter=layer_filter), verdict
 
 
-def _mcp_json_lines(root: Path, env: Mapping[str, str] | None) -> list[str]:
-    """One line per ``.mcp.json`` server not approved as it is now (each is approved on its
-    own, ``nyzhi.core.mcp.trust``: the runtime does not start it)."""
+def pending_mcp_json(root: Path, env: Mapping[str, str] | None = None) -> list[Any]:
+    """The ``.mcp.json`` servers (``ServerEntry``) not approved as they are now: each is
+    approved on its own (``nyzhi.core.mcp.trust``, the same record), and not started until."""
     from nyzhi.config.approvals import trusted_digest
-    from nyzhi.config.key_classes import MCP_JSON_KEYS
     from nyzhi.config.mcp_sources import MCP_JSON, read_mcp_json
 
     if not (root / MCP_JSON).is_file():
@@ -367,11 +366,26 @@ def _mcp_json_lines(root: Path, env: Mapping[str, str] | None) -> list[str]:
         entries = read_mcp_json(root, env)
     except ConfigError:  # the runtime reports a broken file itself
         return []
+    return [e for e in entries if trusted_digest(root, f"mcp:{e.name}", env) != e.fingerprint()]
+
+
+def approve_mcp_json(root: Path, entries: list[Any], env: Mapping[str, str] | None = None) -> None:
+    """Record the user's yes for these ``.mcp.json`` servers (``nyz config trust``)."""
+    from nyzhi.config.approvals import record_trust
+
+    for entry in entries:
+        record_trust(root, f"mcp:{entry.name}", entry.fingerprint(), env)
+
+
+def _mcp_json_lines(root: Path, env: Mapping[str, str] | None) -> list[str]:
+    """One line per ``.mcp.json`` server not approved (the runtime does not start it)."""
+    from nyzhi.config.key_classes import MCP_JSON_KEYS
+    from nyzhi.config.mcp_sources import MCP_JSON
+
     cls = class_of(MCP_JSON_KEYS["mcpServers"])
     return [f"{root / MCP_JSON}: mcpServers.{e.name} ({cls}) is not approved: not started "
-            "unless you approve it (asked in the console, or `nyz mcp list` on a terminal; "
-            f"CI: {APPROVE_FLAG})"
-            for e in entries if trusted_digest(root, f"mcp:{e.name}", env) != e.fingerprint()]
+            "unless you approve it (`nyz config trust`, asked in the console, or `nyz mcp "
+            f"list` on a terminal; CI: {APPROVE_FLAG})" for e in pending_mcp_json(root, env)]
 
 
 def approve(loaded: LoadedConfig, env: Mapping[str, str] | None = None, *,

@@ -333,3 +333,20 @@ async def test_other_commands_use_the_filtered_config_too(workspace, home, tmp_p
         listed = await run_nyz(workspace, home, "mcp", "list", "--timeout", "20",
                                "--approve-project-config")
         assert marker.exists(), listed.stderr.decode()
+
+
+async def test_nyz_config_trust_approves_the_mcp_json_servers_too(workspace, home):
+    """The person's approval covers a ``.mcp.json`` server as well: shown by ``nyz config
+    trust``, approved with ``--yes``, started in the next run; not before."""
+    marker = workspace / "SERVER-RAN"
+    (workspace / ".mcp.json").write_text(json.dumps(
+        {"mcpServers": {"docs": {"command": "sh", "args": ["-c", f"touch {marker}"]}}}))
+    await nyz(workspace, home, calls())
+    assert not marker.exists()
+    shown = await run_nyz(workspace, home, "config", "trust", "--yes")
+    assert shown.returncode == 0, shown.stderr.decode()
+    assert "mcpServers.docs" in shown.stdout.decode()
+    again = await run_nyz(workspace, home, "config", "trust")
+    assert "nothing to approve" in again.stdout.decode() or "approved" in again.stdout.decode()
+    run = await nyz(workspace, home, calls())
+    assert marker.exists(), run.err

@@ -180,8 +180,12 @@ def run_set(args: argparse.Namespace) -> int:
     try:
         parts = parse_key(args.key)
         # Global and local files may hold keys: create them private. Project files are shared.
-        set_value(target, args.key, args.value,
-                  new_file_mode=0o644 if args.layer == "project" else 0o600)
+        from nyzhi.config.project_trust import keeping_approval
+
+        # the person's own edit: an approved project stays approved
+        with keeping_approval(project=args.layer != "global"):
+            set_value(target, args.key, args.value,
+                      new_file_mode=0o644 if args.layer == "project" else 0o600)
     except ConfigError as exc:
         return _fail(exc)
     except OSError as exc:  # a full or read-only disk: StorageError names the file and why

@@ -26,6 +26,7 @@ not run in the next ``--trust full`` run. ``.mcp.json`` servers are asked about 
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import hashlib
 import json
@@ -386,6 +387,25 @@ def _mcp_json_lines(root: Path, env: Mapping[str, str] | None) -> list[str]:
     return [f"{root / MCP_JSON}: mcpServers.{e.name} ({cls}) is not approved: not started "
             "unless you approve it (`nyz config trust`, asked in the console, or `nyz mcp "
             f"list` on a terminal; CI: {APPROVE_FLAG})" for e in pending_mcp_json(root, env)]
+
+
+@contextlib.contextmanager
+def keeping_approval(cwd: Path | None = None, *, project: bool = True) -> Iterator[None]:
+    """Around the user's own edit of a project file (``nyz mcp add``, ``nyz config set
+    --project``): a project that was approved stays approved with the edit, since the person
+    made it; one that was not stays unapproved (the edit approves nothing else). ``project``
+    False (an edit of the user's own file): nothing is recorded, since a new baseline may
+    gate a key the person never reviewed."""
+    if not project:
+        yield
+        return
+    try:
+        was = check(load_config(cwd)).approved
+    except ConfigError:
+        was = False
+    yield
+    if was:
+        approve(load_config(cwd))
 
 
 def approve(loaded: LoadedConfig, env: Mapping[str, str] | None = None, *,

@@ -350,3 +350,22 @@ async def test_nyz_config_trust_approves_the_mcp_json_servers_too(workspace, hom
     assert "nothing to approve" in again.stdout.decode() or "approved" in again.stdout.decode()
     run = await nyz(workspace, home, calls())
     assert marker.exists(), run.err
+
+
+async def test_the_persons_own_edit_keeps_an_approval_and_grants_none(workspace, home):
+    """``nyz mcp add`` into an approved project keeps it approved (the person added it); into
+    a project with a planted hook it approves neither the server nor the hook."""
+    from nyzhi.config import load_config
+    from nyzhi.config.project_trust import check
+
+    project = workspace / ".nyzhi" / "config.toml"
+    project.write_text('[web_search]\nbackend = "searxng"\nurl = "http://127.0.0.1:9"\n')
+    assert (await run_nyz(workspace, home, "config", "trust", "--yes")).returncode == 0
+    added = await run_nyz(workspace, home, "mcp", "add", "mine", "--", "true")
+    assert added.returncode == 0, added.stderr.decode()
+    assert check(load_config(workspace, env={"HOME": str(home)})).approved
+    with project.open("a") as f:  # planted behind the person's back
+        f.write('[[agent.hooks]]\nevent = "session_start"\ncommand = "true"\n')
+    added = await run_nyz(workspace, home, "mcp", "add", "other", "--", "true")
+    assert added.returncode == 0, added.stderr.decode()
+    assert not check(load_config(workspace, env={"HOME": str(home)})).approved

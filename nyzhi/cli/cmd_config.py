@@ -81,15 +81,22 @@ def run_trust(args: argparse.Namespace) -> int:
     """Show what of the project's configuration needs approval and record the user's yes."""
     import json
 
+    import attrs
+
     from nyzhi.config import ConfigError, load_config
     from nyzhi.config.fsutil import StorageError
-    from nyzhi.config.project_trust import approve, check
+    from nyzhi.config.project_trust import approve, approve_mcp_json, check, pending_mcp_json
 
     try:
         loaded = load_config()
+        servers = pending_mcp_json(loaded.workspace.root)
     except ConfigError as exc:
         return _fail(exc)
     verdict = check(loaded)
+    if servers:  # each .mcp.json server is approved on its own, here with the rest
+        verdict = attrs.evolve(verdict, approved=False, parts={
+            **verdict.parts, str(servers[0].file): {
+                f"mcpServers.{s.name}": s.describe() for s in servers}})
     if not verdict.parts:
         print(f"nothing to approve: the project in {loaded.workspace.root} sets nothing that "
               "needs approval (hooks, MCP servers, nodes, hosts, environment, looser limits...)")
@@ -113,7 +120,8 @@ def run_trust(args: argparse.Namespace) -> int:
             print("not approved")
             return 1
     try:
-        approve(loaded, digest=verdict.digest)
+        approve(loaded, digest=verdict.digest)  # what was shown, not a later edit
+        approve_mcp_json(loaded.workspace.root, servers)
     except StorageError as exc:
         return _fail(exc)
     print("approved (asked again if any of it changes)")
@@ -172,8 +180,12 @@ def run_set(args: argparse.Namespace) -> int:
     try:
         parts = parse_key(args.key)
         # Global and local files may hold keys: create them private. Project files are shared.
-        set_value(target, args.key, args.value,
-                  new_file_mode=0o644 if args.layer == "project" else 0o600)
+        from nyzhi.config.project_trust import keeping_approval
+
+        # the person's own edit: an approved project stays approved
+        with keeping_approval(project=args.layer != "global"):
+            set_value(target, args.key, args.value,
+                      new_file_mode=0o644 if args.layer == "project" else 0o600)
     except ConfigError as exc:
         return _fail(exc)
     except OSError as exc:  # a full or read-only disk: StorageError names the file and why

@@ -160,9 +160,13 @@ def run_add(args: argparse.Namespace) -> int:
         table = {"command": command[0], "args": command[1:]}
         if env:
             table["env"] = env
+    from nyzhi.config.project_trust import keeping_approval
+
     try:
         path = _target(args.scope)
-        replaced = set_table(path, ("mcp", "servers", args.name), table)
+        # the person's own addition: no new question for it
+        with keeping_approval(project=args.scope != "global"):
+            replaced = set_table(path, ("mcp", "servers", args.name), table)
     except ConfigError as exc:
         return _fail(exc)
     verb = "replaced" if replaced else "added"
@@ -180,12 +184,15 @@ def run_remove(args: argparse.Namespace) -> int:
     from nyzhi.config import ConfigError, load_config
     from nyzhi.config.edit import remove_key
     from nyzhi.config.mcp_sources import read_mcp_json
+    from nyzhi.config.project_trust import keeping_approval
 
     try:
         scopes = [args.scope] if args.scope else ["project", "global"]
         for scope in scopes:
             path = _target(scope)
-            if remove_key(path, ("mcp", "servers", args.name)):
+            with keeping_approval(project=scope == "project"):
+                removed = remove_key(path, ("mcp", "servers", args.name))
+            if removed:
                 print(f"removed MCP server {args.name!r} from {path}")
                 return 0
         root = load_config().workspace.root

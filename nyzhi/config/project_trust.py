@@ -26,6 +26,7 @@ not run in the next ``--trust full`` run. ``.mcp.json`` servers are asked about 
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import hashlib
 import json
@@ -240,16 +241,28 @@ class _Sorted:
 
 
 def _sort(loaded_layers: Any, root: Path) -> _Sorted:
-    """Read the layers (``loader.Layer``s), split the project ones against the user's own."""
+    """Read the layers (``loader.Layer``s), split the project ones against the user's own.
+    The user's layer is read only when there is something of the project's to weigh (most
+    starts have no project file: nothing is read twice)."""
+    from nyzhi.config.mcp_sources import MCP_JSON
+
     raws: dict[str, dict | None] = {}
-    paths: dict[str, Path] = {}
-    for layer in loaded_layers:
-        paths[layer.name] = layer.path
+    paths = {layer.name: layer.path for layer in loaded_layers}
+
+    def read(name: str) -> dict | None:
         try:
-            raws[layer.name] = read_layer(layer.path)
+            raw = read_layer(paths[name])
         except Exception:  # noqa: BLE001 (load_config reports a broken layer)
-            raws[layer.name] = None
-    user = raws.get("global") if isinstance(raws.get("global"), dict) else None
+            return None
+        return raw if isinstance(raw, dict) else None
+
+    for name in PROJECT_LAYERS:
+        if name in paths:
+            raws[name] = read(name)
+    claude = _claude_gated(root)
+    user = None
+    if "global" in paths and (any(raws.values()) or claude or (root / MCP_JSON).exists()):
+        user = read("global")
     splits: dict[str, Split] = {}
     parts: dict[str, Any] = {}
     lines: list[str] = []
@@ -264,7 +277,7 @@ def _sort(loaded_layers: Any, root: Path) -> _Sorted:
             classes.update({(str(paths[name]), k): c for k, (c, _v) in split.gated.items()})
         lines += [f"{paths[name]}: {key} is ignored: only your own config "
                   "(~/.config/nyzhi/config.toml) may set it" for key in split.user_only]
-    for name, got in _claude_gated(root).items():
+    for name, got in claude.items():
         parts[str(root / name)] = got
         classes.update({(str(root / name), k): class_of(CLAUDE_KEYS.get(k, "agent.hooks"))
                         or KeyClass.RUNS_PROGRAM for k in got})
@@ -342,11 +355,10 @@ def load_trusted(cwd: Path | None, env: Mapping[str, str] | None = None, *,
     return load_config(cwd, env=env, workspace=workspace, layer_filter=layer_filter), verdict
 
 
-def _mcp_json_lines(root: Path, env: Mapping[str, str] | None) -> list[str]:
-    """One line per ``.mcp.json`` server not approved as it is now (each is approved on its
-    own, ``nyzhi.core.mcp.trust``: the runtime does not start it)."""
+def pending_mcp_json(root: Path, env: Mapping[str, str] | None = None) -> list[Any]:
+    """The ``.mcp.json`` servers (``ServerEntry``) not approved as they are now: each is
+    approved on its own (``nyzhi.core.mcp.trust``, the same record), and not started until."""
     from nyzhi.config.approvals import trusted_digest
-    from nyzhi.config.key_classes import MCP_JSON_KEYS
     from nyzhi.config.mcp_sources import MCP_JSON, read_mcp_json
 
     if not (root / MCP_JSON).is_file():
@@ -355,11 +367,45 @@ def _mcp_json_lines(root: Path, env: Mapping[str, str] | None) -> list[str]:
         entries = read_mcp_json(root, env)
     except ConfigError:  # the runtime reports a broken file itself
         return []
+    return [e for e in entries if trusted_digest(root, f"mcp:{e.name}", env) != e.fingerprint()]
+
+
+def approve_mcp_json(root: Path, entries: list[Any], env: Mapping[str, str] | None = None) -> None:
+    """Record the user's yes for these ``.mcp.json`` servers (``nyz config trust``)."""
+    from nyzhi.config.approvals import record_trust
+
+    for entry in entries:
+        record_trust(root, f"mcp:{entry.name}", entry.fingerprint(), env)
+
+
+def _mcp_json_lines(root: Path, env: Mapping[str, str] | None) -> list[str]:
+    """One line per ``.mcp.json`` server not approved (the runtime does not start it)."""
+    from nyzhi.config.key_classes import MCP_JSON_KEYS
+    from nyzhi.config.mcp_sources import MCP_JSON
+
     cls = class_of(MCP_JSON_KEYS["mcpServers"])
     return [f"{root / MCP_JSON}: mcpServers.{e.name} ({cls}) is not approved: not started "
-            "unless you approve it (asked in the console, or `nyz mcp list` on a terminal; "
-            f"CI: {APPROVE_FLAG})"
-            for e in entries if trusted_digest(root, f"mcp:{e.name}", env) != e.fingerprint()]
+            "unless you approve it (`nyz config trust`, asked in the console, or `nyz mcp "
+            f"list` on a terminal; CI: {APPROVE_FLAG})" for e in pending_mcp_json(root, env)]
+
+
+@contextlib.contextmanager
+def keeping_approval(cwd: Path | None = None, *, project: bool = True) -> Iterator[None]:
+    """Around the user's own edit of a project file (``nyz mcp add``, ``nyz config set
+    --project``): a project that was approved stays approved with the edit, since the person
+    made it; one that was not stays unapproved (the edit approves nothing else). ``project``
+    False (an edit of the user's own file): nothing is recorded, since a new baseline may
+    gate a key the person never reviewed."""
+    if not project:
+        yield
+        return
+    try:
+        was = check(load_config(cwd)).approved
+    except ConfigError:
+        was = False
+    yield
+    if was:
+        approve(load_config(cwd))
 
 
 def approve(loaded: LoadedConfig, env: Mapping[str, str] | None = None, *,

@@ -312,3 +312,60 @@ async def test_trust_full_never_approves_what_the_agent_planted(workspace, home)
     assert f"{mcp_json}: mcpServers.planted (runs a program) is not approved" in second.err
     third = await nyz(workspace, home, calls(), "--trust", "full", FLAG)
     assert hook.exists() and server.exists(), third.err
+
+
+async def test_other_commands_use_the_filtered_config_too(workspace, home, tmp_path):
+    """Not only ``nyz run``: ``nyz models refresh`` does not send the user's key to a
+    project's base_url, and ``nyz mcp list`` does not start a project's server, until
+    approved (the control: the flag)."""
+    marker = tmp_path / "server-started"
+    async with open_fake_llm() as mine, open_fake_llm() as theirs:
+        user_config(home, mine.url_for("openai"))
+        (workspace / ".nyzhi" / "config.toml").write_text(
+            f'[provider.fake]\nbase_url = "{theirs.url_for("openai")}"\n'
+            f'[mcp.servers.x]\ncommand = "sh"\nargs = ["-c", "touch {marker}"]\n')
+        refreshed = await run_nyz(workspace, home, "models", "refresh")
+        assert refreshed.returncode == 0, refreshed.stderr.decode()
+        assert mine.info_requests and not theirs.info_requests
+        listed = await run_nyz(workspace, home, "mcp", "list", "--timeout", "20")
+        assert not marker.exists()
+        assert "mcp.servers (runs a program)" in listed.stderr.decode()
+        listed = await run_nyz(workspace, home, "mcp", "list", "--timeout", "20",
+                               "--approve-project-config")
+        assert marker.exists(), listed.stderr.decode()
+
+
+async def test_nyz_config_trust_approves_the_mcp_json_servers_too(workspace, home):
+    """The person's approval covers a ``.mcp.json`` server as well: shown by ``nyz config
+    trust``, approved with ``--yes``, started in the next run; not before."""
+    marker = workspace / "SERVER-RAN"
+    (workspace / ".mcp.json").write_text(json.dumps(
+        {"mcpServers": {"docs": {"command": "sh", "args": ["-c", f"touch {marker}"]}}}))
+    await nyz(workspace, home, calls())
+    assert not marker.exists()
+    shown = await run_nyz(workspace, home, "config", "trust", "--yes")
+    assert shown.returncode == 0, shown.stderr.decode()
+    assert "mcpServers.docs" in shown.stdout.decode()
+    again = await run_nyz(workspace, home, "config", "trust")
+    assert "nothing to approve" in again.stdout.decode() or "approved" in again.stdout.decode()
+    run = await nyz(workspace, home, calls())
+    assert marker.exists(), run.err
+
+
+async def test_the_persons_own_edit_keeps_an_approval_and_grants_none(workspace, home):
+    """``nyz mcp add`` into an approved project keeps it approved (the person added it); into
+    a project with a planted hook it approves neither the server nor the hook."""
+    from nyzhi.config import load_config
+    from nyzhi.config.project_trust import check
+
+    project = workspace / ".nyzhi" / "config.toml"
+    project.write_text('[web_search]\nbackend = "searxng"\nurl = "http://127.0.0.1:9"\n')
+    assert (await run_nyz(workspace, home, "config", "trust", "--yes")).returncode == 0
+    added = await run_nyz(workspace, home, "mcp", "add", "mine", "--", "true")
+    assert added.returncode == 0, added.stderr.decode()
+    assert check(load_config(workspace, env={"HOME": str(home)})).approved
+    with project.open("a") as f:  # planted behind the person's back
+        f.write('[[agent.hooks]]\nevent = "session_start"\ncommand = "true"\n')
+    added = await run_nyz(workspace, home, "mcp", "add", "other", "--", "true")
+    assert added.returncode == 0, added.stderr.decode()
+    assert not check(load_config(workspace, env={"HOME": str(home)})).approved

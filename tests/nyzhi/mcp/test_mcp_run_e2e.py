@@ -110,8 +110,9 @@ async def test_untrusted_mcp_json_server_is_not_started(workspace, home, configu
         assert untrusted.returncode == 0, untrusted.stderr.decode()
         assert not marker.exists()
         assert "mcp__proj__echo" not in offered(server.requests[0])
-        trusted = await nyz(workspace, home, "run", "--trust", "full", "--output-format",
-                            "stream-json", "go")
+        # approved by the person running nyz: --trust full alone no longer does (issue 49)
+        trusted = await nyz(workspace, home, "run", "--trust", "full",
+                            "--approve-project-config", "--output-format", "stream-json", "go")
     assert trusted.returncode == 0, trusted.stderr.decode()
     assert marker.exists()
     done = next(e for e in events(trusted.stdout) if e["type"] == "tool_done")

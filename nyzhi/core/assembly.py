@@ -290,7 +290,8 @@ class Tooling:
         try:
             lines = undo_last(self.context.changes)
         except (OSError, UndoConflict, ToolPathError) as exc:  # nothing reverted; the record is kept
-            return f"not undone: {exc}"
+            text = str(exc)  # a restore's own refusal already says "not restored: ..."
+            return text if text.startswith("not restored:") else f"not undone: {text}"
         return "\n".join(lines) if lines else "nothing to undo"
 
 

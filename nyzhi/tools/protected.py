@@ -31,9 +31,9 @@ The user's own configuration is trusted as theirs (their hooks, their git filter
 git-lfs), which holds only while the sandbox cannot write it: nyz's config and data
 directories, ``~/.gitconfig`` and ``~/.config/git`` (``user_config_paths``) are bound read-only
 too when they lie under a writable root (a workspace at HOME, a HOME under the temp dir);
-made first (empty) if missing, since what does not exist cannot be mounted over. So are the
-files a login or a new shell runs (``HOME_STARTUP``: ``~/.bashrc``, ``~/.profile``, ...,
-stood in for when missing, as above: an empty ``~/.bash_profile`` would hide ``~/.profile``)
+made first (empty) if missing, since what does not exist cannot be mounted over. With the
+workspace (or a writable root) at HOME or above it, so are the files a login or a new shell
+runs (``HOME_STARTUP``: ``~/.bashrc``, ``~/.profile``, ..., stood in for when missing, as above: an empty ``~/.bash_profile`` would hide ``~/.profile``)
 and the places ``PATH`` and Python look first (``HOME_DIRS``: ``~/.local/bin``, the user
 site-packages under ``~/.local/lib``, made first when missing). The directories between a
 writable root and any of these (``~/.config``, ``~/.local``, ...) are mount points too
@@ -136,14 +136,15 @@ def bwrap_protections(roots: Iterable[Path], cwd: Path,
     from nyzhi.config.paths import home_dir
 
     home = Path(os.path.realpath(home_dir()))
-    for user in [*user_config_paths(), *(home / d for d in HOME_DIRS)]:
+    at_home = any(_under(home, r) for r in roots)
+    for user in [*user_config_paths(), *(home / d for d in HOME_DIRS if at_home)]:
         if not any(_under(user, w) for w in spots):
             continue  # read-only already, with the rest of the file system
         if any(_under(r, user) for r in (*roots, cwd)):
             continue  # the work itself lies in there: binding it read-only would stop it
         if _ensure(user):
             args += ["--ro-bind", str(user), str(user)]
-    if any(_under(home, w) for w in spots):
+    if at_home:  # the workspace (or a writable root) is HOME or holds it
         args += _ro_paths((home / name for name in HOME_STARTUP), spots)
     pins = _pins(_guarded(args), spots)
     # a root below a pin would lose its own mount (and could be renamed away): bound again

@@ -175,3 +175,21 @@ async def test_the_workspace_itself_cannot_be_renamed_away_when_home_is_beside_i
     assert "END" in result.output and "busy" in result.output.lower(), result.output
     assert not _there(Path(f"{ws}-old")) and not _there(Path(f"{home}-old"))
     assert not _there(ws / ".nyzhi" / "config.toml") and not _there(home / "c2")
+
+
+async def test_stand_ins_left_by_a_killed_holder_are_removed_by_the_next_command(ws):
+    """A holder that dies without cleaning up (killed nyz) drops its lock with its process;
+    the stand-ins it noted are removed when the next sandboxed command ends."""
+    policy = _policy(ws)
+    held = policy.standins(ws)
+    held.enter()
+    argv = policy.wrap("true", ws).argv
+    held.note(argv)
+    await trio.run_process(argv)
+    assert (ws / ".mcp.json").is_dir() and (ws / ".claude").is_dir()
+    for fd, _lock in held._held.values():  # as the kernel does for a killed process
+        os.close(fd)
+    held._held = {}
+    result = await _bash(ws, "echo later")
+    assert "later" in result.output
+    assert _left(ws) == []

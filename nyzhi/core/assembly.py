@@ -446,7 +446,10 @@ def build_tooling(config: Any, workspace: Any, options: Any, broker: Any, *,
 
 def net_policy(config: Any, redactor: Redactor | None) -> tuple[Any, list[str]]:
     """(what model-directed requests may reach: ``[network] allow_hosts``, with the run's
-    redactor; a notice per entry that is not a host, which is left out)."""
+    redactor; a notice per entry that is not a host, which is left out). None without
+    ``allow_hosts``: the tools then use the strict default (and start-up imports nothing)."""
+    if not config.network.allow_hosts:
+        return None, []
     from nyzhi.tools.netguard import NetPolicy, parse_allowed
 
     allow, notices = [], []

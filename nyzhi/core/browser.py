@@ -47,6 +47,7 @@ class BrowserSettings:
     width: int = 1280
     height: int = 800
     net: Any = None  # nyzhi.tools.netguard.NetPolicy for the pages' requests (None: strict)
+    redactor: Any = None  # the run's, for the strict default (secrets in URLs)
 
 
 def profile_parent(env: Mapping[str, str] | None = None) -> Path:
@@ -102,7 +103,7 @@ class BrowserProcess(actors.Actor):
         from nyzhi.tools.netguard import NetPolicy
 
         settings = self.pool.settings
-        policy = settings.net or NetPolicy()
+        policy = settings.net or NetPolicy(redactor=settings.redactor)
         try:
             async with trio.open_nursery() as nursery:
                 # workspace pages come from here, never from file:// (nyzhi.tools.workspace_http)
@@ -273,7 +274,7 @@ class BrowserPool:
 
 
 def browser_pool(system: actors.ActorSystem, config: Any, env: Mapping[str, str] | None,
-                 policy: Any = None, net: Any = None) -> BrowserPool:
+                 policy: Any = None, net: Any = None, redactor: Any = None) -> BrowserPool:
     """The runtime's pool for ``[browser]``; the browser starts only when a tool needs it.
     Its environment is any tool process's (``child_env`` of ``env``, None: ours): no keys or
     tokens. ``net``: what its pages may reach (the run's ``NetPolicy``)."""
@@ -285,5 +286,5 @@ def browser_pool(system: actors.ActorSystem, config: Any, env: Mapping[str, str]
         lambda: services_supervisor(system),
         BrowserSettings(executable=browser.executable or browser.executable_path,
                         headless=browser.headless, env=child_env(policy, parent=env),
-                        net=net),
+                        net=net, redactor=redactor),
     )

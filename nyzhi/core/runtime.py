@@ -507,7 +507,8 @@ async def _assemble(stack: contextlib.AsyncExitStack, system: actors.ActorSystem
                                       project_approved=project_trust.claude_hooks)
         # The browser tools' Chromium: one per runtime under /services, started at first use.
         tooling.context.browser = browser_pool(system, config, options.env,
-                                               tooling.context.env_policy, tooling.context.net)
+                                               tooling.context.env_policy, tooling.context.net,
+                                               tooling.redactor)
         # Language servers: one pool under /lsp for every agent; servers start on first use.
         tooling.context.lsp = await assembly.open_lsp(system, config, workspace, options,
                                                       tooling.context)

@@ -252,6 +252,20 @@ def masked_lines(extra: Iterable[str] = ()) -> frozenset[str]:
     return _masked_lines((tuple(extra), os.environ.get("HOME", "")))
 
 
+MASKED_LINE = "[redacted: a line of a masked credential file]"
+
+
+def redact_masked(text: str, masked: frozenset[str]) -> str:
+    """``text`` with each line that is a masked file's line replaced (what the browser tools
+    return: known secrets are the run's redactor's)."""
+    if not masked:
+        return text
+    lines = text.split("\n")
+    out = [MASKED_LINE if len(" ".join(ln.split())) >= MIN_LINE
+           and " ".join(ln.split()) in masked else ln for ln in lines]
+    return "\n".join(out)
+
+
 def refuse_screenshot(text: str, redactor: Any, masked: frozenset[str]) -> str | None:
     """Why a page showing ``text`` may not be captured (one line), or None."""
     if redactor:

@@ -236,7 +236,7 @@ def kill_group(proc: Any) -> None:
 
 
 class CdpConnection:
-    """One browser-wide DevTools WebSocket, shared by every page and caller."""
+    """The browser-wide DevTools connection (its pipe), shared by every page and caller."""
 
     def __init__(self, transport: Any) -> None:
         self.ws = transport  # PipeTransport (get_message / send_message)

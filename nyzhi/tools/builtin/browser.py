@@ -231,6 +231,7 @@ class BrowserOpenTool(BrowserTool):
         max_length = opt_int(args, "max_length", DEFAULT_MAX_LENGTH, minimum=1)
         href = await self.open(page, url, ctx, opt_str(args, "wait_for"))
         title, text = await _page_text(page, max_length)
+        text = _masked_out(text, ctx)
         head = f"URL: {href}" + (f"\nTitle: {title}" if title else "")
         return ToolResult(f"{head}\n\n{frame_untrusted(href, text)}",
                           metadata={"url": href, "title": title})
@@ -298,6 +299,24 @@ class BrowserScreenshotTool(BrowserTool):
         )
 
 
+def _masked_out(text: str, ctx: ToolContext) -> str:
+    """``text`` from a page with the lines of masked credential files redacted."""
+    from nyzhi.tools.browser_guard import masked_lines, redact_masked
+
+    return redact_masked(text, masked_lines(tuple(getattr(ctx.sandbox, "hide", ()) or ())))
+
+
+def _masked_value(value: Any, ctx: ToolContext) -> Any:
+    """A script's value with ``_masked_out`` applied to every string inside it."""
+    if isinstance(value, str):
+        return _masked_out(value, ctx)
+    if isinstance(value, list):
+        return [_masked_value(v, ctx) for v in value]
+    if isinstance(value, dict):
+        return {k: _masked_value(v, ctx) for k, v in value.items()}
+    return value
+
+
 async def _screenshot_refusal(page: Any, ctx: ToolContext) -> str | None:
     """Why the tab may not be captured now (it shows a secret), or None."""
     from nyzhi.tools.browser_guard import masked_lines, page_strings, refuse_screenshot
@@ -332,7 +351,10 @@ class BrowserEvaluateTool(BrowserTool):
         except CdpError as exc:
             return error(f"browser_evaluate: {exc}")
         await _guard(page, ctx)  # the script may have sent the tab elsewhere
-        text = json.dumps(value, ensure_ascii=False, indent=1)
+        try:
+            text = json.dumps(_masked_value(value, ctx), ensure_ascii=False, indent=1)
+        except RecursionError:
+            return error("browser_evaluate: the value is nested too deeply to return")
         if len(text) > MAX_RESULT_CHARS:
             text = text[:MAX_RESULT_CHARS] + f"\n... (truncated: {len(text)} characters)"
         return ToolResult(frame_untrusted(href, text), metadata={"url": href})

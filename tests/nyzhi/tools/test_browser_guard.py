@@ -333,6 +333,12 @@ async def test_screenshots_of_secrets_are_refused(strict, tmp_path) -> None:
         assert res.is_error and not res.images, (page, res.output)
         assert res.output.startswith("browser_screenshot: refused: ") and why in res.output
         assert res.output.endswith("; nothing was captured") and "\n" not in res.output
+    # the page's text comes back with the masked file's lines redacted
+    res = await BrowserOpenTool().run({"url": "masked.html"}, ctx)
+    assert KEY_LINES[0] not in res.output and KEY_LINES[1] not in res.output
+    assert res.output.count("[redacted: a line of a masked credential file]") == 2
+    res = await BrowserEvaluateTool().run({"script": "document.body.innerText"}, ctx)
+    assert KEY_LINES[0] not in res.output
     # a secret put into the page after load (by a script) counts as much
     await BrowserOpenTool().run({"url": "plain.html"}, ctx)
     page = await strict.page(ctx.agent_path)

@@ -15,8 +15,7 @@ approved exactly them:
 * the security settings ``[agent.sandbox]`` and ``[agent.trust]``, except what can only
   tighten them (``hide``; a ``read-only`` level; ``deny_*``, ``always_ask``,
   ``remember_approvals``), and ``[shell.env] exclude`` (it replaces the list of variables,
-  provider keys among them, kept out of commands' environment);
-* ``[agent.stream]`` bounds raised above their defaults (a project may only tighten them).
+  provider keys among them, kept out of commands' environment).
 
 The approval is a SHA-256 digest of those parts, kept per workspace in the user's state
 directory (``nyzhi.config.approvals``, never in the repository). While the digest differs
@@ -54,18 +53,7 @@ KEEP_TRUST = ("deny_tools", "deny_paths", "deny_commands", "always_ask", "rememb
 KEEP_SANDBOX = ("hide",)
 _NAMES = {"agent.hooks": "hooks", "hooks": "hooks", "mcp.servers": "MCP servers",
           "nodes": "nodes", "lsp": "language servers", "agent.trust": "trust settings", "agent.sandbox": "sandbox settings",
-          "shell.env.exclude": "environment settings", "permissions.allow": "permission rules",
-          "agent.stream": "stream bounds"}
-
-
-def _loosened_stream(agent: dict) -> dict[str, Any]:
-    """The ``[agent.stream]`` bounds of a layer above their defaults (or not numbers)."""
-    from nyzhi.config.schema_agent import StreamConfig
-
-    stream = agent.get("stream") if isinstance(agent.get("stream"), dict) else {}
-    defaults = StreamConfig()
-    return {k: v for k, v in stream.items()
-            if not (isinstance(v, int) and v <= getattr(defaults, k, 0))}
+          "shell.env.exclude": "environment settings", "permissions.allow": "permission rules"}
 
 
 @records.frozen
@@ -117,9 +105,6 @@ def _gated(raw: dict) -> dict[str, Any]:
     env = shell.get("env") if isinstance(shell.get("env"), dict) else {}
     if "exclude" in env:  # replaces the list that keeps keys out of commands' environment
         out["shell.env.exclude"] = env["exclude"]
-    loose = _loosened_stream(agent)
-    if loose:
-        out["agent.stream"] = loose
     return out
 
 
@@ -149,9 +134,6 @@ def strip_gated(name: str, raw: dict) -> dict:
     shell = raw.get("shell") if isinstance(raw.get("shell"), dict) else {}
     if isinstance(shell.get("env"), dict):
         shell["env"].pop("exclude", None)
-    loose = _loosened_stream(agent)
-    if loose:
-        agent["stream"] = {k: v for k, v in agent["stream"].items() if k not in loose}
     return raw
 
 

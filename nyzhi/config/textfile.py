@@ -64,20 +64,22 @@ def file_kind(mode: int) -> str:
     return "a special file"
 
 
-def open_regular(path: Path | str, flags: int = 0) -> int:
+def open_regular(path: Path | str, flags: int = 0, dir_fd: int | None = None) -> int:
     """A blocking file descriptor of ``path`` opened for reading, only if it is a regular file.
 
     ``O_NONBLOCK`` makes the open itself return at once for a FIFO (which would wait for a
     writer); ``fstat`` of what was opened then decides. ``IsADirectoryError`` for a
-    directory, ``NotRegularFile`` for the rest, ``OSError`` as ``open`` raises it."""
+    directory, ``NotRegularFile`` for the rest, ``OSError`` as ``open`` raises it. ``flags``
+    add to the open's (``O_NOFOLLOW``); ``dir_fd`` as for ``os.open``."""
     try:
-        fd = os.open(path, _OPEN_FLAGS | flags)
+        fd = os.open(path, _OPEN_FLAGS | flags, dir_fd=dir_fd)
     except OSError:  # a socket cannot be opened at all (ENXIO): say what it is instead
         try:
-            mode = os.stat(path).st_mode
+            mode = os.stat(path, dir_fd=dir_fd,
+                           follow_symlinks=not flags & os.O_NOFOLLOW).st_mode
         except OSError:
             mode = stat.S_IFREG
-        if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+        if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode)):
             raise NotRegularFile(path, file_kind(mode)) from None
         raise
     try:

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from nyzhi import records
-from nyzhi.config.textfile import read_regular_text
+from nyzhi.config.textfile import NotRegularFile, read_regular_text
 
 IGNORE_FILES = (".gitignore", ".ignore")
 
@@ -149,19 +149,26 @@ class IgnoreFile:
         return None
 
 
-def _load(directory: str) -> list[IgnoreFile]:
+def _load(directory: str, special: list[str] | None = None) -> list[IgnoreFile]:
+    """The ignore files of ``directory``; one that is not a regular file (a FIFO, which a
+    plain ``open`` would wait on for ever) is skipped, and its path added to ``special``."""
     found = []
     for name in IGNORE_FILES:
+        path = os.path.join(directory, name)
         try:
-            rules = parse_rules(read_regular_text(os.path.join(directory, name)))
-        except OSError:  # absent, unreadable, or not a regular file (a FIFO would block)
+            rules = parse_rules(read_regular_text(path))
+        except NotRegularFile:
+            if special is not None:
+                special.append(path)
+            continue
+        except OSError:  # absent or unreadable
             continue
         if rules:
             found.append(IgnoreFile(directory, tuple(rules)))
     return found
 
 
-def ancestor_ignores(root: Path) -> list[IgnoreFile]:
+def ancestor_ignores(root: Path, special: list[str] | None = None) -> list[IgnoreFile]:
     """Ignore files that apply to ``root`` from its ancestors, shallowest first: up to the
     enclosing git repository's top (plus its .git/info/exclude), or every ancestor outside a
     repository (ripgrep with ``--no-require-git`` does the same)."""
@@ -178,10 +185,13 @@ def ancestor_ignores(root: Path) -> list[IgnoreFile]:
         exclude = top / ".git" / "info" / "exclude"
         try:
             files += [IgnoreFile(str(top), tuple(parse_rules(read_regular_text(exclude))))]
+        except NotRegularFile:
+            if special is not None:
+                special.append(str(exclude))
         except OSError:
             pass
     for d in reversed(chain[1:]):  # the root itself is loaded by the walker
-        files += _load(str(d))
+        files += _load(str(d), special)
     return files
 
 
@@ -200,21 +210,22 @@ def walk_files(
     skip_dirs: frozenset[str] = frozenset(),
     use_ignore: bool = True,
     exclude: tuple[str, ...] = (),
+    special: list[str] | None = None,
 ) -> Iterator[str]:
     """Absolute paths of the files under ``root`` that ripgrep would list, in sorted order.
 
     Skips ``.git``, hidden entries unless ``hidden``, directories named in ``skip_dirs`` and,
     with ``use_ignore``, anything the .gitignore / .ignore files exclude. ``exclude`` adds
     gitignore-style patterns relative to ``root`` that no .gitignore can re-include
-    (``[index] exclude``).
+    (``[index] exclude``). ``special`` collects the ignore files skipped as not regular.
     """
     start = os.path.abspath(root)
-    base_chain = ancestor_ignores(Path(start)) if use_ignore else []
+    base_chain = ancestor_ignores(Path(start), special) if use_ignore else []
     forced = IgnoreFile(start, tuple(parse_rules("\n".join(exclude)))) if exclude else None
 
     def walk(directory: str, chain: list[IgnoreFile]) -> Iterator[str]:
         if use_ignore:
-            here = _load(directory)
+            here = _load(directory, special)
             if here:
                 chain = chain + here
         try:

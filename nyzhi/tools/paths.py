@@ -176,12 +176,13 @@ def mkdir_nofollow(target: Path) -> None:
 
 
 def read_bytes_nofollow(target: Path) -> bytes:
-    """Read the regular file at resolved ``target`` (refusing a symlink swapped in)."""
+    """Read the regular file at resolved ``target`` (refusing a symlink swapped in, and a FIFO
+    or other special file: ``NotRegularFile``, an ``OSError``, where a FIFO would block)."""
+    from nyzhi.config.textfile import open_regular
+
     dfd = open_dir_nofollow(Path(target).parent)
     try:
-        fd = os.open(
-            Path(target).name, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0), dir_fd=dfd
-        )
+        fd = open_regular(Path(target).name, os.O_NOFOLLOW, dir_fd=dfd)
     finally:
         os.close(dfd)
     with os.fdopen(fd, "rb") as fh:

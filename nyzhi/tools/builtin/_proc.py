@@ -8,7 +8,7 @@ outlives the call. stdout and stderr are kept apart because the tools parse stdo
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import trio
@@ -42,6 +42,7 @@ async def run_argv(
     max_lines: int | None = None,
     max_bytes: int = 64 * 1024 * 1024,
     keep: Sequence[str] = (),
+    started: Callable[[trio.Process], None] | None = None,
 ) -> ProcResult:
     """Run ``argv`` to completion (or until ``max_lines`` lines of stdout arrived, then kill it).
 
@@ -49,6 +50,7 @@ async def run_argv(
     ``trio.fail_after``: on cancellation or any error the process group is killed first.
     The environment is ``env_policy`` (None: the default one) applied to ours, plus ``env``;
     ``keep`` names variables passed down whatever the policy says (``child_env``).
+    ``started(process)`` is called once it runs (a caller watching it, ``search.run_rg``).
     """
     full_env = child_env(env_policy, env, keep=keep)
     proc = await open_bound_process(  # dies with nyz, SIGKILL included (nyzhi.spawn)
@@ -58,6 +60,8 @@ async def run_argv(
     out = bytearray()
     err = bytearray()
     stopped = False
+    if started is not None:
+        started(proc)
     try:
         async with trio.open_nursery() as nursery:
 

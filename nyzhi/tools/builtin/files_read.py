@@ -16,7 +16,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from nyzhi.config.textfile import read_regular
+from nyzhi.config.textfile import open_regular, read_regular
 from nyzhi.provider.images import ImageError, check_dimensions, describe, sniff
 from nyzhi.provider.types import ImagePart
 from nyzhi.tools import notebook
@@ -164,7 +164,7 @@ def _tail(
     """The path, and the last ``count`` (line number, raw line) pairs with the line total (None
     if binary). Streams the file so a huge log never sits in memory whole. Blocking."""
     path, real = _existing_file(ctx, raw, "path")
-    with open(real, "rb") as fh:
+    with os.fdopen(open_regular(real), "rb") as fh:  # a FIFO would block: refused
         if is_binary(fh.read(BINARY_SNIFF_BYTES)):
             return path, None
         fh.seek(0)

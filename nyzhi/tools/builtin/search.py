@@ -8,10 +8,10 @@ and ``target``. Set ``NYZHI_SEARCH_ENGINE=python`` to force the walker.
 Special files: ripgrep skips a FIFO, socket or device it meets as a file to list or search,
 but it opens every ignore file (``.gitignore``, ``.ignore``, ``.rgignore``, ``.git/info/exclude``
 and the ones above the root) with a blocking ``open``: one FIFO planted as ``.gitignore`` hung
-``glob`` for good (and the ``rg`` outlived nyz). So before ripgrep runs, ``special_ignore_file``
-looks for an ignore file that is not a regular file (``find``, which never opens one); when
-there is one, that call uses the Python walker, which opens without blocking and skips it, and
-the answer says so in one line. A search whose path is itself a special file is refused.
+``glob`` for good (and the ``rg`` outlived nyz). So ripgrep runs watched (``run_rg``): blocked
+opening a FIFO, it is killed and that call uses the Python walker, which opens without
+blocking and skips the file, and the answer says so in one line. A search whose path is itself
+a special file is refused.
 """
 
 from __future__ import annotations
@@ -63,49 +63,66 @@ def _root(ctx: ToolContext, raw: Any) -> tuple[Path, str]:
     return path, display(ctx, path)
 
 
-RG_IGNORE_FILES = (".gitignore", ".ignore", ".rgignore")
+FIFO_WAIT = "wait_for_partner"  # the kernel's wait channel of an open(2) of a FIFO
+WATCH_EVERY_S = 0.05
 
 
-async def special_ignore_file(root: Path) -> str | None:
-    """An ignore file ripgrep would open under or above ``root`` that is not a regular file
-    (the first found), or None. ``find`` tests the type without opening anything; ``.git``
-    directories are not entered. Above the root: each ancestor's ignore files up to the
-    repository's top, its ``.git/info/exclude`` and the user's global excludes file."""
-    def above() -> str | None:
-        home = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
-        candidates = [home / "git" / "ignore"]
-        for d in [root, *root.parents]:
-            candidates += [d / name for name in RG_IGNORE_FILES] if d != root else []
-            if (d / ".git").exists():
-                candidates.append(d / ".git" / "info" / "exclude")
-                break
-        for path in candidates:
-            try:
-                mode = path.stat().st_mode
-            except OSError:
-                continue
-            if not stat.S_ISREG(mode):
-                return str(path)
-        return None
+class RgStuck(Exception):
+    """ripgrep was waiting to open a FIFO (an ignore file): killed; the walker takes over."""
 
-    found = await run_blocking(above)
-    if found:
-        return found
-    names: list[str] = []
-    for name in RG_IGNORE_FILES:
-        names += ["-o", "-name", name] if names else ["-name", name]
-    argv = ["find", str(root), "-name", ".git", "-prune", "-o", "(", *names, ")",
-            "!", "-xtype", "f", "-print", "-quit"]
+
+def waiting_on_fifo(pid: int) -> bool:
+    """Whether a thread of process ``pid`` is blocked opening a FIFO (``/proc``'s wchan)."""
     try:
-        res = await run_argv(argv, cwd=root, max_lines=1)
-    except FileNotFoundError:  # no find: assume the worst, the walker is always safe
-        return str(root)
-    return res.stdout.decode("utf-8", "replace").strip() or None
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return False
+    for tid in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/wchan") as fh:
+                if fh.read().strip() == FIFO_WAIT:
+                    return True
+        except OSError:
+            continue
+    return False
 
 
-def special_note(ctx: ToolContext, found: str) -> str:
-    return (f"[{display(ctx, Path(found))} is not a regular file; not read as an ignore file "
-            "(its rules, if any, were not applied)]")
+async def run_rg(argv: list[str], cwd: Path, **kw: Any) -> Any:
+    """``run_argv`` for ripgrep, watched: ``RgStuck`` (rg killed) when it blocks opening a
+    FIFO. ripgrep skips special files it lists or searches, but opens every ignore file
+    (``.gitignore``, ``.ignore``, ``.rgignore``, ``.git/info/exclude``) with a blocking
+    ``open``; a FIFO planted there hung ``glob`` for good. Watching costs nothing for a run
+    shorter than ``WATCH_EVERY_S``, the usual one; a scan of the tree before every call for
+    special files cost more than the search itself (670 ms for 32,000 entries)."""
+    result: list[Any] = []
+    stuck = False
+    procs: list[Any] = []
+    async with trio.open_nursery() as nursery:
+
+        async def run() -> None:
+            result.append(await run_argv(argv, cwd=cwd, started=procs.append, **kw))
+            nursery.cancel_scope.cancel()
+
+        async def watch() -> None:
+            nonlocal stuck
+            while True:
+                await trio.sleep(WATCH_EVERY_S)
+                if procs and waiting_on_fifo(procs[0].pid):
+                    stuck = True
+                    nursery.cancel_scope.cancel()  # run_argv kills rg's group on the way out
+                    return
+
+        nursery.start_soon(run)
+        nursery.start_soon(watch)
+    if stuck or not result:
+        raise RgStuck()
+    return result[0]
+
+
+def special_note(ctx: ToolContext, found: list[str]) -> str:
+    shown = ", ".join(display(ctx, Path(p)) for p in found if p) or "an ignore file"
+    return (f"[{shown}: not a regular file (a FIFO or the like), so not read as an ignore "
+            "file; its rules, if any, were not applied]")
 
 
 def _clip(line: str) -> str:
@@ -115,7 +132,9 @@ def _clip(line: str) -> str:
 # --- grep --------------------------------------------------------------------------------------
 
 
-async def grep_rg(rg: str, pattern: str, root: Path, shown: str, include: str | None, cwd: Path) -> tuple[list[str], bool]:
+async def grep_rg(rg: str, pattern: str, root: Path, shown: str, include: str | None,
+                  cwd: Path) -> tuple[list[str], bool]:
+    """ripgrep's matches; ``RgStuck`` when it blocked on a special ignore file."""
     argv = [
         rg, "--no-heading", "--with-filename", "--line-number", "--color=never",
         "--no-require-git", "--no-messages", "--max-columns=2000", "--max-columns-preview",
@@ -124,7 +143,7 @@ async def grep_rg(rg: str, pattern: str, root: Path, shown: str, include: str | 
     if include:
         argv.append(f"--glob={include}")
     argv += ["--regexp", pattern, "--", shown]
-    res = await run_argv(argv, cwd=cwd, max_lines=MAX_GREP_MATCHES + 1)
+    res = await run_rg(argv, cwd=cwd, max_lines=MAX_GREP_MATCHES + 1)
     if res.returncode == 2 and not res.stdout and not res.stopped_early:
         raise ArgError(
             f"grep failed: {res.err_text or 'rg exited with status 2'}. If the pattern is the "
@@ -141,7 +160,8 @@ async def grep_rg(rg: str, pattern: str, root: Path, shown: str, include: str | 
     return [ln for key in sorted(order) for ln in order[key]], truncated
 
 
-def grep_python(pattern: str, root: Path, include: str | None, cwd: Path) -> tuple[list[str], bool]:
+def grep_python(pattern: str, root: Path, include: str | None, cwd: Path,
+                special: list[str] | None = None) -> tuple[list[str], bool]:
     """The fallback engine: whole-file regex search, so only matching lines cost Python time."""
     try:
         rx = re.compile(pattern, re.MULTILINE)
@@ -151,7 +171,8 @@ def grep_python(pattern: str, root: Path, include: str | None, cwd: Path) -> tup
             "with a backslash to match them literally"
         ) from exc
     inc = compile_include(include) if include else None
-    files = [str(root)] if root.is_file() else walk_files(root, skip_dirs=GREP_SKIP_DIRS)
+    files = [str(root)] if root.is_file() else walk_files(root, skip_dirs=GREP_SKIP_DIRS,
+                                                          special=special)
     out: list[str] = []
     for path in files:
         if inc is not None and root.is_dir() and not inc.match(os.path.relpath(path, root)):
@@ -210,16 +231,18 @@ class GrepTool(BuiltinTool):
         include = opt_str(args, "include")
         root, shown = await run_blocking(_root, ctx, args.get("path"))
         rg = find_rg()
-        special = None
+        special: list[str] = []
+        stuck = False
         if rg is not None:
-            special = await special_ignore_file(root if root.is_dir() else root.parent)
-            if special:
-                rg = None
-        if rg is not None:
-            lines, truncated = await grep_rg(rg, pattern, root, shown, include, Path(ctx.cwd))
-        else:
+            try:
+                lines, truncated = await grep_rg(rg, pattern, root, shown, include,
+                                                 Path(ctx.cwd))
+            except RgStuck:
+                stuck, rg = True, None
+        if rg is None:
             lines, truncated = await trio.to_thread.run_sync(
-                grep_python, pattern, root, include, Path(ctx.cwd), abandon_on_cancel=True
+                grep_python, pattern, root, include, Path(ctx.cwd), special,
+                abandon_on_cancel=True
             )
         lines, withheld = _without_credentials(ctx, lines)
         meta = {"matches": len(lines), "truncated": truncated, "engine": "rg" if rg else "python"}
@@ -227,15 +250,15 @@ class GrepTool(BuiltinTool):
             meta["withheld"] = withheld
             lines.append(f"[{len(withheld)} credential file(s) not searched: "
                          f"{', '.join(withheld)}; [agent.trust] allow_paths allows them]")
-        if special:
-            meta["special_ignore_file"] = special
+        note = special_note(ctx, special) if stuck or special else ""
+        if note:
+            meta["special_ignore_files"] = special
         if not lines:
             where = f" in {shown}" + (f" (files matching {include})" if include else "")
             text = f"No matches for /{pattern}/{where}"
-            return ToolResult(output=text + ("\n" + special_note(ctx, special) if special
-                                             else ""), metadata=meta)
-        if special:
-            lines.append(special_note(ctx, special))
+            return ToolResult(output=text + ("\n" + note if note else ""), metadata=meta)
+        if note:
+            lines.append(note)
         text = "\n".join(lines)
         if truncated:
             text += f"\n... (stopped at {MAX_GREP_MATCHES} matches; narrow the pattern, path or include)"
@@ -266,24 +289,32 @@ def _without_credentials(ctx: ToolContext, lines: list[str]) -> tuple[list[str],
 
 
 async def list_files(root: Path, *, hidden: bool, prefilter: str | None = None,
-                     special: str | None = None) -> list[str]:
+                     special: list[str] | None = None) -> list[str]:
     """Paths relative to ``root`` of its non-ignored files (skipping ``.git``), sorted.
-    ``special``: an ignore file that is not a regular file was found (``special_ignore_file``),
-    so ripgrep, which would block opening it, is not used."""
-    rg = None if special else find_rg()
+    ``special`` collects the ignore files that are not regular files, when the walker read
+    them (ripgrep blocked on one, ``run_rg``; ``[""]`` when it was one the walker does not
+    read, such as the global excludes file)."""
+    rg = find_rg()
+
+    def walk() -> list[str]:
+        cut = len(str(root).rstrip("/")) + 1
+        return [p[cut:] for p in walk_files(root, hidden=hidden, special=special)]
+
     if rg is None:
-
-        def walk() -> list[str]:
-            cut = len(str(root).rstrip("/")) + 1
-            return [p[cut:] for p in walk_files(root, hidden=hidden)]
-
         return await trio.to_thread.run_sync(walk, abandon_on_cancel=True)
     argv = [rg, "--files", "--no-require-git", "--no-messages", "--glob=!.git"]
     if hidden:
         argv.append("--hidden")
     if prefilter and not prefilter.startswith("!"):
         argv.append(f"--glob={prefilter}")
-    res = await run_argv([*argv, "--", "."], cwd=root)
+    try:
+        res = await run_rg([*argv, "--", "."], cwd=root)
+    except RgStuck:
+        before = len(special) if special is not None else 0
+        files = await trio.to_thread.run_sync(walk, abandon_on_cancel=True)
+        if special is not None and len(special) == before:
+            special.append("")  # rg's own ignore file (.rgignore, global excludes)
+        return files
     if res.returncode == 2 and not res.stdout:
         raise ArgError(f"listing files failed: {res.err_text}")
     return sorted(
@@ -340,7 +371,7 @@ class GlobTool(BuiltinTool):
         if not base_is_dir or ".git" in base.split("/"):
             return ToolResult(output=f"No files match {pattern}", metadata={"count": 0})
         rx = compile_glob(rest)
-        special = await special_ignore_file(root) if find_rg() else None
+        special: list[str] = []
         files = await list_files(root, hidden=True, prefilter=rest, special=special)
         matched = [p for p in files if rx.match(p)]
         total = len(matched)
@@ -407,7 +438,7 @@ class FuzzyFindTool(BuiltinTool):
             raise ArgError("'query' must contain non-space characters")
         limit = opt_int(args, "max_results", 20, minimum=1, maximum=200)
         root = Path(ctx.cwd)
-        special = await special_ignore_file(root) if find_rg() else None
+        special: list[str] = []
         files = await list_files(root, hidden=False, special=special)
         rx = re.compile(".*?".join(re.escape(c) for c in query), re.IGNORECASE)
         scored = []

@@ -77,7 +77,8 @@ async def test_a_special_ignore_file_hangs_nothing(tree: Path, engine: str, wher
     assert "src/app.py" in fuzzy.output
     if engine == "rg":  # the walker is used instead, and the answer says why in one line
         [note] = [ln for ln in grepped.output.splitlines() if "not a regular file" in ln]
-        assert PLANTS[where] in note
+        # the walker names what it skipped; .rgignore is ripgrep's alone
+        assert (PLANTS[where] if where != "rgignore" else "an ignore file") in note
         assert "not a regular file" in globbed.output
 
 
@@ -127,3 +128,17 @@ async def test_read_refuses_a_special_file_in_one_line(tree: Path, kind: str) ->
     assert len(res.output.splitlines()) == 1
     ok = await ReadTool().run({"file_path": "src/app.py"}, make_ctx(tree))  # the control
     assert "def needle" in ok.output
+
+
+async def test_tail_file_and_the_nofollow_reader_refuse_a_fifo(tree: Path) -> None:
+    from nyzhi.config.textfile import NotRegularFile
+    from nyzhi.tools.builtin.files_read import TailFileTool
+    from nyzhi.tools.paths import read_bytes_nofollow
+
+    plant(tree, "pipe.log")
+    with trio.fail_after(LIMIT):
+        res = await TailFileTool().run({"path": "pipe.log"}, make_ctx(tree))
+        with pytest.raises(NotRegularFile):
+            await trio.to_thread.run_sync(read_bytes_nofollow, tree / "pipe.log")
+    assert res.is_error and "not a regular file" in res.output
+    assert read_bytes_nofollow(tree / "src" / "app.py").startswith(b"def needle")  # control

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -82,7 +83,12 @@ class LocalExecutor:
         from nyzhi.spawn import open_bound_process
 
         wrapped, _ = await self._wrapped(command, cwd, sandbox)
+        argv = wrapped.argv
+        if not wrapped.sandboxed and (setpriv := shutil.which("setpriv")):
+            # No bwrap to die with nyz: the command gets the death signal itself (kept
+            # across exec, so ``bash -c 'server'`` passes it on to the server).
+            argv = [setpriv, "--pdeathsig", "KILL", *argv]
         proc = await open_bound_process(
-            wrapped.argv, cwd=cwd, env=child_env(self.env_policy, env),
+            argv, cwd=cwd, env=child_env(self.env_policy, env),
             start_new_session=True, **streams)
         return proc, wrapped.note, wrapped.sandboxed

@@ -338,10 +338,10 @@ async def supervise(shell: BackgroundShell, table: ShellTable, proc: Any, out: A
     if already:
         shell.add_output(already)
         shell.read_offset = shell.ring.end
-        if log is not None:
-            await trio.to_thread.run_sync(lambda: (log.write(already), log.flush()))
     pgid = proc.pid
-    try:
+    try:  # from here on, whatever happens, the group is killed at the end
+        if already and log is not None:
+            await trio.to_thread.run_sync(lambda: (log.write(already), log.flush()))
         async with trio.open_nursery() as nursery:
 
             async def kill_now() -> None:

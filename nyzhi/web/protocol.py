@@ -102,8 +102,16 @@ class Command(Message):
     line: str
 
 
+@records.frozen
+class KillShell(Message):
+    """Kill a background process (``bash`` run_in_background) by its id, as ``kill_shell``."""
+
+    type: ClassVar[str] = "kill_shell"
+    id: str
+
+
 CLIENT_MESSAGES: dict[str, type[Message]] = {
-    cls.type: cls for cls in (Hello, SendMessage, Cancel, Approve, Answer, Command)}
+    cls.type: cls for cls in (Hello, SendMessage, Cancel, Approve, Answer, Command, KillShell)}
 
 
 # ---- server -> client ---------------------------------------------------------------------

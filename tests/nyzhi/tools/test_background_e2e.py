@@ -163,6 +163,8 @@ async def test_a_listening_server_is_noticed_with_its_port(workspace, home, conf
     listing, output = tool_texts(server.requests[-1])[2:]
     assert listing.startswith("bg_1  running") and "http.server" in listing
     assert '"GET / HTTP/1.1" 200' in output  # the server's log line, kept by the filter
+    followed = "".join(e["text"] for e in events if e["type"] == "process_output_delta")
+    assert '"GET / HTTP/1.1" 200' in followed  # front ends that follow the output saw it
     assert exits(events)[0]["state"] == "killed"  # the run's end stopped it
     assert events[-1]["background"][0]["state"] == "killed"
     assert not running_with(marker)

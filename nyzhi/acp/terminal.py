@@ -99,14 +99,17 @@ class ClientTerminalExecutor:
                         env_binary: str, held: Any) -> ExecResult:
         startup = tuple(getattr(self.local, "startup_commands", ()))
         line = "\n".join([*startup, command]) if startup else command
+        # in the session's shared loopback network, as local commands (nyzhi.tools.netns)
+        sandbox = await sandbox.joined()
         wrapped = sandbox.wrap(line, cwd, shell=getattr(self.local, "shell", None))
         held.note(wrapped.argv)
         if not wrapped.sandboxed:  # nothing contains its processes: our own process group
             return await locally()
         child = child_env(getattr(self.local, "env_policy", None), env)
         token = f"nyz-terminal-{secrets.token_hex(8)}"  # names this run's bwrap processes
-        argv = ["-i", *(f"{k}={v}" for k, v in child.items()), wrapped.argv[0],
-                "--setenv", TOKEN_VAR, token, *wrapped.argv[1:]]
+        at = len(sandbox.netns)  # bwrap's place in the argv (after nsenter's, if any)
+        argv = ["-i", *(f"{k}={v}" for k, v in child.items()), *wrapped.argv[:at + 1],
+                "--setenv", TOKEN_VAR, token, *wrapped.argv[at + 1:]]
         session = self.session_id()
         # Shielded (and bounded): a terminal the editor created must be known, to be killed.
         terminal: str | None = None
@@ -134,6 +137,11 @@ class ClientTerminalExecutor:
         finally:
             with trio.CancelScope(shield=True):
                 await sweep(token)
+
+    async def start_background(self, command: str, **options: Any) -> Any:
+        """Background shells run here, under the local executor's sandbox, not in an editor
+        terminal (they outlive the tool call, which a terminal embedded in it does not)."""
+        return await self.local.start_background(command, **options)
 
     async def _in_terminal(self, ids: Any, terminal: str, seconds: float | None,
                            on_output: OutputCallback | None, output_cap: int) -> ExecResult:

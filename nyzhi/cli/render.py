@@ -275,5 +275,8 @@ class Timeline(EventRenderer):
     def on_process_start(self, event: ev.ProcessStart) -> None:
         self.line(event, f"{event.summary(80)} (pid {event.pid})")
 
+    def on_process_output_delta(self, event: ev.ProcessOutputDelta) -> None:
+        self.line(event, f"{event.shell_id}: {cut(event.text, 100)}")
+
     def on_process_exit(self, event: ev.ProcessExit) -> None:
         self.line(event, event.summary(80))

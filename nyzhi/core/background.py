@@ -66,10 +66,15 @@ def host(table: ShellTable | None, agent_path: str, context: Any) -> Callable[[]
 
 
 def publish_events(table: ShellTable, publish: Callable[[Any], Awaitable[None]]) -> None:
-    """The table's start and exit as ``process_start`` / ``process_exit`` on the bus."""
+    """The table's start, output and exit as ``process_start``, ``process_output_delta``
+    (bounded: a few a second, the last 4 KiB each) and ``process_exit`` on the bus."""
 
-    async def listener(kind: str, shell: BackgroundShell) -> None:
-        if kind == "start":
+    async def listener(kind: str, shell: BackgroundShell, **detail: Any) -> None:
+        if kind == "output":
+            await publish(ev.ProcessOutputDelta(
+                agent=shell.owner, shell_id=shell.id, text=detail["text"],
+                skipped=detail.get("skipped", 0)))
+        elif kind == "start":
             await publish(ev.ProcessStart(
                 agent=shell.owner, shell_id=shell.id, command=shell.command,
                 pid=shell.pid or 0, tty=shell.tty, sandboxed=shell.sandboxed))
@@ -79,6 +84,7 @@ def publish_events(table: ShellTable, publish: Callable[[Any], Awaitable[None]])
                 exit_code=shell.exit_code, last_lines=tuple(shell.ring.tail_lines(LAST_LINES))))
 
     table.listener = listener
+    table.follows_output = True
 
 
 def notices(table: ShellTable | None, agent_path: str) -> Callable[[], list[pt.Message]]:

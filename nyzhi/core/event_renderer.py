@@ -117,6 +117,9 @@ class EventRenderer:
     def on_process_start(self, event: ev.ProcessStart) -> None:
         self.on_event(event)
 
+    def on_process_output_delta(self, event: ev.ProcessOutputDelta) -> None:
+        self.on_event(event)
+
     def on_process_exit(self, event: ev.ProcessExit) -> None:
         self.on_event(event)
 

@@ -364,6 +364,20 @@ class ProcessStart(Event):
 
 
 @records.frozen
+class ProcessOutputDelta(Event):
+    """What a background process printed lately, for front ends that follow it: at most a
+    few a second, each at most its last 4 KiB (``skipped`` characters before it were not
+    sent; the whole output is in the shell's log file). Redacted; a delta: session logs skip
+    it."""
+
+    type: ClassVar[str] = "process_output_delta"
+    is_delta: ClassVar[bool] = True
+    shell_id: str
+    text: str
+    skipped: int = 0
+
+
+@records.frozen
 class ProcessExit(Event):
     """A background process ended: ``state`` is ``exited`` (on its own) or ``killed`` (by
     ``kill_shell``, its agent's end or the session's); ``exit_code`` negative for a signal."""
@@ -449,6 +463,7 @@ EVENT_CLASSES: tuple[type[Event], ...] = (
     TaskUpdate,
     AutopilotPhase,
     ProcessStart,
+    ProcessOutputDelta,
     ProcessExit,
 )
 

@@ -48,6 +48,8 @@ READ_CHUNK = 64 * 1024  # one redaction (holding the GIL) per read stays well un
 LAST_LINES = 5
 PORT_POLL_S = 0.25
 KILL_GRACE = 2.0
+DELTA_EVERY_S = 0.1
+DELTA_CHARS = 4096
 
 # Terminal control sequences: CSI (colours, cursor moves, bracketed paste), OSC (titles,
 # hyperlinks), two-byte escapes and charset selections. What a REPL under a pty prints.
@@ -197,7 +199,7 @@ class BackgroundShell:
 
 
 Spawner = Callable[[BackgroundShell], Any]
-Listener = Callable[[str, BackgroundShell], Awaitable[None]]
+Listener = Callable[..., Awaitable[None]]  # (kind, shell, **detail)
 
 
 class ShellTable:
@@ -212,6 +214,9 @@ class ShellTable:
         # agent path -> how to start a process as an actor under that agent's tool executor
         self.hosts: dict[str, Spawner] = {}
         self.listener: Listener | None = None  # process_start / process_exit (the core's events)
+        # Whether output deltas are announced ("output", for front ends that follow a
+        # process's output): at most every DELTA_EVERY_S, the last DELTA_CHARS each time.
+        self.follows_output = False
         # agent path -> its running foreground bash's Detach (Ctrl-B moves it here)
         self.foreground: dict[str, Any] = {}
         self._notices: dict[str, list[tuple[str, str]]] = {}  # agent -> (shell id, text)
@@ -278,9 +283,9 @@ class ShellTable:
             self._notices.pop(agent, None)
         return taken
 
-    async def announce(self, kind: str, shell: BackgroundShell) -> None:
+    async def announce(self, kind: str, shell: BackgroundShell, **detail: Any) -> None:
         if self.listener is not None:
-            await self.listener(kind, shell)
+            await self.listener(kind, shell, **detail)
 
 
 # -- running one process ------------------------------------------------------------------------
@@ -343,10 +348,10 @@ async def supervise(shell: BackgroundShell, table: ShellTable, proc: Any, out: A
     if already:
         shell.add_output(already)
         shell.read_offset = shell.ring.end
-        if log is not None:
-            await trio.to_thread.run_sync(lambda: (log.write(already), log.flush()))
     pgid = proc.pid
-    try:
+    try:  # from here on, whatever happens, the group is killed at the end
+        if already and log is not None:
+            await trio.to_thread.run_sync(lambda: (log.write(already), log.flush()))
         async with trio.open_nursery() as nursery:
 
             async def kill_now() -> None:
@@ -359,6 +364,8 @@ async def supervise(shell: BackgroundShell, table: ShellTable, proc: Any, out: A
             pumped = trio.Event()
             nursery.start_soon(_pump, shell, out, log, redactor, pumped)
             nursery.start_soon(_watch_ports, shell, table, proc.pid)
+            if table.follows_output:
+                nursery.start_soon(_deltas, shell, table)
             code = await proc.wait()
             # The leader is gone: sweep the group (its children hold the pipe open otherwise).
             await terminate_group(pgid, proc, grace=0.2)
@@ -520,6 +527,23 @@ def _descendants(root: int) -> list[int]:
             except (OSError, ValueError):
                 continue
     return out
+
+
+async def _deltas(shell: BackgroundShell, table: ShellTable) -> None:
+    """What the process printed, announced as ``output`` a few times a second at most, each
+    time only its last ``DELTA_CHARS`` (a view for front ends, never the whole stream: that
+    is in the ring and the log), so a chatty process costs the bus a bounded rate."""
+    sent = shell.ring.end
+    while True:
+        await shell.wait_output(sent)
+        if shell.exited.is_set() and shell.ring.end <= sent:
+            return
+        await trio.sleep(DELTA_EVERY_S)  # what arrives meanwhile goes with this one
+        text, _ = shell.ring.since(max(sent, shell.ring.end - DELTA_CHARS))
+        skipped = max(0, shell.ring.end - DELTA_CHARS - sent)
+        sent = shell.ring.end
+        if text:
+            await table.announce("output", shell, text=text, skipped=skipped)
 
 
 async def refresh_ports(shell: BackgroundShell, table: ShellTable) -> None:

@@ -118,9 +118,17 @@ class SetPlanMode(Message):
     on: bool
 
 
+@records.frozen
+class KillShell(Message):
+    """Kill a background process (``bash`` run_in_background) by its id, as ``kill_shell``."""
+
+    type: ClassVar[str] = "kill_shell"
+    id: str
+
+
 CLIENT_MESSAGES: dict[str, type[Message]] = {
     cls.type: cls for cls in (Hello, SendMessage, Cancel, Approve, Answer, Command, SetTrust,
-                              SetPlanMode)}
+                              SetPlanMode, KillShell)}
 
 
 # ---- server -> client ---------------------------------------------------------------------

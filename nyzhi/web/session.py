@@ -200,6 +200,13 @@ class WebSession:
                                       f"stop {self.team.team}` stops the team")
             scope = "subtree" if message.scope == "subtree" else "turn"
             await session.submit(ops.Interrupt(message.agent, scope))
+        elif isinstance(message, p.KillShell):
+            table = self.rt.tooling.context.shells
+            shell = table.shells.get(message.id) if table is not None else None
+            if shell is None:
+                raise p.ProtocolError(f"unknown background shell {message.id!r}")
+            if shell.kill_now is not None:
+                await shell.kill_now()
         elif isinstance(message, p.Approve):
             answer = ApprovalAnswer.parse(message.answer)  # a typo is refused, never a deny
             self._claim(message.request_id)

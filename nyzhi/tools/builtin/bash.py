@@ -102,12 +102,11 @@ async def run_command(
 class BashTool(Tool):
     name = "bash"
     description = (
-        "Run a shell command with bash -c in the working directory; returns combined stdout and "
-        "stderr, and a non-zero exit is an error showing the code. For files prefer read, grep, "
-        "glob and edit. Output "
-        f"capped at 100 KiB (head and tail kept). The timeout defaults to {DEFAULT_TIMEOUT} s "
-        f"(max {MAX_TIMEOUT} s), then the process group is killed. For servers, watchers "
-        "and REPLs set run_in_background (an id for bash_output, write_stdin, kill_shell). "
+        "Run a shell command (bash -c) in the working directory: stdout and stderr combined, "
+        "a non-zero exit is an error showing the code. For files prefer read, grep, glob and "
+        f"edit. Output capped at 100 KiB (head and tail kept). Timeout {DEFAULT_TIMEOUT} s by "
+        f"default (max {MAX_TIMEOUT} s), then the process group is killed. Servers, watchers, "
+        "REPLs: set run_in_background (an id for bash_output, write_stdin, kill_shell). "
         "Sandboxed commands share one loopback network; writes outside allowed roots fail."
     )
     parameters: ClassVar[dict[str, Any]] = {

@@ -393,13 +393,13 @@ TOOLS: tuple = (('nyzhi.tools.builtin.files_read',
  ('nyzhi.tools.builtin.bash',
   'BashTool',
   {'deferred': False,
-   'description': 'Run a shell command with bash -c in the working directory; returns combined '
-                  'stdout and stderr, and a non-zero exit is an error showing the code. For '
-                  'files prefer read, grep, glob and edit. Output capped at 100 KiB (head and '
-                  'tail kept). The timeout defaults to 30 s (max 600 s), then the process '
-                  'group is killed. For servers, watchers and REPLs set run_in_background (an '
-                  'id for bash_output, write_stdin, kill_shell). Sandboxed commands share one '
-                  'loopback network; writes outside allowed roots fail.',
+   'description': 'Run a shell command (bash -c) in the working directory: stdout and stderr '
+                  'combined, a non-zero exit is an error showing the code. For files prefer '
+                  'read, grep, glob and edit. Output capped at 100 KiB (head and tail kept). '
+                  'Timeout 30 s by default (max 600 s), then the process group is killed. '
+                  'Servers, watchers, REPLs: set run_in_background (an id for bash_output, '
+                  'write_stdin, kill_shell). Sandboxed commands share one loopback network; '
+                  'writes outside allowed roots fail.',
    'in_team_only': False,
    'listed': True,
    'name': 'bash',

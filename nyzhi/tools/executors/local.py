@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -98,9 +99,14 @@ class LocalExecutor:
         from nyzhi.spawn import open_bound_process
 
         wrapped, held = await self._wrapped(command, cwd, sandbox)
+        argv = wrapped.argv
+        if not wrapped.sandboxed and (setpriv := shutil.which("setpriv")):
+            # No bwrap to die with nyz: the command gets the death signal itself (kept
+            # across exec, so ``bash -c 'server'`` passes it on to the server).
+            argv = [setpriv, "--pdeathsig", "KILL", *argv]
         try:
             proc = await open_bound_process(
-                wrapped.argv, cwd=cwd, env=child_env(self.env_policy, env),
+                argv, cwd=cwd, env=child_env(self.env_policy, env),
                 start_new_session=True, **streams)
         except BaseException:
             held.__exit__(None, None, None)

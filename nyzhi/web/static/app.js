@@ -7,6 +7,7 @@
   let sessionId = window.NYZ_SESSION || "";
   let lastSeq = 0, ws = null, retry = 0, commands = [], busy = false;
   const agents = new Map();        // path -> node info
+  const processes = new Map();     // background shell id -> {id, agent, command, state}
   const live = new Map();          // agent -> {text: el, raw, thinking: el}
   const tools = new Map();         // call_id -> {card, pre}
   const asks = [];                 // pending approval_request / user_question events
@@ -161,6 +162,15 @@
       case "task_update": note(`[task ${e.task_id} ${e.status}] ${e.subject}`, "", a); break;
       case "autopilot_phase": note(`[autopilot ${e.phase}${e.loop ? ` (loop ${e.loop})` : ""}${e.detail ? ": " + e.detail : ""}]`, "", a); break;
       case "retry": note(`[retry ${e.attempt}/${e.max}: ${e.reason}]`, "", a); break;
+      case "process_start":
+        processes.set(e.shell_id, { id: e.shell_id, agent: a, command: e.command, state: "running" });
+        note(`[${e.shell_id} started: ${e.command}]`, "", a); drawTree(); break;
+      case "process_exit": {
+        const p = processes.get(e.shell_id);
+        if (p) p.state = e.state === "killed" ? "killed" : `exit ${e.exit_code}`;
+        note(`[${e.shell_id} ${e.state === "killed" ? "killed" : "exited with code " + e.exit_code}: ${e.command}]`, "", a);
+        drawTree(); break;
+      }
       default: break;
     }
   }
@@ -183,6 +193,15 @@
       h("span", { class: "dot " + n.status }),
       h("span", { class: "name" }, short(path), h("span", { class: "status" }, n.status)), cancelOne, meta);
       tree.append(row);
+      for (const p of processes.values()) {
+        if (p.agent !== path) continue;
+        const kill = h("button", { type: "button", class: "cancel-agent", title: "kill this process and its group",
+          onclick: (ev) => { ev.stopPropagation(); send({ type: "kill_shell", id: p.id }); } }, "✕");
+        tree.append(h("div", { class: "node process", "data-shell": p.id, "data-status": p.state,
+          style: `padding-left:${22 + depth * 14}px` },
+        h("span", { class: "name" }, "⚙ " + p.id, h("span", { class: "status" }, p.state)),
+        p.state === "running" ? kill : "", h("span", { class: "meta" }, p.command.slice(0, 60))));
+      }
     }
   }
   function select(path) {

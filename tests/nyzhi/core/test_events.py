@@ -31,6 +31,7 @@ SAMPLES = [
     ev.TaskUpdate("crew", "3", "ship it", "completed", "bob", ("4",), agent="/team/crew/bob"),
     ev.AutopilotPhase("execute", "add a flag", 1, "QA failed; back to execute"),
     ev.ProcessStart("bg_1", "python3 -m http.server", 4242, False, True, agent="/agents/main/sub"),
+    ev.ProcessOutputDelta("bg_1", "GET / 200\n", 12),
     ev.ProcessExit("bg_1", "python3 -m http.server", "killed", -15, ("Serving HTTP",)),
 ]
 
@@ -41,7 +42,8 @@ def test_every_event_type_has_a_sample():
         "session_start", "turn_start", "text_delta", "thinking_delta", "tool_start",
         "tool_output_delta", "tool_done", "approval_request", "user_question", "retry", "usage", "compaction",
         "agent_status", "turn_complete", "error", "notice", "result", "index_progress",
-        "team_message", "task_update", "autopilot_phase", "process_start", "process_exit",
+        "team_message", "task_update", "autopilot_phase", "process_start",
+        "process_output_delta", "process_exit",
     }
 
 
@@ -62,7 +64,8 @@ def test_agent_path_is_kept():
 
 def test_deltas_are_marked():
     assert {c.type for c in ev.EVENT_CLASSES if c.is_delta} == {
-        "text_delta", "thinking_delta", "tool_output_delta", "index_progress"}
+        "text_delta", "thinking_delta", "tool_output_delta", "index_progress",
+        "process_output_delta"}
 
 
 def test_unknown_type_becomes_generic_and_round_trips():

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import trio
 
-from nyzhi.testing.cli import NYZ, json_lines, nyz_env, run_nyz, running_with
+from nyzhi.testing.cli import NYZ, json_lines, nyz_env, run_nyz, running_with, wait_gone
 from nyzhi.testing.fake_llm import FakeRequest, in_order, open_fake_llm, reply, tool_call
 
 SANDBOX = '[agent.trust]\nmode = "full"\n[agent.sandbox]\nlevel = "workspace-write"\n'
@@ -163,6 +163,8 @@ async def test_a_listening_server_is_noticed_with_its_port(workspace, home, conf
     listing, output = tool_texts(server.requests[-1])[2:]
     assert listing.startswith("bg_1  running") and "http.server" in listing
     assert '"GET / HTTP/1.1" 200' in output  # the server's log line, kept by the filter
+    followed = "".join(e["text"] for e in events if e["type"] == "process_output_delta")
+    assert '"GET / HTTP/1.1" 200' in followed  # front ends that follow the output saw it
     assert exits(events)[0]["state"] == "killed"  # the run's end stopped it
     assert events[-1]["background"][0]["state"] == "killed"
     assert not running_with(marker)
@@ -225,6 +227,33 @@ async def test_kill_9_of_nyz_kills_the_process_and_what_it_detached(workspace, h
                     await trio.lowlevel.wait_readable(fd)
             for fd in fds:
                 os.close(fd)
+        finally:
+            if proc.returncode is None:
+                proc.kill()
+            await proc.wait()
+            await proc.stdout.aclose()
+    assert not running_with(marker)
+
+
+async def test_kill_9_of_nyz_kills_an_unsandboxed_background_process_too(
+        workspace, home, configure):
+    from nyzhi.testing.fake_llm import hang
+
+    marker = f"nyzbg-k9full-{os.getpid()}-{workspace.name}"
+    full = '[agent.trust]\nmode = "full"\n[agent.sandbox]\nlevel = "full-access"\n'
+    async with open_fake_llm(script=in_order([bg(f"exec -a {marker} sleep 300", yield_ms=0),
+                                              hang()])) as server:
+        configure(workspace, server.url_for("openai"), extra=full)
+        proc = await trio.lowlevel.open_process(
+            [*NYZ, "run", "--output-format", "stream-json", "go"], cwd=workspace,
+            env=nyz_env(home), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        try:
+            await server.wait_for_requests(2)
+            pids = running_with(marker)
+            assert pids
+            proc.send_signal(signal.SIGKILL)
+            await proc.wait()
+            await wait_gone(pids, timeout=30)  # through pidfds
         finally:
             if proc.returncode is None:
                 proc.kill()

@@ -14,7 +14,7 @@ from trio_websocket import ConnectionClosed, ConnectionRejected
 
 from nyzhi.teams.lead_lease import lead_pid
 from nyzhi.teams.store import TeamStore
-from nyzhi.testing.cli import NYZ, nyz_env, run_nyz, settled_running, started_running
+from nyzhi.testing.cli import NYZ, nyz_env, run_nyz, running_with, settled_running, started_running
 from nyzhi.testing.fake_llm import PerAgent, open_fake_llm, reply, tool_call
 from nyzhi.testing.web import TOKEN, event_type, serve_nyz
 
@@ -533,3 +533,31 @@ async def test_a_bad_token_file_is_one_line(workspace, home, problem):
     [line] = proc.stderr.decode().splitlines()
     assert proc.returncode == 2 and line.startswith("nyz serve: ")
     assert ("not both" in line) if problem == "both" else f"--token-file {path}" in line
+
+
+async def test_a_background_process_is_shown_and_killed_from_the_web_console(
+        workspace, home, configure):
+    from nyzhi.testing.cli import wait_gone
+
+    marker = f"nyzbg-web-{workspace.parent.name}"
+    script = [reply(tool_calls=[tool_call("bash", {
+        "command": f"exec -a {marker} sleep 300", "run_in_background": True, "yield_ms": 0})]),
+        reply("started it")]
+    async with open_fake_llm(script=script) as server:
+        configure(workspace, server.url_for("openai"), extra='[agent.trust]\nmode = "full"\n')
+        async with serve_nyz(workspace, home) as srv, srv.connect() as client:
+            await client.hello()
+            await client.send({"type": "message", "text": "start it"})
+            started = await client.until(lambda m: event_type(m) == "process_start")
+            assert started["event"]["shell_id"] == "bg_1"
+            assert started["event"]["agent"] == "/agents/main"
+            await client.until(lambda m: event_type(m) == "turn_complete")
+            pids = running_with(marker)
+            assert pids
+            await client.send({"type": "kill_shell", "id": "bg_1"})
+            ended = await client.until(lambda m: event_type(m) == "process_exit")
+            assert ended["event"]["state"] == "killed"
+            await wait_gone(pids)
+            await client.send({"type": "kill_shell", "id": "bg_9"})
+            refused = await client.until(lambda m: m.get("type") == "error")
+            assert "unknown background shell 'bg_9'" in json.dumps(refused)

@@ -777,7 +777,7 @@ def _permission_mode(tooling: Any) -> Callable[[], str]:
         gates = tooling.gates
         if gates.plan_mode:
             return "plan"
-        return PERMISSION_MODES.get(str(gates.trust.mode), "default")
+        return PERMISSION_MODES.get(gates.trust.mode, "default")
 
     return mode
 

@@ -22,11 +22,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from nyzhi.config.modes import TrustMode
 from nyzhi.tools.claude_names import claude_tool_inputs, claude_tool_name
 
 # nyz's trust mode -> Claude Code's permission_mode (plan mode wins over either).
-PERMISSION_MODES = {"off": "default", "limited": "default", "autoedit": "acceptEdits",
-                    "full": "bypassPermissions"}
+PERMISSION_MODES = {TrustMode.OFF: "default", TrustMode.LIMITED: "default",
+                    TrustMode.AUTOEDIT: "acceptEdits", TrustMode.FULL: "bypassPermissions"}
 _TOOL_EVENTS = frozenset({"PreToolUse", "PostToolUse", "PostToolUseFailure",
                           "PermissionRequest"})
 _FILE_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit"})

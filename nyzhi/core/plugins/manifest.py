@@ -185,10 +185,16 @@ class Plugin:
         """SHA-256 over every file that is not text for the model (hooks.json, .mcp.json,
         the scripts they run, plugin.json): an approval covers exactly these."""
         h = hashlib.sha256()
-        for path in sorted(p for p in self.root.rglob("*") if p.is_file()):
-            rel = path.relative_to(self.root)
-            if rel.parts[0] in TEXT_PARTS or rel.parts[0] == ".git":
+        files: list[Path] = []
+        for top in self.root.iterdir():  # the text folders are not walked at all
+            if top.name in TEXT_PARTS or top.name == ".git":
                 continue
+            if top.is_dir() and not top.is_symlink():
+                files += (p for p in top.rglob("*") if p.is_file())
+            elif top.is_file():
+                files.append(top)
+        for path in sorted(files):
+            rel = path.relative_to(self.root)
             h.update(str(rel).encode() + b"\0")
             try:
                 h.update(hashlib.sha256(path.read_bytes()).digest())

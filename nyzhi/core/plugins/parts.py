@@ -53,6 +53,9 @@ def plugin_hooks(workspace_root: Path | str, env: Mapping[str, str] | None = Non
                          "hooks and MCP servers wait for the project's approval "
                          "(nyz config trust)")
             continue
+        if plugin.mcp_servers and not (active.root / ".mcp.json").is_file():
+            notes.append(f"plugin {active.ident}: mcpServers in plugin.json are not read; "
+                         "put them in the plugin's .mcp.json")
         if not plugin.hooks:
             continue
         got, more = claude_hooks_from_settings(plugin.hooks, source=f"plugin {active.ident}")
@@ -73,6 +76,8 @@ def plugin_servers(workspace_root: Path | str, env: Mapping[str, str], taken: se
     entries: list[Any] = []
     notes: list[str] = []
     for active in active_plugins(workspace_root, env):
+        if not (active.root / ".mcp.json").is_file():  # most plugins: nothing to read
+            continue
         try:
             plugin = read_plugin(active.root, active.name)
         except PluginError as exc:
@@ -81,10 +86,6 @@ def plugin_servers(workspace_root: Path | str, env: Mapping[str, str], taken: se
         if not plugin.mcp_servers or plugin.digest() != active.approved:  # plugin_hooks says
             continue
         if active.by_project and not project_approved:
-            continue
-        if not (active.root / ".mcp.json").is_file():
-            notes.append(f"plugin {active.ident}: mcpServers in plugin.json are not read; "
-                         "put them in the plugin's .mcp.json")
             continue
         try:
             found = read_mcp_json(active.root, {**env, "CLAUDE_PLUGIN_ROOT": str(active.root)})

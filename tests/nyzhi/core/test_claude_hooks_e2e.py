@@ -303,3 +303,25 @@ async def test_skipped_project_hooks_are_a_stream_json_event(workspace, home, co
     assert any(n["kind"] == "untrusted_project" and "hooks" in n["message"]
                for n in notices), (events, proc.stderr)
     assert events[-1]["type"] == "result"
+
+
+async def test_permission_decision_ask_asks_even_for_a_read(workspace, configure):
+    """``ask`` takes the call to a person even where it would run unasked (a read-only tool,
+    trust full); headless nobody can answer, so it is refused."""
+    asker = hook_script(workspace, "ask.py", """
+        import json
+        print(json.dumps({"hookSpecificOutput": {"hookEventName": "PreToolUse",
+            "permissionDecision": "ask", "permissionDecisionReason": "confirm reads"}}))
+    """)
+    claude_settings(workspace, {"PreToolUse": command_hook(asker, "Read")})
+    (workspace / "notes.txt").write_text("SECRET-NOTES\n")
+    script = [reply(tool_calls=[tool_call("read", {"file_path": "notes.txt"})]), reply("ok"),
+              reply(tool_calls=[tool_call("glob", {"pattern": "*.txt"})]), reply("ok")]
+    async with open_fake_llm(script=script) as server:
+        configure(workspace, server.url_for("openai"))
+        async with open_runtime(RuntimeOptions(cwd=workspace, trust="full")) as rt:
+            await ask(rt, "read it")
+            await ask(rt, "list")
+    refused = server.requests[1].tool_results()[0]
+    assert "needs approval" in refused and "SECRET-NOTES" not in refused
+    assert "notes.txt" in server.requests[3].tool_results()[0]  # Glob: the matcher is Read

@@ -143,6 +143,20 @@ def commit_file(tmp: Path, path: Path) -> None:
         os.close(dir_fd)
 
 
+def rename_durably(src: Path, dest: Path) -> None:
+    """``src`` renamed onto ``dest`` in one step, the parent fsynced: a finished directory
+    fetched under a staging name (a plugin, a marketplace; ``dest`` must not exist), or a
+    damaged session log set aside beside its repaired copy. A crash leaves either name,
+    never half of either."""
+    src, dest = Path(src), Path(dest)
+    os.replace(src, dest)
+    dir_fd = os.open(dest.parent, os.O_RDONLY | os.O_DIRECTORY | _CLOEXEC)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+
+
 def replace_in_dir(dir_fd: int, name: str, data: bytes, *, mode: int | None = None,
                    sync: bool = True) -> None:
     """The one atomic write: ``name`` in the open directory ``dir_fd`` replaced by ``data``.

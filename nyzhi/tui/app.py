@@ -889,15 +889,9 @@ def resume_hint(session_id: str) -> str | None:
     """The line said as the console closes, so the session is not lost on the terminal's
     history: how to come back to it (None when nothing was kept: a session that never took a
     turn is not)."""
-    from nyzhi.core.sessions.store import SessionStore
+    from nyzhi.core.protocol import session_kept
 
-    if not session_id:
-        return None
-    try:
-        kept = SessionStore().log_path(session_id).is_file()
-    except (OSError, ValueError):
-        return None
-    if not kept:
+    if not session_kept(session_id):
         return None
     return (f"nyz: session {session_id} saved; resume it with `nyz --continue` (the latest) or "
             f"`nyz --session {session_id[:8]}`")

@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from nyzhi.config.fsutil import atomic_write
+from nyzhi.config.fsutil import atomic_write, rename_durably
 from nyzhi.config.plugins import plugins_dir, read_state, state_path
 from nyzhi.core.plugins.manifest import (
     Entry,
@@ -85,7 +85,7 @@ def marketplace_add(source: str, env: Mapping[str, str] | None = None) -> Market
             raise
         dest = base / market.name
         shutil.rmtree(dest, ignore_errors=True)
-        os.replace(tmp / "repo", dest)
+        rename_durably(tmp / "repo", dest)
         shutil.rmtree(tmp, ignore_errors=True)
         market = read_marketplace(dest)
         record = {"source": {"source": "git", "url": url}, "path": str(dest)}
@@ -213,7 +213,7 @@ def install(spec: str, env: Mapping[str, str] | None = None, *,
         shutil.rmtree(staging, ignore_errors=True)
         raise
     shutil.rmtree(dest, ignore_errors=True)
-    os.replace(staging, dest)
+    rename_durably(staging, dest)
     plugin = read_plugin(dest, entry.name)
     state = read_state(env)
     old = state["plugins"].get(ident, {})

@@ -18,7 +18,7 @@ from nyzhi.core import events
 from nyzhi.core.errors import describe_error
 from nyzhi.core.protocol import ops
 from nyzhi.core.protocol.ops import ApprovalAnswer
-from nyzhi.core.protocol.session import Applied, Session, session_status
+from nyzhi.core.protocol.session import Applied, Session, session_kept, session_status
 from nyzhi.core.protocol.status import (
     AgentLine,
     SessionStatus,
@@ -28,5 +28,5 @@ from nyzhi.core.protocol.status import (
 )
 
 __all__ = ["AgentLine", "Applied", "ApprovalAnswer", "Session", "SessionStatus",
-           "context_share", "describe_error", "events", "ops", "session_status",
+           "context_share", "describe_error", "events", "ops", "session_kept", "session_status",
            "status_card", "status_line"]

@@ -21,6 +21,19 @@ from nyzhi.core.protocol import ops as o
 from nyzhi.core.protocol.status import AgentLine, SessionStatus
 
 
+def session_kept(session_id: str) -> bool:
+    """Whether ``session_id`` is saved (a session that never took a turn is not): what a
+    front end may offer to resume."""
+    from nyzhi.core.sessions.store import SessionStore
+
+    if not session_id:
+        return False
+    try:
+        return SessionStore().log_path(session_id).is_file()
+    except (OSError, ValueError):
+        return False
+
+
 @records.frozen
 class Applied:
     """What applying an op did: ``notice`` to show (may be ""), ``follow_up`` a message the

@@ -15,8 +15,9 @@ from __future__ import annotations
 import attrs
 
 from nyzhi import records
+from nyzhi.core.events import AgentState
 
-RUNNING = ("running", "pending_init")
+RUNNING = (AgentState.RUNNING.value, AgentState.PENDING_INIT.value)
 
 
 def context_share(used: int, window: int) -> str:

@@ -56,7 +56,7 @@ from typing import Any, Literal
 import attrs
 
 from nyzhi import convert, records
-from nyzhi.config.fsutil import StorageError, atomic_write, describe_os_error
+from nyzhi.config.fsutil import StorageError, atomic_write, describe_os_error, rename_durably
 from nyzhi.config.secrets import Redactor
 from nyzhi.core import events as ev
 from nyzhi.core.sessions.files import (
@@ -646,7 +646,7 @@ class SessionStore:
         meta = self.load(session_id).meta
         damaged = path.with_name(path.name + ".damaged")
         try:
-            os.replace(path, damaged)
+            rename_durably(path, damaged)
             atomic_write_json(path, convert.unstructure(meta))
         except OSError:
             return meta  # a read-only store: rebuilt in memory each time, as before

@@ -104,7 +104,7 @@ class BashTool(Tool):
     description = (
         "Run a shell command (bash -c) in the working directory: stdout and stderr combined, "
         "a non-zero exit is an error showing the code. For files prefer read, grep, glob and "
-        f"edit. Output capped at 100 KiB (head and tail kept). Timeout {DEFAULT_TIMEOUT} s by "
+        f"edit. Output capped at 100 KiB (head and tail kept); timeout {DEFAULT_TIMEOUT} s by "
         f"default (max {MAX_TIMEOUT} s), then the process group is killed. Servers, watchers, "
         "REPLs: set run_in_background (an id for bash_output, write_stdin, kill_shell). "
         "Sandboxed commands share one loopback network; writes outside allowed roots fail."

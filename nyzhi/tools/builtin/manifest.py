@@ -395,8 +395,8 @@ TOOLS: tuple = (('nyzhi.tools.builtin.files_read',
   {'deferred': False,
    'description': 'Run a shell command (bash -c) in the working directory: stdout and stderr '
                   'combined, a non-zero exit is an error showing the code. For files prefer '
-                  'read, grep, glob and edit. Output capped at 100 KiB (head and tail kept). '
-                  'Timeout 30 s by default (max 600 s), then the process group is killed. '
+                  'read, grep, glob and edit. Output capped at 100 KiB (head and tail kept); '
+                  'timeout 30 s by default (max 600 s), then the process group is killed. '
                   'Servers, watchers, REPLs: set run_in_background (an id for bash_output, '
                   'write_stdin, kill_shell). Sandboxed commands share one loopback network; '
                   'writes outside allowed roots fail.',

@@ -23,6 +23,7 @@ def test_raised_background_limits_wait_for_approval(workspace, home):
     loaded, trust = load_trusted(workspace, None)
     assert loaded.config.agent.background.max_processes == 8  # the default, until approved
     assert loaded.config.agent.background.buffer_bytes == 4096  # lower: used
-    assert not trust.approved and "background process limits" in trust.notice
-    loaded, _ = load_trusted(workspace, None, trust_full=True)
+    assert not trust.approved and "agent.background.max_processes" in trust.notice
+    assert "agent.background.buffer_bytes" not in trust.notice  # lowered: not gated
+    loaded, _ = load_trusted(workspace, None, approve=True)  # the person approved it
     assert loaded.config.agent.background.max_processes == 500

@@ -147,3 +147,17 @@ def tool_results_dir(workspace_root: Path | str, env: Mapping[str, str] | None =
 def user_memory_path(env: Mapping[str, str] | None = None) -> Path:
     """data_dir()/MEMORY.md: the user's memory, shared by every project."""
     return data_dir(env) / "MEMORY.md"
+
+
+def display_path(path: str | os.PathLike[str], root: str | os.PathLike[str] | None, *,
+                 real_root: bool = False) -> str:
+    """``path`` as a person (or the model) reads it: relative to ``root`` when it lies under
+    it, else as given; ``real_root`` compares with ``root``'s real path (for paths that were
+    resolved, as a lease's or a checkpoint's are). The one display-path helper."""
+    if root is None:
+        return str(path)
+    base = Path(os.path.realpath(root)) if real_root else Path(root)
+    try:
+        return str(Path(path).relative_to(base))
+    except ValueError:
+        return str(path)

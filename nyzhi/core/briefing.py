@@ -120,10 +120,9 @@ def message_lines(messages: Sequence[Any], count: int = MAX_MESSAGES) -> list[st
 
 
 def _relative(path: Path, root: Path) -> str:
-    try:
-        return str(path.relative_to(root))
-    except ValueError:
-        return str(path)
+    from nyzhi.config.paths import display_path
+
+    return display_path(path, root)
 
 
 def _one_line(text: str) -> str:

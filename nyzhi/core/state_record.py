@@ -236,11 +236,9 @@ def _tail(output: str) -> str:
 
 
 def _display(path: Path | str, root: Path) -> str:
-    p = Path(path)
-    try:
-        return str(p.relative_to(root))
-    except ValueError:
-        return str(p)
+    from nyzhi.config.paths import display_path
+
+    return display_path(Path(path), root)
 
 
 def _from_change_log(changes: ChangeLog, root: Path) -> list[tuple[str, str]]:

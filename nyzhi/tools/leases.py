@@ -169,7 +169,6 @@ async def write_leases(tool: Any, ctx: Any, paths: Iterable[Path]) -> AsyncItera
 
 def shown_path(path: Path, root: Path | None) -> str:
     """``path`` as a person reads it in a lease refusal: relative to the real ``root``."""
-    if root is not None:
-        with contextlib.suppress(ValueError):
-            return str(path.relative_to(Path(os.path.realpath(root))))
-    return str(path)
+    from nyzhi.config.paths import display_path
+
+    return display_path(path, root, real_root=True)

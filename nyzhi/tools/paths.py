@@ -95,11 +95,9 @@ def check_restore(policy: Any, path: Path, *, allow_protected: bool = False,
 
 def display(ctx: ToolContext, path: Path) -> str:
     """A path as the model should see it: relative to cwd when inside it, else absolute."""
-    try:
-        rel = Path(path).relative_to(ctx.cwd)
-    except ValueError:
-        return str(path)
-    return str(rel) if str(rel) != "." else "."
+    from nyzhi.config.paths import display_path
+
+    return display_path(path, ctx.cwd)
 
 
 # --- symlink-safe directory handles ---------------------------------------------------------

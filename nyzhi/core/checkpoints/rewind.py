@@ -172,10 +172,9 @@ def restore_code(recorder: Recorder, ctx: Any, point: Point, *, force: bool,
 
 
 def _shown(ctx: Any, path: str) -> str:
-    try:
-        return str(Path(path).relative_to(os.path.realpath(ctx.workspace_root)))
-    except ValueError:
-        return path
+    from nyzhi.config.paths import display_path
+
+    return display_path(path, ctx.workspace_root, real_root=True)
 
 
 def conversation_at(session_id: str, point: Point) -> list[Any]:

@@ -5,7 +5,6 @@ module does not import it.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -50,9 +49,9 @@ class Sources:
 
 
 def shown(path: Path, workspace: Path) -> str:
-    if path.is_relative_to(workspace):
-        return os.path.relpath(path, workspace)
-    return str(path)
+    from nyzhi.config.paths import display_path
+
+    return display_path(path, workspace)
 
 
 def _context(text: str, line: int) -> str:

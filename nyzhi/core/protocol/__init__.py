@@ -1,31 +1,57 @@
 """The session protocol: what crosses between the runtime and a front end.
 
 Ops in (``ops``: typed records a front end submits, with ``ApprovalAnswer`` for the
-approve op), events out (``events``: ``nyzhi.core.events``, the one vocabulary, with
-``redact_event`` for a front end's own events), a status snapshot (``status``) with its one
-line and one card, ``describe_error`` (any failure as the one line a person is shown), and
-the slash commands (``protocol.commands``: the one command table a ``run_command`` op runs).
-A front end holds a ``Session`` (``session``) on the runtime ``open_runtime`` gives it and
-talks to the runtime through it alone (the layering test holds the front ends to that).
+approve op), events out (``events``: ``nyzhi.core.events``, the one vocabulary), a status
+snapshot (``status``) with its one line and one card, ``describe_error`` (any failure as the
+one line a person is shown), and the slash commands (``protocol.commands``: the one command
+table a ``run_command`` op runs). A front end holds a ``Session`` (``session``) on the
+runtime ``open_runtime`` gives it and talks to the runtime through it alone (the layering
+test holds the front ends to that).
 
-Importing it is cheap: attrs records and the event classes every front end renders anyway;
-the runtime is imported by whoever opens one, the command table by ``protocol.commands``.
+Importing it costs only the events every front end renders anyway: the ops, the status and
+the session load on first use (``nyz run``'s printer needs only the events before its first
+request), each by a literal import below.
 """
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from nyzhi.core import events
 from nyzhi.core.errors import describe_error
-from nyzhi.core.protocol import ops
-from nyzhi.core.protocol.ops import ApprovalAnswer
-from nyzhi.core.protocol.session import Applied, Session, session_kept, session_status
-from nyzhi.core.protocol.status import (
-    AgentLine,
-    SessionStatus,
-    context_share,
-    status_card,
-    status_line,
-)
+
+if TYPE_CHECKING:
+    from nyzhi.core.protocol import ops as ops
+    from nyzhi.core.protocol.ops import ApprovalAnswer as ApprovalAnswer
+    from nyzhi.core.protocol.session import Applied as Applied
+    from nyzhi.core.protocol.session import Session as Session
+    from nyzhi.core.protocol.session import session_kept as session_kept
+    from nyzhi.core.protocol.session import session_status as session_status
+    from nyzhi.core.protocol.status import AgentLine as AgentLine
+    from nyzhi.core.protocol.status import SessionStatus as SessionStatus
+    from nyzhi.core.protocol.status import context_share as context_share
+    from nyzhi.core.protocol.status import status_card as status_card
+    from nyzhi.core.protocol.status import status_line as status_line
+
+_SESSION = ("Applied", "Session", "session_kept", "session_status")
+_STATUS = ("AgentLine", "SessionStatus", "context_share", "status_card", "status_line")
+
+
+def __getattr__(name: str) -> Any:
+    # by literal names (``from . import x`` here would ask this hook again for ``x``)
+    if name == "ops" or name == "ApprovalAnswer":
+        module = importlib.import_module("nyzhi.core.protocol.ops")
+        value = module if name == "ops" else module.ApprovalAnswer
+    elif name in _SESSION:
+        value = getattr(importlib.import_module("nyzhi.core.protocol.session"), name)
+    elif name in _STATUS:
+        value = getattr(importlib.import_module("nyzhi.core.protocol.status"), name)
+    else:
+        raise AttributeError(f"module 'nyzhi.core.protocol' has no attribute {name!r}")
+    globals()[name] = value  # later lookups skip __getattr__
+    return value
+
 
 __all__ = ["AgentLine", "Applied", "ApprovalAnswer", "Session", "SessionStatus",
            "context_share", "describe_error", "events", "ops", "session_kept", "session_status",

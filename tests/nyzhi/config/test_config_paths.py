@@ -37,3 +37,21 @@ def test_relative_xdg_value_is_ignored(env, monkeypatch):
 
 def test_explicit_env_mapping():
     assert paths.data_dir({"HOME": "/h"}) == Path("/h/.local/share/nyzhi")
+
+
+def test_display_path_is_the_one_way_a_path_is_shown(tmp_path):
+    """Relative under the root, as given outside it or with no root; ``real_root`` for a
+    resolved path shown against a root reached through a symlink (a lease, a checkpoint)."""
+    from nyzhi.config.paths import display_path
+
+    root = tmp_path / "ws"
+    (root / "src").mkdir(parents=True)
+    link = tmp_path / "link"
+    link.symlink_to(root)
+    assert display_path(root / "src" / "a.py", root) == "src/a.py"
+    assert display_path(root, root) == "."
+    assert display_path("/etc/hosts", root) == "/etc/hosts"
+    assert display_path(root / "a.py", None) == str(root / "a.py")
+    resolved = root.resolve() / "src" / "a.py"
+    assert display_path(resolved, link) == str(resolved)  # lexically outside the link
+    assert display_path(resolved, link, real_root=True) == "src/a.py"

@@ -48,7 +48,7 @@ def test_add_list_remove(workspace, home, npm_servers, time_server):
     listed = nyz(workspace, home, "mcp", "list", "--timeout", "20")
     assert listed.returncode == 0, listed.stderr
     rows = {line.split()[0]: line for line in listed.stdout.splitlines()}
-    assert "connected" in rows["ev"] and "13 tools" in rows["ev"]
+    assert "connected" in rows["ev"] and "15 tools" in rows["ev"]  # 13 before nyz offered elicitation
     assert "connected" in rows["tm"] and "2 tools" in rows["tm"]
     assert "failed" in rows["web"] and "127.0.0.1:9" in rows["web"]
 

@@ -24,7 +24,7 @@ async def test_mcp_command_lists_reads_and_sends_a_prompt(workspace, home, confi
                 del out[:]
                 await proc.stdin.send_all(b"/mcp\n")
                 await read_until(proc.stdout, out, b"\n> ")
-        assert b"everything: connected \xc2\xb7 13 tools" in out
+        assert b"everything: connected \xc2\xb7 15 tools" in out
         assert b"prompt everything simple-prompt" in out
         uri = next(line.split()[2] for line in out.decode().splitlines()
                    if line.strip().startswith("resource everything"))

@@ -42,13 +42,14 @@ async def test_tools_registered_with_schema_and_summarised(workspace, configure,
             assert echo is not None and echo.permission.value == "needs_approval"
             assert echo.parameters["properties"]["message"]["type"] == "string"
             assert rt.system.lookup("/mcp/everything/conn") is not None
-            # 13 tools is under the default threshold of 15: all sent in full
+            # 15 tools (13 before nyz offered elicitation) is not over the default
+            # threshold of 15: all sent in full
             assert not registry.is_deferred("mcp__everything__echo")
             [line] = rt.mcp.summaries()
-            assert line.startswith("everything: 13 tools") and "echo" in line
+            assert line.startswith("everything: 15 tools") and "echo" in line
             await run_turn(rt, "hello")
             system = [t for role, t in server.requests[0].transcript() if role == "system"]
-            assert "everything: 13 tools" in system[0]
+            assert "everything: 15 tools" in system[0]
             resources = await rt.mcp_resources()
             assert resources and all(r.server == "everything" for r in resources)
             text = await rt.mcp_read_resource("everything", resources[0].uri)

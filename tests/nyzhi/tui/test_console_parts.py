@@ -83,7 +83,19 @@ def test_themes_cover_every_name_and_no_color_has_none():
         assert [entry[0] for entry in theme.palette(name)] == list(theme.NAMES)
     mono = theme.palette("dark", no_color=True)
     assert {(fg, bg) for _n, fg, bg, _m in mono} == {("default", "default")}
-    assert theme.next_theme("dark") == "light" and theme.next_theme("light") == "dark"
+    assert theme.next_theme("dark") == "light" and theme.next_theme("light") == "high-contrast"
+    assert theme.next_theme("high-contrast") == "dark"
+    for name in ("dark", "light"):  # body text in the terminal's own colours (issue 54)
+        assert dict((e[0], e[1:]) for e in theme.palette(name))["body"] == ("default", "default")
+
+
+def test_the_theme_follows_colorfgbg():
+    assert theme.resolve("auto", {"COLORFGBG": "0;15"}) == "light"
+    assert theme.resolve("auto", {"COLORFGBG": "15;default;0"}) == "dark"
+    assert theme.resolve("auto", {"COLORFGBG": "junk"}) == "dark"
+    assert theme.resolve("auto", {}) == "dark"
+    assert theme.resolve("light", {"COLORFGBG": "15;0"}) == "light"  # a named theme wins
+    assert theme.resolve("purple", {}) is None
 
 
 def test_every_command_has_a_one_line_summary():

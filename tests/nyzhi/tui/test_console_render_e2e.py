@@ -3,6 +3,8 @@ themes, slash-command headings, the approval call line and collapsed listings.""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from nyzhi.testing.fake_llm import open_fake_llm, reply
@@ -37,3 +39,32 @@ async def test_a_markdown_table_renders_aligned_and_a_heading_keeps_a_marker(
     assert len({len(r) for r in rows}) == 1  # every row is as wide: the columns line up
     assert rows[1].rindex("7") == rows[2].rindex("4")  # ---: aligns the column right
     assert any(line.lstrip().startswith("├") for line in lines)  # the rule under the header
+
+
+def _sgr_before(escaped: str, text: str) -> str:
+    """The SGR codes in force where ``text`` starts on a ``capture-pane -e`` screen."""
+    line = next(line for line in escaped.splitlines() if text in line)
+    codes = re.findall(r"\x1b\[([0-9;]*)m", line[: line.index(text)])
+    return ";".join(codes[-1:])
+
+
+async def test_light_theme_body_text_uses_the_terminal_default_colours(
+        workspace, home, configure):
+    """Black body text was invisible on a dark terminal: the body is drawn in the terminal's
+    default foreground (no colour code before it), the theme follows COLORFGBG when [tui]
+    theme is auto (the default), and /theme NAME picks one."""
+    async with open_fake_llm(script=[reply("plain body words here")]) as server:
+        configure(workspace, server.url_for("openai"))
+        async with open_console(workspace, home, env={"COLORFGBG": "0;15"}) as pane:
+            await pane.wait_for(INPUT_READY)
+            await say(pane, "/status")
+            await pane.wait_for(lambda s: re.search(r"theme\s+light", s) is not None)
+            await say(pane, "hello")
+            await pane.wait_for("plain body words here")
+            escaped = await pane.tmux("capture-pane", "-p", "-e")
+            codes = _sgr_before(escaped, "plain body words")
+            assert not re.search(r"(^|;)(3[0-7]|9[0-7]|38)(;|$)", codes), codes  # default fg
+            await say(pane, "/theme high-contrast")
+            await pane.wait_for("theme: high-contrast")
+            await say(pane, "/theme purple")
+            await pane.wait_for("/theme: expected one of auto")

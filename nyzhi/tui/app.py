@@ -212,6 +212,7 @@ class Console:
             self.nursery.start_soon(self._turn, text)
 
     async def _command(self, text: str) -> None:
+        self.stream(self.shown).command(text)
         try:
             await dispatch(self, text)
         except Exception as exc:  # one failing command must not take the console down

@@ -168,6 +168,14 @@ class Stream:
         self.end_blocks()
         self.append(urwid.Text([("prompt", "› "), ("user", text)]))
 
+    def command(self, text: str) -> None:
+        """A slash command as a heading above its output, so one command's lines are not
+        read as the previous one's (``/rewind``, ``/stats``, ``/context`` in a row)."""
+        self.end_blocks()
+        if len(self.walker):
+            self.append(urwid.Divider())
+        self.append(urwid.Text([("prompt", "› "), ("heading", " ".join(text.split())[:200])]))
+
     def end_blocks(self) -> None:
         if self.text is not None and self.dirty:
             self._draw_text()

@@ -68,3 +68,21 @@ async def test_light_theme_body_text_uses_the_terminal_default_colours(
             await pane.wait_for("theme: high-contrast")
             await say(pane, "/theme purple")
             await pane.wait_for("/theme: expected one of auto")
+
+
+async def test_slash_command_output_is_headed_by_the_command(workspace, home, configure):
+    async with open_fake_llm(script=[reply("unused")]) as server:
+        configure(workspace, server.url_for("openai"))
+        async with open_console(workspace, home) as pane:
+            await pane.wait_for(INPUT_READY)
+            await say(pane, "/context")
+            await pane.wait_for("compaction at")
+            await say(pane, "/hooks")
+            screen = await pane.wait_for("no hooks")
+    lines = [line.rstrip() for line in screen.splitlines()]
+    first, second = lines.index("› /context"), lines.index("› /hooks")
+    assert first < second
+    assert any("compaction at" in line for line in lines[first + 1:second])  # /context's output
+    assert lines[second - 1] == ""  # a blank line parts one command from the last
+    assert any("no hooks" in line for line in lines[second + 1:])
+    assert server.requests == []

@@ -392,7 +392,8 @@ class Console:
         first = self.pending[0]
         dialog: urwid.Widget
         if isinstance(first, ev.ApprovalRequest):
-            dialog = ApprovalDialog(first, len(self.pending) - 1, self._answer_approval)
+            dialog = ApprovalDialog(first, len(self.pending) - 1, self._answer_approval,
+                                    cwd=str(self.cwd))
         else:
             dialog = QuestionDialog(first, self._answer_question)
         self.root.original_widget = urwid.Overlay(dialog, self.frame, "center",

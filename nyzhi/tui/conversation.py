@@ -54,13 +54,16 @@ class Collapsible(urwid.WidgetWrap):
         raise NotImplementedError
 
 
-def args_summary(arguments: str, width: int = 60) -> str:
-    """``key=value`` pairs of a tool call's JSON arguments, cut to ``width``."""
+def args_summary(arguments: str, width: int = 60, cwd: str = "") -> str:
+    """``key=value`` pairs of a tool call's JSON arguments, cut to ``width``; a path under
+    ``cwd`` (the workspace) is shown relative to it."""
     try:
         data = jsonbound.loads(arguments) if arguments else {}
     except ValueError:
         data = arguments
     if isinstance(data, dict):
+        if cwd:
+            data = {k: _relative(v, cwd) for k, v in data.items()}
         text = " ".join(f"{k}={v}" if not isinstance(v, str) else f"{k}={v!r}"
                         for k, v in data.items())
     else:
@@ -69,12 +72,44 @@ def args_summary(arguments: str, width: int = 60) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
+def _relative(value: Any, cwd: str) -> Any:
+    if isinstance(value, str) and value.startswith(cwd.rstrip("/") + "/"):
+        return value[len(cwd.rstrip("/")) + 1:] or "."
+    return value
+
+
+def call_summary(summary: str, cwd: str = "", width: int = 160) -> str:
+    """An approval's call line drawn as the tool card draws the call: ``key=value`` pairs,
+    paths relative to the workspace, no JSON.
+
+    The gates' summary (``nyzhi.tools.gates.summarize_args``, part of the event contract) is
+    the command lines of a shell call, or the paths the call touches and then its arguments
+    as JSON (cut at 500 characters, so possibly unparsable: then only shortened).
+    """
+    brace = summary.find("{")
+    if brace < 0 or summary[:brace].strip() and "  {" not in summary:
+        text = summary  # a command line (or lines): shown as it is
+        return text if len(text) <= width * 4 else text[: width * 4 - 1] + "…"
+    paths = [_relative(p.strip(), cwd) for p in summary[:brace].split(",") if p.strip()]
+    try:
+        if not isinstance(jsonbound.loads(summary[brace:]), dict):
+            raise ValueError
+    except ValueError:
+        text = " ".join(summary.split())
+        if cwd:
+            text = text.replace(cwd.rstrip("/") + "/", "")
+        return text if len(text) <= width else text[: width - 1] + "…"
+    args = args_summary(summary[brace:], width, cwd)
+    extra = [p for p in paths if f"{p!r}" not in args and p not in args]
+    return " ".join([*extra, args]) if extra else args
+
+
 class ToolCard(Collapsible):
     """One tool call: name, arguments, status, elapsed time and the tail of its output."""
 
-    def __init__(self, name: str, arguments: str) -> None:
+    def __init__(self, name: str, arguments: str, cwd: str = "") -> None:
         self.name = name
-        self.args = args_summary(arguments)
+        self.args = args_summary(arguments, cwd=cwd)
         self.started = time.monotonic()
         self.status = "running"
         self.elapsed_ms: float | None = None
@@ -226,9 +261,9 @@ class Stream:
         self._draw_text()
         self.end_blocks()
 
-    def tool_start(self, call_id: str, name: str, arguments: str) -> ToolCard:
+    def tool_start(self, call_id: str, name: str, arguments: str, cwd: str = "") -> ToolCard:
         self.end_blocks()
-        card = ToolCard(name, arguments)
+        card = ToolCard(name, arguments, cwd)
         self.cards[call_id] = card
         self.append(card)
         return card
@@ -242,6 +277,7 @@ class Host(Protocol):
     of the agent tree, and the dialogs for approvals and questions."""
 
     main_path: str
+    cwd: Any  # the workspace: paths under it are shown relative
 
     def stream(self, agent: str) -> Stream: ...
     def agent_info(self, agent: str) -> dict[str, Any]: ...
@@ -286,7 +322,8 @@ class ConsoleRenderer(EventRenderer):
         self.host.stream(event.agent).add_thinking(event.text)
 
     def on_tool_start(self, event: ev.ToolStart) -> None:
-        self.host.stream(event.agent).tool_start(event.call_id, event.name, event.arguments)
+        self.host.stream(event.agent).tool_start(event.call_id, event.name, event.arguments,
+                                                 str(self.host.cwd))
         self.host.agent_info(event.agent)["step"] = event.name
         self.host.agents_changed()
 

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from nyzhi.testing.fake_llm import open_fake_llm, reply
+from nyzhi.testing.fake_llm import open_fake_llm, reply, tool_call
 from nyzhi.testing.tmux import INPUT_READY, TmuxPane, open_console, say
 
 pytestmark = pytest.mark.skipif(not TmuxPane.available(), reason="tmux is not installed")
@@ -86,3 +86,24 @@ async def test_slash_command_output_is_headed_by_the_command(workspace, home, co
     assert lines[second - 1] == ""  # a blank line parts one command from the last
     assert any("no hooks" in line for line in lines[second + 1:])
     assert server.requests == []
+
+
+async def test_the_approval_call_line_reads_like_the_tool_card(workspace, home, configure):
+    """Not the absolute path twice and raw JSON: key=value pairs, the path relative."""
+    target = workspace / "notes" / "a.txt"
+    script = [reply(tool_calls=[tool_call("write", {"file_path": str(target),
+                                                    "content": "hello"})]),
+              reply("written")]
+    async with open_fake_llm(script=script) as server:
+        configure(workspace, server.url_for("openai"))
+        async with open_console(workspace, home) as pane:
+            await pane.wait_for(INPUT_READY)
+            await say(pane, "write it")
+            screen = await pane.wait_for("Approve write?")
+            call = next(line for line in screen.splitlines() if "call:" in line)
+            assert "file_path='notes/a.txt'" in call and "content='hello'" in call
+            assert str(workspace) not in screen and '{"' not in screen
+            await pane.keys("y")
+            screen = await pane.wait_for("written")
+            assert "write file_path='notes/a.txt'" in screen  # the card: relative too
+    assert target.read_text() == "hello"

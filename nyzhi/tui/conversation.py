@@ -19,7 +19,11 @@ from nyzhi.core.event_renderer import EventRenderer
 from nyzhi.core.protocol import events as ev
 from nyzhi.tui import markdown
 
-OUTPUT_LINES = 8  # a collapsed tool card shows the last lines of its output
+OUTPUT_LINES = 8  # a collapsed tool card shows this many lines of its output
+# Tools whose output is a process's (a command's, a shell's): a collapsed card shows its
+# last lines, where the result and the error are. Any other tool's output is a listing or
+# a document (list_dir, glob, grep, read, git_log…) that reads from the top: its first lines.
+TAIL_TOOLS = frozenset({"bash", "bash_output", "write_stdin", "tail_file", "verify"})
 EXPANDED_LINES = 200  # an expanded one (Ctrl-O) shows this many
 THINKING_LINES = 3  # collapsed thinking shows its last lines
 
@@ -105,7 +109,8 @@ def call_summary(summary: str, cwd: str = "", width: int = 160) -> str:
 
 
 class ToolCard(Collapsible):
-    """One tool call: name, arguments, status, elapsed time and the tail of its output."""
+    """One tool call: name, arguments, status, elapsed time and its output, cut to its last
+    lines (a command's) or its first (a listing's) until expanded."""
 
     def __init__(self, name: str, arguments: str, cwd: str = "") -> None:
         self.name = name
@@ -142,11 +147,12 @@ class ToolCard(Collapsible):
         expanded = self.is_expanded
         keep = EXPANDED_LINES if expanded else OUTPUT_LINES
         hidden = len(lines) - keep
-        shown = lines[-keep:]
+        tail = self.name in TAIL_TOOLS
+        shown = lines[-keep:] if tail else lines[:keep]
         text = "\n".join("  │ " + line[:200] for line in shown)
         if hidden > 0:
-            more = "" if expanded else " (Ctrl-O expands)"
-            text = f"  │ … {hidden} more line(s){more}\n" + text
+            more = f"  │ … {hidden} more line(s){'' if expanded else ' (Ctrl-O expands)'}"
+            text = f"{more}\n{text}" if tail else f"{text}\n{more}"
         self.body.set_text(("dim", text))
 
 

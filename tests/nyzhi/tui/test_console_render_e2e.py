@@ -107,3 +107,21 @@ async def test_the_approval_call_line_reads_like_the_tool_card(workspace, home, 
             screen = await pane.wait_for("written")
             assert "write file_path='notes/a.txt'" in screen  # the card: relative too
     assert target.read_text() == "hello"
+
+
+async def test_a_collapsed_listing_shows_its_first_lines(workspace, home, configure):
+    """list_dir reads from the top: its collapsed card keeps the first entries (a bash card
+    keeps the tail, as test_a_tool_card_shows_the_tail_of_its_output checks)."""
+    for i in range(1, 21):
+        (workspace / f"entry-{i:02d}.txt").write_text("x")
+    script = [reply(tool_calls=[tool_call("list_dir", {"path": "."})]), reply("listed")]
+    async with open_fake_llm(script=script) as server:
+        configure(workspace, server.url_for("openai"))
+        async with open_console(workspace, home, "--trust", "full") as pane:
+            await pane.wait_for(INPUT_READY)
+            await say(pane, "list")
+            screen = await pane.wait_for("listed")
+    card = screen[screen.index("⚙ list_dir"):screen.index("listed")]
+    assert "entry-01.txt" in card and "entry-20.txt" not in card
+    more = next(line for line in card.splitlines() if "more line(s)" in line)
+    assert card.index("entry-01.txt") < card.index(more)  # the cut is said below the lines

@@ -12,6 +12,8 @@ import importlib.util
 import re
 from typing import Any
 
+from urwid.str_util import calc_width
+
 Markup = list[Any]
 
 _HEADING = re.compile(r"^(#{1,6})\s+(.*)$")
@@ -107,6 +109,20 @@ def _cells(row: str) -> list[str]:
     return [_plain(c) if len(c) <= CELL_MAX else _plain(c)[: CELL_MAX - 1] + "…" for c in cells]
 
 
+def _width(text: str) -> int:
+    """Columns ``text`` takes on a terminal (a CJK character or an emoji takes two)."""
+    return calc_width(text, 0, len(text))
+
+
+def _pad(cell: str, width: int, align: str) -> str:
+    gap = width - _width(cell)
+    if align == ">":
+        return " " * gap + cell
+    if align == "^":
+        return " " * (gap // 2) + cell + " " * (gap - gap // 2)
+    return cell + " " * gap
+
+
 def _table(rows: list[str], nl: str) -> Markup:
     """A pipe table as aligned columns between box-drawing rules, its header in bold.
 
@@ -124,7 +140,7 @@ def _table(rows: list[str], nl: str) -> Markup:
         aligns.append("^" if spec.startswith(":") and spec.endswith(":")
                       else ">" if spec.endswith(":") else "<")
     grid = [r + [""] * (ncols - len(r)) for r in [header, *body]]
-    widths = [max(len(r[k]) for r in grid) for k in range(ncols)]
+    widths = [max(_width(r[k]) for r in grid) for k in range(ncols)]
 
     def line(left: str, mid: str, right: str) -> tuple[str, str]:
         return ("dim", left + mid.join("─" * (w + 2) for w in widths) + right + "\n")
@@ -132,7 +148,7 @@ def _table(rows: list[str], nl: str) -> Markup:
     def row(cells: list[str], attr: str) -> Markup:
         out: Markup = [("dim", "│")]
         for cell, width, align in zip(cells, widths, aligns, strict=True):
-            out += [(attr, f" {cell:{align}{width}} "), ("dim", "│")]
+            out += [(attr, f" {_pad(cell, width, align)} "), ("dim", "│")]
         out.append(("body", "\n"))
         return out
 

@@ -28,6 +28,17 @@ def test_markdown_headings_lists_inline_and_fenced_code():
     assert "```" not in "".join(t for _a, t in md)
 
 
+def test_markdown_tables_align_by_terminal_width_even_while_streaming():
+    text = "".join(t for _a, t in markdown.render(
+        "| name | n |\n|:-:|---|\n| 日本 | a\\|b |\n| x | `y` |\n| half"))
+    rows = [line for line in text.split("\n") if line.startswith("│")]
+    assert rows[0] == "│ name │ n   │" and rows[1] == "│ 日本 │ a|b │"  # CJK: two columns
+    assert rows[2] == "│  x   │ y   │"  # :-: centres; code ticks dropped
+    assert rows[3].startswith("│ half")  # a row still streaming joins the table
+    assert "|" not in text.replace("a|b", "")
+    assert markdown.render("## Two")[:2] == [("bullet", "▌▌ "), ("heading", "Two")]
+
+
 def test_markdown_open_fence_while_streaming_is_code():
     md = markdown.render("look:\n```\nls -la")
     assert attrs_of(md, "ls -la") == ["code"]

@@ -98,7 +98,10 @@ class Console:
             urwid.AttrMap(self.input, "input"), urwid.AttrMap(self.status, "status"),
         ])
         footer.focus_position = 2
-        self.frame = urwid.Frame(self.body, footer=footer, focus_part="footer")
+        # The conversation area in "body" colours: the terminal's own, or high-contrast's black
+        # behind every row, not only behind the characters drawn.
+        self.frame = urwid.Frame(urwid.AttrMap(self.body, "body"), footer=footer,
+                                 focus_part="footer")
         self.root = _Root(self.frame, self.global_key)  # the frame, or a dialog over it
         self.stream(self.main_path).note(("notice", "nyz · starting…"))
         self.refresh_status()

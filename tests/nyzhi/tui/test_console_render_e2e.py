@@ -41,11 +41,34 @@ async def test_a_markdown_table_renders_aligned_and_a_heading_keeps_a_marker(
     assert any(line.lstrip().startswith("├") for line in lines)  # the rule under the header
 
 
-def _sgr_before(escaped: str, text: str) -> str:
-    """The SGR codes in force where ``text`` starts on a ``capture-pane -e`` screen."""
-    line = next(line for line in escaped.splitlines() if text in line)
-    codes = re.findall(r"\x1b\[([0-9;]*)m", line[: line.index(text)])
-    return ";".join(codes[-1:])
+def _colours_at(escaped: str, text: str) -> tuple[str, str]:
+    """The (foreground, background) SGR codes in force where ``text`` starts on a
+    ``capture-pane -e`` screen ("" for the terminal's default): tmux writes only changes,
+    so the state is followed from the top of the screen."""
+    fg = bg = ""
+    for match in re.finditer(r"\x1b\[([0-9;]*)m", escaped[: escaped.index(text)]):
+        parts = match.group(1).split(";")
+        i = 0
+        while i < len(parts):
+            code = int(parts[i] or 0)
+            if code in (38, 48):  # 38;5;N or 38;2;R;G;B: one colour
+                size = 3 if parts[i + 1:i + 2] == ["5"] else 5
+                value = ";".join(parts[i:i + size])
+                fg, bg = (value, bg) if code == 38 else (fg, value)
+                i += size
+                continue
+            if code == 0:
+                fg = bg = ""
+            elif code == 39:
+                fg = ""
+            elif code == 49:
+                bg = ""
+            elif 30 <= code <= 37 or 90 <= code <= 97:
+                fg = str(code)
+            elif 40 <= code <= 47 or 100 <= code <= 107:
+                bg = str(code)
+            i += 1
+    return fg, bg
 
 
 async def test_light_theme_body_text_uses_the_terminal_default_colours(
@@ -62,10 +85,15 @@ async def test_light_theme_body_text_uses_the_terminal_default_colours(
             await say(pane, "hello")
             await pane.wait_for("plain body words here")
             escaped = await pane.tmux("capture-pane", "-p", "-e")
-            codes = _sgr_before(escaped, "plain body words")
-            assert not re.search(r"(^|;)(3[0-7]|9[0-7]|38)(;|$)", codes), codes  # default fg
+            assert _colours_at(escaped, "plain body words") == ("", "")  # the terminal's own
             await say(pane, "/theme high-contrast")
             await pane.wait_for("theme: high-contrast")
+            escaped = await pane.tmux("capture-pane", "-p", "-e")
+            assert _colours_at(escaped, "plain body words") == ("97", "40")  # white on black
+            # the blank row between two blocks is black too, not the terminal's background
+            between = escaped[escaped.index("plain body words here"):
+                              escaped.index("› /theme high-contrast")]
+            assert "\n\n" in between and "\x1b[49m" not in between and "\x1b[0m" not in between
             await say(pane, "/theme purple")
             await pane.wait_for("/theme: expected one of auto")
 

@@ -90,9 +90,9 @@ def call_summary(summary: str, cwd: str = "", width: int = 160) -> str:
     the command lines of a shell call, or the paths the call touches and then its arguments
     as JSON (cut at 500 characters, so possibly unparsable: then only shortened).
     """
-    brace = summary.find("{")
-    if brace < 0 or summary[:brace].strip() and "  {" not in summary:
-        text = summary  # a command line (or lines): shown as it is
+    brace = 0 if summary.startswith("{") else summary.find("  {") + 2
+    if brace == 1:  # no "  {": a command line (or lines), shown as it is
+        text = summary
         return text if len(text) <= width * 4 else text[: width * 4 - 1] + "…"
     paths = [_relative(p.strip(), cwd) for p in summary[:brace].split(",") if p.strip()]
     try:

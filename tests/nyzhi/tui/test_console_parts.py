@@ -39,6 +39,18 @@ def test_markdown_tables_align_by_terminal_width_even_while_streaming():
     assert markdown.render("## Two")[:2] == [("bullet", "▌▌ "), ("heading", "Two")]
 
 
+def test_an_approval_call_line_has_no_json_and_relative_paths():
+    from nyzhi.tui.conversation import call_summary
+
+    ws = "/w/my{ws}"
+    both = f'{ws}/a.txt, {ws}/b  {{"file_path": "{ws}/a.txt", "n": 2}}'
+    assert call_summary(both, ws) == "b file_path='a.txt' n=2"  # b: a path not in the args
+    assert call_summary('{"pattern": "x"}', ws) == "pattern='x'"
+    assert call_summary("echo {x}\nls", ws) == "echo {x}\nls"  # commands as they are
+    cut = f'{ws}/a.txt  {{"content": "abc…'  # the gates cut long JSON: only shortened
+    assert call_summary(cut, ws) == 'a.txt {"content": "abc…'
+
+
 def test_markdown_open_fence_while_streaming_is_code():
     md = markdown.render("look:\n```\nls -la")
     assert attrs_of(md, "ls -la") == ["code"]

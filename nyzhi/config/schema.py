@@ -96,7 +96,7 @@ class TuiNotifyConfig:
 class TuiConfig:
     markdown: bool = True
     streaming: bool = True
-    theme: str = "dark"
+    theme: str = "auto"  # auto (from COLORFGBG) | dark | light | high-contrast
     accent: str = "copper"
     output_style: Literal["normal", "verbose", "minimal", "structured"] = "normal"
     show_thinking: bool = True

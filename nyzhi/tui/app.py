@@ -58,7 +58,7 @@ class Console:
         self.loaded: Any = None  # the config in effect and its files (/model, /config)
         self.cwd = cwd
         self.no_color = no_color
-        self.theme = "dark"
+        self.theme = theme.detect()  # the first frame's, until [tui] theme is read
         self.busy = False
         self.queue: list[str] = []
         self.pending: list[ev.ApprovalRequest | ev.UserQuestion] = []
@@ -98,7 +98,10 @@ class Console:
             urwid.AttrMap(self.input, "input"), urwid.AttrMap(self.status, "status"),
         ])
         footer.focus_position = 2
-        self.frame = urwid.Frame(self.body, footer=footer, focus_part="footer")
+        # The conversation area in "body" colours: the terminal's own, or high-contrast's black
+        # behind every row, not only behind the characters drawn.
+        self.frame = urwid.Frame(urwid.AttrMap(self.body, "body"), footer=footer,
+                                 focus_part="footer")
         self.root = _Root(self.frame, self.global_key)  # the frame, or a dialog over it
         self.stream(self.main_path).note(("notice", "nyz · starting…"))
         self.refresh_status()
@@ -114,11 +117,9 @@ class Console:
         self.panel.shells = rt.tooling.context.shells  # the background shells' table
         self.main_path = self.shown = Session(rt).main_path
         self.listbox.body = self.stream(self.main_path).walker
-        if self.tui.theme in theme.THEMES and self.tui.theme != self.theme:
-            self.theme = self.tui.theme
-            if self.loop is not None:
-                self.loop.screen.register_palette(theme.palette(self.theme, no_color=self.no_color))
-                self.loop.screen.clear()
+        wanted = theme.resolve(self.tui.theme)
+        if wanted is not None and wanted != self.theme:
+            self._apply_theme(wanted)
         self._replay_thread()
         self.refresh_status()
         self._follow()
@@ -166,9 +167,10 @@ class Console:
                                  "/help for commands and keys"))
         for notice in self.rt.notices:
             main.note(("notice", notice))
-        if self.tui.theme not in theme.THEMES:
-            main.note(("error", f"tui.theme: expected one of {', '.join(theme.THEMES)}, "
-                                f"got {self.tui.theme!r}; using {self.theme}"))
+        if theme.resolve(self.tui.theme) is None:
+            main.note(("error", f"tui.theme: expected one of {theme.AUTO}, "
+                                f"{', '.join(theme.THEMES)}, got {self.tui.theme!r}; "
+                                f"using {self.theme}"))
 
     def on_approval(self, event: ev.ApprovalRequest) -> None:
         self.pending.append(event)
@@ -213,6 +215,7 @@ class Console:
             self.nursery.start_soon(self._turn, text)
 
     async def _command(self, text: str) -> None:
+        self.stream(self.shown).command(text)
         try:
             await dispatch(self, text)
         except Exception as exc:  # one failing command must not take the console down
@@ -392,7 +395,8 @@ class Console:
         first = self.pending[0]
         dialog: urwid.Widget
         if isinstance(first, ev.ApprovalRequest):
-            dialog = ApprovalDialog(first, len(self.pending) - 1, self._answer_approval)
+            dialog = ApprovalDialog(first, len(self.pending) - 1, self._answer_approval,
+                                    cwd=str(self.cwd))
         else:
             dialog = QuestionDialog(first, self._answer_question)
         self.root.original_widget = urwid.Overlay(dialog, self.frame, "center",
@@ -510,12 +514,21 @@ class Console:
         if self.loop is not None:
             self.loop.screen.clear()
 
-    def toggle_theme(self) -> None:
-        self.theme = theme.next_theme(self.theme)
+    def toggle_theme(self, name: str = "") -> None:
+        """The next theme (Ctrl-T, ``/theme``), or the one named (``/theme NAME``)."""
+        wanted = theme.resolve(name) if name else theme.next_theme(self.theme)
+        if wanted is None:
+            self.note(("error", f"/theme: expected one of {theme.AUTO}, "
+                                f"{', '.join(theme.THEMES)}, got {name!r}"))
+            return
+        self._apply_theme(wanted)
+        self.flash(f"theme: {self.theme}")
+
+    def _apply_theme(self, name: str) -> None:
+        self.theme = name
         if self.loop is not None:
             self.loop.screen.register_palette(theme.palette(self.theme, no_color=self.no_color))
             self.loop.screen.clear()
-        self.flash(f"theme: {self.theme}")
 
     def move_selection(self, step: int) -> None:
         """Alt-Up/Alt-Down: choose the previous/next tool card or thinking block of the

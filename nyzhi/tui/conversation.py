@@ -19,7 +19,11 @@ from nyzhi.core.event_renderer import EventRenderer
 from nyzhi.core.protocol import events as ev
 from nyzhi.tui import markdown
 
-OUTPUT_LINES = 8  # a collapsed tool card shows the last lines of its output
+OUTPUT_LINES = 8  # a collapsed tool card shows this many lines of its output
+# Tools whose output is a process's (a command's, a shell's): a collapsed card shows its
+# last lines, where the result and the error are. Any other tool's output is a listing or
+# a document (list_dir, glob, grep, read, git_log…) that reads from the top: its first lines.
+TAIL_TOOLS = frozenset({"bash", "bash_output", "write_stdin", "tail_file", "verify"})
 EXPANDED_LINES = 200  # an expanded one (Ctrl-O) shows this many
 THINKING_LINES = 3  # collapsed thinking shows its last lines
 
@@ -54,13 +58,16 @@ class Collapsible(urwid.WidgetWrap):
         raise NotImplementedError
 
 
-def args_summary(arguments: str, width: int = 60) -> str:
-    """``key=value`` pairs of a tool call's JSON arguments, cut to ``width``."""
+def args_summary(arguments: str, width: int = 60, cwd: str = "") -> str:
+    """``key=value`` pairs of a tool call's JSON arguments, cut to ``width``; a path under
+    ``cwd`` (the workspace) is shown relative to it."""
     try:
         data = jsonbound.loads(arguments) if arguments else {}
     except ValueError:
         data = arguments
     if isinstance(data, dict):
+        if cwd:
+            data = {k: _relative(v, cwd) for k, v in data.items()}
         text = " ".join(f"{k}={v}" if not isinstance(v, str) else f"{k}={v!r}"
                         for k, v in data.items())
     else:
@@ -69,12 +76,45 @@ def args_summary(arguments: str, width: int = 60) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-class ToolCard(Collapsible):
-    """One tool call: name, arguments, status, elapsed time and the tail of its output."""
+def _relative(value: Any, cwd: str) -> Any:
+    if isinstance(value, str) and value.startswith(cwd.rstrip("/") + "/"):
+        return value[len(cwd.rstrip("/")) + 1:] or "."
+    return value
 
-    def __init__(self, name: str, arguments: str) -> None:
+
+def call_summary(summary: str, cwd: str = "", width: int = 160) -> str:
+    """An approval's call line drawn as the tool card draws the call: ``key=value`` pairs,
+    paths relative to the workspace, no JSON.
+
+    The gates' summary (``nyzhi.tools.gates.summarize_args``, part of the event contract) is
+    the command lines of a shell call, or the paths the call touches and then its arguments
+    as JSON (cut at 500 characters, so possibly unparsable: then only shortened).
+    """
+    brace = 0 if summary.startswith("{") else summary.find("  {") + 2
+    if brace == 1:  # no "  {": a command line (or lines), shown as it is
+        text = summary
+        return text if len(text) <= width * 4 else text[: width * 4 - 1] + "…"
+    paths = [_relative(p.strip(), cwd) for p in summary[:brace].split(",") if p.strip()]
+    try:
+        if not isinstance(jsonbound.loads(summary[brace:]), dict):
+            raise ValueError
+    except ValueError:
+        text = " ".join(summary.split())
+        if cwd:
+            text = text.replace(cwd.rstrip("/") + "/", "")
+        return text if len(text) <= width else text[: width - 1] + "…"
+    args = args_summary(summary[brace:], width, cwd)
+    extra = [p for p in paths if f"{p!r}" not in args and p not in args]
+    return " ".join([*extra, args]) if extra else args
+
+
+class ToolCard(Collapsible):
+    """One tool call: name, arguments, status, elapsed time and its output, cut to its last
+    lines (a command's) or its first (a listing's) until expanded."""
+
+    def __init__(self, name: str, arguments: str, cwd: str = "") -> None:
         self.name = name
-        self.args = args_summary(arguments)
+        self.args = args_summary(arguments, cwd=cwd)
         self.started = time.monotonic()
         self.status = "running"
         self.elapsed_ms: float | None = None
@@ -107,11 +147,12 @@ class ToolCard(Collapsible):
         expanded = self.is_expanded
         keep = EXPANDED_LINES if expanded else OUTPUT_LINES
         hidden = len(lines) - keep
-        shown = lines[-keep:]
+        tail = self.name in TAIL_TOOLS
+        shown = lines[-keep:] if tail else lines[:keep]
         text = "\n".join("  │ " + line[:200] for line in shown)
         if hidden > 0:
-            more = "" if expanded else " (Ctrl-O expands)"
-            text = f"  │ … {hidden} more line(s){more}\n" + text
+            more = f"  │ … {hidden} more line(s){'' if expanded else ' (Ctrl-O expands)'}"
+            text = f"{more}\n{text}" if tail else f"{text}\n{more}"
         self.body.set_text(("dim", text))
 
 
@@ -168,6 +209,14 @@ class Stream:
         self.end_blocks()
         self.append(urwid.Text([("prompt", "› "), ("user", text)]))
 
+    def command(self, text: str) -> None:
+        """A slash command as a heading above its output, so one command's lines are not
+        read as the previous one's (``/rewind``, ``/stats``, ``/context`` in a row)."""
+        self.end_blocks()
+        if len(self.walker):
+            self.append(urwid.Divider())
+        self.append(urwid.Text([("prompt", "› "), ("heading", " ".join(text.split())[:200])]))
+
     def end_blocks(self) -> None:
         if self.text is not None and self.dirty:
             self._draw_text()
@@ -218,9 +267,9 @@ class Stream:
         self._draw_text()
         self.end_blocks()
 
-    def tool_start(self, call_id: str, name: str, arguments: str) -> ToolCard:
+    def tool_start(self, call_id: str, name: str, arguments: str, cwd: str = "") -> ToolCard:
         self.end_blocks()
-        card = ToolCard(name, arguments)
+        card = ToolCard(name, arguments, cwd)
         self.cards[call_id] = card
         self.append(card)
         return card
@@ -234,6 +283,7 @@ class Host(Protocol):
     of the agent tree, and the dialogs for approvals and questions."""
 
     main_path: str
+    cwd: Any  # the workspace: paths under it are shown relative
 
     def stream(self, agent: str) -> Stream: ...
     def agent_info(self, agent: str) -> dict[str, Any]: ...
@@ -278,7 +328,8 @@ class ConsoleRenderer(EventRenderer):
         self.host.stream(event.agent).add_thinking(event.text)
 
     def on_tool_start(self, event: ev.ToolStart) -> None:
-        self.host.stream(event.agent).tool_start(event.call_id, event.name, event.arguments)
+        self.host.stream(event.agent).tool_start(event.call_id, event.name, event.arguments,
+                                                 str(self.host.cwd))
         self.host.agent_info(event.agent)["step"] = event.name
         self.host.agents_changed()
 

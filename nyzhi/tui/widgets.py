@@ -161,7 +161,9 @@ class ApprovalDialog(urwid.WidgetWrap):
     """Which agent asks to run which tool, with what, and a diff preview: y / a / n."""
 
     def __init__(self, event: ev.ApprovalRequest, queued: int,
-                 on_answer: Callable[[ev.ApprovalRequest, Any], None]) -> None:
+                 on_answer: Callable[[ev.ApprovalRequest, Any], None], cwd: str = "") -> None:
+        from nyzhi.tui.conversation import call_summary
+
         self.event = event
         self.on_answer = on_answer
         preview = event.preview.strip("\n")
@@ -171,7 +173,7 @@ class ApprovalDialog(urwid.WidgetWrap):
         body: list[Any] = [
             urwid.Text(("modal_title", f"Approve {event.tool}?")),
             urwid.Text(f"agent: {event.agent}"),
-            urwid.Text(f"call:  {event.summary}"),
+            urwid.Columns([(7, urwid.Text("call:")), urwid.Text(call_summary(event.summary, cwd))]),
         ]
         if lines:
             body += [urwid.Divider("─"), urwid.Text(_diff_markup(lines))]

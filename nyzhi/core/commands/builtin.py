@@ -567,10 +567,10 @@ async def _stats(host: CommandHost, arg: str) -> None:
     host.show(BODY, "\n".join(stats_lines(stats(summaries, by))))
 
 
-@command("theme", "switch between the dark and light theme; also Ctrl-T", needs_runtime=False,
-         needs=frozenset({THEME}))
-async def _theme(host: Any, _arg: str) -> None:
-    host.toggle_theme()
+@command("theme", "next theme (Ctrl-T); /theme dark|light|high-contrast|auto",
+         needs_runtime=False, needs=frozenset({THEME}))
+async def _theme(host: Any, arg: str) -> None:
+    host.toggle_theme(arg.strip())
 
 
 @command("quit", "leave nyz (also /exit)", needs_runtime=False, aliases=("exit",))

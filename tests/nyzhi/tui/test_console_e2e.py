@@ -339,7 +339,7 @@ async def test_the_other_commands_do_their_jobs(workspace, home, configure):
             await command("/sandbox", "sandbox: workspace-write (writable:")
             await command("/diff", "+changed line")
             await command("/hooks", "no hooks")
-            await command("/config", "[tui] theme=dark")
+            await command("/config", "[tui] theme=auto")
             await command("/theme", "theme: light")
             await command("/trust autoedit", "trust: autoedit")
             await pane.keys("BTab")

@@ -28,6 +28,29 @@ def test_markdown_headings_lists_inline_and_fenced_code():
     assert "```" not in "".join(t for _a, t in md)
 
 
+def test_markdown_tables_align_by_terminal_width_even_while_streaming():
+    text = "".join(t for _a, t in markdown.render(
+        "| name | n |\n|:-:|---|\n| 日本 | a\\|b |\n| x | `y` |\n| half"))
+    rows = [line for line in text.split("\n") if line.startswith("│")]
+    assert rows[0] == "│ name │ n   │" and rows[1] == "│ 日本 │ a|b │"  # CJK: two columns
+    assert rows[2] == "│  x   │ y   │"  # :-: centres; code ticks dropped
+    assert rows[3].startswith("│ half")  # a row still streaming joins the table
+    assert "|" not in text.replace("a|b", "")
+    assert markdown.render("## Two")[:2] == [("bullet", "▌▌ "), ("heading", "Two")]
+
+
+def test_an_approval_call_line_has_no_json_and_relative_paths():
+    from nyzhi.tui.conversation import call_summary
+
+    ws = "/w/my{ws}"
+    both = f'{ws}/a.txt, {ws}/b  {{"file_path": "{ws}/a.txt", "n": 2}}'
+    assert call_summary(both, ws) == "b file_path='a.txt' n=2"  # b: a path not in the args
+    assert call_summary('{"pattern": "x"}', ws) == "pattern='x'"
+    assert call_summary("echo {x}\nls", ws) == "echo {x}\nls"  # commands as they are
+    cut = f'{ws}/a.txt  {{"content": "abc…'  # the gates cut long JSON: only shortened
+    assert call_summary(cut, ws) == 'a.txt {"content": "abc…'
+
+
 def test_markdown_open_fence_while_streaming_is_code():
     md = markdown.render("look:\n```\nls -la")
     assert attrs_of(md, "ls -la") == ["code"]
@@ -83,7 +106,19 @@ def test_themes_cover_every_name_and_no_color_has_none():
         assert [entry[0] for entry in theme.palette(name)] == list(theme.NAMES)
     mono = theme.palette("dark", no_color=True)
     assert {(fg, bg) for _n, fg, bg, _m in mono} == {("default", "default")}
-    assert theme.next_theme("dark") == "light" and theme.next_theme("light") == "dark"
+    assert theme.next_theme("dark") == "light" and theme.next_theme("light") == "high-contrast"
+    assert theme.next_theme("high-contrast") == "dark"
+    for name in ("dark", "light"):  # body text in the terminal's own colours (issue 54)
+        assert dict((e[0], e[1:]) for e in theme.palette(name))["body"] == ("default", "default")
+
+
+def test_the_theme_follows_colorfgbg():
+    assert theme.resolve("auto", {"COLORFGBG": "0;15"}) == "light"
+    assert theme.resolve("auto", {"COLORFGBG": "15;default;0"}) == "dark"
+    assert theme.resolve("auto", {"COLORFGBG": "junk"}) == "dark"
+    assert theme.resolve("auto", {}) == "dark"
+    assert theme.resolve("light", {"COLORFGBG": "15;0"}) == "light"  # a named theme wins
+    assert theme.resolve("purple", {}) is None
 
 
 def test_every_command_has_a_one_line_summary():

@@ -386,6 +386,9 @@ def build_redactor(config: Any, env: Mapping[str, str], policy: EnvPolicy) -> Re
         for acct in entries:
             redactor.add(f"auth.json {provider}/{acct.label}", acct.key)
             redactor.add(f"auth.json {provider}/{acct.label} refresh", acct.refresh_token)
+    from nyzhi.auth.mcp_tokens import secret_values
+
+    redactor.add_all(secret_values(env))
     return redactor
 
 

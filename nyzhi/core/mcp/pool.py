@@ -7,7 +7,8 @@ using one server share one connection and one server process.
 
 Statuses: ``starting`` (connecting, or restarting after a crash), ``connected``, ``failed``
 (with the reason: past its restart intensity, or a command that cannot run), ``untrusted``
-(a ``.mcp.json`` server nobody approved).
+(a ``.mcp.json`` server nobody approved), ``needs login`` (an OAuth server with no usable
+login: ``nyz mcp login NAME``).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from nyzhi.core.mcp.trust import TrustStore
 from nyzhi.core.server_supervision import Intensity, PoolSupervisor, StatusLink, gave_up
 from nyzhi.tools.base import Permission, Tool, ToolContext, ToolResult
 
-STATUSES = ("starting", "connected", "failed", "untrusted")
+STATUSES = ("starting", "connected", "failed", "untrusted", "needs login")
 DEFAULT_STARTUP_TIMEOUT = 30.0
 _NAME_CHARS = re.compile(r"[^A-Za-z0-9_.-]")
 
@@ -99,7 +100,7 @@ class ServerLink(StatusLink):
 
     # -- written by the connection actor -------------------------------------------------
     def mark_starting(self, restarts: int) -> None:
-        if self.status not in ("failed", "untrusted"):
+        if self.status not in ("failed", "untrusted", "needs login"):
             self._set("starting", f"restart {restarts}" if restarts else "")
 
     def mark_connected(self, client: Any, tools: list[Any]) -> None:
@@ -120,6 +121,10 @@ class ServerLink(StatusLink):
     def mark_failed(self, reason: str) -> None:
         self.client = None
         self._set("failed", reason)
+
+    def mark_needs_login(self, reason: str) -> None:
+        self.client = None
+        self._set("needs login", reason)
 
     def mark_untrusted(self, reason: str) -> None:
         self._set("untrusted", reason)
@@ -228,7 +233,7 @@ class McpPool:
             raise ValueError(f"invalid MCP server name {entry.name!r}: use letters, digits, "
                              "'_', '-' or '.' (at most 64)")
         old = self.links.get(entry.name)
-        if old is not None and old.status not in ("failed", "untrusted"):
+        if old is not None and old.status not in ("failed", "untrusted", "needs login"):
             raise ValueError(f"an MCP server named {entry.name!r} is already running")
         if old is not None:
             await self._sup.ask(actors.StopChild(entry.name))
@@ -302,7 +307,8 @@ class McpPool:
         if self.publish is not None:
             from nyzhi.core import events as ev
 
-            message = f"MCP server {link.name!r} failed: {link.reason}"
+            message = (link.reason if link.status == "needs login"
+                       else f"MCP server {link.name!r} failed: {link.reason}")
             await self.publish(ev.Error(agent="/mcp", message=message, kind="mcp"))
 
     async def server_ended(self, name: str, outcome: actors.Outcome) -> None:

@@ -179,3 +179,43 @@ def test_cli_login_list_logout(data, tmp_path):
             nursery.cancel_scope.cancel()
 
     trio.run(main)
+
+
+async def test_nyz_run_names_the_login_then_uses_it_without_leaking(workspace, home, configure,
+                                                                    monkeypatch):
+    """``nyz run`` with an OAuth server: before the login one line on stderr naming the
+    command; after it the model calls the tool, and no token is in the events, the session
+    files or the state directory."""
+    from test_mcp_run_e2e import events, nyz
+
+    from nyzhi.core.mcp.login import login
+    from nyzhi.testing.fake_llm import open_fake_llm, reply, tool_call
+
+    monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local" / "share"))  # what nyz run uses
+    async with trio.open_nursery() as nursery:
+        base = await _start(nursery)
+        extra = f'[mcp.servers.oa]\nurl = "{base}/mcp"\n'
+        script = [reply("no tools"), reply(tool_calls=[tool_call("mcp__oa__whoami", {})]),
+                  reply("done")]
+        async with open_fake_llm(script=script) as llm:
+            configure(workspace, llm.url_for("openai"), extra=extra)
+            before = await nyz(workspace, home, "run", "go")
+            assert before.returncode == 0, before.stderr.decode()
+            assert "needs a login: run `nyz mcp login oa`" in before.stderr.decode()
+
+            entry = ServerEntry("oa", McpHttpServer(base + "/mcp"))
+            await login(entry, say=lambda line: None, open_url=_approve)
+            after = await nyz(workspace, home, "run", "--trust", "full", "--output-format",
+                              "stream-json", "go")
+        assert after.returncode == 0, after.stderr.decode()
+        done = next(e for e in events(after.stdout) if e["type"] == "tool_done")
+        assert done["output"] == "alice" and not done["is_error"], done
+        saved = json.loads(paths.mcp_auth_path().read_text())["servers"]["oa"]["tokens"]
+        written = [f for d in (home / ".local" / "share" / "nyzhi" / "sessions",
+                               home / ".local" / "state") for f in d.rglob("*") if f.is_file()]
+        assert any("sessions" in str(f) for f in written)
+        for secret in (saved["access_token"], saved["refresh_token"]):
+            assert secret not in after.stdout.decode() + after.stderr.decode()
+            for f in written:
+                assert secret not in f.read_text(errors="replace"), f
+        nursery.cancel_scope.cancel()

@@ -158,6 +158,15 @@ class McpTokenStorage:
         with _locked(self.env) as servers:
             self._entry(servers)["client"] = client_info.model_dump(mode="json", exclude_none=True)
 
+    def get_metadata(self) -> dict[str, Any] | None:
+        """The authorization server's metadata as found at login (its token endpoint)."""
+        value = (login_of(self.name, self.url, self.env) or {}).get("server_metadata")
+        return value if isinstance(value, dict) else None
+
+    def set_metadata(self, metadata: dict[str, Any]) -> None:
+        with _locked(self.env) as servers:
+            self._entry(servers)["server_metadata"] = metadata
+
     def clear_client(self) -> None:
         """Drop the registered client (a new login registers its own redirect port)."""
         with _locked(self.env) as servers:

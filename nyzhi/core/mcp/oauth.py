@@ -63,6 +63,23 @@ class NyzOAuthProvider(OAuthClientProvider):
         expires_at = self.storage.expires_at()
         if expires_at is not None:
             self.context.token_expiry_time = expires_at
+        # The authorization server found at login: a refresh after a restart must go to its
+        # token endpoint, not to a guess at the MCP server's origin.
+        metadata = self.storage.get_metadata()
+        if metadata is not None and self.context.oauth_metadata is None:
+            from mcp.shared.auth import OAuthMetadata
+            from pydantic import ValidationError
+
+            try:
+                self.context.oauth_metadata = OAuthMetadata.model_validate(metadata)
+            except ValidationError:
+                pass
+
+    async def _handle_token_response(self, response: Any) -> None:
+        await super()._handle_token_response(response)
+        if self.context.oauth_metadata is not None:
+            self.storage.set_metadata(self.context.oauth_metadata.model_dump(mode="json",
+                                                                             exclude_none=True))
 
     async def _perform_authorization_code_grant(self) -> tuple[str, str]:
         if self.context.redirect_handler is None:
@@ -71,14 +88,22 @@ class NyzOAuthProvider(OAuthClientProvider):
 
     async def _auth_flow(self, request: Any) -> Any:
         flow = super()._auth_flow(request)
+        refreshed = False
         try:
             outgoing = await flow.__anext__()
             while True:
-                if outgoing is not request and not safe_url(str(outgoing.url)):
-                    raise OAuthRefused(
-                        f"MCP server {self.name!r}: refusing its OAuth metadata: it points to "
-                        f"{outgoing.url.scheme}://{outgoing.url.host} (only HTTPS or loopback)")
+                self._check(outgoing, request)
                 response = yield outgoing
+                if (outgoing is request and response.status_code == 401 and not refreshed
+                        and self.context.can_refresh_token()):
+                    # A token the server stopped accepting before its expiry: refresh once
+                    # before the SDK falls back to a full login (which needs a person).
+                    refreshed = True
+                    refresh = await self._refresh_token()
+                    self._check(refresh, request)
+                    if await self._handle_refresh_response((yield refresh)):
+                        self._add_auth_header(request)
+                        response = yield request
                 outgoing = await flow.asend(response)
         except StopAsyncIteration:
             return
@@ -89,6 +114,13 @@ class NyzOAuthProvider(OAuthClientProvider):
             raise
         finally:
             await flow.aclose()
+
+
+    def _check(self, outgoing: Any, request: Any) -> None:
+        if outgoing is not request and not safe_url(str(outgoing.url)):
+            raise OAuthRefused(
+                f"MCP server {self.name!r}: refusing its OAuth metadata: it points to "
+                f"{outgoing.url.scheme}://{outgoing.url.host} (only HTTPS or loopback)")
 
 
 def provider_for(name: str, url: str, *, env: Mapping[str, str] | None = None,

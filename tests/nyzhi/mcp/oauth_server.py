@@ -7,7 +7,7 @@ Serves, on 127.0.0.1:P: ``/mcp`` (an MCP server with one tool, ``whoami``, that 
 the protected-resource metadata, RFC 8414 authorization server metadata, dynamic client
 registration, ``/authorize`` (approves at once: redirects to the client's loopback
 redirect with a code), ``/token`` (authorization code with PKCE S256 checked, and refresh)
-and ``/admin/revoke`` + ``/admin/stats`` for the tests. ``--hostile``: the metadata names an
+and ``/admin/revoke``, ``/admin/expire-access`` and ``/admin/stats`` for the tests. ``--hostile``: the metadata names an
 authorization server on another host over plain HTTP. Prints "ready" once bound.
 """
 
@@ -94,6 +94,10 @@ def build(port: int, hostile: bool):
         STATE["refresh"].clear()
         return JSONResponse({})
 
+    async def expire_access(request: Request) -> Response:
+        STATE["access"].clear()  # refresh tokens stay good
+        return JSONResponse({})
+
     async def stats(request: Request) -> Response:
         return JSONResponse({"grants": STATE["grants"], "resources": STATE["resources"]})
 
@@ -117,6 +121,7 @@ def build(port: int, hostile: bool):
         Route("/token", token, methods=["POST"]),
         Route("/admin/revoke", revoke, methods=["POST"]),
         Route("/admin/stats", stats),
+        Route("/admin/expire-access", expire_access, methods=["POST"]),
     ])
 
     async def dispatch(scope, receive, send):

@@ -97,6 +97,13 @@ async def test_login_call_refresh_revoke(data):
         assert set(stats["resources"]) == {base + "/mcp"}  # RFC 8707 on every grant
         refreshed = json.loads(store.read_text())["servers"]["oa"]["tokens"]["access_token"]
         assert refreshed != saved["tokens"]["access_token"]
+        assert "token_endpoint" in json.loads(store.read_text())["servers"]["oa"]["server_metadata"]
+
+        # the server stops taking the access token before its expiry: refreshed on the 401
+        await trio.to_thread.run_sync(httpx.post, base + "/admin/expire-access")
+        assert await _connect_once(base, data) == ("connected", "", "alice")
+        stats = (await trio.to_thread.run_sync(httpx.get, base + "/admin/stats")).json()
+        assert stats["grants"] == ["authorization_code", "refresh_token", "refresh_token"]
 
         # revoked server-side: needs login again
         await trio.to_thread.run_sync(httpx.post, base + "/admin/revoke")

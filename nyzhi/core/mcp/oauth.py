@@ -117,10 +117,22 @@ class NyzOAuthProvider(OAuthClientProvider):
 
 
     def _check(self, outgoing: Any, request: Any) -> None:
-        if outgoing is not request and not safe_url(str(outgoing.url)):
+        if outgoing is request:
+            return
+        if self.context.redirect_handler is None and self._is_registration(outgoing):
+            raise NeedsLogin(login_line(self.name))  # no client registered for nothing
+        if not safe_url(str(outgoing.url)):
             raise OAuthRefused(
                 f"MCP server {self.name!r}: refusing its OAuth metadata: it points to "
                 f"{outgoing.url.scheme}://{outgoing.url.host} (only HTTPS or loopback)")
+
+
+    def _is_registration(self, outgoing: Any) -> bool:
+        meta = self.context.oauth_metadata
+        endpoint = str(meta.registration_endpoint) if meta and meta.registration_endpoint else None
+        url = str(outgoing.url)
+        return outgoing.method == "POST" and (url == endpoint or (
+            endpoint is None and urlsplit(url).path == "/register"))
 
 
 def provider_for(name: str, url: str, *, env: Mapping[str, str] | None = None,

@@ -1,6 +1,6 @@
 """A loopback OAuth authorization server and the MCP resource it protects, for the tests.
 
-    python oauth_server.py --port P [--hostile]
+    python oauth_server.py --port P [--hostile] [--open]
 
 Serves, on 127.0.0.1:P: ``/mcp`` (an MCP server with one tool, ``whoami``, that answers
 401 + ``WWW-Authenticate: Bearer resource_metadata=...`` without a valid bearer token),
@@ -8,7 +8,8 @@ the protected-resource metadata, RFC 8414 authorization server metadata, dynamic
 registration, ``/authorize`` (approves at once: redirects to the client's loopback
 redirect with a code), ``/token`` (authorization code with PKCE S256 checked, and refresh)
 and ``/admin/revoke``, ``/admin/expire-access`` and ``/admin/stats`` for the tests. ``--hostile``: the metadata names an
-authorization server on another host over plain HTTP. Prints "ready" once bound.
+authorization server on another host over plain HTTP; ``--open``: ``/mcp`` needs no token
+(the plain server of ``benchmarks/mcp_bench.py``). Prints "ready" once bound.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ STATE: dict = {"codes": {}, "access": set(), "refresh": set(), "clients": {}, "g
                "resources": []}
 
 
-def build(port: int, hostile: bool):
+def build(port: int, hostile: bool, open_: bool = False):
     base = f"http://127.0.0.1:{port}"
     mcp = MCPServer("oauth-helper")
 
@@ -99,12 +100,13 @@ def build(port: int, hostile: bool):
         return JSONResponse({})
 
     async def stats(request: Request) -> Response:
-        return JSONResponse({"grants": STATE["grants"], "resources": STATE["resources"]})
+        return JSONResponse({"grants": STATE["grants"], "resources": STATE["resources"],
+                             "clients": len(STATE["clients"])})
 
     async def protected(scope, receive, send):
         headers = dict(scope.get("headers", []))
         auth = headers.get(b"authorization", b"").decode()
-        if auth.removeprefix("Bearer ") not in STATE["access"]:
+        if not open_ and auth.removeprefix("Bearer ") not in STATE["access"]:
             meta = f"{base}/.well-known/oauth-protected-resource/mcp"
             await send({"type": "http.response.start", "status": 401, "headers": [
                 (b"www-authenticate", f'Bearer resource_metadata="{meta}"'.encode()),
@@ -138,6 +140,7 @@ async def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--hostile", action="store_true")
+    parser.add_argument("--open", action="store_true", help="no login needed (benchmarks)")
     args = parser.parse_args()
     from hypercorn.config import Config
     from hypercorn.trio import serve
@@ -147,7 +150,7 @@ async def main() -> None:
     config.accesslog = None
     config.errorlog = None
     async with trio.open_nursery() as nursery:
-        await nursery.start(functools.partial(serve, build(args.port, args.hostile), config))
+        await nursery.start(functools.partial(serve, build(args.port, args.hostile, args.open), config))
         print("ready", flush=True)
 
 

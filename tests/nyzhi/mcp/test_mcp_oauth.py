@@ -75,6 +75,9 @@ async def test_login_call_refresh_revoke(data):
         # no login yet: one line naming the command, not a silent run without tools
         status, reason, _ = await _connect_once(base, data)
         assert status == "needs login" and reason == "MCP server 'oa' needs a login: run `nyz mcp login oa`"
+        # nothing registered with the authorization server for a login nobody asked for
+        stats = (await trio.to_thread.run_sync(httpx.get, base + "/admin/stats")).json()
+        assert stats["clients"] == 0
 
         entry = ServerEntry("oa", McpHttpServer(base + "/mcp"))
         said: list[str] = []

@@ -174,10 +174,17 @@ def test_cli_login_list_logout(data, tmp_path):
 
             listed = await trio.to_thread.run_sync(run, "mcp", "list")
             assert "needs login" in listed.stdout and "nyz mcp login oa" in listed.stdout
+            doctor = await trio.to_thread.run_sync(run, "doctor", "--online")
+            [line] = [ln for ln in doctor.stdout.splitlines() if "mcp oa" in ln]
+            assert line.startswith("warn") and "needs login" in line, doctor.stdout
+            assert "fix: nyz mcp login oa" in doctor.stdout
             done = await trio.to_thread.run_sync(run, "mcp", "login", "oa")
             assert done.returncode == 0 and "logged in to 'oa' (1 tools)" in done.stdout, done.stderr
             listed = await trio.to_thread.run_sync(run, "mcp", "list")
             assert "connected" in listed.stdout
+            doctor = await trio.to_thread.run_sync(run, "doctor")
+            assert any(ln.startswith("ok") and "mcp oa" in ln and "logged in" in ln
+                       for ln in doctor.stdout.splitlines()), doctor.stdout
             token = json.loads(paths.mcp_auth_path().read_text())["servers"]["oa"]["tokens"]["access_token"]
             for f in (tmp_path / "state").rglob("*"):
                 assert not f.is_file() or token not in f.read_text(errors="replace"), f

@@ -72,7 +72,8 @@ class ServerConnection(actors.Actor):
                 errlog = stack.enter_context(link.open_errlog())
                 try:
                     client = await connect(stack, link.entry, errlog, closed,
-                                           self.pool.elicitation_for(link.name))
+                                           self.pool.elicitation_for(link.name),
+                                           auth=self.pool.auth_for(link))
                     tools = await list_all(client.list_tools, "tools")
                 except Exception as exc:
                     error = leaf_error(exc)

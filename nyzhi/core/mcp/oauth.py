@@ -36,6 +36,10 @@ class NeedsLogin(Exception):
     """The server wants an OAuth login the user has not done (or that was revoked)."""
 
 
+class NotOAuth(Exception):
+    """A 401 from a server with no OAuth metadata (a missing API key, a wrong URL)."""
+
+
 class OAuthRefused(Exception):
     """The server's OAuth metadata points somewhere nyz will not send credentials."""
 
@@ -120,6 +124,11 @@ class NyzOAuthProvider(OAuthClientProvider):
         if outgoing is request:
             return
         if self.context.redirect_handler is None and self._is_registration(outgoing):
+            if (self.context.protected_resource_metadata is None
+                    and self.context.oauth_metadata is None):
+                # a 401 from a server that offers no OAuth: a login would not help
+                raise NotOAuth(f"MCP server {self.name!r} answered 401 and publishes no OAuth "
+                               f"metadata: check its url and [mcp.servers.{self.name}] headers")
             raise NeedsLogin(login_line(self.name))  # no client registered for nothing
         if not safe_url(str(outgoing.url)):
             raise OAuthRefused(

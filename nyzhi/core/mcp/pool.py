@@ -197,6 +197,7 @@ class McpPool:
         env: Any = None,
         ask_user: Any = None,
         elicitation: str = "decline",
+        redactor: Any = None,
     ) -> None:
         self.system = system
         self.registry = registry
@@ -208,6 +209,8 @@ class McpPool:
         self.publish = publish
         self.ask_user = ask_user  # the main agent's ask-user router; None when headless
         self.elicitation = elicitation  # ``[mcp] elicitation``: what headless answers
+        self.env = env
+        self.redactor = redactor  # told every OAuth token the connections load or refresh
         self.trust = TrustStore(root, env)
         self.log_dir = paths.state_dir(env) / "mcp"
         self.links: dict[str, ServerLink] = {}
@@ -246,6 +249,20 @@ class McpPool:
         from nyzhi.core.mcp.elicit import callback_for
 
         return callback_for(server, self.ask_user, self.elicitation)
+
+    def auth_for(self, link: ServerLink) -> Any:
+        """An http server's OAuth provider (stored logins only), or None: stdio servers and
+        servers with a configured Authorization header use none."""
+        from nyzhi.config.schema import McpStdioServer
+
+        server = link.entry.server
+        if isinstance(server, McpStdioServer) or any(
+                k.lower() == "authorization" for k in server.headers):
+            return None
+        from nyzhi.core.mcp.oauth import provider_for
+
+        on_secret = self.redactor.add if self.redactor is not None else None
+        return provider_for(link.name, server.url, env=self.env, on_secret=on_secret)
 
     def statuses(self) -> list[ServerStatus]:
         return [

@@ -20,6 +20,7 @@ import actors
 from nyzhi.config import paths
 from nyzhi.config.mcp_sources import ServerEntry
 from nyzhi.config.schema import McpHttpServer
+from nyzhi.config.secrets import Redactor
 from nyzhi.core.mcp.pool import McpPool
 from nyzhi.core.server_supervision import Intensity
 from nyzhi.tools.registry import ToolRegistry
@@ -53,11 +54,12 @@ def _approve(url: str) -> bool:
     return True
 
 
-async def _connect_once(base: str, root: Path) -> tuple[str, str, object]:
+async def _connect_once(base: str, root: Path, redactor=None) -> tuple[str, str, object]:
     """Connect a pool to the server: (status, reason, whoami's output or None)."""
     async with actors.open_system() as system:
         pool = await McpPool.open(system, ToolRegistry(), [ServerEntry("oa", McpHttpServer(base + "/mcp"))],
-                                  root=root, intensity=Intensity(1, 30.0, actors.Backoff(0.01, 0.02)))
+                                  root=root, intensity=Intensity(1, 30.0, actors.Backoff(0.01, 0.02)),
+                                  redactor=redactor)
         await pool.wait_started()
         [status] = pool.statuses()
         out = None
@@ -94,12 +96,15 @@ async def test_login_call_refresh_revoke(data):
         doc = json.loads(store.read_text())
         doc["servers"]["oa"]["expires_at"] = 1.0
         store.write_text(json.dumps(doc))
-        assert (await _connect_once(base, data))[2] == "alice"
+        redactor = Redactor()
+        assert (await _connect_once(base, data, redactor))[2] == "alice"
         stats = (await trio.to_thread.run_sync(httpx.get, base + "/admin/stats")).json()
         assert stats["grants"] == ["authorization_code", "refresh_token"]
         assert set(stats["resources"]) == {base + "/mcp"}  # RFC 8707 on every grant
         refreshed = json.loads(store.read_text())["servers"]["oa"]["tokens"]["access_token"]
         assert refreshed != saved["tokens"]["access_token"]
+        # the session's redactor learnt the token it did not know at start-up
+        assert refreshed not in redactor.redact(f"token {refreshed} here")
         assert "token_endpoint" in json.loads(store.read_text())["servers"]["oa"]["server_metadata"]
 
         # the server stops taking the access token before its expiry: refreshed on the 401

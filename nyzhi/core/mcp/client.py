@@ -86,7 +86,7 @@ def _transport(entry: ServerEntry, errlog: IO[str], auth: Any = None) -> Any:
     if auth is None and not any(k.lower() == "authorization" for k in server.headers):
         from nyzhi.core.mcp.oauth import provider_for
 
-        auth = provider_for(entry.name, server.url)
+        auth = provider_for(entry.name, server.url, client_id=server.client_id)
     http = create_mcp_http_client(headers=dict(server.headers), auth=auth)
     return _with_http_client(streamable_http_client(server.url, http_client=http), http)
 

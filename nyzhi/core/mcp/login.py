@@ -97,7 +97,8 @@ async def login(entry: ServerEntry, *, say: Callable[[str], None],
     # A registered client is tied to the last login's redirect port: register anew.
     McpTokenStorage(entry.name, url, env).clear_client()
     auth = provider_for(entry.name, url, env=env, redirect_uri=f"http://127.0.0.1:{port}/callback",
-                        redirect_handler=redirect, callback_handler=callback)
+                        redirect_handler=redirect, callback_handler=callback,
+                        client_id=entry.server.client_id)
     async with listener, trio.open_nursery() as nursery:
         nursery.start_soon(serve_callback)
         with trio.move_on_after(LOGIN_TIMEOUT) as scope:

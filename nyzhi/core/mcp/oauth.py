@@ -57,13 +57,24 @@ def login_line(name: str) -> str:
 class NyzOAuthProvider(OAuthClientProvider):
     """``OAuthClientProvider`` that refuses unsafe endpoints and never logs in implicitly."""
 
-    def __init__(self, name: str, storage: McpTokenStorage, **kw: Any) -> None:
+    def __init__(self, name: str, storage: McpTokenStorage, client_id: str | None = None,
+                 **kw: Any) -> None:
         super().__init__(storage=storage, **kw)
         self.name = name
         self.storage = storage
+        self.client_id = client_id
 
     async def _initialize(self) -> None:
         await super()._initialize()
+        if self.client_id and (self.context.client_info is None
+                               or self.context.client_info.client_id != self.client_id):
+            # configured by hand (``client_id``): used as is, nothing is registered
+            from mcp.shared.auth import OAuthClientInformationFull
+
+            self.context.client_info = OAuthClientInformationFull(
+                client_id=self.client_id, redirect_uris=self.context.client_metadata.redirect_uris,
+                token_endpoint_auth_method="none",
+                grant_types=["authorization_code", "refresh_token"], response_types=["code"])
         expires_at = self.storage.expires_at()
         if expires_at is not None:
             self.context.token_expiry_time = expires_at
@@ -147,7 +158,8 @@ class NyzOAuthProvider(OAuthClientProvider):
 def provider_for(name: str, url: str, *, env: Mapping[str, str] | None = None,
                  redirect_uri: str = "http://127.0.0.1/callback", redirect_handler: Any = None,
                  callback_handler: Any = None, on_secret: Any = None,
-                 client_metadata_url: str | None = None) -> NyzOAuthProvider:
+                 client_metadata_url: str | None = None,
+                 client_id: str | None = None) -> NyzOAuthProvider:
     """The auth for server ``name`` at ``url``; without handlers it only uses stored tokens."""
     storage = McpTokenStorage(name, url, env, on_secret=on_secret)
     metadata = OAuthClientMetadata(
@@ -164,7 +176,7 @@ def provider_for(name: str, url: str, *, env: Mapping[str, str] | None = None,
         await redirect_handler(auth_url)
 
     return NyzOAuthProvider(
-        name, storage, server_url=url, client_metadata=metadata,
+        name, storage, client_id, server_url=url, client_metadata=metadata,
         redirect_handler=checked_redirect if redirect_handler is not None else None,
         callback_handler=callback_handler, client_metadata_url=client_metadata_url,
     )

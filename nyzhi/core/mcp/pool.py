@@ -262,7 +262,8 @@ class McpPool:
         from nyzhi.core.mcp.oauth import provider_for
 
         on_secret = self.redactor.add if self.redactor is not None else None
-        return provider_for(link.name, server.url, env=self.env, on_secret=on_secret)
+        return provider_for(link.name, server.url, env=self.env, on_secret=on_secret,
+                            client_id=server.client_id)
 
     def statuses(self) -> list[ServerStatus]:
         return [

@@ -54,10 +54,12 @@ def _approve(url: str) -> bool:
     return True
 
 
-async def _connect_once(base: str, root: Path, redactor=None) -> tuple[str, str, object]:
+async def _connect_once(base: str, root: Path, redactor=None,
+                        client_id: str | None = None) -> tuple[str, str, object]:
     """Connect a pool to the server: (status, reason, whoami's output or None)."""
+    server = McpHttpServer(base + "/mcp", client_id=client_id)
     async with actors.open_system() as system:
-        pool = await McpPool.open(system, ToolRegistry(), [ServerEntry("oa", McpHttpServer(base + "/mcp"))],
+        pool = await McpPool.open(system, ToolRegistry(), [ServerEntry("oa", server)],
                                   root=root, intensity=Intensity(1, 30.0, actors.Backoff(0.01, 0.02)),
                                   redactor=redactor)
         await pool.wait_started()
@@ -240,4 +242,19 @@ async def test_nyz_run_names_the_login_then_uses_it_without_leaking(workspace, h
             assert secret not in after.stdout.decode() + after.stderr.decode()
             for f in written:
                 assert secret not in f.read_text(errors="replace"), f
+        nursery.cancel_scope.cancel()
+
+
+async def test_a_configured_client_id_is_used_without_registering(data):
+    from nyzhi.core.mcp.login import login
+
+    async with trio.open_nursery() as nursery:
+        base = await _start(nursery)
+        entry = ServerEntry("oa", McpHttpServer(base + "/mcp", client_id="by-hand-client"))
+        said: list[str] = []
+        assert await login(entry, say=said.append, open_url=_approve) == 1
+        assert "client_id=by-hand-client" in said[0]
+        stats = (await trio.to_thread.run_sync(httpx.get, base + "/admin/stats")).json()
+        assert stats["clients"] == 0  # nothing was registered
+        assert await _connect_once(base, data, client_id="by-hand-client") == ("connected", "", "alice")
         nursery.cancel_scope.cancel()

@@ -7,6 +7,10 @@
   time from ``open_runtime`` to the submitted prompt being accepted and to the model's first
   request, against the same runtime without the server. Target: not held up (ratio ~1,
   far below the 5 s the server takes).
+* OAuth connect: time from ``McpPool.open`` to connected (tools listed) for a streamable
+  HTTP server that wants OAuth, with a token cached by a login, against the same server
+  with the login switched off (``tests/nyzhi/mcp/oauth_server.py --open``). Target: the
+  cached token costs reading mcp-auth.json, a few ms at most.
 
 The npm server is installed by ``make test`` into ``<venv>/node_modules``.
 Usage: ``python -m benchmarks mcp [--json] [--quick]``.
@@ -14,6 +18,7 @@ Usage: ``python -m benchmarks mcp [--json] [--quick]``.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import statistics
@@ -67,6 +72,67 @@ async def _through_pool(calls: int, root: Path) -> float:
         elapsed = (time.perf_counter() - start) / calls
         await system.shutdown()
         return elapsed
+
+
+OAUTH_SERVER = Path(__file__).resolve().parents[1] / "tests" / "nyzhi" / "mcp" / "oauth_server.py"
+
+
+async def _serve_oauth(nursery, *extra: str) -> str:
+    import subprocess
+
+    from nyzhi.provider.llama_server import free_loopback_port
+
+    port = free_loopback_port()
+    proc = await nursery.start(functools.partial(
+        trio.run_process, [sys.executable, str(OAUTH_SERVER), "--port", str(port), *extra],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, check=False))
+    async for chunk in proc.stdout:
+        if b"ready" in chunk:
+            break
+    return f"http://127.0.0.1:{port}/mcp"
+
+
+async def _connect_time(url: str, root: Path) -> float:
+    from nyzhi.config.mcp_sources import ServerEntry
+    from nyzhi.config.schema import McpHttpServer
+    from nyzhi.core.mcp import McpPool
+    from nyzhi.tools.registry import ToolRegistry
+
+    async with actors.open_system(name="bench") as system:
+        start = time.perf_counter()
+        pool = await McpPool.open(system, ToolRegistry(), [ServerEntry("oa", McpHttpServer(url))],
+                                  root=root)
+        await pool.wait_started()
+        elapsed = time.perf_counter() - start
+        [status] = pool.statuses()
+        assert status.status == "connected", status.reason
+        await system.shutdown()
+    return elapsed
+
+
+async def _oauth_connects(root: Path, rounds: int) -> tuple[float, float]:
+    import httpx
+
+    from nyzhi.config.mcp_sources import ServerEntry
+    from nyzhi.config.schema import McpHttpServer
+    from nyzhi.core.mcp.login import login
+
+    def approve(url: str) -> bool:
+        httpx.get(url, follow_redirects=True, timeout=30)
+        return True
+
+    async with trio.open_nursery() as nursery:
+        oauth_url = await _serve_oauth(nursery)
+        plain_url = await _serve_oauth(nursery, "--open")
+        await login(ServerEntry("oa", McpHttpServer(oauth_url)), say=lambda line: None,
+                    open_url=approve)
+        await _connect_time(plain_url, root)  # warm-up: the SDK's imports
+        cached, plain = [], []
+        for _ in range(rounds):
+            cached.append(await _connect_time(oauth_url, root))
+            plain.append(await _connect_time(plain_url, root))
+        nursery.cancel_scope.cancel()
+    return statistics.median(cached), statistics.median(plain)
 
 
 class InstantModel:
@@ -134,6 +200,8 @@ def main(argv: list[str]) -> None:
         trio.run(_first_prompt, plain_ws, env)  # warm-up: imports and caches for both
         plain = [trio.run(_first_prompt, plain_ws, env) for _ in range(rounds)]
         slow = [trio.run(_first_prompt, slow_ws, env) for _ in range(rounds)]
+        os.environ["XDG_DATA_HOME"] = str(root / "data")  # the login's mcp-auth.json
+        oauth_cached, oauth_plain = trio.run(_oauth_connects, root, rounds * 3)
     p_acc = statistics.median(a for a, _ in plain)
     s_acc = statistics.median(a for a, _ in slow)
     p_req = statistics.median(r for _, r in plain)
@@ -148,6 +216,8 @@ def main(argv: list[str]) -> None:
         "first_request_plain_ms": round(p_req * 1000, 1),
         "first_request_slow_server_ms": round(s_req * 1000, 1),
         "slow_server_start_s": SLOW_START,
+        "connect_oauth_cached_token_ms": round(oauth_cached * 1000, 1),
+        "connect_plain_http_ms": round(oauth_plain * 1000, 1),
     }
     if "--json" in argv:
         print(json.dumps(figures))
@@ -159,3 +229,6 @@ def main(argv: list[str]) -> None:
     print(f"first model request: {p_req * 1000:.0f} ms without MCP, {s_req * 1000:.0f} ms with "
           f"the slow server: {(s_req - p_req) * 1000:+.0f} ms, against the server's "
           f"{SLOW_START * 1000:.0f} ms start (target: not held up, i.e. far below it)")
+    print(f"http connect: {oauth_cached * 1000:.1f} ms with a cached OAuth token, "
+          f"{oauth_plain * 1000:.1f} ms for the same server without OAuth "
+          f"({(oauth_cached - oauth_plain) * 1000:+.1f} ms)")

@@ -1,4 +1,4 @@
-"""``nyz mcp add | list | remove | serve``: manage MCP servers, and serve nyz's own tools.
+"""``nyz mcp add | list | remove | login | logout | serve``: manage MCP servers, and serve nyz's own tools.
 
 Module-level imports are stdlib only (``nyz --help`` must not load the 1 s ``mcp`` SDK);
 handlers import what they need.
@@ -47,6 +47,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     rm.add_argument("--scope", choices=("project", "global"),
                     help="which file (default: the project file, else the global one)")
     rm.set_defaults(handler=run_remove)
+
+    login = actions.add_parser("login", help="log in to an OAuth-protected http server "
+                               "(opens the authorization page in your browser)")
+    login.add_argument("name")
+    login.set_defaults(handler=run_login)
+    logout = actions.add_parser("logout", help="forget a server's stored OAuth login")
+    logout.add_argument("name")
+    logout.set_defaults(handler=run_logout)
 
     serve = actions.add_parser(
         "serve", help="expose nyz's tools to other MCP clients (stdio, or --http)",
@@ -267,7 +275,31 @@ async def _list(args: argparse.Namespace) -> int:
         detail = s.target if s.status == "connected" else (s.reason or s.target)
         tools = f"{s.tools} tools" if s.status == "connected" else "-"
         source = "" if s.source == "config" else " (.mcp.json)"
-        print(f"{s.name:<{width}}  {s.status:<9}  {tools:<9}  {detail}{source}")
+        print(f"{s.name:<{width}}  {s.status:<11}  {tools:<9}  {detail}{source}")
+    return 0
+
+
+def run_login(args: argparse.Namespace) -> int:
+    import trio
+
+    from nyzhi.config import ConfigError
+    from nyzhi.core.mcp import login_command
+
+    try:
+        ok, line = trio.run(lambda: login_command(args.name, say=lambda t: print(t, file=sys.stderr)))
+    except ConfigError as exc:
+        return _fail(exc)
+    if not ok:
+        return _fail(line)
+    print(line)
+    return 0
+
+
+def run_logout(args: argparse.Namespace) -> int:
+    from nyzhi.core.mcp import logout
+
+    print(f"logged out of {args.name!r}" if logout(args.name)
+          else f"no stored login for {args.name!r}")
     return 0
 
 

@@ -112,6 +112,12 @@ def auth_path(env: Mapping[str, str] | None = None) -> Path:
     return data_dir(env) / "auth.json"
 
 
+@secret_file("nyz's MCP OAuth tokens (mcp-auth.json)", name="mcp_auth")
+def mcp_auth_path(env: Mapping[str, str] | None = None) -> Path:
+    """data_dir()/mcp-auth.json: OAuth tokens of remote MCP servers (``nyz mcp login``)."""
+    return data_dir(env) / "mcp-auth.json"
+
+
 @secret_file("nyz's MCP trust file", name="mcp_trust")
 def mcp_trust_path(env: Mapping[str, str] | None = None) -> Path:
     """data_dir()/mcp-trust.json: the legacy record of approved ``.mcp.json`` servers."""

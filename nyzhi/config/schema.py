@@ -119,11 +119,14 @@ class McpStdioServer:
 
 @records.frozen
 class McpHttpServer:
-    """A server reached over streamable HTTP; ``headers`` go with every request."""
+    """A server reached over streamable HTTP; ``headers`` go with every request.
+    ``client_id``: an OAuth client registered by hand, for an authorization server that
+    offers no dynamic registration (``nyz mcp login``)."""
 
     url: str
     headers: dict[str, str] = attrs.Factory(dict)
     allow_tools: tuple[str, ...] = ()
+    client_id: str | None = None
 
 
 McpServer = McpStdioServer | McpHttpServer

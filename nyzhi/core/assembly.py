@@ -386,6 +386,9 @@ def build_redactor(config: Any, env: Mapping[str, str], policy: EnvPolicy) -> Re
         for acct in entries:
             redactor.add(f"auth.json {provider}/{acct.label}", acct.key)
             redactor.add(f"auth.json {provider}/{acct.label} refresh", acct.refresh_token)
+    from nyzhi.auth.mcp_tokens import secret_values
+
+    redactor.add_all(secret_values(env))
     return redactor
 
 
@@ -717,7 +720,7 @@ async def open_lsp(system: actors.ActorSystem, config: Any, workspace: Any, opti
 
 async def open_mcp(
     system: actors.ActorSystem, config: Any, workspace: Any, options: Any, registry: Any,
-    broker: Any, publish: Any, *, project_approved: bool = True,
+    broker: Any, publish: Any, *, project_approved: bool = True, redactor: Any = None,
 ) -> Any:
     """The runtime's MCP pool under ``/mcp``, its servers connecting in the background.
 
@@ -760,4 +763,5 @@ async def open_mcp(
         # a server's form is the main agent's question; headless, [mcp] elicitation decides
         ask_user=broker.question_for(MAIN_AGENT) if options.interactive else None,
         elicitation=config.mcp.elicitation,
+        redactor=redactor,  # an OAuth token loaded or refreshed mid-session is redacted too
     )

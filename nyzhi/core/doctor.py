@@ -100,9 +100,69 @@ def run_checks(cwd: Path, env: Mapping[str, str] | None = None, *,
     checks += tool_checks(config, env)
     checks += web_checks(config, env)
     checks.append(offline_model_check(have_provider=any(c.status == OK for c in providers)))
+    checks += mcp_login_checks(config, Path(root), env, online=online)
     checks += permission_checks(env)
     checks.append(disk_check(env))
     return checks
+
+
+def mcp_login_checks(config: Any, root: Path, env: Mapping[str, str], *,
+                     online: bool) -> list[Check]:
+    """Each url MCP server's OAuth login (``nyz mcp login``). A stored login is judged offline
+    (expired without a refresh token: a warning); whether a server without one wants one is
+    only known by asking it, so that is checked ``online`` (an unauthenticated request
+    answered 401)."""
+    import time
+
+    from nyzhi.auth.mcp_tokens import McpTokenStoreError, login_of
+    from nyzhi.config.mcp_sources import declared_servers
+    from nyzhi.config.schema import McpStdioServer
+
+    try:
+        entries = declared_servers(config, root, env)
+    except Exception:  # noqa: BLE001 - a broken .mcp.json is the config check's to report
+        return []
+    checks = []
+    for entry in entries:
+        server = entry.server
+        if isinstance(server, McpStdioServer) or any(
+                k.lower() == "authorization" for k in server.headers):
+            continue
+        label, fix = f"mcp {entry.name}", f"nyz mcp login {entry.name}"
+        try:
+            stored = login_of(entry.name, server.url, env)
+        except McpTokenStoreError as exc:
+            checks.append(Check(label, FAIL, str(exc), fix))
+            continue
+        if stored is not None:
+            tokens = stored.get("tokens") or {}
+            expires = stored.get("expires_at")
+            if isinstance(expires, int | float) and expires < time.time() \
+                    and not tokens.get("refresh_token"):
+                checks.append(Check(label, WARN, "needs login: the stored token expired", fix))
+            else:
+                checks.append(Check(label, OK, "logged in (OAuth)"))
+        elif online:
+            if _wants_login(server.url):
+                checks.append(Check(label, WARN, "needs login: the server answers 401", fix))
+            else:
+                checks.append(Check(label, OK, "no login needed"))
+    return checks
+
+
+def _wants_login(url: str) -> bool:
+    """Whether an unauthenticated MCP ``initialize`` to ``url`` is answered 401."""
+    import httpx
+
+    body = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "nyz-doctor", "version": "0"}}}
+    try:
+        response = httpx.post(url, json=body, timeout=10, headers={
+            "Accept": "application/json, text/event-stream"})
+    except httpx.HTTPError:
+        return False
+    return response.status_code == 401
 
 
 # ---- providers ------------------------------------------------------------------------------
@@ -333,6 +393,7 @@ def permission_checks(env: Mapping[str, str]) -> list[Check]:
     checks = []
     auth = paths.auth_path(env)
     checks.append(_mode_check("auth.json", auth, 0o600))
+    checks.append(_mode_check("mcp-auth.json", paths.mcp_auth_path(env), 0o600))
     # the data and state dirs may be listable (their files are 0600, and a parent made by
     # mkdir -p gets the umask): a warning; nyz makes the sessions dir 0700: a failure
     checks.append(_mode_check("data dir", paths.data_dir(env), 0o700, loose_status=WARN))

@@ -504,7 +504,8 @@ async def _assemble(stack: contextlib.AsyncExitStack, system: actors.ActorSystem
         # MCP: one pool under /mcp for every agent; servers connect in the background.
         mcp = await assembly.open_mcp(system, config, workspace, options, tooling.registry,
                                       approvals, bus.publish,
-                                      project_approved=project_trust.claude_hooks)
+                                      project_approved=project_trust.claude_hooks,
+                                      redactor=tooling.redactor)
         # The browser tools' Chromium: one per runtime under /services, started at first use.
         tooling.context.browser = browser_pool(system, config, options.env,
                                                tooling.context.env_policy, tooling.context.net,

@@ -4,6 +4,8 @@ Importing this package does not import the ``mcp`` SDK (0.6–1.2 s); only conne
 See ``pool.py`` for the pool and ``actor.py`` for the supervision tree under ``/mcp``.
 """
 
+from nyzhi.core.mcp.login import login_command as login_command
+from nyzhi.core.mcp.login import logout as logout
 from nyzhi.core.mcp.pool import McpPool as McpPool
 from nyzhi.core.mcp.pool import McpPrompt as McpPrompt
 from nyzhi.core.mcp.pool import McpResource as McpResource

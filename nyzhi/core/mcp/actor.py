@@ -72,10 +72,20 @@ class ServerConnection(actors.Actor):
                 errlog = stack.enter_context(link.open_errlog())
                 try:
                     client = await connect(stack, link.entry, errlog, closed,
-                                           self.pool.elicitation_for(link.name))
+                                           self.pool.elicitation_for(link.name),
+                                           auth=self.pool.auth_for(link))
                     tools = await list_all(client.list_tools, "tools")
                 except Exception as exc:
                     error = leaf_error(exc)
+                    if type(error).__name__ in ("NeedsLogin", "OAuthRefused"):
+                        # A restart cannot log in or make the metadata safe: one line, stop.
+                        if type(error).__name__ == "NeedsLogin":
+                            link.mark_needs_login(str(error))
+                        else:
+                            link.mark_failed(str(error))
+                        await self.pool.server_failed(link)
+                        self.context.stop()
+                        return
                     if isinstance(error, FileNotFoundError | PermissionError):
                         # Restarting cannot fix a missing or non-executable command.
                         link.mark_failed(f"cannot start {link.entry.describe()!r}: {error}")

@@ -70,7 +70,7 @@ async def _watched(transport: Any, closed: trio.Event) -> AsyncIterator[Any]:
         yield _WatchedRead(read, closed), write
 
 
-def _transport(entry: ServerEntry, errlog: IO[str]) -> Any:
+def _transport(entry: ServerEntry, errlog: IO[str], auth: Any = None) -> Any:
     server = entry.server
     if isinstance(server, McpStdioServer):
         from nyzhi.core.mcp.stdio import stdio_transport
@@ -80,8 +80,14 @@ def _transport(entry: ServerEntry, errlog: IO[str]) -> Any:
     from mcp.client.streamable_http import streamable_http_client
     from mcp.shared._httpx_utils import create_mcp_http_client
 
-    # The configured headers go with every request (auth tokens, API keys).
-    http = create_mcp_http_client(headers=dict(server.headers))
+    # The configured headers go with every request (auth tokens, API keys). Without a
+    # configured Authorization header, OAuth: the stored login of ``nyz mcp login``, if the
+    # server asks for one (``nyzhi.core.mcp.oauth``).
+    if auth is None and not any(k.lower() == "authorization" for k in server.headers):
+        from nyzhi.core.mcp.oauth import provider_for
+
+        auth = provider_for(entry.name, server.url, client_id=server.client_id)
+    http = create_mcp_http_client(headers=dict(server.headers), auth=auth)
     return _with_http_client(streamable_http_client(server.url, http_client=http), http)
 
 
@@ -108,17 +114,18 @@ def route_sdk_logs(log_dir: Path) -> None:
 
 
 async def connect(stack: contextlib.AsyncExitStack, entry: ServerEntry, errlog: IO[str],
-                  closed: trio.Event, elicit: Any = None) -> Any:
+                  closed: trio.Event, elicit: Any = None, auth: Any = None) -> Any:
     """A connected ``mcp.Client`` for ``entry`` (closed with ``stack``); ``closed`` is set
     when the connection ends. ``elicit``: the server's elicitation callback
-    (``nyzhi.core.mcp.elicit``); given, the client offers elicitation."""
+    (``nyzhi.core.mcp.elicit``); given, the client offers elicitation. ``auth``: an http
+    server's OAuth provider (default: stored logins only, ``nyzhi.core.mcp.oauth``)."""
     from mcp import Client
     from mcp.types import Implementation
 
     from nyzhi import __version__
 
     client = Client(
-        _watched(_transport(entry, errlog), closed),
+        _watched(_transport(entry, errlog, auth), closed),
         client_info=Implementation(name=CLIENT_NAME, version=__version__),
         cache=None,
         elicitation_callback=elicit,

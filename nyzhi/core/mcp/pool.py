@@ -7,7 +7,8 @@ using one server share one connection and one server process.
 
 Statuses: ``starting`` (connecting, or restarting after a crash), ``connected``, ``failed``
 (with the reason: past its restart intensity, or a command that cannot run), ``untrusted``
-(a ``.mcp.json`` server nobody approved).
+(a ``.mcp.json`` server nobody approved), ``needs login`` (an OAuth server with no usable
+login: ``nyz mcp login NAME``).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from nyzhi.core.mcp.trust import TrustStore
 from nyzhi.core.server_supervision import Intensity, PoolSupervisor, StatusLink, gave_up
 from nyzhi.tools.base import Permission, Tool, ToolContext, ToolResult
 
-STATUSES = ("starting", "connected", "failed", "untrusted")
+STATUSES = ("starting", "connected", "failed", "untrusted", "needs login")
 DEFAULT_STARTUP_TIMEOUT = 30.0
 _NAME_CHARS = re.compile(r"[^A-Za-z0-9_.-]")
 
@@ -99,7 +100,7 @@ class ServerLink(StatusLink):
 
     # -- written by the connection actor -------------------------------------------------
     def mark_starting(self, restarts: int) -> None:
-        if self.status not in ("failed", "untrusted"):
+        if self.status not in ("failed", "untrusted", "needs login"):
             self._set("starting", f"restart {restarts}" if restarts else "")
 
     def mark_connected(self, client: Any, tools: list[Any]) -> None:
@@ -120,6 +121,10 @@ class ServerLink(StatusLink):
     def mark_failed(self, reason: str) -> None:
         self.client = None
         self._set("failed", reason)
+
+    def mark_needs_login(self, reason: str) -> None:
+        self.client = None
+        self._set("needs login", reason)
 
     def mark_untrusted(self, reason: str) -> None:
         self._set("untrusted", reason)
@@ -192,6 +197,7 @@ class McpPool:
         env: Any = None,
         ask_user: Any = None,
         elicitation: str = "decline",
+        redactor: Any = None,
     ) -> None:
         self.system = system
         self.registry = registry
@@ -203,6 +209,8 @@ class McpPool:
         self.publish = publish
         self.ask_user = ask_user  # the main agent's ask-user router; None when headless
         self.elicitation = elicitation  # ``[mcp] elicitation``: what headless answers
+        self.env = env
+        self.redactor = redactor  # told every OAuth token the connections load or refresh
         self.trust = TrustStore(root, env)
         self.log_dir = paths.state_dir(env) / "mcp"
         self.links: dict[str, ServerLink] = {}
@@ -228,7 +236,7 @@ class McpPool:
             raise ValueError(f"invalid MCP server name {entry.name!r}: use letters, digits, "
                              "'_', '-' or '.' (at most 64)")
         old = self.links.get(entry.name)
-        if old is not None and old.status not in ("failed", "untrusted"):
+        if old is not None and old.status not in ("failed", "untrusted", "needs login"):
             raise ValueError(f"an MCP server named {entry.name!r} is already running")
         if old is not None:
             await self._sup.ask(actors.StopChild(entry.name))
@@ -241,6 +249,21 @@ class McpPool:
         from nyzhi.core.mcp.elicit import callback_for
 
         return callback_for(server, self.ask_user, self.elicitation)
+
+    def auth_for(self, link: ServerLink) -> Any:
+        """An http server's OAuth provider (stored logins only), or None: stdio servers and
+        servers with a configured Authorization header use none."""
+        from nyzhi.config.schema import McpStdioServer
+
+        server = link.entry.server
+        if isinstance(server, McpStdioServer) or any(
+                k.lower() == "authorization" for k in server.headers):
+            return None
+        from nyzhi.core.mcp.oauth import provider_for
+
+        on_secret = self.redactor.add if self.redactor is not None else None
+        return provider_for(link.name, server.url, env=self.env, on_secret=on_secret,
+                            client_id=server.client_id)
 
     def statuses(self) -> list[ServerStatus]:
         return [
@@ -302,7 +325,8 @@ class McpPool:
         if self.publish is not None:
             from nyzhi.core import events as ev
 
-            message = f"MCP server {link.name!r} failed: {link.reason}"
+            message = (link.reason if link.status == "needs login"
+                       else f"MCP server {link.name!r} failed: {link.reason}")
             await self.publish(ev.Error(agent="/mcp", message=message, kind="mcp"))
 
     async def server_ended(self, name: str, outcome: actors.Outcome) -> None:

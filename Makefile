@@ -66,7 +66,8 @@ PATH_HINT_STAMP := $(VENV)/.path-hint
 # build), then the venv, the offline model and compiled bytecode.
 install: $(SYSTEM_RUN_STAMP) $(RUN_STAMP) $(LOCAL_STAMP) $(BYTECODE_STAMP) $(PATH_HINT_STAMP)
 
-# What `make test`, `make lint` and `make bench` add: pytest, hypothesis, ruff.
+# What `make test`, `make lint` and `make bench` add: pytest, hypothesis, ruff, and the official
+# openai/anthropic SDKs whose stream parsers check the fake LLM's streams (test-only).
 install-dev: install $(DEV_STAMP)
 
 run: install
@@ -207,7 +208,7 @@ lsp-test-servers: $(DEV_STAMP)
 	else echo "npm not found: the LSP tests that need the TypeScript language server will be skipped"; fi
 
 $(DEV_STAMP): pyproject.toml | $(RUN_STAMP)
-	@echo "installing the test and lint tools (pytest, hypothesis, ruff)"
+	@echo "installing the test and lint tools (pytest, hypothesis, ruff, the openai and anthropic SDKs)"
 	@$(PIP) install -q -e '.[dev]'
 	@touch $@
 

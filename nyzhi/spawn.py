@@ -28,14 +28,12 @@ Why this, and not the other ways out:
 
 The signal reaches the child itself, not what the child has started. So a child that is a
 tree (a hook's shell and what it runs, an MCP server started by ``npx``, a language server and
-its tsserver) is started with ``tree=True``: behind a guard shell, the leader of its own
-process group, whose death signal is SIGTERM, on which it SIGKILLs its whole group
-(``kill -KILL 0``). Sandboxed commands run under ``bwrap --unshare-pid`` (PID 1 of their own
+its tsserver, an unsandboxed command) is started with ``tree=True``: behind a guard shell,
+the leader of its own process group, whose death signal is SIGUSR2, on which it SIGKILLs its
+whole group (``kill -KILL 0``). Sandboxed commands run under ``bwrap --unshare-pid`` (PID 1 of their own
 namespace: its death takes the whole tree). The rest are single programs (rg, git, the llama
-server, teammates, which are nyz processes whose own children die the same way). Still not
-covered: a command run with ``[agent.sandbox] level = "full-access"`` dies with nyz, but what
-it put in the background may not; and a process that leaves its group (setsid) escapes, as it
-escapes every group kill.
+server, teammates, which are nyz processes whose own children die the same way). Not
+covered: a process that leaves its group (setsid) escapes, as it escapes every group kill.
 
 ``BoundProcess`` has the part of ``trio.Process``'s interface that our callers use.
 """
@@ -110,10 +108,12 @@ _prctl: Any = None
 
 # The guard of a tree child: runs "$@" with our stdin (a background job would get /dev/null),
 # waits, exits with its status (a death by signal N is re-raised on itself, so callers see -N);
-# on SIGTERM (its death signal: nyz died) it SIGKILLs its whole process group.
+# on SIGUSR2 (its death signal: nyz died) it SIGKILLs its whole process group. Not SIGTERM:
+# a caller's SIGTERM to the group keeps its meaning (the command's grace before SIGKILL).
+_GUARD_DEATH = signal.SIGUSR2
 _GUARD = (
-    "trap 'trap - TERM; kill -KILL 0' TERM; exec 3<&0; \"$@\" <&3 3<&- & wait $!; s=$?; "
-    "trap - TERM; [ $s -gt 128 ] && kill -$((s - 128)) $$; exit $s"
+    "trap 'kill -KILL 0' USR2; exec 3<&0; \"$@\" <&3 3<&- & wait $!; s=$?; "
+    "trap - USR2; [ $s -gt 128 ] && kill -$((s - 128)) $$; exit $s"
 )
 
 
@@ -208,7 +208,7 @@ async def open_bound_process(
     else:
         child_err, our_err = _pipe_for_child(stderr, child_reads=False)
     ours = [s for s in (our_in, our_out, our_err) if s is not None]
-    request = die_with_parent(signal.SIGTERM if tree else signal.SIGKILL)
+    request = die_with_parent(_GUARD_DEATH if tree else signal.SIGKILL)
     token = trio.lowlevel.current_trio_token()
     started = trio.Event()
     exited = trio.Event()

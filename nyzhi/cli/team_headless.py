@@ -7,8 +7,8 @@ turns meanwhile (a teammate's message wakes it). Every teammate's events are in 
 tagged with its path (``/team/<team>/<member>``).
 
 Exit status: 0 done; 1 on an error (a turn of the lead or of a teammate failed, a teammate's
-process failed past its restarts, the runtime could not start); 128 + signal when stopped by
-a signal.
+process failed past its restarts, the team went quiet with tasks neither completed nor
+deleted, the runtime could not start); 128 + signal when stopped by a signal.
 """
 
 from __future__ import annotations
@@ -37,9 +37,24 @@ async def run_team_headless(args: argparse.Namespace, task: str, fmt: str) -> in
         except TeamRuntimeError as exc:  # a process teammate failed past its restarts
             run.see(ev.Error(message=str(exc), kind="team"))
             run.failure = Failure(ResultSubtype.TEAMMATE_ERROR, str(exc))
+            return
+        if team and (why := _unfinished(rt, team)):  # quiet is not done (issue 55)
+            run.see(ev.Error(message=why, kind="team"))
+            run.failure = Failure(ResultSubtype.TEAMMATE_ERROR, why)
 
     def teammate_failed(error: ev.Error) -> bool:
         return error.kind == "turn"  # a turn of the lead or of a teammate failed
 
     run = HeadlessRun(args, fmt, fails_on=teammate_failed)
     return await run.run(drive)
+
+
+def _unfinished(rt: Any, team: str) -> str | None:
+    """Why a quiet team is not done: tasks left neither completed nor deleted."""
+    left = rt.teams.store.board(team).unfinished()
+    if not left:
+        return None
+    shown = ", ".join(f"#{t.id} {t.status.value}" + (f" ({t.owner})" if t.owner else "")
+                      for t in left[:10])
+    return (f"team {team} went quiet with {len(left)} task(s) unfinished: {shown}; "
+            "nyz team status shows them")

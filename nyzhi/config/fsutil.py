@@ -157,6 +157,26 @@ def rename_durably(src: Path, dest: Path) -> None:
         os.close(dir_fd)
 
 
+_O_TMPFILE = getattr(os, "O_TMPFILE", 0)
+_tmpfile_works = bool(_O_TMPFILE) and os.path.isdir("/proc/self/fd")
+
+
+def _unnamed(dir_fd: int, mode: int | None) -> int | None:
+    """An unnamed file in ``dir_fd`` to write (``O_TMPFILE``), or None where it is not
+    supported (then the caller makes a named temp file)."""
+    global _tmpfile_works
+    if not _tmpfile_works:
+        return None
+    try:
+        return os.open(".", os.O_WRONLY | _O_TMPFILE | _CLOEXEC,
+                       0o666 if mode is None else 0o600, dir_fd=dir_fd)
+    except OSError as exc:
+        if exc.errno in (errno.EOPNOTSUPP, errno.EISDIR, errno.EINVAL):
+            _tmpfile_works = False  # this kernel or file system: not again
+            return None
+        raise
+
+
 def replace_in_dir(dir_fd: int, name: str, data: bytes, *, mode: int | None = None,
                    sync: bool = True) -> None:
     """The one atomic write: ``name`` in the open directory ``dir_fd`` replaced by ``data``.
@@ -175,8 +195,15 @@ def replace_in_dir(dir_fd: int, name: str, data: bytes, *, mode: int | None = No
         except FileNotFoundError:
             pass
     tmp = f".{name}.{os.getpid()}-{secrets.token_hex(4)}.tmp"
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | _CLOEXEC
-    fd = os.open(tmp, flags, 0o666 if mode is None else 0o600, dir_fd=dir_fd)
+    # Unnamed while it is written (O_TMPFILE): a process killed mid-write leaves nothing in
+    # the user's directory (issue 55: `.big.txt.NNN-XXXX.tmp` files were left beside files
+    # and were still there after --continue). It gets its temp name only for the instant
+    # before the rename. Where the file system or kernel cannot, a named temp file as before.
+    fd = _unnamed(dir_fd, mode)
+    named = fd is None
+    if fd is None:
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | _CLOEXEC
+        fd = os.open(tmp, flags, 0o666 if mode is None else 0o600, dir_fd=dir_fd)
     try:
         try:
             view = memoryview(data)
@@ -186,12 +213,16 @@ def replace_in_dir(dir_fd: int, name: str, data: bytes, *, mode: int | None = No
                 os.fchmod(fd, mode)
             if sync:
                 os.fsync(fd)
+            if not named:
+                os.link(f"/proc/self/fd/{fd}", tmp, dst_dir_fd=dir_fd, follow_symlinks=True)
+                named = True
         finally:
             os.close(fd)
         os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
     except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp, dir_fd=dir_fd)
+        if named:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp, dir_fd=dir_fd)
         raise
     if sync:
         os.fsync(dir_fd)

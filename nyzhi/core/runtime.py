@@ -520,6 +520,9 @@ async def _assemble(stack: contextlib.AsyncExitStack, system: actors.ActorSystem
         writer = new_session.writer()
     if writer is not None:
         writer.redactor = tooling.redactor
+        # a team member's session is named in the team's store, and its next process resumes
+        # it by id even if it never took a turn: kept, empty or not
+        writer.keep_empty = bool(getattr(options, "member", None))
     # Resolved now (the nursery waited for it): the agents are built knowing the window.
     window_notice = limits.notice(limits.known(provider.model))
     base = _Assembly(

@@ -303,6 +303,22 @@ class TaskBoard:
                           task.status == TaskStatus.COMPLETED
                           and old_status != TaskStatus.COMPLETED)
 
+    def release_owned_by(self, members: Iterable[str]) -> list[Task]:
+        """Put back to ``pending``, unowned, every task ``in_progress`` owned by ``members``,
+        whose previous incarnation is gone (nyz killed mid-task, then the team restarted): a
+        task whose owner is gone would otherwise stay in progress forever (issue 55)."""
+        gone = set(members)
+        released = []
+        for task in self.list():
+            if task.status == TaskStatus.IN_PROGRESS and task.owner in gone:
+                released.append(self.update(task.id, status=TaskStatus.PENDING.value,
+                                            owner="").task)
+        return released
+
+    def unfinished(self) -> list[Task]:
+        """Tasks neither completed nor deleted."""
+        return [t for t in self.list() if t.status not in FINISHED]
+
     def _mend(self, task: Task) -> None:
         """Drop blockers that are finished (or gone): they were, and a crash kept the news
         from this task. A task left with none is no longer blocked."""

@@ -508,7 +508,8 @@ class FakeLLMServer:
                     await trio.sleep(delay)
                 await self._send(conn, stream, h11.Data(data=frame))
         if isinstance(item, Fault) and item.kind == "stream_error":
-            frame = stream_error_frame(req.wire or "openai", item.message, item.error_type or "error")
+            frame = stream_error_frame(req.wire or "openai", item.message, item.error_type or "error",
+                                       len(frames[:limit]))
             await self._send(conn, stream, h11.Data(data=frame))
         if isinstance(item, Fault) and item.kind == "hang":
             await trio.sleep_forever()

@@ -90,58 +90,96 @@ def render_openai(reply: Reply, model: str, request: Any) -> list[bytes]:
     return frames
 
 
+# When the fake "created" every response: a fixed time, so recorded streams stay the same.
+_CREATED_AT = 1_767_225_600
+
+
+def _response(model: str, status: str, output: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
+    """A Responses API ``response`` object with the fields the API always sends."""
+    return {"id": "resp_fake", "object": "response", "created_at": _CREATED_AT, "status": status,
+            "model": model, "output": output, "parallel_tool_calls": True, "tool_choice": "auto",
+            "tools": [], "error": None, "incomplete_details": None, "instructions": None,
+            "metadata": {}, "usage": None, **extra}
+
+
 def render_responses(reply: Reply, model: str, request: Any) -> list[bytes]:
+    """The Responses API stream as documented: every event numbered (``sequence_number``),
+    each output item added, filled (content parts, text, summary parts, arguments) and done,
+    and the final response carrying every item."""
     frames: list[bytes] = []
 
     def ev(kind: str, **fields: Any) -> None:
-        frames.append(_sse({"type": kind, **fields}, kind))
+        frames.append(_sse({"type": kind, "sequence_number": len(frames), **fields}, kind))
 
-    ev("response.created", response={"id": "resp_fake", "status": "in_progress", "model": model})
+    output: list[dict[str, Any]] = []
+    ev("response.created", response=_response(model, "in_progress", []))
+    ev("response.in_progress", response=_response(model, "in_progress", []))
     if reply.unknown_events:
         ev("response.mystery.event", detail="skip me")
     out = 0
     if reply.thinking:
-        ev("response.output_item.added", output_index=out, item={"type": "reasoning", "id": "rs_0"})
+        at = {"item_id": "rs_0", "output_index": out}
+        ev("response.output_item.added", output_index=out,
+           item={"type": "reasoning", "id": "rs_0", "summary": []})
+        ev("response.reasoning_summary_part.added", **at, summary_index=0,
+           part={"type": "summary_text", "text": ""})
         for p in _chunks(reply.thinking, reply.chunk_size):
-            ev("response.reasoning_summary_text.delta", item_id="rs_0", output_index=out, summary_index=0, delta=p)
-        item: dict[str, Any] = {"type": "reasoning", "id": "rs_0",
-                                "summary": [{"type": "summary_text", "text": reply.thinking}]}
+            ev("response.reasoning_summary_text.delta", **at, summary_index=0, delta=p)
+        part = {"type": "summary_text", "text": reply.thinking}
+        ev("response.reasoning_summary_text.done", **at, summary_index=0, text=reply.thinking)
+        ev("response.reasoning_summary_part.done", **at, summary_index=0, part=part)
+        item: dict[str, Any] = {"type": "reasoning", "id": "rs_0", "summary": [part]}
         if "reasoning.encrypted_content" in ((request or {}).get("include") or ()):
             item["encrypted_content"] = f"enc:{reply.signature}"
         ev("response.output_item.done", output_index=out, item=item)
+        output.append(item)
         out += 1
     if reply.text:
-        ev("response.output_item.added", output_index=out, item={"type": "message", "id": "msg_0", "role": "assistant"})
+        at = {"item_id": "msg_0", "output_index": out, "content_index": 0}
+        message = {"type": "message", "id": "msg_0", "role": "assistant"}
+        ev("response.output_item.added", output_index=out,
+           item={**message, "status": "in_progress", "content": []})
+        ev("response.content_part.added", **at,
+           part={"type": "output_text", "text": "", "annotations": []})
         for p in _chunks(reply.text, reply.chunk_size):
-            ev("response.output_text.delta", item_id="msg_0", output_index=out, content_index=0, delta=p)
-        ev("response.output_item.done", output_index=out, item={"type": "message", "id": "msg_0"})
+            ev("response.output_text.delta", **at, delta=p, logprobs=[])
+        part = {"type": "output_text", "text": reply.text, "annotations": []}
+        ev("response.output_text.done", **at, text=reply.text, logprobs=[])
+        ev("response.content_part.done", **at, part=part)
+        item = {**message, "status": "completed", "content": [part]}
+        ev("response.output_item.done", output_index=out, item=item)
+        output.append(item)
         out += 1
     items = []
     for i, call in enumerate(reply.tool_calls):
         item = {"type": "function_call", "id": f"fc_{i}", "call_id": _call_id(reply, i, "call"), "name": call.name}
         items.append(item)
-        ev("response.output_item.added", output_index=out + i, item={**item, "arguments": ""})
+        ev("response.output_item.added", output_index=out + i,
+           item={**item, "arguments": "", "status": "in_progress"})
     pieces = [_chunks(_args_text(c.arguments), reply.chunk_size * 2) for c in reply.tool_calls]
     for i, piece in _interleaved(pieces):
         ev("response.function_call_arguments.delta", item_id=f"fc_{i}", output_index=out + i, delta=piece)
     for i, call in enumerate(reply.tool_calls):
         args = _args_text(call.arguments)
         ev("response.function_call_arguments.done", item_id=f"fc_{i}", output_index=out + i, arguments=args)
-        ev("response.output_item.done", output_index=out + i, item={**items[i], "arguments": args})
+        item = {**items[i], "arguments": args, "status": "completed"}
+        ev("response.output_item.done", output_index=out + i, item=item)
+        output.append(item)
     u = reply.usage
     usage = {
         "input_tokens": u.input_tokens + u.cache_read_tokens,
-        "input_tokens_details": {"cached_tokens": u.cache_read_tokens},
+        "input_tokens_details": {"cached_tokens": u.cache_read_tokens,
+                                 "cache_write_tokens": u.cache_write_tokens},
         "output_tokens": u.output_tokens,
         "output_tokens_details": {"reasoning_tokens": u.thinking_tokens},
         "total_tokens": u.input_tokens + u.cache_read_tokens + u.output_tokens,
     }
     if reply.stop == "max_tokens":
-        response = {"id": "resp_fake", "status": "incomplete", "usage": usage,
-                    "incomplete_details": {"reason": "max_output_tokens"}}
-        ev("response.incomplete", response=response)
+        ev("response.incomplete", response=_response(
+            model, "incomplete", output, usage=usage,
+            incomplete_details={"reason": "max_output_tokens"}))
     else:
-        ev("response.completed", response={"id": "resp_fake", "status": "completed", "usage": usage})
+        ev("response.completed", response=_response(model, "completed", output, usage=usage))
     return frames
 
 
@@ -163,7 +201,8 @@ def render_anthropic(reply: Reply, model: str, request: Any) -> list[bytes]:
         ev("mystery_event", detail="skip me")
     index = 0
     if reply.thinking:
-        ev("content_block_start", index=index, content_block={"type": "thinking", "thinking": ""})
+        ev("content_block_start", index=index,
+           content_block={"type": "thinking", "thinking": "", "signature": ""})
         for p in _chunks(reply.thinking, reply.chunk_size):
             ev("content_block_delta", index=index, delta={"type": "thinking_delta", "thinking": p})
         ev("content_block_delta", index=index, delta={"type": "signature_delta", "signature": reply.signature})
@@ -303,12 +342,14 @@ def overflow_body(wire: str | None, tokens: int, limit: int) -> bytes:
     return json.dumps(body).encode()
 
 
-def stream_error_frame(wire: str, message: str, error_type: str) -> bytes:
-    """An error reported inside a 200 stream, the way each provider does it."""
+def stream_error_frame(wire: str, message: str, error_type: str, sequence: int = 0) -> bytes:
+    """An error reported inside a 200 stream, the way each provider does it (``sequence``: the
+    Responses API's ``sequence_number``, the count of frames sent before it)."""
     if wire == "anthropic":
         return _sse({"type": "error", "error": {"type": error_type, "message": message}}, "error")
     if wire == "openai-responses":
-        return _sse({"type": "error", "code": error_type, "message": message, "param": None}, "error")
+        return _sse({"type": "error", "code": error_type, "message": message, "param": None,
+                     "sequence_number": sequence}, "error")
     if wire == "gemini":
         return _sse({"error": {"code": 503, "message": message, "status": error_type}})
     if wire == "ollama":

@@ -35,7 +35,11 @@ from nyzhi.web import protocol as p
 log = logging.getLogger(__name__)
 
 # Events kept in memory for replay; older ones are dropped (``State.first_seq`` says so).
+# Bounded by count and by size: the count alone let a long session's history (encoded text
+# deltas, ~130 bytes each) grow toward tens of MB, which is the steady growth issue 55 saw
+# under load (43.5 -> 55.9 MB over 98 turns): kept history by design, not a leak.
 DEFAULT_KEEP = 200_000
+DEFAULT_KEEP_BYTES = 16 * 1024 * 1024
 
 
 class Viewer:
@@ -67,11 +71,13 @@ class Viewer:
 
 
 class WebSession:
-    def __init__(self, rt: Any, nursery: trio.Nursery, keep: int = DEFAULT_KEEP) -> None:
+    def __init__(self, rt: Any, nursery: trio.Nursery, keep: int = DEFAULT_KEEP,
+                 keep_bytes: int = DEFAULT_KEEP_BYTES) -> None:
         self.rt = rt
         self.nursery = nursery
         self.redactor = Session(rt).redactor  # the one every event was redacted with
-        self.log: collections.deque[tuple[int, str]] = collections.deque(maxlen=keep)
+        self.log: collections.deque[tuple[int, str]] = collections.deque()
+        self.keep, self.keep_bytes, self.log_bytes = keep, keep_bytes, 0
         self.seq = 0
         self.busy = False
         self.agents: dict[str, p.AgentNode] = {ev.MAIN_AGENT: p.AgentNode(ev.MAIN_AGENT)}
@@ -96,6 +102,9 @@ class WebSession:
         self._track(event, data)
         text = p.encode(p.EventMessage(self.seq, data))
         self.log.append((self.seq, text))
+        self.log_bytes += len(text)
+        while len(self.log) > 1 and (len(self.log) > self.keep or self.log_bytes > self.keep_bytes):
+            self.log_bytes -= len(self.log.popleft()[1])
         for viewer in list(self.viewers):
             if not viewer.offer(text):
                 self.viewers.discard(viewer)

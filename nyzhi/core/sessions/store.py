@@ -281,6 +281,7 @@ class SessionWriter:
         # (a failed start: a bad -i, a refused prompt), nothing is kept (issue 55).
         self._fresh = fresh
         self._spent = False
+        self.keep_empty = False  # set for a session something else refers to by id
         self._size = os.fstat(fd).st_size
         # The first write that failed (full or read-only disk), ready for the user; after a
         # failed log write the writer appends nothing more (the log stays well formed).
@@ -464,7 +465,8 @@ class SessionWriter:
                 self._fsync(fd)
         finally:
             os.close(fd)
-        if self._fresh and self.meta.message_count == 0 and not self._spent:
+        if self._fresh and self.meta.message_count == 0 and not self._spent \
+                and not self.keep_empty:
             with contextlib.suppress(OSError, SessionError):
                 self._store.delete(self.meta.id)
             return

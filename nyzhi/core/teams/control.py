@@ -347,6 +347,9 @@ class TeamRuntime:
         if member.node and getattr(self.nodes[member.node], "monitored", False):
             raise TeamRuntimeError(f"member {member.name}: node '{member.node}' is monitored "
                                    "(read-only commands only), so no teammate can run there")
+        # a new incarnation: what an earlier one of this member had in progress is orphaned
+        board = self.store.board(config.name)
+        await run_blocking(board.release_owned_by, [member.name])
         sup = await self._team_supervisor(config.name)
         if self.mode_of(config) == TeammateMode.PROCESS:
             return await self._start_process(config, member, path, sup)

@@ -153,6 +153,9 @@ async def run_process(
         cwd=cwd,
         env=full_env,
         start_new_session=True,
+        # bwrap's PID namespace takes a sandboxed command's whole tree when nyz dies; an
+        # unsandboxed one (full-access, ssh) runs behind the guard, which does (nyzhi.spawn)
+        tree=not sandboxed,
     )
     pgid = proc.pid
     drained = trio.Event()

@@ -142,6 +142,17 @@ async def test_a_slow_hook_and_what_it_started_die_with_nyz(workspace, home, con
                              lambda argv: argv == ["sleep", marker], "the hook's sleep")
 
 
+async def test_an_unsandboxed_commands_background_job_dies_with_nyz(workspace, home, configure):
+    """full-access: no bwrap namespace to take the tree, so the guard does."""
+    marker = "7654331"
+    script = _one_call("bash", {"command": f"sleep {marker} & sleep {marker}", "timeout": 600})
+    async with open_fake_llm(script=script) as server:
+        configure(workspace, server.url_for("openai"),
+                  extra='[agent.sandbox]\nlevel = "full-access"\n')
+        await kill_nyz_while(workspace, home, ["run", "--trust", "full", "run it"],
+                             lambda argv: argv == ["sleep", marker], "the command's sleeps")
+
+
 async def test_an_mcp_stdio_server_dies_with_nyz(workspace, home, configure):
     async def never(request):
         await trio.sleep_forever()

@@ -14,7 +14,9 @@ from nyzhi.web.session import WebSession
 
 
 def _runtime() -> object:
-    return types.SimpleNamespace(bus=types.SimpleNamespace(redactor=Redactor()),
+    redactor = Redactor()
+    return types.SimpleNamespace(bus=types.SimpleNamespace(redactor=redactor),
+                                 tooling=types.SimpleNamespace(redactor=redactor),
                                  session_start=types.SimpleNamespace(cwd="."),
                                  session_id="s1")
 

@@ -437,9 +437,40 @@ class Console:
             self.cycle_thinking()
         elif key == "ctrl b":
             self.move_to_background()
+        elif key == "ctrl g" and self._on_input():
+            self.open_editor()
         else:
             return False
         return True
+
+    def open_editor(self) -> None:
+        """Ctrl-G and ``/editor``: the input's draft in ``$VISUAL``/``$EDITOR`` (the screen
+        handed over and taken back), then what was saved is sent; saved empty: nothing is."""
+        if self.loop is None:
+            return
+        from nyzhi.tui.editor import EditorError, edit_text
+
+        draft = self.input.edit_text
+        try:
+            text = edit_text(draft, self.loop.paused)
+        except EditorError as exc:
+            self.flash(str(exc))
+            return
+        finally:
+            self._own_signal_keys()  # the restarted screen put the terminal's back
+        if not text.strip():
+            self.flash("editor: saved empty, nothing sent")
+            return
+        self.input.set_edit_text("")
+        self.input.history.add(text)
+        self.submit(text)
+
+    def _own_signal_keys(self) -> None:
+        """Ctrl-C, Ctrl-\\, Ctrl-Z, Ctrl-S/Q arrive as keys, not signals (the screen's
+        start saves the terminal's own and its stop restores them)."""
+        if self.loop is not None:
+            self.loop.screen.tty_signal_keys("undefined", "undefined", "undefined",
+                                             "undefined", "undefined")
 
     def move_to_background(self) -> None:
         """Ctrl-B: the shown agent's running ``bash`` goes on in the background; the model
@@ -802,9 +833,7 @@ class Console:
             # is queued: the keys typed at the first frame are taken out before, fed after)
             typed = frame.release() if frame is not None else b""
             with self.loop.start():
-                # Ctrl-C, Ctrl-\, Ctrl-Z, Ctrl-S/Q arrive as keys; stop() restores the terminal.
-                screen.tty_signal_keys("undefined", "undefined", "undefined", "undefined",
-                                       "undefined")
+                self._own_signal_keys()  # stop() restores the terminal's
                 if typed:
                     keys, _raw = screen.parse_input(None, None, list(typed), wait_for_more=False)
                     self.loop.process_input(keys)

@@ -17,6 +17,7 @@ from nyzhi.core.commands.registry import (
     ADDED,
     BODY,
     COMMANDS,
+    EDITOR,
     ERROR,
     NOTICE,
     PANEL,
@@ -571,6 +572,12 @@ async def _stats(host: CommandHost, arg: str) -> None:
          needs=frozenset({THEME}))
 async def _theme(host: Any, _arg: str) -> None:
     host.toggle_theme()
+
+
+@command("editor", "write the prompt in $VISUAL/$EDITOR and send it; also Ctrl-G",
+         needs_runtime=False, needs=frozenset({EDITOR}))
+async def _editor(host: Any, _arg: str) -> None:
+    host.open_editor()
 
 
 @command("quit", "leave nyz (also /exit)", needs_runtime=False, aliases=("exit",))

@@ -30,10 +30,11 @@ from nyzhi.core import collector
 from nyzhi.core.protocol import Session, ops, status_card, status_line
 from nyzhi.core.protocol import events as ev
 from nyzhi.core.protocol.commands import dispatch, toggle_plan
-from nyzhi.tui import commands, theme
+from nyzhi.tui import commands, menu, theme
 from nyzhi.tui.activity import Activity
 from nyzhi.tui.conversation import Collapsible, ConsoleRenderer, Expansion, Stream
 from nyzhi.tui.history import History
+from nyzhi.tui.picker import Choice, Choices, Picker
 from nyzhi.tui.widgets import AgentPanel, ApprovalDialog, InputBox, QuestionDialog
 
 CONTEXT_MARKS = (0.75, 0.90)  # context use said in the conversation as it passes each
@@ -98,6 +99,15 @@ class Console:
             urwid.AttrMap(self.input, "input"), urwid.AttrMap(self.status, "status"),
         ])
         footer.focus_position = 2
+        self.footer = footer
+        # The menu under the input (``/`` commands, ``@`` files): its list, its kind, the
+        # files walked for the ``@`` word, and the text Esc closed it on (it stays closed
+        # until the text changes).
+        self.menu: Choices | None = None
+        self.menu_kind = ""
+        self._menu_files: list[str] | None = None
+        self._menu_closed_on: str | None = None
+        urwid.connect_signal(self.input, "postchange", lambda *_: self._update_menu())
         self.frame = urwid.Frame(self.body, footer=footer, focus_part="footer")
         self.root = _Root(self.frame, self.global_key)  # the frame, or a dialog over it
         self.stream(self.main_path).note(("notice", "nyz · starting…"))
@@ -405,6 +415,10 @@ class Console:
         one. Called by ``_Root`` key by key, so a batch read at once keeps its order."""
         if key == "ctrl c":
             self._ctrl_c()
+        elif self.menu is not None and self._on_input() and self._menu_key(key):
+            pass
+        elif key == "esc" and isinstance(self.root.original_widget, _PickerOverlay):
+            self._close_picker()
         elif key == "esc" and self.input.search is not None:
             self.input.end_search()
         elif key == "esc" and self.selected is not None:
@@ -442,6 +456,87 @@ class Console:
         else:
             return False
         return True
+
+    # ---- the menu under the input and the pickers -----------------------------------
+
+    def _update_menu(self) -> None:
+        """After each change of the input: open, refilter or close the menu."""
+        text = self.input.edit_text
+        query = menu.menu_query(text) if self.input.search is None \
+            and not self.input.browsing else None
+        if query is None or text == self._menu_closed_on:
+            self._close_menu(remember=False)
+            return
+        self._menu_closed_on = None
+        kind, typed = query
+        if kind == menu.COMMAND:
+            knowledge = self.rt.knowledge if self.rt is not None else None
+            choices = menu.command_choices(commands.available(commands.FEATURES),
+                                           knowledge.commands if knowledge else {})
+            shown = Choices(choices, empty="(no command by that name: Enter sends it as typed)")
+            shown.filter("/" + typed)
+        else:
+            if self._menu_files is None or self.menu_kind != menu.FILE:
+                self._menu_files = menu.workspace_files(self.cwd)
+            shown = Choices(menu.file_choices(self._menu_files, typed), empty="(no such file)")
+        self._show_menu(kind, shown)
+
+    def _show_menu(self, kind: str, shown: Choices) -> None:
+        entry = (urwid.AttrMap(shown, "input"), self.footer.options())
+        if self.menu is None:
+            self.footer.contents.insert(1, entry)
+        else:
+            self.footer.contents[1] = entry
+        self.menu, self.menu_kind = shown, kind
+        self.footer.focus_position = 3
+
+    def _close_menu(self, *, remember: bool) -> None:
+        if remember:
+            self._menu_closed_on = self.input.edit_text
+        if self.menu is not None:
+            del self.footer.contents[1]
+            self.footer.focus_position = 2
+        self.menu, self._menu_files = None, None
+
+    def _menu_key(self, key: str) -> bool:
+        """↑↓ move in the open menu, Tab puts the choice in the input, Enter too (and runs a
+        command), Esc closes it; False: the key is the input's."""
+        assert self.menu is not None
+        choice = self.menu.current()
+        if key in ("up", "down"):
+            self.menu.move(-1 if key == "up" else 1)
+        elif key == "esc":
+            self._close_menu(remember=True)
+        elif key in ("tab", "enter") and choice is not None:
+            kind = self.menu_kind
+            done = menu.applied(self.input.edit_text, kind, choice)
+            if key == "enter" and kind == menu.COMMAND:  # run it, as if typed whole
+                self.input.set_edit_text(done.rstrip())
+                self.input.keypress((80,), "enter")
+                return True
+            self.input.set_edit_text(done)
+            self.input.set_edit_pos(len(done))
+        else:
+            return False
+        return True
+
+    def pick(self, title: str, choices: list[Choice]) -> None:
+        """A picker over the screen; each choice's value is the command line that picking
+        it runs (``/resume ID``, ``/model NAME``, ``/theme NAME``)."""
+        if self.loop is None or self.pending:
+            return
+        picker = Picker(title, choices, self._picked, self._close_picker)
+        self.root.original_widget = _PickerOverlay(picker, self.frame, "center",
+                                                   ("relative", 80), "middle", "pack")
+
+    def _picked(self, choice: Choice) -> None:
+        self._close_picker()
+        if self.nursery is not None:
+            self.nursery.start_soon(self._command, str(choice.value))
+
+    def _close_picker(self) -> None:
+        if isinstance(self.root.original_widget, _PickerOverlay):
+            self.root.original_widget = self.frame
 
     def open_editor(self) -> None:
         """Ctrl-G and ``/editor``: the input's draft in ``$VISUAL``/``$EDITOR`` (the screen
@@ -840,6 +935,10 @@ class Console:
                 self.loop.draw_screen()  # the input is live before the runtime's imports start
                 nursery.start_soon(self._runtime, args)
                 await evl.run_async()
+
+
+class _PickerOverlay(urwid.Overlay):
+    """A picker over the frame (told apart from the approval and question dialogs)."""
 
 
 class _Root(urwid.WidgetPlaceholder):

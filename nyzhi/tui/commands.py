@@ -16,6 +16,7 @@ from nyzhi.core.protocol.commands import EDITOR, PANEL, RESTART, SCREEN, THEME, 
 
 FEATURES = frozenset({SCREEN, PANEL, THEME, RESTART, EDITOR})
 KEYS_HELP = ("keys: Enter send · Alt-Enter newline · ↑↓ history · Ctrl-R search · Tab complete · "
+             "/ or @ a menu (↑↓ Tab Enter Esc) · "
              "Esc cancel turn · Ctrl-C twice quit · Ctrl-L clear · Ctrl-T theme · "
              "Ctrl-O expand tool output and thinking · "
              "Alt-↑↓ select one, Enter expands or collapses it · "

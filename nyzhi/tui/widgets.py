@@ -29,6 +29,7 @@ class InputBox(urwid.Edit):
         self.search: str | None = None  # the Ctrl-R query while searching
         self.search_at = 0
         self.killed = ""  # what Ctrl-U/K/W or Alt-Backspace cut last; Ctrl-Y puts it back
+        self.browsing = False  # the text is a history entry just recalled (no menu for it)
 
     def at_end(self) -> bool:
         """The cursor is after the last character (End then scrolls the conversation)."""
@@ -114,6 +115,7 @@ class InputBox(urwid.Edit):
         return True
 
     def keypress(self, size: tuple[int], key: str) -> str | None:
+        self.browsing = key in ("up", "down") and self.browsing
         if self.search is not None and self._search_key(key):
             return None
         if key == "ctrl r":
@@ -141,12 +143,14 @@ class InputBox(urwid.Edit):
         before = self.edit_text[: self.edit_pos]
         if key == "up" and "\n" not in before:
             entry = self.history.older(self.edit_text)
+            self.browsing = True
             if entry is not None:
                 self.set_edit_text(entry)
                 self.set_edit_pos(len(entry))
             return None
         if key == "down" and "\n" not in self.edit_text[self.edit_pos:]:
             entry = self.history.newer()
+            self.browsing = True
             if entry is not None:
                 self.set_edit_text(entry)
                 self.set_edit_pos(len(entry))

@@ -66,3 +66,36 @@ async def test_an_empty_save_sends_nothing(workspace, home, configure, tmp_path)
             await say(pane, "typed by hand")
             await pane.wait_for("the model answered", limit_s=30)
     assert [r.last_user_text().strip() for r in server.requests] == ["typed by hand"]
+
+
+async def test_slash_shows_the_command_menu_filtered_as_typed(workspace, home, configure):
+    """`/` on an empty input lists the commands with their help (the one table); a letter
+    filters it; ↓ and Tab put the chosen one in the input; Esc closes the menu; `@` lists the
+    workspace's files."""
+    (workspace / "src").mkdir()
+    (workspace / "src" / "widget_factory.py").write_text("x = 1\n")
+    async with open_fake_llm(script=[reply("ok")]) as server:
+        configure(workspace, server.url_for("openai"))
+        async with open_console(workspace, home) as pane:
+            await pane.wait_for(INPUT_READY)
+            await pane.type("/")
+            screen = await pane.wait_for("show or hide the agent tree")  # /agents's help
+            assert "/autopilot " in screen
+            await pane.type("s")
+            screen = await pane.wait_for(lambda s: "/autopilot" not in s and "/status" in s)
+            assert "/sandbox" in screen and "/sessions" in screen
+            await pane.type("t")  # /st: /stats and /status
+            await pane.wait_for(lambda s: "/sandbox" not in s and "/stats" in s)
+            await pane.keys("Down", "Tab")
+            await pane.wait_for(lambda s: "› /status" in s and "/stats" not in s)  # closed
+            await pane.keys("C-u")
+            await pane.type("/he")
+            await pane.wait_for("list the commands and keys")
+            await pane.keys("Escape")
+            await pane.wait_for(lambda s: "list the commands and keys" not in s)
+            await pane.keys("C-u")
+            await pane.type("look at @widget")
+            await pane.wait_for("src/widget_factory.py")
+            await pane.keys("Tab")
+            await pane.wait_for(lambda s: "› look at @src/widget_factory.py" in s
+                                and "\n src/widget_factory.py" not in s)

@@ -520,11 +520,12 @@ class Console:
             return False
         return True
 
-    def pick(self, title: str, choices: list[Choice]) -> None:
-        """A picker over the screen; each choice's value is the command line that picking
-        it runs (``/resume ID``, ``/model NAME``, ``/theme NAME``)."""
+    def pick(self, title: str, items: list[tuple[str, str, str]]) -> None:
+        """A picker over the screen (the ``PICK`` feature): each item is (label, detail, the
+        command line picking it runs: ``/resume ID``, ``/model NAME``, ``/theme NAME``)."""
         if self.loop is None or self.pending:
             return
+        choices = [Choice(label, detail, line) for label, detail, line in items]
         picker = Picker(title, choices, self._picked, self._close_picker)
         self.root.original_widget = _PickerOverlay(picker, self.frame, "center",
                                                    ("relative", 80), "middle", "pack")
@@ -636,12 +637,23 @@ class Console:
         if self.loop is not None:
             self.loop.screen.clear()
 
-    def toggle_theme(self) -> None:
-        self.theme = theme.next_theme(self.theme)
+    def theme_names(self) -> tuple[str, ...]:
+        return theme.THEMES
+
+    def set_theme(self, name: str) -> None:
+        """``/theme NAME``."""
+        if name not in theme.THEMES:
+            self.note(("error", f"/theme: expected one of {', '.join(theme.THEMES)}, "
+                                f"got {name!r}"))
+            return
+        self.theme = name
         if self.loop is not None:
             self.loop.screen.register_palette(theme.palette(self.theme, no_color=self.no_color))
             self.loop.screen.clear()
         self.flash(f"theme: {self.theme}")
+
+    def toggle_theme(self) -> None:
+        self.set_theme(theme.next_theme(self.theme))
 
     def move_selection(self, step: int) -> None:
         """Alt-Up/Alt-Down: choose the previous/next tool card or thinking block of the

@@ -12,9 +12,17 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from nyzhi.core.protocol.commands import EDITOR, PANEL, RESTART, SCREEN, THEME, available
+from nyzhi.core.protocol.commands import (
+    EDITOR,
+    PANEL,
+    PICK,
+    RESTART,
+    SCREEN,
+    THEME,
+    available,
+)
 
-FEATURES = frozenset({SCREEN, PANEL, THEME, RESTART, EDITOR})
+FEATURES = frozenset({SCREEN, PANEL, THEME, RESTART, EDITOR, PICK})
 KEYS_HELP = ("keys: Enter send · Alt-Enter newline · ↑↓ history · Ctrl-R search · Tab complete · "
              "/ or @ a menu (↑↓ Tab Enter Esc) · "
              "Esc cancel turn · Ctrl-C twice quit · Ctrl-L clear · Ctrl-T theme · "

@@ -12,6 +12,7 @@ from nyzhi.core.commands.registry import (
     ERROR,
     NOTICE,
     PANEL,
+    PICK,
     RESTART,
     SCREEN,
     THEME,
@@ -19,5 +20,5 @@ from nyzhi.core.commands.registry import (
     headless_prompt,
 )
 
-__all__ = ["BODY", "EDITOR", "ERROR", "NOTICE", "PANEL", "RESTART", "SCREEN", "THEME", "CommandHost",
+__all__ = ["BODY", "EDITOR", "ERROR", "NOTICE", "PANEL", "PICK", "RESTART", "SCREEN", "THEME", "CommandHost",
            "available", "dispatch", "headless_prompt", "toggle_plan"]

@@ -99,3 +99,46 @@ async def test_slash_shows_the_command_menu_filtered_as_typed(workspace, home, c
             await pane.keys("Tab")
             await pane.wait_for(lambda s: "› look at @src/widget_factory.py" in s
                                 and "\n src/widget_factory.py" not in s)
+
+
+async def test_resume_without_an_argument_picks_a_session_with_the_arrows(
+        workspace, home, configure):
+    """`/resume` opens a picker of the sessions (titles, ages); ↓ and Enter switch the
+    console to the chosen one, whose thread the next request carries."""
+    from nyzhi.testing.cli import run_nyz
+
+    async with open_fake_llm(script=[reply("noted APPLE"), reply("noted BANANA"),
+                                     reply("it was APPLE")]) as server:
+        configure(workspace, server.url_for("openai"))
+        for prompt in ("remember APPLE", "remember BANANA"):  # two sessions, BANANA newest
+            done = await run_nyz(workspace, home, "run", prompt)
+            assert done.returncode == 0, done.stderr.decode()
+        async with open_console(workspace, home) as pane:
+            await pane.wait_for(INPUT_READY)
+            await say(pane, "/resume")
+            screen = await pane.wait_for("Resume a session")
+            assert "remember BANANA" in screen and "remember APPLE" in screen
+            assert "ago" in screen or "just now" in screen  # each session's age
+            await pane.keys("Down")  # from BANANA (the newest) to APPLE
+            await pane.keys("Enter")
+            screen = await pane.wait_for("resumed session")
+            assert "› remember APPLE" in screen
+            await say(pane, "which fruit?")
+            await pane.wait_for("it was APPLE")
+    last = server.requests[-1]
+    assert ("user", "remember APPLE") in last.transcript()
+    assert ("user", "remember BANANA") not in last.transcript()
+
+
+async def test_the_picker_filters_as_typed_and_theme_picks_one(workspace, home, configure):
+    async with open_fake_llm(script=[reply("ok")]) as server:
+        configure(workspace, server.url_for("openai"))
+        async with open_console(workspace, home) as pane:
+            await pane.wait_for(INPUT_READY)
+            await say(pane, "/theme")
+            screen = await pane.wait_for("filter:")
+            assert "dark" in screen and "light" in screen
+            await pane.type("lig")
+            await pane.wait_for(lambda s: "filter: lig" in s and " dark " not in s)
+            await pane.keys("Enter")
+            await pane.wait_for("theme: light")

@@ -62,6 +62,7 @@ class Console:
         self.theme = "dark"
         self.busy = False
         self.queue: list[str] = []
+        self.pasted: list[Any] = []  # images pasted with Ctrl-V, sent with the next prompt
         self.pending: list[ev.ApprovalRequest | ev.UserQuestion] = []
         self.resume_id: str | None = None
         self.switch: tuple[str, str | None] | None = None  # (provider, model) on the restart
@@ -242,7 +243,8 @@ class Console:
             if text.startswith("!"):
                 await self._shell(text[1:].strip())
             else:
-                handle = await rt.submit(await read_attachments(text, self.cwd))
+                images, self.pasted = tuple(self.pasted), []
+                handle = await rt.submit(await read_attachments(text, self.cwd), images)
                 await handle.wait()
         except Exception as exc:
             main.note(("error", f"error: {exc}"))
@@ -453,6 +455,8 @@ class Console:
             self.move_to_background()
         elif key == "ctrl g" and self._on_input():
             self.open_editor()
+        elif key == "ctrl v" and self._on_input() and self.nursery is not None:
+            self.nursery.start_soon(self._paste_image)
         else:
             return False
         return True
@@ -538,6 +542,22 @@ class Console:
     def _close_picker(self) -> None:
         if isinstance(self.root.original_widget, _PickerOverlay):
             self.root.original_widget = self.frame
+
+    async def _paste_image(self) -> None:
+        """Ctrl-V: the clipboard's image goes with the next prompt (as ``nyz run -i`` gives
+        one); ``[image N]`` in the input marks it."""
+        from nyzhi.provider.images import ImageError, image_from_bytes
+        from nyzhi.tui.clipboard import ClipboardError, paste_image
+
+        try:
+            data = await paste_image()
+            image = image_from_bytes(data, f"clipboard-{len(self.pasted) + 1}.png")
+        except (ClipboardError, ImageError) as exc:
+            self.flash(str(exc))
+            return
+        self.pasted.append(image)
+        self.input.insert_text(f"[image {len(self.pasted)}] ")
+        self.flash(f"image {len(self.pasted)} pasted: it goes with the next prompt")
 
     def open_editor(self) -> None:
         """Ctrl-G and ``/editor``: the input's draft in ``$VISUAL``/``$EDITOR`` (the screen

@@ -31,6 +31,7 @@ KEYS_HELP = ("keys: Enter send · Alt-Enter newline · ↑↓ history · Ctrl-R 
              "PgUp/PgDn scroll · End or Ctrl-End to the end · "
              "Ctrl-A/E line start/end · Ctrl-U/K cut before/after · Ctrl-W or Alt-⌫ cut word · "
              "Alt-B/F word · Ctrl-Y paste the cut · Ctrl-G write in $EDITOR · "
+             "Ctrl-V paste an image · "
              "F2 agents · Shift-Tab plan mode · Alt-T thinking level · !cmd shell · @path attach · "
              "&task on a background agent · Ctrl-B running command to the background")
 

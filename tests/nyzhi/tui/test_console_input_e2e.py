@@ -142,3 +142,52 @@ async def test_the_picker_filters_as_typed_and_theme_picks_one(workspace, home, 
             await pane.wait_for(lambda s: "filter: lig" in s and " dark " not in s)
             await pane.keys("Enter")
             await pane.wait_for("theme: light")
+
+
+def _fake_tool(bin_dir: Path, name: str, data: Path) -> None:
+    tool = bin_dir / name
+    tool.write_text(f'#!/bin/sh\necho "$@" > {bin_dir}/{name}.args\ncat {data}\n')
+    tool.chmod(0o755)
+
+
+async def test_ctrl_v_pastes_the_clipboards_image_into_the_next_prompt(
+        workspace, home, configure, tmp_path):
+    """Ctrl-V reads the clipboard's image with xclip (here a stand-in printing a PNG) and
+    sends it with the next prompt, as `-i` does."""
+    import io
+    import os
+
+    from PIL import Image
+
+    out = io.BytesIO()
+    Image.new("RGB", (4, 3), "red").save(out, "PNG")
+    (tmp_path / "shot.png").write_bytes(out.getvalue())
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    _fake_tool(bin_dir, "xclip", tmp_path / "shot.png")
+    env = {"PATH": f"{bin_dir}:{os.environ['PATH']}", "WAYLAND_DISPLAY": ""}
+    async with open_fake_llm(script=[reply("a red picture")]) as server:
+        configure(workspace, server.url_for("openai"))
+        async with open_console(workspace, home, env=env) as pane:
+            await pane.wait_for(INPUT_READY)
+            await pane.keys("C-v")
+            await pane.wait_for("› [image 1]")
+            await say(pane, "what is this?")
+            await pane.wait_for("a red picture", limit_s=30)
+    assert "-selection clipboard" in (bin_dir / "xclip.args").read_text()
+    body = next(r for r in server.requests if r.wire is not None).json
+    urls = [part["image_url"]["url"] for msg in body["messages"]
+            for part in (msg["content"] if isinstance(msg["content"], list) else ())
+            if part.get("type") == "image_url"]
+    assert len(urls) == 1 and urls[0].startswith("data:image/png;base64,")
+
+
+def test_without_wl_paste_or_xclip_ctrl_v_says_what_to_install():
+    from nyzhi.tui.clipboard import WAYLAND, X11, ClipboardError, paste_command
+
+    with pytest.raises(ClipboardError, match="install wl-clipboard .* or xclip"):
+        paste_command({}, which=lambda _name: None)
+    assert paste_command({}, which=lambda n: f"/usr/bin/{n}") == X11
+    assert paste_command({"WAYLAND_DISPLAY": "wayland-0"}, which=lambda n: f"/bin/{n}") == WAYLAND
+    assert paste_command({}, which=lambda n: "/bin/wl-paste" if n == "wl-paste" else None) \
+        == WAYLAND

@@ -120,6 +120,7 @@ class Console:
         self.session_id = rt.session_id
         self.loaded = loaded
         self.tui = loaded.config.tui
+        self.input.set_vi(self.tui.input_mode == "vi")
         self.streams.clear()
         self.panel.agents.clear()
         self.panel.shells = rt.tooling.context.shells  # the background shells' table
@@ -423,6 +424,8 @@ class Console:
             self._close_picker()
         elif key == "esc" and self.input.search is not None:
             self.input.end_search()
+        elif key == "esc" and self._on_input() and self.input.to_normal():
+            pass  # vi mode: Esc leaves insert mode first
         elif key == "esc" and self.selected is not None:
             self.select_block(None)
         elif key in ("meta up", "meta down") and self._on_input():

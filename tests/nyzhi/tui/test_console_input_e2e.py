@@ -191,3 +191,42 @@ def test_without_wl_paste_or_xclip_ctrl_v_says_what_to_install():
     assert paste_command({"WAYLAND_DISPLAY": "wayland-0"}, which=lambda n: f"/bin/{n}") == WAYLAND
     assert paste_command({}, which=lambda n: "/bin/wl-paste" if n == "wl-paste" else None) \
         == WAYLAND
+
+
+async def test_vi_mode_edits_in_normal_mode(workspace, home, configure):
+    """`[tui] input_mode = "vi"`: Esc leaves insert mode (the turn is not cancelled),
+    `0` `x` `A` and `dd` edit as in vi; Enter sends."""
+    async with open_fake_llm(script=[reply("vi answer")]) as server:
+        configure(workspace, server.url_for("openai"), extra='\n[tui]\ninput_mode = "vi"\n')
+        async with open_console(workspace, home) as pane:
+            await pane.wait_for(INPUT_READY)
+            await pane.type("throw away")
+            await pane.keys("Escape")
+            await pane.wait_for("[N] › throw away")
+            await pane.type("dd")
+            await pane.wait_for(lambda s: "throw away" not in s)
+            await pane.type("i")
+            await pane.type("Xhello")
+            await pane.keys("Escape")
+            await pane.wait_for("[N] › Xhello")
+            await pane.type("0x")  # the X goes
+            await pane.type("A")
+            await pane.type(" vi")
+            await pane.wait_for("› hello vi")
+            await pane.keys("Enter")
+            await pane.wait_for("vi answer", limit_s=30)
+    assert next(r for r in server.requests if r.wire is not None).last_user_text().strip() \
+        == "hello vi"
+
+
+def test_vi_escape_typed_with_the_next_key_is_both():
+    """Esc and a key in one read arrive as "meta KEY": normal mode, then the key."""
+    from nyzhi.tui.history import History
+    from nyzhi.tui.widgets import InputBox
+
+    box = InputBox(History(), lambda _t: None, lambda _t: None)
+    box.set_vi(True)
+    box.insert_text("Xab")
+    box.keypress((40,), "meta 0")
+    box.keypress((40,), "x")
+    assert (box.edit_text, box.normal) == ("ab", True)

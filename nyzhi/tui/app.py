@@ -506,15 +506,17 @@ class Console:
         self.menu, self._menu_files = None, None
 
     def _menu_key(self, key: str) -> bool:
-        """↑↓ move in the open menu, Tab puts the choice in the input, Enter too (and runs a
-        command), Esc closes it; False: the key is the input's."""
+        """↑↓ move in the open menu, Tab puts the choice in the input, Enter too once the
+        arrows chose it (and runs a command; before, Enter sends what was typed, as it always
+        did), Esc closes it; False: the key is the input's."""
         assert self.menu is not None
         choice = self.menu.current()
         if key in ("up", "down"):
             self.menu.move(-1 if key == "up" else 1)
         elif key == "esc":
             self._close_menu(remember=True)
-        elif key in ("tab", "enter") and choice is not None:
+        elif key in ("tab", "enter") and choice is not None and (
+                key == "tab" or self.menu.moved):  # Enter picks only a choice moved to
             kind = self.menu_kind
             done = menu.applied(self.input.edit_text, kind, choice)
             if key == "enter" and kind == menu.COMMAND:  # run it, as if typed whole

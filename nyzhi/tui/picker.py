@@ -45,6 +45,7 @@ class Choices(urwid.WidgetWrap):
         self.all = list(choices)
         self.shown: list[Choice] = list(choices)
         self.at = 0
+        self.moved = False  # the arrows chose the highlighted one
         self.empty = empty
         self.lines = urwid.Text("")
         super().__init__(self.lines)
@@ -57,6 +58,7 @@ class Choices(urwid.WidgetWrap):
 
     def move(self, step: int) -> None:
         if self.shown:
+            self.moved = True
             self.at = (self.at + step) % len(self.shown)
             self._draw()
 

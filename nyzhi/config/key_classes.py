@@ -172,6 +172,7 @@ KEYS: dict[str, Entry] = {
     "tui.accent": S,
     "tui.output_style": S,
     "tui.show_thinking": S,
+    "tui.input_mode": S,
     "tui.colors": S,
     "tui.notify.bell": S,
     "tui.notify.desktop": S,

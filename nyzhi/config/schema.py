@@ -100,6 +100,7 @@ class TuiConfig:
     accent: str = "copper"
     output_style: Literal["normal", "verbose", "minimal", "structured"] = "normal"
     show_thinking: bool = True
+    input_mode: Literal["emacs", "vi"] = "emacs"
     colors: dict[str, str] = attrs.Factory(dict)
     notify: TuiNotifyConfig = attrs.Factory(TuiNotifyConfig)
 

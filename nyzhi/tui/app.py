@@ -30,10 +30,11 @@ from nyzhi.core import collector
 from nyzhi.core.protocol import Session, ops, status_card, status_line
 from nyzhi.core.protocol import events as ev
 from nyzhi.core.protocol.commands import dispatch, toggle_plan
-from nyzhi.tui import commands, theme
+from nyzhi.tui import commands, menu, theme
 from nyzhi.tui.activity import Activity
 from nyzhi.tui.conversation import Collapsible, ConsoleRenderer, Expansion, Stream
 from nyzhi.tui.history import History
+from nyzhi.tui.picker import Choice, Choices, Picker
 from nyzhi.tui.widgets import AgentPanel, ApprovalDialog, InputBox, QuestionDialog
 
 CONTEXT_MARKS = (0.75, 0.90)  # context use said in the conversation as it passes each
@@ -61,6 +62,7 @@ class Console:
         self.theme = theme.detect()  # the first frame's, until [tui] theme is read
         self.busy = False
         self.queue: list[str] = []
+        self.pasted: list[Any] = []  # images pasted with Ctrl-V, sent with the next prompt
         self.pending: list[ev.ApprovalRequest | ev.UserQuestion] = []
         self.resume_id: str | None = None
         self.switch: tuple[str, str | None] | None = None  # (provider, model) on the restart
@@ -98,6 +100,15 @@ class Console:
             urwid.AttrMap(self.input, "input"), urwid.AttrMap(self.status, "status"),
         ])
         footer.focus_position = 2
+        self.footer = footer
+        # The menu under the input (``/`` commands, ``@`` files): its list, its kind, the
+        # files walked for the ``@`` word, and the text Esc closed it on (it stays closed
+        # until the text changes).
+        self.menu: Choices | None = None
+        self.menu_kind = ""
+        self._menu_files: list[str] | None = None
+        self._menu_closed_on: str | None = None
+        urwid.connect_signal(self.input, "postchange", lambda *_: self._update_menu())
         # The conversation area in "body" colours: the terminal's own, or high-contrast's black
         # behind every row, not only behind the characters drawn.
         self.frame = urwid.Frame(urwid.AttrMap(self.body, "body"), footer=footer,
@@ -112,6 +123,7 @@ class Console:
         self.session_id = rt.session_id
         self.loaded = loaded
         self.tui = loaded.config.tui
+        self.input.set_vi(self.tui.input_mode == "vi")
         self.streams.clear()
         self.panel.agents.clear()
         self.panel.shells = rt.tooling.context.shells  # the background shells' table
@@ -235,7 +247,8 @@ class Console:
             if text.startswith("!"):
                 await self._shell(text[1:].strip())
             else:
-                handle = await rt.submit(await read_attachments(text, self.cwd))
+                images, self.pasted = tuple(self.pasted), []
+                handle = await rt.submit(await read_attachments(text, self.cwd), images)
                 await handle.wait()
         except Exception as exc:
             main.note(("error", f"error: {exc}"))
@@ -409,8 +422,14 @@ class Console:
         one. Called by ``_Root`` key by key, so a batch read at once keeps its order."""
         if key == "ctrl c":
             self._ctrl_c()
+        elif self.menu is not None and self._on_input() and self._menu_key(key):
+            pass
+        elif key == "esc" and isinstance(self.root.original_widget, _PickerOverlay):
+            self._close_picker()
         elif key == "esc" and self.input.search is not None:
             self.input.end_search()
+        elif key == "esc" and self._on_input() and self.input.to_normal():
+            pass  # vi mode: Esc leaves insert mode first
         elif key == "esc" and self.selected is not None:
             self.select_block(None)
         elif key in ("meta up", "meta down") and self._on_input():
@@ -441,9 +460,142 @@ class Console:
             self.cycle_thinking()
         elif key == "ctrl b":
             self.move_to_background()
+        elif key == "ctrl g" and self._on_input():
+            self.open_editor()
+        elif key == "ctrl v" and self._on_input() and self.nursery is not None:
+            self.nursery.start_soon(self._paste_image)
         else:
             return False
         return True
+
+    # ---- the menu under the input and the pickers -----------------------------------
+
+    def _update_menu(self) -> None:
+        """After each change of the input: open, refilter or close the menu."""
+        text = self.input.edit_text
+        query = menu.menu_query(text) if self.input.search is None \
+            and not self.input.browsing else None
+        if query is None or text == self._menu_closed_on:
+            self._close_menu(remember=False)
+            return
+        self._menu_closed_on = None
+        kind, typed = query
+        if kind == menu.COMMAND:
+            knowledge = self.rt.knowledge if self.rt is not None else None
+            choices = menu.command_choices(commands.available(commands.FEATURES),
+                                           knowledge.commands if knowledge else {})
+            shown = Choices(choices, empty="(no command by that name: Enter sends it as typed)")
+            shown.filter("/" + typed)
+        else:
+            if self._menu_files is None or self.menu_kind != menu.FILE:
+                self._menu_files = menu.workspace_files(self.cwd)
+            shown = Choices(menu.file_choices(self._menu_files, typed), empty="(no such file)")
+        self._show_menu(kind, shown)
+
+    def _show_menu(self, kind: str, shown: Choices) -> None:
+        entry = (urwid.AttrMap(shown, "input"), self.footer.options())
+        if self.menu is None:
+            self.footer.contents.insert(1, entry)
+        else:
+            self.footer.contents[1] = entry
+        self.menu, self.menu_kind = shown, kind
+        self.footer.focus_position = 3
+
+    def _close_menu(self, *, remember: bool) -> None:
+        if remember:
+            self._menu_closed_on = self.input.edit_text
+        if self.menu is not None:
+            del self.footer.contents[1]
+            self.footer.focus_position = 2
+        self.menu, self._menu_files = None, None
+
+    def _menu_key(self, key: str) -> bool:
+        """↑↓ move in the open menu, Tab puts the choice in the input, Enter too once the
+        arrows chose it (and runs a command; before, Enter sends what was typed, as it always
+        did), Esc closes it; False: the key is the input's."""
+        assert self.menu is not None
+        choice = self.menu.current()
+        if key in ("up", "down"):
+            self.menu.move(-1 if key == "up" else 1)
+        elif key == "esc":
+            self._close_menu(remember=True)
+        elif key in ("tab", "enter") and choice is not None and (
+                key == "tab" or self.menu.moved):  # Enter picks only a choice moved to
+            kind = self.menu_kind
+            done = menu.applied(self.input.edit_text, kind, choice)
+            if key == "enter" and kind == menu.COMMAND:  # run it, as if typed whole
+                self.input.set_edit_text(done.rstrip())
+                self.input.keypress((80,), "enter")
+                return True
+            self.input.set_edit_text(done)
+            self.input.set_edit_pos(len(done))
+        else:
+            return False
+        return True
+
+    def pick(self, title: str, items: list[tuple[str, str, str]]) -> None:
+        """A picker over the screen (the ``PICK`` feature): each item is (label, detail, the
+        command line picking it runs: ``/resume ID``, ``/model NAME``, ``/theme NAME``)."""
+        if self.loop is None or self.pending:
+            return
+        choices = [Choice(label, detail, line) for label, detail, line in items]
+        picker = Picker(title, choices, self._picked, self._close_picker)
+        self.root.original_widget = _PickerOverlay(picker, self.frame, "center",
+                                                   ("relative", 80), "middle", "pack")
+
+    def _picked(self, choice: Choice) -> None:
+        self._close_picker()
+        if self.nursery is not None:
+            self.nursery.start_soon(self._command, str(choice.value))
+
+    def _close_picker(self) -> None:
+        if isinstance(self.root.original_widget, _PickerOverlay):
+            self.root.original_widget = self.frame
+
+    async def _paste_image(self) -> None:
+        """Ctrl-V: the clipboard's image goes with the next prompt (as ``nyz run -i`` gives
+        one); ``[image N]`` in the input marks it."""
+        from nyzhi.provider.images import ImageError, image_from_bytes
+        from nyzhi.tui.clipboard import ClipboardError, paste_image
+
+        try:
+            data = await paste_image()
+            image = image_from_bytes(data, f"clipboard-{len(self.pasted) + 1}.png")
+        except (ClipboardError, ImageError) as exc:
+            self.flash(str(exc))
+            return
+        self.pasted.append(image)
+        self.input.insert_text(f"[image {len(self.pasted)}] ")
+        self.flash(f"image {len(self.pasted)} pasted: it goes with the next prompt")
+
+    def open_editor(self) -> None:
+        """Ctrl-G and ``/editor``: the input's draft in ``$VISUAL``/``$EDITOR`` (the screen
+        handed over and taken back), then what was saved is sent; saved empty: nothing is."""
+        if self.loop is None:
+            return
+        from nyzhi.tui.editor import EditorError, edit_text
+
+        draft = self.input.edit_text
+        try:
+            text = edit_text(draft, self.loop.paused)
+        except EditorError as exc:
+            self.flash(str(exc))
+            return
+        finally:
+            self._own_signal_keys()  # the restarted screen put the terminal's back
+        if not text.strip():
+            self.flash("editor: saved empty, nothing sent")
+            return
+        self.input.set_edit_text("")
+        self.input.history.add(text)
+        self.submit(text)
+
+    def _own_signal_keys(self) -> None:
+        """Ctrl-C, Ctrl-\\, Ctrl-Z, Ctrl-S/Q arrive as keys, not signals (the screen's
+        start saves the terminal's own and its stop restores them)."""
+        if self.loop is not None:
+            self.loop.screen.tty_signal_keys("undefined", "undefined", "undefined",
+                                             "undefined", "undefined")
 
     def move_to_background(self) -> None:
         """Ctrl-B: the shown agent's running ``bash`` goes on in the background; the model
@@ -514,8 +666,15 @@ class Console:
         if self.loop is not None:
             self.loop.screen.clear()
 
+    def theme_names(self) -> tuple[str, ...]:
+        return theme.THEMES
+
+    def set_theme(self, name: str) -> None:
+        """``/theme NAME`` (``auto`` too: from the terminal's background)."""
+        self.toggle_theme(name)
+
     def toggle_theme(self, name: str = "") -> None:
-        """The next theme (Ctrl-T, ``/theme``), or the one named (``/theme NAME``)."""
+        """The next theme (Ctrl-T), or the one named (``/theme NAME``)."""
         wanted = theme.resolve(name) if name else theme.next_theme(self.theme)
         if wanted is None:
             self.note(("error", f"/theme: expected one of {theme.AUTO}, "
@@ -815,15 +974,17 @@ class Console:
             # is queued: the keys typed at the first frame are taken out before, fed after)
             typed = frame.release() if frame is not None else b""
             with self.loop.start():
-                # Ctrl-C, Ctrl-\, Ctrl-Z, Ctrl-S/Q arrive as keys; stop() restores the terminal.
-                screen.tty_signal_keys("undefined", "undefined", "undefined", "undefined",
-                                       "undefined")
+                self._own_signal_keys()  # stop() restores the terminal's
                 if typed:
                     keys, _raw = screen.parse_input(None, None, list(typed), wait_for_more=False)
                     self.loop.process_input(keys)
                 self.loop.draw_screen()  # the input is live before the runtime's imports start
                 nursery.start_soon(self._runtime, args)
                 await evl.run_async()
+
+
+class _PickerOverlay(urwid.Overlay):
+    """A picker over the frame (told apart from the approval and question dialogs)."""
 
 
 class _Root(urwid.WidgetPlaceholder):

@@ -12,16 +12,26 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from nyzhi.core.protocol.commands import PANEL, RESTART, SCREEN, THEME, available
+from nyzhi.core.protocol.commands import (
+    EDITOR,
+    PANEL,
+    PICK,
+    RESTART,
+    SCREEN,
+    THEME,
+    available,
+)
 
-FEATURES = frozenset({SCREEN, PANEL, THEME, RESTART})
+FEATURES = frozenset({SCREEN, PANEL, THEME, RESTART, EDITOR, PICK})
 KEYS_HELP = ("keys: Enter send · Alt-Enter newline · ↑↓ history · Ctrl-R search · Tab complete · "
+             "/ or @ a menu (↑↓ Tab Enter Esc) · "
              "Esc cancel turn · Ctrl-C twice quit · Ctrl-L clear · Ctrl-T theme · "
              "Ctrl-O expand tool output and thinking · "
              "Alt-↑↓ select one, Enter expands or collapses it · "
              "PgUp/PgDn scroll · End or Ctrl-End to the end · "
              "Ctrl-A/E line start/end · Ctrl-U/K cut before/after · Ctrl-W or Alt-⌫ cut word · "
-             "Alt-B/F word · Ctrl-Y paste the cut · "
+             "Alt-B/F word · Ctrl-Y paste the cut · Ctrl-G write in $EDITOR · "
+             "Ctrl-V paste an image · "
              "F2 agents · Shift-Tab plan mode · Alt-T thinking level · !cmd shell · @path attach · "
              "&task on a background agent · Ctrl-B running command to the background")
 

@@ -29,6 +29,10 @@ class InputBox(urwid.Edit):
         self.search: str | None = None  # the Ctrl-R query while searching
         self.search_at = 0
         self.killed = ""  # what Ctrl-U/K/W or Alt-Backspace cut last; Ctrl-Y puts it back
+        self.browsing = False  # the text is a history entry just recalled (no menu for it)
+        self.vi = False  # ``[tui] input_mode = "vi"``
+        self.normal = False  # vi's normal mode (keys are commands, not text)
+        self._pending_d = False  # the first d of dd
 
     def at_end(self) -> bool:
         """The cursor is after the last character (End then scrolls the conversation)."""
@@ -88,6 +92,72 @@ class InputBox(urwid.Edit):
             return False
         return True
 
+    def set_vi(self, on: bool) -> None:
+        self.vi, self.normal = on, False
+        self.set_caption(PROMPT)
+
+    def to_normal(self) -> bool:
+        """Esc in vi's insert mode: normal mode (True); in normal mode, or not in vi mode,
+        Esc is not the input's (it cancels the turn)."""
+        if not self.vi or self.normal:
+            return False
+        self.normal = True
+        self.set_edit_pos(max(0, self.edit_pos - 1) if self.edit_pos else 0)
+        self.set_caption(("prompt", "[N] › "))
+        return True
+
+    def _insert_at(self, pos: int) -> None:
+        self.normal = False
+        self.set_caption(PROMPT)
+        self.set_edit_pos(pos)
+
+    def _vi_key(self, size: tuple[int], key: str) -> str | None:
+        """A key in vi's normal mode: moves, deletes, back to insert mode; Enter still sends."""
+        text, pos = self.edit_text, self.edit_pos
+        line_start = text.rfind("\n", 0, pos) + 1
+        line_end = text.find("\n", pos)
+        line_end = len(text) if line_end < 0 else line_end
+        pending, self._pending_d = self._pending_d, False
+        if key == "d" and pending:
+            self._cut(line_start, line_end)
+        elif key == "d":
+            self._pending_d = True
+        elif key in ("h", "left"):
+            self.set_edit_pos(max(line_start, pos - 1))
+        elif key in ("l", "right"):
+            self.set_edit_pos(min(line_end, pos + 1))
+        elif key == "0":
+            self.set_edit_pos(line_start)
+        elif key == "$":
+            self.set_edit_pos(line_end)
+        elif key == "w":
+            self.set_edit_pos(self._word_end(pos))
+        elif key == "b":
+            self.set_edit_pos(self._word_start(pos, spaces=False))
+        elif key == "x":
+            self._cut(pos, min(line_end, pos + 1))
+        elif key == "D":
+            self._cut(pos, line_end)
+        elif key == "p":
+            self.set_edit_pos(min(len(text), pos + 1))
+            self.insert_text(self.killed)
+        elif key == "i":
+            self._insert_at(pos)
+        elif key == "a":
+            self._insert_at(min(line_end, pos + 1))
+        elif key == "I":
+            self._insert_at(line_start)
+        elif key == "A":
+            self._insert_at(line_end)
+        elif key in ("k", "j"):
+            return self.keypress(size, "up" if key == "k" else "down")
+        elif key == "enter" or not (len(key) == 1 and key.isprintable()):
+            if key == "enter":
+                self.normal = False
+                self.set_caption(PROMPT)
+            return "pass"
+        return None
+
     def end_search(self) -> None:
         self.search = None
         self.set_caption(PROMPT)
@@ -114,6 +184,14 @@ class InputBox(urwid.Edit):
         return True
 
     def keypress(self, size: tuple[int], key: str) -> str | None:
+        self.browsing = key in ("up", "down") and self.browsing
+        if self.vi and not self.normal and self.search is None and key.startswith("meta ") \
+                and len(key) == 6:  # Esc then a key, typed faster than the terminal tells
+            self.to_normal()
+            key = key[5:]
+        if self.normal and self.search is None:
+            if self._vi_key(size, key) is None:
+                return None
         if self.search is not None and self._search_key(key):
             return None
         if key == "ctrl r":
@@ -141,12 +219,14 @@ class InputBox(urwid.Edit):
         before = self.edit_text[: self.edit_pos]
         if key == "up" and "\n" not in before:
             entry = self.history.older(self.edit_text)
+            self.browsing = True
             if entry is not None:
                 self.set_edit_text(entry)
                 self.set_edit_pos(len(entry))
             return None
         if key == "down" and "\n" not in self.edit_text[self.edit_pos:]:
             entry = self.history.newer()
+            self.browsing = True
             if entry is not None:
                 self.set_edit_text(entry)
                 self.set_edit_pos(len(entry))

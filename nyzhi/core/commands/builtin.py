@@ -17,9 +17,11 @@ from nyzhi.core.commands.registry import (
     ADDED,
     BODY,
     COMMANDS,
+    EDITOR,
     ERROR,
     NOTICE,
     PANEL,
+    PICK,
     REMOVED,
     RESTART,
     SCREEN,
@@ -68,6 +70,12 @@ async def _cancel(host: CommandHost, _arg: str) -> None:
 
 @command("model", "list models · switch: /model NAME · /model PROVIDER/MODEL")
 async def _model(host: CommandHost, arg: str) -> None:
+    if not arg and PICK in host.features:
+        choices = await model_choices(host)
+        if choices:
+            host.pick(f"Model (now {host.rt.provider_name}/{host.rt.model})",  # type: ignore[attr-defined]
+                      choices)
+            return
     if not arg:
         host.show(BODY, await model_listing(host))
         return
@@ -122,6 +130,28 @@ def _provider_switch(host: CommandHost, provider: str, model: str | None) -> boo
             return None
         return False  # a preset with no key: the whole name is the current provider's model
     return True
+
+
+async def model_choices(host: CommandHost) -> list[tuple[str, str, str]]:
+    """``/model``'s picker: the provider's listed models (the current one first), then each
+    other configured provider's model; empty when the provider lists nothing."""
+    import trio
+
+    from nyzhi.provider.models import refresh_models
+    rt = host.rt
+    try:
+        with trio.fail_after(10):
+            listed = await refresh_models(rt.main_agent.loop.provider, register_unknown=False)
+    except Exception:  # no listing endpoint, offline: /model shows why, as text
+        return []
+    names = sorted({m.id for m in listed}, key=lambda n: (n != rt.model, n))
+    choices = [(n, "in use" if n == rt.model else rt.provider_name, f"/model {n}")
+               for n in names]
+    for name, entry in host.loaded_config().config.provider.entries.items():
+        if name != rt.provider_name and entry.model:
+            choices.append((f"{name}/{entry.model}", "reopens the session there",
+                                  f"/model {name}/{entry.model}"))
+    return choices
 
 
 async def model_listing(host: CommandHost) -> str:
@@ -385,6 +415,11 @@ async def _sessions(host: CommandHost, _arg: str) -> None:
 async def _resume(host: Any, arg: str) -> None:
     from nyzhi.core.sessions import SessionError, SessionStore
 
+    if not arg and PICK in host.features:
+        metas = SessionStore().list()[:100]
+        if metas:
+            host.pick("Resume a session", session_choices(metas, host.rt.session_id))
+            return
     if not arg:
         await _sessions(host, "")
         return
@@ -394,6 +429,31 @@ async def _resume(host: Any, arg: str) -> None:
         host.show(ERROR, str(exc))
         return
     host.restart_on(meta.id)
+
+
+def session_choices(metas: list[Any], current: str) -> list[tuple[str, str, str]]:
+    """``/resume``'s picker: each session's title, with its id, age and size."""
+    return [((m.title or "(untitled)")[:60],
+                   f"{m.id[:8]} · {age(m.updated)} · {m.message_count} msgs"
+                   + (" · this session" if m.id == current else ""), f"/resume {m.id}")
+            for m in metas]
+
+
+def age(stamp: str) -> str:
+    """How long ago an ISO time was, in the largest whole unit ("5 min ago", "3 d ago")."""
+    import datetime as dt
+
+    try:
+        then = dt.datetime.fromisoformat(stamp)
+    except ValueError:
+        return "?"
+    if then.tzinfo is None:
+        then = then.replace(tzinfo=dt.UTC)
+    secs = max(0, int((dt.datetime.now(dt.UTC) - then).total_seconds()))
+    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
+        if secs >= size:
+            return f"{secs // size} {unit} ago"
+    return "just now"
 
 
 @command("export", "write the thread as Markdown: /export [FILE]")
@@ -567,10 +627,23 @@ async def _stats(host: CommandHost, arg: str) -> None:
     host.show(BODY, "\n".join(stats_lines(stats(summaries, by))))
 
 
-@command("theme", "next theme (Ctrl-T); /theme dark|light|high-contrast|auto",
-         needs_runtime=False, needs=frozenset({THEME}))
+@command("theme", "pick a theme · /theme dark|light|high-contrast|auto · Ctrl-T",
+         needs_runtime=False,
+         needs=frozenset({THEME}))
 async def _theme(host: Any, arg: str) -> None:
-    host.toggle_theme(arg.strip())
+    if arg:
+        host.set_theme(arg)
+    elif PICK in host.features:
+        host.pick("Theme", [(n, "in use" if n == host.theme else "", f"/theme {n}")
+                        for n in host.theme_names()])
+    else:
+        host.toggle_theme()
+
+
+@command("editor", "write the prompt in $VISUAL/$EDITOR and send it; also Ctrl-G",
+         needs_runtime=False, needs=frozenset({EDITOR}))
+async def _editor(host: Any, _arg: str) -> None:
+    host.open_editor()
 
 
 @command("quit", "leave nyz (also /exit)", needs_runtime=False, aliases=("exit",))

@@ -30,12 +30,16 @@ SCREEN = "screen"  # a screen that can be cleared
 PANEL = "panel"  # the agent tree
 THEME = "theme"  # colour themes
 RESTART = "restart"  # close the runtime and open another (a session, a provider) in place
+EDITOR = "editor"  # hand the terminal to $VISUAL/$EDITOR for the prompt
+# A picker (arrow keys, type to filter): ``pick(title, [(label, detail, command line)])``;
+# picking one runs its command line (``/resume ID``).
+PICK = "pick"
 
 
 class CommandHost(Protocol):
     """What a front end gives the commands. Methods named by a feature (``clear_screen`` for
     ``SCREEN``, ``toggle_panel`` for ``PANEL``, ``toggle_theme`` for ``THEME``, ``restart_on``
-    for ``RESTART``) are only called when the front end lists that feature."""
+    for ``RESTART``, ``open_editor`` for ``EDITOR``, ``pick`` for ``PICK``) are only called when the front end lists that feature."""
 
     rt: Any  # nyzhi.core.runtime.Runtime, or None while it is still starting
     cwd: Path

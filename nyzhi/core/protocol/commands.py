@@ -8,9 +8,11 @@ from nyzhi.core.commands import available, dispatch
 from nyzhi.core.commands.builtin import toggle_plan
 from nyzhi.core.commands.registry import (
     BODY,
+    EDITOR,
     ERROR,
     NOTICE,
     PANEL,
+    PICK,
     RESTART,
     SCREEN,
     THEME,
@@ -18,5 +20,5 @@ from nyzhi.core.commands.registry import (
     headless_prompt,
 )
 
-__all__ = ["BODY", "ERROR", "NOTICE", "PANEL", "RESTART", "SCREEN", "THEME", "CommandHost",
+__all__ = ["BODY", "EDITOR", "ERROR", "NOTICE", "PANEL", "PICK", "RESTART", "SCREEN", "THEME", "CommandHost",
            "available", "dispatch", "headless_prompt", "toggle_plan"]

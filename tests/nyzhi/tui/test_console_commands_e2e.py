@@ -36,9 +36,10 @@ async def test_model_lists_and_switches_the_main_agents_model_in_place(
         configure(workspace, server.url_for("openai"))
         async with open_console(workspace, home) as pane:
             await pane.wait_for(INPUT_READY)
-            screen = await command(pane, "/model", "fake lists:")
-            assert "fake lists: fake-model-1 *, fake-model-2" in screen  # GET /models
-            assert "configured providers: fake (fake-model-1)" in screen
+            screen = await command(pane, "/model", "Model (now fake/fake-model-1)")  # a picker
+            assert "fake-model-1  in use" in screen and "fake-model-2  fake" in screen  # GET /models
+            await pane.keys("Escape")
+            await pane.wait_for(lambda s: "Model (now" not in s)
             await say(pane, "one")
             await pane.wait_for("first")
             screen = await command(pane, "/model fake-model-2",

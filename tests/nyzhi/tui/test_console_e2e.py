@@ -340,7 +340,7 @@ async def test_the_other_commands_do_their_jobs(workspace, home, configure):
             await command("/diff", "+changed line")
             await command("/hooks", "no hooks")
             await command("/config", "[tui] theme=auto")
-            await command("/theme", "theme: light")
+            await command("/theme light", "theme: light")  # no argument: a picker
             await command("/trust autoedit", "trust: autoedit")
             await pane.keys("BTab")
             await pane.wait_for(lambda s: "plan mode on" in s and "PLAN" in s)

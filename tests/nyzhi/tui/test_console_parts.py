@@ -229,11 +229,12 @@ def test_the_first_frame_echoes_plain_typing_and_keeps_every_byte():
 
 def test_the_console_offers_every_command_and_the_chat_all_but_the_screen_ones():
     """One table (nyzhi.core.commands): the console has every feature a command needs; a front
-    end with none (the line chat) is offered all but /clear, /agents, /theme and /resume."""
+    end with none (the line chat) is offered all but /clear, /agents, /theme, /resume and /editor."""
     from nyzhi.core.commands import available
 
     assert set(available(commands.FEATURES)) == set(COMMANDS)
-    assert set(COMMANDS) - set(available(frozenset())) == {"clear", "agents", "theme", "resume"}
+    assert set(COMMANDS) - set(available(frozenset())) == {"clear", "agents", "theme", "resume",
+                                                              "editor"}
     assert commands.complete("/ex", Path("."))[0] == "/export "  # aliases are not completed
 
 

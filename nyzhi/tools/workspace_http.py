@@ -26,6 +26,21 @@ import trio
 MAX_REQUEST = 16 * 1024
 
 
+async def read_request_line(stream: trio.abc.ReceiveStream, *, limit: int = MAX_REQUEST,
+                            timeout: float = 30) -> list[str] | None:  # noqa: ASYNC109
+    """The words of the request line of one HTTP/1.x request on ``stream``, reading its head
+    bounded in size and time (nyz's loopback responders: this file server, the OAuth
+    login's redirect); None when the peer closed before the head ended."""
+    data = b""
+    with trio.move_on_after(timeout):
+        while b"\r\n\r\n" not in data and len(data) < limit:
+            chunk = await stream.receive_some(4096)
+            if not chunk:
+                return None
+            data += chunk
+    return data.split(b"\r\n", 1)[0].decode("latin-1").split(" ")
+
+
 class WorkspaceFiles:
     """The served roots, by token; ``url`` for a file, ``serve`` as a ``trio.serve_tcp``
     handler."""
@@ -67,14 +82,9 @@ class WorkspaceFiles:
         return found if found.is_file() else None
 
     async def serve(self, stream: trio.SocketStream) -> None:
-        data = b""
-        with trio.move_on_after(30):
-            while b"\r\n\r\n" not in data and len(data) < MAX_REQUEST:
-                chunk = await stream.receive_some(4096)
-                if not chunk:
-                    return
-                data += chunk
-        line = data.split(b"\r\n", 1)[0].decode("latin-1").split(" ")
+        line = await read_request_line(stream)
+        if line is None:
+            return
         status, body, ctype = "404 Not Found", b"not found", "text/plain"
         if len(line) == 3 and line[0] in ("GET", "HEAD"):
             found = await trio.to_thread.run_sync(self._file, line[1])

@@ -16,6 +16,7 @@ from urllib.parse import parse_qs, urlsplit
 import trio
 
 from nyzhi.config.mcp_sources import ServerEntry
+from nyzhi.tools.workspace_http import read_request_line
 
 LOGIN_TIMEOUT = 300.0  # seconds a person has to finish in the browser
 _MAX_REQUEST = 16384
@@ -32,15 +33,7 @@ async def _one_callback(listener: trio.SocketListener) -> dict[str, str]:
     while True:
         stream = await listener.accept()
         async with stream:
-            data = b""
-            with trio.move_on_after(30):
-                while b"\r\n\r\n" not in data and len(data) < _MAX_REQUEST:
-                    chunk = await stream.receive_some(4096)
-                    if not chunk:
-                        break
-                    data += chunk
-            line = data.split(b"\r\n", 1)[0].decode("latin-1")
-            parts = line.split(" ")
+            parts = await read_request_line(stream, limit=_MAX_REQUEST) or []
             target = urlsplit(parts[1]) if len(parts) >= 2 and parts[0] == "GET" else None
             if target is None or target.path != "/callback":
                 with contextlib.suppress(trio.BrokenResourceError):

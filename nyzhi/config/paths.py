@@ -64,12 +64,14 @@ def private_app_dirs(env: Mapping[str, str] | None = None) -> None:
     for path in (data_dir(env), state_dir(env)):
         if path.is_dir():
             continue
-        path.parent.mkdir(parents=True, exist_ok=True)
         try:
+            path.parent.mkdir(parents=True, exist_ok=True)
             os.mkdir(path, 0o700)
-        except FileExistsError:
+            os.chmod(path, 0o700)  # mkdir's mode is masked by the umask
+        except OSError:
+            # best effort: a read-only or full disk is said by what then fails to write
+            # there (the session log names the directory and the fix)
             continue
-        os.chmod(path, 0o700)  # mkdir's mode is masked by the umask
 
 
 def cache_dir(env: Mapping[str, str] | None = None) -> Path:

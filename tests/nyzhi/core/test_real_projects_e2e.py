@@ -224,7 +224,8 @@ async def test_an_unapproved_claude_allow_rule_approves_nothing(workspace, home,
     script = [reply(tool_calls=[tool_call("bash", {"command": "touch planted-ran.txt"})]),
               reply("done")] * 3
     async with open_fake_llm(script=script) as server:
-        configure(workspace, server.url_for("openai"))  # the user approved this config
+        # the provider in the user's own config: the project's gated parts wait for approval
+        configure(workspace, server.url_for("openai"), approve=False)
         for name in ("settings.json", "settings.local.json"):
             settings = workspace / ".claude" / name
             settings.parent.mkdir(exist_ok=True)
@@ -232,7 +233,7 @@ async def test_an_unapproved_claude_allow_rule_approves_nothing(workspace, home,
             proc = await run_nyz(workspace, home, "run", "go")  # headless, trust off
             assert proc.returncode == 0, proc.stderr.decode()
             assert not (workspace / "planted-ran.txt").exists(), name
-            assert "permission rules" in proc.stderr.decode()  # the notice says what was held
+            assert "permissions.allow" in proc.stderr.decode()  # the notice says what was held
             settings.unlink()
         settings = workspace / ".claude" / "settings.json"
         settings.write_text(json.dumps({"permissions": {"allow": ["Bash"]}}))

@@ -41,7 +41,10 @@ def _repo(tmp_path: Path) -> Path:
 def _saved(ws: Path, befores: list[tuple[Path, bytes | None, int | None]],
            afters: dict[Path, str | None]) -> str:
     """A saved session whose journal says nyz changed ``befores`` in its first turn."""
+    from nyzhi.provider.types import Message
+
     writer = SessionStore().create(cwd=ws, workspace_root=ws, sync="never")
+    writer.append_message(Message("user", "p"))  # its first turn (an empty one is not kept)
     writer.close()
     journal = CheckpointStore().journal(writer.id)
     journal.append({"k": "point", "seq": 1, "kind": "prompt", "label": "p", "log": None})

@@ -65,10 +65,13 @@ def measure(runs: int) -> dict[str, Any]:
     async def both(ws: Path, plain: dict[str, str], loaded: dict[str, str]) -> dict[str, Any]:
         none, twenty, sizes = [], [], {}
         async with open_fake_llm() as server:
-            (ws / ".nyzhi" / "config.toml").write_text(
-                f'[provider]\ndefault = "fake"\n[provider.fake]\napi_style = "openai"\n'
-                f'base_url = "{server.url_for("openai")}"\nmodel = "m"\napi_key = "k"\n'
-                "context_window = 65536\n")
+            for env in (plain, loaded):  # the user's own config: a project's base_url and
+                user = Path(env["HOME"]) / ".config" / "nyzhi" / "config.toml"  # key are gated
+                user.parent.mkdir(parents=True, exist_ok=True)
+                user.write_text(
+                    f'[provider]\ndefault = "fake"\n[provider.fake]\napi_style = "openai"\n'
+                    f'base_url = "{server.url_for("openai")}"\nmodel = "m"\napi_key = "k"\n'
+                    "context_window = 65536\n")
             for label, env in (("none", plain), ("twenty", loaded)):  # warm-up, and sizes
                 await _timed_run(server, nyz, ws, env)
                 body = server.requests[-1].json if server.requests else {}

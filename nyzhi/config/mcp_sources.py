@@ -157,6 +157,15 @@ def read_mcp_json(root: Path, env: Mapping[str, str] | None = None) -> list[Serv
         raise ConfigError(_problem(file, "", "valid JSON", f"a value it cannot hold: {exc}")
                           ) from None
     servers = data.get("mcpServers", {}) if isinstance(data, dict) else None
+    return servers_from(servers, file, env)
+
+
+def servers_from(servers: Any, file: Path,
+                 env: Mapping[str, str] | None = None) -> list[ServerEntry]:
+    """The servers of an ``mcpServers`` object read from ``file`` (a ``.mcp.json``, or a
+    plugin's ``plugin.json``, whose ``mcpServers`` has the same shape); ConfigError naming
+    the file and key on anything malformed."""
+    env = os.environ if env is None else env
     if not isinstance(servers, dict):
         raise ConfigError(_problem(file, "mcpServers", "an object of servers",
                                    type(servers).__name__))

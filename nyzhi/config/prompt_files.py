@@ -62,7 +62,22 @@ def _real_root(root: Path) -> Path:
 
 
 def _under(path: Path, root: Path) -> bool:
-    return path == root or path.is_relative_to(root)
+    # both are real absolute paths: a string prefix at a separator is is_relative_to, without
+    # pathlib's parsing (a loader checks every file against every root)
+    p, r = str(path), str(root)
+    return p == r or p.startswith(r if r.endswith(os.sep) else r + os.sep)
+
+
+class RealRoots(tuple):  # type: ignore[type-arg]
+    """Roots resolved once by ``resolve_roots``: ``read_prompt_bytes`` uses them as they are,
+    so a loader reading many files (twenty plugins' agents, skills and commands) pays the
+    roots' ``realpath`` once, not once per file. Each file's own path is still resolved and
+    its opened descriptor checked, every time."""
+
+
+def resolve_roots(roots: Iterable[Path]) -> RealRoots:
+    """``roots`` resolved as ``read_prompt_bytes`` checks them, for reading many files."""
+    return roots if isinstance(roots, RealRoots) else RealRoots(_real_root(r) for r in roots)
 
 
 def refusal(real: Path, roots: Iterable[Path]) -> str | None:
@@ -95,7 +110,7 @@ def read_prompt_bytes(path: Path | str, roots: Iterable[Path], limit: int | None
     Raises ``PromptFileRefused`` for a refused file, and ``OSError`` as ``open`` does for a
     missing or unreadable one (``IsADirectoryError`` for a directory)."""
     path = Path(path)
-    roots = tuple(_real_root(r) for r in roots)
+    roots = resolve_roots(roots)
     real = Path(os.path.realpath(path))
     why = refusal(real, roots)
     if why:

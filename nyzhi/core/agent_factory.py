@@ -271,6 +271,8 @@ class AgentFactory:
             loop.before_compact = _compact_hooks(self.hooks, spec.path, loop)
         if spec.path == ev.MAIN_AGENT and self.hooks.has_claude("Stop"):
             loop.on_stop = _stop_hooks(self.hooks, self.session_id)
+        elif spec.path.startswith(ev.MAIN_AGENT + "/") and self.hooks.has_claude("SubagentStop"):
+            loop.on_stop = _stop_hooks(self.hooks, self.session_id, spec.path)
         level = spec.thinking if spec.thinking is not None else self.thinking
         loop.thinking, notice = resolve_thinking(level, model)
         return Agent(spec, loop, tooling, system_prompt, (notice,) if notice else ())
@@ -312,19 +314,22 @@ class AgentFactory:
         return prompt, None
 
 
-def _stop_hooks(hooks: HookRunner, session_id: str) -> Callable[[str, bool],
-                                                             Awaitable[str | None]]:
-    """Claude Code's ``Stop`` hooks when the main agent is about to stop: one that blocks
-    (exit 2, or ``decision: "block"``) makes it go on, with its reason as the next message.
-    ``stop_hook_active`` tells the hook it already did in this turn (loops stop themselves);
-    the turn's steps and the agent's budget bound the rest."""
+def _stop_hooks(hooks: HookRunner, session_id: str, subagent: str = ""
+                ) -> Callable[[str, bool], Awaitable[str | None]]:
+    """Claude Code's ``Stop`` hooks when the main agent is about to stop (``SubagentStop``
+    when ``subagent``, its path, is): one that blocks (exit 2, or ``decision: "block"``)
+    makes it go on, with its reason as the next message. ``stop_hook_active`` tells the hook
+    it already did in this turn (loops stop themselves); the turn's steps (``max_steps``)
+    and the agent's budget bound the rest. A subagent's Claude hooks run only here (the
+    runtime's end-of-work ``subagent_stop`` fires nyz's own), so each runs once per stop."""
+    event, name = ("subagent_stop", "SubagentStop") if subagent else ("after_turn", "Stop")
 
     async def fire(text: str, active: bool) -> str | None:
-        outcome = await hooks.fire("after_turn", {
-            "session_id": session_id, "agent": ev.MAIN_AGENT, "text": text,
+        outcome = await hooks.fire(event, {
+            "session_id": session_id, "agent": subagent or ev.MAIN_AGENT, "text": text,
             "stop_hook_active": active}, only="claude")
         if outcome.blocked and not outcome.stop:
-            return outcome.message or "A Stop hook asked you to go on."
+            return outcome.message or f"A {name} hook asked you to go on."
         return None
 
     return fire

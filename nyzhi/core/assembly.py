@@ -578,13 +578,18 @@ def load_roles(config: Any, workspace: Any, tooling: Tooling) -> tuple[Any, list
 
 def build_hooks(config: Any, workspace: Any, cwd: Path, *,
                 claude: bool = True) -> tuple[HookRunner, list[str]]:
-    """The hooks to run: the config's, and (``claude``: approved, ``nyzhi.config.project_trust``)
-    those of ``.claude/settings*.json``."""
+    """The hooks to run: the config's, the user's own Claude Code ones
+    (``~/.claude/settings.json``: theirs, so never gated), and (``claude``: approved,
+    ``nyzhi.config.project_trust``) those of the project's ``.claude/settings*.json``."""
+    from nyzhi.core.hooks.claude import load_user_claude_hooks
+
     specs = list(hooks_from_config([h.as_table() for h in config.agent.hooks]))
-    notes: list[str] = []
+    specs_user, notes = load_user_claude_hooks(workspace.root)
+    specs += specs_user
     if claude:
-        claude_specs, notes = load_claude_hooks(workspace.root)
+        claude_specs, more = load_claude_hooks(workspace.root)
         specs += claude_specs
+        notes = [*notes, *more]
     from nyzhi.core.plugins.parts import plugin_hooks
 
     # installed plugins' hooks: approved by digest when installed, never by a trust mode

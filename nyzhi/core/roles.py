@@ -41,7 +41,12 @@ from typing import Any
 import attrs
 
 from nyzhi import records
-from nyzhi.config.prompt_files import PromptFileRefused, prompt_roots, read_prompt_file
+from nyzhi.config.prompt_files import (
+    PromptFileRefused,
+    prompt_roots,
+    read_prompt_file,
+    resolve_roots,
+)
 from nyzhi.config.schema_agent import BudgetConfig, RoleConfig
 from nyzhi.config.thinking import parse_level
 from nyzhi.core import role_prompts as rp
@@ -196,14 +201,17 @@ def _tool_list(value: Any, where: str,
 # ---- role files -----------------------------------------------------------------------------
 
 
-def load_role_file(path: Path, workspace_root: Path | None = None) -> tuple[Role, list[str]]:
+def load_role_file(path: Path, workspace_root: Path | None = None, *,
+                   roots: Iterable[Path] | None = None) -> tuple[Role, list[str]]:
     """The role a ``.nyzhi/agents`` or ``.claude/agents`` file defines, and warnings (unknown
     keys). RoleError, naming the file, for anything unusable. The body becomes a system
     prompt, so the file must resolve inside the workspace or nyz's config folders
-    (``config.prompt_files``; without ``workspace_root``, the file's own folder)."""
+    (``config.prompt_files``; without ``workspace_root``, the file's own folder). ``roots``:
+    those folders already resolved (``resolve_roots``), for a caller reading many files."""
     root = workspace_root if workspace_root is not None else Path(os.path.abspath(path)).parent
     try:
-        text = read_prompt_file(path, prompt_roots(root), errors="strict")
+        text = read_prompt_file(path, roots if roots is not None else prompt_roots(root),
+                                errors="strict")
     except PromptFileRefused as exc:
         raise RoleError(str(exc)) from None
     except (OSError, UnicodeDecodeError) as exc:
@@ -318,16 +326,17 @@ class RoleCatalog:
         catalog = cls()
         files: dict[str, Role] = {}
         if workspace_root is not None:
+            roots = resolve_roots(prompt_roots(workspace_root))  # once for every folder
             # .claude first so that .nyzhi files of the same name replace them.
             for folder in (".claude", ".nyzhi"):
                 for role in catalog._load_dir(Path(workspace_root) / folder / "agents",
-                                              Path(workspace_root)):
+                                              Path(workspace_root), roots):
                     files[role.name] = role
             # active plugins' agents, named plugin:agent as Claude Code names them
             from nyzhi.config.plugins import plugin_dirs
 
             for plugin, folder in plugin_dirs(workspace_root, "agents"):
-                for role in catalog._load_dir(folder, Path(workspace_root)):
+                for role in catalog._load_dir(folder, Path(workspace_root), roots):
                     named = attrs.evolve(role, name=f"{plugin}:{role.name}")
                     files[named.name] = named
         roles = dict(BUILTIN_ROLES)
@@ -350,13 +359,14 @@ class RoleCatalog:
         catalog.roles = roles
         return catalog
 
-    def _load_dir(self, folder: Path, workspace_root: Path) -> list[Role]:
+    def _load_dir(self, folder: Path, workspace_root: Path,
+                  roots: Iterable[Path]) -> list[Role]:
         if not folder.is_dir():
             return []
         found = []
         for path in sorted(folder.glob("*.md")):
             try:
-                role, notes = load_role_file(path, workspace_root)
+                role, notes = load_role_file(path, workspace_root, roots=roots)
             except RoleError as exc:
                 self.errors[path.stem] = str(exc)
                 continue

@@ -702,7 +702,11 @@ async def _start(base: _Assembly, tree: SubagentManager, teams: TeamRuntime,
         base.writer.append_event(session_start)
 
     async def lifecycle(event: str, path: str, status: str) -> None:
-        await hooks.fire(event, {"session_id": session_id, "agent": path, "status": status})
+        # Claude Code's SubagentStop hooks run inside the subagent's turn, where they can make
+        # it go on (agent_factory._stop_hooks); at the end of its work, only nyz's own.
+        only = "ours" if event == "subagent_stop" else None
+        await hooks.fire(event, {"session_id": session_id, "agent": path, "status": status},
+                         only=only)
 
     tree.lifecycle = teams.lifecycle = lifecycle
     agents = base.system.spawn(actors.Supervisor, name="agents",

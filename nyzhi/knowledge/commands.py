@@ -33,7 +33,7 @@ from typing import Any
 import attrs
 
 from nyzhi import records
-from nyzhi.config.prompt_files import prompt_roots, read_prompt_file
+from nyzhi.config.prompt_files import prompt_roots, read_prompt_file, resolve_roots
 from nyzhi.knowledge import frontmatter as fm
 
 COMMAND_DIRS: tuple[str, ...] = (".claude/commands", ".nyzhi/commands")
@@ -72,9 +72,10 @@ def _nth(words: list[str], n: int) -> str:
     return words[n - 1] if n <= len(words) else ""
 
 
-def _from_file(path: Path, root: Path, notes: list[str] | None = None) -> Command | None:
+def _from_file(path: Path, root: Path, notes: list[str] | None = None,
+               roots: Iterable[Path] = ()) -> Command | None:
     try:  # a command file resolving outside the workspace is refused (config.prompt_files)
-        text = read_prompt_file(path, prompt_roots(root))
+        text = read_prompt_file(path, roots or prompt_roots(root))
     except OSError:
         return None
     try:
@@ -104,6 +105,7 @@ def load_commands(
     ``configured`` holds ``[[agent.commands]]`` entries (``name``, ``prompt``,
     ``description``). Notices about command files are appended to ``notes``."""
     found: dict[str, Command] = {}
+    roots = resolve_roots(prompt_roots(root))  # once, not per command file
     for rel in COMMAND_DIRS:
         base = root / rel
         if base.is_dir():
@@ -113,7 +115,7 @@ def load_commands(
                         notes.append(f"command left out: {path}: its name is not letters, "
                                      f"digits and '_.:-' of at most {fm.NAME_CAP} characters")
                     continue
-                command = _from_file(path, root, notes)
+                command = _from_file(path, root, notes, roots)
                 if command is not None:
                     found[command.name] = command
     from nyzhi.config.plugins import plugin_dirs
@@ -121,7 +123,7 @@ def load_commands(
     for plugin, base in plugin_dirs(root, "commands"):
         for path in sorted(base.glob("*.md")):
             if _NAME.fullmatch(path.stem) and len(path.stem) <= fm.NAME_CAP:
-                command = _from_file(path, root, notes)
+                command = _from_file(path, root, notes, roots)
                 if command is not None:
                     found[f"{plugin}:{command.name}"] = attrs.evolve(
                         command, name=f"{plugin}:{command.name}")

@@ -18,12 +18,13 @@ workspace (a symlinked ``SKILL.md`` or skill directory) is skipped with a notice
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 import attrs
 
 from nyzhi import records
-from nyzhi.config.prompt_files import prompt_roots, read_prompt_file
+from nyzhi.config.prompt_files import prompt_roots, read_prompt_file, resolve_roots
 from nyzhi.knowledge import frontmatter as fm
 
 SKILL_DIRS: tuple[str, ...] = (".nyzhi/skills", ".claude/skills")
@@ -59,9 +60,9 @@ class Skill:
 
 
 def _load(path: Path, default_name: str, root: Path,
-          notes: list[str] | None = None) -> Skill | None:
+          notes: list[str] | None = None, roots: Iterable[Path] = ()) -> Skill | None:
     try:
-        text = read_prompt_file(path, prompt_roots(root))
+        text = read_prompt_file(path, roots or prompt_roots(root))
     except OSError:  # unreadable, or refused (the notice is logged)
         return None
     try:
@@ -82,15 +83,16 @@ def discover_skills(root: Path, notes: list[str] | None = None) -> list[Skill]:
     """Every skill of the workspace, ``.nyzhi`` first, sorted by name within the result.
     Notices about skill files (left out, unknown keys) are appended to ``notes``."""
     found: dict[str, Skill] = {}
+    roots = resolve_roots(prompt_roots(root))  # once, not per skill file
     for rel in SKILL_DIRS:
         base = root / rel
         if not base.is_dir():
             continue
         for entry in sorted(base.iterdir()):
             if entry.is_dir() and (entry / SKILL_FILE).is_file():
-                skill = _load(entry / SKILL_FILE, entry.name, root, notes)
+                skill = _load(entry / SKILL_FILE, entry.name, root, notes, roots)
             elif entry.is_file() and entry.suffix == ".md" and rel.startswith(".nyzhi"):
-                skill = _load(entry, entry.stem, root, notes)  # nyzhi 3.x layout
+                skill = _load(entry, entry.stem, root, notes, roots)  # nyzhi 3.x layout
             else:
                 continue
             if skill is not None:
@@ -100,7 +102,7 @@ def discover_skills(root: Path, notes: list[str] | None = None) -> list[Skill]:
     for plugin, base in plugin_dirs(root, "skills"):  # named plugin:skill, as Claude Code
         for entry in sorted(base.iterdir()):
             if entry.is_dir() and (entry / SKILL_FILE).is_file():
-                skill = _load(entry / SKILL_FILE, entry.name, root, notes)
+                skill = _load(entry / SKILL_FILE, entry.name, root, notes, roots)
                 if skill is not None:
                     named = attrs.evolve(skill, name=f"{plugin}:{skill.name}")
                     found.setdefault(named.name, named)

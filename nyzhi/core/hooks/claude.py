@@ -31,6 +31,8 @@ it is another tool's config.
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -60,8 +62,27 @@ def load_claude_hooks(workspace_root: str | Path) -> tuple[list[HookSpec], list[
     """(specs, notes) from the workspace's Claude Code settings files, in file order."""
     from nyzhi.config.claude_settings import read_settings
 
+    return _hooks_of(*read_settings(workspace_root))
+
+
+def load_user_claude_hooks(workspace_root: str | Path | None = None,
+                           env: Mapping[str, str] | None = None
+                           ) -> tuple[list[HookSpec], list[str]]:
+    """(specs, notes) from the user's own Claude Code settings (``~/.claude/settings.json``):
+    the user wrote them, as they wrote nyz's own config, so no project approval gates them.
+    None when that file is the workspace's own ``.claude/settings.json`` (nyz run in the home
+    folder): it is read, gated, as the project's."""
+    from nyzhi.config.claude_settings import read_user_settings, user_settings_path
+
+    path = user_settings_path(env)
+    if workspace_root is not None and os.path.realpath(path) == os.path.realpath(
+            Path(workspace_root) / ".claude" / "settings.json"):
+        return [], []
+    return _hooks_of(*read_user_settings(env))
+
+
+def _hooks_of(files: list[Any], notes: list[str]) -> tuple[list[HookSpec], list[str]]:
     specs: list[HookSpec] = []
-    files, notes = read_settings(workspace_root)
     for settings in files:
         path, data = settings.path, settings.data
         hooks = data.get("hooks") if isinstance(data, dict) else None

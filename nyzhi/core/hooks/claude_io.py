@@ -92,7 +92,7 @@ def _event_fields(claude_event: str, payload: Mapping[str, Any]) -> dict[str, An
         agent = str(payload.get("agent") or "")
         out: dict[str, Any] = {"agent_id": agent, "agent_type": agent.rsplit("/", 1)[-1]}
         if claude_event == "SubagentStop":
-            out["stop_hook_active"] = False
+            out["stop_hook_active"] = bool(payload.get("stop_hook_active"))
             out["agent_transcript_path"] = str(payload.get("agent_transcript_path") or "")
         return out
     if claude_event == "SessionStart":

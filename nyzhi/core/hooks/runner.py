@@ -226,7 +226,7 @@ class HookRunner:
         updated: dict[str, Any] | None = None
         stop_reason = ""
         for spec in specs:
-            can_block = event in BLOCKING_EVENTS or spec.claude_event == "Stop"
+            can_block = event in BLOCKING_EVENTS or spec.claude_event in ("Stop", "SubagentStop")
             for body in self._bodies(spec, event, payload):
                 result = await self._run(spec, event, payload, body)
                 results.append(result)

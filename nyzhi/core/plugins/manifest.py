@@ -156,7 +156,10 @@ class Plugin:
     root: Path
     manifest: dict[str, Any]
     hooks: dict[str, Any]  # Claude Code's hooks object, ${CLAUDE_PLUGIN_ROOT} not expanded
-    mcp_servers: dict[str, Any]
+    mcp_servers: dict[str, Any]  # every declared server (plugin.json's win on a name)
+    # (file, its mcpServers object) in reading order: .mcp.json, then plugin.json's
+    # mcpServers (inline, or the file it names), for errors that name the file
+    mcp_sources: tuple[tuple[Path, dict[str, Any]], ...] = ()
 
     def text_parts(self) -> list[str]:
         return [p for p in TEXT_PARTS if (self.root / p).is_dir()]
@@ -183,21 +186,38 @@ class Plugin:
 
     def digest(self) -> str:
         """SHA-256 over every file that is not text for the model (hooks.json, .mcp.json,
-        the scripts they run, plugin.json): an approval covers exactly these."""
+        the scripts they run, plugin.json): an approval covers exactly these. A file is
+        hashed as what its name opens (a symlinked file: its target); a symlinked folder is
+        not walked. Walked with ``os.scandir``, not ``Path.rglob``: it runs at every start
+        for every plugin with hooks or MCP servers, and pathlib was most of the cost."""
         h = hashlib.sha256()
-        files: list[Path] = []
-        for top in self.root.iterdir():  # the text folders are not walked at all
-            if top.name in TEXT_PARTS or top.name == ".git":
-                continue
-            if top.is_dir() and not top.is_symlink():
-                files += (p for p in top.rglob("*") if p.is_file())
-            elif top.is_file():
-                files.append(top)
-        for path in sorted(files):
-            rel = path.relative_to(self.root)
-            h.update(str(rel).encode() + b"\0")
+        base = str(self.root)
+        files: list[tuple[list[str], str]] = []  # (relative parts, path), sorted as Paths are
+
+        def walk(folder: str, rel: list[str]) -> None:
             try:
-                h.update(hashlib.sha256(path.read_bytes()).digest())
+                entries = list(os.scandir(folder))
+            except OSError:
+                return
+            for entry in entries:
+                parts = [*rel, entry.name]
+                if not rel and (entry.name in TEXT_PARTS or entry.name == ".git"):
+                    continue  # the text folders are not walked at all
+                try:
+                    is_dir = entry.is_dir()
+                    if is_dir and not entry.is_symlink():
+                        walk(entry.path, parts)
+                    elif not is_dir and entry.is_file():
+                        files.append((parts, entry.path))
+                except OSError:
+                    continue
+
+        walk(base, [])
+        for parts, path in sorted(files):
+            h.update("/".join(parts).encode() + b"\0")
+            try:
+                with open(path, "rb") as f:
+                    h.update(hashlib.sha256(f.read()).digest())
             except OSError:
                 h.update(b"unreadable")
         return h.hexdigest()
@@ -219,7 +239,7 @@ def read_plugin(root: Path, default_name: str = "") -> Plugin:
     hooks_file = root / "hooks" / "hooks.json"
     declared = manifest.get("hooks")
     if isinstance(declared, str):
-        hooks_file = root / os.path.normpath(declared)
+        hooks_file = inside(root, declared, f"{manifest_path}: hooks")
     if isinstance(declared, dict):
         hooks = declared.get("hooks", declared)
     elif hooks_file.is_file():
@@ -227,13 +247,47 @@ def read_plugin(root: Path, default_name: str = "") -> Plugin:
         hooks = data.get("hooks", {}) if isinstance(data, dict) else {}
     if not isinstance(hooks, dict):
         raise PluginError(f"{hooks_file}: hooks: expected an object")
-    servers: dict[str, Any] = {}
-    declared = manifest.get("mcpServers")
-    if isinstance(declared, dict):
-        servers = declared
-    elif (root / ".mcp.json").is_file():
+    sources: list[tuple[Path, Any]] = []
+    if (root / ".mcp.json").is_file():
         data = read_json(root / ".mcp.json")
-        servers = data.get("mcpServers", {}) if isinstance(data, dict) else {}
-    if not isinstance(servers, dict):
-        raise PluginError(f"{root / '.mcp.json'}: mcpServers: expected an object")
-    return Plugin(name, root, manifest, hooks, servers)
+        sources.append((root / ".mcp.json",
+                        data.get("mcpServers", {}) if isinstance(data, dict) else data))
+    declared = manifest.get("mcpServers")
+    if isinstance(declared, str):  # a file of the plugin, shaped as .mcp.json
+        file = inside(root, declared, f"{manifest_path}: mcpServers")
+        data = read_json(file)
+        sources.append((file, data.get("mcpServers", data) if isinstance(data, dict) else data))
+    elif isinstance(declared, dict):
+        sources.append((manifest_path, declared))
+    elif declared is not None:
+        raise PluginError(f"{manifest_path}: mcpServers: expected an object or a path, got "
+                          f"{type(declared).__name__}")
+    servers: dict[str, Any] = {}
+    for file, found in sources:
+        if not isinstance(found, dict):
+            raise PluginError(f"{file}: mcpServers: expected an object")
+        servers.update(found)
+    return Plugin(name, root, manifest, hooks, servers, tuple(sources))
+
+
+def inside(root: Path, declared: str, where: str) -> Path:
+    """The plugin file ``declared`` (relative, as plugin.json names its hooks or MCP file),
+    refused when it leaves the plugin (``..``, absolute, a symlink out) or lies in a text
+    folder: what runs programs must be inside what the digest covers."""
+    rel = os.path.normpath(declared)
+    if os.path.isabs(rel) or rel == ".." or rel.startswith("../"):
+        raise PluginError(f"{where}: {declared!r} leaves the plugin")
+    if rel.split("/", 1)[0] in (*TEXT_PARTS, ".git"):
+        raise PluginError(f"{where}: {declared!r} is in {rel.split('/', 1)[0]}/, which the "
+                          "approval does not cover; move it out")
+    path = root / rel
+    base = os.path.realpath(root)
+    # no symlinked folder on the way (the digest does not walk one), and a linked file's
+    # target inside the plugin, outside the text folders (the digest hashes what it opens)
+    folder_ok = os.path.realpath(path.parent) == os.path.normpath(
+        os.path.join(base, os.path.dirname(rel)))
+    real = os.path.realpath(path)
+    if not folder_ok or not real.startswith(base + os.sep) or os.path.relpath(
+            real, base).split(os.sep, 1)[0] in (*TEXT_PARTS, ".git"):
+        raise PluginError(f"{where}: {declared!r} resolves outside what the approval covers")
+    return path

@@ -2,8 +2,9 @@
 
 Hooks are Claude Code hooks (``nyzhi.core.hooks.claude``: Claude's payload and answers), with
 ``${CLAUDE_PLUGIN_ROOT}`` expanded in their commands and set in their environment. MCP
-servers come from the plugin's ``.mcp.json`` (or ``mcpServers`` in ``plugin.json``), read as
-the project's ``.mcp.json`` is, with ``${CLAUDE_PLUGIN_ROOT}`` expanded; a server declared in
+servers come from the plugin's ``.mcp.json`` and ``mcpServers`` in ``plugin.json`` (an
+object, or the path of a file shaped as ``.mcp.json``; it wins on a name), read as the
+project's ``.mcp.json`` is, with ``${CLAUDE_PLUGIN_ROOT}`` expanded; a server declared in
 the config or the project of the same name wins. A plugin whose approval does not match its
 files gets one notice and neither.
 """
@@ -53,9 +54,6 @@ def plugin_hooks(workspace_root: Path | str, env: Mapping[str, str] | None = Non
                          "hooks and MCP servers wait for the project's approval "
                          "(nyz config trust)")
             continue
-        if plugin.mcp_servers and not (active.root / ".mcp.json").is_file():
-            notes.append(f"plugin {active.ident}: mcpServers in plugin.json are not read; "
-                         "put them in the plugin's .mcp.json")
         if not plugin.hooks:
             continue
         got, more = claude_hooks_from_settings(plugin.hooks, source=f"plugin {active.ident}")
@@ -70,14 +68,12 @@ def plugin_servers(workspace_root: Path | str, env: Mapping[str, str], taken: se
                    project_approved: bool = True) -> tuple[list[Any], list[str]]:
     """(ServerEntries, notes) of the active plugins' approved MCP servers not in ``taken``."""
     from nyzhi.config.errors import ConfigError
-    from nyzhi.config.mcp_sources import read_mcp_json
+    from nyzhi.config.mcp_sources import servers_from
     from nyzhi.core.plugins.manifest import PluginError, read_plugin
 
     entries: list[Any] = []
     notes: list[str] = []
     for active in active_plugins(workspace_root, env):
-        if not (active.root / ".mcp.json").is_file():  # most plugins: nothing to read
-            continue
         try:
             plugin = read_plugin(active.root, active.name)
         except PluginError as exc:
@@ -87,12 +83,15 @@ def plugin_servers(workspace_root: Path | str, env: Mapping[str, str], taken: se
             continue
         if active.by_project and not project_approved:
             continue
-        try:
-            found = read_mcp_json(active.root, {**env, "CLAUDE_PLUGIN_ROOT": str(active.root)})
+        expand = {**env, "CLAUDE_PLUGIN_ROOT": str(active.root)}
+        found: dict[str, Any] = {}
+        try:  # .mcp.json, then plugin.json's mcpServers (which wins on a name)
+            for file, servers in plugin.mcp_sources:
+                found.update({e.name: e for e in servers_from(servers, file, expand)})
         except ConfigError as exc:
             notes.append(f"plugin {active.ident}: {exc}")
             continue
-        for entry in found:  # approved with the plugin: not asked about again
+        for entry in found.values():  # approved with the plugin: not asked about again
             if entry.name not in taken:
                 entries.append(attrs.evolve(entry, source="config"))
                 taken.add(entry.name)

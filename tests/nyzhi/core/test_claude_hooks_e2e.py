@@ -294,7 +294,8 @@ async def test_updated_input_and_continue_false(workspace, configure):
 
 async def test_skipped_project_hooks_are_a_stream_json_event(workspace, home, configure):
     async with open_fake_llm(script=[reply("hello")]) as server:
-        configure(workspace, server.url_for("openai"), approve=False)  # provider: the user's
+        # the provider in the user's config: the unapproved project's is gated with its hooks
+        configure(workspace, server.url_for("openai"), approve=False)
         claude_settings(workspace, {"PreToolUse": command_hook("true", "Bash")})  # unapproved
         with trio.fail_after(120):
             proc = await run_nyz(workspace, home, "run", "--output-format", "stream-json", "hi")

@@ -322,7 +322,8 @@ async def test_a_plugin_on_only_by_an_unapproved_project_runs_nothing(tmp_path, 
     store.install("kit@acme", approve=True)
     store.set_enabled("kit@acme", False)  # you turned it off
     async with open_fake_llm(script=[reply("a"), reply("b")]) as server:
-        configure(workspace, server.url_for("openai"), approve=False)  # provider: the user's
+        # the provider in the user's config: the project's (gated) waits with its settings
+        configure(workspace, server.url_for("openai"), approve=False)
         (workspace / ".claude").mkdir()
         (workspace / ".claude" / "settings.json").write_text(json.dumps({  # not approved
             "enabledPlugins": {"kit@acme": True},

@@ -55,13 +55,25 @@ class BackgroundViews:
         self.views: dict[str, str] = {}
         self._opening: dict[str, trio.Event] = {}
 
+    def known(self, shell_id: str) -> bool:
+        """Whether ``shell_id`` has a view, or one being opened."""
+        return shell_id in self.views or shell_id in self._opening
+
+    def reserve(self, shell_id: str) -> None:
+        """A view of ``shell_id`` is being opened: its ``close`` waits for the opening (a
+        process may exit, and its exit be handled, before the editor answered)."""
+        self._opening.setdefault(shell_id, trio.Event())
+
     async def open(self, shell_id: str, log_path: str, pid: int) -> str | None:
         """Ask the editor for a view of ``shell_id``: its terminal id, or None when the
         editor cannot (the shell runs on, unseen there)."""
+        self.reserve(shell_id)
+        opening = self._opening[shell_id]
         argv = view_argv(log_path, pid)
         if argv is None or self.conn.closed.is_set():
+            opening.set()
+            self._opening.pop(shell_id, None)
             return None
-        opening = self._opening[shell_id] = trio.Event()
         terminal: str | None = None
         try:
             # shielded and bounded: a terminal the editor created must be known, to release

@@ -155,7 +155,7 @@ class AcpSession:
                     self.renderer.terminals[
                         self.renderer.tool_call_id(event.agent, event.call_id)] = terminal
             if isinstance(event, ev.ToolDone) and self.views is not None:
-                await self._view_background(event)
+                self._view_background(event)
             elif isinstance(event, ev.ProcessExit) and self.views is not None:
                 self._nursery.start_soon(self.views.close, event.shell_id)
             self.renderer.render(event)
@@ -175,22 +175,34 @@ class AcpSession:
                 self.stop_reason = event.stop_reason
                 self.turn_done.set()
 
-    async def _view_background(self, event: ev.ToolDone) -> None:
+    def _view_background(self, event: ev.ToolDone) -> None:
         """A call that started a background shell: a client terminal showing its output
-        (``nyzhi.acp.background``), embedded in the call's content with its result. Only a
-        shell still running now: were it gone, its exit would be ahead in this queue."""
+        (``nyzhi.acp.background``), embedded in the call's content beside its result once
+        the editor opened it (in its own task: an editor slow to answer holds no update).
+        Only a shell still running now: were it gone, its exit would be ahead in this queue,
+        and its exit, later in it, closes the view (after the opening, however long)."""
         shell_id = event.metadata.get("shell_id") if event.name == "bash" else None
-        if not isinstance(shell_id, str) or shell_id in self.views.views:
+        if not isinstance(shell_id, str) or self.views.known(shell_id):
             return
         table = self.rt.tooling.context.shells
         shell = table.shells.get(shell_id) if table is not None else None
         if (shell is None or shell.owner != event.agent or shell.state != "running"
-                or shell.log_path is None or not shell.pid):
+                or shell.log_path is None or not shell.pid or self._nursery is None):
             return
-        terminal = await self.views.open(shell.id, str(shell.log_path), shell.pid)
-        if terminal is not None:
-            self.renderer.terminals[self.renderer.tool_call_id(event.agent, event.call_id)] = \
-                terminal
+        call_id = self.renderer.tool_call_id(event.agent, event.call_id)
+        self.views.reserve(shell.id)
+        self._nursery.start_soon(self._embed_view, shell.id, str(shell.log_path), shell.pid,
+                                 call_id, event.output)
+
+    async def _embed_view(self, shell_id: str, log_path: str, pid: int, call_id: str,
+                          output: str) -> None:
+        from nyzhi.acp.updates import _text
+
+        terminal = await self.views.open(shell_id, log_path, pid)
+        if terminal is not None and self.views.views.get(shell_id) == terminal:  # not closed
+            with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
+                await self.send(s.ToolCallUpdate(tool_call_id=call_id, content=(
+                    s.ToolCallContent(type="terminal", terminal_id=terminal), *_text(output))))
 
     def _announce_terminal(self, call: tuple[str, str] | None, terminal: str) -> None:
         if call is not None:

@@ -272,10 +272,15 @@ const scenarios = {
     const { sessionId } = await ctx.request(acp.methods.agent.session.new, { cwd: workspace, mcpServers: [] });
     await ctx.request(acp.methods.agent.session.setMode, { sessionId, modeId: "full" });
     const started = await ctx.request(acp.methods.agent.session.prompt, { sessionId, prompt: text("start it") });
-    await until(state, (st) => st.terminals["term-1"]?.output.includes("bg-first-up"));
-    const embedded = state.updates.map((u) => u.update).filter((u) => u.sessionUpdate === "tool_call_update"
+    const embeds = (st) => st.updates.map((u) => u.update).filter((u) => u.sessionUpdate === "tool_call_update"
       && (u.content ?? []).some((c) => c.type === "terminal" && c.terminalId === "term-1"));
+    await until(state, (st) => st.terminals["term-1"]?.output.includes("bg-first-up")
+      && embeds(st).length > 0);
+    const embedded = embeds(state);
+    const statuses = state.updates.map((u) => u.update)
+      .filter((u) => u.sessionUpdate === "tool_call_update" && u.status).map((u) => u.status);
     say("started", { stopReason: started.stopReason, created: state.created, embedded,
+                     finalStatus: statuses[statuses.length - 1],
                      view: state.terminals["term-1"].output });
     await waitForTest();
     const stopped = await ctx.request(acp.methods.agent.session.prompt, { sessionId, prompt: text("stop it") });

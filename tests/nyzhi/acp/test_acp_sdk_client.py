@@ -323,8 +323,11 @@ async def test_background_shells_are_shown_in_editor_terminals(acp_client, works
     assert started["stopReason"] == "end_turn"
     assert "bg-first-up" in started["view"]
     assert "bg-first-up" in await trio.Path(created["args"][-1]).read_text()  # nyz's log
-    assert started["embedded"] and started["embedded"][-1]["status"] == "completed"
-    assert "started bg_1" in str(started["embedded"][-1]["content"])  # with the result text
+    # the call completed with its result, then the view was embedded beside that result
+    [embedded] = started["embedded"]
+    assert embedded["content"][0] == {"type": "terminal", "terminalId": "term-1"}
+    assert "started bg_1" in str(embedded["content"][1:])
+    assert started["finalStatus"] == "completed"
     assert stopped["killed"] == ["term-1"] and stopped["released"] == ["term-1"]
     assert stopped["exit"] is not None  # the view ended
     assert "bg_1" in server.requests[3].tool_results()[0]

@@ -14,7 +14,8 @@ With the client's ``fs`` capability, files a prompt links to are read through th
 unsaved buffers are what the agent sees), and every file an agent's tool changed is written
 through the client afterwards, so the edit lands in the open buffer. Our own tools still do
 the work, behind the same gates and sandbox. With its ``terminal`` capability, sandboxed bash
-commands run in the client's terminals (``nyzhi.acp.terminal``), embedded in their calls.
+commands run in the client's terminals (``nyzhi.acp.terminal``), embedded in their calls, and
+background shells stay ours but are shown in client terminals (``nyzhi.acp.background``).
 """
 
 from __future__ import annotations
@@ -64,6 +65,7 @@ class AcpSession:
         # (agent, the model's call id) -> the client terminal its command runs in, until the
         # call's first output has been rendered and the terminal can be embedded in it
         self.terminals: dict[tuple[str, str], str] = {}
+        self.views: Any = None  # background shells shown in client terminals (``background.py``)
         self.mcp_servers = mcp_servers
         self.replay = replay
         self.cwd = Path(options.cwd)
@@ -97,14 +99,19 @@ class AcpSession:
                 from nyzhi.acp.terminal import install
 
                 install(self, self.conn, self._announce_terminal)
-            async with rt.subscribe() as events, trio.open_nursery() as nursery:
-                self._nursery = nursery
-                await self._replay()
-                self.started = True
-                task_status.started(self)
-                nursery.start_soon(self._pump, events)
-                await self.closed.wait()
-                nursery.cancel_scope.cancel()
+                self.views = _views(self)
+            try:
+                async with rt.subscribe() as events, trio.open_nursery() as nursery:
+                    self._nursery = nursery
+                    await self._replay()
+                    self.started = True
+                    task_status.started(self)
+                    nursery.start_soon(self._pump, events)
+                    await self.closed.wait()
+                    nursery.cancel_scope.cancel()
+            finally:
+                if self.views is not None:  # the processes end with the runtime; their views now
+                    await self.views.close_all()
 
     def close(self) -> None:
         self.closed.set()
@@ -147,6 +154,10 @@ class AcpSession:
                 if terminal is not None:
                     self.renderer.terminals[
                         self.renderer.tool_call_id(event.agent, event.call_id)] = terminal
+            if isinstance(event, ev.ToolDone) and self.views is not None:
+                self._view_background(event)
+            elif isinstance(event, ev.ProcessExit) and self.views is not None:
+                self._nursery.start_soon(self.views.close, event.shell_id)
             self.renderer.render(event)
             for update in self.renderer.take():
                 await self.send(update)
@@ -163,6 +174,35 @@ class AcpSession:
                     and self.turn_done is not None):
                 self.stop_reason = event.stop_reason
                 self.turn_done.set()
+
+    def _view_background(self, event: ev.ToolDone) -> None:
+        """A call that started a background shell: a client terminal showing its output
+        (``nyzhi.acp.background``), embedded in the call's content beside its result once
+        the editor opened it (in its own task: an editor slow to answer holds no update).
+        Only a shell still running now: were it gone, its exit would be ahead in this queue,
+        and its exit, later in it, closes the view (after the opening, however long)."""
+        shell_id = event.metadata.get("shell_id") if event.name == "bash" else None
+        if not isinstance(shell_id, str) or self.views.known(shell_id):
+            return
+        table = self.rt.tooling.context.shells
+        shell = table.shells.get(shell_id) if table is not None else None
+        if (shell is None or shell.owner != event.agent or shell.state != "running"
+                or shell.log_path is None or not shell.pid or self._nursery is None):
+            return
+        call_id = self.renderer.tool_call_id(event.agent, event.call_id)
+        self.views.reserve(shell.id)
+        self._nursery.start_soon(self._embed_view, shell.id, str(shell.log_path), shell.pid,
+                                 call_id, event.output)
+
+    async def _embed_view(self, shell_id: str, log_path: str, pid: int, call_id: str,
+                          output: str) -> None:
+        from nyzhi.acp.updates import _text
+
+        terminal = await self.views.open(shell_id, log_path, pid)
+        if terminal is not None and self.views.views.get(shell_id) == terminal:  # not closed
+            with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
+                await self.send(s.ToolCallUpdate(tool_call_id=call_id, content=(
+                    s.ToolCallContent(type="terminal", terminal_id=terminal), *_text(output))))
 
     def _announce_terminal(self, call: tuple[str, str] | None, terminal: str) -> None:
         if call is not None:
@@ -376,6 +416,14 @@ class AcpSession:
             summary = getattr(custom, "description", "") or "custom command"
             listed.append(s.AvailableCommand(name, summary, s.CommandInput("arguments")))
         return s.AvailableCommandsUpdate(tuple(listed))
+
+
+def _views(session: AcpSession) -> Any:
+    from nyzhi.acp.background import BackgroundViews
+
+    table = session.rt.tooling.context.shells
+    limit = table.buffer_bytes if table is not None else 1 << 20
+    return BackgroundViews(session.conn, lambda: session.id, limit)
 
 
 def _attached(uri: str, text: str) -> str:

@@ -140,7 +140,8 @@ class ClientTerminalExecutor:
 
     async def start_background(self, command: str, **options: Any) -> Any:
         """Background shells run here, under the local executor's sandbox, not in an editor
-        terminal (they outlive the tool call, which a terminal embedded in it does not)."""
+        terminal: they must die with nyz and take stdin, which an editor's process does not
+        (the editor gets a view of their output instead: ``nyzhi.acp.background``)."""
         return await self.local.start_background(command, **options)
 
     async def _in_terminal(self, ids: Any, terminal: str, seconds: float | None,

@@ -67,12 +67,14 @@ function makeClient(state) {
           term.output = term.output.slice(-term.limit);
           term.truncated = true;
         }
+        for (const waiter of state.waiters.splice(0)) waiter();
       };
       child.stdout.on("data", add);
       child.stderr.on("data", add);
       term.exited = new Promise((resolve) => child.on("exit", (code, signal) => {
         term.exit = { exitCode: code, signal };
         resolve(term.exit);
+        for (const waiter of state.waiters.splice(0)) waiter();
       }));
       state.terminals[id] = term;
       for (const waiter of state.waiters.splice(0)) waiter();
@@ -93,6 +95,7 @@ function makeClient(state) {
       state.released.push(params.terminalId);
       const term = state.terminals[params.terminalId];
       if (term.exit === null) term.child.kill();
+      for (const waiter of state.waiters.splice(0)) waiter();
       return {};
     });
 }
@@ -100,6 +103,14 @@ function makeClient(state) {
 function newState() {
   return { updates: [], permissions: [], reads: [], writes: [], buffers: {}, answers: [], waiters: [],
            created: [], terminals: {}, killed: [], released: [] };
+}
+
+// Resolves once `test(state)` holds, checked whenever the editor's state changes (no sleeping).
+function until(state, test) {
+  return new Promise((resolve) => {
+    const check = () => (test(state) ? resolve() : state.waiters.push(check));
+    check();
+  });
 }
 
 // Resolves once an update matching `test` has arrived (no sleeping).
@@ -251,6 +262,40 @@ const scenarios = {
     await state.terminals["term-2"].exited;
     say("cancelled", { stopReason: reply.stopReason, killed: state.killed, released: state.released,
                        exit: state.terminals["term-2"].exit });
+  },
+
+  // Background shells with terminals offered: a started one is shown in a terminal embedded
+  // in its call, kill_shell ends it and releases that terminal; a second one is released
+  // when the session closes. The test checks the machine at each stop.
+  async background(ctx, state) {
+    await initialize(ctx, false, true);
+    const { sessionId } = await ctx.request(acp.methods.agent.session.new, { cwd: workspace, mcpServers: [] });
+    await ctx.request(acp.methods.agent.session.setMode, { sessionId, modeId: "full" });
+    const started = await ctx.request(acp.methods.agent.session.prompt, { sessionId, prompt: text("start it") });
+    const embeds = (st) => st.updates.map((u) => u.update).filter((u) => u.sessionUpdate === "tool_call_update"
+      && (u.content ?? []).some((c) => c.type === "terminal" && c.terminalId === "term-1"));
+    await until(state, (st) => st.terminals["term-1"]?.output.includes("bg-first-up")
+      && embeds(st).length > 0);
+    const embedded = embeds(state);
+    const statuses = state.updates.map((u) => u.update)
+      .filter((u) => u.sessionUpdate === "tool_call_update" && u.status).map((u) => u.status);
+    say("started", { stopReason: started.stopReason, created: state.created, embedded,
+                     finalStatus: statuses[statuses.length - 1],
+                     view: state.terminals["term-1"].output });
+    await waitForTest();
+    const stopped = await ctx.request(acp.methods.agent.session.prompt, { sessionId, prompt: text("stop it") });
+    await until(state, (st) => st.released.includes("term-1"));
+    say("stopped", { stopReason: stopped.stopReason, killed: [...state.killed],
+                     released: [...state.released], exit: state.terminals["term-1"].exit });
+    await waitForTest();
+    await ctx.request(acp.methods.agent.session.prompt, { sessionId, prompt: text("start another") });
+    await until(state, (st) => st.terminals["term-2"]?.output.includes("bg-second-up"));
+    say("second", { created: state.created.length });
+    await waitForTest();
+    await ctx.request(acp.methods.agent.session.close, { sessionId });
+    const released = [...state.released];
+    await state.terminals["term-2"].exited;
+    say("closed", { killed: [...state.killed], released });
   },
 
   // The editor goes away mid-turn: this process exits while a bash runs, without a word.

@@ -276,3 +276,59 @@ async def test_session_list_close_and_resume(acp_client, workspace, configure, h
     assert "remember the word fig" in str(server.requests[-1].json)  # the thread went on
     saved = SessionStore(home / ".local" / "share" / "nyzhi" / "sessions").load(done["sessionId"])
     assert [m.content for m in saved.history if m.role == "user"][-1] == "which word?"
+
+
+async def test_background_shells_are_shown_in_editor_terminals(acp_client, workspace, configure):
+    """With the terminal capability a background shell stays nyz's process (its sandbox, its
+    stdin, dead with nyz) and the editor gets a terminal viewing its redacted log, embedded
+    in the bash call: kill_shell ends the process and the view is killed and released; a
+    shell still running when the session closes ends with it, its view released first."""
+    first_marker = f"300.{random.randrange(10**8):08d}"
+    second_marker = f"300.{random.randrange(10**8):08d}"
+    script = [
+        reply(tool_calls=[tool_call("bash", {
+            "command": f"echo bg-first-up; exec sleep {first_marker}",
+            "run_in_background": True, "yield_ms": 0})]),
+        reply("started"),
+        reply(tool_calls=[tool_call("kill_shell", {"id": "bg_1"})]),
+        reply("stopped"),
+        reply(tool_calls=[tool_call("bash", {
+            "command": f"echo bg-second-up; exec sleep {second_marker}",
+            "run_in_background": True, "yield_ms": 0})]),
+        reply("started again"),
+    ]
+    async with open_fake_llm(script=script) as server:
+        configure(workspace, server.url_for("openai"))
+        async with acp_client("background") as client:
+            started = await client.step("started")
+            first = await started_running(first_marker)
+            # nyz runs it, not the editor: the editor's only process is the view
+            [created] = started["created"]
+            assert created["command"].endswith("/tail")
+            # following the process nyz started (bwrap, running the command)
+            [pid] = [int(a[6:]) for a in created["args"] if a.startswith("--pid=")]
+            assert pid in first
+            await client.go_on()
+            stopped = await client.step("stopped")
+            await wait_gone(first)
+            assert await settled_running(first_marker) == []
+            await client.go_on()
+            await client.step("second")
+            second = await started_running(second_marker)
+            await client.go_on()
+            closed = await client.step("closed")
+            await wait_gone(second)
+            assert await settled_running(second_marker) == []
+            assert (await client.step("agent-exited"))["code"] == 0
+    assert started["stopReason"] == "end_turn"
+    assert "bg-first-up" in started["view"]
+    assert "bg-first-up" in await trio.Path(created["args"][-1]).read_text()  # nyz's log
+    # the call completed with its result, then the view was embedded beside that result
+    [embedded] = started["embedded"]
+    assert embedded["content"][0] == {"type": "terminal", "terminalId": "term-1"}
+    assert "started bg_1" in str(embedded["content"][1:])
+    assert started["finalStatus"] == "completed"
+    assert stopped["killed"] == ["term-1"] and stopped["released"] == ["term-1"]
+    assert stopped["exit"] is not None  # the view ended
+    assert "bg_1" in server.requests[3].tool_results()[0]
+    assert closed["released"] == ["term-1", "term-2"] and "term-2" in closed["killed"]

@@ -74,3 +74,76 @@ async def test_an_editor_that_never_opens_the_terminal_gets_a_refusal(workspace,
         nursery.cancel_scope.cancel()
     assert asked["method"] == "terminal/create" and asked["params"]["args"][0] == "-i"
     assert not marker.exists()
+
+
+async def test_a_background_view_closed_while_the_editor_opens_it_is_still_released(workspace):
+    """The process exits before the editor answered ``terminal/create``: the close waits for
+    the answer, then kills and releases that terminal (none is left open in the editor). In
+    process, over a real JSON-RPC connection to a scripted editor that answers late."""
+    import json
+
+    import trio.testing
+
+    from nyzhi.acp.background import BackgroundViews
+    from nyzhi.acp.jsonrpc import Connection
+
+    agent_end, client_end = trio.testing.memory_stream_pair()
+    conn = Connection(agent_end, agent_end, methods={}, notifications={})
+    views = BackgroundViews(conn, lambda: "s1", 4096)
+    asked: list[dict] = []
+    answer_create = trio.Event()
+
+    async def editor() -> None:
+        buffer = b""
+        while True:
+            buffer += await client_end.receive_some(65536)
+            while b"\n" in buffer:
+                line, buffer = buffer.split(b"\n", 1)
+                message = json.loads(line)
+                asked.append(message)
+                if message["method"] == "terminal/create":
+                    await answer_create.wait()
+                    result: dict = {"terminalId": "view-1"}
+                elif message["method"] == "terminal/wait_for_exit":
+                    result = {"exitCode": 0}
+                else:
+                    result = {}
+                await client_end.send_all(json.dumps(
+                    {"jsonrpc": "2.0", "id": message["id"], "result": result}).encode() + b"\n")
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(conn.serve)
+        nursery.start_soon(editor)
+        views.reserve("bg_1")
+        assert views.known("bg_1")
+        opened = trio.Event()
+
+        async def open_it() -> None:
+            assert await views.open("bg_1", str(workspace / "bg_1.log"), 1) == "view-1"
+            opened.set()
+
+        nursery.start_soon(open_it)
+        closing = trio.Event()
+
+        async def close_it() -> None:
+            await views.close("bg_1")
+            closing.set()
+
+        nursery.start_soon(close_it)
+        with trio.fail_after(30):
+            while not asked:
+                await trio.testing.wait_all_tasks_blocked()
+        assert not closing.is_set()  # waiting for the editor's answer
+        answer_create.set()
+        with trio.fail_after(30):
+            await closing.wait()
+            await opened.wait()
+        nursery.cancel_scope.cancel()
+    methods = [m["method"] for m in asked]
+    assert methods == ["terminal/create", "terminal/wait_for_exit", "terminal/kill",
+                       "terminal/release"]
+    create = asked[0]["params"]
+    assert create["command"].endswith("/tail") and create["args"][-1].endswith("bg_1.log")
+    assert "--pid=1" in create["args"]
+    assert all(m["params"]["terminalId"] == "view-1" for m in asked[1:])
+    assert not views.known("bg_1")

@@ -156,13 +156,26 @@ def _serve_http(workspace, home) -> tuple[subprocess.Popen, str]:
     raise AssertionError(f"nyz mcp serve did not start: {seen}")
 
 
-def _proxy(url: str) -> tuple[subprocess.Popen, str]:
-    proc = subprocess.Popen([sys.executable, str(Path(__file__).with_name("bearer_proxy.py")),
-                             url, "conformance-token"], stdin=subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, text=True, env=_env())
+def _front(script: str, *args: str, **kw) -> tuple[subprocess.Popen, str]:
+    """Start a loopback HTTP front (``bearer_proxy.py`` or ``stdio_http_bridge.py``)."""
+    proc = subprocess.Popen([sys.executable, str(Path(__file__).with_name(script)), *args],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True, **kw)
     line = proc.stdout.readline()
     assert line.startswith("listening on "), line
     return proc, line.split("listening on ", 1)[1].strip() + "/mcp"
+
+
+def _server_suite(tool: Path, url: str, out: Path) -> dict[str, list[dict]]:
+    subprocess.run([str(tool), "server", "--url", url, "--suite", "all", "-o", str(out)],
+                   env=_env(), cwd=out.parent, capture_output=True, text=True, timeout=900)
+    return _results(out, prefix="server-")
+
+
+def _stop(*procs: subprocess.Popen | None) -> None:
+    for proc in procs:
+        if proc is not None:
+            proc.kill()
+            proc.wait()
 
 
 def test_server_scenarios_over_http(tmp_path, workspace, home):
@@ -174,16 +187,31 @@ def test_server_scenarios_over_http(tmp_path, workspace, home):
     serve, url = _serve_http(workspace, home)
     proxy = None
     try:
-        proxy, proxied = _proxy(url)
-        out = tmp_path / "results"
-        subprocess.run([str(tool), "server", "--url", proxied, "--suite", "all", "-o", str(out)],
-                       env=_env(), cwd=tmp_path, capture_output=True, text=True, timeout=900)
+        proxy, proxied = _front("bearer_proxy.py", url, "conformance-token", env=_env())
+        results = _server_suite(tool, proxied, tmp_path / "results")
     finally:
-        for proc in (proxy, serve):
-            if proc is not None:
-                proc.kill()
-                proc.wait()
-    results = _results(out, prefix="server-")
+        _stop(proxy, serve)
     assert _judge(listed, results, SERVER_NOT_OFFERED) == []
     passed = [n for n in listed if n not in SERVER_NOT_OFFERED]
     assert len(passed) >= 5  # initialize, ping, tools/list, SSE streams, DNS rebinding
+
+
+def test_server_scenarios_over_stdio(tmp_path, workspace, home):
+    """Every server scenario against ``nyz mcp serve`` on stdio, through a bridge that only
+    carries its JSON-RPC lines over HTTP (one child per MCP session)."""
+    from test_mcp_run_e2e import env_for
+
+    tool = _suite()
+    listed = _listed(tool, "server")
+    gaps = {**SERVER_NOT_OFFERED, "dns-rebinding-protection":
+            "HTTP only: stdio has no Host or Origin (the bridge in front checks none)"}
+    bridge = None
+    try:
+        bridge, url = _front("stdio_http_bridge.py", "--", sys.executable, "-m", "nyzhi",
+                             "mcp", "serve", cwd=workspace, env=env_for(home))
+        results = _server_suite(tool, url, tmp_path / "results")
+    finally:
+        _stop(bridge)
+    assert _judge(listed, results, gaps) == []
+    passed = [n for n in listed if n not in gaps]
+    assert len(passed) >= 4  # initialize, ping, tools/list, concurrent POST streams

@@ -11,7 +11,8 @@ with the URL of the suite's server as the last argument and the scenario's name 
   registration, PKCE, the loopback redirect), with a "browser" that simply follows the
   authorization server's redirects, as a person clicking "allow" would; then a second
   connection that, like any later ``nyz`` session, only uses the stored tokens
-  (``nyzhi.core.mcp.oauth``) to list the tools and call one.
+  (``nyzhi.core.mcp.oauth``) to list the tools and call each; when it says a login is
+  needed (a tool wanting a wider scope), the login again, as the user would.
 
 Tokens go to ``$XDG_DATA_HOME/nyzhi/mcp-auth.json`` of a temporary directory, never the
 user's. Exit 0 when every step worked; otherwise one line on stderr and exit 1.
@@ -72,11 +73,25 @@ async def run(url: str, scenario: str) -> None:
 
     context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
     entry = ServerEntry(NAME, McpHttpServer(url=url, client_id=context.get("client_id")))
-    if scenario.startswith("auth/"):
-        from nyzhi.core.mcp.login import login
+    if not scenario.startswith("auth/"):
+        return await _session(entry, _call_each)
+    from nyzhi.core.mcp.login import login
+    from nyzhi.core.mcp.oauth import NeedsLogin
+    from nyzhi.core.server_supervision import leaf_error
 
+    async def log_in() -> None:
         await login(entry, say=lambda line: print(line, file=sys.stderr), open_url=follow_redirects)
-    await _session(entry, _call_each)
+
+    await log_in()
+    try:
+        await _session(entry, _call_each)
+    except Exception as exc:
+        # what a user does when a session says "needs a login" (a tool wanting a wider
+        # scope): run `nyz mcp login` again, then start over
+        if not isinstance(leaf_error(exc), NeedsLogin):
+            raise
+        await log_in()
+        await _session(entry, _call_each)
 
 
 def main(argv: list[str] | None = None) -> int:

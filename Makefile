@@ -41,6 +41,12 @@ ACP_NPM_STAMP := $(VENV)/node_modules/@agentclientprotocol/sdk/package.json
 # typescript 5: 7 is the native port, which has no tsserver for the language server to run.
 LSP_NPM_SERVERS := typescript-language-server@5.3.0 typescript@5.9.3
 LSP_NPM_STAMP := $(VENV)/node_modules/.bin/tsserver
+# The official MCP conformance suite the MCP tests run nyz's client and `nyz mcp serve` against.
+# It needs node >= 22, so node comes from npm too (the `node` package): both go to a prefix of
+# their own, so that node 22 is not on the path of the other npm tools. Test-only, like them.
+MCP_CONFORMANCE_NPM := node@22.23.3 @modelcontextprotocol/conformance@0.1.16
+MCP_CONFORMANCE_PREFIX := $(VENV)/mcp-conformance
+MCP_CONFORMANCE_STAMP := $(MCP_CONFORMANCE_PREFIX)/node_modules/.bin/conformance
 
 # nyzhi needs Python 3.11+; say which interpreter is too old and how to choose another.
 define CHECK_PYTHON
@@ -56,7 +62,7 @@ case $$? in \
 esac
 endef
 
-.PHONY: install install-dev run test test-stress bench lint clean check-python check-run check-test mcp-test-servers acp-test-client lsp-test-servers link
+.PHONY: install install-dev run test test-stress bench lint clean check-python check-run check-test mcp-test-servers mcp-conformance acp-test-client lsp-test-servers link
 
 # Where `make link` puts the nyz command (a directory most shells already have on PATH).
 BINDIR ?= $(HOME)/.local/bin
@@ -97,7 +103,7 @@ $(PATH_HINT_STAMP): | $(RUN_STAMP)
 	fi
 	@touch $@
 
-test: install-dev $(SYSTEM_TEST_STAMP) mcp-test-servers acp-test-client lsp-test-servers
+test: install-dev $(SYSTEM_TEST_STAMP) mcp-test-servers mcp-conformance acp-test-client lsp-test-servers
 	@$(PY) -m pytest -q; status=$$?; \
 	if [ $$status -eq 5 ]; then echo "make test: pytest collected no tests (a broken suite, not a pass)" >&2; fi; \
 	exit $$status
@@ -190,6 +196,14 @@ mcp-test-servers: $(DEV_STAMP)
 	  echo "installing the npm MCP test servers into $(VENV)/node_modules"; \
 	  npm install --prefix $(VENV) --no-audit --no-fund --loglevel=error $(MCP_NPM_SERVERS); \
 	else echo "npm not found: the MCP tests that need the npm servers will be skipped"; fi
+
+# Without npm the conformance tests skip (tests/nyzhi/mcp/test_mcp_conformance.py).
+mcp-conformance: $(DEV_STAMP)
+	@if [ -x $(MCP_CONFORMANCE_STAMP) ] && [ -x $(MCP_CONFORMANCE_PREFIX)/node_modules/.bin/node ]; then :; \
+	elif command -v npm >/dev/null 2>&1; then \
+	  echo "installing node 22 and the MCP conformance suite (npm) into $(MCP_CONFORMANCE_PREFIX)"; \
+	  npm install --prefix $(MCP_CONFORMANCE_PREFIX) --no-audit --no-fund --loglevel=error $(MCP_CONFORMANCE_NPM); \
+	else echo "npm not found: the MCP conformance tests will be skipped"; fi
 
 # Without npm the nyz acp tests that need the official client skip (the Python ones still run).
 acp-test-client: $(DEV_STAMP)

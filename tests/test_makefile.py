@@ -116,6 +116,10 @@ def test_make_run_checks_only_the_run_set_and_make_test_both(tmp_path: Path) -> 
     test = _make(env, "-n", "test", f"VENV={venv}")
     assert test.returncode == 0, test.stderr
     assert "system-deps.sh run" in test.stdout and "system-deps.sh test" in test.stdout
+    # the MCP conformance suite and the node 22 it needs: test-only, in a prefix of their own
+    assert "@modelcontextprotocol/conformance@" in test.stdout and "node@22" in test.stdout
+    assert f"--prefix {venv}/mcp-conformance" in test.stdout
+    assert "conformance" not in run.stdout
 
 
 def test_make_test_stress_runs_the_suite_beside_stress_ng(tmp_path: Path) -> None:

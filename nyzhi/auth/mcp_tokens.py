@@ -167,12 +167,31 @@ class McpTokenStorage:
         with _locked(self.env) as servers:
             self._entry(servers)["server_metadata"] = metadata
 
+    def wanted_scope(self) -> str | None:
+        """The wider scope a server asked for mid-session (403 ``insufficient_scope``), which
+        the next ``nyz mcp login`` requests: a session cannot log a person in itself."""
+        value = (login_of(self.name, self.url, self.env) or {}).get("wanted_scope")
+        return value if isinstance(value, str) else None
+
+    def set_wanted_scope(self, scope: str | None) -> None:
+        with _locked(self.env) as servers:
+            entry = self._entry(servers)
+            if scope:
+                entry["wanted_scope"] = scope[:4096]
+            else:
+                entry.pop("wanted_scope", None)
+
     def clear_client(self) -> None:
-        """Drop the registered client (a new login registers its own redirect port)."""
+        """Drop the registered client (a new login registers its own redirect port), and the
+        tokens too when they lack a scope a server asked for (``wanted_scope``): the login
+        must then authorize anew rather than reuse them."""
         with _locked(self.env) as servers:
             entry = servers.get(self.name)
             if entry is not None:
                 entry.pop("client", None)
+                if entry.get("wanted_scope"):
+                    entry.pop("tokens", None)
+                    entry.pop("expires_at", None)
 
     def _entry(self, servers: dict[str, Any]) -> dict[str, Any]:
         entry = servers.get(self.name)

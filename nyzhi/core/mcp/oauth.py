@@ -92,13 +92,26 @@ class NyzOAuthProvider(OAuthClientProvider):
 
     async def _handle_token_response(self, response: Any) -> None:
         await super()._handle_token_response(response)
+        if self.context.redirect_handler is not None:
+            self.storage.set_wanted_scope(None)  # this login asked for it
         if self.context.oauth_metadata is not None:
             self.storage.set_metadata(self.context.oauth_metadata.model_dump(mode="json",
                                                                              exclude_none=True))
 
     async def _perform_authorization_code_grant(self) -> tuple[str, str]:
+        # The SDK has chosen the scope by now (for a step-up, the granted one and the one the
+        # server's 403 asked for). A session cannot ask a person: it records that scope for
+        # the login it tells the user to run, which requests it too.
+        scope = self.context.client_metadata.scope
         if self.context.redirect_handler is None:
+            if scope and self.context.current_tokens is not None:  # a step-up, not a first login
+                self.storage.set_wanted_scope(scope)
             raise NeedsLogin(login_line(self.name))
+        wanted = self.storage.wanted_scope()
+        if wanted:
+            from mcp.client.auth.utils import union_scopes
+
+            self.context.client_metadata.scope = union_scopes(scope, wanted)
         return await super()._perform_authorization_code_grant()
 
     async def _auth_flow(self, request: Any) -> Any:

@@ -258,3 +258,23 @@ async def test_a_configured_client_id_is_used_without_registering(data):
         assert stats["clients"] == 0  # nothing was registered
         assert await _connect_once(base, data, client_id="by-hand-client") == ("connected", "", "alice")
         nursery.cancel_scope.cancel()
+
+
+async def test_a_wanted_scope_makes_the_next_login_authorize_anew(data):
+    """A step-up seen mid-session (``wanted_scope``) drops the stored tokens at the next
+    login, which must authorize again with that scope; without one the tokens stay."""
+    from mcp.shared.auth import OAuthToken
+
+    from nyzhi.auth.mcp_tokens import McpTokenStorage, login_of
+
+    storage = McpTokenStorage("s", "http://127.0.0.1:1/mcp")
+    await storage.set_tokens(OAuthToken(access_token="a1", token_type="Bearer", scope="basic"))
+    storage.clear_client()
+    assert (await storage.get_tokens()).access_token == "a1"
+    storage.set_wanted_scope("basic write")
+    assert storage.wanted_scope() == "basic write"
+    storage.clear_client()
+    assert await storage.get_tokens() is None
+    assert login_of("s", "http://127.0.0.1:1/mcp")["wanted_scope"] == "basic write"
+    storage.set_wanted_scope(None)
+    assert storage.wanted_scope() is None

@@ -171,7 +171,8 @@ def main(argv: list[str]) -> None:
               f"in {team['seconds']} s")
         for key in ("stalled_restarts", "stalled_tasks", "success_with_unfinished",
                     "runs_with_orphans", "orphans", "runs_with_leftover_files",
-                    "restarts_finished_all", "restarts_failed_honestly", "restart_timeouts"):
+                    "restarts_finished_all", "restarts_failed_honestly", "restart_timeouts",
+                    "killed_mid_run"):
             print(f"  {key.replace('_', ' ') + ':':28} {team[key]}")
 
 

@@ -96,6 +96,7 @@ async def _trial(i: int, rng: random.Random) -> dict[str, int]:
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL)
             await trio.sleep(rng.uniform(0.5, 8.0))  # a random moment: what a crash is
+            mid_run = lead.poll() is None  # else the team had finished: a trivial trial
             fds = kill_tree(lead)
             await lead.wait()
             orphans = await count_orphans(fds)
@@ -122,7 +123,7 @@ async def _trial(i: int, rng: random.Random) -> dict[str, int]:
             "orphans": orphans, "leftover": len(left),
             "finished_all": int(success and not unfinished),
             "failed_honestly": int(done is not None and not success),
-            "timeout": int(done is None)}
+            "timeout": int(done is None), "mid_run": int(mid_run)}
 
 
 async def run_team_trials(runs: int) -> dict[str, float]:
@@ -130,7 +131,7 @@ async def run_team_trials(runs: int) -> dict[str, float]:
     totals = dict.fromkeys(("stalled_restarts", "stalled_tasks", "success_with_unfinished",
                             "runs_with_orphans", "orphans", "runs_with_leftover_files",
                             "restarts_finished_all", "restarts_failed_honestly",
-                            "restart_timeouts"), 0)
+                            "restart_timeouts", "killed_mid_run"), 0)
     start = time.monotonic()
     for i in range(runs):
         t = await _trial(i, rng)
@@ -143,4 +144,5 @@ async def run_team_trials(runs: int) -> dict[str, float]:
         totals["restarts_finished_all"] += t["finished_all"]
         totals["restarts_failed_honestly"] += t["failed_honestly"]
         totals["restart_timeouts"] += t["timeout"]
+        totals["killed_mid_run"] += t["mid_run"]
     return {"runs": runs, **totals, "seconds": round(time.monotonic() - start, 1)}

@@ -1,8 +1,9 @@
 """Crash trials of ``nyz run`` and of a process team: killed with SIGKILL at a random moment,
 then counted: processes left running, temporary files left behind, and (teams) stalled tasks.
 
-    python -m benchmarks crash [--json] [--runs=N] [--team-runs=M]
-        (N run trials, default 20; M team trials, default 5; issue 55: 200 and 50)
+    python -m benchmarks crash [--json] [--runs=N] [--team-runs=M] [--team-restart=KIND]
+        (N run trials, default 20; M team trials, default 5; issue 55: 200 and 50;
+         KIND idle, the default, or carry-on: see benchmarks/crash_team.py)
 
 Each trial: a fresh user and git workspace, the fake LLM (loopback HTTP) scripting a run
 that writes a 256 KB file (the atomic write), runs git_status and a glob, then a bash command
@@ -149,14 +150,16 @@ async def count_orphans(fds: dict[int, int]) -> int:
 def main(argv: list[str]) -> None:
     from benchmarks.crash_team import run_team_trials
 
-    runs, team_runs = 20, 5
+    runs, team_runs, restart = 20, 5, "idle"
     for arg in argv:
         if arg.startswith("--runs="):
             runs = int(arg.split("=", 1)[1])
         if arg.startswith("--team-runs="):
             team_runs = int(arg.split("=", 1)[1])
+        if arg.startswith("--team-restart="):
+            restart = arg.split("=", 1)[1]
     figures = trio.run(_run, runs) if runs else {}
-    team = trio.run(run_team_trials, team_runs) if team_runs else {}
+    team = trio.run(run_team_trials, team_runs, restart) if team_runs else {}
     if "--json" in argv:
         print(json.dumps({"run": figures, "team": team}))
         return
@@ -167,7 +170,8 @@ def main(argv: list[str]) -> None:
               f"({figures['orphans']} processes)")
         print(f"  runs with left-over files: {figures['runs_with_leftover_files']}")
     if team:
-        print(f"crash trials of a process team (SIGKILL, then restarted): {team['runs']} runs "
+        print(f"crash trials of a process team (SIGKILL, then a {team['restart']} restart): "
+              f"{team['runs']} runs "
               f"in {team['seconds']} s")
         for key in ("stalled_restarts", "stalled_tasks", "success_with_unfinished",
                     "runs_with_orphans", "orphans", "runs_with_leftover_files",

@@ -3,15 +3,27 @@
 A trial: a fresh user and git workspace; ``nyz team start T --teammate-mode process
 --headless`` of the three-task graph below (lead → alice → bob → alice → lead) against the
 fake LLM; SIGKILL of the lead alone at a random moment; then the same start again (the
-restart, whose lead is told to carry on), run to its end (bounded). One fake LLM serves both,
-so each agent's script carries on where it was, as a model reading its session would.
+restart, whose lead is told to carry on), run to its end (bounded). Two kinds of restart:
+
+* ``carry-on``: one fake LLM serves both starts, so each agent's script carries on where it
+  was, as a model reading its session would: the team can finish.
+* ``idle`` (the default): the restart gets a fresh fake LLM whose agents do nothing. Nothing
+  but nyz's own bookkeeping can then put a task left ``in_progress`` by a dead member right
+  (back to pending when the member starts again), so this is the kind that shows stalls; its
+  restarts end with tasks unfinished, and must say so (exit 1), never report success.
+
+Stalled: a task still ``in_progress`` whose last change predates the restart (owned by a
+member's dead incarnation, neither released nor resumed), or a restart reporting success with
+tasks unfinished.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import random
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -19,10 +31,12 @@ from pathlib import Path
 import trio
 
 from benchmarks.crash_bench import _setup, count_orphans, kill_tree
+from nyzhi.teams.locking import now_rfc3339
 from nyzhi.testing.cli import NYZ, json_lines, nyz_env, running_with
 from nyzhi.testing.fake_llm import PerAgent, reply, tool_call
 
 RESTART_LIMIT_S = 180.0
+WORK_DELAY_S = 0.4
 
 
 def _calls(*calls):
@@ -30,7 +44,11 @@ def _calls(*calls):
 
 
 def _update(task: str, status: str):
-    return _calls(tool_call("task_update", {"task_id": task, "status": status}))
+    # the work: the answer that completes a task is slow (WORK_DELAY_S before each frame), so a
+    # task is in progress for a while, and a random kill often lands while one is
+    delay = WORK_DELAY_S if status == "completed" else 0.0
+    return reply(tool_calls=[tool_call("task_update", {"task_id": task, "status": status})],
+                 delay=delay)
 
 
 def team_script() -> PerAgent:
@@ -70,6 +88,14 @@ def _start(team: str, task: str) -> list[str]:
             "--output-format", "stream-json"]
 
 
+def _setup_config(home: Path, url: str) -> None:
+    """Point the user's config at another fake LLM (``_setup`` wrote the first)."""
+    path = home / ".config" / "nyzhi" / "config.toml"
+    text = path.read_text()
+    start = text.index('base_url = "') + len('base_url = "')
+    path.write_text(text[:start] + url + text[text.index('"', start):])
+
+
 def _tasks(home: Path, team: str) -> list[dict]:
     tasks = home / ".local" / "share" / "nyzhi" / "tasks" / team  # nyzhi.teams.store
     found = []
@@ -83,7 +109,11 @@ def _tasks(home: Path, team: str) -> list[dict]:
     return found
 
 
-async def _trial(i: int, rng: random.Random) -> dict[str, int]:
+def _idle_script() -> PerAgent:
+    return PerAgent({"LEAD-RESUME": [reply("carrying on")] * 4})
+
+
+async def _trial(i: int, rng: random.Random, idle: bool) -> dict[str, int]:
     from nyzhi.testing.fake_llm import open_fake_llm
 
     team = f"crashteam{i}"
@@ -101,16 +131,22 @@ async def _trial(i: int, rng: random.Random) -> dict[str, int]:
             await lead.wait()
             orphans = await count_orphans(fds)
             done = None
-            with trio.move_on_after(RESTART_LIMIT_S):
-                done = await trio.run_process(
-                    _start(team, "LEAD-RESUME: carry on with the team's tasks"), cwd=ws,
-                    env=env, stdin=subprocess.DEVNULL, capture_stdout=True,
-                    capture_stderr=True, check=False)
+            restarted_at = now_rfc3339()
+            async with contextlib.AsyncExitStack() as stack:
+                if idle:  # the restart's agents do nothing: see the module's docstring
+                    fresh = await stack.enter_async_context(open_fake_llm(script=_idle_script()))
+                    _setup_config(home, fresh.url_for("openai"))
+                with trio.move_on_after(RESTART_LIMIT_S):
+                    done = await trio.run_process(
+                        _start(team, "LEAD-RESUME: carry on with the team's tasks"), cwd=ws,
+                        env=env, stdin=subprocess.DEVNULL, capture_stdout=True,
+                        capture_stderr=True, check=False)
             orphans += len(running_with(team))
             tasks = _tasks(home, team)
             left = [p for root in (ws, home) for p in root.rglob("*.tmp") if ".git" not in p.parts]
     unfinished = [t for t in tasks if t.get("status") not in ("completed", "deleted")]
-    in_progress = [t for t in unfinished if t.get("status") == "in_progress"]
+    in_progress = [t for t in unfinished if t.get("status") == "in_progress"
+                   and t.get("updated_at", "") < restarted_at]
     result = {}
     if done is not None:
         try:
@@ -126,7 +162,7 @@ async def _trial(i: int, rng: random.Random) -> dict[str, int]:
             "timeout": int(done is None), "mid_run": int(mid_run)}
 
 
-async def run_team_trials(runs: int) -> dict[str, float]:
+async def run_team_trials(runs: int, restart: str = "idle") -> dict[str, float]:
     rng = random.Random(5550)
     totals = dict.fromkeys(("stalled_restarts", "stalled_tasks", "success_with_unfinished",
                             "runs_with_orphans", "orphans", "runs_with_leftover_files",
@@ -134,7 +170,8 @@ async def run_team_trials(runs: int) -> dict[str, float]:
                             "restart_timeouts", "killed_mid_run"), 0)
     start = time.monotonic()
     for i in range(runs):
-        t = await _trial(i, rng)
+        t = await _trial(i, rng, restart == "idle")
+        print(f"team trial {i}: {json.dumps(t)}", file=sys.stderr, flush=True)  # minutes long
         totals["stalled_restarts"] += int(bool(t["stalled_tasks"] or t["success_with_unfinished"]))
         totals["stalled_tasks"] += t["stalled_tasks"]
         totals["success_with_unfinished"] += t["success_with_unfinished"]
@@ -145,4 +182,4 @@ async def run_team_trials(runs: int) -> dict[str, float]:
         totals["restarts_failed_honestly"] += t["failed_honestly"]
         totals["restart_timeouts"] += t["timeout"]
         totals["killed_mid_run"] += t["mid_run"]
-    return {"runs": runs, **totals, "seconds": round(time.monotonic() - start, 1)}
+    return {"runs": runs, "restart": restart, **totals, "seconds": round(time.monotonic() - start, 1)}

@@ -38,7 +38,7 @@ WARM_UP_TURNS = 5
 TURN_EVERY_S = 2.0
 
 
-async def phase(rt, viewers: int, seconds: float, keep_bytes: int | None) -> dict[str, float]:
+async def phase(rt, llm, viewers: int, seconds: float, keep_bytes: int | None) -> dict[str, float]:
     from nyzhi.web.server import Hub, ServeOptions, Server
     from nyzhi.web.session import DEFAULT_KEEP_BYTES, WebSession
 
@@ -69,6 +69,7 @@ async def phase(rt, viewers: int, seconds: float, keep_bytes: int | None) -> dic
         assert await _line(clients.stdout) == b"attached"
         for n in range(WARM_UP_TURNS):  # first turns load code and fill caches: not growth
             await (await rt.submit(f"warm-up {n}")).wait()
+            llm.requests.clear()
         gc.collect()
         before = rss_kib()
         turns, samples = 0, []
@@ -76,6 +77,9 @@ async def phase(rt, viewers: int, seconds: float, keep_bytes: int | None) -> dic
             while True:
                 handle = await rt.submit(f"turn {turns}")
                 await handle.wait()
+                # the fake LLM (in this process) keeps every request, each the whole
+                # conversation so far: quadratic growth that is the bench's, not nyz's
+                llm.requests.clear()
                 turns += 1
                 await trio.sleep(TURN_EVERY_S)  # the pace of a user's turns, not a wait
                 if turns % 5 == 0:
@@ -145,7 +149,7 @@ async def scenario(seconds: float, viewers: int) -> list[dict[str, float]]:
             rows = []
             for bound in (SMALL_BYTES, None):  # small first: any warm-up left counts against it
                 async with open_runtime(RuntimeOptions(cwd=ws, ephemeral=True)) as rt:
-                    rows.append(await phase(rt, viewers, seconds, bound))
+                    rows.append(await phase(rt, server, viewers, seconds, bound))
             return rows
 
 

@@ -16,8 +16,8 @@ wanted. Nothing here is asserted in tests (tests/nyzhi/faults/test_no_orphans.py
 Each team trial (``benchmarks/crash_team.py``): ``nyz team start --teammate-mode process
 --headless`` of a three-task graph, SIGKILLed at a random moment, then the same start again
 (the restart), run to its end. Figures: stalled restarts (a task still ``in_progress`` after the
-restart ended, owned by a member no longer running; or the restart reporting success with tasks
-unfinished), orphans (the killed tree's processes, by pidfd, and any process whose argv names
+restart ended with no change since before it, so owned by a dead member's incarnation; or the
+restart reporting success with tasks unfinished), orphans (the killed tree's processes, by pidfd, and any process whose argv names
 the trial's team after the restart), left-over ``*.tmp`` files (workspace and nyz's data).
 """
 

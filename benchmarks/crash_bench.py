@@ -1,7 +1,9 @@
-"""Crash trials of ``nyz run``: killed with SIGKILL at a random moment of a multi-step run,
-then counted: processes of its tree left running, temporary files left in the workspace.
+"""Crash trials of ``nyz run`` and of a process team: killed with SIGKILL at a random moment,
+then counted: processes left running, temporary files left behind, and (teams) stalled tasks.
 
-    python -m benchmarks crash [--json] [--runs=N]      (N trials, default 20; issue 55: 200)
+    python -m benchmarks crash [--json] [--runs=N] [--team-runs=M] [--team-restart=KIND]
+        (N run trials, default 20; M team trials, default 5; issue 55: 200 and 50;
+         KIND idle, the default, or carry-on: see benchmarks/crash_team.py)
 
 Each trial: a fresh user and git workspace, the fake LLM (loopback HTTP) scripting a run
 that writes a 256 KB file (the atomic write), runs git_status and a glob, then a bash command
@@ -10,6 +12,13 @@ meant to be random: that is what a crash is); pidfds are opened on every process
 just before the kill and waited on, up to 10 s. Figures: orphans (processes of the tree still
 running after that) and left-over files (``*.tmp`` anywhere in the workspace), both 0 of N
 wanted. Nothing here is asserted in tests (tests/nyzhi/faults/test_no_orphans.py is the test).
+
+Each team trial (``benchmarks/crash_team.py``): ``nyz team start --teammate-mode process
+--headless`` of a three-task graph, SIGKILLed at a random moment, then the same start again
+(the restart), run to its end. Figures: stalled restarts (a task still ``in_progress`` after the
+restart ended with no change since before it, so owned by a dead member's incarnation; or the
+restart reporting success with tasks unfinished), orphans (the killed tree's processes, by pidfd, and any process whose argv names
+the trial's team after the restart), left-over ``*.tmp`` files (workspace and nyz's data).
 """
 
 from __future__ import annotations
@@ -90,23 +99,9 @@ async def _trial(i: int, rng: random.Random) -> tuple[int, int]:
                 [*NYZ, "run", "--trust", "full", "go"], cwd=ws, env=nyz_env(home),
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             await trio.sleep(rng.uniform(0.5, 6.0))  # a random moment: what a crash is
-            fds = {}
-            for pid in _descendants(nyz.pid):
-                try:
-                    fds[pid] = os.pidfd_open(pid)
-                except ProcessLookupError:
-                    pass
-            nyz.kill()
+            fds = kill_tree(nyz)
             await nyz.wait()
-            with trio.move_on_after(KILL_WAIT_S):
-                for fd in fds.values():
-                    await trio.lowlevel.wait_readable(fd)
-            orphans = 0
-            for fd in fds.values():
-                if not _exited(fd):
-                    orphans += 1
-                    signal.pidfd_send_signal(fd, signal.SIGKILL)
-                os.close(fd)
+            orphans = await count_orphans(fds)
             left = [p for p in ws.rglob("*.tmp") if ".git" not in p.parts]
         return orphans, len(left)
 
@@ -125,20 +120,64 @@ async def _run(runs: int) -> dict[str, float]:
             "seconds": round(time.monotonic() - start, 1)}
 
 
+def kill_tree(proc: trio.Process) -> dict[int, int]:
+    """SIGKILL ``proc`` alone (a crash), having opened pidfds on its whole tree just before:
+    the descendants' pidfds, to wait on (a recycled pid can never be mistaken for them)."""
+    fds = {}
+    for pid in _descendants(proc.pid):
+        try:
+            fds[pid] = os.pidfd_open(pid)
+        except ProcessLookupError:
+            pass
+    proc.kill()
+    return fds
+
+
+async def count_orphans(fds: dict[int, int]) -> int:
+    """How many of ``fds`` are still running ``KILL_WAIT_S`` after the crash (then killed)."""
+    with trio.move_on_after(KILL_WAIT_S):
+        for fd in fds.values():
+            await trio.lowlevel.wait_readable(fd)
+    orphans = 0
+    for fd in fds.values():
+        if not _exited(fd):
+            orphans += 1
+            signal.pidfd_send_signal(fd, signal.SIGKILL)
+        os.close(fd)
+    return orphans
+
+
 def main(argv: list[str]) -> None:
-    runs = 20
+    from benchmarks.crash_team import run_team_trials
+
+    runs, team_runs, restart = 20, 5, "idle"
     for arg in argv:
         if arg.startswith("--runs="):
             runs = int(arg.split("=", 1)[1])
-    figures = trio.run(_run, runs)
+        if arg.startswith("--team-runs="):
+            team_runs = int(arg.split("=", 1)[1])
+        if arg.startswith("--team-restart="):
+            restart = arg.split("=", 1)[1]
+    figures = trio.run(_run, runs) if runs else {}
+    team = trio.run(run_team_trials, team_runs, restart) if team_runs else {}
     if "--json" in argv:
-        print(json.dumps(figures))
+        print(json.dumps({"run": figures, "team": team}))
         return
-    print(f"crash trials of nyz run (SIGKILL at a random moment): {figures['runs']} runs in "
-          f"{figures['seconds']} s")
-    print(f"  runs with orphans:        {figures['runs_with_orphans']} "
-          f"({figures['orphans']} processes)")
-    print(f"  runs with left-over files: {figures['runs_with_leftover_files']}")
+    if figures:
+        print(f"crash trials of nyz run (SIGKILL at a random moment): {figures['runs']} runs "
+              f"in {figures['seconds']} s")
+        print(f"  runs with orphans:        {figures['runs_with_orphans']} "
+              f"({figures['orphans']} processes)")
+        print(f"  runs with left-over files: {figures['runs_with_leftover_files']}")
+    if team:
+        print(f"crash trials of a process team (SIGKILL, then a {team['restart']} restart): "
+              f"{team['runs']} runs "
+              f"in {team['seconds']} s")
+        for key in ("stalled_restarts", "stalled_tasks", "success_with_unfinished",
+                    "runs_with_orphans", "orphans", "runs_with_leftover_files",
+                    "restarts_finished_all", "restarts_failed_honestly", "restart_timeouts",
+                    "killed_mid_run"):
+            print(f"  {key.replace('_', ' ') + ':':28} {team[key]}")
 
 
 if __name__ == "__main__":

@@ -50,6 +50,10 @@ def samples() -> dict[str, list[Any]]:
             ev.TaskUpdate("t", "4"),
             ev.AutopilotPhase("qa", "add a flag", 2, "why"),  # issue 37
             ev.Notice("hooks not approved", kind="untrusted_project"),  # issue 52
+            ev.ProcessStart("bg_1", "python3 -m http.server", pid=42, sandboxed=True),  # 51
+            ev.ProcessOutputDelta("bg_1", "Serving HTTP ✓\n", skipped=3),  # issue 51
+            ev.ProcessExit("bg_1", "python3 -m http.server", "killed", -9,
+                           last_lines=["GET / 200"]),  # issue 51
             ev.GenericEvent("from_the_future", "/agents/main", {"x": 1, "type": "ignored"}),
         ],
         "task": [

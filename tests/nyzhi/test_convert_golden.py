@@ -56,7 +56,8 @@ EXTENSIONS: dict[str, tuple[str, ...]] = {
     "usage": ("model", "request_chars", "thinking_tokens", "total_thinking_tokens"),
     "compaction": ("reason",),  # threshold, overflow or manual (issue 44)
     # why a run ended, the tree's cost and its per-agent usage (issue 40)
-    "result": ("subtype", "error", "cost_usd", "usage_by_agent"),
+    "result": ("subtype", "error", "cost_usd", "usage_by_agent",
+               "background"),  # what nyz run stopped at its end (issue 51)
 }
 
 # Event types added since the old session was written (extend, never rename): the old log
@@ -64,6 +65,7 @@ EXTENSIONS: dict[str, tuple[str, ...]] = {
 NEWER_EVENTS = frozenset({
     "autopilot_phase",  # an autopilot's phase changed (issue 37)
     "notice",  # a start-up notice, untrusted project hooks skipped (issue 52)
+    "process_start", "process_output_delta", "process_exit",  # background shells (issue 51)
 })
 
 

@@ -113,12 +113,19 @@ def _one_call(name: str, args: dict) -> Callable:
 
 @pytest.mark.skipif(shutil.which("rg") is None, reason="rg is not installed")
 async def test_an_rg_stuck_on_a_fifo_dies_with_nyz(workspace, home, configure):
-    os.mkfifo(workspace / ".ignore")  # rg opens it for its ignore rules, and blocks there
-    async with open_fake_llm(script=_one_call("glob", {"pattern": "*.py"})) as server:
-        configure(workspace, server.url_for("openai"))
-        await kill_nyz_while(workspace, home, ["run", "--trust", "full", "find the files"],
-                             lambda argv: _program(argv, "rg") and "--files" in argv,
-                             "glob's rg running")
+    # rg reads .ignore for its ignore rules. A FIFO with a writer but no data lets rg's open
+    # succeed and blocks its read for good (glob's watch ends an rg blocked in the open of a
+    # FIFO with no writer, so that one never stays): the test holds the writer end.
+    os.mkfifo(workspace / ".ignore")
+    writer = os.open(workspace / ".ignore", os.O_RDWR | os.O_NONBLOCK)
+    try:
+        async with open_fake_llm(script=_one_call("glob", {"pattern": "*.py"})) as server:
+            configure(workspace, server.url_for("openai"))
+            await kill_nyz_while(workspace, home, ["run", "--trust", "full", "find the files"],
+                                 lambda argv: _program(argv, "rg") and "--files" in argv,
+                                 "glob's rg running")
+    finally:
+        os.close(writer)
 
 
 async def test_a_git_stuck_reading_its_config_dies_with_nyz(workspace, home, configure):

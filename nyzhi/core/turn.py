@@ -254,20 +254,23 @@ class TurnLoop:
         del self.shell_context[:-SHELL_CONTEXT_KEPT]
 
     async def _turn(self, prompt: str, images: tuple[pt.ImagePart, ...] = ()) -> TurnOutcome:
-        if self.shell_context:
-            prompt = "\n\n".join([*self.shell_context, prompt])
-            self.shell_context.clear()
         if self.on_prompt is not None:
-            # user_prompt_submit hooks may block the prompt or add context to it
+            # user_prompt_submit hooks may block the prompt or add context to it (they see the
+            # user's words, not the !cmd outputs queued beside them)
             prompt, blocked = await self.on_prompt(prompt)
             if blocked is not None:
                 await self.emit(ev.Error(agent=self.agent_path, message=blocked, kind="blocked"))
                 return TurnOutcome("", 0, "blocked", pt.Usage(), is_error=True)
+        if self.shell_context:
+            prompt = "\n\n".join([*self.shell_context, prompt])
         await self._resolve_limits()
         if (why := self._prompt_too_big(prompt)) is not None:
-            # refused before anything is sent or recorded: the thread stays as it was
+            # refused before anything is sent or recorded: the thread stays as it was (the
+            # !cmd outputs are dropped with it: they may be what made it too big)
+            self.shell_context.clear()
             await self.emit(ev.Error(agent=self.agent_path, message=why, kind="context"))
             return TurnOutcome("", 0, "context", pt.Usage(), True, why)
+        self.shell_context.clear()  # sent now (kept for the next prompt if a hook blocked this)
         await self._append(pt.Message("user", prompt, images=images))
         turn_usage = pt.Usage()
         final_text = ""

@@ -26,7 +26,6 @@ from __future__ import annotations
 import json
 import os
 import random
-import select
 import signal
 import subprocess
 import sys
@@ -38,33 +37,9 @@ import trio
 
 from nyzhi.testing.cli import NYZ, nyz_env
 from nyzhi.testing.fake_llm import open_fake_llm, reply, tool_call
+from nyzhi.testing.waits import descendants, pidfd_exited
 
 KILL_WAIT_S = 10.0
-
-
-def _descendants(root: int) -> list[int]:
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                stat = Path(f"/proc/{entry}/stat").read_bytes()
-            except OSError:
-                continue
-            fields = stat[stat.rfind(b")") + 2:].split()
-            if fields[0] != b"Z":
-                children.setdefault(int(fields[1]), []).append(int(entry))
-    found, todo = [], [root]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            found.append(child)
-            todo.append(child)
-    return found
-
-
-def _exited(fd: int) -> bool:
-    poller = select.poll()
-    poller.register(fd, select.POLLIN)
-    return bool(poller.poll(0))
 
 
 def _script(marker: str):
@@ -124,7 +99,7 @@ def kill_tree(proc: trio.Process) -> dict[int, int]:
     """SIGKILL ``proc`` alone (a crash), having opened pidfds on its whole tree just before:
     the descendants' pidfds, to wait on (a recycled pid can never be mistaken for them)."""
     fds = {}
-    for pid in _descendants(proc.pid):
+    for pid in descendants(proc.pid):
         try:
             fds[pid] = os.pidfd_open(pid)
         except ProcessLookupError:
@@ -140,7 +115,7 @@ async def count_orphans(fds: dict[int, int]) -> int:
             await trio.lowlevel.wait_readable(fd)
     orphans = 0
     for fd in fds.values():
-        if not _exited(fd):
+        if not pidfd_exited(fd):
             orphans += 1
             signal.pidfd_send_signal(fd, signal.SIGKILL)
         os.close(fd)

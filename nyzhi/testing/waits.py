@@ -9,7 +9,10 @@ test fails only when the condition never comes (a real leak, a real hang), not w
 
 from __future__ import annotations
 
+import os
+import select
 from collections.abc import Callable
+from pathlib import Path
 from typing import TypeVar
 
 import trio
@@ -49,3 +52,32 @@ async def settled(scan: Callable[[], list[T]], *, timeout: float = BOUND_S) -> l
             delay = min(delay * 2, 0.25)
         return []
     return scan()
+
+
+def descendants(root: int) -> list[int]:
+    """Every live process below ``root`` (children, theirs, ...), from /proc's parent links:
+    what the orphan test and the crash benchmark check after killing nyz."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_bytes()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(b")") + 2:].split()
+        if fields[0] != b"Z":
+            children.setdefault(int(fields[1]), []).append(int(entry))
+    found, todo = [], [root]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def pidfd_exited(fd: int) -> bool:
+    """Whether the process behind pidfd ``fd`` has exited (readable), without waiting."""
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    return bool(poller.poll(0))

@@ -10,7 +10,6 @@ Real nyz, real children, the fake LLM over loopback HTTP."""
 from __future__ import annotations
 
 import os
-import select
 import shutil
 import signal
 import subprocess
@@ -23,7 +22,7 @@ import trio
 
 from nyzhi.testing.cli import NYZ, nyz_env
 from nyzhi.testing.fake_llm import PerAgent, open_fake_llm, reply, tool_call
-from nyzhi.testing.waits import BOUND_S, until
+from nyzhi.testing.waits import BOUND_S, descendants, pidfd_exited, until
 
 HELPER_SERVER = Path(__file__).parents[1] / "mcp" / "helper_server.py"
 
@@ -34,33 +33,6 @@ def _cmdline(pid: int) -> list[str]:
     except OSError:
         return []
     return [part.decode(errors="replace") for part in raw.split(b"\0") if part]
-
-
-def descendants(root: int) -> list[int]:
-    """Every live process below ``root`` (children, theirs, ...), from /proc's parent links."""
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{entry}/stat").read_bytes()
-        except OSError:
-            continue
-        fields = stat[stat.rfind(b")") + 2:].split()
-        if fields[0] != b"Z":
-            children.setdefault(int(fields[1]), []).append(int(entry))
-    found, todo = [], [root]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            found.append(child)
-            todo.append(child)
-    return found
-
-
-def _exited(fd: int) -> bool:
-    poller = select.poll()
-    poller.register(fd, select.POLLIN)
-    return bool(poller.poll(0))
 
 
 async def kill_nyz_while(workspace: Path, home: Path, args: list[str],
@@ -86,14 +58,14 @@ async def kill_nyz_while(workspace: Path, home: Path, args: list[str],
         with trio.move_on_after(BOUND_S):
             for fd in fds.values():
                 await trio.lowlevel.wait_readable(fd)
-        left = [kinds[pid] for pid, fd in fds.items() if not _exited(fd)]
+        left = [kinds[pid] for pid, fd in fds.items() if not pidfd_exited(fd)]
         assert left == [], f"left running {BOUND_S:g} s after nyz was SIGKILLed: {left}"
     finally:
         if nyz.returncode is None:
             nyz.kill()
             await nyz.wait()
         for fd in fds.values():
-            if not _exited(fd):
+            if not pidfd_exited(fd):
                 signal.pidfd_send_signal(fd, signal.SIGKILL)
             os.close(fd)
 

@@ -26,6 +26,7 @@ CANCELLED = "__cancelled__"  # what the ask-user router answers for a dismissed 
 ASKS_PER_FIELD = 3
 MAX_ANSWER = 4096  # characters of one field's answer
 MAX_FIELDS = 32  # a form longer than this is declined unasked
+MAX_TEXT = 2000  # characters of the server's message, a field's title or description shown
 
 AskUser = Callable[[str, list[dict[str, str]], bool], Awaitable[str]]
 
@@ -95,9 +96,9 @@ def _choices(spec: dict[str, Any]) -> list[str]:
 async def _ask_field(ask: AskUser, server: str, message: str, name: str,
                      spec: dict[str, Any], required: bool) -> tuple[bool, Any]:
     """One field's value (True, value), or (False, None) for an optional field left out."""
-    title = spec.get("title") or name
-    detail = f" ({spec['description']})" if spec.get("description") else ""
-    options = [{"label": c} for c in _choices(spec)]
+    title = str(spec.get("title") or name)[:MAX_TEXT]
+    detail = f" ({str(spec['description'])[:MAX_TEXT]})" if spec.get("description") else ""
+    options = [{"label": c[:MAX_TEXT]} for c in _choices(spec)[:MAX_FIELDS]]
     if spec.get("type") == "boolean":
         options = [{"label": "yes"}, {"label": "no"}]
     has_default = "default" in spec
@@ -131,6 +132,7 @@ async def fill_form(ask: AskUser | None, policy: str, server: str, message: str,
     props = schema.get("properties") or {}
     if not isinstance(props, dict) or len(props) > MAX_FIELDS:
         return DECLINE, None
+    message = str(message)[:MAX_TEXT]
     if ask is None:
         values = schema_defaults(schema) if policy == DEFAULTS else None
         return ("accept", values) if values is not None else (DECLINE, None)
@@ -153,6 +155,7 @@ async def visit_url(ask: AskUser | None, server: str, message: str, url: str) ->
     address (nyz never opens it) and says whether they went there."""
     if ask is None:
         return DECLINE
+    url, message = str(url)[:MAX_TEXT], str(message)[:MAX_TEXT]
     answer = await ask(f"MCP server {server!r} asks you to open {url}\n{message}",
                        [{"label": "I opened it"}, {"label": "(decline)"}], False)
     if answer == CANCELLED:

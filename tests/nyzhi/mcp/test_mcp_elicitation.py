@@ -117,3 +117,21 @@ async def test_headless_rules_without_a_person():
     assert await fill_form(None, "defaults", "s", "m", schema) == ("decline", None)
     huge = {"properties": {f"f{i}": {"type": "string", "default": ""} for i in range(40)}}
     assert await fill_form(None, "defaults", "s", "m", huge) == ("decline", None)  # bounded
+
+
+async def test_what_a_server_shows_is_bounded():
+    """A server's message, titles and choices are cut before they reach a front end."""
+    from nyzhi.core.mcp.elicit import MAX_TEXT
+
+    asked: list[tuple[str, list]] = []
+
+    async def ask(question, options, _custom):
+        asked.append((question, options))
+        return "(decline)"
+
+    schema = {"properties": {"f": {"type": "string", "title": "Z" * 50_000,
+                                   "enum": ["x" * 50_000]}}}
+    assert await fill_form(ask, "decline", "s", "Q" * 50_000, schema) == ("decline", None)
+    question, options = asked[0]
+    assert question.count("Q") == MAX_TEXT and question.count("Z") == MAX_TEXT
+    assert all(len(o["label"]) <= MAX_TEXT for o in options)

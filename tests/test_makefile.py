@@ -133,6 +133,8 @@ def test_make_test_stress_runs_the_suite_beside_stress_ng(tmp_path: Path) -> Non
     assert "system-deps.sh test" in out and "system-deps.sh stress" in out
     assert "stress-ng --cpu 2" in out and "trap 'kill $hogs" in out
     assert "-m pytest -q" in out
+    # the whole suite: the conformance scenarios run under load too, not skipped
+    assert "@modelcontextprotocol/conformance@" in out and "node@22" in out
     plain = _make(_env(bin_dir), "-n", "test", f"VENV={venv}")
     assert "stress-ng" not in plain.stdout and "system-deps.sh stress" not in plain.stdout
 

@@ -103,7 +103,11 @@ $(PATH_HINT_STAMP): | $(RUN_STAMP)
 	fi
 	@touch $@
 
-test: install-dev $(SYSTEM_TEST_STAMP) mcp-test-servers mcp-conformance acp-test-client lsp-test-servers
+# What every run of the whole suite needs installed first (make test and make test-stress: one
+# list, so the suite under load runs the same tests as without it).
+TEST_SETUP := install-dev $(SYSTEM_TEST_STAMP) mcp-test-servers mcp-conformance acp-test-client lsp-test-servers
+
+test: $(TEST_SETUP)
 	@$(PY) -m pytest -q; status=$$?; \
 	if [ $$status -eq 5 ]; then echo "make test: pytest collected no tests (a broken suite, not a pass)" >&2; fi; \
 	exit $$status
@@ -111,7 +115,7 @@ test: install-dev $(SYSTEM_TEST_STAMP) mcp-test-servers mcp-conformance acp-test
 # The whole suite with every core kept busy by stress-ng (Debian's load generator, installed
 # like the other test-only packages): a test that waits on a moment instead of a condition
 # fails here. The hogs are stopped when the suite ends, however it ends (the trap).
-test-stress: install-dev $(SYSTEM_TEST_STAMP) $(SYSTEM_STRESS_STAMP) mcp-test-servers mcp-conformance acp-test-client lsp-test-servers
+test-stress: $(TEST_SETUP) $(SYSTEM_STRESS_STAMP)
 	@command -v stress-ng >/dev/null 2>&1 || { echo "make test-stress: stress-ng is not installed (see above)" >&2; exit 1; }
 	@stress-ng --cpu $(STRESS_CPUS) --quiet & hogs=$$!; \
 	trap 'kill $$hogs 2>/dev/null; wait $$hogs 2>/dev/null' EXIT; \

@@ -29,7 +29,7 @@ import urwid
 from nyzhi.core import collector
 from nyzhi.core.protocol import Session, ops, status_card, status_line
 from nyzhi.core.protocol import events as ev
-from nyzhi.core.protocol.commands import dispatch, toggle_plan
+from nyzhi.core.protocol.commands import dispatch, toggle_plan, waits_for_idle
 from nyzhi.tui import commands, menu, theme
 from nyzhi.tui.activity import Activity
 from nyzhi.tui.conversation import Collapsible, ConsoleRenderer, Expansion, Stream
@@ -135,8 +135,7 @@ class Console:
         self._replay_thread()
         self.refresh_status()
         self._follow()
-        if self.queue and not self.busy and self.nursery is not None:
-            self.nursery.start_soon(self._turn, self.queue.pop(0))
+        self._next_queued()
 
     # ---- streams and the event side ----------------------------------------------------
 
@@ -208,7 +207,11 @@ class Console:
         if not text:
             return
         assert self.nursery is not None
-        if text.startswith("/"):
+        if text.startswith("/") and (self.busy or self.queue) and waits_for_idle(
+                text, self.features):
+            self.queue.append(text)  # run when the turn ends, in order with queued prompts
+            self._show_queue()
+        elif text.startswith("/"):
             self.nursery.start_soon(self._command, text)
         elif text.startswith("&") and text[1:].strip() and self.rt is not None:
             self.nursery.start_soon(self._background_prompt, self.rt, text[1:].strip())
@@ -224,6 +227,7 @@ class Console:
             self.queue.append(text)
             self._show_queue()
         else:
+            self.busy = True  # from now: a line typed before the task starts queues behind it
             self.nursery.start_soon(self._turn, text)
 
     async def _command(self, text: str) -> None:
@@ -257,9 +261,26 @@ class Console:
             self.activity.stop()
             self._draw_notice()
             self.refresh_status()
-        if self.queue and self.nursery is not None and self.rt is not None:
-            self.nursery.start_soon(self._turn, self.queue.pop(0))
+        self._next_queued()
         self._show_queue()
+
+    def _next_queued(self) -> None:
+        """Start what waits in the queue now that the agent is idle: commands that waited
+        for the turn to end run first, in the order typed, then the next prompt."""
+        if self.queue and not self.busy and self.nursery is not None and self.rt is not None:
+            self.nursery.start_soon(self._run_queued)
+
+    async def _run_queued(self) -> None:
+        while self.queue and not self.busy and self.rt is not None:
+            text = self.queue.pop(0)
+            self._show_queue()
+            if not text.startswith("/"):
+                await self._turn(text)
+                return  # the turn's end starts the rest
+            rt = self.rt
+            await self._command(text)
+            if self.rt is not rt:  # the session reopened (/model PROVIDER/MODEL, /resume):
+                return  # the new runtime's attach starts the rest
 
     async def _to_agent(self, path: str, text: str) -> None:
         """Input for the subagent on screen (chosen in the agent tree), through the runtime

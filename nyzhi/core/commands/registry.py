@@ -137,6 +137,19 @@ def headless_prompt(text: str, custom: Any) -> str:
     return custom.expand(text)
 
 
+def waits_for_idle(line: str, features: frozenset[str]) -> bool:
+    """Whether the ``/name args`` line is a command that runs only on an idle agent, so a
+    front end with a queue holds it behind the running turn instead of refusing it.
+
+    ``/model PROVIDER/MODEL`` counts: switching provider reopens the session, which waits
+    for the turn to end (the one idle-only use of a command that is otherwise not)."""
+    name, _, arg = line.strip()[1:].partition(" ")
+    cmd = lookup(name, features)
+    if cmd is None:
+        return False
+    return cmd.idle_only or (cmd.name == "model" and "/" in arg)
+
+
 async def dispatch(host: CommandHost, line: str) -> None:
     """Run one ``/name args`` line on ``host``.
 

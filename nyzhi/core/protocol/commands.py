@@ -18,7 +18,9 @@ from nyzhi.core.commands.registry import (
     THEME,
     CommandHost,
     headless_prompt,
+    waits_for_idle,
 )
 
 __all__ = ["BODY", "EDITOR", "ERROR", "NOTICE", "PANEL", "PICK", "RESTART", "SCREEN", "THEME", "CommandHost",
-           "available", "dispatch", "headless_prompt", "toggle_plan"]
+           "available", "dispatch", "headless_prompt", "toggle_plan",
+           "waits_for_idle"]

@@ -76,6 +76,43 @@ async def test_model_with_a_provider_reopens_the_session_on_that_provider(
     assert ("user", "remember RED") in second.transcript()
 
 
+async def test_model_with_a_provider_typed_during_a_turn_waits_for_it_to_end(
+        workspace, home, configure):
+    """Typed while the agent works, ``/model PROVIDER/MODEL`` is queued behind the turn and
+    runs when it ends (it was refused, so a person typing it as a reply streamed in lost it)."""
+    release = trio.Event()
+
+    async def held(_request):
+        await release.wait()  # the first turn stays busy until the command is queued
+        return reply("noted RED")
+
+    answers = [held]
+
+    async def script(request):
+        return await answers.pop(0)(request) if answers else reply("it was RED")
+
+    async with open_fake_llm(script=script) as server:
+        other = (f'\n[provider.other]\napi_style = "anthropic"\n'
+                 f'base_url = "{server.url_for("anthropic")}"\nmodel = "fake-model-1"\n'
+                 'api_key = "sk-other"\n')
+        configure(workspace, server.url_for("openai"), extra=other)
+        async with open_console(workspace, home) as pane:
+            await pane.wait_for(INPUT_READY)
+            await say(pane, "remember RED")
+            await server.wait_until(lambda: len(model_calls(server.requests)) == 1)
+            await say(pane, "/model other/fake-model-2")
+            await pane.wait_for("queued (1): /model other/fake-model-2")
+            release.set()
+            screen = await pane.wait_for("resumed session")
+            assert "noted RED" in screen and "waits for an idle agent" not in screen
+            await pane.wait_for(lambda s: "other/fake-model-2 · trust" in s.splitlines()[-1])
+            await say(pane, "which colour?")
+            await pane.wait_for("it was RED")
+    first, second = model_calls(server.requests)
+    assert (second.wire, second.model) == ("anthropic", "fake-model-2")
+    assert ("user", "remember RED") in second.transcript()
+
+
 async def test_subagent_config_shows_and_sets_the_model_of_a_role(workspace, home, configure):
     agents = PerAgent({
         "MAIN": [reply(tool_calls=[tool_call("spawn_agent", {"message": "EXPLORE the code",

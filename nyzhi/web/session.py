@@ -10,8 +10,10 @@ runtime lives as long as ``nyz serve``: viewers come and go.
 
 from __future__ import annotations
 
+import array
 import collections
 import contextlib
+import json
 import logging
 from collections.abc import Iterator
 from pathlib import Path
@@ -40,6 +42,11 @@ log = logging.getLogger(__name__)
 # under load (43.5 -> 55.9 MB over 98 turns): kept history by design, not a leak.
 DEFAULT_KEEP = 200_000
 DEFAULT_KEEP_BYTES = 16 * 1024 * 1024
+# A finished run of deltas (consecutive in the log, one kind, one agent, one tool call) is
+# kept as one event holding their joined text, numbered as the run's last: a viewer applies
+# deltas by appending, so replaying the one is replaying the many. Each delta's end offset is
+# kept (4 bytes each), so a viewer that resumes inside the run gets only the rest of it.
+_RUNS = {ev.TextDelta.type, ev.ThinkingDelta.type, ev.ToolOutputDelta.type}
 
 
 class Viewer:
@@ -78,6 +85,12 @@ class WebSession:
         self.redactor = Session(rt).redactor  # the one every event was redacted with
         self.log: collections.deque[tuple[int, str]] = collections.deque()
         self.keep, self.keep_bytes, self.log_bytes = keep, keep_bytes, 0
+        # a kept coalesced run, by its last number: its first number and its deltas' ends
+        self.runs: dict[int, tuple[int, array.array[int]]] = {}
+        # the run of deltas at the log's end, not yet coalesced: its key, data and texts
+        self._run_key: tuple[str, str, str] | None = None
+        self._run: list[tuple[int, str]] = []
+        self._run_data: dict[str, Any] = {}
         self.seq = 0
         self.busy = False
         self.agents: dict[str, p.AgentNode] = {ev.MAIN_AGENT: p.AgentNode(ev.MAIN_AGENT)}
@@ -101,14 +114,49 @@ class WebSession:
         self.seq += 1
         self._track(event, data)
         text = p.encode(p.EventMessage(self.seq, data))
+        key = ((event.type, event.agent, getattr(event, "call_id", ""))
+               if event.type in _RUNS and isinstance(data.get("text"), str) else None)
+        if key != self._run_key or key is None:
+            self._coalesce()
+            self._run_key, self._run_data = key, data
+        if key is not None:
+            self._run.append((self.seq, data["text"]))
         self.log.append((self.seq, text))
         self.log_bytes += len(text)
-        while len(self.log) > 1 and (len(self.log) > self.keep or self.log_bytes > self.keep_bytes):
-            self.log_bytes -= len(self.log.popleft()[1])
+        self._trim()
         for viewer in list(self.viewers):
             if not viewer.offer(text):
                 self.viewers.discard(viewer)
                 log.warning("nyz serve: dropped a viewer that stopped reading")
+
+    def _trim(self) -> None:
+        while len(self.log) > 1 and (len(self.log) > self.keep or self.log_bytes > self.keep_bytes):
+            seq, text = self.log.popleft()
+            self.log_bytes -= len(text)
+            run = self.runs.pop(seq, None)
+            if run is not None:
+                self.log_bytes -= 4 * len(run[1])
+
+    def _coalesce(self) -> None:
+        """The run of deltas at the log's end is finished: keep it as one event."""
+        kept = [(seq, piece) for seq, piece in self._run if seq >= self.log[0][0]]
+        base = self._run_data
+        self._run_key, self._run, self._run_data = None, [], {}
+        if len(kept) < 2:
+            return
+        first, last = kept[0][0], kept[-1][0]
+        ends, at = array.array("I"), 0
+        for _, piece in kept:
+            at += len(piece)
+            ends.append(at)
+        for _ in kept:
+            self.log_bytes -= len(self.log.pop()[1])
+        data = {**base, "text": "".join(piece for _, piece in kept)}
+        text = p.encode(p.EventMessage(last, data))
+        self.log.append((last, text))
+        self.runs[last] = (first, ends)
+        self.log_bytes += len(text) + 4 * len(ends)
+        self._trim()
 
     def _track(self, event: ev.AnyEvent, data: dict[str, Any]) -> None:
         """The tree, the pending answers and the busy flag, from the event stream alone."""
@@ -141,8 +189,33 @@ class WebSession:
 
     # ---- viewers ---------------------------------------------------------------------
 
+    def first_kept(self) -> int:
+        """The number of the oldest event the kept log still stands for."""
+        if not self.log:
+            return self.seq + 1
+        seq = self.log[0][0]
+        run = self.runs.get(seq)
+        return run[0] if run is not None else seq
+
+    def backlog(self, since: int) -> list[str]:
+        """Every kept event after ``since``; a coalesced run ``since`` falls inside is sent
+        as its rest only (what the viewer has not had), numbered as the run's last."""
+        out = []
+        for seq, text in self.log:
+            if seq <= since:
+                continue
+            run = self.runs.get(seq)
+            if run is not None and run[0] <= since:
+                first, ends = run
+                message = json.loads(text)
+                event = message["event"]
+                event["text"] = event["text"][ends[since - first]:]
+                text = p.encode(p.EventMessage(seq, event))
+            out.append(text)
+        return out
+
     def state(self) -> p.State:
-        first = self.log[0][0] if self.log else self.seq + 1
+        first = self.first_kept()
         return p.State(
             session_id=self.session_id, seq=self.seq, first_seq=first, busy=self.busy,
             status=self.redactor.redact(self.status_text(usage=False)), provider=self.rt.provider_name,
@@ -153,7 +226,7 @@ class WebSession:
     def attach(self, viewer: Viewer, since: int) -> Iterator[tuple[p.State, list[str]]]:
         """Register ``viewer`` for live events and give it, as of the same instant, the
         state and every kept event after ``since`` (so nothing is missed or sent twice)."""
-        backlog = [text for seq, text in self.log if seq > since]
+        backlog = self.backlog(since)
         self.viewers.add(viewer)
         try:
             yield self.state(), backlog

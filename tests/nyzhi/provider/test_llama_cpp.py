@@ -161,3 +161,16 @@ async def test_another_llama_cpp_model_gets_every_tool_and_its_own_temperature()
     body = await _sent(simple_request(tools=everything, model="qwen2.5-coder-7b"))
     assert [t["function"]["name"] for t in body["tools"]] == ["read", "write", "bash"]
     assert "temperature" not in body
+
+
+def test_the_server_is_started_so_a_second_request_does_not_cut_the_first() -> None:
+    """llama_cpp.server interrupts a streaming answer when another request arrives unless
+    ``interrupt_requests`` is off (issue 54: two agents on the offline model)."""
+    from pathlib import Path
+
+    from nyzhi.provider.llama_server import server_command
+
+    argv = server_command(Path("m.gguf"), port=1, n_ctx=4096, n_threads=1,
+                          chat_format="chatml-function-calling")  # fmt: skip
+    at = argv.index("--interrupt_requests")
+    assert argv[at + 1] == "false"

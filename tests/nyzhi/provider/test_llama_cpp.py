@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
 import trio
 from provider_helpers import READ_TOOL, collect, make_spec, simple_request
 
@@ -174,3 +175,19 @@ def test_the_server_is_started_so_a_second_request_does_not_cut_the_first() -> N
                           chat_format="chatml-function-calling")  # fmt: skip
     at = argv.index("--interrupt_requests")
     assert argv[at + 1] == "false"
+
+
+def test_done_without_a_finish_reason_is_a_cut_stream_not_a_whole_answer() -> None:
+    """llama_cpp.server ends an interrupted stream with [DONE] and no finish reason."""
+    from nyzhi.provider.errors import StreamEndedEarly
+    from nyzhi.provider.llama_cpp import LlamaCppDecoder
+
+    decoder = LlamaCppDecoder()
+    chunk = {"choices": [{"index": 0, "delta": {"content": "Half an"}, "finish_reason": None}]}
+    assert decoder.feed("", "data: " + json.dumps(chunk))
+    with pytest.raises(StreamEndedEarly):
+        decoder.feed("", "data: [DONE]")
+    whole = LlamaCppDecoder()
+    done = {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
+    whole.feed("", "data: " + json.dumps(done))
+    assert isinstance(whole.feed("", "data: [DONE]")[-1], Stop)

@@ -218,7 +218,12 @@ class LlamaCppDecoder(OpenAIChatDecoder):
             return []
         line = data.strip()
         if line.startswith("data:"):
-            return self._guarded(super().feed(event, line[5:].strip()))
+            payload = line[5:].strip()
+            if payload == "[DONE]" and not self.finished:
+                # llama_cpp.server ends an interrupted stream with [DONE] and no finish
+                # reason: a cut answer, not a whole one (issue 54).
+                raise self.ended_early()
+            return self._guarded(super().feed(event, payload))
         if not line.startswith("{"):
             return []  # SSE comments, event names, keep-alives
         answer = self.load(line)

@@ -244,6 +244,10 @@ def server_command(
         "--n_ctx", str(n_ctx),
         "--n_threads", str(n_threads),
         "--chat_format", chat_format,
+        # llama_cpp.server's default (True) ends a stream with [DONE] as soon as another
+        # request waits for the model (app.py get_event_publisher): two agents sharing the
+        # offline model cut each other's answers short. Off, the second request waits.
+        "--interrupt_requests", "false",
     ]  # fmt: skip
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
 import trio
 from provider_helpers import READ_TOOL, collect, make_spec, simple_request
 
@@ -161,3 +162,32 @@ async def test_another_llama_cpp_model_gets_every_tool_and_its_own_temperature()
     body = await _sent(simple_request(tools=everything, model="qwen2.5-coder-7b"))
     assert [t["function"]["name"] for t in body["tools"]] == ["read", "write", "bash"]
     assert "temperature" not in body
+
+
+def test_the_server_is_started_so_a_second_request_does_not_cut_the_first() -> None:
+    """llama_cpp.server interrupts a streaming answer when another request arrives unless
+    ``interrupt_requests`` is off (issue 54: two agents on the offline model)."""
+    from pathlib import Path
+
+    from nyzhi.provider.llama_server import server_command
+
+    argv = server_command(Path("m.gguf"), port=1, n_ctx=4096, n_threads=1,
+                          chat_format="chatml-function-calling")  # fmt: skip
+    at = argv.index("--interrupt_requests")
+    assert argv[at + 1] == "false"
+
+
+def test_done_without_a_finish_reason_is_a_cut_stream_not_a_whole_answer() -> None:
+    """llama_cpp.server ends an interrupted stream with [DONE] and no finish reason."""
+    from nyzhi.provider.errors import StreamEndedEarly
+    from nyzhi.provider.llama_cpp import LlamaCppDecoder
+
+    decoder = LlamaCppDecoder()
+    chunk = {"choices": [{"index": 0, "delta": {"content": "Half an"}, "finish_reason": None}]}
+    assert decoder.feed("", "data: " + json.dumps(chunk))
+    with pytest.raises(StreamEndedEarly):
+        decoder.feed("", "data: [DONE]")
+    whole = LlamaCppDecoder()
+    done = {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
+    whole.feed("", "data: " + json.dumps(done))
+    assert isinstance(whole.feed("", "data: [DONE]")[-1], Stop)

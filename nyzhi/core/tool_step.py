@@ -113,7 +113,8 @@ class ApprovalBroker:
         self, request_id: str, kind: type[ev.Event], answer: ApprovalAnswer | str
     ) -> None:
         pending = self._pending.get(request_id)
-        if pending is None or pending.kind is not kind:
+        if pending is None or pending.kind is not kind or pending.done.is_set():
+            # the first answer wins: a second one (another front end) is refused, not applied
             raise KeyError(f"no pending {kind.type} with request id {request_id!r}")
         pending.answer = answer
         pending.done.set()

@@ -66,6 +66,11 @@ class TmuxPane:
     async def screen(self) -> str:
         return await self.tmux("capture-pane", "-p")
 
+    async def screen_escaped(self) -> str:
+        """The screen with its SGR colours and attributes as escape sequences (``-e``);
+        ``-N`` keeps trailing spaces, for a renderer that paints whole rows."""
+        return await self.tmux("capture-pane", "-p", "-e", "-N")
+
     async def history(self) -> str:
         """The screen with the lines scrolled off above it (what a program printed at exit)."""
         return await self.tmux("capture-pane", "-p", "-S", "-200")

@@ -22,6 +22,13 @@ def model_calls(requests: list[FakeRequest]) -> list[FakeRequest]:
     return [r for r in requests if r.wire is not None]
 
 
+def other_provider(server) -> str:
+    """A second provider, ``other``, on the fake server's Anthropic wire."""
+    return (f'\n[provider.other]\napi_style = "anthropic"\n'
+            f'base_url = "{server.url_for("anthropic")}"\nmodel = "fake-model-1"\n'
+            'api_key = "sk-other"\n')
+
+
 async def command(pane: TmuxPane, line: str, shows: str) -> str:
     """Clear the screen, run ``line``, and return the screen once it shows ``shows``."""
     await pane.keys("C-l")
@@ -56,10 +63,7 @@ async def test_model_lists_and_switches_the_main_agents_model_in_place(
 async def test_model_with_a_provider_reopens_the_session_on_that_provider(
         workspace, home, configure):
     async with open_fake_llm(script=[reply("noted RED"), reply("it was RED")]) as server:
-        other = (f'\n[provider.other]\napi_style = "anthropic"\n'
-                 f'base_url = "{server.url_for("anthropic")}"\nmodel = "fake-model-1"\n'
-                 'api_key = "sk-other"\n')
-        configure(workspace, server.url_for("openai"), extra=other)
+        configure(workspace, server.url_for("openai"), extra=other_provider(server))
         async with open_console(workspace, home) as pane:
             await pane.wait_for(INPUT_READY)
             await say(pane, "remember RED")
@@ -92,10 +96,7 @@ async def test_model_with_a_provider_typed_during_a_turn_waits_for_it_to_end(
         return await answers.pop(0)(request) if answers else reply("it was RED")
 
     async with open_fake_llm(script=script) as server:
-        other = (f'\n[provider.other]\napi_style = "anthropic"\n'
-                 f'base_url = "{server.url_for("anthropic")}"\nmodel = "fake-model-1"\n'
-                 'api_key = "sk-other"\n')
-        configure(workspace, server.url_for("openai"), extra=other)
+        configure(workspace, server.url_for("openai"), extra=other_provider(server))
         async with open_console(workspace, home) as pane:
             await pane.wait_for(INPUT_READY)
             await say(pane, "remember RED")

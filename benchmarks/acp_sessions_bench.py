@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks._figures import printed_as_json, verdict
-from benchmarks.acp_bench import TIMEOUT, _Lines, _rss_kib, _Server, _setup
+from benchmarks.acp_bench import TIMEOUT, _config, _Lines, _rss_kib, _Server, _setup
 
 TARGET_MIB = 3.0
 SESSIONS = 50
@@ -67,19 +67,6 @@ class _Client:
 
     def rss_mib(self) -> float:
         return _rss_kib(self.proc.pid) / 1024
-
-
-def _config(env: dict[str, str], url: str) -> None:
-    """The provider in the user's own config (``HOME`` is the bench's): a project's config
-    would wait for approval, and its provider with it."""
-    from nyzhi.config.paths import global_config_path
-
-    path = global_config_path(env)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(
-        f'[provider]\ndefault = "fake"\n[provider.fake]\napi_style = "openai"\n'
-        f'base_url = "{url}"\nmodel = "m"\napi_key = "k"\n'
-    )
 
 
 def _open(client: _Client, ws: Path) -> str:

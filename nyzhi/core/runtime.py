@@ -18,7 +18,6 @@ and questions.
 from __future__ import annotations
 
 import contextlib
-import gc
 import math
 import uuid
 from collections.abc import AsyncIterator, Callable
@@ -30,7 +29,7 @@ import trio
 
 import actors
 from nyzhi import process, records
-from nyzhi.core import assembly
+from nyzhi.core import assembly, collector
 from nyzhi.core import events as ev
 from nyzhi.core.agent import TurnHandle, UserInput
 from nyzhi.core.agent_factory import Agent, AgentFactory, AgentSpec
@@ -423,11 +422,15 @@ async def open_runtime(
         # stalled the event loop for 100-250 ms at a time; frozen, it walks only what the
         # agents create. An embedding program's collector is its own: left as it was.
         if process.claimed():
-            gc.freeze()
+            collector.freeze_runtime()
         try:
             yield rt
         finally:
-            await _shut_down(rt, background, base.writer)
+            try:
+                await _shut_down(rt, background, base.writer)
+            finally:
+                if process.claimed():  # what it leaves is collected before the next freeze
+                    collector.runtime_released()
 
 
 async def _assemble(stack: contextlib.AsyncExitStack, system: actors.ActorSystem,

@@ -14,6 +14,7 @@ from typing import Any
 import urwid
 
 from nyzhi import records
+from nyzhi.tui import theme
 
 SHOWN = 8  # rows of choices on screen at once (the rest scroll with the highlight)
 
@@ -101,7 +102,7 @@ class Picker(urwid.WidgetWrap):
             urwid.Text(("dim", "↑↓ move · type to filter · Enter pick · Esc close")),
         ])
         body.focus_position = 1
-        super().__init__(urwid.AttrMap(urwid.LineBox(body), "modal"))
+        super().__init__(urwid.AttrMap(urwid.LineBox(body), theme.IN_MODAL))
 
     def selectable(self) -> bool:
         return True

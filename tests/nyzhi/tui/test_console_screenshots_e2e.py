@@ -89,7 +89,7 @@ def check_png(path: Path, box: dict, width: int, height: int) -> None:
 
 
 @pytest.mark.parametrize("width", [120, 60])
-async def test_console_screenshots(workspace, home, configure, tmp_path, width):
+async def test_console_screenshots(workspace, home, configure, approve_project, tmp_path, width):
     height = HEIGHT[width]
     out = out_dir(tmp_path)
     work = tmp_path / "html"
@@ -101,6 +101,14 @@ async def test_console_screenshots(workspace, home, configure, tmp_path, width):
     shots: list[tuple[str, str, str]] = []  # (name, terminal, escaped)
     async with open_fake_llm(script=script) as server:
         configure(workspace, server.url_for("openai"))
+        # the fake model's context window, so the screens show no note that it is unknown
+        config = workspace / ".nyzhi" / "config.toml"
+        config.write_text(
+            config.read_text().replace(
+                'model = "fake-model-1"\n', 'model = "fake-model-1"\ncontext_window = 128000\n'
+            )
+        )
+        approve_project(workspace)
         async with open_console(
             workspace, home, env={"COLORFGBG": "15;0"}, width=width, height=height
         ) as pane:
@@ -128,6 +136,19 @@ async def test_console_screenshots(workspace, home, configure, tmp_path, width):
 
     # the light screen's body text keeps the terminal's own colour, and nothing is drawn in
     # hard black on the terminal's background (unreadable on a dark terminal, issue 54)
+    # inside a dialog nothing takes the terminal's background (a dim hint, a diff line)
+    screens = {name: escaped for name, _terminal, escaped in shots}
+    for name, text in (
+        ("picker", "in use"),
+        ("picker", "Esc"),
+        ("picker", "filter:"),
+        ("picker", "light"),
+        ("approval", "+hello"),
+        ("approval", "/dev/null"),
+    ):
+        runs = [r for row in ansi_html.parse(screens[name], width) for r in row if text in r.text]
+        assert runs and all(r.style.bg is not None for r in runs), (name, text, runs)
+
     rows = ansi_html.parse(light, width, height)
     runs = [run for row in rows for run in row]
     body = [run for run in runs if "plain body words" in run.text]

@@ -48,7 +48,7 @@ class Choices(urwid.WidgetWrap):
         self.at = 0
         self.moved = False  # the arrows chose the highlighted one
         self.empty = empty
-        self.lines = urwid.Text("")
+        self.lines = urwid.Text("", wrap="ellipsis")  # a row each, however narrow
         super().__init__(self.lines)
         self._draw()
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import io
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -120,7 +121,13 @@ async def test_console_screenshots(workspace, home, configure, approve_project, 
             await pane.wait_for("ask me to change it")
             shots.append(("dark", "dark", await pane.screen_escaped()))
             await pane.type("/")
-            await pane.wait_for("/autopilot")
+            menu = await pane.wait_for("/autopilot")
+            # one row a command, however narrow: a help text too long is cut, not wrapped
+            lines = menu.splitlines()
+            counter = next(
+                i for i, line in enumerate(lines) if re.fullmatch(r"1/\d+", line.strip())
+            )
+            assert all(line.lstrip().startswith("/") for line in lines[counter - 8 : counter])
             shots.append(("menu", "dark", await pane.screen_escaped()))
             await pane.keys("Escape")
             await pane.keys("BSpace")

@@ -62,7 +62,7 @@ case $$? in \
 esac
 endef
 
-.PHONY: install install-dev run test test-stress bench lint clean check-python check-run check-test mcp-test-servers mcp-conformance acp-test-client lsp-test-servers link
+.PHONY: install install-dev run test test-stress screenshots bench lint clean check-python check-run check-test mcp-test-servers mcp-conformance acp-test-client lsp-test-servers link
 
 # Where `make link` puts the nyz command (a directory most shells already have on PATH).
 BINDIR ?= $(HOME)/.local/bin
@@ -124,6 +124,10 @@ test-stress: $(TEST_SETUP) $(SYSTEM_STRESS_STAMP)
 	echo "make test-stress: $$((s / 60)) min $$((s % 60)) s under load, exit $$status"; \
 	if [ $$status -eq 5 ]; then echo "make test-stress: pytest collected no tests (a broken suite, not a pass)" >&2; fi; \
 	exit $$status
+
+# The console's screenshots (docs/screenshots/*.png): nyz in tmux, photographed by Chromium.
+screenshots: $(TEST_SETUP)
+	NYZHI_SCREENSHOTS=docs/screenshots $(PY) -m pytest -q -p no:cacheprovider tests/nyzhi/tui/test_console_screenshots_e2e.py
 
 bench: install-dev
 	$(PY) -m benchmarks

@@ -108,12 +108,15 @@ class TmuxPane:
 
 @asynccontextmanager
 async def open_console(workspace: Path, home: Path, *args: str,
-                       env: dict[str, str] | None = None) -> AsyncIterator[TmuxPane]:
-    """``nyz ARGS`` (the console, on a terminal) in an 80x24 pane of a fresh tmux server, as
-    the isolated user ``home``; the server is killed when the block ends."""
+                       env: dict[str, str] | None = None, width: int = 80,
+                       height: int = 24) -> AsyncIterator[TmuxPane]:
+    """``nyz ARGS`` (the console, on a terminal) in a ``width`` x ``height`` pane (80x24 unless
+    told) of a fresh tmux server, as the isolated user ``home``; the server is killed when the
+    block ends."""
     from nyzhi.testing.cli import NYZ, nyz_env
 
-    pane = TmuxPane(workspace.parent / f"tmux-{next(_SOCKETS)}.sock")
+    pane = TmuxPane(workspace.parent / f"tmux-{next(_SOCKETS)}.sock", width=width,
+                    height=height)
     await pane.start([*NYZ, *args], cwd=workspace, env={**nyz_env(home), **(env or {})})
     try:
         yield pane

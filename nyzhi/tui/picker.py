@@ -14,6 +14,7 @@ from typing import Any
 import urwid
 
 from nyzhi import records
+from nyzhi.tui import theme
 
 SHOWN = 8  # rows of choices on screen at once (the rest scroll with the highlight)
 
@@ -47,7 +48,7 @@ class Choices(urwid.WidgetWrap):
         self.at = 0
         self.moved = False  # the arrows chose the highlighted one
         self.empty = empty
-        self.lines = urwid.Text("")
+        self.lines = urwid.Text("", wrap="ellipsis")  # a row each, however narrow
         super().__init__(self.lines)
         self._draw()
 
@@ -101,7 +102,7 @@ class Picker(urwid.WidgetWrap):
             urwid.Text(("dim", "↑↓ move · type to filter · Enter pick · Esc close")),
         ])
         body.focus_position = 1
-        super().__init__(urwid.AttrMap(urwid.LineBox(body), "modal"))
+        super().__init__(urwid.AttrMap(urwid.LineBox(body), theme.IN_MODAL))
 
     def selectable(self) -> bool:
         return True

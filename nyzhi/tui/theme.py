@@ -20,8 +20,16 @@ from collections.abc import Mapping
 NAMES = (
     "body", "dim", "user", "heading", "bullet", "code", "code_kw", "code_str", "code_comment",
     "tool", "tool_ok", "tool_err", "status", "status_warn", "input", "prompt", "modal",
-    "modal_title", "selected", "error", "notice", "panel",
+    "modal_title", "selected", "error", "notice", "panel", "modal_dim", "modal_ok", "modal_err",
+    "modal_prompt",
 )
+
+# Inside a dialog, the attributes with the terminal's own background take the dialog's
+# instead (a dim hint or a diff line would cut a hole in the box): ``IN_MODAL`` is the
+# dialogs' attr_map, and palette() derives each ``modal_*`` entry (its colour, the dialog's
+# background).
+IN_MODAL = {None: "modal", "input": "modal", "dim": "modal_dim", "tool_ok": "modal_ok",
+            "tool_err": "modal_err", "prompt": "modal_prompt"}
 
 THEMES = ("dark", "light", "high-contrast")
 AUTO = "auto"  # [tui] theme: dark or light, from the terminal's background where it says
@@ -116,7 +124,11 @@ def palette(theme: str, *, no_color: bool = False) -> list[tuple[str, ...]]:
     if no_color:
         return [(name, "default", "default", _MONO_EMPHASIS.get(name, ""))
                 for name in NAMES]
-    table = _TABLES.get(theme, _DARK)
+    table = dict(_TABLES.get(theme, _DARK))
+    modal_bg = table["modal"][1]
+    for plain, inside in IN_MODAL.items():
+        if inside != "modal":
+            table[inside] = (table[plain][0], modal_bg)
     return [(name, fg, bg) for name, (fg, bg) in table.items()]
 
 

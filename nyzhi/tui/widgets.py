@@ -10,6 +10,7 @@ from typing import Any
 import urwid
 
 from nyzhi.core.protocol import events as ev
+from nyzhi.tui import theme
 from nyzhi.tui.history import History
 
 PROMPT = ("prompt", "› ")
@@ -260,7 +261,7 @@ class ApprovalDialog(urwid.WidgetWrap):
         more = f"   ({queued} more waiting)" if queued else ""
         body += [urwid.Divider("─"),
                  urwid.Text(("modal_title", "y yes · a always this session · n or Esc no" + more))]
-        super().__init__(urwid.AttrMap(urwid.LineBox(urwid.Pile(body)), "modal"))
+        super().__init__(urwid.AttrMap(urwid.LineBox(urwid.Pile(body)), theme.IN_MODAL))
 
     def selectable(self) -> bool:
         return True

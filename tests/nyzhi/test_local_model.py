@@ -478,3 +478,46 @@ async def test_read_readme_is_one_read_call_of_that_file(tmp_path) -> None:
     assert json.loads(start["arguments"])["file_path"] == "README.md", start
     (done,) = [e for e in events if e["type"] == "tool_done"]
     assert not done["is_error"] and "A tiny shop: carts and prices." in done["output"]
+
+
+async def _stream_finish_reason(client, url: str, prompt: str, first_chunk: trio.Event) -> str | None:
+    """One streamed chat completion; the finish reason its stream ended with (None if the
+    stream ended with [DONE] and no finish reason: a cut answer)."""
+    body = {"model": DEFAULT_MODEL_ALIAS, "max_tokens": 48, "temperature": 0.0, "stream": True,
+            "messages": [{"role": "user", "content": prompt}]}  # fmt: skip
+    reason = None
+    async with client.stream("POST", f"{url}/chat/completions", json=body) as response:
+        assert response.status_code == 200
+        async for line in response.aiter_lines():
+            if not line.startswith("data:"):
+                continue
+            payload = line[5:].strip()
+            if payload == "[DONE]":
+                break
+            first_chunk.set()
+            for choice in json.loads(payload).get("choices") or ():
+                reason = choice.get("finish_reason") or reason
+    return reason
+
+
+async def test_two_concurrent_requests_both_get_whole_answers(llama_url: str) -> None:
+    """Issue 54: with llama_cpp.server's default interrupt_requests, a request that arrives
+    while another streams ends the first with [DONE] and no finish reason. The second starts
+    once the first is streaming, so they overlap; both must end with stop or length."""
+    import httpx
+
+    reasons: dict[str, str | None] = {}
+    first_streaming = trio.Event()
+    unused = trio.Event()
+
+    async def ask(name: str, prompt: str, streaming: trio.Event) -> None:
+        reasons[name] = await _stream_finish_reason(client, llama_url, prompt, streaming)
+
+    with trio.fail_after(_BOUND):
+        async with httpx.AsyncClient(timeout=_BOUND, trust_env=False) as client:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(ask, "first", "Tell me about the sea.", first_streaming)
+                await first_streaming.wait()
+                nursery.start_soon(ask, "second", "Tell me about mountains.", unused)
+    assert reasons["first"] in ("stop", "length"), reasons
+    assert reasons["second"] in ("stop", "length"), reasons

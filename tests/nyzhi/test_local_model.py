@@ -55,8 +55,9 @@ def _alive(pid: int) -> bool:
 class _ServerThread:
     """``run_llama_server`` in its own trio loop on a thread, for the module's lifetime."""
 
-    def __init__(self, model: Path) -> None:
+    def __init__(self, model: Path, cache_dir: Path | None = None) -> None:
         self.model = model
+        self.cache_dir = cache_dir
         self.url: str | None = None
         self.pid: int | None = None
         self.error: BaseException | None = None
@@ -70,7 +71,8 @@ class _ServerThread:
         try:
             with trio.CancelScope() as self._scope:
                 async with trio.open_nursery() as nursery:
-                    run = functools.partial(run_llama_server, self.model, on_spawn=self._spawned)
+                    run = functools.partial(run_llama_server, self.model, on_spawn=self._spawned,
+                                            cache_dir=self.cache_dir)  # fmt: skip
                     self.url = await nursery.start(run)
                     self._ready.set()
         except BaseException as exc:
@@ -521,3 +523,72 @@ async def test_two_concurrent_requests_both_get_whole_answers(llama_url: str) ->
                 nursery.start_soon(ask, "second", "Tell me about mountains.", unused)
     assert reasons["first"] in ("stop", "length"), reasons
     assert reasons["second"] in ("stop", "length"), reasons
+
+
+async def _ask_once(url: str, system: str) -> dict:
+    import httpx
+
+    body = {"model": DEFAULT_MODEL_ALIAS, "max_tokens": 8, "temperature": 0.0, "stream": False,
+            "messages": [{"role": "system", "content": system},
+                         {"role": "user", "content": "Say hi."}]}  # fmt: skip
+    async with httpx.AsyncClient(timeout=_BOUND, trust_env=False) as client:
+        response = await client.post(f"{url}/chat/completions", json=body)
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def _one_server(model: Path, cache: Path) -> tuple[str, _ServerThread]:
+    server = _ServerThread(model, cache_dir=cache)
+    return server.start(), server
+
+
+async def test_a_second_server_reuses_the_saved_prompt_state_and_ignores_a_corrupt_one(
+    tmp_path: Path,
+) -> None:
+    """Issue 54: each nyz process starts its own server (no daemon), so the system prompt's
+    state is saved on disk (nyzhi.provider.llama_state_cache) and a second server restores
+    it instead of evaluating the prompt again. A damaged file is a miss, not a failure."""
+    model = find_default_model()
+    cache = tmp_path / "llama-cache"
+    system = "You are a careful assistant for a small shop. " * 20  # well over 32 tokens
+
+    def stats() -> dict:
+        (path,) = cache.glob("*/stats.json")
+        return json.loads(path.read_text())
+
+    url, server = await trio.to_thread.run_sync(_one_server, model, cache)
+    try:
+        with trio.fail_after(_BOUND):
+            fresh = await _ask_once(url, system)
+    finally:
+        await trio.to_thread.run_sync(server.stop)
+    saved = sorted(cache.glob("*/*.state"))
+    assert saved, "the first server saved no prompt state"
+    assert stat_mode(cache) == stat_mode(saved[0].parent) == 0o700
+
+    url, server = await trio.to_thread.run_sync(_one_server, model, cache)
+    try:
+        with trio.fail_after(_BOUND):
+            restored = await _ask_once(url, system)
+        assert stats()["pid"] == server.pid and stats()["hits"] >= 1, stats()
+        # at temperature 0 a restored state gives the answer the evaluated prompt gave
+        assert restored["choices"][0]["message"] == fresh["choices"][0]["message"]
+    finally:
+        await trio.to_thread.run_sync(server.stop)
+
+    for path in cache.glob("*/*.state"):  # damage every saved state past its header
+        data = bytearray(path.read_bytes())
+        data[-100:] = bytes(b ^ 0xFF for b in data[-100:])
+        path.write_bytes(bytes(data))
+    url, server = await trio.to_thread.run_sync(_one_server, model, cache)
+    try:
+        with trio.fail_after(_BOUND):
+            answer = await _ask_once(url, system)
+        assert answer["choices"][0]["message"]["content"] is not None
+        assert stats()["pid"] == server.pid and stats()["hits"] == 0, stats()
+    finally:
+        await trio.to_thread.run_sync(server.stop)
+
+
+def stat_mode(path: Path) -> int:
+    return path.stat().st_mode & 0o777

@@ -199,7 +199,8 @@ async def test_automatic_tool_choice_works_with_tools_offered(llama_url: str) ->
         assert isinstance(json.loads(call.arguments), dict)
 
 
-async def test_actor_restarts_a_killed_server_and_stopping_kills_it() -> None:
+async def test_actor_restarts_a_killed_server_and_stopping_kills_it(home: Path) -> None:
+    # ``home``: the server saves prompt states under the (isolated) user's state directory
     from nyzhi.provider.types import ChatRequest, Message, TextDelta
 
     with trio.fail_after(_BOUND):
@@ -242,6 +243,14 @@ async def test_a_server_that_cannot_start_is_a_clear_error_not_a_restart_loop(
 
 
 _REPO = Path(__file__).resolve().parents[2]
+
+
+def _isolated_env(tmp_path: Path) -> dict[str, str]:
+    """A fresh user at tmp_path/home (the server saves prompt states in its state dir)."""
+    from nyzhi.testing.cli import nyz_env
+
+    (tmp_path / "home").mkdir(exist_ok=True)
+    return nyz_env(tmp_path / "home")
 _OWNER = """\
 import functools, sys, trio
 from pathlib import Path
@@ -258,7 +267,7 @@ trio.run(main)
 """
 
 
-async def test_server_dies_with_its_owner_even_when_the_owner_is_sigkilled() -> None:
+async def test_server_dies_with_its_owner_even_when_the_owner_is_sigkilled(tmp_path) -> None:
     """No cleanup code runs on SIGKILL: the kernel must take the server down (nyzhi.spawn)."""
     import subprocess
     import sys
@@ -268,6 +277,7 @@ async def test_server_dies_with_its_owner_even_when_the_owner_is_sigkilled() -> 
         [sys.executable, "-c", _OWNER, str(model)],
         stdout=subprocess.PIPE,
         cwd=_REPO,
+        env=_isolated_env(tmp_path),
     )
     try:
         with trio.fail_after(_BOUND):

@@ -270,4 +270,20 @@ def attach(llama: Any, model: Path, n_ctx: int, root: Path) -> PromptStateCache 
     directory = Path(root) / build_key(Path(model), n_ctx, build)
     cache = PromptStateCache(directory, n_vocab=int(llama.n_vocab()))
     llama.set_cache(cache)
+    save_state = llama.save_state
+
+    def save_state_without_logits() -> Any:
+        # llama-cpp-python copies its logits (n_batch x n_vocab floats, 100 MB for SmolLM2)
+        # into each state it saves; this cache keeps none, so it copies one row. The server
+        # saves under its model lock, so nothing else sees the narrowed view.
+        scores = getattr(llama, "scores", None)
+        if not hasattr(scores, "shape") or len(scores.shape) != 2:
+            return save_state()
+        llama.scores = scores[:1]
+        try:
+            return save_state()
+        finally:
+            llama.scores = scores
+
+    llama.save_state = save_state_without_logits
     return cache

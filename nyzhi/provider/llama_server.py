@@ -61,6 +61,7 @@ _SERVER_MODULES = ("llama_cpp", "uvicorn", "fastapi", "sse_starlette", "starlett
 
 _EXTRA_BUFFERS_ENV = "NYZHI_LLAMA_EXTRA_BUFFERS"
 _MAX_TOKENS_ENV = "NYZHI_LLAMA_MAX_TOKENS"
+_CACHE_DIR_ENV = "NYZHI_LLAMA_CACHE_DIR"
 
 # Runs in the child as ``python -c``: AMX workaround, then the real server module with the
 # remaining argv (argparse in llama_cpp.server reads sys.argv[1:]).
@@ -140,6 +141,24 @@ try:
     _registry.register_chat_completion_handler("chatml-function-calling", _capped, overwrite=True)
 except Exception as exc:
     print("nyzhi: could not cap tool-calling answers:", exc, file=sys.stderr)
+_cache_root = os.environ.pop("NYZHI_LLAMA_CACHE_DIR", "")
+if _cache_root:
+    try:
+        # The server attaches a cache only through its own --cache setting (in RAM, or
+        # diskcache's pickles): nyz's own on-disk cache is attached to the model it loads.
+        import llama_cpp.server.model as _server_model
+        _load_llama = _server_model.LlamaProxy.load_llama_from_model_settings
+        def _load_with_cache(settings):
+            llama = _load_llama(settings)
+            try:
+                from nyzhi.provider.llama_state_cache import attach
+                attach(llama, settings.model, settings.n_ctx, _cache_root)
+            except Exception as exc:
+                print("nyzhi: no prompt-state cache:", exc, file=sys.stderr)
+            return llama
+        _server_model.LlamaProxy.load_llama_from_model_settings = staticmethod(_load_with_cache)
+    except Exception as exc:
+        print("nyzhi: no prompt-state cache:", exc, file=sys.stderr)
 runpy.run_module("llama_cpp.server", run_name="__main__", alter_sys=True)
 """
 
@@ -352,6 +371,7 @@ async def run_llama_server(
     stop_grace: float = 3.0,
     extra_buffers: bool = False,
     max_tokens: int = DEFAULT_MAX_TOKENS,
+    cache_dir: Path | None | bool = True,
     on_spawn: Callable[[int], object] | None = None,
     task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
 ) -> None:
@@ -362,6 +382,9 @@ async def run_llama_server(
     soon as it exists (tests use it to kill the process; the actor reports it).
     ``extra_buffers=True`` keeps llama.cpp's weight repacking (see the module docstring).
     ``max_tokens`` caps a tool-calling answer whose request sets no cap of its own.
+    ``cache_dir`` is where prompt states persist between servers
+    (``nyzhi.provider.llama_state_cache``): True for nyz's state directory, a path, or
+    None/False for no cache.
 
     Raises ``LocalModelStartError`` if the server exits or stays silent for
     ``startup_timeout`` seconds before it is ready, and ``LocalModelCrashed`` if it exits
@@ -381,6 +404,13 @@ async def run_llama_server(
     env = dict(os.environ)
     env[_EXTRA_BUFFERS_ENV] = "1" if extra_buffers else "0"
     env[_MAX_TOKENS_ENV] = str(max_tokens)
+    env.pop(_CACHE_DIR_ENV, None)
+    if cache_dir is True:
+        from nyzhi.provider.llama_state_cache import cache_root
+
+        cache_dir = cache_root()
+    if cache_dir:
+        env[_CACHE_DIR_ENV] = str(cache_dir)
     env["PYTHONFAULTHANDLER"] = "1"  # a native crash leaves a traceback in the log tail
     env["PYTHONUNBUFFERED"] = "1"
     proc = await open_bound_process(

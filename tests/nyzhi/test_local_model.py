@@ -55,8 +55,9 @@ def _alive(pid: int) -> bool:
 class _ServerThread:
     """``run_llama_server`` in its own trio loop on a thread, for the module's lifetime."""
 
-    def __init__(self, model: Path) -> None:
+    def __init__(self, model: Path, cache_dir: Path | None = None) -> None:
         self.model = model
+        self.cache_dir = cache_dir
         self.url: str | None = None
         self.pid: int | None = None
         self.error: BaseException | None = None
@@ -70,7 +71,8 @@ class _ServerThread:
         try:
             with trio.CancelScope() as self._scope:
                 async with trio.open_nursery() as nursery:
-                    run = functools.partial(run_llama_server, self.model, on_spawn=self._spawned)
+                    run = functools.partial(run_llama_server, self.model, on_spawn=self._spawned,
+                                            cache_dir=self.cache_dir)  # fmt: skip
                     self.url = await nursery.start(run)
                     self._ready.set()
         except BaseException as exc:
@@ -197,7 +199,8 @@ async def test_automatic_tool_choice_works_with_tools_offered(llama_url: str) ->
         assert isinstance(json.loads(call.arguments), dict)
 
 
-async def test_actor_restarts_a_killed_server_and_stopping_kills_it() -> None:
+async def test_actor_restarts_a_killed_server_and_stopping_kills_it(home: Path) -> None:
+    # ``home``: the server saves prompt states under the (isolated) user's state directory
     from nyzhi.provider.types import ChatRequest, Message, TextDelta
 
     with trio.fail_after(_BOUND):
@@ -240,6 +243,14 @@ async def test_a_server_that_cannot_start_is_a_clear_error_not_a_restart_loop(
 
 
 _REPO = Path(__file__).resolve().parents[2]
+
+
+def _isolated_env(tmp_path: Path) -> dict[str, str]:
+    """A fresh user at tmp_path/home (the server saves prompt states in its state dir)."""
+    from nyzhi.testing.cli import nyz_env
+
+    (tmp_path / "home").mkdir(exist_ok=True)
+    return nyz_env(tmp_path / "home")
 _OWNER = """\
 import functools, sys, trio
 from pathlib import Path
@@ -256,7 +267,7 @@ trio.run(main)
 """
 
 
-async def test_server_dies_with_its_owner_even_when_the_owner_is_sigkilled() -> None:
+async def test_server_dies_with_its_owner_even_when_the_owner_is_sigkilled(tmp_path) -> None:
     """No cleanup code runs on SIGKILL: the kernel must take the server down (nyzhi.spawn)."""
     import subprocess
     import sys
@@ -266,6 +277,7 @@ async def test_server_dies_with_its_owner_even_when_the_owner_is_sigkilled() -> 
         [sys.executable, "-c", _OWNER, str(model)],
         stdout=subprocess.PIPE,
         cwd=_REPO,
+        env=_isolated_env(tmp_path),
     )
     try:
         with trio.fail_after(_BOUND):
@@ -478,3 +490,115 @@ async def test_read_readme_is_one_read_call_of_that_file(tmp_path) -> None:
     assert json.loads(start["arguments"])["file_path"] == "README.md", start
     (done,) = [e for e in events if e["type"] == "tool_done"]
     assert not done["is_error"] and "A tiny shop: carts and prices." in done["output"]
+
+
+async def _stream_finish_reason(client, url: str, prompt: str, first_chunk: trio.Event) -> str | None:
+    """One streamed chat completion; the finish reason its stream ended with (None if the
+    stream ended with [DONE] and no finish reason: a cut answer)."""
+    body = {"model": DEFAULT_MODEL_ALIAS, "max_tokens": 48, "temperature": 0.0, "stream": True,
+            "messages": [{"role": "user", "content": prompt}]}  # fmt: skip
+    reason = None
+    async with client.stream("POST", f"{url}/chat/completions", json=body) as response:
+        assert response.status_code == 200
+        async for line in response.aiter_lines():
+            if not line.startswith("data:"):
+                continue
+            payload = line[5:].strip()
+            if payload == "[DONE]":
+                break
+            first_chunk.set()
+            for choice in json.loads(payload).get("choices") or ():
+                reason = choice.get("finish_reason") or reason
+    return reason
+
+
+async def test_two_concurrent_requests_both_get_whole_answers(llama_url: str) -> None:
+    """Issue 54: with llama_cpp.server's default interrupt_requests, a request that arrives
+    while another streams ends the first with [DONE] and no finish reason. The second starts
+    once the first is streaming, so they overlap; both must end with stop or length."""
+    import httpx
+
+    reasons: dict[str, str | None] = {}
+    first_streaming = trio.Event()
+    unused = trio.Event()
+
+    async def ask(name: str, prompt: str, streaming: trio.Event) -> None:
+        reasons[name] = await _stream_finish_reason(client, llama_url, prompt, streaming)
+
+    with trio.fail_after(_BOUND):
+        async with httpx.AsyncClient(timeout=_BOUND, trust_env=False) as client:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(ask, "first", "Tell me about the sea.", first_streaming)
+                await first_streaming.wait()
+                nursery.start_soon(ask, "second", "Tell me about mountains.", unused)
+    assert reasons["first"] in ("stop", "length"), reasons
+    assert reasons["second"] in ("stop", "length"), reasons
+
+
+async def _ask_once(url: str, system: str) -> dict:
+    import httpx
+
+    body = {"model": DEFAULT_MODEL_ALIAS, "max_tokens": 8, "temperature": 0.0, "stream": False,
+            "messages": [{"role": "system", "content": system},
+                         {"role": "user", "content": "Say hi."}]}  # fmt: skip
+    async with httpx.AsyncClient(timeout=_BOUND, trust_env=False) as client:
+        response = await client.post(f"{url}/chat/completions", json=body)
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def _one_server(model: Path, cache: Path) -> tuple[str, _ServerThread]:
+    server = _ServerThread(model, cache_dir=cache)
+    return server.start(), server
+
+
+async def test_a_second_server_reuses_the_saved_prompt_state_and_ignores_a_corrupt_one(
+    tmp_path: Path,
+) -> None:
+    """Issue 54: each nyz process starts its own server (no daemon), so the system prompt's
+    state is saved on disk (nyzhi.provider.llama_state_cache) and a second server restores
+    it instead of evaluating the prompt again. A damaged file is a miss, not a failure."""
+    model = find_default_model()
+    cache = tmp_path / "llama-cache"
+    system = "You are a careful assistant for a small shop. " * 20  # well over 32 tokens
+
+    def stats() -> dict:
+        (path,) = cache.glob("*/stats.json")
+        return json.loads(path.read_text())
+
+    url, server = await trio.to_thread.run_sync(_one_server, model, cache)
+    try:
+        with trio.fail_after(_BOUND):
+            fresh = await _ask_once(url, system)
+    finally:
+        await trio.to_thread.run_sync(server.stop)
+    saved = sorted(cache.glob("*/*.state"))
+    assert saved, "the first server saved no prompt state"
+    assert stat_mode(cache) == stat_mode(saved[0].parent) == 0o700
+
+    url, server = await trio.to_thread.run_sync(_one_server, model, cache)
+    try:
+        with trio.fail_after(_BOUND):
+            restored = await _ask_once(url, system)
+        assert stats()["pid"] == server.pid and stats()["hits"] >= 1, stats()
+        # at temperature 0 a restored state gives the answer the evaluated prompt gave
+        assert restored["choices"][0]["message"] == fresh["choices"][0]["message"]
+    finally:
+        await trio.to_thread.run_sync(server.stop)
+
+    for path in cache.glob("*/*.state"):  # damage every saved state past its header
+        data = bytearray(path.read_bytes())
+        data[-100:] = bytes(b ^ 0xFF for b in data[-100:])
+        path.write_bytes(bytes(data))
+    url, server = await trio.to_thread.run_sync(_one_server, model, cache)
+    try:
+        with trio.fail_after(_BOUND):
+            answer = await _ask_once(url, system)
+        assert answer["choices"][0]["message"]["content"] is not None
+        assert stats()["pid"] == server.pid and stats()["hits"] == 0, stats()
+    finally:
+        await trio.to_thread.run_sync(server.stop)
+
+
+def stat_mode(path: Path) -> int:
+    return path.stat().st_mode & 0o777

@@ -85,6 +85,14 @@ def _extended(params: list[int], i: int) -> tuple[str | None, int]:
     return None, len(params)
 
 
+# The SGR codes that set or clear an attribute (22 ends both bold and dim, as terminals do).
+_ATTRIBUTES: dict[int, dict[str, bool]] = {
+    1: {"bold": True}, 2: {"dim": True}, 3: {"italic": True}, 4: {"underline": True},
+    7: {"reverse": True}, 22: {"bold": False, "dim": False}, 23: {"italic": False},
+    24: {"underline": False}, 27: {"reverse": False},
+}
+
+
 def apply_sgr(style: Style, raw: str) -> Style:
     """``style`` after the SGR sequence with parameters ``raw`` (``"1;38;5;208"``)."""
     params = [int(p) if p.isdigit() else 0 for p in re.split(r"[;:]", raw)] if raw else [0]
@@ -94,24 +102,8 @@ def apply_sgr(style: Style, raw: str) -> Style:
         i += 1
         if p == 0:
             style = Style()
-        elif p == 1:
-            style = replace(style, bold=True)
-        elif p == 2:
-            style = replace(style, dim=True)
-        elif p == 3:
-            style = replace(style, italic=True)
-        elif p == 4:
-            style = replace(style, underline=True)
-        elif p == 7:
-            style = replace(style, reverse=True)
-        elif p == 22:
-            style = replace(style, bold=False, dim=False)
-        elif p == 23:
-            style = replace(style, italic=False)
-        elif p == 24:
-            style = replace(style, underline=False)
-        elif p == 27:
-            style = replace(style, reverse=False)
+        elif p in _ATTRIBUTES:
+            style = replace(style, **_ATTRIBUTES[p])
         elif 30 <= p <= 37:
             style = replace(style, fg=ANSI16[p - 30])
         elif 90 <= p <= 97:

@@ -50,6 +50,17 @@ def safe_url(url: str) -> bool:
     return parts.scheme == "https" or (parts.scheme == "http" and (parts.hostname or "") in _LOOPBACK)
 
 
+def client_secret_of(server: Any, env: Mapping[str, str] | None = None) -> str | None:
+    """The secret of a pre-registered confidential client: the value of the variable
+    ``client_secret_env`` names (None when unset or not configured)."""
+    import os
+
+    name = getattr(server, "client_secret_env", None)
+    if not name:
+        return None
+    return (os.environ if env is None else env).get(name) or None
+
+
 def login_line(name: str) -> str:
     return f"MCP server {name!r} needs a login: run `nyz mcp login {name}`"
 
@@ -58,21 +69,40 @@ class NyzOAuthProvider(OAuthClientProvider):
     """``OAuthClientProvider`` that refuses unsafe endpoints and never logs in implicitly."""
 
     def __init__(self, name: str, storage: McpTokenStorage, client_id: str | None = None,
-                 **kw: Any) -> None:
+                 client_secret: str | None = None, **kw: Any) -> None:
         super().__init__(storage=storage, **kw)
         self.name = name
         self.storage = storage
         self.client_id = client_id
+        # a pre-registered confidential client's secret (from ``client_secret_env``): held in
+        # memory only, never in mcp-auth.json (this client is never stored)
+        self.client_secret = client_secret or None
+
+    def _secret_method(self) -> str:
+        """How a pre-registered confidential client authenticates at the token endpoint: what
+        the authorization server metadata supports, ``client_secret_basic`` first (RFC 8414's
+        default when the metadata names none)."""
+        meta = self.context.oauth_metadata
+        supported = (meta.token_endpoint_auth_methods_supported if meta is not None else None) or []
+        if "client_secret_post" in supported and "client_secret_basic" not in supported:
+            return "client_secret_post"
+        return "client_secret_basic"
+
+    def _set_secret_method(self) -> None:
+        info = self.context.client_info
+        if self.client_secret and info is not None and info.client_id == self.client_id:
+            info.token_endpoint_auth_method = self._secret_method()
 
     async def _initialize(self) -> None:
         await super()._initialize()
-        if self.client_id and (self.context.client_info is None
-                               or self.context.client_info.client_id != self.client_id):
-            # configured by hand (``client_id``): used as is, nothing is registered
+        if self.client_id:
+            # configured by hand (``client_id``, ``client_secret_env``): used as is, nothing
+            # is registered or stored
             from mcp.shared.auth import OAuthClientInformationFull
 
             self.context.client_info = OAuthClientInformationFull(
-                client_id=self.client_id, redirect_uris=self.context.client_metadata.redirect_uris,
+                client_id=self.client_id, client_secret=self.client_secret,
+                redirect_uris=self.context.client_metadata.redirect_uris,
                 token_endpoint_auth_method="none",
                 grant_types=["authorization_code", "refresh_token"], response_types=["code"])
         expires_at = self.storage.expires_at()
@@ -89,6 +119,16 @@ class NyzOAuthProvider(OAuthClientProvider):
                 self.context.oauth_metadata = OAuthMetadata.model_validate(metadata)
             except ValidationError:
                 pass
+        self._set_secret_method()
+
+    async def _exchange_token_authorization_code(self, auth_code: str,
+                                                 code_verifier: str) -> Any:
+        self._set_secret_method()  # the metadata discovered by now says how
+        return await super()._exchange_token_authorization_code(auth_code, code_verifier)
+
+    async def _refresh_token(self) -> Any:
+        self._set_secret_method()
+        return await super()._refresh_token()
 
     async def _handle_token_response(self, response: Any) -> None:
         await super()._handle_token_response(response)
@@ -172,9 +212,12 @@ def provider_for(name: str, url: str, *, env: Mapping[str, str] | None = None,
                  redirect_uri: str = "http://127.0.0.1/callback", redirect_handler: Any = None,
                  callback_handler: Any = None, on_secret: Any = None,
                  client_metadata_url: str | None = None,
-                 client_id: str | None = None) -> NyzOAuthProvider:
+                 client_id: str | None = None,
+                 client_secret: str | None = None) -> NyzOAuthProvider:
     """The auth for server ``name`` at ``url``; without handlers it only uses stored tokens."""
     storage = McpTokenStorage(name, url, env, on_secret=on_secret)
+    if client_secret and on_secret is not None:
+        on_secret(f"mcp.servers.{name}.client_secret_env", client_secret)
     metadata = OAuthClientMetadata(
         client_name="nyz", redirect_uris=[redirect_uri],
         grant_types=["authorization_code", "refresh_token"], response_types=["code"],
@@ -189,7 +232,7 @@ def provider_for(name: str, url: str, *, env: Mapping[str, str] | None = None,
         await redirect_handler(auth_url)
 
     return NyzOAuthProvider(
-        name, storage, client_id, server_url=url, client_metadata=metadata,
+        name, storage, client_id, client_secret, server_url=url, client_metadata=metadata,
         redirect_handler=checked_redirect if redirect_handler is not None else None,
         callback_handler=callback_handler, client_metadata_url=client_metadata_url,
     )

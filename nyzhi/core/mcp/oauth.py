@@ -50,6 +50,12 @@ def safe_url(url: str) -> bool:
     return parts.scheme == "https" or (parts.scheme == "http" and (parts.hostname or "") in _LOOPBACK)
 
 
+def _origin_of(url: str) -> tuple[str, str, int | None]:
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    return scheme, (parts.hostname or "").lower(), parts.port or {"http": 80, "https": 443}.get(scheme)
+
+
 def client_secret_of(server: Any, env: Mapping[str, str] | None = None) -> str | None:
     """The secret of a pre-registered confidential client: the value of the variable
     ``client_secret_env`` names (None when unset or not configured)."""
@@ -162,6 +168,8 @@ class NyzOAuthProvider(OAuthClientProvider):
             while True:
                 self._check(outgoing, request)
                 response = yield outgoing
+                if self._is_legacy_metadata(outgoing):
+                    response = await self._legacy_metadata(outgoing, response)
                 if (outgoing is request and response.status_code == 401 and not refreshed
                         and self.context.can_refresh_token()):
                     # A token the server stopped accepting before its expiry: refresh once
@@ -176,13 +184,48 @@ class NyzOAuthProvider(OAuthClientProvider):
         except StopAsyncIteration:
             return
         except OAuthFlowError as exc:
-            if "does not match" in str(exc):
+            if "does not match" in str(exc) or "issuer mismatch" in str(exc):
                 raise OAuthRefused(f"MCP server {self.name!r}: refusing its OAuth metadata: "
                                    f"{exc}") from None
             raise
         finally:
             await flow.aclose()
 
+
+    def _is_legacy_metadata(self, outgoing: Any) -> bool:
+        """The 2025-03-26 discovery request: no protected-resource metadata, so the
+        authorization server metadata is asked of the MCP server's own origin."""
+        if (outgoing.method != "GET" or self.context.protected_resource_metadata is not None
+                or self.context.auth_server_url is not None):
+            return False
+        parts = urlsplit(self.context.server_url)
+        return str(outgoing.url) == (f"{parts.scheme}://{parts.netloc}"
+                                     "/.well-known/oauth-authorization-server")
+
+    async def _legacy_metadata(self, outgoing: Any, response: Any) -> Any:
+        """The 2025-03-26 metadata of an authorization server embedded in the MCP server,
+        whose issuer names a path of that origin (``https://host/oauth``): RFC 8414's exact
+        match, which the SDK applies, refuses it. nyz accepts it only when the issuer has the
+        MCP server's own origin (scheme, host, port): the metadata came from that origin, so
+        it says nothing that origin could not say anyway. Any other issuer is left to the
+        SDK's check, which refuses it. Returns the response the SDK is to see."""
+        if response.status_code != 200:
+            return response
+        from mcp.client.auth.utils import issuers_match
+        from mcp.shared.auth import OAuthMetadata
+        from pydantic import ValidationError
+
+        try:
+            meta = OAuthMetadata.model_validate_json(await response.aread())
+        except ValidationError:
+            return response
+        origin = urlsplit(str(outgoing.url))
+        if (issuers_match(str(meta.issuer), f"{origin.scheme}://{origin.netloc}")
+                or _origin_of(str(meta.issuer)) != _origin_of(str(outgoing.url))):
+            return response  # the SDK's own case, or refused by the SDK's check
+        self.context.oauth_metadata = meta
+        # found: the SDK moves on as if its single legacy URL served nothing, keeping this
+        return type(response)(404, request=outgoing)
 
     def _check(self, outgoing: Any, request: Any) -> None:
         if outgoing is request:

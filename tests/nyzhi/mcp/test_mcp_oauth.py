@@ -321,3 +321,37 @@ async def test_a_pre_registered_confidential_client_logs_in_without_storing_its_
                                              "MY_MCP_CLIENT_SECRET is not set"):
             await login(ServerEntry("oa", server), say=lambda line: None, open_url=_approve)
         nursery.cancel_scope.cancel()
+
+
+async def test_legacy_metadata_with_a_same_origin_issuer_is_used(data):
+    """The 2025-03-26 layout (no protected-resource metadata, the authorization server's
+    metadata at the MCP server's origin) with the issuer at a path of that origin."""
+    from nyzhi.core.mcp.login import login
+
+    async with trio.open_nursery() as nursery:
+        base = await _start(nursery, "--legacy", "same")
+        entry = ServerEntry("oa", McpHttpServer(base + "/mcp"))
+        assert await login(entry, say=lambda line: None, open_url=_approve) == 1
+        saved = json.loads(paths.mcp_auth_path().read_text())["servers"]["oa"]
+        assert saved["server_metadata"]["issuer"] == base + "/oauth"
+        assert await _connect_once(base, data) == ("connected", "", "alice")
+        nursery.cancel_scope.cancel()
+
+
+async def test_legacy_metadata_with_a_cross_origin_issuer_is_refused(data):
+    from nyzhi.core.mcp.login import login
+    from nyzhi.core.mcp.oauth import OAuthRefused
+    from nyzhi.core.server_supervision import leaf_error
+
+    async with trio.open_nursery() as nursery:
+        base = await _start(nursery, "--legacy", "cross")
+        entry = ServerEntry("oa", McpHttpServer(base + "/mcp"))
+        opened: list[str] = []
+        with pytest.raises(BaseException) as info:
+            await login(entry, say=lambda line: None, open_url=lambda u: opened.append(u) or True)
+        error = leaf_error(info.value)
+        assert isinstance(error, OAuthRefused) and "issuer mismatch" in str(error), error
+        assert opened == []
+        stats = (await trio.to_thread.run_sync(httpx.get, base + "/admin/stats")).json()
+        assert stats["clients"] == 0 and stats["grants"] == []
+        nursery.cancel_scope.cancel()

@@ -257,6 +257,8 @@ KEYS: dict[str, Entry] = {
     "agent.commands.prompt": S,
     "agent.commands.description": S,
     # [mcp], [lsp], [[nodes]]: programs and hosts
+    # the whole table is gated, each server's keys with it: command, env, url, headers,
+    # client_id, client_secret_env (which variable's secret an OAuth login sends)
     "mcp.servers": _RUN,
     "mcp.defer_threshold": S,
     "mcp.startup_timeout": S,

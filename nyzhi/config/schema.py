@@ -122,12 +122,15 @@ class McpStdioServer:
 class McpHttpServer:
     """A server reached over streamable HTTP; ``headers`` go with every request.
     ``client_id``: an OAuth client registered by hand, for an authorization server that
-    offers no dynamic registration (``nyz mcp login``)."""
+    offers no dynamic registration (``nyz mcp login``); ``client_secret_env``: the name of the
+    environment variable holding that client's secret (a confidential client), never the
+    secret itself."""
 
     url: str
     headers: dict[str, str] = attrs.Factory(dict)
     allow_tools: tuple[str, ...] = ()
     client_id: str | None = None
+    client_secret_env: str | None = None
 
 
 McpServer = McpStdioServer | McpHttpServer

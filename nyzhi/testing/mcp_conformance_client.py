@@ -30,6 +30,7 @@ from typing import Any
 import trio
 
 NAME = "conformance"
+SECRET_ENV = "NYZ_CONFORMANCE_CLIENT_SECRET"
 
 
 def follow_redirects(url: str) -> bool:
@@ -72,7 +73,14 @@ async def run(url: str, scenario: str) -> None:
     from nyzhi.config.schema import McpHttpServer
 
     context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
-    entry = ServerEntry(NAME, McpHttpServer(url=url, client_id=context.get("client_id")))
+    secret_env = None
+    if context.get("client_secret"):
+        # a pre-registered confidential client: the secret reaches nyz as a user's would,
+        # through the variable ``client_secret_env`` names
+        secret_env = SECRET_ENV
+        os.environ[SECRET_ENV] = context["client_secret"]
+    entry = ServerEntry(NAME, McpHttpServer(url=url, client_id=context.get("client_id"),
+                                            client_secret_env=secret_env))
     if not scenario.startswith("auth/"):
         return await _session(entry, _call_each)
     from nyzhi.core.mcp.login import login

@@ -84,9 +84,10 @@ def _transport(entry: ServerEntry, errlog: IO[str], auth: Any = None) -> Any:
     # configured Authorization header, OAuth: the stored login of ``nyz mcp login``, if the
     # server asks for one (``nyzhi.core.mcp.oauth``).
     if auth is None and not any(k.lower() == "authorization" for k in server.headers):
-        from nyzhi.core.mcp.oauth import provider_for
+        from nyzhi.core.mcp.oauth import client_secret_of, provider_for
 
-        auth = provider_for(entry.name, server.url, client_id=server.client_id)
+        auth = provider_for(entry.name, server.url, client_id=server.client_id,
+                            client_secret=client_secret_of(server))
     http = create_mcp_http_client(headers=dict(server.headers), auth=auth)
     return _with_http_client(streamable_http_client(server.url, http_client=http), http)
 

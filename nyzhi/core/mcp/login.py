@@ -62,9 +62,14 @@ async def login(entry: ServerEntry, *, say: Callable[[str], None],
 
     from nyzhi.auth.mcp_tokens import McpTokenStorage
     from nyzhi.core.mcp.client import connect, list_all
-    from nyzhi.core.mcp.oauth import provider_for
+    from nyzhi.core.mcp.oauth import client_secret_of, provider_for
 
     url = entry.server.url
+    secret_env = entry.server.client_secret_env
+    secret = client_secret_of(entry.server, env)
+    if secret_env and secret is None:
+        raise LoginError(f"[mcp.servers.{entry.name}] client_secret_env: the variable "
+                         f"{secret_env} is not set")
     [listener] = await trio.open_tcp_listeners(0, host="127.0.0.1")
     port = listener.socket.getsockname()[1]
     query: dict[str, str] = {}
@@ -91,7 +96,7 @@ async def login(entry: ServerEntry, *, say: Callable[[str], None],
     McpTokenStorage(entry.name, url, env).clear_client()
     auth = provider_for(entry.name, url, env=env, redirect_uri=f"http://127.0.0.1:{port}/callback",
                         redirect_handler=redirect, callback_handler=callback,
-                        client_id=entry.server.client_id)
+                        client_id=entry.server.client_id, client_secret=secret)
     async with listener, trio.open_nursery() as nursery:
         nursery.start_soon(serve_callback)
         with trio.move_on_after(LOGIN_TIMEOUT) as scope:

@@ -50,6 +50,23 @@ def safe_url(url: str) -> bool:
     return parts.scheme == "https" or (parts.scheme == "http" and (parts.hostname or "") in _LOOPBACK)
 
 
+def _origin_of(url: str) -> tuple[str, str, int | None]:
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    return scheme, (parts.hostname or "").lower(), parts.port or {"http": 80, "https": 443}.get(scheme)
+
+
+def client_secret_of(server: Any, env: Mapping[str, str] | None = None) -> str | None:
+    """The secret of a pre-registered confidential client: the value of the variable
+    ``client_secret_env`` names (None when unset or not configured)."""
+    import os
+
+    name = getattr(server, "client_secret_env", None)
+    if not name:
+        return None
+    return (os.environ if env is None else env).get(name) or None
+
+
 def login_line(name: str) -> str:
     return f"MCP server {name!r} needs a login: run `nyz mcp login {name}`"
 
@@ -58,21 +75,40 @@ class NyzOAuthProvider(OAuthClientProvider):
     """``OAuthClientProvider`` that refuses unsafe endpoints and never logs in implicitly."""
 
     def __init__(self, name: str, storage: McpTokenStorage, client_id: str | None = None,
-                 **kw: Any) -> None:
+                 client_secret: str | None = None, **kw: Any) -> None:
         super().__init__(storage=storage, **kw)
         self.name = name
         self.storage = storage
         self.client_id = client_id
+        # a pre-registered confidential client's secret (from ``client_secret_env``): held in
+        # memory only, never in mcp-auth.json (this client is never stored)
+        self.client_secret = client_secret or None
+
+    def _secret_method(self) -> str:
+        """How a pre-registered confidential client authenticates at the token endpoint: what
+        the authorization server metadata supports, ``client_secret_basic`` first (RFC 8414's
+        default when the metadata names none)."""
+        meta = self.context.oauth_metadata
+        supported = (meta.token_endpoint_auth_methods_supported if meta is not None else None) or []
+        if "client_secret_post" in supported and "client_secret_basic" not in supported:
+            return "client_secret_post"
+        return "client_secret_basic"
+
+    def _set_secret_method(self) -> None:
+        info = self.context.client_info
+        if self.client_secret and info is not None and info.client_id == self.client_id:
+            info.token_endpoint_auth_method = self._secret_method()
 
     async def _initialize(self) -> None:
         await super()._initialize()
-        if self.client_id and (self.context.client_info is None
-                               or self.context.client_info.client_id != self.client_id):
-            # configured by hand (``client_id``): used as is, nothing is registered
+        if self.client_id:
+            # configured by hand (``client_id``, ``client_secret_env``): used as is, nothing
+            # is registered or stored
             from mcp.shared.auth import OAuthClientInformationFull
 
             self.context.client_info = OAuthClientInformationFull(
-                client_id=self.client_id, redirect_uris=self.context.client_metadata.redirect_uris,
+                client_id=self.client_id, client_secret=self.client_secret,
+                redirect_uris=self.context.client_metadata.redirect_uris,
                 token_endpoint_auth_method="none",
                 grant_types=["authorization_code", "refresh_token"], response_types=["code"])
         expires_at = self.storage.expires_at()
@@ -89,6 +125,16 @@ class NyzOAuthProvider(OAuthClientProvider):
                 self.context.oauth_metadata = OAuthMetadata.model_validate(metadata)
             except ValidationError:
                 pass
+        self._set_secret_method()
+
+    async def _exchange_token_authorization_code(self, auth_code: str,
+                                                 code_verifier: str) -> Any:
+        self._set_secret_method()  # the metadata discovered by now says how
+        return await super()._exchange_token_authorization_code(auth_code, code_verifier)
+
+    async def _refresh_token(self) -> Any:
+        self._set_secret_method()
+        return await super()._refresh_token()
 
     async def _handle_token_response(self, response: Any) -> None:
         await super()._handle_token_response(response)
@@ -122,6 +168,8 @@ class NyzOAuthProvider(OAuthClientProvider):
             while True:
                 self._check(outgoing, request)
                 response = yield outgoing
+                if self._is_legacy_metadata(outgoing):
+                    response = await self._legacy_metadata(outgoing, response)
                 if (outgoing is request and response.status_code == 401 and not refreshed
                         and self.context.can_refresh_token()):
                     # A token the server stopped accepting before its expiry: refresh once
@@ -136,13 +184,48 @@ class NyzOAuthProvider(OAuthClientProvider):
         except StopAsyncIteration:
             return
         except OAuthFlowError as exc:
-            if "does not match" in str(exc):
+            if "does not match" in str(exc) or "issuer mismatch" in str(exc):
                 raise OAuthRefused(f"MCP server {self.name!r}: refusing its OAuth metadata: "
                                    f"{exc}") from None
             raise
         finally:
             await flow.aclose()
 
+
+    def _is_legacy_metadata(self, outgoing: Any) -> bool:
+        """The 2025-03-26 discovery request: no protected-resource metadata, so the
+        authorization server metadata is asked of the MCP server's own origin."""
+        if (outgoing.method != "GET" or self.context.protected_resource_metadata is not None
+                or self.context.auth_server_url is not None):
+            return False
+        parts = urlsplit(self.context.server_url)
+        return str(outgoing.url) == (f"{parts.scheme}://{parts.netloc}"
+                                     "/.well-known/oauth-authorization-server")
+
+    async def _legacy_metadata(self, outgoing: Any, response: Any) -> Any:
+        """The 2025-03-26 metadata of an authorization server embedded in the MCP server,
+        whose issuer names a path of that origin (``https://host/oauth``): RFC 8414's exact
+        match, which the SDK applies, refuses it. nyz accepts it only when the issuer has the
+        MCP server's own origin (scheme, host, port): the metadata came from that origin, so
+        it says nothing that origin could not say anyway. Any other issuer is left to the
+        SDK's check, which refuses it. Returns the response the SDK is to see."""
+        if response.status_code != 200:
+            return response
+        from mcp.client.auth.utils import issuers_match
+        from mcp.shared.auth import OAuthMetadata
+        from pydantic import ValidationError
+
+        try:
+            meta = OAuthMetadata.model_validate_json(await response.aread())
+        except ValidationError:
+            return response
+        origin = urlsplit(str(outgoing.url))
+        if (issuers_match(str(meta.issuer), f"{origin.scheme}://{origin.netloc}")
+                or _origin_of(str(meta.issuer)) != _origin_of(str(outgoing.url))):
+            return response  # the SDK's own case, or refused by the SDK's check
+        self.context.oauth_metadata = meta
+        # found: the SDK moves on as if its single legacy URL served nothing, keeping this
+        return type(response)(404, request=outgoing)
 
     def _check(self, outgoing: Any, request: Any) -> None:
         if outgoing is request:
@@ -172,9 +255,12 @@ def provider_for(name: str, url: str, *, env: Mapping[str, str] | None = None,
                  redirect_uri: str = "http://127.0.0.1/callback", redirect_handler: Any = None,
                  callback_handler: Any = None, on_secret: Any = None,
                  client_metadata_url: str | None = None,
-                 client_id: str | None = None) -> NyzOAuthProvider:
+                 client_id: str | None = None,
+                 client_secret: str | None = None) -> NyzOAuthProvider:
     """The auth for server ``name`` at ``url``; without handlers it only uses stored tokens."""
     storage = McpTokenStorage(name, url, env, on_secret=on_secret)
+    if client_secret and on_secret is not None:
+        on_secret(f"mcp.servers.{name}.client_secret_env", client_secret)
     metadata = OAuthClientMetadata(
         client_name="nyz", redirect_uris=[redirect_uri],
         grant_types=["authorization_code", "refresh_token"], response_types=["code"],
@@ -189,7 +275,7 @@ def provider_for(name: str, url: str, *, env: Mapping[str, str] | None = None,
         await redirect_handler(auth_url)
 
     return NyzOAuthProvider(
-        name, storage, client_id, server_url=url, client_metadata=metadata,
+        name, storage, client_id, client_secret, server_url=url, client_metadata=metadata,
         redirect_handler=checked_redirect if redirect_handler is not None else None,
         callback_handler=callback_handler, client_metadata_url=client_metadata_url,
     )

@@ -259,11 +259,12 @@ class McpPool:
         if isinstance(server, McpStdioServer) or any(
                 k.lower() == "authorization" for k in server.headers):
             return None
-        from nyzhi.core.mcp.oauth import provider_for
+        from nyzhi.core.mcp.oauth import client_secret_of, provider_for
 
         on_secret = self.redactor.add if self.redactor is not None else None
         return provider_for(link.name, server.url, env=self.env, on_secret=on_secret,
-                            client_id=server.client_id)
+                            client_id=server.client_id,
+                            client_secret=client_secret_of(server, self.env))
 
     def statuses(self) -> list[ServerStatus]:
         return [

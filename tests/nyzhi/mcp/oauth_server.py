@@ -9,7 +9,12 @@ registration, ``/authorize`` (approves at once: redirects to the client's loopba
 redirect with a code), ``/token`` (authorization code with PKCE S256 checked, and refresh)
 and ``/admin/revoke``, ``/admin/expire-access`` and ``/admin/stats`` for the tests. ``--hostile``: the metadata names an
 authorization server on another host over plain HTTP; ``--open``: ``/mcp`` needs no token
-(the plain server of ``benchmarks/mcp_bench.py``). Prints "ready" once bound.
+(the plain server of ``benchmarks/mcp_bench.py``); ``--confidential basic|post``: no dynamic
+registration, one pre-registered confidential client (``CLIENT_ID``/``CLIENT_SECRET``) that
+must authenticate at ``/token`` that way (the metadata offers only it); ``--legacy same|cross``:
+the 2025-03-26 layout, no protected-resource metadata, the authorization server metadata at
+the root with an issuer at ``/oauth`` of this origin, or on another origin. Prints "ready"
+once bound.
 """
 
 from __future__ import annotations
@@ -27,12 +32,20 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-STATE: dict = {"codes": {}, "access": set(), "refresh": set(), "clients": {}, "grants": [],
+CLIENT_ID = "pre-registered-client"
+CLIENT_SECRET = "conf-secret-Zq81xPw3"
+STATE: dict = {"client_auth": [], "codes": {}, "access": set(), "refresh": set(), "clients": {}, "grants": [],
                "resources": []}
 
 
-def build(port: int, hostile: bool, open_: bool = False):
+def build(port: int, hostile: bool, open_: bool = False, confidential: str | None = None,
+          legacy: str | None = None):
     base = f"http://127.0.0.1:{port}"
+    issuer = base
+    if legacy == "same":
+        issuer = f"{base}/oauth"
+    elif legacy == "cross":
+        issuer = f"http://localhost:{port}/oauth"
     mcp = MCPServer("oauth-helper")
 
     @mcp.tool()
@@ -47,13 +60,28 @@ def build(port: int, hostile: bool, open_: bool = False):
         return JSONResponse({"resource": f"{base}/mcp", "authorization_servers": [server]})
 
     async def asm(request: Request) -> Response:
-        return JSONResponse({
-            "issuer": base, "authorization_endpoint": f"{base}/authorize",
+        meta = {
+            "issuer": issuer, "authorization_endpoint": f"{base}/authorize",
             "token_endpoint": f"{base}/token", "registration_endpoint": f"{base}/register",
             "response_types_supported": ["code"], "code_challenge_methods_supported": ["S256"],
             "grant_types_supported": ["authorization_code", "refresh_token"],
             "token_endpoint_auth_methods_supported": ["none"],
-        })
+        }
+        if confidential:
+            del meta["registration_endpoint"]
+            meta["token_endpoint_auth_methods_supported"] = [f"client_secret_{confidential}"]
+        return JSONResponse(meta)
+
+    def client_auth(request: Request, form) -> str | None:
+        """How the pre-registered client authenticated ("basic", "post"), or None."""
+        header = request.headers.get("authorization", "")
+        if header.startswith("Basic "):
+            pair = base64.b64decode(header[6:]).decode()
+            if pair == f"{CLIENT_ID}:{CLIENT_SECRET}" and "client_secret" not in form:
+                return "basic"
+        elif form.get("client_id") == CLIENT_ID and form.get("client_secret") == CLIENT_SECRET:
+            return "post"
+        return None
 
     async def register(request: Request) -> Response:
         body = await request.json()
@@ -79,6 +107,11 @@ def build(port: int, hostile: bool, open_: bool = False):
         form = await request.form()
         STATE["grants"].append(form["grant_type"])
         STATE["resources"].append(form.get("resource"))
+        if confidential:
+            way = client_auth(request, form)
+            STATE["client_auth"].append(way)
+            if way != confidential:
+                return JSONResponse({"error": "invalid_client"}, status_code=401)
         if form["grant_type"] == "authorization_code":
             challenge, redirect, _ = STATE["codes"].pop(form["code"], (None, None, None))
             digest = hashlib.sha256(form["code_verifier"].encode()).digest()
@@ -101,24 +134,27 @@ def build(port: int, hostile: bool, open_: bool = False):
 
     async def stats(request: Request) -> Response:
         return JSONResponse({"grants": STATE["grants"], "resources": STATE["resources"],
-                             "clients": len(STATE["clients"])})
+                             "clients": len(STATE["clients"]),
+                             "client_auth": STATE["client_auth"]})
 
     async def protected(scope, receive, send):
         headers = dict(scope.get("headers", []))
         auth = headers.get(b"authorization", b"").decode()
         if not open_ and auth.removeprefix("Bearer ") not in STATE["access"]:
             meta = f"{base}/.well-known/oauth-protected-resource/mcp"
+            challenge = "Bearer" if legacy else f'Bearer resource_metadata="{meta}"'
             await send({"type": "http.response.start", "status": 401, "headers": [
-                (b"www-authenticate", f'Bearer resource_metadata="{meta}"'.encode()),
+                (b"www-authenticate", challenge.encode()),
                 (b"content-type", b"application/json")]})
             await send({"type": "http.response.body", "body": b'{"error":"invalid_token"}'})
             return
         await inner(scope, receive, send)
 
+    routes = [] if legacy else [Route("/.well-known/oauth-protected-resource/mcp", prm)]
     app = Starlette(routes=[
-        Route("/.well-known/oauth-protected-resource/mcp", prm),
+        *routes,
         Route("/.well-known/oauth-authorization-server", asm),
-        Route("/register", register, methods=["POST"]),
+        *([] if confidential else [Route("/register", register, methods=["POST"])]),
         Route("/authorize", authorize),
         Route("/token", token, methods=["POST"]),
         Route("/admin/revoke", revoke, methods=["POST"]),
@@ -141,6 +177,8 @@ async def main() -> None:
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--hostile", action="store_true")
     parser.add_argument("--open", action="store_true", help="no login needed (benchmarks)")
+    parser.add_argument("--confidential", choices=["basic", "post"])
+    parser.add_argument("--legacy", choices=["same", "cross"])
     args = parser.parse_args()
     from hypercorn.config import Config
     from hypercorn.trio import serve
@@ -150,7 +188,8 @@ async def main() -> None:
     config.accesslog = None
     config.errorlog = None
     async with trio.open_nursery() as nursery:
-        await nursery.start(functools.partial(serve, build(args.port, args.hostile, args.open), config))
+        await nursery.start(functools.partial(serve, build(args.port, args.hostile, args.open,
+                                                                args.confidential, args.legacy), config))
         print("ready", flush=True)
 
 

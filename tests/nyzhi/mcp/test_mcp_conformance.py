@@ -35,11 +35,6 @@ CLIENT_NOT_OFFERED = {
                                      "credentials): nyz logs a person in",
     "auth/cross-app-access-complete-flow": "an OAuth extension (enterprise identity-provider "
                                            "token exchange, SEP-990): not offered",
-    "auth/pre-registration": "a pre-registered confidential client (client_secret): nyz takes "
-                             "a configured public client_id only",
-    "auth/2025-03-26-oauth-metadata-backcompat": "known gap: the 2025-03-26 spec's metadata "
-                                                 "with an issuer other than its discovery URL; "
-                                                 "the SDK's RFC 8414 issuer check refuses it",
 }
 # Server scenarios for what `nyz mcp serve` does not offer (docs/config.md). Most of the suite's
 # server scenarios call the tools, resources and prompts of its own reference server
@@ -135,7 +130,7 @@ def test_client_scenarios(tmp_path, home):
     results = _results(out)
     assert _judge(listed, results, CLIENT_NOT_OFFERED) == []
     passed = [n for n in listed if n not in CLIENT_NOT_OFFERED]
-    assert len(passed) >= 21  # initialize, tools_call, elicitation, sse-retry and 17 auth
+    assert len(passed) >= 23  # initialize, tools_call, elicitation, sse-retry and 19 auth
 
 
 def _serve_http(workspace, home) -> tuple[subprocess.Popen, str]:

@@ -54,10 +54,11 @@ def _approve(url: str) -> bool:
     return True
 
 
-async def _connect_once(base: str, root: Path, redactor=None,
-                        client_id: str | None = None) -> tuple[str, str, object]:
+async def _connect_once(base: str, root: Path, redactor=None, client_id: str | None = None,
+                        client_secret_env: str | None = None) -> tuple[str, str, object]:
     """Connect a pool to the server: (status, reason, whoami's output or None)."""
-    server = McpHttpServer(base + "/mcp", client_id=client_id)
+    server = McpHttpServer(base + "/mcp", client_id=client_id,
+                           client_secret_env=client_secret_env)
     async with actors.open_system() as system:
         pool = await McpPool.open(system, ToolRegistry(), [ServerEntry("oa", server)],
                                   root=root, intensity=Intensity(1, 30.0, actors.Backoff(0.01, 0.02)),
@@ -278,3 +279,79 @@ async def test_a_wanted_scope_makes_the_next_login_authorize_anew(data):
     assert login_of("s", "http://127.0.0.1:1/mcp")["wanted_scope"] == "basic write"
     storage.set_wanted_scope(None)
     assert storage.wanted_scope() is None
+
+
+@pytest.mark.parametrize("way", ["basic", "post"])
+async def test_a_pre_registered_confidential_client_logs_in_without_storing_its_secret(
+        data, monkeypatch, way):
+    """``client_secret_env``: the secret is sent the way the metadata supports (Basic or in
+    the form), and later refreshes send it too; it is in no file nyz writes, and a session's
+    redactor knows it."""
+    from oauth_server import CLIENT_ID, CLIENT_SECRET
+
+    from nyzhi.core.mcp.login import LoginError, login
+
+    monkeypatch.setenv("MY_MCP_CLIENT_SECRET", CLIENT_SECRET)
+    async with trio.open_nursery() as nursery:
+        base = await _start(nursery, "--confidential", way)
+        server = McpHttpServer(base + "/mcp", client_id=CLIENT_ID,
+                               client_secret_env="MY_MCP_CLIENT_SECRET")
+        assert await login(ServerEntry("oa", server), say=lambda line: None,
+                           open_url=_approve) == 1
+        stats = (await trio.to_thread.run_sync(httpx.get, base + "/admin/stats")).json()
+        assert stats["client_auth"] == [way] and stats["clients"] == 0
+        store = paths.mcp_auth_path()
+        assert "at-" in store.read_text() and CLIENT_SECRET not in store.read_text()
+
+        await trio.to_thread.run_sync(functools.partial(httpx.post, base + "/admin/expire-access"))
+        redactor = Redactor()
+        assert await _connect_once(base, data, redactor, client_id=CLIENT_ID,
+                                   client_secret_env="MY_MCP_CLIENT_SECRET") == (
+            "connected", "", "alice")
+        stats = (await trio.to_thread.run_sync(httpx.get, base + "/admin/stats")).json()
+        assert stats["grants"][-1] == "refresh_token" and stats["client_auth"][-1] == way
+        assert CLIENT_SECRET not in redactor.redact(f"x {CLIENT_SECRET} y")
+        for path in data.rglob("*"):
+            if path.is_file():
+                assert CLIENT_SECRET not in path.read_text(errors="replace"), path
+
+        # a named variable that is not set: one line, no login attempt
+        monkeypatch.delenv("MY_MCP_CLIENT_SECRET")
+        with pytest.raises(LoginError, match="client_secret_env: the variable "
+                                             "MY_MCP_CLIENT_SECRET is not set"):
+            await login(ServerEntry("oa", server), say=lambda line: None, open_url=_approve)
+        nursery.cancel_scope.cancel()
+
+
+async def test_legacy_metadata_with_a_same_origin_issuer_is_used(data):
+    """The 2025-03-26 layout (no protected-resource metadata, the authorization server's
+    metadata at the MCP server's origin) with the issuer at a path of that origin."""
+    from nyzhi.core.mcp.login import login
+
+    async with trio.open_nursery() as nursery:
+        base = await _start(nursery, "--legacy", "same")
+        entry = ServerEntry("oa", McpHttpServer(base + "/mcp"))
+        assert await login(entry, say=lambda line: None, open_url=_approve) == 1
+        saved = json.loads(paths.mcp_auth_path().read_text())["servers"]["oa"]
+        assert saved["server_metadata"]["issuer"] == base + "/oauth"
+        assert await _connect_once(base, data) == ("connected", "", "alice")
+        nursery.cancel_scope.cancel()
+
+
+async def test_legacy_metadata_with_a_cross_origin_issuer_is_refused(data):
+    from nyzhi.core.mcp.login import login
+    from nyzhi.core.mcp.oauth import OAuthRefused
+    from nyzhi.core.server_supervision import leaf_error
+
+    async with trio.open_nursery() as nursery:
+        base = await _start(nursery, "--legacy", "cross")
+        entry = ServerEntry("oa", McpHttpServer(base + "/mcp"))
+        opened: list[str] = []
+        with pytest.raises(BaseException) as info:
+            await login(entry, say=lambda line: None, open_url=lambda u: opened.append(u) or True)
+        error = leaf_error(info.value)
+        assert isinstance(error, OAuthRefused) and "issuer mismatch" in str(error), error
+        assert opened == []
+        stats = (await trio.to_thread.run_sync(httpx.get, base + "/admin/stats")).json()
+        assert stats["clients"] == 0 and stats["grants"] == []
+        nursery.cancel_scope.cancel()

@@ -185,7 +185,7 @@ def node_executors(cwd: Path) -> dict[str, Any]:
         config = load_trusted(cwd)[0].config  # a project's unapproved [[nodes]] left out
     except ConfigError as exc:
         raise TeamError(str(exc)) from None
-    return build_nodes(config, EnvPolicy.from_config(config.shell.env))
+    return build_nodes(config, EnvPolicy.from_config(config))
 
 
 def check_nodes(config: Any, mode: str, cwd: Path) -> dict[str, Any]:

@@ -405,7 +405,7 @@ def build_tooling(config: Any, workspace: Any, options: Any, broker: Any, *,
     # .claude/settings*.json permission rules join the config's: deny rules hold headless too
     trust, notices = with_claude_permissions(trust_policy(config), workspace.root, options.env,
                                              allow=claude_allow)
-    env_policy = EnvPolicy.from_config(config.shell.env)
+    env_policy = EnvPolicy.from_config(config)
     memory = ApprovalMemory()
     gates = Gates(
         trust=trust,
@@ -596,7 +596,7 @@ def build_hooks(config: Any, workspace: Any, cwd: Path, *,
     got, more = plugin_hooks(workspace.root, project_approved=claude)
     specs += got
     notes = [*notes, *more]
-    return HookRunner(specs, cwd, env_policy=EnvPolicy.from_config(config.shell.env)), notes
+    return HookRunner(specs, cwd, env_policy=EnvPolicy.from_config(config)), notes
 
 
 def open_session(

@@ -55,6 +55,18 @@ def search_key_vars() -> tuple[str, ...]:
     return tuple(b.key_var for b in BACKENDS.values() if b.key_var)
 
 
+def configured_secret_vars(config: Any) -> tuple[str, ...]:
+    """The environment variables config names as holding a secret: each MCP server's
+    ``client_secret_env`` (the variable's name, matched literally)."""
+    names = (getattr(s, "client_secret_env", None) for s in config.mcp.servers.values())
+    return tuple(dict.fromkeys(glob_literal(n) for n in names if n))
+
+
+def glob_literal(name: str) -> str:
+    """``name`` as a pattern that matches only itself (``[`` ``*`` ``?`` escaped)."""
+    return re.sub(r"([*?\[])", r"[\1]", name)
+
+
 def default_exclude() -> tuple[str, ...]:
     return (*SECRET_PATTERNS, *provider_key_vars(), *search_key_vars())
 
@@ -93,9 +105,14 @@ class EnvPolicy:
             )
 
     @classmethod
-    def from_config(cls, shell_env: Any) -> EnvPolicy:
-        """From ``config.shell.env`` (a ``ShellEnvConfig``); ``exclude`` None keeps the default."""
+    def from_config(cls, config: Any) -> EnvPolicy:
+        """From a whole ``Config``: ``[shell.env]`` (``exclude`` None keeps the default), plus
+        the variables config names as holding a secret (``client_secret_env`` of an MCP
+        server), which are dropped whatever ``exclude`` says: a secret nyz sends to one host
+        must not reach a command the model chose, even under a name no pattern catches."""
+        shell_env = config.shell.env
         exclude = default_exclude() if shell_env.exclude is None else shell_env.exclude
+        exclude = (*exclude, *configured_secret_vars(config))
         return cls(shell_env.inherit, exclude, shell_env.include_only, dict(shell_env.set))
 
     def kept(self, name: str) -> bool:

@@ -180,10 +180,33 @@ async def test_stdio_server_gets_exactly_the_environment_its_config_gives(env):
         items = [i for i in proc.stdout.decode().split("\0") if i]
         return dict(i.split("=", 1) for i in items)
 
-    assert await environment_of(EnvPolicy.from_config(config.shell.env)) == {
+    assert await environment_of(EnvPolicy.from_config(config)) == {
         "SERVER_KEY": "server-key-0123"
     }
     # The default policy: what the parent has, minus the secrets, plus the server's own table.
     assert await environment_of(EnvPolicy()) == {
         "PATH": "/usr/bin:/bin", "SERVER_KEY": "server-key-0123"
     }
+
+
+async def test_a_variable_named_by_client_secret_env_never_reaches_a_child(env):
+    """``client_secret_env`` names the variable holding an MCP OAuth client's secret. Its name
+    need not look secret (``ORG_CLIENT_PASS`` matches no default pattern), and a user's own
+    ``exclude`` list may leave it out: the child (here a real ``env``) never gets it either
+    way, and the redactor is given its value (``excluded``)."""
+    from nyzhi.config import load_config
+    from nyzhi.tools.env_policy import EnvPolicy, child_env
+
+    parent = {"PATH": "/usr/bin:/bin", "ORG_CLIENT_PASS": "s3cr3t-client-pass",
+              "OTHER_NAME": "kept"}
+    env.project_config.parent.mkdir(parents=True, exist_ok=True)
+    for shell in ("", '[shell.env]\nexclude = []\n\n'):
+        env.project_config.write_text(
+            shell + '[mcp.servers.remote]\nurl = "https://mcp.example.com/mcp"\n'
+            'client_id = "nyz"\nclient_secret_env = "ORG_CLIENT_PASS"\n')
+        policy = EnvPolicy.from_config(load_config(env.project).config)
+        proc = await trio.run_process(["/usr/bin/env", "-0"], env=child_env(policy, parent=parent),
+                                      capture_stdout=True, stdin=subprocess.DEVNULL)
+        seen = dict(i.split("=", 1) for i in proc.stdout.decode().split("\0") if i)
+        assert "ORG_CLIENT_PASS" not in seen and seen["OTHER_NAME"] == "kept", shell
+        assert policy.excluded(parent) == {"ORG_CLIENT_PASS": "s3cr3t-client-pass"}, shell

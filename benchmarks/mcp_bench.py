@@ -9,7 +9,7 @@
   far below the 5 s the server takes).
 * OAuth connect: time from ``McpPool.open`` to connected (tools listed) for a streamable
   HTTP server that wants OAuth, with a token cached by a login, against the same server
-  with the login switched off (``tests/nyzhi/mcp/oauth_server.py --open``). Target: the
+  with the login switched off (``tests/nyzhi/mcp/mcp_oauth_server.py --open``). Target: the
   cached token costs reading mcp-auth.json, a few ms at most.
 
 The npm server is installed by ``make test`` into ``<venv>/node_modules``.
@@ -74,7 +74,7 @@ async def _through_pool(calls: int, root: Path) -> float:
         return elapsed
 
 
-OAUTH_SERVER = Path(__file__).resolve().parents[1] / "tests" / "nyzhi" / "mcp" / "oauth_server.py"
+OAUTH_SERVER = Path(__file__).resolve().parents[1] / "tests" / "nyzhi" / "mcp" / "mcp_oauth_server.py"
 
 
 async def _serve_oauth(nursery, *extra: str) -> str:

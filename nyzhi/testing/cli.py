@@ -62,11 +62,17 @@ def running_with(marker: str) -> list[int]:
     return pids
 
 
-async def started_running(marker: str, timeout: float = BOUND_S) -> list[int]:  # noqa: ASYNC109
-    """``running_with(marker)`` once it finds something (a process a test started may not have
-    exec'd yet when the line it printed arrives); AssertionError after ``timeout`` seconds."""
-    return await until(lambda: running_with(marker), timeout=timeout,
-                       what=f"a process running with {marker!r}")
+async def started_running(marker: str, timeout: float = BOUND_S,  # noqa: ASYNC109
+                          including: int | None = None) -> list[int]:
+    """``running_with(marker)`` once it finds something, and ``including`` among it when given
+    (a process a test started may not have exec'd yet when the line it printed arrives);
+    AssertionError after ``timeout`` seconds."""
+    def found() -> list[int]:
+        pids = running_with(marker)
+        return pids if including is None or including in pids else []
+    return await until(found, timeout=timeout,
+                       what=f"a process running with {marker!r}"
+                       + ("" if including is None else f" including pid {including}"))
 
 
 async def settled_running(marker: str, timeout: float = BOUND_S) -> list[int]:  # noqa: ASYNC109

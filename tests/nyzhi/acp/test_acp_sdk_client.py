@@ -9,7 +9,7 @@ from pathlib import Path
 
 import trio
 
-from nyzhi.testing.cli import running_with, settled_running, started_running, wait_gone
+from nyzhi.testing.cli import settled_running, started_running, wait_gone
 from nyzhi.testing.fake_llm import open_fake_llm, reply, tool_call
 
 
@@ -217,8 +217,7 @@ async def test_bash_runs_in_the_editor_s_terminal_still_confined(acp_client, wor
                 done = await client.step("first")
                 running = await client.step("running")
                 # the process the editor spawned (bwrap) is the one running the command
-                pids = running_with(marker)
-                assert running["pid"] in pids
+                pids = await started_running(marker, including=running["pid"])
                 await client.go_on()
                 cancelled = await client.step("cancelled")
                 await wait_gone(pids)  # the kernel ends bwrap's namespace with it

@@ -551,8 +551,10 @@ async def test_bash_in_the_client_s_terminal_without_node(workspace, home, confi
             await client.until(lambda m: any(
                 c.get("terminalId") == "t3"
                 for c in m.get("params", {}).get("update", {}).get("content") or ()))
-            pids = running_with(stuck)
-            assert editor.procs["t3"].pid in pids  # the editor runs it
+            # the command runs (it printed): the terminal's content can come before the
+            # editor's fork has exec'd, and a look then found nothing on a busy machine
+            await editor.printed("t3", b"started")
+            pids = await started_running(stuck, including=editor.procs["t3"].pid)
             await client.send({"method": "session/cancel", "params": {"sessionId": sid}})
             answer = await client.until(lambda m: m.get("id") == client.next_id)
             assert answer["result"] == {"stopReason": "cancelled"}

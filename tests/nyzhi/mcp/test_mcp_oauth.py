@@ -1,5 +1,5 @@
 """OAuth for remote MCP servers, against a loopback authorization server + protected resource
-(``oauth_server.py``): login, a call with the token, a refresh, a revoked token, hostile
+(``mcp_oauth_server.py``): login, a call with the token, a refresh, a revoked token, hostile
 metadata, and tokens kept out of what nyz writes."""
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from nyzhi.core.mcp.pool import McpPool
 from nyzhi.core.server_supervision import Intensity
 from nyzhi.tools.registry import ToolRegistry
 
-SERVER = Path(__file__).with_name("oauth_server.py")
+SERVER = Path(__file__).with_name("mcp_oauth_server.py")
 
 
 @pytest.fixture
@@ -287,7 +287,7 @@ async def test_a_pre_registered_confidential_client_logs_in_without_storing_its_
     """``client_secret_env``: the secret is sent the way the metadata supports (Basic or in
     the form), and later refreshes send it too; it is in no file nyz writes, and a session's
     redactor knows it."""
-    from oauth_server import CLIENT_ID, CLIENT_SECRET
+    from mcp_oauth_server import CLIENT_ID, CLIENT_SECRET
 
     from nyzhi.core.mcp.login import LoginError, login
 

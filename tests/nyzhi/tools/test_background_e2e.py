@@ -12,7 +12,15 @@ from pathlib import Path
 
 import trio
 
-from nyzhi.testing.cli import NYZ, json_lines, nyz_env, run_nyz, running_with, wait_gone
+from nyzhi.testing.cli import (
+    NYZ,
+    json_lines,
+    nyz_env,
+    run_nyz,
+    running_with,
+    started_running,
+    wait_gone,
+)
 from nyzhi.testing.fake_llm import FakeRequest, in_order, open_fake_llm, reply, tool_call
 
 SANDBOX = '[agent.trust]\nmode = "full"\n[agent.sandbox]\nlevel = "workspace-write"\n'
@@ -269,8 +277,7 @@ async def test_kill_9_of_nyz_kills_an_unsandboxed_background_process_too(
             env=nyz_env(home), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         try:
             await server.wait_for_requests(2)
-            pids = running_with(marker)
-            assert pids
+            pids = await started_running(marker)
             proc.send_signal(signal.SIGKILL)
             await proc.wait()
             await wait_gone(pids, timeout=30)  # through pidfds

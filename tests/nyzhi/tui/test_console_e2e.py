@@ -468,8 +468,7 @@ async def test_a_background_process_shows_in_the_tree_and_is_killed_from_it(
             await pane.keys("F2")
             screen = await pane.wait_for("⚙ bg_1 [running")
             assert "serving-now" in screen and "main [" in screen
-            pids = running_with(marker)
-            assert pids
+            pids = await started_running(marker)
             await pane.keys("Down", "Enter")  # its last lines, in the conversation
             await pane.wait_for(lambda s: "bg_1 (running" in s)
             await pane.keys("F2", "F2", "Down", "k")

@@ -14,7 +14,7 @@ from trio_websocket import ConnectionClosed, ConnectionRejected
 
 from nyzhi.teams.lead_lease import lead_pid
 from nyzhi.teams.store import TeamStore
-from nyzhi.testing.cli import NYZ, nyz_env, run_nyz, running_with, settled_running, started_running
+from nyzhi.testing.cli import NYZ, nyz_env, run_nyz, settled_running, started_running
 from nyzhi.testing.fake_llm import PerAgent, open_fake_llm, reply, tool_call
 from nyzhi.testing.web import TOKEN, event_type, serve_nyz
 
@@ -556,8 +556,7 @@ async def test_a_background_process_is_shown_and_killed_from_the_web_console(
             assert started["event"]["shell_id"] == "bg_1"
             assert started["event"]["agent"] == "/agents/main"
             await client.until(lambda m: event_type(m) == "turn_complete")
-            pids = running_with(marker)
-            assert pids
+            pids = await started_running(marker)
             await client.send({"type": "kill_shell", "id": "bg_1"})
             ended = await client.until(lambda m: event_type(m) == "process_exit")
             assert ended["event"]["state"] == "killed"

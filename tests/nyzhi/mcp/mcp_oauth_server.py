@@ -1,6 +1,6 @@
 """A loopback OAuth authorization server and the MCP resource it protects, for the tests.
 
-    python oauth_server.py --port P [--hostile] [--open]
+    python mcp_oauth_server.py --port P [--hostile] [--open]
 
 Serves, on 127.0.0.1:P: ``/mcp`` (an MCP server with one tool, ``whoami``, that answers
 401 + ``WWW-Authenticate: Bearer resource_metadata=...`` without a valid bearer token),

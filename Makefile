@@ -62,7 +62,7 @@ case $$? in \
 esac
 endef
 
-.PHONY: install install-dev run test test-stress screenshots bench lint clean check-python check-run check-test mcp-test-servers mcp-conformance acp-test-client lsp-test-servers link
+.PHONY: install install-dev run test test-stress screenshots bench bench-compare lint clean check-python check-run check-test mcp-test-servers mcp-conformance acp-test-client lsp-test-servers link
 
 # Where `make link` puts the nyz command (a directory most shells already have on PATH).
 BINDIR ?= $(HOME)/.local/bin
@@ -131,6 +131,11 @@ screenshots: $(TEST_SETUP)
 
 bench: install-dev
 	$(PY) -m benchmarks
+
+# This tree's figures against an earlier commit's, in one run (benchmarks/compare.py);
+# AGAINST defaults to the last commit before the session protocol.
+bench-compare: install-dev
+	$(PY) -m benchmarks.compare $(if $(AGAINST),--against=$(AGAINST))
 
 lint: install-dev
 	$(VENV)/bin/ruff check actors nyzhi tests benchmarks

@@ -138,7 +138,7 @@ class Console:
         self.tui = loaded.config.tui
         self.input.set_vi(self.tui.input_mode == "vi")
         self.streams.clear()
-        self.panel.agents.clear()
+        self.panel.tree.clear()
         self.panel.shells = rt.tooling.context.shells  # the background shells' table
         self.main_path = self.shown = Session(rt).main_path
         self.listbox.body = self.stream(self.main_path).walker
@@ -175,14 +175,15 @@ class Console:
         events, restored = session.replay()
         replayer = ConsoleRenderer(self, replay=True)  # the live renderer, on the log's events
         shown = {self.main_path, *restored}  # the agents this runtime has
+        tree = self.panel.tree
         for event in events:
             if event.agent in shown:
+                tree.apply(event)  # as live: the one reducer
                 replayer.render(event)
-        self.panel.agent(self.main_path)["step"] = ""
+        tree.restore(self.main_path, ev.AgentState.IDLE, "")  # nothing runs in a new runtime
         for path, rec in restored.items():  # restored: closed, threads kept
-            info = self.panel.agent(path)
-            info["status"] = rec.status
-            info["step"] = "r resumes" if rec.closed else rec.reason[:20]
+            tree.restore(path, rec.status, "r resumes" if rec.closed else rec.reason[:20])
+        self.agents_changed()
         if messages:
             main.note(("notice", f"resumed session {self.rt.session_id[:8]} "
                                  f"({messages} messages)"))
@@ -203,10 +204,6 @@ class Console:
     def on_question(self, event: ev.UserQuestion) -> None:
         self.pending.append(event)
         self._show_modal()
-
-    def agent_info(self, agent: str) -> dict[str, Any]:
-        """The agent's row of the tree (status, step, tokens, cost), drawn by the renderer."""
-        return self.panel.agent(agent)
 
     def agents_changed(self) -> None:
         if self.panel_shown:
@@ -907,7 +904,7 @@ class Console:
         from nyzhi.tools.env_policy import child_env
 
         try:
-            cost = sum(a["cost"] for a in self.panel.agents.values())
+            cost = self.panel.tree.cost_usd()
             payload = status_payload(rt, Path(self.cwd), cost, self._started)
             env = child_env(rt.main_agent.tooling.context.env_policy, {})
             line = await run_status_line(rt.status_line, payload, str(self.cwd), env)
@@ -977,9 +974,12 @@ class Console:
                 self.served.record(event)
             elif self.backlog is not None:
                 self.backlog.add(event)
+            changed = self.panel.tree.apply(event)  # the agent tree's view model
             if self.activity.active and event.agent == self.main_path:
                 self.activity.feed(event)
             self.renderer.render(event)
+            if changed:
+                self.agents_changed()
             if event.agent == self.shown:
                 self._follow()
 

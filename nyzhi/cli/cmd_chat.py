@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -22,6 +23,14 @@ def wants_console(args: argparse.Namespace) -> bool:
     return not getattr(args, "plain", False) and sys.stdin.isatty() and sys.stdout.isatty()
 
 
+async def serve_on_web(rt: Any, nursery: Any, say: Any) -> Any:
+    """The console's ``/web``: its runtime served in process (``nyzhi.web.embed``), imported
+    only when asked for. Given from here, the top: the console imports no other front end."""
+    from nyzhi.web.embed import serve_runtime
+
+    return await serve_runtime(rt, nursery, say)
+
+
 def run_chat(args: argparse.Namespace) -> int:
     from nyzhi.core import collector
 
@@ -32,7 +41,7 @@ def run_chat(args: argparse.Namespace) -> int:
         if wants_console(args):
             from nyzhi.tui.launch import main as console_main  # draws, then imports urwid
 
-            return console_main(args)
+            return console_main(args, web=serve_on_web)
         from nyzhi.provider import tls
 
         tls.prewarm()  # the CA bundle loads on another core while the chat is imported

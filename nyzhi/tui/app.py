@@ -20,6 +20,7 @@ import os
 import re
 import sys
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +30,7 @@ import urwid
 from nyzhi.core import collector
 from nyzhi.core.protocol import Session, ops, status_card, status_line
 from nyzhi.core.protocol import events as ev
+from nyzhi.core.protocol.backlog import EventBacklog
 from nyzhi.core.protocol.commands import dispatch, toggle_plan, waits_for_idle
 from nyzhi.tui import commands, menu, theme
 from nyzhi.tui.activity import Activity
@@ -50,11 +52,22 @@ ATTACH_LIMIT = 100_000  # bytes of one @file put into a prompt
 _ATTACH = re.compile(r"(?<!\S)@(\S+)")
 # A command's kind of line (``nyzhi.core.commands.registry``) -> the palette's name for it.
 _STYLES = {"added": "tool_ok", "removed": "tool_err"}
+# ``/web``'s server, given by ``nyz`` (``nyzhi.cli.cmd_chat``; front ends import none of each
+# other): ``(runtime, nursery, say) -> served``, where ``served.url`` is the page to open and
+# ``served.record(event)`` shows one of the runtime's events there.
+ServeWeb = Callable[[Any, trio.Nursery, Callable[[str], None]], Awaitable[Any]]
 
 
 class Console:
-    def __init__(self, cwd: Path, *, no_color: bool) -> None:
+    def __init__(self, cwd: Path, *, no_color: bool, web: ServeWeb | None = None) -> None:
         self.rt: Runtime | None = None
+        # ``/web``: the server to start (None: not given, /web says so), the one serving this
+        # runtime once started, and the events kept until then (the page's backlog).
+        self.web = web
+        self.served: Any = None
+        self.backlog: EventBacklog | None = None
+        self._web_lock = trio.Lock()
+        self.feed: trio.Nursery | None = None  # the nursery of this runtime's tasks
         self.tui: Any = None  # the [tui] settings, once the config is loaded
         self.loaded: Any = None  # the config in effect and its files (/model, /config)
         self.cwd = cwd
@@ -125,7 +138,7 @@ class Console:
         self.tui = loaded.config.tui
         self.input.set_vi(self.tui.input_mode == "vi")
         self.streams.clear()
-        self.panel.agents.clear()
+        self.panel.tree.clear()
         self.panel.shells = rt.tooling.context.shells  # the background shells' table
         self.main_path = self.shown = Session(rt).main_path
         self.listbox.body = self.stream(self.main_path).walker
@@ -162,14 +175,15 @@ class Console:
         events, restored = session.replay()
         replayer = ConsoleRenderer(self, replay=True)  # the live renderer, on the log's events
         shown = {self.main_path, *restored}  # the agents this runtime has
+        tree = self.panel.tree
         for event in events:
             if event.agent in shown:
+                tree.apply(event)  # as live: the one reducer
                 replayer.render(event)
-        self.panel.agent(self.main_path)["step"] = ""
+        tree.restore(self.main_path, ev.AgentState.IDLE, "")  # nothing runs in a new runtime
         for path, rec in restored.items():  # restored: closed, threads kept
-            info = self.panel.agent(path)
-            info["status"] = rec.status
-            info["step"] = "r resumes" if rec.closed else rec.reason[:20]
+            tree.restore(path, rec.status, "r resumes" if rec.closed else rec.reason[:20])
+        self.agents_changed()
         if messages:
             main.note(("notice", f"resumed session {self.rt.session_id[:8]} "
                                  f"({messages} messages)"))
@@ -190,10 +204,6 @@ class Console:
     def on_question(self, event: ev.UserQuestion) -> None:
         self.pending.append(event)
         self._show_modal()
-
-    def agent_info(self, agent: str) -> dict[str, Any]:
-        """The agent's row of the tree (status, step, tokens, cost), drawn by the renderer."""
-        return self.panel.agent(agent)
 
     def agents_changed(self) -> None:
         if self.panel_shown:
@@ -894,7 +904,7 @@ class Console:
         from nyzhi.tools.env_policy import child_env
 
         try:
-            cost = sum(a["cost"] for a in self.panel.agents.values())
+            cost = self.panel.tree.cost_usd()
             payload = status_payload(rt, Path(self.cwd), cost, self._started)
             env = child_env(rt.main_agent.tooling.context.env_policy, {})
             line = await run_status_line(rt.status_line, payload, str(self.cwd), env)
@@ -907,6 +917,35 @@ class Console:
 
     def loaded_config(self) -> Any:
         return self.loaded
+
+    async def serve_web(self) -> None:
+        """``/web``: serve this runtime to a browser (once; again, the same URL), in this
+        runtime's nursery, fed by the event pump: first what it kept, then every event."""
+        if self.web is None:
+            self.note(("error", "/web is unavailable: this console was started without a web "
+                                "server (`nyz serve` serves a session to a browser)"))
+            return
+        async with self._web_lock:
+            rt, feed = self.rt, self.feed
+            if self.served is None and rt is not None and feed is not None:
+                try:
+                    served = await self.web(rt, feed, self.flash)
+                except Exception as exc:  # no port, say: one line, the console goes on
+                    from nyzhi.core.protocol import describe_error
+
+                    self.note(("error", f"/web: cannot serve this session: "
+                                        f"{describe_error(exc)}"))
+                    return
+                if rt is not self.rt:  # reopened meanwhile: that server closed with it
+                    return
+                for event in self.backlog.drain() if self.backlog is not None else ():
+                    served.record(event)  # no checkpoint from here to the pump's next event
+                self.served, self.backlog = served, None
+        if self.served is None:
+            return
+        self.note(("notice", "web: this session, live in a browser (closing the page leaves "
+                             "the console running; the server stops with it):\n"
+                             + self.served.url))
 
     async def _tick(self) -> None:
         """Elapsed times of running tool cards and the status bar, twice a second while
@@ -931,9 +970,16 @@ class Console:
 
     async def _pump(self, events: trio.MemoryReceiveChannel[ev.Event]) -> None:
         async for event in events:
+            if self.served is not None:  # /web: every event goes to the page too
+                self.served.record(event)
+            elif self.backlog is not None:
+                self.backlog.add(event)
+            changed = self.panel.tree.apply(event)  # the agent tree's view model
             if self.activity.active and event.agent == self.main_path:
                 self.activity.feed(event)
             self.renderer.render(event)
+            if changed:
+                self.agents_changed()
             if event.agent == self.shown:
                 self._follow()
 
@@ -960,12 +1006,14 @@ class Console:
                 self.restart = trio.Event()
                 async with open_runtime(options) as rt, rt.subscribe() as events, \
                         trio.open_nursery() as feed:
+                    self.feed, self.served = feed, None  # a /web server ends with its runtime
+                    self.backlog = EventBacklog() if self.web is not None else None
                     feed.start_soon(self._pump, events)
                     collector.resume(freeze=True)  # paused by ``nyz`` while it started
                     self.attach(rt, loaded)
                     await self.restart.wait()
                     feed.cancel_scope.cancel()
-                self.rt = None
+                self.rt = self.feed = self.served = self.backlog = None
                 self.refresh_status()
                 options.session, options.continue_latest = self.resume_id, False
                 if self.switch is not None:
@@ -1070,8 +1118,8 @@ def attach_files(text: str, cwd: Path) -> str:
 
 
 async def console_main(args: Any, frame: FirstFrame | None = None, *,
-                       no_color: bool = False) -> int:
-    console = Console(Path.cwd(), no_color=no_color)
+                       no_color: bool = False, web: ServeWeb | None = None) -> int:
+    console = Console(Path.cwd(), no_color=no_color, web=web)
     await console.run(args, frame)
     if console.fatal is not None:
         raise console.fatal
@@ -1092,13 +1140,16 @@ def resume_hint(session_id: str) -> str | None:
             f"`nyz --session {session_id[:8]}`")
 
 
-def main(args: Any, *, frame: FirstFrame | None = None, no_color: bool | None = None) -> int:
+def main(args: Any, *, frame: FirstFrame | None = None, no_color: bool | None = None,
+         web: ServeWeb | None = None) -> int:
     """The console until the person quits; ``frame``: the first frame already drawn
-    (``nyzhi.tui.launch``), whose terminal urwid takes over."""
+    (``nyzhi.tui.launch``), whose terminal urwid takes over; ``web``: what ``/web`` serves
+    the session with (None: ``/web`` says it is unavailable)."""
     if no_color is None:
         no_color = bool(os.environ.get("NO_COLOR"))
     try:
-        return trio.run(functools.partial(console_main, args, frame, no_color=no_color))
+        return trio.run(functools.partial(console_main, args, frame, no_color=no_color,
+                                          web=web))
     except Exception as exc:
         from nyzhi.core.protocol import describe_error
 

@@ -2,8 +2,9 @@
 
 The commands themselves, and their one table, are ``nyzhi.core.commands``, shared with every
 front end; ``Console`` (``nyzhi.tui.app``) is their ``CommandHost``. The console has every
-feature a command can need: a screen to clear, the agent tree, themes, and reopening the
-runtime in place (``/resume``, ``/model PROVIDER/MODEL``).
+feature a command can need: a screen to clear, the agent tree, themes, reopening the
+runtime in place (``/resume``, ``/model PROVIDER/MODEL``), and serving itself to a browser
+(``/web``, with the server ``nyz`` gives it).
 """
 
 from __future__ import annotations
@@ -19,10 +20,11 @@ from nyzhi.core.protocol.commands import (
     RESTART,
     SCREEN,
     THEME,
+    WEB,
     available,
 )
 
-FEATURES = frozenset({SCREEN, PANEL, THEME, RESTART, EDITOR, PICK})
+FEATURES = frozenset({SCREEN, PANEL, THEME, RESTART, EDITOR, PICK, WEB})
 KEYS_HELP = ("keys: Enter send · Alt-Enter newline · ↑↓ history · Ctrl-R search · Tab complete · "
              "/ or @ a menu (↑↓ Tab Enter Esc) · "
              "Esc cancel turn · Ctrl-C twice quit · Ctrl-L clear · Ctrl-T theme · "

@@ -279,14 +279,14 @@ class Stream:
 
 
 class Host(Protocol):
-    """What the renderer draws into (``Console`` implements it): each agent's stream, its row
-    of the agent tree, and the dialogs for approvals and questions."""
+    """What the renderer draws into (``Console`` implements it): each agent's stream, the
+    agent tree's redraw (its rows are the view model the console feeds every event to,
+    ``nyzhi.core.protocol.agents``), and the dialogs for approvals and questions."""
 
     main_path: str
     cwd: Any  # the workspace: paths under it are shown relative
 
     def stream(self, agent: str) -> Stream: ...
-    def agent_info(self, agent: str) -> dict[str, Any]: ...
     def agents_changed(self) -> None: ...
     def on_approval(self, event: ev.ApprovalRequest) -> None: ...
     def on_question(self, event: ev.UserQuestion) -> None: ...
@@ -302,8 +302,9 @@ def clip(text: str, lines: int = 12) -> str:
 class ConsoleRenderer(EventRenderer):
     """Live events, and with ``replay`` a resumed session's recorded ones (its log keeps no
     deltas: an answer comes whole with its ``turn_complete``, the main agent's prompt with its
-    ``turn_start``). A replay draws the conversation only: what was asked and used then
-    (approvals, questions, usage, statuses) belongs to the run that recorded it."""
+    ``turn_start``). A replay draws the conversation only: what was asked then (approvals,
+    questions) belongs to the run that recorded it. The agent tree is not drawn here: the
+    console feeds every event, live and replayed alike, to its view model."""
 
     def __init__(self, host: Host, *, replay: bool = False) -> None:
         self.host = host
@@ -317,9 +318,6 @@ class ConsoleRenderer(EventRenderer):
         # attached files); anyone else's comes from its parent, the tree or /spawn.
         if self.replay or event.agent != self.host.main_path:
             self.host.stream(event.agent).user(clip(event.prompt))
-        info = self.host.agent_info(event.agent)
-        info["status"] = "running"
-        self.host.agents_changed()
 
     def on_text_delta(self, event: ev.TextDelta) -> None:
         self.host.stream(event.agent).add_text(event.text)
@@ -330,8 +328,6 @@ class ConsoleRenderer(EventRenderer):
     def on_tool_start(self, event: ev.ToolStart) -> None:
         self.host.stream(event.agent).tool_start(event.call_id, event.name, event.arguments,
                                                  str(self.host.cwd))
-        self.host.agent_info(event.agent)["step"] = event.name
-        self.host.agents_changed()
 
     def on_tool_output_delta(self, event: ev.ToolOutputDelta) -> None:
         card = self.host.stream(event.agent).cards.get(event.call_id)
@@ -355,14 +351,6 @@ class ConsoleRenderer(EventRenderer):
         self.host.stream(event.agent).note(
             ("notice", f"retry {event.attempt}/{event.max} in {event.wait_ms} ms: {event.reason}"))
 
-    def on_usage(self, event: ev.Usage) -> None:
-        if self.replay:
-            return
-        info = self.host.agent_info(event.agent)
-        info["tokens"] += event.input_tokens + event.output_tokens
-        info["cost"] += event.cost_usd
-        self.host.agents_changed()
-
     def on_compaction(self, event: ev.Compaction) -> None:
         self.host.stream(event.agent).note(
             ("notice", f"context compacted{' (prompt too long)' if event.reason == 'overflow' else ''}: "
@@ -381,14 +369,6 @@ class ConsoleRenderer(EventRenderer):
         if not self.replay:
             self.host.agents_changed()
 
-    def on_agent_status(self, event: ev.AgentStatus) -> None:
-        if self.replay:
-            return
-        info = self.host.agent_info(event.agent)
-        info["status"] = event.status
-        info["step"] = event.detail[:20]
-        self.host.agents_changed()
-
     def on_turn_complete(self, event: ev.TurnComplete) -> None:
         stream = self.host.stream(event.agent)
         if self.replay and event.text:
@@ -396,11 +376,6 @@ class ConsoleRenderer(EventRenderer):
         stream.end_blocks()
         if event.stop_reason == "cancelled":
             stream.note(("notice", "[cancelled]"))
-        info = self.host.agent_info(event.agent)
-        if info["status"] == "running":
-            info["status"] = "idle"
-        info["step"] = event.stop_reason
-        self.host.agents_changed()
 
     def on_error(self, event: ev.Error) -> None:
         self.host.stream(event.agent).note(("error", f"error: {event.message}"))

@@ -13,7 +13,8 @@ import types
 from typing import Any
 
 
-def main(args: Any) -> int:
+def main(args: Any, web: Any = None) -> int:
+    """``web``: what the console's ``/web`` serves its session with (``nyzhi.tui.app.ServeWeb``)."""
     from nyzhi.tui.first_frame import paint
 
     no_color = bool(os.environ.get("NO_COLOR"))
@@ -22,7 +23,7 @@ def main(args: Any) -> int:
         defer_asyncio()
         from nyzhi.tui.app import main as console_main
 
-        return console_main(args, frame=frame, no_color=no_color)
+        return console_main(args, frame=frame, no_color=no_color, web=web)
     finally:
         if frame is not None and frame.saved is not None:  # urwid never took the terminal
             frame.abandon()

@@ -10,6 +10,7 @@ from typing import Any
 import urwid
 
 from nyzhi.core.protocol import events as ev
+from nyzhi.core.protocol.agents import AgentRow, AgentTreeView
 from nyzhi.tui import theme
 from nyzhi.tui.history import History
 
@@ -328,7 +329,8 @@ class QuestionDialog(urwid.WidgetWrap):
 
 class AgentPanel(urwid.WidgetWrap):
     """The agent tree: every agent seen on the event stream (and a resumed session's), indented
-    by its path, with its status, current step, tokens and cost. Enter on a row shows that
+    by its path, with its status, current step, tokens and cost: the rows of ``tree``, the
+    one view model (``nyzhi.core.protocol.agents``, as the web console's). Enter on a row shows that
     agent's stream (and what is typed then goes to it); ``c`` cancels its running turn, ``C``
     it and its subagents; ``r`` resumes a closed or interrupted one."""
 
@@ -344,32 +346,31 @@ class AgentPanel(urwid.WidgetWrap):
         # under the agent that started it; None: none in this run.
         self.shells: Any = None
         self.paths: list[str] = []
-        self.agents: dict[str, dict[str, Any]] = {}
+        self.tree = AgentTreeView()  # fed by the console's event pump (and its replay)
         self.walker = urwid.SimpleFocusListWalker([])
         self.title = urwid.Text([("heading", "Agents"),
                                  ("dim", "\n⏎ view · r resume\nc cancel · C with subtree\n"
                                   "k kill a process\nEsc or F2 close")])
         super().__init__(urwid.AttrMap(urwid.LineBox(
             urwid.Frame(urwid.ListBox(self.walker), header=self.title)), "panel"))
-    def agent(self, path: str) -> dict[str, Any]:
-        return self.agents.setdefault(
-            path, {"status": ev.AgentState.IDLE, "step": "", "tokens": 0, "cost": 0.0})
+    def agent(self, path: str) -> AgentRow:
+        """The agent's row (a new one for an agent shown before any of its events)."""
+        return self.tree.row(path)
 
     def running(self) -> int:
-        return sum(1 for a in self.agents.values() if a["status"] == ev.AgentState.RUNNING)
+        return self.tree.running()
 
     def refresh(self, shown: str) -> None:
         focus = self.walker.focus
         rows = []
         self.paths = []
         shells = list(self.shells.shells.values()) if self.shells is not None else []
-        for path in sorted(self.agents):
-            info = self.agents[path]
+        for row in self.tree.sorted():
+            path = row.path
             depth = max(0, path.count("/") - 2)
-            name = path.rsplit("/", 1)[-1]
             mark = "▶ " if path == shown else "  "
-            text = (f"{mark}{'  ' * depth}{name} [{info['status']}]\n"
-                    f"    {'  ' * depth}{info['tokens']} tok ${info['cost']:.3f} {info['step']}")
+            text = (f"{mark}{'  ' * depth}{row.name} [{row.status}]\n"
+                    f"    {'  ' * depth}{row.tokens} tok ${row.cost_usd:.3f} {row.activity}")
             self.paths.append(path)
             rows.append(urwid.AttrMap(_Row(text, path, self.on_select), "panel",
                                       focus_map="selected"))

@@ -290,9 +290,14 @@ class Server:
             return True
         self.refused_tokens += 1
         peer = _peer(stream)
-        print(f"nyz serve: refused a request from {peer}: {'wrong' if given else 'no'} token "
-              f"({self.refused_tokens} refused so far)", file=sys.stderr, flush=True)
+        self.report(f"refused a request from {peer}: {'wrong' if given else 'no'} token "
+                    f"({self.refused_tokens} refused so far)")
         return False
+
+    def report(self, line: str) -> None:
+        """Say ``line`` to whoever runs the server: stderr here (the console's ``/web``
+        shows it on its screen instead)."""
+        print(f"nyz serve: {line}", file=sys.stderr, flush=True)
 
     async def _shell(self, stream: trio.SocketStream) -> None:
         nonce = secrets.token_urlsafe(16)

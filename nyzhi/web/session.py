@@ -31,6 +31,7 @@ from nyzhi.core.protocol import (
     status_line,
 )
 from nyzhi.core.protocol import events as ev
+from nyzhi.core.protocol.agents import AgentTreeView
 from nyzhi.core.protocol.commands import ERROR, NOTICE, available, dispatch
 from nyzhi.web import protocol as p
 
@@ -93,7 +94,7 @@ class WebSession:
         self._run_data: dict[str, Any] = {}
         self.seq = 0
         self.busy = False
-        self.agents: dict[str, p.AgentNode] = {ev.MAIN_AGENT: p.AgentNode(ev.MAIN_AGENT)}
+        self.tree = AgentTreeView()  # the one view model, as the console's (state.agents)
         self.pending: dict[str, dict[str, Any]] = {}
         self.viewers: set[Viewer] = set()
         self.cwd = Path(rt.session_start.cwd or ".")
@@ -161,19 +162,9 @@ class WebSession:
     def _track(self, event: ev.AnyEvent, data: dict[str, Any]) -> None:
         """The tree, the pending answers and the busy flag, from the event stream alone."""
         path = event.agent
-        if path.startswith(("/agents/", ev.TEAM_ROOT + "/")) and path not in self.agents:
-            self.agents[path] = p.AgentNode(path)
-        if isinstance(event, ev.AgentStatus):
-            self.agents[path] = p.AgentNode(path, event.status, event.detail, event.step,
-                                            event.tokens, event.cost_usd)
-        elif isinstance(event, ev.TurnStart | ev.TurnComplete):
+        self.tree.apply(event)
+        if isinstance(event, ev.TurnStart | ev.TurnComplete):
             running = isinstance(event, ev.TurnStart)
-            node = self.agents[path]
-            if node.status in (ev.AgentState.IDLE, ev.AgentState.RUNNING,
-                               ev.AgentState.COMPLETED):
-                self.agents[path] = p.AgentNode(
-                    path, ev.AgentState.RUNNING if running else ev.AgentState.IDLE,
-                    node.detail, node.step, node.tokens, node.cost_usd)
             if path == ev.MAIN_AGENT:
                 self.busy = running
             if not running:
@@ -219,7 +210,9 @@ class WebSession:
         return p.State(
             session_id=self.session_id, seq=self.seq, first_seq=first, busy=self.busy,
             status=self.redactor.redact(self.status_text(usage=False)), provider=self.rt.provider_name,
-            model=self.rt.model, cwd=str(self.cwd), agents=tuple(self.agents.values()),
+            model=self.rt.model, cwd=str(self.cwd),
+            agents=tuple(p.AgentNode(r.path, r.status, r.detail, r.step, r.tokens, r.cost_usd)
+                         for r in self.tree.rows.values()),
             pending=tuple(self.redactor.redact_value(dict(v)) for v in self.pending.values()))
 
     @contextlib.contextmanager

@@ -26,6 +26,7 @@ from nyzhi.core.commands.registry import (
     RESTART,
     SCREEN,
     THEME,
+    WEB,
     CommandHost,
     available,
     command,
@@ -644,6 +645,17 @@ async def _theme(host: Any, arg: str) -> None:
          needs_runtime=False, needs=frozenset({EDITOR}))
 async def _editor(host: Any, _arg: str) -> None:
     host.open_editor()
+
+
+@command("web", "this session live in a browser: prints the URL to open")
+async def _web(host: CommandHost, _arg: str) -> None:
+    """The front end serves its own runtime (the console, given a server by ``nyz``); the
+    others say so, and how to get a browser console instead."""
+    if WEB not in host.features:
+        host.show(ERROR, "/web: this front end cannot serve its session to a browser; the "
+                         "console can, and `nyz serve` runs a session for one")
+        return
+    await host.serve_web()  # type: ignore[attr-defined]
 
 
 @command("quit", "leave nyz (also /exit)", needs_runtime=False, aliases=("exit",))

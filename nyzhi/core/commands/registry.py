@@ -34,12 +34,16 @@ EDITOR = "editor"  # hand the terminal to $VISUAL/$EDITOR for the prompt
 # A picker (arrow keys, type to filter): ``pick(title, [(label, detail, command line)])``;
 # picking one runs its command line (``/resume ID``).
 PICK = "pick"
+# Serving this session live to a browser (``serve_web()``: ``/web``). Unlike the others no
+# command ``needs`` it: ``/web`` is offered everywhere and says where it is unavailable.
+WEB = "web"
 
 
 class CommandHost(Protocol):
     """What a front end gives the commands. Methods named by a feature (``clear_screen`` for
     ``SCREEN``, ``toggle_panel`` for ``PANEL``, ``toggle_theme`` for ``THEME``, ``restart_on``
-    for ``RESTART``, ``open_editor`` for ``EDITOR``, ``pick`` for ``PICK``) are only called when the front end lists that feature."""
+    for ``RESTART``, ``open_editor`` for ``EDITOR``, ``pick`` for ``PICK``, ``serve_web`` for ``WEB``) are only
+    called when the front end lists that feature."""
 
     rt: Any  # nyzhi.core.runtime.Runtime, or None while it is still starting
     cwd: Path

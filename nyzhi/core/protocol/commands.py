@@ -16,11 +16,13 @@ from nyzhi.core.commands.registry import (
     RESTART,
     SCREEN,
     THEME,
+    WEB,
     CommandHost,
     headless_prompt,
     waits_for_idle,
 )
 
-__all__ = ["BODY", "EDITOR", "ERROR", "NOTICE", "PANEL", "PICK", "RESTART", "SCREEN", "THEME", "CommandHost",
+__all__ = ["BODY", "EDITOR", "ERROR", "NOTICE", "PANEL", "PICK", "RESTART", "SCREEN", "THEME", "WEB",
+           "CommandHost",
            "available", "dispatch", "headless_prompt", "toggle_plan",
            "waits_for_idle"]

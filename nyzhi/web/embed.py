@@ -68,6 +68,7 @@ async def serve_runtime(rt: Any, nursery: trio.Nursery,
     options = ServeOptions(port=0)  # 127.0.0.1, a new random token
     options.check()
     session = WebSession(rt, nursery)
+    session.say = lambda line: say("web: dropped a page that stopped reading")
     hub = _OneSession(nursery, None, options)
     hub.sessions[session.session_id] = session
     hub.first = session

@@ -15,7 +15,7 @@ import collections
 import contextlib
 import json
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -99,6 +99,9 @@ class WebSession:
         self.viewers: set[Viewer] = set()
         self.cwd = Path(rt.session_start.cwd or ".")
         self.team: Any = None  # a ``nyzhi.web.team.TeamView`` with ``nyz serve --team``
+        # where a notice about a viewer goes: the log for ``nyz serve``; the console's notice
+        # line for ``/web`` (nothing may write over the console's screen)
+        self.say: Callable[[str], None] = log.warning
 
     @property
     def session_id(self) -> str:
@@ -128,7 +131,7 @@ class WebSession:
         for viewer in list(self.viewers):
             if not viewer.offer(text):
                 self.viewers.discard(viewer)
-                log.warning("nyz serve: dropped a viewer that stopped reading")
+                self.say("nyz serve: dropped a viewer that stopped reading")
 
     def _trim(self) -> None:
         while len(self.log) > 1 and (len(self.log) > self.keep or self.log_bytes > self.keep_bytes):

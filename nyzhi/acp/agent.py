@@ -14,7 +14,6 @@ killed, the session saved) before we exit.
 from __future__ import annotations
 
 import os
-import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -27,6 +26,7 @@ from nyzhi.acp.login import LOGIN, LOGIN_METHOD, login_needed
 from nyzhi.acp.session import AcpSession
 from nyzhi.core.protocol import Session, describe_error
 from nyzhi.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, Connection, JsonLines, RpcError
+from nyzhi.signals import stop_on_signal
 
 RESOURCE_NOT_FOUND = -32002  # ACP's codes beside JSON-RPC's own
 AUTH_REQUIRED = -32000
@@ -280,16 +280,10 @@ async def serve_stdio(defaults: dict[str, Any] | None = None) -> int:
     receive = trio.lowlevel.FdStream(os.dup(0))
     agent = AcpAgent(defaults)
     async with send, receive, trio.open_nursery() as nursery:
-        nursery.start_soon(_stop_on_signal, agent)
+        # An editor closing may signal rather than close stdin: the sessions end the same
+        # way (turns cancelled, subprocesses killed, sessions saved) before the process exits.
+        nursery.start_soon(stop_on_signal, lambda _signum: agent.stop())
         await agent.serve(send, receive)
         nursery.cancel_scope.cancel()
     return 0
 
-
-async def _stop_on_signal(agent: AcpAgent) -> None:
-    """An editor closing may signal rather than close stdin: the sessions end the same way
-    (turns cancelled, subprocesses killed, sessions saved) before the process exits."""
-    with trio.open_signal_receiver(signal.SIGTERM, signal.SIGHUP, signal.SIGINT) as signals:
-        async for _signum in signals:
-            agent.stop()
-            return

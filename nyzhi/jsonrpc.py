@@ -99,6 +99,9 @@ class JsonLines:
             del buffer[: end + 1]
             if self._skipping:
                 self._skipping = False
+            elif len(line) > self.limit:
+                out.append(FrameError(f"message too long (over {self.limit} bytes)",
+                                      fatal=False))
             elif line.strip():
                 out.append(line)
         if len(buffer) > self.limit:
@@ -131,7 +134,7 @@ class ContentLength:
         while True:
             if self._length is None:
                 end = buffer.find(b"\r\n\r\n")
-                if end < 0:
+                if end < 0 or end > self.header_limit:
                     if len(buffer) > self.header_limit:
                         out.append(FrameError("a malformed header (no end within "
                                               f"{self.header_limit} bytes)", fatal=True))

@@ -201,15 +201,16 @@ async def _pong(params):
     return "pong"
 
 
-async def test_an_over_long_line_is_answered_once_and_skipped():
+@pytest.mark.parametrize("pieces", [[b"x" * 1000] * 5 + [b"x\n"], [b"y" * 1500 + b"\n"]])
+async def test_an_over_long_line_is_answered_once_and_skipped(pieces):
+    """In pieces (5000 bytes, buffered up to the bound) or whole in one read."""
     ours, theirs = trio.testing.memory_stream_pair()
     conn = Connection(ours, ours, JsonLines(limit=1000), methods={"ping": _pong})
     far = Raw(theirs, JsonLines)
     async with trio.open_nursery() as nursery:
         nursery.start_soon(conn.serve)
-        for _ in range(5):  # 5000 bytes of one line, in pieces
-            await theirs.send_all(b"x" * 1000)
-        await theirs.send_all(b"x\n")
+        for piece in pieces:
+            await theirs.send_all(piece)
         await far.send({"jsonrpc": "2.0", "id": 2, "method": "ping"})
         error = await far.receive()
         assert error["error"] == {"code": INVALID_REQUEST,
@@ -224,6 +225,7 @@ async def test_an_over_long_line_is_answered_once_and_skipped():
     (b"Content-Length: -1\r\n\r\n", "without a valid Content-Length"),
     (b"Content-Length: 2000\r\n\r\n", "without a valid Content-Length"),  # over the bound
     (b"x" * 300, "a malformed header"),  # no end of the headers within their bound
+    (b"X-Pad: " + b"y" * 300 + b"\r\n\r\n{}", "a malformed header"),  # an end past it
 ])
 async def test_a_frame_that_cannot_be_read_ends_the_connection_in_one_line(head, words):
     """A bad ``Content-Length`` leaves nothing to resynchronise on: the connection ends and

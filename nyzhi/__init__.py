@@ -2,8 +2,10 @@
 
 The package layers flow one way, bottom to top: ``records`` (the attrs conventions),
 ``convert`` (the one converter), ``spawn`` (child processes whose forking thread outlives
-them), ``codecache`` (attrs' generated methods kept compiled, installed by ``nyz``) and
-``process`` (the interpreter tunings only ``nyz`` makes, never an embedding program);
+them), ``codecache`` (attrs' generated methods kept compiled, installed by ``nyz``),
+``process`` (the interpreter tunings only ``nyz`` makes, never an embedding program),
+``jsonrpc`` (the one JSON-RPC peer: ACP's wire and the language servers') and ``signals``
+(how every front end stops on SIGINT, SIGTERM or SIGHUP);
 ``config``; ``auth``, ``provider``, ``tools``, ``index``, ``knowledge`` and ``teams``
 (one layer: they may import each other, never in a circle); ``core`` (and this package's lazy
 exports); front ends (``tui``, ``acp`` the editors' Agent Client Protocol, ``web`` the

@@ -14,7 +14,6 @@ killed, the session saved) before we exit.
 from __future__ import annotations
 
 import os
-import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -23,10 +22,25 @@ import trio
 
 from nyzhi import __version__
 from nyzhi.acp import schema as s
-from nyzhi.acp.jsonrpc import AUTH_REQUIRED, RESOURCE_NOT_FOUND, Connection, RpcError
 from nyzhi.acp.login import LOGIN, LOGIN_METHOD, login_needed
 from nyzhi.acp.session import AcpSession
-from nyzhi.core.protocol import Session
+from nyzhi.core.protocol import Session, describe_error
+from nyzhi.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, Connection, JsonLines, RpcError
+from nyzhi.signals import stop_on_signal
+
+RESOURCE_NOT_FOUND = -32002  # ACP's codes beside JSON-RPC's own
+AUTH_REQUIRED = -32000
+
+
+def _error_answer(exc: Exception) -> RpcError:
+    """A method's failure as its answer: parameters that do not fit name the field (-32602),
+    anything else is one line (-32603, ``describe_error``'s), never a traceback."""
+    if isinstance(exc, RpcError):
+        return exc
+    if isinstance(exc, s.ParamsError):
+        return RpcError(INVALID_PARAMS, str(exc))
+    text = describe_error(exc)
+    return RpcError(INTERNAL_ERROR, text.splitlines()[0] if text else type(exc).__name__)
 
 
 class AcpAgent:
@@ -61,8 +75,9 @@ class AcpAgent:
     async def serve(self, send: trio.abc.SendStream, receive: trio.abc.ReceiveStream) -> None:
         """Answer the client on these streams until it closes its end; then close every
         session (shielded: a session is saved and its processes are gone before we return)."""
-        self.conn = Connection(send, receive, methods=self.methods(),
-                               notifications=self.notifications(), redact=self._redact)
+        self.conn = Connection(send, receive, JsonLines(), methods=self.methods(),
+                               notifications=self.notifications(), errors=_error_answer,
+                               redact=self._redact, peer="the client", raise_when_gone=False)
         async with trio.open_nursery() as nursery:
             self._nursery = nursery
             with self._reading:
@@ -265,16 +280,10 @@ async def serve_stdio(defaults: dict[str, Any] | None = None) -> int:
     receive = trio.lowlevel.FdStream(os.dup(0))
     agent = AcpAgent(defaults)
     async with send, receive, trio.open_nursery() as nursery:
-        nursery.start_soon(_stop_on_signal, agent)
+        # An editor closing may signal rather than close stdin: the sessions end the same
+        # way (turns cancelled, subprocesses killed, sessions saved) before the process exits.
+        nursery.start_soon(stop_on_signal, lambda _signum: agent.stop())
         await agent.serve(send, receive)
         nursery.cancel_scope.cancel()
     return 0
 
-
-async def _stop_on_signal(agent: AcpAgent) -> None:
-    """An editor closing may signal rather than close stdin: the sessions end the same way
-    (turns cancelled, subprocesses killed, sessions saved) before the process exits."""
-    with trio.open_signal_receiver(signal.SIGTERM, signal.SIGHUP, signal.SIGINT) as signals:
-        async for _signum in signals:
-            agent.stop()
-            return

@@ -28,7 +28,7 @@ from collections.abc import Callable
 import trio
 
 from nyzhi.acp import schema as s
-from nyzhi.acp.jsonrpc import Connection, RpcError
+from nyzhi.jsonrpc import Connection, RpcError
 
 CREATE_GRACE = 30.0  # seconds an editor gets to open a view
 LAST_LINES_GRACE = 3.0  # seconds a view gets to print a process's last lines and end itself

@@ -29,11 +29,11 @@ from urllib.parse import unquote, urlparse
 import trio
 
 from nyzhi.acp import schema as s
-from nyzhi.acp.jsonrpc import Connection, RpcError
 from nyzhi.acp.updates import UpdateRenderer, proposed_diffs
 from nyzhi.config.modes import TrustMode
 from nyzhi.core.protocol import ApprovalAnswer, Session, status_card, status_line
 from nyzhi.core.protocol import events as ev
+from nyzhi.jsonrpc import Connection, RpcError
 
 STOP_REASONS = {"end_turn": "end_turn", "cancelled": "cancelled", "max_steps": "max_turn_requests",
                 "max_tokens": "max_tokens", "refusal": "refusal"}

@@ -34,7 +34,7 @@ from typing import Any
 import trio
 
 from nyzhi.acp import schema as s
-from nyzhi.acp.jsonrpc import Connection, RpcError
+from nyzhi.jsonrpc import Connection, RpcError
 from nyzhi.tools.env_policy import child_env
 from nyzhi.tools.executors.base import (
     DEFAULT_OUTPUT_CAP,

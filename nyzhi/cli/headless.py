@@ -9,7 +9,7 @@ the runtime cannot start.
 
 Exit status: 0 answered; 1 failed, or answered but a fault of the machine lost something (the
 session could not be saved: a full or read-only disk; a listener failed), said once on
-stderr; 128 + signal when stopped by SIGINT, SIGTERM or SIGHUP (``nyzhi.cli.signals``).
+stderr; 128 + signal when stopped by SIGINT, SIGTERM or SIGHUP (``nyzhi.signals``).
 """
 
 from __future__ import annotations
@@ -25,7 +25,6 @@ from typing import Any, TextIO
 import trio
 
 from nyzhi.cli.render import STARTUP, JsonLines, Progress, ResultOnly
-from nyzhi.cli.signals import STOP_SIGNALS, detach_closed_terminal, exit_code
 from nyzhi.config.fsutil import StorageError
 from nyzhi.core import collector
 from nyzhi.core.event_bus import LISTENER_FAILED
@@ -33,6 +32,7 @@ from nyzhi.core.event_renderer import EventRenderer
 from nyzhi.core.flags import runtime_options
 from nyzhi.core.protocol import events as ev
 from nyzhi.core.run_result import Failure, ResultSubtype, turn_failure
+from nyzhi.signals import exit_code, stop_on_signal
 
 
 class OutputError(StorageError):
@@ -145,13 +145,12 @@ class HeadlessRun:
         done.set()
 
     async def _on_signal(self, rt: Any, drive: trio.CancelScope) -> None:
-        with trio.open_signal_receiver(*STOP_SIGNALS) as sigs:
-            async for signum in sigs:
-                self.stopped_by = signum
-                detach_closed_terminal(signum)
-                await rt.cancel()  # the main turn settles; its turn_complete is printed
-                drive.cancel()  # a team's wait for quiet ends here
-                return
+        async def stop(signum: int) -> None:
+            self.stopped_by = signum
+            await rt.cancel()  # the main turn settles; its turn_complete is printed
+            drive.cancel()  # a team's wait for quiet ends here
+
+        await stop_on_signal(stop, detach_terminal=True)
 
     async def run(self, drive: Callable[[Any], Awaitable[None]]) -> int:
         """Open the runtime, ``drive(rt)``, print the result; the exit status."""

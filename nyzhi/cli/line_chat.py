@@ -18,7 +18,7 @@ answer), and the end of the input waits for the running turn to end, declining w
 from then on since nobody is left to answer. Only then does the chat exit.
 
 SIGTERM and SIGHUP (the terminal closed) cancel the running turn, let it settle, save the
-session and exit with 143 and 129 (``nyzhi.cli.signals``).
+session and exit with 143 and 129 (``nyzhi.signals``).
 """
 
 from __future__ import annotations
@@ -34,12 +34,12 @@ from typing import Any, TextIO
 import trio
 
 from nyzhi.cli.prompt_input import decode_part
-from nyzhi.cli.signals import STOP_SIGNALS, detach_closed_terminal, exit_code
 from nyzhi.core.event_renderer import EventRenderer
 from nyzhi.core.flags import runtime_options
 from nyzhi.core.protocol import ApprovalAnswer, Session, status_card, status_line
 from nyzhi.core.protocol import events as ev
 from nyzhi.core.protocol.commands import NOTICE, dispatch
+from nyzhi.signals import exit_code, stop_on_signal
 
 KEYS_HELP = """Ctrl-C cancels a running turn and its subagents' (they can be continued); Ctrl-D quits.
 Approvals: y = yes, a = always this session (every agent), n = no."""
@@ -304,20 +304,22 @@ async def chat(args: argparse.Namespace) -> int:
                         else:
                             await rt.answer_approval(request.request_id, ApprovalAnswer.DENY)
 
-            async def on_signal() -> None:
+            async def mid_turn(signum: int) -> bool:
+                if signum == signal.SIGINT and not busy.is_set():
+                    await rt.cancel()  # Ctrl-C mid-turn: back to the prompt
+                    return True
+                return False
+
+            async def stop(signum: int) -> None:
                 nonlocal stopped_by
-                with trio.open_signal_receiver(*STOP_SIGNALS) as sigs:
-                    async for signum in sigs:
-                        if signum == signal.SIGINT and not busy.is_set():
-                            await rt.cancel()  # Ctrl-C mid-turn: back to the prompt
-                            continue
-                        if signum != signal.SIGINT:
-                            stopped_by = signum
-                            detach_closed_terminal(signum)
-                            await rt.cancel()
-                            await busy.wait()  # the turn has settled: its thread is whole
-                        nursery.cancel_scope.cancel()
-                        return
+                if signum != signal.SIGINT:
+                    stopped_by = signum
+                    await rt.cancel()
+                    await busy.wait()  # the turn has settled: its thread is whole
+                nursery.cancel_scope.cancel()
+
+            async def on_signal() -> None:
+                await stop_on_signal(stop, interrupts=mid_turn, detach_terminal=True)
 
             nursery.start_soon(pump)
             nursery.start_soon(on_signal)

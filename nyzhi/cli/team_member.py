@@ -109,8 +109,6 @@ async def _apply(rt: Any, op: dict[str, Any]) -> None:
 
 
 async def _until_signalled() -> None:
-    from nyzhi.cli.signals import STOP_SIGNALS
+    from nyzhi.signals import stop_on_signal
 
-    with trio.open_signal_receiver(*STOP_SIGNALS) as signals:
-        async for _ in signals:
-            return
+    await stop_on_signal()

@@ -484,10 +484,10 @@ async def serve(options: ServeOptions, runtime_options: Any) -> int:
 async def _stop_on_signal(scope: trio.CancelScope) -> None:
     """SIGTERM, SIGHUP or Ctrl-C: stop serving and close every runtime (their processes
     with them) before exiting."""
-    import signal
+    from nyzhi.signals import stop_on_signal
 
-    with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT, signal.SIGHUP) as signals:
-        async for _ in signals:
-            print("nyz serve: stopping", file=sys.stderr, flush=True)
-            scope.cancel()
-            return
+    def stop(_signum: int) -> None:
+        print("nyz serve: stopping", file=sys.stderr, flush=True)
+        scope.cancel()
+
+    await stop_on_signal(stop)

@@ -2,7 +2,7 @@
 
 Importing this package imports neither ``lsprotocol`` nor any server: a server starts on the
 first ``lsp_*`` call or edit of a file of its language. See ``pool.py`` for the pool,
-``actor.py`` for the supervision tree under ``/lsp`` and ``jsonrpc.py`` for the wire.
+``actor.py`` for the supervision tree under ``/lsp`` and ``nyzhi.jsonrpc`` for the wire.
 """
 
 from nyzhi.core.lsp.pool import LspPool as LspPool

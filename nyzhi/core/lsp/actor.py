@@ -91,9 +91,9 @@ class LspConnection(actors.Actor):
         """Run the server until it exits (raises) or is idle (True, after shutting it down)."""
         link, pool = self.link, self.pool
         assert proc.stdin is not None and proc.stdout is not None
-        rpc = client.connect(proc.stdin, proc.stdout)
+        client.connect(proc.stdin, proc.stdout)
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(rpc.run)
+            nursery.start_soon(client.read)
             try:
                 # In the sandbox's own pid namespace our pid means nothing (a server that
                 # watches its parent would exit at once): it ends with bwrap instead.

@@ -16,9 +16,9 @@ import trio
 from lsprotocol import converters
 from lsprotocol import types as lsp
 
-from nyzhi.core.lsp.jsonrpc import RpcConnection
 from nyzhi.core.lsp.servers import ServerChoice, language_of
 from nyzhi.core.lsp.text import path_of, uri_of
+from nyzhi.jsonrpc import Connection, ContentLength, PeerGone
 
 CONVERTER = converters.get_converter()
 SETTLE = 0.3  # seconds without a new publish that end a wait for an unversioned server
@@ -49,7 +49,7 @@ class LspClient:
         self.choice = choice
         self.root = root
         self.config = config
-        self.rpc: RpcConnection | None = None
+        self.rpc: Connection | None = None
         self.capabilities: lsp.ServerCapabilities | None = None
         self.docs: dict[str, _Doc] = {}
         self.diagnostics: dict[str, _Published] = {}
@@ -58,9 +58,23 @@ class LspClient:
         self._sync_lock = trio.Lock()
 
     # -- wiring ------------------------------------------------------------------------------
-    def connect(self, send: trio.abc.SendStream, receive: trio.abc.ReceiveStream) -> RpcConnection:
-        self.rpc = RpcConnection(send, receive, self._on_notify, self._on_request)
+    def connect(self, send: trio.abc.SendStream, receive: trio.abc.ReceiveStream) -> Connection:
+        """JSON-RPC with ``Content-Length`` framing on the server's stdin/stdout. Every
+        request from the server is answered (``_on_request``, ``None`` for what nyz does not
+        handle); notifications are read in order (``_on_notify``: diagnostics)."""
+        self.rpc = Connection(
+            send, receive, ContentLength(), peer="the language server",
+            methods=lambda method: lambda params: self._on_request(method, params),
+            notifications=lambda method: lambda params: self._on_notify(method, params),
+            cancel_method="$/cancelRequest")
         return self.rpc
+
+    async def read(self) -> None:
+        """The server's output, until it ends: it exited, crashed or was killed, or sent what
+        cannot be read. Always raises ``PeerGone`` saying which (what was pending failed)."""
+        assert self.rpc is not None
+        gone: PeerGone = await self.rpc.serve()
+        raise gone
 
     def _on_notify(self, method: str, params: Any) -> None:
         if method != lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS:

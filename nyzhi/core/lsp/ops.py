@@ -13,7 +13,6 @@ from typing import Any
 
 import trio
 
-from nyzhi.core.lsp.jsonrpc import RpcError, ServerGone
 from nyzhi.core.lsp.pool import sync_from_disk
 from nyzhi.core.lsp.render import (
     hover_text,
@@ -25,6 +24,7 @@ from nyzhi.core.lsp.render import (
 )
 from nyzhi.core.lsp.servers import NoServer
 from nyzhi.core.lsp.text import line_at, offset_of, path_of, utf16_column
+from nyzhi.jsonrpc import PeerGone, RpcError
 
 
 class OpError(Exception):
@@ -229,11 +229,12 @@ def explain(exc: BaseException, op: str) -> str:
     """A failure as one sentence for the model."""
     if isinstance(exc, NoServer | OpError):
         return str(exc)
-    if isinstance(exc, ServerGone):
+    if isinstance(exc, PeerGone):
         return (f"the language server went away during {op} ({exc}); it is being restarted, "
                 "so the call can be retried")
     if isinstance(exc, trio.TooSlowError):
         return f"the language server did not answer {op} in time; retry, or use grep"
     if isinstance(exc, RpcError):
-        return f"the language server could not answer {op}: {exc}"
+        return (f"the language server could not answer {op}: {exc.method}: {exc.message} "
+                f"(code {exc.code})")
     return f"{type(exc).__name__}: {exc}"

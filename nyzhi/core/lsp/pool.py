@@ -106,7 +106,7 @@ class Link(StatusLink):
         with trio.move_on_after(wait):
             # a client whose process just died is "running" until its actor notices
             while self.status in ("starting", "stopping") or (
-                    self.status == "running" and self.client.rpc.closed is not None):
+                    self.status == "running" and self.client.rpc.closed.is_set()):
                 await self._changed.wait()
         if self.status == "running" and self.client is not None:
             return self.client
@@ -400,6 +400,6 @@ class LspPool:
             return str(exc), True
         except actors.ActorError:
             return "the language servers are shutting down with the session", True
-        except (NoServer, ops.OpError, ops.ServerGone, ops.RpcError, trio.TooSlowError,
+        except (NoServer, ops.OpError, ops.RpcError, trio.TooSlowError,
                 OSError, UnicodeDecodeError) as exc:
             return ops.explain(exc, f"lsp_{op}"), True

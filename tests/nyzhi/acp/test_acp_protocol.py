@@ -116,43 +116,6 @@ def test_updates_are_written_in_the_spec_s_shape():
         "content": [{"type": "content", "content": {"text": "ok", "type": "text"}}]}}
 
 
-async def test_messages_stay_whole_and_in_order_on_a_full_pipe():
-    """``nyz acp`` writes a message straight to its stdout pipe when no other write is in
-    progress; a line the pipe takes only in part finishes first, holding the writers' lock.
-    Several writers with lines larger than the pipe's buffer (64 KiB) and a slow reader: every
-    line read back is whole JSON, and each writer's lines come in the order it wrote them."""
-    import os
-
-    from nyzhi.acp.jsonrpc import Connection
-
-    read_fd, write_fd = os.pipe()
-    reader = trio.lowlevel.FdStream(read_fd)
-    conn = Connection(trio.lowlevel.FdStream(write_fd), reader, methods={}, notifications={})
-    per_writer, writers = 12, "abc"
-    pad = "é" * 30_000  # 60 KB of UTF-8 per line: most writes fill the pipe
-
-    async def write(tag: str) -> None:
-        for i in range(per_writer):
-            await conn.notify("session/update", {"tag": tag, "i": i, "pad": pad})
-
-    lines: list[dict] = []
-    with trio.fail_after(30):
-        async with trio.open_nursery() as nursery:
-            for tag in writers:
-                nursery.start_soon(write, tag)
-            buffer = bytearray()
-            while len(lines) < per_writer * len(writers):
-                buffer += await reader.receive_some(4096)  # slower than the writers
-                while (end := buffer.find(b"\n")) >= 0:
-                    lines.append(json.loads(bytes(buffer[:end])))
-                    del buffer[: end + 1]
-    assert not buffer
-    for tag in writers:
-        mine = [m["params"] for m in lines if m["params"]["tag"] == tag]
-        assert [m["i"] for m in mine] == list(range(per_writer))
-        assert all(m["pad"] == pad for m in mine)
-
-
 async def test_a_session_left_in_plan_mode_loads_and_resumes_in_plan_mode(
         wire, workspace, home, configure):
     """Issue 56: plan mode came back as off after session/load."""

@@ -57,8 +57,8 @@ async def test_an_editor_that_never_opens_the_terminal_gets_a_refusal(workspace,
 
     import trio.testing
 
-    from nyzhi.acp.jsonrpc import Connection
     from nyzhi.acp.terminal import ClientTerminalExecutor
+    from nyzhi.jsonrpc import Connection
     from nyzhi.tools.executors import ExecutorError, LocalExecutor
 
     agent_end, client_end = trio.testing.memory_stream_pair()
@@ -85,7 +85,7 @@ async def test_a_background_view_closed_while_the_editor_opens_it_is_still_relea
     import trio.testing
 
     from nyzhi.acp.background import BackgroundViews
-    from nyzhi.acp.jsonrpc import Connection
+    from nyzhi.jsonrpc import Connection
 
     agent_end, client_end = trio.testing.memory_stream_pair()
     conn = Connection(agent_end, agent_end, methods={}, notifications={})

@@ -196,11 +196,14 @@ def run_export(args: argparse.Namespace) -> int:
     if not args.output or args.output == "-":
         sys.stdout.write(text)
         return 0
+    from pathlib import Path
+
+    from nyzhi.core.sessions import write_export
+
     try:
-        with open(args.output, "w", encoding="utf-8") as f:
-            f.write(text)
-    except OSError as exc:
-        return _fail(f"cannot write {args.output}: {exc.strerror}")
+        write_export(Path(args.output), text)
+    except OSError as exc:  # a StorageError: one line naming the file and why
+        return _fail(exc)
     print(f"Exported {meta.id[:8]} to {args.output}", file=sys.stderr)
     return 0
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from nyzhi.config.modes import TODO_MARKS, TodoStatus
+from nyzhi.config.paths import display_path
 
 HEADING = "# Context Briefing (from parent)"
 MAX_LINES = 60
@@ -79,7 +80,7 @@ def change_lines(changes: Iterable[Any], root: Path, limit: int = MAX_CHANGES) -
             verb = "deleted"
         else:
             verb = "modified"
-        shown = _relative(path, root) + ("/" if is_dir else "")
+        shown = display_path(path, root) + ("/" if is_dir else "")
         out.append(f"- {verb} {shown}")
     if len(newest) > limit:
         out.append(f"- … and {len(newest) - limit} more")
@@ -117,12 +118,6 @@ def message_lines(messages: Sequence[Any], count: int = MAX_MESSAGES) -> list[st
         if len(shown) == count:
             break
     return list(reversed(shown))
-
-
-def _relative(path: Path, root: Path) -> str:
-    from nyzhi.config.paths import display_path
-
-    return display_path(path, root)
 
 
 def _one_line(text: str) -> str:

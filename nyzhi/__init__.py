@@ -3,7 +3,8 @@
 The package layers flow one way, bottom to top: ``records`` (the attrs conventions),
 ``convert`` (the one converter), ``spawn`` (child processes whose forking thread outlives
 them), ``codecache`` (attrs' generated methods kept compiled, installed by ``nyz``) and
-``process`` (the interpreter tunings only ``nyz`` makes, never an embedding program);
+``process`` (the interpreter tunings only ``nyz`` makes, never an embedding program) and
+``textcut`` (the one way a text is cut to fit);
 ``config``; ``auth``, ``provider``, ``tools``, ``index``, ``knowledge`` and ``teams``
 (one layer: they may import each other, never in a circle); ``core`` (and this package's lazy
 exports); front ends (``tui``, ``acp`` the editors' Agent Client Protocol, ``web`` the

@@ -83,8 +83,8 @@ def _local_time(iso: str) -> str:
 
 
 def run_list(args: argparse.Namespace) -> int:
-    from nyzhi.cli.render import cut as _cut
     from nyzhi.core.sessions import SessionError
+    from nyzhi.textcut import cut as _cut
 
     store = _store()
     try:
@@ -112,8 +112,8 @@ def run_list(args: argparse.Namespace) -> int:
 
 
 def run_show(args: argparse.Namespace) -> int:
-    from nyzhi.cli.render import cut as _cut
     from nyzhi.core.sessions import SessionError
+    from nyzhi.textcut import cut as _cut
 
     try:
         store, meta = _resolve(args.query)

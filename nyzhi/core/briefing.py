@@ -17,6 +17,7 @@ from typing import Any
 
 from nyzhi.config.modes import TODO_MARKS, TodoStatus
 from nyzhi.config.paths import display_path
+from nyzhi.textcut import cut
 
 HEADING = "# Context Briefing (from parent)"
 MAX_LINES = 60
@@ -114,7 +115,7 @@ def message_lines(messages: Sequence[Any], count: int = MAX_MESSAGES) -> list[st
             text = f"(called {', '.join(names)})" if names else ""
         if not text:
             continue
-        shown.append(f"- {role}: {_clip(text, PREVIEW_CHARS)}")
+        shown.append(f"- {role}: {cut(text, PREVIEW_CHARS, one_line=False, rstrip=True)}")
         if len(shown) == count:
             break
     return list(reversed(shown))
@@ -122,10 +123,6 @@ def message_lines(messages: Sequence[Any], count: int = MAX_MESSAGES) -> list[st
 
 def _one_line(text: str) -> str:
     return " ".join(text.split())
-
-
-def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
 def briefing_from_context(context: Any, messages: Sequence[Any]) -> str:

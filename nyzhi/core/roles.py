@@ -52,6 +52,7 @@ from nyzhi.config.thinking import parse_level
 from nyzhi.core import role_prompts as rp
 from nyzhi.knowledge import frontmatter as fm
 from nyzhi.knowledge.listing import ENTRY_CHARS, fit_listing
+from nyzhi.textcut import cut
 from nyzhi.tools import claude_names
 
 DEFAULT_ROLE = "default"
@@ -224,7 +225,7 @@ def load_role_file(path: Path, workspace_root: Path | None = None, *,
     name = values.get("name") or path.stem
     if len(name) > fm.NAME_CAP or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", name):
         raise RoleError(f"{path}: name: expected letters, digits, '-', '_' or '.' (at most "
-                        f"{fm.NAME_CAP}), found {fm.cut(name, 80)!r}")
+                        f"{fm.NAME_CAP}), found {cut(name, 80, one_line=False, rstrip=True)!r}")
     steps = values.get("max_steps")
     if steps is not None and steps < 1:
         raise RoleError(f"{path}: max_steps: expected at least 1, found {steps}")
@@ -460,7 +461,7 @@ class RoleCatalog:
             traits = [f"{role.max_steps} steps"]
             if role.read_only:
                 traits.append("read only")
-            text = fm.cut(" ".join(role.description.split()), ENTRY_CHARS)
+            text = cut(role.description, ENTRY_CHARS, rstrip=True)
             lines.append(f"- {name}: {text or '(no description)'} ({', '.join(traits)})")
         return fit_listing(lines, budget, "roles", "list_roles")
 

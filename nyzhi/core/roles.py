@@ -54,6 +54,7 @@ from nyzhi.knowledge import frontmatter as fm
 from nyzhi.knowledge.listing import ENTRY_CHARS, fit_listing
 from nyzhi.textcut import cut
 from nyzhi.tools import claude_names
+from nyzhi.tools.fence import ToolFence
 
 DEFAULT_ROLE = "default"
 DEFAULT_MAX_STEPS = 50  # a subagent's step limit when its role does not set one
@@ -104,17 +105,15 @@ class Role:
     source: str = "built-in"
     thinking: str | int | None = None  # a thinking level (nyzhi.config.thinking); None: inherit
 
+    @property
+    def tool_fence(self) -> ToolFence:
+        """The name-level fence (``nyzhi.tools.fence``): allowed minus disallowed, MCP tools
+        by server. (Read-only is decided per tool by the gates, which know whether a tool
+        changes things.)"""
+        return ToolFence.of(self.allowed_tools, self.disallowed_tools, self.mcp_servers)
+
     def allows(self, tool_name: str) -> bool:
-        """The name-level fence: allowed minus disallowed, MCP tools by server. (Read-only is
-        decided per tool by the gates, which know whether a tool changes things.)"""
-        if tool_name in self.disallowed_tools:
-            return False
-        if self.allowed_tools is not None and tool_name not in self.allowed_tools:
-            return False
-        if self.mcp_servers is not None and tool_name.startswith("mcp__"):
-            server = tool_name.split("__")[1] if tool_name.count("__") >= 2 else ""
-            return server in self.mcp_servers
-        return True
+        return self.tool_fence.allows(tool_name)
 
     def unknown_tools(self, known: Iterable[str]) -> list[str]:
         """Names in the fence that no tool has (MCP names excepted: servers come and go)."""
@@ -524,7 +523,8 @@ def fence_tools(role: Role, registry: Any, gates: Any, context: Any) -> FencedTo
     from nyzhi.tools.base import Permission
     from nyzhi.tools.sandbox import SandboxPolicy
 
-    hidden = [n for n in registry.names() if not role.allows(n)]
+    fence = role.tool_fence
+    hidden = [n for n in registry.names() if not fence.allows(n)]
     if role.read_only:
         hidden += [
             t.name for t in registry.tools()
@@ -532,14 +532,12 @@ def fence_tools(role: Role, registry: Any, gates: Any, context: Any) -> FencedTo
         ]
     view = registry.fenced(role.allowed_tools, hidden)
     previous = gates.fence
-    allowed = None if role.allowed_tools is None else frozenset(role.allowed_tools)
-    if gates.allowed_tools is not None:
-        allowed = gates.allowed_tools if allowed is None else allowed & gates.allowed_tools
+    both = ToolFence(gates.allowed_tools, gates.disallowed_tools).narrowed(fence)
     fenced_gates = attrs.evolve(
         gates,
-        allowed_tools=allowed,
-        disallowed_tools=gates.disallowed_tools | frozenset(role.disallowed_tools),
-        fence=(lambda n: role.allows(n) and previous(n)) if previous else role.allows,
+        allowed_tools=both.allowed,
+        disallowed_tools=both.disallowed,
+        fence=(lambda n: fence.allows(n) and previous(n)) if previous else fence.allows,
         read_only_role=role.name if role.read_only else gates.read_only_role,
     )
     sandbox = context.sandbox

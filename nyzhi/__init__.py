@@ -3,8 +3,9 @@
 The package layers flow one way, bottom to top: ``records`` (the attrs conventions),
 ``convert`` (the one converter), ``spawn`` (child processes whose forking thread outlives
 them), ``codecache`` (attrs' generated methods kept compiled, installed by ``nyz``) and
-``process`` (the interpreter tunings only ``nyz`` makes, never an embedding program) and
-``textcut`` (the one way a text is cut to fit);
+``process`` (the interpreter tunings only ``nyz`` makes, never an embedding program),
+``textcut`` (the one way a text is cut to fit) and ``loopback`` (which hosts are this machine, and
+the headers of every loopback HTTP answer);
 ``config``; ``auth``, ``provider``, ``tools``, ``index``, ``knowledge`` and ``teams``
 (one layer: they may import each other, never in a circle); ``core`` (and this package's lazy
 exports); front ends (``tui``, ``acp`` the editors' Agent Client Protocol, ``web`` the

@@ -4,8 +4,10 @@ The package layers flow one way, bottom to top: ``records`` (the attrs conventio
 ``convert`` (the one converter), ``spawn`` (child processes whose forking thread outlives
 them), ``codecache`` (attrs' generated methods kept compiled, installed by ``nyz``),
 ``process`` (the interpreter tunings only ``nyz`` makes, never an embedding program),
-``jsonrpc`` (the one JSON-RPC peer: ACP's wire and the language servers') and ``signals``
-(how every front end stops on SIGINT, SIGTERM or SIGHUP);
+``jsonrpc`` (the one JSON-RPC peer: ACP's wire and the language servers'), ``signals``
+(how every front end stops on SIGINT, SIGTERM or SIGHUP), ``textcut`` (the one way a text is
+cut to fit) and ``loopback`` (which hosts are this machine, and the headers of every loopback
+HTTP answer);
 ``config``; ``auth``, ``provider``, ``tools``, ``index``, ``knowledge`` and ``teams``
 (one layer: they may import each other, never in a circle); ``core`` (and this package's lazy
 exports); front ends (``tui``, ``acp`` the editors' Agent Client Protocol, ``web`` the

@@ -265,7 +265,16 @@ class _PatchingLoader:
 def save(*, force: bool = False) -> None:
     """Write the groups that gained classes since they were read, if any did and Python would
     write bytecode here (``force`` for ``make``'s warm-up, which compiles bytecode too).
-    Never raises: a cache that cannot be written is only slower."""
+    Never raises: a cache that cannot be written is only slower.
+
+    Why not ``nyzhi.config.fsutil.atomic_write``, the one atomic write: this module sits under
+    every layer (``nyzhi.cli.main`` installs it before any attrs class exists, and it imports
+    nothing of nyzhi's, so it can never be the first importer of a module whose classes it
+    should cache), and what it writes needs none of that write's guarantees: no fsync (a
+    cache lost to a crash is rebuilt: ``_load`` refuses a torn file by its magic and
+    ``marshal``), no protected-path check (it writes beside nyzhi's own bytecode, never in
+    a workspace), no user-facing error. What it shares: a temp file created exclusively and
+    never through a symlink, renamed over the old file, removed when anything fails."""
     if not _dirty or _dir is None or (sys.dont_write_bytecode and not force):
         return
     try:
@@ -280,9 +289,10 @@ def save(*, force: bool = False) -> None:
             for name in unused[: len(entries) - _MAX_ENTRIES]:
                 del entries[name]
         path = _file(group)
-        tmp = f"{path}.{os.getpid()}.tmp"
-        try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        tmp = f"{path}.{os.getpid()}-{os.urandom(4).hex()}.tmp"
+        try:  # exclusive and never through a symlink, as the one atomic write's temp file
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+                         | getattr(os, "O_CLOEXEC", 0), 0o644)
             with os.fdopen(fd, "wb") as fh:
                 fh.write(_magic() + marshal.dumps(entries))
             os.replace(tmp, path)

@@ -83,8 +83,8 @@ def _local_time(iso: str) -> str:
 
 
 def run_list(args: argparse.Namespace) -> int:
-    from nyzhi.cli.render import cut as _cut
     from nyzhi.core.sessions import SessionError
+    from nyzhi.textcut import cut as _cut
 
     store = _store()
     try:
@@ -112,8 +112,8 @@ def run_list(args: argparse.Namespace) -> int:
 
 
 def run_show(args: argparse.Namespace) -> int:
-    from nyzhi.cli.render import cut as _cut
     from nyzhi.core.sessions import SessionError
+    from nyzhi.textcut import cut as _cut
 
     try:
         store, meta = _resolve(args.query)
@@ -196,11 +196,14 @@ def run_export(args: argparse.Namespace) -> int:
     if not args.output or args.output == "-":
         sys.stdout.write(text)
         return 0
+    from pathlib import Path
+
+    from nyzhi.core.sessions import write_export
+
     try:
-        with open(args.output, "w", encoding="utf-8") as f:
-            f.write(text)
-    except OSError as exc:
-        return _fail(f"cannot write {args.output}: {exc.strerror}")
+        write_export(Path(args.output), text)
+    except OSError as exc:  # a StorageError: one line naming the file and why
+        return _fail(exc)
     print(f"Exported {meta.id[:8]} to {args.output}", file=sys.stderr)
     return 0
 

@@ -17,6 +17,7 @@ from typing import TextIO
 
 from nyzhi.core.event_renderer import EventRenderer
 from nyzhi.core.protocol import events as ev
+from nyzhi.textcut import cut
 
 # ``kind`` of the error event for a runtime that could not start (config, provider, session).
 STARTUP = "startup"
@@ -27,11 +28,6 @@ SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 _WAITS = (ev.TurnStart, ev.ToolDone, ev.ThinkingDelta, ev.Retry, ev.Compaction)
 _WAIT_ENDS = (ev.ToolStart, ev.ApprovalRequest, ev.UserQuestion, ev.TurnComplete, ev.Error,
               ev.Result)
-
-
-def cut(text: str, width: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 class JsonLines(EventRenderer):

@@ -86,7 +86,8 @@ class StorageError(OSError):
 
 def atomic_write(
     path: Path, data: bytes, *, mode: int | None = None, dir_mode: int | None = None,
-    what: str = "", fix: str = "", sync: bool = True,
+    what: str = "", fix: str = "", sync: bool = True, parents: bool = True,
+    refuse_link: bool = False,
 ) -> None:
     """Replace ``path`` with ``data``; on a full or read-only disk the old file stays and a
     ``StorageError`` says ``could not write <what> <path>: <reason>; <fix>``.
@@ -95,19 +96,21 @@ def atomic_write(
     what the umask gives a new file). ``dir_mode``: create missing parent directories with
     this mode (and tighten an existing parent to it). ``sync`` False skips the fsyncs: still
     atomic against a crash of the process (the rename is), for a caller that makes a batch of
-    files durable later at once (the checkpoint store at a turn's end).
+    files durable later at once (the checkpoint store at a turn's end). ``parents`` False: a
+    missing parent directory is an error, not made (a file the user named, ``nyz export -o``).
+    ``refuse_link``: a symlink at ``path`` is refused instead of replaced (``replace_in_dir``).
     """
     path = Path(path)
     try:
         parent = path.parent
-        if dir_mode is not None:
+        if parents and dir_mode is not None:
             parent.mkdir(parents=True, exist_ok=True, mode=dir_mode)
             os.chmod(parent, dir_mode)
-        else:
+        elif parents:
             parent.mkdir(parents=True, exist_ok=True)
         dir_fd = os.open(parent, os.O_RDONLY | os.O_DIRECTORY | _CLOEXEC)
         try:
-            replace_in_dir(dir_fd, path.name, data, mode=mode, sync=sync)
+            replace_in_dir(dir_fd, path.name, data, mode=mode, sync=sync, refuse_link=refuse_link)
         finally:
             os.close(dir_fd)
     except OSError as exc:
@@ -178,7 +181,7 @@ def _unnamed(dir_fd: int, mode: int | None) -> int | None:
 
 
 def replace_in_dir(dir_fd: int, name: str, data: bytes, *, mode: int | None = None,
-                   sync: bool = True) -> None:
+                   sync: bool = True, refuse_link: bool = False) -> None:
     """The one atomic write: ``name`` in the open directory ``dir_fd`` replaced by ``data``.
 
     A temp file in the same directory (created exclusively, never through a symlink) is
@@ -187,13 +190,20 @@ def replace_in_dir(dir_fd: int, name: str, data: bytes, *, mode: int | None = No
     file's permission bits (a new file gets what the umask gives); a given ``mode`` is set on
     the temp file, created 0600, before the rename, so a secret is never readable by others
     even for an instant. ``atomic_write`` opens the directory plainly; the file tools open it
-    refusing symlinks at every component (``nyzhi.tools.paths.write_nofollow``). Raises the
-    ``OSError``; the temp file is removed."""
-    if mode is None:
-        try:
-            mode = stat.S_IMODE(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
-        except FileNotFoundError:
-            pass
+    refusing symlinks at every component (``nyzhi.tools.paths.write_nofollow``). A symlink at
+    ``name`` is never written through: the rename replaces the link itself, or, with
+    ``refuse_link`` (a file the user named: ``/export``, ``nyz export -o``, where replacing
+    their link with a file would surprise them), ``ELOOP`` is raised and nothing changes.
+    Raises the ``OSError``; the temp file is removed."""
+    try:
+        st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        st = None
+    if st is not None and refuse_link and stat.S_ISLNK(st.st_mode):
+        raise OSError(errno.ELOOP, "it is a symbolic link; nyz does not write over one "
+                                   "(name the file it points to)", name)
+    if mode is None and st is not None:
+        mode = stat.S_IMODE(st.st_mode)
     tmp = f".{name}.{os.getpid()}-{secrets.token_hex(4)}.tmp"
     # Unnamed while it is written (O_TMPFILE): a process killed mid-write leaves nothing in
     # the user's directory (issue 55: `.big.txt.NNN-XXXX.tmp` files were left beside files

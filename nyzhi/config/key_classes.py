@@ -287,7 +287,7 @@ KEYS: dict[str, Entry] = {
     "browser.executable_path": _RUN,
     "browser.headless": S,
     # the hosts model-directed requests may reach past the SSRF guard (also dropped from a
-    # project layer by the loader before anything else: nyzhi.config.loader.USER_ONLY)
+    # project layer by the loader before anything else: USER_ONLY_TABLES)
     "network.allow_hosts": Entry(KeyClass.USER_ONLY, why="widens what the model may reach"),
     "web_search.backend": Entry(KeyClass.PICKS_HOST, why="which API gets the search key"),
     "web_search.url": _HOST,
@@ -347,9 +347,25 @@ def class_of(key: str) -> KeyClass | None:
     return found[1].cls if found else None
 
 
+def user_only_tables(keys: Mapping[str, Entry]) -> tuple[str, ...]:
+    """The top-level tables every key of which is ``USER_ONLY`` (``[network]``): the loader
+    drops a project layer's copy whole, a typo under it too, before anything else reads it.
+    Derived from the one table, so a new user-only table is dropped without a second list."""
+    tops: dict[str, bool] = {}
+    for key, entry in keys.items():
+        if "." in key:
+            top = key.split(".", 1)[0]
+            tops[top] = tops.get(top, True) and entry.cls is KeyClass.USER_ONLY
+    return tuple(sorted(top for top, only in tops.items() if only))
+
+
 def safe_keys() -> list[str]:
     return [k for k, e in KEYS.items() if e.cls is KeyClass.SAFE]
 
 
 def tightening_keys() -> Mapping[str, Entry]:
     return {k: e for k, e in KEYS.items() if e.safe is not None}
+
+
+# Tables only the user's own config may hold (``nyzhi.config.loader`` drops a project's copy).
+USER_ONLY_TABLES: tuple[str, ...] = user_only_tables(KEYS)

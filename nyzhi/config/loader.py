@@ -15,6 +15,7 @@ from nyzhi import records
 from nyzhi.config import paths
 from nyzhi.config.convert import dotted, structure
 from nyzhi.config.errors import ConfigError, ConfigProblem, ConfigWarning
+from nyzhi.config.key_classes import USER_ONLY_TABLES
 from nyzhi.config.keys import check_layer
 from nyzhi.config.merge import merge_layers
 from nyzhi.config.schema import Config
@@ -66,7 +67,8 @@ def layer_paths(workspace: Workspace, env: Mapping[str, str] | None = None) -> t
 
 # Tables read from the user's own config only: a project layer's copy is dropped with a warning
 # before anything else (whatever it approved), since each one widens what the model reaches.
-USER_ONLY = ("network",)
+# The key table says which (every key of the table USER_ONLY): one list, not two.
+USER_ONLY = USER_ONLY_TABLES
 
 
 def _user_only(layer: Layer, raw: dict, warnings: list[ConfigWarning]) -> dict:

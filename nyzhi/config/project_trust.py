@@ -149,6 +149,27 @@ def _schema_key(form: tuple) -> bool:
 _SCHEMA: frozenset[str] | None = None
 
 
+def gating(form: tuple, value: Any, baseline: Any, root: Path, *,
+           may_tighten: bool = True) -> Entry | None:
+    """The one rule for one unit of a project's configuration, whichever file it came from:
+    None when it applies unapproved (a ``SAFE`` key, a typo the loader drops, or, with
+    ``may_tighten``, a limit set in the tightening direction against ``baseline``, the user's
+    own value), else the entry that gates it (``USER_ONLY`` included: the caller leaves it
+    out). A schema key the table does not list is gated (``_UNCLASSIFIED``)."""
+    found = entry_for(form)
+    if found is None:
+        if not _schema_key(form):
+            return None  # a typo: the loader warns about it and drops it
+        entry = _UNCLASSIFIED
+    else:
+        entry = found[1]
+    if entry.cls is KeyClass.SAFE:
+        return None
+    if may_tighten and entry.safe is not None and entry.safe.tightens(value, baseline, root):
+        return None
+    return entry
+
+
 def split_layer(raw: dict, user: dict | None, root: Path) -> Split:
     """Sort one project layer's raw TOML by the key table. ``user`` is the user's own layer
     (the baseline a limit must not loosen); ``root`` the workspace (paths must stay in it)."""
@@ -156,18 +177,10 @@ def split_layer(raw: dict, user: dict | None, root: Path) -> Split:
     user_only: list[str] = []
     drop: list[tuple] = []
     for path, form, value in _units(raw, (), ()):
-        found = entry_for(form)
-        if found is None:
-            if not _schema_key(form):
-                continue  # a typo: the loader warns about it and drops it
-            entry = _UNCLASSIFIED
-        else:
-            entry = found[1]
-        if entry.cls is KeyClass.SAFE:
-            continue
-        plain = tuple(p for p in path if not isinstance(p, int))
-        if entry.safe is not None and len(plain) == len(path) and entry.safe.tightens(
-                value, _lookup(user, path), root):
+        # inside an array of tables a value has no user's counterpart to be tighter than
+        inside_array = any(isinstance(p, int) for p in path)
+        entry = gating(form, value, _lookup(user, path), root, may_tighten=not inside_array)
+        if entry is None:
             continue
         # an array of tables is one unit: an entry without the gated key means nothing
         cut = next((i for i, p in enumerate(path) if isinstance(p, int)), len(path))
@@ -203,10 +216,13 @@ def _replaced_whole(raw: dict, user: dict | None) -> Iterator[tuple]:
             yield from ((*pattern[:-1], name) for name in table if name in mine)
 
 
-def _claude_gated(root: Path) -> dict[str, dict[str, Any]]:
+def _claude_gated(root: Path) -> dict[str, dict[str, tuple[KeyClass, Any]]]:
     """Per Claude settings file, what needs approval: the keys nyz reads there
-    (``CLAUDE_KEYS``) whose schema key is gated (hooks, ``permissions.allow``)."""
-    out: dict[str, dict[str, Any]] = {}
+    (``CLAUDE_KEYS``) that ``gating`` gates as the schema key each means (hooks,
+    ``permissions.allow``), with the class it gives. Claude's values are in Claude's own
+    form, so none counts as tightening: gated or safe by the key alone, as before."""
+    hooks = _claude_class("hooks")
+    out: dict[str, dict[str, tuple[KeyClass, Any]]] = {}
     for name in SETTINGS_FILES:
         path = root / ".claude" / name
         try:
@@ -217,17 +233,24 @@ def _claude_gated(root: Path) -> dict[str, dict[str, Any]]:
             check_nesting(text, path, "json")  # hostile nesting: ConfigError, not RecursionError
             data = json.loads(text)
         except (ValueError, ConfigError):
-            out[f".claude/{name}"] = {"hooks": text}  # unusable, so unused; a change counts
+            out[f".claude/{name}"] = {"hooks": (hooks, text)}  # unusable, unused; a change counts
             continue
-        got: dict[str, Any] = {}
+        got: dict[str, tuple[KeyClass, Any]] = {}
         if isinstance(data, dict):
             for key, schema_key in CLAUDE_KEYS.items():
                 value = _lookup(data, tuple(key.split(".")))
-                if value and class_of(schema_key) is not KeyClass.SAFE:
-                    got[key] = value
+                entry = gating(tuple(schema_key.split(".")), value, None, root,
+                               may_tighten=False) if value else None
+                if entry is not None:
+                    got[key] = (entry.cls, value)
         if got:
             out[f".claude/{name}"] = got
     return out
+
+
+def _claude_class(key: str) -> KeyClass:
+    entry = gating(tuple(CLAUDE_KEYS[key].split(".")), None, None, Path(), may_tighten=False)
+    return entry.cls if entry is not None else KeyClass.SAFE
 
 
 @records.frozen
@@ -278,9 +301,8 @@ def _sort(loaded_layers: Any, root: Path) -> _Sorted:
         lines += [f"{paths[name]}: {key} is ignored: only your own config "
                   "(~/.config/nyzhi/config.toml) may set it" for key in split.user_only]
     for name, got in claude.items():
-        parts[str(root / name)] = got
-        classes.update({(str(root / name), k): class_of(CLAUDE_KEYS.get(k, "agent.hooks"))
-                        or KeyClass.RUNS_PROGRAM for k in got})
+        parts[str(root / name)] = {k: v for k, (_c, v) in got.items()}
+        classes.update({(str(root / name), k): c for k, (c, _v) in got.items()})
     return _Sorted(user, splits, parts, classes, tuple(lines),
                    _lookup(user, APPROVE_KEY) is True)
 

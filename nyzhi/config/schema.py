@@ -275,7 +275,7 @@ class WebSearchConfig:
 class NetworkConfig:
     """``[network]``: what requests the model directs (``web_fetch``, the browser) may reach
     besides public addresses (``nyzhi.tools.netguard``). Read from the user's own config only:
-    a project layer's ``[network]`` is ignored (``nyzhi.config.loader.USER_ONLY``)."""
+    a project layer's ``[network]`` is ignored (``nyzhi.config.key_classes.USER_ONLY_TABLES``)."""
 
     allow_hosts: tuple[str, ...] = ()
 

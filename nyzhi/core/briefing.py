@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from nyzhi.config.modes import TODO_MARKS, TodoStatus
+from nyzhi.config.paths import display_path
+from nyzhi.textcut import cut
 
 HEADING = "# Context Briefing (from parent)"
 MAX_LINES = 60
@@ -79,7 +81,7 @@ def change_lines(changes: Iterable[Any], root: Path, limit: int = MAX_CHANGES) -
             verb = "deleted"
         else:
             verb = "modified"
-        shown = _relative(path, root) + ("/" if is_dir else "")
+        shown = display_path(path, root) + ("/" if is_dir else "")
         out.append(f"- {verb} {shown}")
     if len(newest) > limit:
         out.append(f"- … and {len(newest) - limit} more")
@@ -113,24 +115,14 @@ def message_lines(messages: Sequence[Any], count: int = MAX_MESSAGES) -> list[st
             text = f"(called {', '.join(names)})" if names else ""
         if not text:
             continue
-        shown.append(f"- {role}: {_clip(text, PREVIEW_CHARS)}")
+        shown.append(f"- {role}: {cut(text, PREVIEW_CHARS, one_line=False, rstrip=True)}")
         if len(shown) == count:
             break
     return list(reversed(shown))
 
 
-def _relative(path: Path, root: Path) -> str:
-    from nyzhi.config.paths import display_path
-
-    return display_path(path, root)
-
-
 def _one_line(text: str) -> str:
     return " ".join(text.split())
-
-
-def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
 def briefing_from_context(context: Any, messages: Sequence[Any]) -> str:

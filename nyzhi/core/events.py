@@ -29,6 +29,7 @@ from typing import Any, ClassVar
 import attrs
 
 from nyzhi import convert, records
+from nyzhi.textcut import cut
 
 MAIN_AGENT = "/agents/main"
 # Teammates live at ``/team/<team>/<member>`` (their subagents below them), in both teammate
@@ -360,7 +361,7 @@ class ProcessStart(Event):
 
     def summary(self, width: int = 100) -> str:
         """One line for a front end: ``bg_1 started: python3 -m http.server``."""
-        return f"{self.shell_id} started: {_cut(self.command, width)}"
+        return f"{self.shell_id} started: {cut(self.command, width)}"
 
 
 @records.frozen
@@ -392,12 +393,7 @@ class ProcessExit(Event):
     def summary(self, width: int = 100) -> str:
         """One line for a front end: ``bg_1 exited with code 0: make watch``."""
         how = "killed" if self.state == "killed" else f"exited with code {self.exit_code}"
-        return f"{self.shell_id} {how}: {_cut(self.command, width)}"
-
-
-def _cut(text: str, width: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= width else text[: width - 1] + "…"
+        return f"{self.shell_id} {how}: {cut(self.command, width)}"
 
 
 @records.frozen
@@ -417,9 +413,7 @@ class AutopilotPhase(Event):
     def summary(self, width: int = 160) -> str:
         """One line for a front end: ``autopilot execute (loop 1): why``."""
         loop = f" (loop {self.loop})" if self.loop else ""
-        detail = " ".join(self.detail.split())
-        if len(detail) > width:
-            detail = detail[: width - 1] + "…"
+        detail = cut(self.detail, width)
         return f"autopilot {self.phase}{loop}" + (f": {detail}" if detail else "")
 
 

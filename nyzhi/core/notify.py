@@ -40,6 +40,7 @@ import trio
 
 from nyzhi import records
 from nyzhi.core import events as ev
+from nyzhi.textcut import cut
 
 # A note's kind as Claude Code's Notification hook names it (``notification_type``).
 HOOK_TYPES = {"approval_request": "permission_prompt", "user_question": "elicitation_dialog",
@@ -70,11 +71,6 @@ def _duration(seconds: float) -> str:
         return f"{minutes}m{seconds:02d}s"
     hours, minutes = divmod(minutes, 60)
     return f"{hours}h{minutes:02d}m"
-
-
-def _short(text: str) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= BODY_LIMIT else text[:BODY_LIMIT - 1] + "…"
 
 
 class Notifier:
@@ -128,9 +124,9 @@ class Notifier:
         title = f"nyz · {self.project}" if self.project else "nyz"
         if event.agent != ev.MAIN_AGENT:
             if self.approvals and isinstance(event, ev.ApprovalRequest):
-                return Note("approval_request", title, _short(
+                return Note("approval_request", title, cut(
                     f"{event.agent.rsplit('/', 1)[-1]} asks to run {event.tool}: "
-                    f"{event.summary}"), self.session_id)
+                    f"{event.summary}", BODY_LIMIT), self.session_id)
             return None
         if isinstance(event, ev.TurnStart):
             self._turn_started = self._clock()
@@ -147,13 +143,13 @@ class Notifier:
             else:
                 body = f"turn finished after {_duration(took)}" + (
                     f": {event.text}" if event.text.strip() else "")
-            return Note("turn_complete", title, _short(body), self.session_id, round(took, 3))
+            return Note("turn_complete", title, cut(body, BODY_LIMIT), self.session_id, round(took, 3))
         elif self.approvals and isinstance(event, ev.ApprovalRequest):
             return Note("approval_request", title,
-                        _short(f"approval needed to run {event.tool}: {event.summary}"),
+                        cut(f"approval needed to run {event.tool}: {event.summary}", BODY_LIMIT),
                         self.session_id)
         elif self.approvals and isinstance(event, ev.UserQuestion):
-            return Note("user_question", title, _short(f"a question waits: {event.question}"),
+            return Note("user_question", title, cut(f"a question waits: {event.question}", BODY_LIMIT),
                         self.session_id)
         return None
 

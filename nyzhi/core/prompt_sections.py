@@ -15,8 +15,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from nyzhi.config.modes import TrustMode
-from nyzhi.knowledge.frontmatter import cut
 from nyzhi.knowledge.listing import ENTRY_CHARS, fit_listing
+from nyzhi.textcut import cut
 from nyzhi.tools.output import DEFAULT_THRESHOLD
 
 if TYPE_CHECKING:
@@ -307,7 +307,7 @@ def project_context(parts: PromptParts) -> str:
 def skills_index(parts: PromptParts) -> str:
     if not parts.skills:
         return ""
-    entries = [f"- {name}: {cut(' '.join(description.split()), ENTRY_CHARS)}"
+    entries = [f"- {name}: {cut(description, ENTRY_CHARS, rstrip=True)}"
                for name, description in parts.skills]
     return ("# Skills\nLoad a skill with load_skill(name) when the task matches its "
             "description:\n" + fit_listing(entries, parts.listing_budget, "skills",

@@ -52,7 +52,9 @@ from nyzhi.config.thinking import parse_level
 from nyzhi.core import role_prompts as rp
 from nyzhi.knowledge import frontmatter as fm
 from nyzhi.knowledge.listing import ENTRY_CHARS, fit_listing
+from nyzhi.textcut import cut
 from nyzhi.tools import claude_names
+from nyzhi.tools.fence import ToolFence
 
 DEFAULT_ROLE = "default"
 DEFAULT_MAX_STEPS = 50  # a subagent's step limit when its role does not set one
@@ -103,17 +105,15 @@ class Role:
     source: str = "built-in"
     thinking: str | int | None = None  # a thinking level (nyzhi.config.thinking); None: inherit
 
+    @property
+    def tool_fence(self) -> ToolFence:
+        """The name-level fence (``nyzhi.tools.fence``): allowed minus disallowed, MCP tools
+        by server. (Read-only is decided per tool by the gates, which know whether a tool
+        changes things.)"""
+        return ToolFence.of(self.allowed_tools, self.disallowed_tools, self.mcp_servers)
+
     def allows(self, tool_name: str) -> bool:
-        """The name-level fence: allowed minus disallowed, MCP tools by server. (Read-only is
-        decided per tool by the gates, which know whether a tool changes things.)"""
-        if tool_name in self.disallowed_tools:
-            return False
-        if self.allowed_tools is not None and tool_name not in self.allowed_tools:
-            return False
-        if self.mcp_servers is not None and tool_name.startswith("mcp__"):
-            server = tool_name.split("__")[1] if tool_name.count("__") >= 2 else ""
-            return server in self.mcp_servers
-        return True
+        return self.tool_fence.allows(tool_name)
 
     def unknown_tools(self, known: Iterable[str]) -> list[str]:
         """Names in the fence that no tool has (MCP names excepted: servers come and go)."""
@@ -224,7 +224,7 @@ def load_role_file(path: Path, workspace_root: Path | None = None, *,
     name = values.get("name") or path.stem
     if len(name) > fm.NAME_CAP or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", name):
         raise RoleError(f"{path}: name: expected letters, digits, '-', '_' or '.' (at most "
-                        f"{fm.NAME_CAP}), found {fm.cut(name, 80)!r}")
+                        f"{fm.NAME_CAP}), found {cut(name, 80, one_line=False, rstrip=True)!r}")
     steps = values.get("max_steps")
     if steps is not None and steps < 1:
         raise RoleError(f"{path}: max_steps: expected at least 1, found {steps}")
@@ -460,7 +460,7 @@ class RoleCatalog:
             traits = [f"{role.max_steps} steps"]
             if role.read_only:
                 traits.append("read only")
-            text = fm.cut(" ".join(role.description.split()), ENTRY_CHARS)
+            text = cut(role.description, ENTRY_CHARS, rstrip=True)
             lines.append(f"- {name}: {text or '(no description)'} ({', '.join(traits)})")
         return fit_listing(lines, budget, "roles", "list_roles")
 
@@ -523,7 +523,8 @@ def fence_tools(role: Role, registry: Any, gates: Any, context: Any) -> FencedTo
     from nyzhi.tools.base import Permission
     from nyzhi.tools.sandbox import SandboxPolicy
 
-    hidden = [n for n in registry.names() if not role.allows(n)]
+    fence = role.tool_fence
+    hidden = [n for n in registry.names() if not fence.allows(n)]
     if role.read_only:
         hidden += [
             t.name for t in registry.tools()
@@ -531,14 +532,12 @@ def fence_tools(role: Role, registry: Any, gates: Any, context: Any) -> FencedTo
         ]
     view = registry.fenced(role.allowed_tools, hidden)
     previous = gates.fence
-    allowed = None if role.allowed_tools is None else frozenset(role.allowed_tools)
-    if gates.allowed_tools is not None:
-        allowed = gates.allowed_tools if allowed is None else allowed & gates.allowed_tools
+    both = ToolFence(gates.allowed_tools, gates.disallowed_tools).narrowed(fence)
     fenced_gates = attrs.evolve(
         gates,
-        allowed_tools=allowed,
-        disallowed_tools=gates.disallowed_tools | frozenset(role.disallowed_tools),
-        fence=(lambda n: role.allows(n) and previous(n)) if previous else role.allows,
+        allowed_tools=both.allowed,
+        disallowed_tools=both.disallowed,
+        fence=(lambda n: fence.allows(n) and previous(n)) if previous else fence.allows,
         read_only_role=role.name if role.read_only else gates.read_only_role,
     )
     sandbox = context.sandbox

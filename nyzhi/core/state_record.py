@@ -28,6 +28,7 @@ import attrs
 
 from nyzhi import convert, records
 from nyzhi.config import jsonbound
+from nyzhi.config.paths import display_path
 from nyzhi.core import events as ev
 from nyzhi.provider.types import Message
 from nyzhi.tools.ledger import SeenFile
@@ -235,12 +236,6 @@ def _tail(output: str) -> str:
     return "\n".join(lines)[-OUTPUT_CHARS:]
 
 
-def _display(path: Path | str, root: Path) -> str:
-    from nyzhi.config.paths import display_path
-
-    return display_path(Path(path), root)
-
-
 def _from_change_log(changes: ChangeLog, root: Path) -> list[tuple[str, str]]:
     """Net effect per file of this process's recorded changes (directories left out)."""
     first_before: dict[str, bool] = {}  # path -> existed before its first change
@@ -248,7 +243,7 @@ def _from_change_log(changes: ChangeLog, root: Path) -> list[tuple[str, str]]:
     for change in changes.changes:
         if change.kind != "file":
             continue
-        key = _display(change.path, root)
+        key = display_path(change.path, root)
         first_before.setdefault(key, change.before is not None)
         last_after[key] = change.after is not None
     out = []
@@ -316,5 +311,5 @@ def _base_from_session(session: Session | None, root: Path) -> StateRecord:
             and isinstance(event.metadata.get("paths"), list)
         ):
             action = "deleted" if event.name == "delete_file" else "changed"
-            later += [(_display(p, root), action) for p in event.metadata["paths"]]
+            later += [(display_path(p, root), action) for p in event.metadata["paths"]]
     return attrs.evolve(saved, files=_merge(saved.files, later))

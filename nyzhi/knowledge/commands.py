@@ -35,6 +35,7 @@ import attrs
 from nyzhi import records
 from nyzhi.config.prompt_files import prompt_roots, read_prompt_file, resolve_roots
 from nyzhi.knowledge import frontmatter as fm
+from nyzhi.textcut import cut
 
 COMMAND_DIRS: tuple[str, ...] = (".claude/commands", ".nyzhi/commands")
 # Front matter keys of a command file (Claude Code's); ``description`` and ``allowed-tools``
@@ -90,7 +91,7 @@ def _from_file(path: Path, root: Path, notes: list[str] | None = None,
     description = meta.get("description", "")
     lines = body.strip().splitlines()
     if lines and lines[0].startswith("# ") and not description:
-        description, lines = fm.cut(lines[0][2:].strip(), fm.TEXT_CAP), lines[1:]
+        description, lines = cut(lines[0][2:].strip(), fm.TEXT_CAP, one_line=False, rstrip=True), lines[1:]
     allowed = meta.get("allowed-tools") or ()
     if isinstance(allowed, str):
         allowed = [a for a in re.split(r",\s*(?![^()]*\))", allowed) if a.strip()]

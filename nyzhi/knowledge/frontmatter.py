@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from nyzhi import records
+from nyzhi.textcut import cut
 
 NAME_CAP = 64  # characters in a skill or role name (Claude Code's limit for skill names)
 TEXT_CAP = 1024  # characters of a description that reaches a prompt (Claude Code's limit)
@@ -58,7 +59,7 @@ _REPR.maxlevel, _REPR.maxlist, _REPR.maxdict = 2, 4, 4
 
 def _show(value: Any) -> str:
     """A short repr for an error message: a value built of YAML aliases can be huge."""
-    return cut(_REPR.repr(value), 80)
+    return cut(_REPR.repr(value), 80, one_line=False, rstrip=True)
 
 
 class FrontMatterError(ValueError):
@@ -229,7 +230,7 @@ def _check(value: Any, spec: Key, key: str, source: Path | str) -> Any:
     if kind == TEXT:
         if not isinstance(value, str):
             raise wrong()
-        return cut(value.strip(), spec.cap or TEXT_CAP)
+        return cut(value.strip(), spec.cap or TEXT_CAP, one_line=False, rstrip=True)
     if kind == NAME:
         if not isinstance(value, str):
             raise wrong()
@@ -262,11 +263,6 @@ def check_name(name: str, where: str, cap: int = NAME_CAP) -> str:
     return name
 
 
-def cut(text: str, limit: int) -> str:
-    """``text`` whole if it fits ``limit`` characters, else cut with an ellipsis."""
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
-
-
 def first_prose_line(body: str, limit: int = 120) -> str:
     """The first non-empty line that is not a heading, cut to ``limit`` characters; a leading
     ``# heading`` is used only when there is nothing else."""
@@ -278,5 +274,5 @@ def first_prose_line(body: str, limit: int = 120) -> str:
         if text.startswith("#"):
             heading = heading or text.lstrip("#").strip()
             continue
-        return cut(text, limit)
-    return cut(heading, limit)
+        return cut(text, limit, one_line=False, rstrip=True)
+    return cut(heading, limit, one_line=False, rstrip=True)

@@ -18,6 +18,7 @@ from pathlib import Path
 from nyzhi import records
 from nyzhi.config.prompt_files import prompt_roots, read_prompt_file
 from nyzhi.knowledge import frontmatter as fm
+from nyzhi.textcut import cut
 
 STYLE_KEYS: dict[str, fm.Key] = {
     "name": fm.Key(fm.TEXT), "description": fm.Key(fm.TEXT),
@@ -47,7 +48,7 @@ def _load(path: Path, root: Path, notes: list[str]) -> OutputStyle | None:
         return None
     notes.extend(warnings)
     return OutputStyle(str(meta.get("name") or path.stem), str(meta.get("description") or ""),
-                       fm.cut(body.strip(), BODY_CAP), bool(meta.get("keep-coding-instructions")),
+                       cut(body.strip(), BODY_CAP, one_line=False, rstrip=True), bool(meta.get("keep-coding-instructions")),
                        str(path))
 
 

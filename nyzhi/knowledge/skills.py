@@ -26,6 +26,7 @@ import attrs
 from nyzhi import records
 from nyzhi.config.prompt_files import prompt_roots, read_prompt_file, resolve_roots
 from nyzhi.knowledge import frontmatter as fm
+from nyzhi.textcut import cut
 
 SKILL_DIRS: tuple[str, ...] = (".nyzhi/skills", ".claude/skills")
 SKILL_FILE = "SKILL.md"
@@ -76,7 +77,7 @@ def _load(path: Path, default_name: str, root: Path,
     if notes is not None:
         notes.extend(warnings)
     description = " ".join((meta.get("description") or fm.first_prose_line(body)).split())
-    return Skill(name, fm.cut(description, DESCRIPTION_CAP), path, root)
+    return Skill(name, cut(description, DESCRIPTION_CAP, one_line=False, rstrip=True), path, root)
 
 
 def discover_skills(root: Path, notes: list[str] | None = None) -> list[Skill]:

@@ -30,18 +30,18 @@ limit), so a listing of models can say it.
 from __future__ import annotations
 
 import hashlib
-import ipaddress
 import json
 import threading
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote
 
 import attrs
 
 from nyzhi import records
+from nyzhi.loopback import is_loopback_url
 from nyzhi.provider.models import DEFAULT_CONTEXT_WINDOW, model_info
 
 if TYPE_CHECKING:
@@ -105,16 +105,6 @@ class ConfiguredLimits:
             return window, output if output is not None else self.max_output, per_model
         key = f"[provider.{self.provider}] context_window"
         return self.context_window, output if output is not None else self.max_output, key
-
-
-def is_loopback(base_url: str) -> bool:
-    host = urlsplit(base_url).hostname or ""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 class LimitsResolver:
@@ -251,7 +241,7 @@ class LimitsResolver:
 
     def _worth_asking(self, model: str) -> bool:
         assert self.spec is not None
-        return is_loopback(self.spec.base_url) or not model_info(model).known
+        return is_loopback_url(self.spec.base_url) or not model_info(model).known
 
     # ---- the cache ------------------------------------------------------------------------
 
@@ -277,7 +267,7 @@ class LimitsResolver:
         """A kept answer that need not be asked again: a day old at most, and not a loopback
         server's (whose model may have changed since the last start)."""
         entry = self._entry(model)
-        if entry is None or is_loopback(self.spec.base_url if self.spec else ""):
+        if entry is None or is_loopback_url(self.spec.base_url if self.spec else ""):
             return False
         try:
             age = time.time() - float(entry.get("fetched") or 0)
@@ -413,7 +403,7 @@ async def _ask_server(
             found[model] = (_ollama_window(data), None)
             return True
         return False
-    local = is_loopback(base)
+    local = is_loopback_url(base)
     asks_props = style == "llama-cpp" or local
     # The questions go out together: each is a round trip the first request waits for, and
     # in turn they were three. The answers are read in the order they always were: llama.cpp's

@@ -43,6 +43,7 @@ from nyzhi.teams.broadcast import BroadcastLog
 from nyzhi.teams.errors import TeamError
 from nyzhi.teams.locking import file_lock, now_rfc3339, read_json, write_json
 from nyzhi.teams.names import check_name
+from nyzhi.textcut import cut
 
 if TYPE_CHECKING:
     from nyzhi.teams.store import TeamStore
@@ -81,8 +82,7 @@ def check_message(m: Message) -> Message:
 
 def _shown(value: object) -> str:
     """A refused value in an error line: repr (escapes every line boundary), cut short."""
-    text = repr(value)
-    return text if len(text) <= 60 else text[:59] + "…"
+    return cut(repr(value), 60, one_line=False)
 
 
 def new_id() -> str:

@@ -40,6 +40,8 @@ from typing import Any
 
 import trio
 
+from nyzhi.textcut import cut
+
 DEFAULT_BUFFER_BYTES = 1 << 20
 DEFAULT_MAX_PROCESSES = 8
 DEFAULT_YIELD_MS = 1000
@@ -393,14 +395,9 @@ async def supervise(shell: BackgroundShell, table: ShellTable, proc: Any, out: A
             shell.add_output("")
             if not shell.killed_by_us:
                 tail = "\n".join(shell.ring.tail_lines(LAST_LINES))
-                table.notify(shell, f"[background {shell.id} (`{_short(shell.command)}`) exited "
+                table.notify(shell, f"[background {shell.id} (`{cut(shell.command, 80)}`) exited "
                              f"with code {code}" + (f"; last lines:\n{tail}]" if tail else "]"))
             await table.announce("exit", shell)
-
-
-def _short(command: str, width: int = 80) -> str:
-    command = " ".join(command.split())
-    return command if len(command) <= width else command[: width - 1] + "…"
 
 
 def _open_log(path: Path | None) -> Any:
@@ -556,7 +553,7 @@ async def refresh_ports(shell: BackgroundShell, table: ShellTable) -> None:
     for port in ports:
         if port not in shell.ports and shell.state == "running":
             shell.ports.append(port)
-            table.notify(shell, f"[background {shell.id} (`{_short(shell.command)}`) is "
+            table.notify(shell, f"[background {shell.id} (`{cut(shell.command, 80)}`) is "
                          f"listening on {port}]")
 
 

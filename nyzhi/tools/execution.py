@@ -30,7 +30,7 @@ import trio
 from nyzhi import records
 from nyzhi.tools.admission import admit
 from nyzhi.tools.base import Permission, Tool, ToolContext, ToolResult
-from nyzhi.tools.gates import ROLE_FENCE, GateDecision, Gates
+from nyzhi.tools.gates import GateDecision, Gates, fenced_out
 from nyzhi.tools.leases import LeaseBusy, write_leases
 from nyzhi.tools.output import cap_output_async
 
@@ -174,9 +174,7 @@ async def execute_calls(
             await admit()
             is_allowed = getattr(registry, "is_allowed", None)
             if callable(is_allowed) and not is_allowed(call.name):
-                decision = GateDecision(
-                    False, ROLE_FENCE, f"tool `{call.name}` is not available for this agent role"
-                )
+                decision = fenced_out(call.name)
             else:
                 decision = await gates.check(tool, args, call_ctx, call_id=call.id)
             if not decision.allowed:

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from nyzhi import records
+from nyzhi.config.paths import display_path
 
 FORMAT_TIMEOUT_S = 60.0
 MODES = ("off", "auto")
@@ -169,14 +170,10 @@ async def format_changes(ctx: Any, changes: list[Any]) -> str:
                 change.after = now
                 if ctx.seen is not None:
                     ctx.seen.saw(real, now)
-                changed.append(_shown(ctx, path))
+                changed.append(display_path(path, ctx.cwd))
         if changed:
             said.append(f"{formatter.name} reformatted {', '.join(changed)}; read again before "
                         "an exact edit")
     return "; ".join(said)
 
 
-def _shown(ctx: Any, path: Path) -> str:
-    from nyzhi.tools.paths import display
-
-    return display(ctx, path)

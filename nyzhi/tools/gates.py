@@ -50,6 +50,7 @@ import trio
 from nyzhi import records
 from nyzhi.config.modes import SandboxLevel, TrustMode
 from nyzhi.tools.base import Permission, Tool, ToolContext, ToolResult
+from nyzhi.tools.fence import ToolFence
 
 ROLE_FENCE = "role_fence"
 PLAN_MODE = "plan_mode"
@@ -239,6 +240,12 @@ def _deny(gate: str, reason: str, paths=(), commands=()) -> GateDecision:
     return GateDecision(False, gate, reason, paths=tuple(paths), commands=tuple(commands))
 
 
+def fenced_out(name: str) -> GateDecision:
+    """The refusal of a tool the role's fence (``nyzhi.tools.fence``) stops: one wording,
+    whether the registry's view or the gates found it."""
+    return _deny(ROLE_FENCE, f"tool `{name}` is not available for this agent role")
+
+
 def target_paths(tool: Tool, args: dict[str, Any], ctx: ToolContext) -> list[Path]:
     """Real paths the call touches (via the tool's ``target_paths``), resolved against its cwd.
 
@@ -352,12 +359,10 @@ class Gates:
         name = tool.name
         read_only = tool.permission is Permission.READ_ONLY
         # 1. role fence
-        if (
-            (self.allowed_tools is not None and name not in self.allowed_tools)
-            or name in self.disallowed_tools
-            or (self.fence is not None and not self.fence(name))
+        if not ToolFence(self.allowed_tools, self.disallowed_tools).allows(name) or (
+            self.fence is not None and not self.fence(name)
         ):
-            return _deny(ROLE_FENCE, f"tool `{name}` is not available for this agent role")
+            return fenced_out(name)
         if self.read_only_role and not read_only and not self._confined_read_only(tool, ctx):
             return _deny(
                 ROLE_FENCE,

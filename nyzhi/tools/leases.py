@@ -29,6 +29,7 @@ from typing import Any
 import trio
 
 from nyzhi import records
+from nyzhi.config.paths import display_path
 from nyzhi.tools.ledger import LastWriters
 
 DEFAULT_WAIT = 30.0
@@ -109,7 +110,7 @@ class LeaseTable:
                     blocked = self._blocker(wanted, holder)
             if blocked is not None:
                 path, lease = blocked
-                raise LeaseBusy(lease.holder, path, shown_path(path, root), bound)
+                raise LeaseBusy(lease.holder, path, display_path(path, root, real_root=True), bound)
         lease = Lease(holder, tuple(p for p in wanted if p not in self._held))
         for path in lease.paths:
             self._held[path] = lease
@@ -167,8 +168,3 @@ async def write_leases(tool: Any, ctx: Any, paths: Iterable[Path]) -> AsyncItera
         yield lease
 
 
-def shown_path(path: Path, root: Path | None) -> str:
-    """``path`` as a person reads it in a lease refusal: relative to the real ``root``."""
-    from nyzhi.config.paths import display_path
-
-    return display_path(path, root, real_root=True)

@@ -93,13 +93,6 @@ def check_restore(policy: Any, path: Path, *, allow_protected: bool = False,
     return path
 
 
-def display(ctx: ToolContext, path: Path) -> str:
-    """A path as the model should see it: relative to cwd when inside it, else absolute."""
-    from nyzhi.config.paths import display_path
-
-    return display_path(path, ctx.cwd)
-
-
 # --- symlink-safe directory handles ---------------------------------------------------------
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)

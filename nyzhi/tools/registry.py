@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
 from nyzhi.tools.base import Tool
+from nyzhi.tools.fence import ToolFence
 
 # Every built-in tool module, in prompt order. Each exposes ``TOOLS`` (a tuple of Tool classes)
 # or, failing that, the Tool subclasses it defines. A missing module is an ImportError.
@@ -117,8 +118,7 @@ class ToolRegistry:
         disallowed: frozenset[str] = frozenset(),
     ) -> None:
         self._store = _store or _Store()
-        self._allowed = allowed
-        self._disallowed = disallowed
+        self._fence = ToolFence.of(allowed, disallowed)
         self._discovered: set[str] = set()
 
     # --- registration ---------------------------------------------------------------------
@@ -187,9 +187,7 @@ class ToolRegistry:
 
     def is_allowed(self, name: str) -> bool:
         """Whether this view's role fence lets the agent call ``name``."""
-        if name not in self._store.tools or name in self._disallowed:
-            return False
-        return self._allowed is None or name in self._allowed
+        return name in self._store.tools and self._fence.allows(name)
 
     def names(self) -> list[str]:
         """Allowed tool names, in registration order."""
@@ -204,14 +202,8 @@ class ToolRegistry:
         """A view over the same tools (later registrations show up in it too) that allows at
         most ``allowed`` (None: all) minus ``disallowed``, narrowing this view's own fence.
         The view starts with this view's discoveries and keeps its own from then on."""
-        new_allowed = None if allowed is None else frozenset(allowed)
-        if self._allowed is not None:
-            new_allowed = self._allowed if new_allowed is None else new_allowed & self._allowed
-        view = ToolRegistry(
-            _store=self._store,
-            allowed=new_allowed,
-            disallowed=self._disallowed | frozenset(disallowed or ()),
-        )
+        fence = self._fence.narrowed(ToolFence.of(allowed, disallowed))
+        view = ToolRegistry(_store=self._store, allowed=fence.allowed, disallowed=fence.disallowed)
         view._discovered = set(self._discovered)
         return view
 

@@ -23,6 +23,8 @@ from pathlib import Path
 
 import trio
 
+from nyzhi.loopback import header_lines, security_headers
+
 MAX_REQUEST = 16 * 1024
 
 
@@ -97,8 +99,11 @@ class WorkspaceFiles:
                     pass
         elif len(line) == 3:
             status, body = "405 Method Not Allowed", b"GET only"
+        # The one loopback header set, without a CSP (the pages are the user's own app,
+        # scripts and all) and framed only by workspace pages; no Referer carries the token.
+        shared = header_lines(security_headers(csp=None, frames="SAMEORIGIN"))
         head = (f"HTTP/1.1 {status}\r\nContent-Type: {ctype}\r\nContent-Length: {len(body)}\r\n"
-                "Cache-Control: no-store\r\nConnection: close\r\n\r\n").encode()
+                f"{shared}Connection: close\r\n\r\n").encode()
         try:
             await stream.send_all(head + (body if line[0] != "HEAD" else b""))
             await stream.aclose()

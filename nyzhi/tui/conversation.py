@@ -17,6 +17,7 @@ import urwid
 from nyzhi.config import jsonbound
 from nyzhi.core.event_renderer import EventRenderer
 from nyzhi.core.protocol import events as ev
+from nyzhi.textcut import cut
 from nyzhi.tui import markdown
 
 OUTPUT_LINES = 8  # a collapsed tool card shows this many lines of its output
@@ -72,8 +73,7 @@ def args_summary(arguments: str, width: int = 60, cwd: str = "") -> str:
                         for k, v in data.items())
     else:
         text = str(data)
-    text = " ".join(text.split())
-    return text if len(text) <= width else text[: width - 1] + "…"
+    return cut(text, width)
 
 
 def _relative(value: Any, cwd: str) -> Any:
@@ -93,7 +93,7 @@ def call_summary(summary: str, cwd: str = "", width: int = 160) -> str:
     brace = 0 if summary.startswith("{") else summary.find("  {") + 2
     if brace == 1:  # no "  {": a command line (or lines), shown as it is
         text = summary
-        return text if len(text) <= width * 4 else text[: width * 4 - 1] + "…"
+        return cut(text, width * 4, one_line=False)
     paths = [_relative(p.strip(), cwd) for p in summary[:brace].split(",") if p.strip()]
     try:
         if not isinstance(jsonbound.loads(summary[brace:]), dict):
@@ -102,7 +102,7 @@ def call_summary(summary: str, cwd: str = "", width: int = 160) -> str:
         text = " ".join(summary.split())
         if cwd:
             text = text.replace(cwd.rstrip("/") + "/", "")
-        return text if len(text) <= width else text[: width - 1] + "…"
+        return cut(text, width, one_line=False)
     args = args_summary(summary[brace:], width, cwd)
     extra = [p for p in paths if f"{p!r}" not in args and p not in args]
     return " ".join([*extra, args]) if extra else args

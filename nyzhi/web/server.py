@@ -35,8 +35,9 @@ import h11
 import trio
 
 from nyzhi import __version__, records
-from nyzhi.core.mcp.serve import is_loopback, loopback_refusal
+from nyzhi.core.mcp.serve import loopback_refusal
 from nyzhi.core.protocol import describe_error
+from nyzhi.loopback import is_loopback, security_headers
 from nyzhi.web import protocol as p
 from nyzhi.web.session import Viewer, WebSession
 
@@ -305,19 +306,19 @@ class Server:
         csp = (f"default-src 'none'; script-src 'nonce-{nonce}' 'strict-dynamic'; "
                "style-src 'self'; connect-src 'self'; img-src 'self' data:; "
                "base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
-        await self._send(stream, 200, body, TYPES[".html"],
-                         [("Content-Security-Policy", csp)])
+        await self._send(stream, 200, body, TYPES[".html"], csp=csp)
 
     async def _respond(self, stream: trio.abc.Stream, status: int, message: str) -> None:
         await self._send(stream, status, (message + "\n").encode(), "text/plain; charset=utf-8")
 
     async def _send(self, stream: trio.abc.Stream, status: int, body: bytes, kind: str,
-                    extra: list[tuple[str, str]] | None = None) -> None:
+                    csp: str | None = None) -> None:
         reason = _REASONS.get(status, "Error")
-        headers = [("Content-Type", kind), ("Content-Length", str(len(body))),
-                   ("Cache-Control", "no-store"), ("X-Content-Type-Options", "nosniff"),
-                   ("Referrer-Policy", "no-referrer"), ("X-Frame-Options", "DENY"),
-                   ("Connection", "close"), *(extra or [])]
+        # the one header set of every loopback responder (nyzhi.loopback); the shell's CSP
+        # names its script nonce, every other answer allows nothing
+        shared = security_headers(csp=csp) if csp else security_headers()
+        headers = [("Content-Type", kind), ("Content-Length", str(len(body))), *shared,
+                   ("Connection", "close")]
         head = f"HTTP/1.1 {status} {reason}\r\n" + "".join(f"{k}: {v}\r\n" for k, v in headers)
         with trio.move_on_after(HEAD_TIMEOUT):
             await stream.send_all(head.encode("latin-1") + b"\r\n" + body)

@@ -33,7 +33,8 @@ NYZHI = Path(nyzhi.__file__).parent
 # root package (``nyzhi/__init__.py``, whose lazy exports are the embedding API) sits with
 # ``core``; importing it (``from nyzhi import __version__``) is allowed from anywhere.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("records", "spawn", "convert", "codecache", "process", "jsonrpc", "signals"),
+    ("records", "spawn", "convert", "codecache", "process", "jsonrpc", "signals", "textcut",
+     "loopback"),
     ("config",),
     ("auth", "provider", "tools", "index", "knowledge", "teams"),
     ("core", ""),
@@ -47,7 +48,7 @@ FRONT_ENDS = ("tui", "acp", "web", "cli", "__main__")
 # the root package (its version) and the root modules under every layer.
 FRONT_END_API = ("nyzhi.core.protocol", "nyzhi.core.runtime", "nyzhi.records", "nyzhi.convert",
                  "nyzhi.spawn", "nyzhi.codecache", "nyzhi.process", "nyzhi.jsonrpc",
-                 "nyzhi.signals")
+                 "nyzhi.signals", "nyzhi.textcut", "nyzhi.loopback")
 # Modules whose ``import_module`` takes a name from a table of literal module names in the same
 # file (each name is then checked as an import) or from a fixed package: why each is safe.
 LAZY_TABLES = {

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from nyzhi import records
+from nyzhi.config.paths import display_path
 from nyzhi.core.checkpoints.recorder import Recorder
 from nyzhi.core.checkpoints.store import (
     DIR,
@@ -141,9 +142,13 @@ def restore_code(recorder: Recorder, ctx: Any, point: Point, *, force: bool,
 
     Returns the changes made (for the change log, so ``/undo`` can revert the restore) and
     one line per path. ``OutsideChanges`` (nothing written) unless ``force``."""
+    from functools import partial
+
     from nyzhi.tools.paths import check_restore
     from nyzhi.tools.undo import TRANSACTION_LOCK, apply
 
+    # Recorded paths are real ones: shown relative to the workspace's real path.
+    shown = partial(display_path, root=ctx.workspace_root, real_root=True)
     with TRANSACTION_LOCK:  # no agent writes between the plan and the writes
         history = recorder.journal.load()
         plan = plan_code(history, recorder.journal.store.blobs, point.seq,
@@ -152,8 +157,8 @@ def restore_code(recorder: Recorder, ctx: Any, point: Point, *, force: bool,
             check_restore(ctx.sandbox, planned.path, allow_protected=force,
                           force_hint=force_hint)
         if plan.outside and not force:
-            raise OutsideChanges([_shown(ctx, p) for p in plan.outside], force_hint)
-        lines = [f"kept {_shown(ctx, p)}/ (other files are in it now)" for p in plan.kept]
+            raise OutsideChanges([shown(p) for p in plan.outside], force_hint)
+        lines = [f"kept {shown(p)}/ (other files are in it now)" for p in plan.kept]
         if not plan.planned:
             return [], [*lines, "the files are already as they were then"]
         seq = recorder.begin("restore", f"undo-restore-{recorder.seq + 1}")
@@ -164,17 +169,11 @@ def restore_code(recorder: Recorder, ctx: Any, point: Point, *, force: bool,
     recorder.sync()
     for change in changes:
         doing = "removed" if change.after is None else "restored"
-        lines.append(f"{doing} {_shown(ctx, str(change.path))}"
+        lines.append(f"{doing} {shown(change.path)}"
                      + ("/" if change.kind == "dir" else ""))
     lines.append(f"the files as they were before this restore are kept as checkpoint "
                  f"undo-restore-{seq}")
     return changes, lines
-
-
-def _shown(ctx: Any, path: str) -> str:
-    from nyzhi.config.paths import display_path
-
-    return display_path(path, ctx.workspace_root, real_root=True)
 
 
 def conversation_at(session_id: str, point: Point) -> list[Any]:

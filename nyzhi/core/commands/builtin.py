@@ -472,10 +472,10 @@ def export_thread(rt: Any, cwd: Path, arg: str) -> tuple[str, str]:
         for call in m.tool_calls:
             text += f"\n\n`{call.name}` {call.arguments}"
         parts.append(f"## {m.role}\n\n{text.strip()}\n")
-    from nyzhi.config.fsutil import atomic_write
+    from nyzhi.core.sessions import write_export
 
     try:  # the one atomic write: fsynced, so a crash leaves the old file or the whole export
-        atomic_write(path, "\n".join(parts).encode("utf-8"), what="the export")
+        write_export(path, "\n".join(parts), parents=True)
     except OSError as exc:
         return (ERROR, str(exc))
     return (NOTICE, f"exported {len(parts)} message(s) to {path}")

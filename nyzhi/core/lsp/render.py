@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from nyzhi.core.lsp.text import char_column, line_at, path_of
+from nyzhi.textcut import cut
 
 MAX_LINES = 200
 CONTEXT_CHARS = 160
@@ -56,7 +57,7 @@ def shown(path: Path, workspace: Path) -> str:
 
 def _context(text: str, line: int) -> str:
     src = line_at(text, line).strip()
-    return src if len(src) <= CONTEXT_CHARS else src[: CONTEXT_CHARS - 1] + "…"
+    return cut(src, CONTEXT_CHARS, one_line=False)
 
 
 def location_line(path: Path, start: Any, workspace: Path, sources: Sources) -> str:

@@ -16,12 +16,18 @@ from urllib.parse import parse_qs, urlsplit
 import trio
 
 from nyzhi.config.mcp_sources import ServerEntry
+from nyzhi.loopback import header_lines, security_headers
 from nyzhi.tools.workspace_http import read_request_line
 
 LOGIN_TIMEOUT = 300.0  # seconds a person has to finish in the browser
 _MAX_REQUEST = 16384
-_PAGE = (b"HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nConnection: close\r\n\r\n"
-         b"<html><body><p>nyz: login finished; you can close this window.</p></body></html>")
+# The one loopback header set (nyzhi.loopback): the callback URL holds the authorization
+# code, so no cache keeps it and no Referer carries it on.
+_HEADERS = header_lines(security_headers()).encode()
+_BODY = b"<html><body><p>nyz: login finished; you can close this window.</p></body></html>"
+_PAGE = (b"HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\n" + _HEADERS
+         + b"Content-Length: %d\r\nConnection: close\r\n\r\n" % len(_BODY) + _BODY)
+_MISSING = b"HTTP/1.1 404 Not Found\r\n" + _HEADERS + b"Content-Length: 0\r\nConnection: close\r\n\r\n"
 
 
 class LoginError(Exception):
@@ -37,7 +43,7 @@ async def _one_callback(listener: trio.SocketListener) -> dict[str, str]:
             target = urlsplit(parts[1]) if len(parts) >= 2 and parts[0] == "GET" else None
             if target is None or target.path != "/callback":
                 with contextlib.suppress(trio.BrokenResourceError):
-                    await stream.send_all(b"HTTP/1.1 404 Not Found\r\nConnection: close\r\n\r\n")
+                    await stream.send_all(_MISSING)
                 continue
             with contextlib.suppress(trio.BrokenResourceError):
                 await stream.send_all(_PAGE)

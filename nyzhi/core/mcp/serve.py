@@ -39,7 +39,6 @@ from __future__ import annotations
 import argparse
 import functools
 import hmac
-import ipaddress
 import json
 import secrets
 import sys
@@ -49,10 +48,11 @@ from typing import Any
 
 import trio
 
+from nyzhi.loopback import is_loopback, security_headers
+
 # Tools that need a person at the other end of *this* process.
 # ``tool_search``: every tool is listed (below), so there is nothing for it to load.
 NOT_SERVED = frozenset({"ask_user", "tool_search"})
-LOOPBACK_NAMES = ("localhost",)
 
 
 class ServeError(Exception):
@@ -72,15 +72,6 @@ def parse_http(value: str) -> tuple[str, int]:
     if not 0 <= number <= 65535:
         raise ServeError(f"--http {value!r}: the port must be between 0 and 65535")
     return host, number
-
-
-def is_loopback(host: str) -> bool:
-    if host in LOOPBACK_NAMES:
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def build_tooling(args: argparse.Namespace, cwd: Path) -> Any:
@@ -238,6 +229,8 @@ def loopback_guard(app: Any, host: str, port: list[int]) -> Any:
     ``port`` is a one-item list, filled in once the socket is bound (``--http HOST:0`` picks
     it then)."""
 
+    shared = [(k.lower().encode(), v.encode()) for k, v in security_headers()]
+
     async def refuse(send: Any, status: int, message: str) -> None:
         body = json.dumps({"error": message}).encode()
         await send({"type": "http.response.start", "status": status,
@@ -245,12 +238,24 @@ def loopback_guard(app: Any, host: str, port: list[int]) -> Any:
         await send({"type": "http.response.body", "body": body})
 
     async def guarded(scope: dict, receive: Any, send: Any) -> None:
-        if scope["type"] == "http":
-            refused = loopback_refusal(host, port[0], scope.get("headers"))
-            if refused is not None:
-                await refuse(send, *refused)
-                return
-        await app(scope, receive, send)
+        if scope["type"] != "http":
+            await app(scope, receive, send)
+            return
+
+        async def send_with_headers(message: dict) -> None:
+            # the one loopback header set (nyzhi.loopback) on every answer, the app's own
+            # headers of the same names replaced
+            if message.get("type") == "http.response.start":
+                names = {k for k, _v in shared}
+                kept = [(k, v) for k, v in message.get("headers", []) if k.lower() not in names]
+                message = {**message, "headers": [*kept, *shared]}
+            await send(message)
+
+        refused = loopback_refusal(host, port[0], scope.get("headers"))
+        if refused is not None:
+            await refuse(send_with_headers, *refused)
+            return
+        await app(scope, receive, send_with_headers)
 
     return guarded
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 _EXPORTS: dict[str, str] = {
     "export_json": "nyzhi.core.sessions.export",
     "export_markdown": "nyzhi.core.sessions.export",
+    "write_export": "nyzhi.core.sessions.export",
     "RecordedProvider": "nyzhi.core.sessions.recorded",
     "RecordingExhausted": "nyzhi.core.sessions.recorded",
     "AmbiguousSession": "nyzhi.core.sessions.records",
@@ -36,6 +37,7 @@ __all__ = list(_EXPORTS)
 if TYPE_CHECKING:
     from nyzhi.core.sessions.export import export_json as export_json
     from nyzhi.core.sessions.export import export_markdown as export_markdown
+    from nyzhi.core.sessions.export import write_export as write_export
     from nyzhi.core.sessions.recorded import RecordedProvider as RecordedProvider
     from nyzhi.core.sessions.recorded import RecordingExhausted as RecordingExhausted
     from nyzhi.core.sessions.records import AmbiguousSession as AmbiguousSession

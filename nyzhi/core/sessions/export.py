@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 from nyzhi import convert
@@ -82,3 +83,15 @@ def export_json(session: Session) -> dict[str, Any]:
         "history": [message_to_json(m) for m in session.history],
         "events": [ev.to_json(e) for e in session.events],
     }
+
+
+def write_export(path: Path, text: str, *, parents: bool = False) -> None:
+    """Write an export (``nyz export -o``, ``/export``) where the user named it, through the
+    one atomic write: fsynced, so a crash or a full disk leaves the old file or the whole new
+    one. A symlink there is refused (replacing the user's link with a file, or writing through
+    it to wherever it points, would both surprise them). ``parents``: make missing folders
+    (``/export``); else a mistyped folder is an error. Raises a one-line ``StorageError``."""
+    from nyzhi.config.fsutil import atomic_write
+
+    atomic_write(Path(path), text.encode("utf-8"), what="the export", parents=parents,
+                 refuse_link=True)

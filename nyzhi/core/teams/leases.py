@@ -23,8 +23,9 @@ from pathlib import Path
 
 import trio
 
+from nyzhi.config.paths import display_path
 from nyzhi.core import events as ev
-from nyzhi.tools.leases import Lease, LeaseBusy, LeaseTable, shown_path
+from nyzhi.tools.leases import Lease, LeaseBusy, LeaseTable
 
 POLL = 0.02
 
@@ -76,7 +77,7 @@ class TeamLeaseTable(LeaseTable):
                 except BlockingIOError:
                     if trio.current_time() >= deadline:
                         other = os.pread(fd, 400, 0).decode(errors="replace").strip()
-                        raise LeaseBusy(other or "another teammate", path, shown_path(path, root),
+                        raise LeaseBusy(other or "another teammate", path, display_path(path, root, real_root=True),
                                         bound) from None
                     await trio.sleep(POLL)
             os.ftruncate(fd, 0)

@@ -6,6 +6,7 @@ from typing import Any
 
 from nyzhi.teams.framing import READING, frame_messages, quote
 from nyzhi.teams.names import LEAD, NAME_RE
+from nyzhi.textcut import cut
 
 IDLE_NOTICE = "idle_notification"
 # How much of each idle teammate's last answer the lead's summary shows (one line each): the
@@ -67,8 +68,7 @@ def _excerpt(sender: str, text: str) -> str:
     for prefix in (f"{sender} is idle.", "Last answer:"):
         if body.startswith(prefix):
             body = body[len(prefix):].strip()
-    flat = " ".join(body.split())
-    return flat if len(flat) <= EXCERPT_CHARS else flat[:EXCERPT_CHARS - 1].rstrip() + "…"
+    return cut(body, EXCERPT_CHARS, rstrip=True)
 
 
 def teammate_role(role: Any) -> Any:

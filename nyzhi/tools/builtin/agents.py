@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 from typing import Any, Protocol
 
+from nyzhi.textcut import cut
 from nyzhi.tools.base import AgentControlError, ToolContext, ToolResult
 from nyzhi.tools.builtin.common import (
     ArgError,
@@ -201,8 +202,7 @@ class ListRolesTool(_AgentTool):
             also = f" (file {role['file_name']}.md)" if role.get("file_name") else ""
             traits = f"{role['max_steps']} steps" + (", read only" if role.get("read_only")
                                                       else "")
-            text = " ".join(str(role["description"]).split())
-            text = text if len(text) <= 300 else text[:299].rstrip() + "…"
+            text = cut(str(role["description"]), 300, rstrip=True)
             lines.append(f"- {role['name']}{also}: {text or '(no description)'} ({traits})")
         if not lines:
             return ToolResult(f"no role matches {query!r}")

@@ -16,6 +16,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
+from nyzhi.config.paths import display_path
 from nyzhi.config.textfile import open_regular, read_regular
 from nyzhi.provider.images import ImageError, check_dimensions, describe, sniff
 from nyzhi.provider.types import ImagePart
@@ -29,7 +30,7 @@ from nyzhi.tools.builtin.common import (
     req_str,
 )
 from nyzhi.tools.offload import run_blocking
-from nyzhi.tools.paths import check_read, display, resolve_arg
+from nyzhi.tools.paths import check_read, resolve_arg
 
 MAX_LINE_CHARS = 2000
 DEFAULT_READ_LIMIT = 2000
@@ -54,9 +55,9 @@ def _existing_file(ctx: ToolContext, raw: Any, arg: str) -> tuple[Path, Path]:
     path = resolve_arg(ctx, raw, arg=arg)
     real = check_read(ctx, path)
     if not real.exists():
-        raise FileNotFoundError(2, "file not found", display(ctx, path))
+        raise FileNotFoundError(2, "file not found", display_path(path, ctx.cwd))
     if real.is_dir():
-        raise IsADirectoryError(21, "is a directory (use list_dir or directory_tree)", display(ctx, path))
+        raise IsADirectoryError(21, "is a directory (use list_dir or directory_tree)", display_path(path, ctx.cwd))
     return path, real
 
 
@@ -102,7 +103,7 @@ class ReadTool(BuiltinTool):
             return path, data
 
         path, data = await run_blocking(load)
-        shown = display(ctx, path)
+        shown = display_path(path, ctx.cwd)
         media_type = sniff(data[:16])
         if media_type is not None:  # the model sees it (if it can: the agent decides)
             try:
@@ -196,12 +197,12 @@ class TailFileTool(BuiltinTool):
         path, result = await run_blocking(_tail, ctx, args.get("path"), count)
         if result is None:
             return error(
-                f"{display(ctx, path)} looks like a binary file; tail_file only shows text files "
+                f"{display_path(path, ctx.cwd)} looks like a binary file; tail_file only shows text files "
                 "(file_info gives its size and type)."
             )
         last, n = result
         if not last:
-            return ToolResult(output=f"({display(ctx, path)} is empty)", metadata={"total_lines": 0})
+            return ToolResult(output=f"({display_path(path, ctx.cwd)} is empty)", metadata={"total_lines": 0})
         out = [numbered(i, raw.decode("utf-8", "replace").rstrip("\n")) for i, raw in last]
         return ToolResult(output="\n".join(out), metadata={"total_lines": n})
 
@@ -210,9 +211,9 @@ def _existing_dir(ctx: ToolContext, raw: Any, arg: str) -> tuple[Path, Path]:
     path = resolve_arg(ctx, raw if raw not in (None, "") else ".", arg=arg)
     real = check_read(ctx, path)
     if not real.exists():
-        raise FileNotFoundError(2, "no such directory", display(ctx, path))
+        raise FileNotFoundError(2, "no such directory", display_path(path, ctx.cwd))
     if not real.is_dir():
-        raise NotADirectoryError(20, "not a directory (use read or file_info)", display(ctx, path))
+        raise NotADirectoryError(20, "not a directory (use read or file_info)", display_path(path, ctx.cwd))
     return path, real
 
 
@@ -234,7 +235,7 @@ class ListDirTool(BuiltinTool):
         path, lines = await run_blocking(_listing, ctx, args.get("path"))
         total = len(lines)
         if not lines:
-            return ToolResult(output=f"({display(ctx, path)} is empty)")
+            return ToolResult(output=f"({display_path(path, ctx.cwd)} is empty)")
         if total > MAX_LIST_ENTRIES:
             lines = lines[:MAX_LIST_ENTRIES] + [f"... ({total - MAX_LIST_ENTRIES} more entries)"]
         return ToolResult(output="\n".join(lines), metadata={"entries": total})
@@ -313,7 +314,7 @@ class DirectoryTreeTool(BuiltinTool):
             return path, _tree(real, depth)
 
         path, (lines, truncated) = await run_blocking(tree)
-        root = display(ctx, path)
+        root = display_path(path, ctx.cwd)
         out = [root if root.endswith("/") else root + "/"] + lines
         if truncated:
             out.append(f"... (truncated at {MAX_TREE_ENTRIES} entries; use a smaller depth or a subdirectory)")
@@ -343,7 +344,7 @@ def _file_info(ctx: ToolContext, path: Path) -> ToolResult:
     """lstat (and stat through a symlink) of ``path``, described. Blocking."""
     check_read(ctx, path)
     st = os.lstat(path)
-    lines = [f"path: {display(ctx, path)}"]
+    lines = [f"path: {display_path(path, ctx.cwd)}"]
     if stat.S_ISLNK(st.st_mode):
         lines.append(f"type: symlink -> {os.readlink(path)}")
         try:

@@ -18,6 +18,7 @@ from typing import Any
 import attrs
 
 from nyzhi import records
+from nyzhi.config.paths import display_path
 from nyzhi.tools.base import FileChange, Permission, ToolContext, ToolResult
 from nyzhi.tools.builtin._diff import (
     PREVIEW_DIFF_LINES,
@@ -32,7 +33,6 @@ from nyzhi.tools.offload import run_blocking
 from nyzhi.tools.paths import (
     ToolPathError,
     check_read,
-    display,
     file_mode,
     read_bytes_nofollow,
     resolve_arg,
@@ -58,9 +58,9 @@ def read_existing(ctx: ToolContext, path: Path) -> bytes | None:
     if not os.path.lexists(real):
         return None
     if real.is_dir():
-        raise ArgError(f"{display(ctx, path)} is a directory, not a file")
+        raise ArgError(f"{display_path(path, ctx.cwd)} is a directory, not a file")
     if not real.is_file():
-        raise ArgError(f"{display(ctx, path)} is not a regular file")
+        raise ArgError(f"{display_path(path, ctx.cwd)} is not a regular file")
     return read_bytes_nofollow(real)
 
 
@@ -77,7 +77,7 @@ def missing_parents(path: Path) -> list[Step]:
 
 def diff_steps(ctx: ToolContext, steps: list[Step], max_lines: int) -> str:
     parts = [
-        unified(display(ctx, s.path), s.before, s.after, max_lines=max_lines)
+        unified(display_path(s.path, ctx.cwd), s.before, s.after, max_lines=max_lines)
         for s in steps
         if s.kind == "file"
     ]
@@ -95,7 +95,7 @@ def check_unchanged(ctx: ToolContext, steps: list[Step]) -> None:
             continue  # new files are exempt
         real = Path(os.path.realpath(step.path))
         try:
-            ctx.seen.check(real, step.before, display(ctx, step.path),
+            ctx.seen.check(real, step.before, display_path(step.path, ctx.cwd),
                            writers.get(real) if writers is not None else None, ctx.agent_path)
         except StaleWrite as exc:
             problems.append(str(exc))
@@ -256,7 +256,7 @@ class WriteTool(_PlanningTool):
     def summary(self, ctx: ToolContext, steps: list[Step], args: dict[str, Any]) -> str:
         step = steps[-1]
         verb = "Created" if step.before is None else "Wrote"
-        return f"{verb} {display(ctx, step.path)} ({count_lines(step.after or b'')} lines)"
+        return f"{verb} {display_path(step.path, ctx.cwd)} ({count_lines(step.after or b'')} lines)"
 
 
 def replace_once(text: str, old: str, new: str, *, replace_all: bool, where: str) -> tuple[str, int]:
@@ -317,7 +317,7 @@ class EditTool(_PlanningTool):
         new = req_str(args, "new_string", allow_empty=True)
         replace_all = opt_bool(args, "replace_all", False)
         before = read_existing(ctx, path)
-        shown = display(ctx, path)
+        shown = display_path(path, ctx.cwd)
         if before is None:
             raise ArgError(f"{shown}: file not found; check the path with glob, or use write to create it")
         text, count = replace_once(decode(before), old, new, replace_all=replace_all, where=shown)
@@ -325,7 +325,7 @@ class EditTool(_PlanningTool):
 
     def summary(self, ctx: ToolContext, steps: list[Step], args: dict[str, Any]) -> str:
         n = steps[0].count
-        return f"Edited {display(ctx, steps[0].path)} ({n} replacement{'s' if n != 1 else ''})"
+        return f"Edited {display_path(steps[0].path, ctx.cwd)} ({n} replacement{'s' if n != 1 else ''})"
 
 
 class MultiEditTool(_PlanningTool):
@@ -393,7 +393,7 @@ class MultiEditTool(_PlanningTool):
                 before = read_existing(ctx, path)
                 if before is None:
                     raise ArgError(
-                        f"edits[{i}]: {display(ctx, path)}: file not found; check the path with "
+                        f"edits[{i}]: {display_path(path, ctx.cwd)}: file not found; check the path with "
                         "glob (multi_edit only changes existing files)"
                     )
                 steps[path] = Step(path=path, before=before, after=before)
@@ -401,20 +401,20 @@ class MultiEditTool(_PlanningTool):
             for j, rep in enumerate(edit["replacements"], start=1):
                 if not isinstance(rep, dict) or not isinstance(rep.get("old"), str) or not isinstance(rep.get("new"), str):
                     raise ArgError(f"edits[{i}].replacements[{j}] must be an object with string 'old' and 'new'")
-                where = f"edits[{i}] ({display(ctx, path)}) replacement {j}"
+                where = f"edits[{i}] ({display_path(path, ctx.cwd)}) replacement {j}"
                 texts[path], _ = replace_once(texts[path], rep["old"], rep["new"], replace_all=False, where=where)
         for path, step in steps.items():
             step.after = encode(texts[path])
         return list(steps.values())
 
     def summary(self, ctx: ToolContext, steps: list[Step], args: dict[str, Any]) -> str:
-        names = ", ".join(display(ctx, s.path) for s in steps)
+        names = ", ".join(display_path(s.path, ctx.cwd) for s in steps)
         return f"Edited {len(steps)} file{'s' if len(steps) != 1 else ''}: {names}"
 
 
 def _regular_source(ctx: ToolContext, raw: Any, arg: str) -> tuple[Path, bytes]:
     path = resolve_arg(ctx, raw, arg=arg)
-    shown = display(ctx, path)
+    shown = display_path(path, ctx.cwd)
     if os.path.islink(path):
         raise ArgError(f"{shown} is a symlink; this tool only handles regular files")
     if not os.path.lexists(path):
@@ -429,7 +429,7 @@ def _regular_source(ctx: ToolContext, raw: Any, arg: str) -> tuple[Path, bytes]:
 def _free_destination(ctx: ToolContext, raw: Any) -> Path:
     path = resolve_arg(ctx, raw, arg="destination")
     if os.path.lexists(path):
-        raise ArgError(f"destination {display(ctx, path)} already exists; delete it first or pick another name")
+        raise ArgError(f"destination {display_path(path, ctx.cwd)} already exists; delete it first or pick another name")
     return path
 
 
@@ -447,7 +447,7 @@ class DeleteFileTool(_PlanningTool):
 
     def plan(self, args: dict[str, Any], ctx: ToolContext) -> list[Step]:
         path = resolve_arg(ctx, args.get("path"), arg="path")
-        shown = display(ctx, path)
+        shown = display_path(path, ctx.cwd)
         if os.path.isdir(path) and not os.path.islink(path):
             if any(os.scandir(path)):
                 raise ArgError(f"{shown} is a directory that is not empty; delete_file removes files and empty directories only")
@@ -457,7 +457,7 @@ class DeleteFileTool(_PlanningTool):
 
     def summary(self, ctx: ToolContext, steps: list[Step], args: dict[str, Any]) -> str:
         kind = "directory" if steps[0].kind == "dir" else "file"
-        return f"Deleted {kind} {display(ctx, steps[0].path)}"
+        return f"Deleted {kind} {display_path(steps[0].path, ctx.cwd)}"
 
     def report(self, ctx: ToolContext, steps: list[Step], args: dict[str, Any]) -> ToolResult:
         return ToolResult(output=self.summary(ctx, steps, args), metadata={"paths": [str(steps[0].path)]})
@@ -491,7 +491,7 @@ class MoveFileTool(_PlanningTool):
         ]
 
     def summary(self, ctx: ToolContext, steps: list[Step], args: dict[str, Any]) -> str:
-        return f"Moved {display(ctx, steps[-1].path)} -> {display(ctx, steps[-2].path)}"
+        return f"Moved {display_path(steps[-1].path, ctx.cwd)} -> {display_path(steps[-2].path, ctx.cwd)}"
 
     def report(self, ctx: ToolContext, steps: list[Step], args: dict[str, Any]) -> ToolResult:
         return ToolResult(output=self.summary(ctx, steps, args))
@@ -519,7 +519,7 @@ class CopyFileTool(_PlanningTool):
         return missing_parents(dst) + [Step(path=dst, before=None, after=data, mode=file_mode(src))]
 
     def summary(self, ctx: ToolContext, steps: list[Step], args: dict[str, Any]) -> str:
-        return f"Copied {display(ctx, resolve_arg(ctx, args.get('source'), arg='source'))} -> {display(ctx, steps[-1].path)}"
+        return f"Copied {display_path(resolve_arg(ctx, args.get('source'), arg='source'), ctx.cwd)} -> {display_path(steps[-1].path, ctx.cwd)}"
 
     def report(self, ctx: ToolContext, steps: list[Step], args: dict[str, Any]) -> ToolResult:
         return ToolResult(output=self.summary(ctx, steps, args))
@@ -542,13 +542,13 @@ class CreateDirTool(_PlanningTool):
     def plan(self, args: dict[str, Any], ctx: ToolContext) -> list[Step]:
         path = resolve_arg(ctx, args.get("path"), arg="path")
         if os.path.lexists(path) and not os.path.isdir(path):
-            raise ArgError(f"{display(ctx, path)} already exists and is not a directory")
+            raise ArgError(f"{display_path(path, ctx.cwd)} already exists and is not a directory")
         if os.path.isdir(path):
             return []
         return missing_parents(path) + [Step(path=path, before=None, after=b"", kind="dir")]
 
     def report(self, ctx: ToolContext, steps: list[Step], args: dict[str, Any]) -> ToolResult:
-        shown = display(ctx, resolve_arg(ctx, args.get("path"), arg="path"))
+        shown = display_path(resolve_arg(ctx, args.get("path"), arg="path"), ctx.cwd)
         if not steps:
             return ToolResult(output=f"Directory {shown} already exists")
         return ToolResult(output=f"Created directory {shown}")
@@ -586,7 +586,7 @@ class NotebookEditTool(_PlanningTool):
         from nyzhi.tools import notebook
 
         path = resolve_arg(ctx, args.get("notebook_path"), arg="notebook_path")
-        shown = display(ctx, path)
+        shown = display_path(path, ctx.cwd)
         if not notebook.is_notebook_path(path):
             raise ArgError(f"{shown} is not a .ipynb notebook; use edit for other files")
         mode = args.get("edit_mode") or "replace"
@@ -607,7 +607,7 @@ class NotebookEditTool(_PlanningTool):
     def summary(self, ctx: ToolContext, steps: list[Step], args: dict[str, Any]) -> str:
         from nyzhi.tools import notebook
 
-        step, shown = steps[0], display(ctx, steps[0].path)
+        step, shown = steps[0], display_path(steps[0].path, ctx.cwd)
         mode = args.get("edit_mode") or "replace"
         if mode == "insert":
             new = notebook.new_ids(step.before or b"", step.after or b"")

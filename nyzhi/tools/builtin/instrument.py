@@ -23,12 +23,13 @@ from pathlib import Path
 from typing import Any
 
 from nyzhi import records
+from nyzhi.config.paths import display_path
 from nyzhi.tools.base import ToolContext
 from nyzhi.tools.builtin import _astgrep as sg
 from nyzhi.tools.builtin.common import ArgError, opt_str
 from nyzhi.tools.builtin.files_write import Step, _PlanningTool, read_existing
 from nyzhi.tools.builtin.structural import PlannedTargets
-from nyzhi.tools.paths import ToolPathError, display, resolve_arg
+from nyzhi.tools.paths import ToolPathError, resolve_arg
 
 MARKER = "nyz-instrument"
 _ID = re.compile(r"[0-9a-f]{8}")
@@ -117,7 +118,7 @@ def _style_for(ctx: ToolContext, path: Path) -> tuple[str, Style]:
     lang = sg.language_of(path)
     if lang not in STYLES:
         names = sorted({e for e, lg in sg.EXTENSIONS.items() if lg in STYLES})
-        raise ArgError(f"{display(ctx, path)}: instrument supports source files ending in "
+        raise ArgError(f"{display_path(path, ctx.cwd)}: instrument supports source files ending in "
                        f"{', '.join(names)}")
     return lang, STYLES[lang]  # type: ignore[index]
 
@@ -267,7 +268,7 @@ class InstrumentTool(_PlanningTool):
         if len(lines_arg) + len(funcs) > MAX_POINTS:
             raise ArgError(f"at most {MAX_POINTS} points per call")
         lang, style = _style_for(ctx, path)
-        shown = display(ctx, path)
+        shown = display_path(path, ctx.cwd)
         before = read_existing(ctx, path)
         if before is None:
             raise ArgError(f"{shown}: file not found; check the path with glob")
@@ -316,7 +317,7 @@ class InstrumentTool(_PlanningTool):
     def summary(self, ctx: ToolContext, steps: list[Step], args: dict[str, Any]) -> str:
         ident = _call_id(args, steps[0].path, steps[0].before or b"")
         n = steps[0].count
-        return (f"Instrumented {display(ctx, steps[0].path)} at {n} point{'s' if n != 1 else ''} "
+        return (f"Instrumented {display_path(steps[0].path, ctx.cwd)} at {n} point{'s' if n != 1 else ''} "
                 f"(id {ident}): log lines start with '[nyz {ident}]' on stderr. Remove them with "
                 f"remove_instrumentation id {ident}.")
 
@@ -356,7 +357,7 @@ class RemoveInstrumentationTool(PlannedTargets, _PlanningTool):
         if ident is not None and not _ID.fullmatch(ident):
             raise ArgError(f"'id' must be the 8 hex digits instrument reported, got {ident!r}")
         root = resolve_arg(ctx, args.get("path") or ".", arg="path")
-        shown_root = display(ctx, root)
+        shown_root = display_path(root, ctx.cwd)
         if not root.exists():
             raise ArgError(f"path {shown_root} does not exist")
         steps = []
@@ -382,7 +383,7 @@ class RemoveInstrumentationTool(PlannedTargets, _PlanningTool):
 
     def summary(self, ctx: ToolContext, steps: list[Step], args: dict[str, Any]) -> str:
         n = sum(s.count for s in steps)
-        names = ", ".join(display(ctx, s.path) for s in steps)
+        names = ", ".join(display_path(s.path, ctx.cwd) for s in steps)
         return f"Removed {n} instrumentation line{'s' if n != 1 else ''} from {names}"
 
 

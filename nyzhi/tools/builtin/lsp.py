@@ -16,10 +16,11 @@ import os
 from pathlib import Path
 from typing import Any
 
+from nyzhi.config.paths import display_path
 from nyzhi.tools.base import Permission, ToolContext, ToolResult
 from nyzhi.tools.builtin.common import ArgError, BuiltinTool, error, opt_int, opt_str, req_str
 from nyzhi.tools.builtin.files_write import Step, _PlanningTool, diff_steps
-from nyzhi.tools.paths import check_read, display, resolve_arg
+from nyzhi.tools.paths import check_read, resolve_arg
 
 NO_POOL = ("language servers are not available in this run; use grep to find definitions "
            "and references")
@@ -38,7 +39,7 @@ def _path(ctx: ToolContext, args: dict[str, Any], *, required: bool = True) -> P
     path = resolve_arg(ctx, raw, arg="file")
     real = check_read(ctx, path)
     if not real.is_file():
-        raise ArgError(f"{display(ctx, path)}: no such file; check the path with glob")
+        raise ArgError(f"{display_path(path, ctx.cwd)}: no such file; check the path with glob")
     return real
 
 
@@ -173,13 +174,13 @@ class LspRename(_PlanningTool, _LspTool):
         for path, (base, new) in args["_texts"].items():
             before = read_existing(ctx, path)
             if before is None or before.decode("utf-8", "replace") != base:
-                raise ArgError(f"{display(ctx, path)} changed while the rename was worked out; "
+                raise ArgError(f"{display_path(path, ctx.cwd)} changed while the rename was worked out; "
                                "nothing was written: run lsp_rename again")
             steps.append(Step(path=path, before=before, after=new.encode("utf-8")))
         return steps
 
     def summary(self, ctx: ToolContext, steps: list[Step], args: dict[str, Any]) -> str:
-        names = ", ".join(display(ctx, s.path) for s in steps)
+        names = ", ".join(display_path(s.path, ctx.cwd) for s in steps)
         n = len(steps)
         return f"Renamed to {args.get('new_name')} in {n} file{'s' if n != 1 else ''}: {names}"
 

@@ -16,11 +16,12 @@ from typing import Any
 import attrs
 
 from nyzhi import records
+from nyzhi.config.paths import display_path
 from nyzhi.tools.base import ToolContext
 from nyzhi.tools.builtin._diff import decode, encode
 from nyzhi.tools.builtin.common import ArgError, req_str
 from nyzhi.tools.builtin.files_write import Step, _PlanningTool, missing_parents, read_existing
-from nyzhi.tools.paths import display, resolve_arg
+from nyzhi.tools.paths import resolve_arg
 
 _HUNK_RE = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 
@@ -233,7 +234,7 @@ class ApplyPatchTool(_PlanningTool):
         for fp in files:
             old = resolve_arg(ctx, fp.old_path, arg="patch path") if fp.old_path else None
             new = resolve_arg(ctx, fp.new_path, arg="patch path") if fp.new_path else None
-            label = display(ctx, new or old)  # type: ignore[arg-type]
+            label = display_path(new or old, ctx.cwd)  # type: ignore[arg-type]
             if old is None:
                 assert new is not None
                 if new in seen or read_existing(ctx, new) is not None:
@@ -255,7 +256,7 @@ class ApplyPatchTool(_PlanningTool):
                 before = read_existing(ctx, old)
                 if before is None:
                     raise PatchError(
-                        f"{display(ctx, old)}: file not found (the patch modifies it); check the "
+                        f"{display_path(old, ctx.cwd)}: file not found (the patch modifies it); check the "
                         "path, or use '--- /dev/null' to create a new file"
                     )
                 step = Step(path=old, before=before, after=before)
@@ -269,7 +270,7 @@ class ApplyPatchTool(_PlanningTool):
                 step.after = None
             elif new != old:
                 if new in seen or read_existing(ctx, new) is not None:
-                    raise PatchError(f"{display(ctx, new)}: rename target already exists")
+                    raise PatchError(f"{display_path(new, ctx.cwd)}: rename target already exists")
                 step.after = None
                 steps += [s for s in missing_parents(new) if s.path not in seen]
                 seen[new] = Step(path=new, before=None, after=encode(text))
@@ -284,7 +285,7 @@ class ApplyPatchTool(_PlanningTool):
             if s.kind != "file":
                 continue
             verb = "created" if s.before is None else "deleted" if s.after is None else "modified"
-            parts.append(f"{verb} {display(ctx, s.path)}")
+            parts.append(f"{verb} {display_path(s.path, ctx.cwd)}")
         return "Applied patch: " + ", ".join(parts)
 
 

@@ -25,13 +25,14 @@ from typing import Any
 
 import trio
 
+from nyzhi.config.paths import display_path
 from nyzhi.config.textfile import file_kind, read_regular
 from nyzhi.tools.base import ToolContext, ToolResult
 from nyzhi.tools.builtin._proc import run_argv
 from nyzhi.tools.builtin.common import ArgError, BuiltinTool, error, opt_int, opt_str, req_str
 from nyzhi.tools.ignore import compile_glob, compile_include, walk_files
 from nyzhi.tools.offload import run_blocking
-from nyzhi.tools.paths import check_read, display, resolve_arg
+from nyzhi.tools.paths import check_read, resolve_arg
 
 MAX_GREP_MATCHES = 500
 MAX_GREP_LINE = 500
@@ -55,12 +56,12 @@ def _root(ctx: ToolContext, raw: Any) -> tuple[Path, str]:
     try:
         mode = path.stat().st_mode
     except OSError:
-        raise ArgError(f"path {display(ctx, path)} does not exist; check it with list_dir or "
+        raise ArgError(f"path {display_path(path, ctx.cwd)} does not exist; check it with list_dir or "
                        "glob") from None
     if not (stat.S_ISDIR(mode) or stat.S_ISREG(mode)):
-        raise ArgError(f"path {display(ctx, path)} is not a regular file or a directory "
+        raise ArgError(f"path {display_path(path, ctx.cwd)} is not a regular file or a directory "
                        f"({file_kind(mode)}); not searched")
-    return path, display(ctx, path)
+    return path, display_path(path, ctx.cwd)
 
 
 FIFO_WAIT = "wait_for_partner"  # the kernel's wait channel of an open(2) of a FIFO
@@ -120,7 +121,7 @@ async def run_rg(argv: list[str], cwd: Path, **kw: Any) -> Any:
 
 
 def special_note(ctx: ToolContext, found: list[str]) -> str:
-    shown = ", ".join(display(ctx, Path(p)) for p in found if p) or "an ignore file"
+    shown = ", ".join(display_path(Path(p), ctx.cwd) for p in found if p) or "an ignore file"
     return (f"[{shown}: not a regular file (a FIFO or the like), so not read as an ignore "
             "file; its rules, if any, were not applied]")
 
@@ -184,7 +185,7 @@ def grep_python(pattern: str, root: Path, include: str | None, cwd: Path,
         if b"\0" in data[:8192]:
             continue  # binary, like rg's default
         text = data.decode("utf-8", "replace")
-        shown = display_rel(cwd, path)
+        shown = display_path(path, cwd)
         last_line = -1
         for m in rx.finditer(text):
             start = text.rfind("\n", 0, m.start()) + 1
@@ -200,11 +201,6 @@ def grep_python(pattern: str, root: Path, include: str | None, cwd: Path,
             if m.end() == m.start() and end == -1:
                 break
     return out, False
-
-
-def display_rel(cwd: Path, path: str) -> str:
-    rel = os.path.relpath(path, cwd)
-    return path if rel.startswith("..") else rel
 
 
 class GrepTool(BuiltinTool):
@@ -363,7 +359,7 @@ class GlobTool(BuiltinTool):
         root, root_is_dir, base_is_dir = await run_blocking(find_root)
         if not root_is_dir:
             return error(
-                f"path {display(ctx, root)} is not a directory; glob searches from a directory "
+                f"path {display_path(root, ctx.cwd)} is not a directory; glob searches from a directory "
                 "(use read or file_info for a file)"
             )
         if base:
@@ -378,7 +374,7 @@ class GlobTool(BuiltinTool):
         note = "\n" + special_note(ctx, special) if special else ""
         if not matched:
             return ToolResult(output=f"No files match {pattern}{note}", metadata={"count": 0})
-        prefix = display_rel(Path(ctx.cwd), str(root))  # once, not per file: relpath is slow
+        prefix = display_path(root, ctx.cwd)  # once, not per file
         prefix = "" if prefix == "." else prefix.rstrip("/") + "/"
         shown = [prefix + p for p in matched[:MAX_GLOB_RESULTS]]
         text = "\n".join(shown)

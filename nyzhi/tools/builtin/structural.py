@@ -23,6 +23,7 @@ from typing import Any
 
 import trio
 
+from nyzhi.config.paths import display_path
 from nyzhi.tools.base import ToolContext, ToolResult
 from nyzhi.tools.builtin import _astgrep as sg
 from nyzhi.tools.builtin._diff import PREVIEW_DIFF_LINES, decode, encode, unified
@@ -30,7 +31,7 @@ from nyzhi.tools.builtin.common import ArgError, BuiltinTool, opt_bool, opt_str,
 from nyzhi.tools.builtin.files_write import Step, _PlanningTool, read_existing, replace_once
 from nyzhi.tools.builtin.search import _root
 from nyzhi.tools.offload import run_blocking
-from nyzhi.tools.paths import ToolPathError, check_read, display, read_bytes_nofollow
+from nyzhi.tools.paths import ToolPathError, check_read, read_bytes_nofollow
 
 MAX_MATCHES = 500  # like grep
 MAX_MATCH_LINE = 200
@@ -121,7 +122,7 @@ class AstSearchTool(BuiltinTool):
             lang = _file_language(path, language, explicit)
             if lang is None:
                 continue
-            shown = display(ctx, Path(path))
+            shown = display_path(Path(path), ctx.cwd)
             try:
                 real = check_read(ctx, Path(path))
             except ToolPathError:
@@ -267,7 +268,7 @@ class BatchApplyTool(PlannedTargets, _PlanningTool):
         untouched: list[str] = []  # matched by the glob, not changed by the edit
         for raw in sg.walk(root, glob):
             path = Path(raw)
-            shown = display(ctx, path)
+            shown = display_path(path, ctx.cwd)
             if old is not None:
                 before = _readable(ctx, path)
                 if before is None:
@@ -322,7 +323,7 @@ class BatchApplyTool(PlannedTargets, _PlanningTool):
 
     def summary(self, ctx: ToolContext, steps: list[Step], args: dict[str, Any]) -> str:
         n = sum(s.count for s in steps)
-        names = ", ".join(display(ctx, s.path) for s in steps)
+        names = ", ".join(display_path(s.path, ctx.cwd) for s in steps)
         return (f"Changed {len(steps)} file{'s' if len(steps) != 1 else ''} "
                 f"({n} replacement{'s' if n != 1 else ''}): {names}")
 

@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from nyzhi import records
+from nyzhi.textcut import cut
 from nyzhi.tools.base import Permission, ToolContext, ToolResult
 from nyzhi.tools.builtin.common import BuiltinTool, error, opt_int, req_str
 from nyzhi.tools.search_backends import BACKENDS, Backend
@@ -46,8 +47,8 @@ class SearchFailed(Exception):
 
 
 def _clip(text: Any, limit: int) -> str:
-    text = " ".join(str(text or "").split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    """A field of an API's answer (any JSON value, maybe null) on one line, cut to ``limit``."""
+    return cut(str(text or ""), limit)
 
 
 def _request(backend: Backend, base: str, key: str | None, query: str, count: int) -> dict:

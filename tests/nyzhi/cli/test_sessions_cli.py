@@ -1,4 +1,6 @@
 import json
+import os
+import stat
 import subprocess
 import sys
 
@@ -94,11 +96,26 @@ def test_export_md_json_and_file(store, capsys, tmp_path):
     code, out, _ = run(capsys, "export", "5555", "--format", "json")
     data = json.loads(out)
     assert data["meta"]["id"] == sid and len(data["history"]) == 4
-    target = tmp_path / "out.md"
+    code, whole, _ = run(capsys, "export", "5555")
+    (tmp_path / "out").mkdir()
+    target = tmp_path / "out" / "out.md"
+    target.write_text("an older export")
+    os.chmod(target, 0o640)
     code, out, err = run(capsys, "export", "5555", "-o", str(target))
-    assert code == 0 and out == "" and target.read_text().startswith("# list the files")
-    code, _, err = run(capsys, "export", "5555", "-o", str(tmp_path / "no/such/dir/x.md"))
-    assert code == 1 and "cannot write" in err
+    assert code == 0 and out == "" and target.read_text() == whole  # replaced whole
+    assert stat.S_IMODE(target.stat().st_mode) == 0o640
+    assert sorted(p.name for p in target.parent.iterdir()) == ["out.md"]  # no temp file left
+    missing = tmp_path / "no/such/dir/x.md"
+    code, _, err = run(capsys, "export", "5555", "-o", str(missing))
+    assert code == 1 and err.startswith(f"nyz: could not write the export {missing}: ")
+    assert not (tmp_path / "no").exists()  # a mistyped folder is not made
+    # The one atomic write never writes through a link the user has there, nor over it.
+    theirs = target.parent / "theirs.md"
+    theirs.write_text("theirs")
+    (target.parent / "link.md").symlink_to(theirs)
+    code, _, err = run(capsys, "export", "5555", "-o", str(target.parent / "link.md"))
+    assert code == 1 and "symbolic link" in err and err.count("\n") == 1
+    assert theirs.read_text() == "theirs" and (target.parent / "link.md").is_symlink()
 
 
 def test_replay_timeline_filter_json(store, capsys):

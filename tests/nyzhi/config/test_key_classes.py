@@ -254,3 +254,44 @@ def test_everything_that_acts_on_the_config_loads_it_through_the_filter():
                     and rel not in RAW_LOADERS):
                 found.append(f"{rel}:{node.lineno}")
     assert found == []
+
+
+def test_a_new_gated_key_in_the_table_is_enforced_by_both_walkers(monkeypatch, tmp_path):
+    """One rule (``project_trust.gating``) for the project's TOML layers and for what nyz
+    reads of ``.claude/settings*.json``: a key the table gates is gated in both, with the
+    same class, and a key the table lost is gated in both (default deny)."""
+    import json
+
+    from nyzhi.config import project_trust as pt
+
+    new = kc.Entry(KeyClass.RUNS_PROGRAM, why="a test's new key")
+    monkeypatch.setitem(kc._PARTS, ("notify", "bell"), ("notify.bell", new))  # was SAFE
+    monkeypatch.setitem(kc.CLAUDE_KEYS, "env", "notify.bell")
+    split = split_layer({"notify": {"bell": False, "osc": "9"}}, None, tmp_path)
+    assert split.gated == {"notify.bell": (KeyClass.RUNS_PROGRAM, False)}
+    (tmp_path / ".claude").mkdir()
+    (tmp_path / ".claude" / "settings.json").write_text(json.dumps(
+        {"env": {"PATH": "bin"}, "permissions": {"deny": ["Bash"]}}))
+    assert pt._claude_gated(tmp_path) == {
+        ".claude/settings.json": {"env": (KeyClass.RUNS_PROGRAM, {"PATH": "bin"})}}
+    # the table loses permissions.deny's schema key: gated from Claude's file too
+    real = pt.entry_for
+    monkeypatch.setattr(pt, "entry_for",
+                        lambda form: None if form == ("agent", "trust", "deny_tools")
+                        else real(form))
+    got = pt._claude_gated(tmp_path)[".claude/settings.json"]
+    assert got["permissions.deny"] == (KeyClass.LOOSENS_LIMIT, ["Bash"])
+    assert split_layer({"agent": {"trust": {"deny_tools": ["bash"]}}}, None, tmp_path).gated
+
+
+def test_the_loader_drops_the_user_only_tables_the_table_names():
+    """The loader's project-layer drop (``[network]``) is derived from the table: a new
+    table whose every key is USER_ONLY is dropped whole without a second list."""
+    from nyzhi.config import loader
+
+    assert kc.USER_ONLY_TABLES == ("network",) and loader.USER_ONLY == kc.USER_ONLY_TABLES
+    more = {**KEYS, "tunnel.hosts": kc.Entry(KeyClass.USER_ONLY, why="a test's new table"),
+            "tunnel.port": kc.Entry(KeyClass.USER_ONLY, why="a test's new table")}
+    assert kc.user_only_tables(more) == ("network", "tunnel")
+    mixed = {**more, "tunnel.name": kc.Entry(KeyClass.SAFE)}
+    assert kc.user_only_tables(mixed) == ("network",)  # a table with a SAFE key: per key

@@ -388,3 +388,42 @@ def test_a_role_file_answers_to_its_declared_name_then_its_file_name(tmp_path):
     assert [m["name"] for m in catalog.matching("django")] == [
         "other", "python-development-django-pro"]
     assert [m["name"] for m in catalog.matching("folded")] == ["python-development-django-pro"]
+
+
+async def test_the_view_and_the_gates_ask_one_fence_so_they_agree_on_every_name(tmp_path):
+    """The registry's view (what the model is shown) and the gates (what a call the model
+    makes anyway meets) both ask the role's ``ToolFence``: MCP tools by server too."""
+    from nyzhi.tools.fence import ToolFence
+
+    class Mcp:
+        permission = Permission.READ_ONLY
+        description = "an MCP tool"
+        deferred = False
+        parameters = {"type": "object", "properties": {}}
+
+        def __init__(self, name):
+            self.name = name
+
+        async def run(self, args, ctx):  # pragma: no cover - never reached when fenced
+            raise AssertionError("a fenced tool ran")
+
+    registry = default_registry()
+    for name in ("mcp__docs__search", "mcp__shell__run", "mcp__oddname"):
+        registry.register(Mcp(name))
+    role = r.Role("m", "", "p", disallowed_tools=("bash",), mcp_servers=("docs",))
+    fenced = r.fence_tools(role, registry, Gates(), ctx_for(tmp_path))
+    fence = role.tool_fence
+    assert fence == ToolFence.of(None, ("bash",), ("docs",))
+    for name in registry.names():
+        tool = registry.get(name)
+        decision = await fenced.gates.check(tool, {}, fenced.context)
+        assert fenced.registry.is_allowed(name) is fence.allows(name), name
+        assert (decision.gate == ROLE_FENCE) is (not fence.allows(name)), name
+    assert not fence.allows("mcp__shell__run") and fence.allows("mcp__docs__search")
+    assert not fence.allows("mcp__oddname") and not fence.allows("bash") and fence.allows("read")
+    # narrowing: a child never gets what its parent's fence stops
+    child = fence.narrowed(ToolFence.of(("read", "bash", "mcp__docs__search"), ("grep",)))
+    assert child.allowed == {"read", "bash", "mcp__docs__search"}
+    assert child.disallowed == {"bash", "grep"} and child.mcp_servers == {"docs"}
+    assert [n for n in ("read", "bash", "mcp__docs__search") if child.allows(n)] == [
+        "read", "mcp__docs__search"]

@@ -10,12 +10,12 @@ import pytest
 import trio
 from provider_helpers import make_spec
 
+from nyzhi.loopback import is_loopback_url as is_loopback
 from nyzhi.provider.errors import ContextOverflowError, http_error, overflow_figures
 from nyzhi.provider.limits import (
     DEFAULT_CONTEXT_WINDOW,
     ConfiguredLimits,
     LimitsResolver,
-    is_loopback,
 )
 from nyzhi.testing.fake_llm import open_fake_llm
 from nyzhi.testing.fake_llm_wire import overflow_body

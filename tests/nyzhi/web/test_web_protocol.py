@@ -34,6 +34,13 @@ async def test_the_token_is_required_everywhere_but_the_shell_and_never_logged(
             assert status == 200 and b"app.js" in body and TOKEN.encode() not in body
             assert b"Content-Security-Policy: default-src 'none'; script-src 'nonce-" in head
             assert b"frame-ancestors 'none'" in head and b"Cache-Control: no-store" in head
+            # the one loopback header set (nyzhi.loopback), on a refusal too
+            for wanted in (b"X-Content-Type-Options: nosniff", b"Referrer-Policy: no-referrer",
+                           b"X-Frame-Options: DENY"):
+                assert wanted in head, wanted
+            status, head, _ = await srv.http_full(_get("/static/app.js", port))
+            assert status == 401 and b"Content-Security-Policy: default-src 'none'" in head
+            assert b"Referrer-Policy: no-referrer" in head and b"Cache-Control: no-store" in head
             for path in ("/static/app.js", "/static/app.css", "/ws"):
                 assert (await srv.http(_get(path, port)))[0] == 401, path
                 assert (await srv.http(_get(path + "?token=nope", port)))[0] == 401, path

@@ -49,6 +49,11 @@ APPROVAL_KEYS = {
     "a": ApprovalAnswer.ALWAYS, "always": ApprovalAnswer.ALWAYS,
     "n": ApprovalAnswer.DENY, "no": ApprovalAnswer.DENY, "": ApprovalAnswer.DENY,
 }
+# Said when a line answers an approval with none of its keys (it asks again).
+REPROMPT = "please answer y (yes), a (always this session) or n (no): "
+# A prompt while a turn runs: the thread and the files belong to that turn until it ends.
+NOT_NOW = "[a turn is running; Ctrl-C or /cancel first]\n"
+INPUT_ENDED = "(no answer: the input ended)"  # what a question gets once nobody can answer
 
 
 async def _read_lines(send: trio.MemorySendChannel[str | None]) -> None:
@@ -212,7 +217,7 @@ class ChatHost:
     def send_main(self, text: str) -> None:
         if self.busy:
             # the thread and the files belong to the running turn until it ends
-            self.out.write("[a turn is running; Ctrl-C or /cancel first]\n")
+            self.out.write(NOT_NOW)
             return
         self.started = True
         self.start_turn(text)
@@ -238,19 +243,232 @@ class ChatHost:
         return self._loaded
 
 
+def _chat_output() -> tuple[Any, Any]:
+    """Where the chat writes, and the activity line (rewritten in place: only on a terminal,
+    where it is also the writer; None elsewhere)."""
+    if not sys.stdout.isatty():
+        return sys.stdout, None
+    import shutil
+
+    from nyzhi.tui.activity import Activity, StatusLine
+
+    status = StatusLine(sys.stdout, Activity(), width=shutil.get_terminal_size().columns)
+    return status, status
+
+
+class LineChat:
+    """One chat's jobs over its runtime, split so each can be read on its own: rendering the
+    events (``pump``), running turns and slash commands, answering what they ask, and the loop
+    over the input lines (``converse``). ``idle`` is set while no turn runs; it is replaced at
+    the start of each turn, so whoever waits on it waits for that turn."""
+
+    def __init__(self, rt: Any, out: Any, status: Any, renderer: ChatRenderer,
+                 nursery: trio.Nursery, lines: trio.MemoryReceiveChannel[str | None],
+                 piped: bool) -> None:
+        self.rt = rt
+        self.out = out
+        self.status = status
+        self.renderer = renderer
+        self.pending = renderer.pending
+        self.nursery = nursery
+        self.lines = lines
+        self.piped = piped
+        self.idle = trio.Event()
+        self.idle.set()
+        self.changed = trio.lowlevel.ParkingLot()  # woken by every event and every turn's end
+        self.host = ChatHost(rt, out, nursery, self.start_turn)
+
+    def prompt(self) -> None:
+        self.out.write("> ")
+        self.out.flush()
+
+    # --- rendering -------------------------------------------------------------------------
+
+    async def pump(self, events: Any) -> None:
+        """Each event shown (and fed to the activity line) as it comes."""
+        status = self.status
+        async for event in events:
+            if status is not None and event.agent == ev.MAIN_AGENT:
+                status.activity.feed(event)
+            self.renderer.render(event)
+            if status is not None:
+                status.draw()
+            self.out.flush()
+            self.changed.unpark_all()
+
+    async def spin(self) -> None:
+        """The activity line's clock (a screen clock, not synchronisation)."""
+        assert self.status is not None
+        while True:
+            await trio.sleep(0.125)
+            if self.status.activity.active:
+                self.status.draw()
+
+    # --- waiting on the running turn --------------------------------------------------------
+
+    async def settle(self) -> None:
+        """Until no turn runs or the running one asks something."""
+        while not self.idle.is_set() and not self.pending:
+            await self.changed.park()
+
+    async def finish(self) -> None:
+        """stdin ended: let the running turn end; nobody can answer it any more."""
+        while not self.idle.is_set():
+            await self.settle()
+            while self.pending:
+                request = self.pending.pop(0)
+                if isinstance(request, ev.UserQuestion):
+                    await self.rt.answer_question(request.request_id, INPUT_ENDED)
+                else:
+                    await self.rt.answer_approval(request.request_id, ApprovalAnswer.DENY)
+
+    # --- turns and commands ----------------------------------------------------------------
+
+    def start_turn(self, text: str) -> None:
+        self.idle = trio.Event()  # at once: the next line must see the turn as running
+        self.nursery.start_soon(self.run_turn, text, self.idle)
+
+    async def run_turn(self, text: str, done: trio.Event) -> None:
+        status = self.status
+        if status is not None:
+            status.at_line_start = True  # the person's Enter ended the "> " line
+            status.activity.start()
+            status.draw()
+        try:
+            try:
+                handle = await self.rt.submit(text)
+            except ValueError as exc:  # an @image that cannot be sent (ImageError)
+                self.out.write(f"[not sent: {exc}]\n")
+                return
+            await handle.wait()
+        finally:
+            if status is not None:
+                status.activity.stop()
+                status.clear()
+            done.set()
+            self.changed.unpark_all()
+            self.prompt()
+
+    async def _command(self, text: str, done: trio.Event) -> None:
+        try:
+            await dispatch(self.host, text)
+        except Exception as exc:  # one failing command must not end the chat
+            self.out.write(f"{text.split()[0]} failed: {exc}\n")
+        finally:
+            done.set()
+            self.changed.unpark_all()
+
+    async def run_command(self, text: str) -> bool:
+        """Run a slash command. While it runs, the next lines answer only what it asks
+        (``/init-deep`` runs commands through the gates, which may ask approval); other lines
+        wait their turn, so piped input keeps its order. False: the input ended meanwhile
+        (what the command asked is declined)."""
+        done = trio.Event()
+        self.nursery.start_soon(self._command, text, done)
+        ended = False
+        while not done.is_set():
+            if not self.pending:
+                await self.changed.park()
+                continue
+            request = self.pending[0]
+            line = None if ended else await self.lines.receive()
+            ended = line is None
+            if isinstance(request, ev.UserQuestion):
+                await self.rt.answer_question(request.request_id,
+                                              line.strip() if line else INPUT_ENDED)
+            else:
+                answer = ApprovalAnswer.DENY if line is None else approval_answer(line)
+                if answer is None:
+                    self.out.write(REPROMPT)
+                    self.out.flush()
+                    continue
+                await self.rt.answer_approval(request.request_id, answer)
+            self.pending.pop(0)
+        return not ended
+
+    # --- the input lines -------------------------------------------------------------------
+
+    async def answer_pending(self, line: str) -> None:
+        """The line answers the oldest question or approval (a question's option by its
+        number); an approval answer that means nothing asks again."""
+        request = self.pending[0]
+        if isinstance(request, ev.UserQuestion):
+            text = line.strip()
+            if text.isdigit() and 1 <= int(text) <= len(request.options):
+                text = request.options[int(text) - 1].get("value", text)
+            await self.rt.answer_question(request.request_id, text)
+        else:
+            answer = approval_answer(line)
+            if answer is None:
+                self.out.write(REPROMPT)
+                self.out.flush()
+                return
+            await self.rt.answer_approval(request.request_id, answer)
+        self.pending.pop(0)
+
+    async def take_command(self, text: str) -> bool:
+        """A slash command typed; False: the chat ends (/quit, or the input ended)."""
+        host = self.host
+        host.busy, host.started = not self.idle.is_set(), False
+        if not await self.run_command(text):  # the input ended while it ran
+            if self.piped:
+                await self.finish()
+            return False
+        if host.done:
+            return False
+        if not host.started:
+            self.out.write("> ")
+        self.out.flush()
+        return True
+
+    async def take_line(self, line: str) -> bool:
+        """One line with nothing pending: a prompt for the agent or a slash command. False: the
+        chat ends."""
+        text = line.strip()
+        if not text:
+            self.prompt()
+            return True
+        if text.startswith("/"):
+            return await self.take_command(text)
+        if not self.idle.is_set():
+            self.out.write(NOT_NOW)
+        else:
+            self.start_turn(self.rt.knowledge.expand(text))
+        self.out.flush()
+        return True
+
+    async def converse(self) -> None:
+        """The loop over the input, until it ends (piped: after the running turn has ended),
+        /quit, or the input ends while a command runs."""
+        async for line in self.lines:
+            if line is None:
+                if self.piped:
+                    await self.finish()
+                return
+            if self.piped:
+                await self.settle()
+            if self.pending:
+                await self.answer_pending(line)
+            elif not await self.take_line(line):
+                return
+
+
+def _exit_status(stopped_by: int | None, rt: Any, renderer: ChatRenderer) -> int:
+    if stopped_by is not None:
+        return exit_code(stopped_by)
+    fault = rt.save_fault  # the session could not be saved (full or read-only disk)
+    if fault is not None:
+        if not any(str(fault) in message for message in renderer.errors):
+            print(f"nyz: {fault}", file=sys.stderr)  # failed at close: no event said it
+        return 1
+    return 0
+
+
 async def chat(args: argparse.Namespace) -> int:
     from nyzhi.core.runtime import open_runtime
 
     options = runtime_options(args, interactive=True)
-    out: Any = sys.stdout
-    status = None  # the activity line, rewritten in place: only on a terminal
-    if sys.stdout.isatty():
-        import shutil
-
-        from nyzhi.tui.activity import Activity, StatusLine
-
-        status = out = StatusLine(sys.stdout, Activity(),
-                                  width=shutil.get_terminal_size().columns)
+    out, status = _chat_output()
     stopped_by: int | None = None
     async with open_runtime(options) as rt:
         from nyzhi.core import collector
@@ -260,52 +478,14 @@ async def chat(args: argparse.Namespace) -> int:
             print(notice, file=sys.stderr)
         print(f"nyz · {rt.provider_name}/{rt.model} · session {rt.session_id[:8]} · /help", file=out)
         renderer = ChatRenderer(out)
-        pending = renderer.pending
-        busy = trio.Event()
-        busy.set()
         piped = not sys.stdin.isatty()
-        changed = trio.lowlevel.ParkingLot()  # woken by every event and every turn's end
         lines_send, lines = trio.open_memory_channel[str | None](16)
         async with rt.subscribe() as events, trio.open_nursery() as nursery:
+            talk = LineChat(rt, out, status, renderer, nursery, lines, piped)
             nursery.start_soon(_read_lines, lines_send)
 
-            async def pump() -> None:
-                async for event in events:
-                    if status is not None and event.agent == ev.MAIN_AGENT:
-                        status.activity.feed(event)
-                    renderer.render(event)
-                    if status is not None:
-                        status.draw()
-                    out.flush()
-                    changed.unpark_all()
-
-            async def spin() -> None:
-                """The activity line's clock (a screen clock, not synchronisation)."""
-                assert status is not None
-                while True:
-                    await trio.sleep(0.125)
-                    if status.activity.active:
-                        status.draw()
-
-            async def settle() -> None:
-                """Until no turn runs or the running one asks something."""
-                while not busy.is_set() and not pending:
-                    await changed.park()
-
-            async def finish() -> None:
-                """stdin ended: let the running turn end; nobody can answer it any more."""
-                while not busy.is_set():
-                    await settle()
-                    while pending:
-                        request = pending.pop(0)
-                        if isinstance(request, ev.UserQuestion):
-                            await rt.answer_question(request.request_id,
-                                                     "(no answer: the input ended)")
-                        else:
-                            await rt.answer_approval(request.request_id, ApprovalAnswer.DENY)
-
             async def mid_turn(signum: int) -> bool:
-                if signum == signal.SIGINT and not busy.is_set():
+                if signum == signal.SIGINT and not talk.idle.is_set():
                     await rt.cancel()  # Ctrl-C mid-turn: back to the prompt
                     return True
                 return False
@@ -315,141 +495,22 @@ async def chat(args: argparse.Namespace) -> int:
                 if signum != signal.SIGINT:
                     stopped_by = signum
                     await rt.cancel()
-                    await busy.wait()  # the turn has settled: its thread is whole
+                    await talk.idle.wait()  # the turn has settled: its thread is whole
                 nursery.cancel_scope.cancel()
 
             async def on_signal() -> None:
                 await stop_on_signal(stop, interrupts=mid_turn, detach_terminal=True)
 
-            nursery.start_soon(pump)
+            nursery.start_soon(talk.pump, events)
             nursery.start_soon(on_signal)
             if status is not None:
-                nursery.start_soon(spin)
-
-            async def run_turn(text: str, done: trio.Event) -> None:
-                if status is not None:
-                    status.at_line_start = True  # the person's Enter ended the "> " line
-                    status.activity.start()
-                    status.draw()
-                try:
-                    try:
-                        handle = await rt.submit(text)
-                    except ValueError as exc:  # an @image that cannot be sent (ImageError)
-                        out.write(f"[not sent: {exc}]\n")
-                        return
-                    await handle.wait()
-                finally:
-                    if status is not None:
-                        status.activity.stop()
-                        status.clear()
-                    done.set()
-                    changed.unpark_all()
-                    out.write("> ")
-                    out.flush()
-
-            async def run_command(text: str) -> bool:
-                """Run a slash command. While it runs, the next lines answer only what it asks
-                (``/init-deep`` runs commands through the gates, which may ask approval);
-                other lines wait their turn, so piped input keeps its order. False: the input
-                ended meanwhile (what the command asked is declined)."""
-                done = trio.Event()
-
-                async def command() -> None:
-                    try:
-                        await dispatch(host, text)
-                    except Exception as exc:  # one failing command must not end the chat
-                        out.write(f"{text.split()[0]} failed: {exc}\n")
-                    finally:
-                        done.set()
-                        changed.unpark_all()
-
-                nursery.start_soon(command)
-                ended = False
-                while not done.is_set():
-                    if not pending:
-                        await changed.park()
-                        continue
-                    request = pending[0]
-                    line = None if ended else await lines.receive()
-                    ended = line is None
-                    if isinstance(request, ev.UserQuestion):
-                        await rt.answer_question(request.request_id, line.strip() if line
-                                                 else "(no answer: the input ended)")
-                    else:
-                        answer = ApprovalAnswer.DENY if line is None else approval_answer(line)
-                        if answer is None:
-                            out.write("please answer y (yes), a (always this session) or n "
-                                      "(no): ")
-                            out.flush()
-                            continue
-                        await rt.answer_approval(request.request_id, answer)
-                    pending.pop(0)
-                return not ended
-
-            def start_turn(text: str) -> None:
-                nonlocal busy
-                busy = trio.Event()  # at once: the next line must see the turn as running
-                nursery.start_soon(run_turn, text, busy)
-
-            host = ChatHost(rt, out, nursery, start_turn)
-            out.write("> ")
-            out.flush()
+                nursery.start_soon(talk.spin)
+            talk.prompt()
             if getattr(args, "first_prompt", None):  # nyz team start --task
-                start_turn(rt.knowledge.expand(args.first_prompt))
-            async for line in lines:
-                if line is None:
-                    if piped:
-                        await finish()
-                    break
-                if piped:
-                    await settle()
-                if pending:
-                    request = pending[0]
-                    if isinstance(request, ev.UserQuestion):
-                        text = line.strip()
-                        if text.isdigit() and 1 <= int(text) <= len(request.options):
-                            text = request.options[int(text) - 1].get("value", text)
-                        await rt.answer_question(request.request_id, text)
-                    else:
-                        answer = approval_answer(line)
-                        if answer is None:
-                            out.write("please answer y (yes), a (always this session) or n (no): ")
-                            out.flush()
-                            continue
-                        await rt.answer_approval(request.request_id, answer)
-                    pending.pop(0)
-                    continue
-                text = line.strip()
-                if not text:
-                    out.write("> ")
-                    out.flush()
-                    continue
-                if not text.startswith("/"):
-                    if not busy.is_set():
-                        out.write("[a turn is running; Ctrl-C or /cancel first]\n")
-                    else:
-                        start_turn(rt.knowledge.expand(text))
-                    out.flush()
-                    continue
-                host.busy, host.started = not busy.is_set(), False
-                if not await run_command(text):  # the input ended while it ran
-                    if piped:
-                        await finish()
-                    break
-                if host.done:
-                    break
-                if not host.started:
-                    out.write("> ")
-                out.flush()
+                talk.start_turn(rt.knowledge.expand(args.first_prompt))
+            await talk.converse()
             nursery.cancel_scope.cancel()
-    if stopped_by is not None:
-        return exit_code(stopped_by)
-    fault = rt.save_fault  # the session could not be saved (full or read-only disk)
-    if fault is not None:
-        if not any(str(fault) in message for message in renderer.errors):
-            print(f"nyz: {fault}", file=sys.stderr)  # failed at close: no event said it
-        return 1
-    return 0
+    return _exit_status(stopped_by, rt, renderer)
 
 
 def main(args: argparse.Namespace) -> int:

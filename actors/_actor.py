@@ -26,14 +26,15 @@ class Actor:
     with ``functools.singledispatchmethod`` and register one handler per message type.
 
     Class attributes:
-      ``supervision``: how this actor supervises the children it spawns.
+      ``supervision``: how this actor supervises the children it spawns (an instance may set
+      its own: ``Supervisor`` does, from its arguments).
       ``crash_on_ask_error``: if False, an exception raised while handling an *ask* is only
       delivered to the asker and the actor keeps running (the default, True, also crashes
       the actor, as an Erlang ``gen_server:call`` does). ``UnhandledMessage`` from an ask
       never crashes the actor: a request it does not understand is the asker's error.
     """
 
-    supervision: ClassVar[Supervision] = Supervision()
+    supervision: Supervision = Supervision()
     crash_on_ask_error: ClassVar[bool] = True
     _context: Context
 

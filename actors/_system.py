@@ -174,4 +174,6 @@ async def open_system(
         error = system._failures[0]
         raise error from error.__cause__
     if system._failures:
-        raise ExceptionGroup(f"actors escaped supervision in {name!r}", system._failures)
+        # BaseExceptionGroup: an ExceptionGroup when every failure is an Exception (as they
+        # are in practice); a bare BaseException among them would make ExceptionGroup raise.
+        raise BaseExceptionGroup(f"actors escaped supervision in {name!r}", system._failures)

@@ -197,6 +197,34 @@ def test_as_root_with_apt_get_make_test_installs_what_is_missing(tmp_path: Path)
     assert stamp.exists()
 
 
+def test_make_lint_runs_ruff_then_basedpyright(tmp_path: Path) -> None:
+    """Issue 50: `make lint` type-checks what [tool.basedpyright] includes, after ruff. The real
+    thing: the checkout's own ruff and basedpyright (the dev extra) in an installed venv, with
+    the checked code clean."""
+    tools = Path(sys.executable).parent
+    if not (tools / "basedpyright").exists() or not (tools / "ruff").exists():
+        pytest.skip("the dev extra (ruff, basedpyright) is not installed next to this interpreter")
+    if sys.prefix == sys.base_prefix:
+        pytest.skip("not running in a venv (the lint's interpreter must see the installed packages)")
+    venv = _installed_venv(tmp_path)
+    (venv / ".installed-dev").touch()
+    for name in ("ruff", "basedpyright"):
+        (venv / "bin" / name).symlink_to(tools / name)
+    # This venv's own packages, so that its python (the one basedpyright asks for the import
+    # paths) is this venv's and not the base interpreter it links to.
+    shutil.copy(Path(sys.prefix) / "pyvenv.cfg", venv / "pyvenv.cfg")
+    (venv / "lib").symlink_to(Path(sys.prefix) / "lib")
+    env = _env(_bin_dir(tmp_path, without={"apt-get"}))
+    plan = _make(env, "-n", "lint", f"VENV={venv}")
+    assert plan.returncode == 0, plan.stderr
+    commands = plan.stdout.strip().splitlines()
+    assert commands == [f"{venv}/bin/ruff check actors nyzhi tests benchmarks",
+                        f"{venv}/bin/basedpyright --pythonpath {venv}/bin/python"], commands
+    lint = _make(env, "-s", "lint", f"VENV={venv}")
+    assert lint.returncode == 0, lint.stdout + lint.stderr
+    assert "0 errors" in lint.stdout, lint.stdout
+
+
 # --- Python version ---------------------------------------------------------------------------
 
 

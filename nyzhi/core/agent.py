@@ -116,9 +116,10 @@ class AgentActor(actors.Actor):
 
     async def started(self) -> None:
         from nyzhi.core.tool_executor import StepBook, ToolExecutorActor
+        from nyzhi.core.tool_step import GatedToolStep
 
         step = self.loop.tool_step
-        if hasattr(step, "executor"):  # tools run under a child actor: <path>/tools
+        if isinstance(step, GatedToolStep):  # tools run under a child actor: <path>/tools
             book = StepBook(f"{self.context.path}/tools")
             tooling = getattr(step, "tooling", None)
             shells = getattr(getattr(tooling, "context", None), "shells", None)

@@ -14,7 +14,7 @@ An assistant's ``thinking`` is left as it is: providers sign it, and it came fro
 from __future__ import annotations
 
 import weakref
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import Any
 
 import attrs
@@ -40,7 +40,7 @@ class RedactingProvider:
     def wrapped(self) -> pt.Provider:
         return self._provider
 
-    def stream(self, request: pt.ChatRequest) -> AsyncIterator[pt.StreamEvent]:
+    def stream(self, request: pt.ChatRequest) -> AsyncGenerator[pt.StreamEvent, None]:
         return self._provider.stream(self.redact(request))
 
     def redact(self, request: pt.ChatRequest) -> pt.ChatRequest:

@@ -291,19 +291,22 @@ class TurnLoop:
             system = self.system_prompt()  # built once per step: it can change between steps
             tools = tuple(self.tool_schemas())
             reason = await self._maybe_compact(system, tools)
+            answer = None  # the step's (text, calls, usage, stop); None: ``reason`` says why not
             if reason is None:
                 try:
-                    text, calls, usage, stop = await self._model_step(system, tools)
+                    answer = await self._model_step(system, tools)
                 except ContextOverflowError as exc:
                     reason = await self._recover_overflow(system, tools, exc)
                     if reason is None:
                         try:  # the same step, once, on the compacted thread
-                            text, calls, usage, stop = await self._model_step(system, tools)
+                            answer = await self._model_step(system, tools)
                         except ContextOverflowError as again:
                             reason = _still_too_long(again, self._model_name())
-            if reason is not None:
+            if answer is None:
+                assert reason is not None
                 await self.emit(ev.Error(agent=self.agent_path, message=reason, kind="context"))
                 return TurnOutcome(final_text, step, "context", turn_usage, True, reason)
+            text, calls, usage, stop = answer
             turn_usage = _add_usage(turn_usage, usage)
             final_text = text
             if not calls:

@@ -25,7 +25,7 @@ from __future__ import annotations
 import random
 import sys
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 
 import httpx
 import trio
@@ -152,7 +152,7 @@ class HttpProvider:
     def __repr__(self) -> str:
         return f"<HttpProvider {self.name} {self.spec.api_style} model={self.model!r}>"
 
-    async def stream(self, request: ChatRequest) -> AsyncIterator[StreamEvent]:
+    async def stream(self, request: ChatRequest) -> AsyncGenerator[StreamEvent, None]:
         model = request.model or self.model
         policy = self.spec.retry
         max_attempts = policy.max_retries + 1

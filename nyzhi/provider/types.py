@@ -11,7 +11,7 @@ a provider surface as ``Retry`` events so the caller can show them.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import Any, Literal, Protocol, runtime_checkable
 
 import attrs
@@ -188,7 +188,7 @@ class Provider(Protocol):
     name: str
     model: str
 
-    def stream(self, request: ChatRequest) -> AsyncIterator[StreamEvent]: ...
+    def stream(self, request: ChatRequest) -> AsyncGenerator[StreamEvent, None]: ...
 
 
 @runtime_checkable

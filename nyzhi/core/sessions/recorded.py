@@ -14,7 +14,7 @@ rerun asked the model for more than the original session did, i.e. it diverged.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, Sequence
 
 from nyzhi.core import events as ev
 from nyzhi.core.sessions.store import Session
@@ -90,7 +90,7 @@ class RecordedProvider:
             return [text]
         return [text[i : i + self._chunk] for i in range(0, len(text), self._chunk)]
 
-    async def stream(self, request: ChatRequest) -> AsyncIterator[StreamEvent]:
+    async def stream(self, request: ChatRequest) -> AsyncGenerator[StreamEvent, None]:
         self.requests.append(request)
         if self._next >= len(self._turns):
             raise RecordingExhausted(

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
 import trio
@@ -63,12 +63,12 @@ class ModelCallGate:
         self._limiter = trio.CapacityLimiter(limit)
         self._shared = shared
 
-    def stream(self, request: pt.ChatRequest) -> AsyncIterator[pt.StreamEvent]:
+    def stream(self, request: pt.ChatRequest) -> AsyncGenerator[pt.StreamEvent, None]:
         if self._limiter is None:
             return self._provider.stream(request)
         return self._gated(request)
 
-    async def _gated(self, request: pt.ChatRequest) -> AsyncIterator[pt.StreamEvent]:
+    async def _gated(self, request: pt.ChatRequest) -> AsyncGenerator[pt.StreamEvent, None]:
         async with self.slot():
             async with contextlib.aclosing(self._provider.stream(request)) as events:
                 async for event in events:

@@ -13,7 +13,7 @@ requests and the answers, which the member has anyway.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import Any
 
 import trio
@@ -38,7 +38,7 @@ class ProxyProvider:
         self.model = model
         self.name = name
 
-    async def stream(self, request: pt.ChatRequest) -> AsyncIterator[pt.StreamEvent]:
+    async def stream(self, request: pt.ChatRequest) -> AsyncGenerator[pt.StreamEvent, None]:
         call_id, events = self.pipe.open_model_call()
         ended = False
         try:

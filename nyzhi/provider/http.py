@@ -22,6 +22,7 @@ at once (httpx cannot reuse a half-read connection and drops it).
 
 from __future__ import annotations
 
+import contextlib
 import random
 import sys
 import time
@@ -181,17 +182,18 @@ class HttpProvider:
                         parser = (SSEParser(bound) if self.adapter.framing == "sse"
                                   else LineParser(bound))
                         try:
-                            async for chunk in response.aiter_bytes():
-                                for name, data in parser.feed(chunk):
-                                    for event in guard.feed(name, data):
-                                        if not isinstance(event, Usage):
-                                            produced = True
-                                        yield event
-                                if decoder.done:
-                                    # The answer ended (a decoder may end it early, e.g.
-                                    # llama.cpp's repetition guard): hang up, which stops the
-                                    # server generating.
-                                    return
+                            async with contextlib.aclosing(response.aiter_bytes()) as chunks:
+                                async for chunk in chunks:
+                                    for name, data in parser.feed(chunk):
+                                        for event in guard.feed(name, data):
+                                            if not isinstance(event, Usage):
+                                                produced = True
+                                            yield event
+                                    if decoder.done:
+                                        # The answer ended (a decoder may end it early, e.g.
+                                        # llama.cpp's repetition guard): hang up, which stops
+                                        # the server generating.
+                                        return
                             for name, data in parser.close():
                                 for event in guard.feed(name, data):
                                     if not isinstance(event, Usage):
@@ -276,10 +278,11 @@ class HttpProvider:
     async def _http_error(self, response: httpx.Response, model: str) -> ProviderError:
         body = b""
         try:
-            async for chunk in response.aiter_bytes():
-                body += chunk
-                if len(body) >= MAX_ERROR_BODY:
-                    break
+            async with contextlib.aclosing(response.aiter_bytes()) as chunks:
+                async for chunk in chunks:
+                    body += chunk
+                    if len(body) >= MAX_ERROR_BODY:
+                        break
         except httpx.TransportError:
             pass  # the status is what matters; a half-read body still names the problem
         return http_error(

@@ -21,6 +21,7 @@ Each wire's documented shape is read here and nowhere else:
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 from nyzhi import records
@@ -172,10 +173,11 @@ async def search(spec: Any, client: Any, query: str, count: int) -> NativeAnswer
         async with client.stream("POST", url, headers=headers, json=body,
                                  timeout=TIMEOUT_S) as response:
             raw = bytearray()
-            async for chunk in response.aiter_bytes():
-                raw += chunk
-                if len(raw) > MAX_ANSWER_BYTES:
-                    raise NativeSearchFailed(f"the answer is over {MAX_ANSWER_BYTES} bytes")
+            async with contextlib.aclosing(response.aiter_bytes()) as chunks:
+                async for chunk in chunks:
+                    raw += chunk
+                    if len(raw) > MAX_ANSWER_BYTES:
+                        raise NativeSearchFailed(f"the answer is over {MAX_ANSWER_BYTES} bytes")
             status = response.status_code
     except httpx.HTTPError as exc:
         raise NativeSearchFailed(f"the request failed ({type(exc).__name__})") from None

@@ -449,7 +449,9 @@ class DeleteFileTool(_PlanningTool):
         path = resolve_arg(ctx, args.get("path"), arg="path")
         shown = display_path(path, ctx.cwd)
         if os.path.isdir(path) and not os.path.islink(path):
-            if any(os.scandir(path)):
+            with os.scandir(path) as entries:
+                not_empty = any(entries)
+            if not_empty:
                 raise ArgError(f"{shown} is a directory that is not empty; delete_file removes files and empty directories only")
             return [Step(path=path, before=b"", after=None, kind="dir")]
         _, data = _regular_source(ctx, args.get("path"), "path")

@@ -8,6 +8,7 @@ memory) and the text is cut at ``max_length`` characters.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import re
 import urllib.parse
@@ -136,12 +137,13 @@ async def _fetch(client: Any, url: str, policy: Any) -> tuple[int, str, str, str
                 continue
             body = bytearray()
             capped = False
-            async for chunk in resp.aiter_bytes():
-                body.extend(chunk)
-                if len(body) > MAX_DOWNLOAD_BYTES:
-                    capped = True
-                    del body[MAX_DOWNLOAD_BYTES:]
-                    break
+            async with contextlib.aclosing(resp.aiter_bytes()) as chunks:
+                async for chunk in chunks:
+                    body.extend(chunk)
+                    if len(body) > MAX_DOWNLOAD_BYTES:
+                        capped = True
+                        del body[MAX_DOWNLOAD_BYTES:]
+                        break
             return (resp.status_code, resp.headers.get("content-type", ""),
                     resp.charset_encoding or "utf-8", url, bytes(body), capped)
         finally:

@@ -16,6 +16,7 @@ a snippet saying "ignore previous instructions" is data for the model, not an or
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from collections.abc import Mapping
@@ -152,12 +153,13 @@ class WebSearchTool(BuiltinTool):
             async with httpx.AsyncClient(timeout=TIMEOUT_S, follow_redirects=True) as client:
                 async with client.stream(headers=headers, **request) as resp:
                     body = bytearray()
-                    async for chunk in resp.aiter_bytes():
-                        body.extend(chunk)
-                        if len(body) > MAX_RESPONSE_BYTES:
-                            raise SearchFailed(
-                                f"the answer is larger than {MAX_RESPONSE_BYTES // 1024 // 1024}"
-                                " MB; refused")
+                    async with contextlib.aclosing(resp.aiter_bytes()) as chunks:
+                        async for chunk in chunks:
+                            body.extend(chunk)
+                            if len(body) > MAX_RESPONSE_BYTES:
+                                raise SearchFailed(
+                                    f"the answer is larger than {MAX_RESPONSE_BYTES // 1024 // 1024}"
+                                    " MB; refused")
                     status = resp.status_code
         except httpx.HTTPError as exc:
             raise SearchFailed(f"{type(exc).__name__}: {exc} (is {self.base} reachable?)") from exc

@@ -93,6 +93,9 @@ def stop(server: SshServer) -> None:
     except subprocess.TimeoutExpired:
         server.proc.kill()
         server.proc.wait()
+    finally:
+        if server.proc.stderr is not None:
+            server.proc.stderr.close()  # the pipe start() opened (unclosed: a ResourceWarning)
 
 
 REMOTE_USER = "nyz-remote"

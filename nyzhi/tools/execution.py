@@ -126,66 +126,80 @@ async def execute_calls(
     """
     if (ctx is None) == (ctx_factory is None):
         raise TypeError("execute_calls needs exactly one of ctx or ctx_factory")
-    outcomes: list[ToolCallOutcome | None] = [None] * len(calls)
-    started: dict[int, float] = {}
+    batch = _Batch(calls, registry, gates, ctx_factory or (lambda _call: ctx), on_event, cap)
+    try:
+        for segment in _segments(calls, registry):
+            if len(segment) == 1:
+                await batch.run_one(segment[0])
+            else:
+                async with trio.open_nursery() as nursery:
+                    for index in segment:
+                        nursery.start_soon(batch.run_one, index)
+    except BaseException:
+        final = _fill_cancelled(calls, batch.outcomes, batch.started)
+        if into is not None:
+            into[:] = final
+        with trio.CancelScope(shield=True), trio.move_on_after(1.0):
+            for outcome in final:
+                if outcome.cancelled:
+                    await batch.emit(ToolCallFinished(outcome))
+        raise
+    final = [o for o in batch.outcomes if o is not None]
+    if into is not None:
+        into[:] = final
+    return final
 
-    async def emit(event: ToolEvent) -> None:
-        if on_event is not None:
-            await on_event(event)
 
-    async def run_one(index: int) -> None:
-        call = calls[index]
-        started[index] = time.perf_counter()
-        await emit(ToolCallStarted(call.id, call.name, call.arguments))
-        result, decision = await _gate_and_run(call, index)
+class _Batch:
+    """One ``execute_calls``: what each call needs (the registry, the gates, its context, where
+    events go, the capper) and what has happened so far (``outcomes`` by index, None while a
+    call has none; ``started``: when each call that began began)."""
+
+    def __init__(self, calls: list[ToolCallRequest], registry: Any, gates: Gates,
+                 ctx_for: Callable[[ToolCallRequest], ToolContext | None],
+                 on_event: EventSink | None, cap: Capper | None) -> None:
+        self.calls = calls
+        self.registry = registry
+        self.gates = gates
+        self.ctx_for = ctx_for
+        self.on_event = on_event
+        self.cap = cap
+        self.outcomes: list[ToolCallOutcome | None] = [None] * len(calls)
+        self.started: dict[int, float] = {}
+
+    async def emit(self, event: ToolEvent) -> None:
+        if self.on_event is not None:
+            await self.on_event(event)
+
+    async def run_one(self, index: int) -> None:
+        call = self.calls[index]
+        self.started[index] = time.perf_counter()
+        await self.emit(ToolCallStarted(call.id, call.name, call.arguments))
+        result, decision = await self._gate_and_run(call)
         outcome = ToolCallOutcome(
-            call.id, call.name, result, decision, time.perf_counter() - started[index]
+            call.id, call.name, result, decision, time.perf_counter() - self.started[index]
         )
-        outcomes[index] = outcome
-        await emit(ToolCallFinished(outcome))
+        self.outcomes[index] = outcome
+        await self.emit(ToolCallFinished(outcome))
 
-    async def _gate_and_run(
-        call: ToolCallRequest, index: int
-    ) -> tuple[ToolResult, GateDecision | None]:
-        if call.error is not None:
-            return ToolResult(
-                f"Invalid arguments for `{call.name}`: {call.error}. Send the arguments as one "
-                "JSON object matching the tool's parameters.", True
-            ), None
-        tool = _lookup(registry, call.name)
-        if tool is None:
-            return ToolResult(
-                f"Unknown tool `{call.name}`. Call only the tools you were given; a tool the "
-                "system prompt lists as not loaded must be loaded with tool_search first.",
-                is_error=True,
-            ), None
-        base = ctx_factory(call) if ctx_factory is not None else ctx
+    async def _gate_and_run(self, call: ToolCallRequest) -> tuple[ToolResult, GateDecision | None]:
+        tool = None if call.error is not None else _lookup(self.registry, call.name)
+        if tool is None:  # never reaches the gates
+            return _unrunnable(call), None
+        base = self.ctx_for(call)
         assert base is not None
 
         async def sink(text: str) -> None:
-            await emit(ToolOutputDelta(call.id, call.name, text))
+            await self.emit(ToolOutputDelta(call.id, call.name, text))
 
         call_ctx = attrs.evolve(base, output=sink)
         args = call.arguments or {}
         decision: GateDecision | None = None
         try:
-            # Gating and the tool's start are synchronous work on the shared trio thread: one
-            # call at a time per scheduler batch, so a burst of calls never stalls the loop.
-            await admit()
-            is_allowed = getattr(registry, "is_allowed", None)
-            if callable(is_allowed) and not is_allowed(call.name):
-                decision = fenced_out(call.name)
-            else:
-                decision = await gates.check(tool, args, call_ctx, call_id=call.id)
+            decision = await self._gate(call, tool, args, call_ctx)
             if not decision.allowed:
                 return decision.to_result(), decision
-            # Writers hold a lease on each resolved target while they run (see leases.py).
-            async with write_leases(tool, call_ctx, decision.paths):
-                current = CURRENT_CALL.set((call_ctx.agent_path, call.id))
-                try:
-                    result = await tool.run(args, call_ctx)
-                finally:
-                    CURRENT_CALL.reset(current)
+            result = await _run_tool(call, tool, args, call_ctx, decision)
         except LeaseBusy as exc:
             return ToolResult(
                 str(exc), is_error=True,
@@ -196,38 +210,57 @@ async def execute_calls(
             return _redacted(ToolResult(
                 f"Tool `{call.name}` failed: {type(exc).__name__}: {exc}", is_error=True
             ), call_ctx), decision
-        # Redacted here, before the output is capped and spilled to a file: every way out
-        # (the model, events, ``nyz mcp serve``, the offload file) gets this text.
+        return await self._finished(call, result, tool, call_ctx), decision
+
+    async def _gate(self, call: ToolCallRequest, tool: Tool, args: dict[str, Any],
+                    call_ctx: ToolContext) -> GateDecision:
+        """The role fence (a registry's ``is_allowed``), then the gates."""
+        # Gating and the tool's start are synchronous work on the shared trio thread: one
+        # call at a time per scheduler batch, so a burst of calls never stalls the loop.
+        await admit()
+        is_allowed = getattr(self.registry, "is_allowed", None)
+        if callable(is_allowed) and not is_allowed(call.name):
+            return fenced_out(call.name)
+        return await self.gates.check(tool, args, call_ctx, call_id=call.id)
+
+    async def _finished(self, call: ToolCallRequest, result: ToolResult, tool: Tool,
+                        call_ctx: ToolContext) -> ToolResult:
+        """Redacted here, before the output is capped and spilled to a file: every way out
+        (the model, events, ``nyz mcp serve``, the offload file) gets this text."""
         result = _redacted(result, call_ctx)
-        if cap is not None:
+        if self.cap is not None:
             try:
-                capped = cap(result, tool, call_ctx)
+                capped = self.cap(result, tool, call_ctx)
                 result = await capped if hasattr(capped, "__await__") else capped
             except Exception:
                 log.exception("capping the output of %s failed; returning it whole", call.name)
-        return result, decision
+        return result
 
-    try:
-        for segment in _segments(calls, registry):
-            if len(segment) == 1:
-                await run_one(segment[0])
-            else:
-                async with trio.open_nursery() as nursery:
-                    for index in segment:
-                        nursery.start_soon(run_one, index)
-    except BaseException:
-        final = _fill_cancelled(calls, outcomes, started)
-        if into is not None:
-            into[:] = final
-        with trio.CancelScope(shield=True), trio.move_on_after(1.0):
-            for outcome in final:
-                if outcome.cancelled:
-                    await emit(ToolCallFinished(outcome))
-        raise
-    final = [o for o in outcomes if o is not None]
-    if into is not None:
-        into[:] = final
-    return final
+
+def _unrunnable(call: ToolCallRequest) -> ToolResult:
+    """The error result of a call whose arguments did not parse or whose tool is unknown."""
+    if call.error is not None:
+        return ToolResult(
+            f"Invalid arguments for `{call.name}`: {call.error}. Send the arguments as one "
+            "JSON object matching the tool's parameters.", True
+        )
+    return ToolResult(
+        f"Unknown tool `{call.name}`. Call only the tools you were given; a tool the "
+        "system prompt lists as not loaded must be loaded with tool_search first.",
+        is_error=True,
+    )
+
+
+async def _run_tool(call: ToolCallRequest, tool: Tool, args: dict[str, Any],
+                    call_ctx: ToolContext, decision: GateDecision) -> ToolResult:
+    """The allowed call itself: writers hold a lease on each resolved target while they run
+    (see leases.py), and ``CURRENT_CALL`` names the call to the code below the tool."""
+    async with write_leases(tool, call_ctx, decision.paths):
+        current = CURRENT_CALL.set((call_ctx.agent_path, call.id))
+        try:
+            return await tool.run(args, call_ctx)
+        finally:
+            CURRENT_CALL.reset(current)
 
 
 def _redacted(result: ToolResult, ctx: ToolContext) -> ToolResult:

@@ -505,7 +505,7 @@ async def _stream_finish_reason(client, url: str, prompt: str, first_chunk: trio
                 continue
             payload = line[5:].strip()
             if payload == "[DONE]":
-                break
+                continue  # read to the end: httpx's line readers are left unexhausted otherwise
             first_chunk.set()
             for choice in json.loads(payload).get("choices") or ():
                 reason = choice.get("finish_reason") or reason

@@ -106,6 +106,7 @@ def test_a_dead_holder_loses_its_slot(tmp_path):
     assert not granted and not slots.poll(mine, os.getpid())
     child.kill()
     child.wait()
+    child.stdin.close()  # the pipe Popen opened (left open: a ResourceWarning)
     assert slots.poll(mine, os.getpid()) is True
     assert held not in [e[0] for e in slots._load()["active"]]
 

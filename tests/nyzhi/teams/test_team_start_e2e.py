@@ -201,7 +201,8 @@ def _running(pid: int) -> bool:
     """Alive and not a zombie (the detached member's parent, its lead, is gone; in a container
     nobody may reap it)."""
     try:
-        stat = open(f"/proc/{pid}/stat").read()
+        with open(f"/proc/{pid}/stat") as handle:
+            stat = handle.read()
     except FileNotFoundError:
         return False
     return stat.rsplit(")", 1)[1].split()[0] != "Z"

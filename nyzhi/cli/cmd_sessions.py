@@ -96,15 +96,20 @@ def run_list(args: argparse.Namespace) -> int:
     if not metas:
         print("No sessions found." if not args.query else f"No sessions match {args.query!r}.")
         return 0
-    rows = [("ID", "TITLE", "MSGS", "PROVIDER/MODEL", "UPDATED")]
+    from nyzhi.core.protocol.live_socket import live_sessions
+
+    live = live_sessions()  # a LIVE column only when a listed session runs now
+    marked = any(m.id in live for m in metas[:MAX_ROWS])
+    rows = [("ID", "TITLE", "MSGS", "PROVIDER/MODEL", "UPDATED", "LIVE")]
     for m in metas[:MAX_ROWS]:
         model = "/".join(x for x in (m.provider, m.model) if x) or "-"
         rows.append((m.id[:8], _cut(m.title or "(untitled)", 38), str(m.message_count),
-                     _cut(model, 32), _local_time(m.updated)))
-    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+                     _cut(model, 32), _local_time(m.updated), "live" if m.id in live else ""))
+    widths = [max(len(r[i]) for r in rows) for i in range(5)]
     for r in rows:
-        print("  ".join([r[0].ljust(widths[0]), r[1].ljust(widths[1]),
-                         r[2].rjust(widths[2]), r[3].ljust(widths[3]), r[4]]))
+        cells = [r[0].ljust(widths[0]), r[1].ljust(widths[1]), r[2].rjust(widths[2]),
+                 r[3].ljust(widths[3]), r[4].ljust(widths[4]) + "  " + r[5] if marked else r[4]]
+        print("  ".join(cells).rstrip())
     if len(metas) > MAX_ROWS:
         print(f"({len(metas) - MAX_ROWS} older sessions not shown; narrow with a QUERY)",
               file=sys.stderr)

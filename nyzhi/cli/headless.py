@@ -2,7 +2,8 @@
 events, build the ``result``, exit (``HeadlessRun``; the team's drive is in ``team_headless``).
 
 Like every front end it only consumes runtime events; it answers no approvals (headless runs
-follow the trust mode: what would need a person is denied, unless ``--trust full``). Every
+follow the trust mode: what would need a person is denied, unless ``--trust full``, or a
+person is attached with ``nyz attach``: then they are asked, on the session's live socket). Every
 line it prints in ``json`` and ``stream-json`` is an event of ``nyzhi.core.events``, rendered
 by ``nyzhi.cli.render``: ``session_start`` first, ``result`` last, and an ``error`` event when
 the runtime cannot start.
@@ -254,6 +255,7 @@ class HeadlessRun:
             with trio.CancelScope() as scope:
                 nursery.start_soon(self._on_signal, rt, scope)
                 nursery.start_soon(self._pump, events, pumped)
+                await nursery.start(self._serve_live, rt)
                 if isinstance(self.printer, Progress) and self.printer.spins():
                     nursery.start_soon(self._spin, self.printer)
                 await drive(rt)
@@ -271,6 +273,17 @@ class HeadlessRun:
                 break
             if self.until is None or isinstance(event, ev.ProcessExit):
                 self.see(event)
+
+    async def _serve_live(self, rt: Any, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
+        """The session on its live socket for ``nyz attach`` while it runs; an attached
+        viewer may answer what would otherwise be refused (``serve_live(attend=True)``)."""
+        from nyzhi.core.protocol.live_socket import serve_live
+
+        def notice(line: str) -> None:
+            if not self.quiet_flag:
+                sys.stderr.write(f"nyz: {line}\n")
+
+        await serve_live(rt, attend=True, notice=notice, task_status=task_status)
 
     @staticmethod
     async def _spin(printer: Progress) -> None:

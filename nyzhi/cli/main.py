@@ -36,6 +36,7 @@ COMMANDS: dict[str, str] = {
     "init": "nyzhi.cli.cmd_init", "deepinit": "nyzhi.cli.cmd_deepinit",
     "login": "nyzhi.cli.cmd_auth", "logout": "nyzhi.cli.cmd_auth", "whoami": "nyzhi.cli.cmd_auth",
     "sessions": "nyzhi.cli.cmd_sessions", "session": "nyzhi.cli.cmd_sessions",
+    "attach": "nyzhi.cli.cmd_attach",
     "export": "nyzhi.cli.cmd_sessions", "replay": "nyzhi.cli.cmd_sessions",
     "rewind": "nyzhi.cli.cmd_rewind",
     "index": "nyzhi.cli.cmd_index",

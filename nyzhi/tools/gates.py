@@ -181,7 +181,9 @@ class ApprovalRequest:
     arguments: dict[str, Any] = attrs.field(factory=dict)
 
 
-Approver = Callable[[ApprovalRequest], Awaitable[ApprovalDecision]]
+# A person's decision; None: nobody is there to ask after all (a headless run that asks only
+# while a front end is attached to it, ``nyz attach``), so the call is refused as headless.
+Approver = Callable[[ApprovalRequest], Awaitable[ApprovalDecision | None]]
 # Asked before a person is (``permission_request`` hooks, from core): a decision, or None to
 # leave it to the person. The flags: whether anyone will be asked (False: headless), and
 # whether an allow counts (False: the call must be asked for every time).
@@ -581,6 +583,8 @@ class Gates:
         if self.approver is None:
             return headless
         decision = await self.approver(request)
+        if decision is None:
+            return headless
         if decision.kind is ApprovalKind.DENY:
             why = f": {decision.reason}" if decision.reason else ""
             return _deny(APPROVAL, f"the user denied `{name}`{why}", paths, commands)

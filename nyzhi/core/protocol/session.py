@@ -102,6 +102,21 @@ class Session:
                                            rt.main_agent.tooling.context)}.values():
             context.executor = wrap(context.executor)
 
+    def ask_while(self, attended: Any) -> None:
+        """A headless session asks a person after all while ``attended()`` is true (a front
+        end is attached to its live socket); otherwise a call that needs approval is refused
+        as before. Set on the base tools too, so agents spawned later ask the same way."""
+        rt = self.rt
+        if rt.tooling.gates.approver is not None:
+            return  # an interactive session asks anyway
+        request = rt.approvals.request
+
+        async def approver(req: Any) -> Any:
+            return await request(req) if attended() else None
+
+        for gates in {id(g): g for g in (rt.tooling.gates, rt.main_agent.tooling.gates)}.values():
+            gates.approver = approver
+
     def allow_always(self, tool: str) -> None:
         """Answer ``always`` for ``tool`` before it asks (``nyz init --deep --run-checks``)."""
         self.rt.main_agent.tooling.gates.memory.remember(tool)

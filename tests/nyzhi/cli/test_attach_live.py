@@ -1,0 +1,302 @@
+"""A live session's socket and ``nyz attach`` (issue 50 item 8): a running ``nyz run`` serves its
+session on an owner-only unix socket; several front ends see every event; an approval answered
+from one is seen answered by the others and the run goes on; a front end that goes away does
+not stop it; ``nyz sessions`` marks it live while it runs; ``nyz attach`` in tmux shows its
+stream and answers its approval. Real processes, a real socket, a real tmux; every wait is on
+a condition."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+import subprocess
+from pathlib import Path
+
+import pytest
+import trio
+
+from nyzhi.testing.cli import NYZ, json_lines, nyz_env, run_nyz
+from nyzhi.testing.fake_llm import open_fake_llm, reply, tool_call
+from nyzhi.testing.tmux import TmuxPane
+from nyzhi.testing.waits import until
+
+MARK = "attached-run-ok"
+ANSWER = "Done: the command printed its line."
+
+
+@pytest.fixture
+def runtime():
+    """A private runtime directory of a path short enough for a unix socket under it (a
+    pytest temp path is not)."""
+    import shutil
+    import tempfile
+
+    path = Path(tempfile.mkdtemp(prefix="nyzrt-"))
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def _env(home: Path, runtime: Path) -> dict[str, str]:
+    return {**nyz_env(home), "XDG_RUNTIME_DIR": str(runtime)}
+
+
+def _held_script(released: trio.Event):
+    """The model waits until the test has attached, then asks for ``bash`` (which needs a
+    person's approval), then answers."""
+    calls = 0
+
+    async def script(request):
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            await released.wait()
+            return reply(tool_calls=[tool_call("bash", {"command": f"echo {MARK}"})])
+        return reply(ANSWER)
+
+    return script
+
+
+async def _socket(runtime: Path) -> Path:
+    live = runtime / "nyzhi" / "live"
+
+    def found() -> Path | None:
+        return next(iter(sorted(live.glob("*.sock"))), None) if live.is_dir() else None
+
+    return await until(found, what="the run's live socket")
+
+
+class Client:
+    """One front end on the live socket, speaking its JSON lines."""
+
+    def __init__(self, stream: trio.SocketStream) -> None:
+        self.stream = stream
+        self.buffer = b""
+        self.seen: list[dict] = []
+
+    @classmethod
+    async def attach(cls, path: Path) -> Client:
+        client = cls(await trio.open_unix_socket(str(path)))
+        await client.send({"type": "hello", "protocol": 1})
+        return client
+
+    async def send(self, message: dict) -> None:
+        await self.stream.send_all((json.dumps(message) + "\n").encode())
+
+    async def next(self) -> dict | None:
+        with trio.fail_after(60):
+            while b"\n" not in self.buffer:
+                chunk = await self.stream.receive_some(65536)
+                if not chunk:
+                    return None
+                self.buffer += chunk
+        line, _, self.buffer = self.buffer.partition(b"\n")
+        message = json.loads(line)
+        self.seen.append(message)
+        return message
+
+    async def until(self, check) -> dict:
+        while True:
+            message = await self.next()
+            assert message is not None, f"closed before the message looked for; saw {self.seen}"
+            if check(message):
+                return message
+
+
+def _event(kind: str):
+    return lambda m: m.get("type") == "event" and m["event"]["type"] == kind
+
+
+async def _start_run(workspace: Path, env: dict, *args: str) -> trio.Process:
+    return await trio.lowlevel.open_process(
+        [*NYZ, "run", "--output-format", "stream-json", *args, "run the echo"],
+        cwd=workspace, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE)
+
+
+async def _finish(proc: trio.Process) -> tuple[int, bytes]:
+    out = bytearray()
+    with trio.fail_after(60):
+        while chunk := await proc.stdout.receive_some(65536):
+            out += chunk
+        await proc.wait()
+    return proc.returncode, bytes(out)
+
+
+async def test_the_live_socket_is_owner_only_and_refuses_an_oversize_line(
+        workspace, home, configure, runtime):
+    released = trio.Event()
+    async with open_fake_llm(script=_held_script(released)) as server:
+        configure(workspace, server.url_for("openai"))
+        proc = await _start_run(workspace, _env(home, runtime))
+        try:
+            path = await _socket(runtime)
+            for d in (path.parent, path.parent.parent):
+                st = os.lstat(d)
+                assert stat.S_IMODE(st.st_mode) == 0o700 and st.st_uid == os.getuid()
+            st = os.lstat(path)
+            assert stat.S_ISSOCK(st.st_mode) and stat.S_IMODE(st.st_mode) == 0o600
+            # a line past the bound: one clear error, and that peer alone is closed
+            big = await trio.open_unix_socket(str(path))
+            await big.send_all(b"x" * (1024 * 1024 + 10))
+            got = b""
+            with trio.fail_after(30):
+                while chunk := await big.receive_some(65536):
+                    got += chunk
+            error = json.loads(got.decode().strip().splitlines()[0])
+            assert error["type"] == "error" and "longer than 1048576 bytes" in error["message"]
+            # the session still serves others
+            other = await Client.attach(path)
+            welcome = await other.next()
+            assert welcome["type"] == "welcome" and path.name.startswith(welcome["session_id"])
+            system_python = shutil.which("python3", path="/usr/bin:/bin")
+            if os.getuid() == 0 and system_python:
+                # a peer of another uid is refused by its credentials (SO_PEERCRED), even
+                # where the modes were loosened by mistake
+                for d in (path.parent, path.parent.parent, runtime):
+                    os.chmod(d, 0o711)
+                os.chmod(path, 0o666)
+                code = ("import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]);"
+                        "print(s.recv(4096).decode())")  # refused before any hello
+                refused = await trio.run_process(
+                    [system_python, "-c", code, str(path)], user=65534, capture_stdout=True,
+                    capture_stderr=True, check=False, cwd="/")
+                assert "serves only its owner" in refused.stdout.decode(), refused.stderr.decode()[-400:].replace("\n", " | ")
+            await other.stream.aclose()  # nobody attached: the run refuses the call, as before
+            released.set()
+        finally:
+            released.set()
+            code, out = await _finish(proc)
+    assert code == 0
+    assert not path.exists()  # gone with the session
+
+
+async def test_two_front_ends_see_every_event_and_the_first_answer_wins(
+        workspace, home, configure, runtime):
+    released = trio.Event()
+    async with open_fake_llm(script=_held_script(released)) as server:
+        configure(workspace, server.url_for("openai"))
+        proc = await _start_run(workspace, _env(home, runtime))
+        try:
+            path = await _socket(runtime)
+            a, b = await Client.attach(path), await Client.attach(path)
+            for c in (a, b):
+                await c.until(lambda m: m.get("type") == "state")
+            released.set()
+            asks = [await c.until(_event("approval_request")) for c in (a, b)]
+            request_id = asks[0]["event"]["request_id"]
+            assert asks[1]["event"]["request_id"] == request_id
+            await a.send({"type": "approve", "request_id": request_id, "answer": "approve"})
+            await b.until(lambda m: m == {"type": "resolved", "request_id": request_id})
+            # a late second answer is refused, not applied
+            await b.send({"type": "approve", "request_id": request_id, "answer": "deny"})
+            refusal = await b.until(lambda m: m.get("type") == "error")
+            assert "already answered" in refusal["message"]
+            await a.stream.aclose()  # the front end that answered goes away: the run goes on
+            done = await b.until(_event("tool_done"))
+            assert MARK in done["event"]["output"] and not done["event"]["is_error"]
+            await b.until(_event("turn_complete"))
+            seqs = [m["seq"] for m in b.seen if m.get("type") == "event"]
+            assert seqs == sorted(seqs) and len(seqs) == len(set(seqs))
+            # a's events up to where it left are b's too, in the same order
+            a_events = [m for m in a.seen if m.get("type") == "event"]
+            assert a_events == [m for m in b.seen if m.get("type") == "event"][:len(a_events)]
+        finally:
+            released.set()
+            code, out = await _finish(proc)
+    assert code == 0
+    result = json_lines(out)[-1]
+    assert result["type"] == "result" and result["result"] == ANSWER and not result["is_error"]
+
+
+async def test_a_run_with_nobody_attached_still_refuses_what_needs_approval(
+        workspace, home, configure, runtime):
+    """Unattended, a headless run is as before: the call needing approval is refused."""
+    released = trio.Event()
+    released.set()
+    async with open_fake_llm(script=_held_script(released)) as server:
+        configure(workspace, server.url_for("openai"))
+        proc = await _start_run(workspace, _env(home, runtime))
+        code, out = await _finish(proc)
+    done = [e for e in json_lines(out) if e["type"] == "tool_done"]
+    assert code == 0 and done and done[0]["is_error"] and "headless" in done[0]["output"]
+
+
+async def test_nyz_sessions_marks_a_running_session_live_and_not_once_it_ended(
+        workspace, home, configure, runtime):
+    env = _env(home, runtime)
+    released = trio.Event()
+    async with open_fake_llm(script=_held_script(released)) as server:
+        configure(workspace, server.url_for("openai"))
+        proc = await _start_run(workspace, env)
+        try:
+            path = await _socket(runtime)
+            session_id = path.name.removesuffix(".sock")
+
+            async def listed() -> str:
+                done = await trio.run_process([*NYZ, "sessions"], cwd=workspace, env=env,
+                                              capture_stdout=True, check=True)
+                return done.stdout.decode()
+
+            async def live_row() -> str | None:
+                rows = (await listed()).splitlines()
+                return next((r for r in rows if r.startswith(session_id[:8])), None)
+
+            row = None
+            with trio.fail_after(60):
+                while row is None:  # saved once its first message is (the run has started)
+                    row = await live_row()
+            lines = (await listed()).splitlines()
+            assert lines[0].split()[-1] == "LIVE" and row.split()[-1] == "live"
+        finally:
+            released.set()
+            code, _out = await _finish(proc)
+    assert code == 0
+    after = (await run_nyz(workspace, home, "sessions")).stdout.decode()
+    assert session_id[:8] in after and "live" not in after.lower()
+
+
+async def test_nyz_attach_with_nothing_live_says_so(workspace, home, runtime):
+    env = _env(home, runtime)
+    done = await trio.run_process([*NYZ, "attach"], cwd=workspace, env=env, check=False,
+                                  capture_stdout=True, capture_stderr=True)
+    assert done.returncode == 1
+    assert done.stderr.decode().strip().splitlines() == [
+        "nyz: no live session in this workspace (nyz attach SESSION attaches to another; "
+        "nyz sessions marks the live ones)"]
+
+
+@pytest.mark.skipif(not TmuxPane.available(), reason="tmux is not installed")
+async def test_nyz_attach_in_tmux_shows_a_headless_run_and_answers_its_approval(
+        workspace, home, configure, runtime, tmp_path):
+    env = _env(home, runtime)
+    released = trio.Event()
+    async with open_fake_llm(script=_held_script(released)) as server:
+        configure(workspace, server.url_for("openai"))
+        proc = await _start_run(workspace, env)
+        pane = TmuxPane(tmp_path / "tmux-attach.sock", width=100, height=30)
+        try:
+            await _socket(runtime)
+            await pane.start([*NYZ, "attach"], cwd=workspace, env=env)
+            await pane.wait_for("› run the echo")  # the backlog: the prompt typed elsewhere
+            released.set()
+            await pane.wait_for("Approve bash?")
+            await pane.keys("y")
+            screen = await pane.wait_for(ANSWER)
+            assert "bash: approve" in screen
+            code, out = await _finish(proc)
+            assert code == 0
+            result = json_lines(out)[-1]
+            assert result["result"] == ANSWER and not result["is_error"]
+            done = [e for e in json_lines(out) if e["type"] == "tool_done"]
+            assert MARK in done[0]["output"] and not done[0]["is_error"]
+            await pane.wait_for("the session ended")
+            await pane.keys("C-c")
+            assert await pane.wait_exit() == 0
+        finally:
+            released.set()
+            pane.kill()
+            if proc.returncode is None:
+                proc.kill()
+                await proc.wait()

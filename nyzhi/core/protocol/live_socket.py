@@ -252,7 +252,8 @@ async def serve_live(rt: Any, *, hub: Any = None, attend: bool = False,
             listener = trio.SocketListener(listener_sock)
             task_status.started(path)
             await trio.serve_listeners(
-                lambda stream: _connection(hub, stream, attend), [listener],
+                lambda stream: _connection(hub, stream, attend),  # pyright: ignore[reportArgumentType]  (a SocketListener gives SocketStreams)
+                [listener],
                 handler_nursery=nursery)
     except Exception as exc:  # serving failed: said once; the session goes on unattached
         log.debug("live socket failed", exc_info=exc)

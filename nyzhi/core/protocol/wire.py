@@ -70,7 +70,7 @@ class Cancel(Message):
     agent: str = "/agents/main"
     scope: str = attrs.field(default="subtree")
 
-    @scope.validator
+    @scope.validator  # pyright: ignore[reportAttributeAccessIssue]  (attrs' field decorator)
     def _check(self, _attr: Any, value: str) -> None:
         if value not in CANCEL_SCOPES:
             raise ValueError(f"scope must be one of {', '.join(CANCEL_SCOPES)}, not {value!r}")

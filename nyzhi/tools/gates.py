@@ -354,6 +354,14 @@ class Gates:
     # never reaches the gates): allow skips asking where a hook may allow (not protected
     # configuration, not always_ask); ask asks a person even for a call that would run unasked.
     hook_verdicts: dict[str, str] = attrs.field(factory=dict)
+    # With an approver, whether a person is there to ask right now (None: always). A headless
+    # run attached by ``nyz attach`` asks only while a front end is attached; otherwise it
+    # refuses exactly as a run with no approver.
+    attended: Callable[[], bool] | None = None
+
+    def asks(self) -> bool:
+        """Whether a call that needs approval would be put to a person now."""
+        return self.approver is not None and (self.attended is None or self.attended())
 
     async def check(
         self, tool: Tool, args: dict[str, Any], ctx: ToolContext, *, call_id: str = ""
@@ -411,7 +419,7 @@ class Gates:
             # Configuration of what nyz or git runs: only the user may let it change.
             if self.trust.mode is TrustMode.FULL:
                 return approve("trust mode full", "trust")
-            if self.approver is None:
+            if not self.asks():
                 return _deny(
                     APPROVAL,
                     f"`{name}` would change {protected}; that needs the user's approval in every "
@@ -560,7 +568,7 @@ class Gates:
             paths,
             commands,
         )
-        if self.approver is None and self.permission_hook is None:
+        if not self.asks() and self.permission_hook is None:
             return headless
         request = ApprovalRequest(
             call_id=call_id,
@@ -571,7 +579,7 @@ class Gates:
             arguments=dict(args),
         )
         if self.permission_hook is not None:
-            verdict = await self.permission_hook(request, self.approver is not None,
+            verdict = await self.permission_hook(request, self.asks(),
                                                  not always_ask)
             if verdict is not None and verdict.kind is ApprovalKind.DENY:
                 why = f": {verdict.reason}" if verdict.reason else ""
@@ -580,7 +588,7 @@ class Gates:
             if verdict is not None:
                 return GateDecision(True, APPROVAL, "allowed by a permission_request hook",
                                     "hook", tuple(paths), tuple(commands))
-        if self.approver is None:
+        if self.approver is None or not self.asks():
             return headless
         decision = await self.approver(request)
         if decision is None:

@@ -141,7 +141,7 @@ async def run_verify(rt: Any) -> tuple[bool, str]:
     if tooling.registry.get("verify") is None:
         return False, "/verify: the verify tool is not available to this agent"
     # plan mode holds: its promise is that nothing runs that could change the files
-    gates = attrs.evolve(tooling.gates, approver=typed_by_the_user)
+    gates = attrs.evolve(tooling.gates, approver=typed_by_the_user, attended=None)
     call = ToolCallRequest(f"verify-{uuid.uuid4().hex[:8]}", "verify", {})
     [outcome] = await execute_calls([call], registry=tooling.registry, gates=gates,
                                     ctx=tooling.context)

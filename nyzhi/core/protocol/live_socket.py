@@ -33,7 +33,8 @@ from typing import Any
 
 import trio
 
-from nyzhi.core.protocol import wire as p
+from nyzhi.config.fsutil import rename_durably
+from nyzhi.core.protocol.backlog import EventBacklog
 
 log = logging.getLogger(__name__)
 
@@ -123,6 +124,8 @@ def live_sessions() -> dict[str, Path]:
 
 
 def probe(path: Path, timeout: float = 2.0) -> dict[str, Any] | None:
+    from nyzhi.core.protocol import wire as p
+
     """The ``state`` of the session on ``path`` (its cwd, status, pending), asked with a
     ``hello`` that wants no backlog; None when it does not answer as a live session."""
     import json
@@ -228,8 +231,6 @@ async def serve_live(rt: Any, *, hub: Any = None, attend: bool = False,
     the runtime's events. ``attend``: a headless session asks a person for approval while a
     viewer is attached (``Session.ask_while``), and denies what waits when the last one goes.
     A failure to bind is said through ``notice`` once; the session goes on."""
-    from nyzhi.core.protocol.live import LiveSession
-
     try:
         path = socket_path(str(rt.session_id))
         if path.exists() and _accepts(path):
@@ -242,17 +243,17 @@ async def serve_live(rt: Any, *, hub: Any = None, attend: bool = False,
         return
     try:
         async with trio.open_nursery() as nursery:
+            source: Any = hub if hub is not None else _Deferred(rt, nursery)
             if hub is None:
-                hub = LiveSession(rt, nursery)
-                await nursery.start(_pump, rt, hub)
+                await nursery.start(_pump, rt, source)
             if attend:
                 from nyzhi.core.protocol.session import Session
 
-                Session(rt).ask_while(lambda: bool(hub.viewers))
+                Session(rt).ask_while(lambda: bool(source.viewers))
             listener = trio.SocketListener(listener_sock)
             task_status.started(path)
             await trio.serve_listeners(
-                lambda stream: _connection(hub, stream, attend),  # pyright: ignore[reportArgumentType]  (a SocketListener gives SocketStreams)
+                lambda stream: _connection(_hub_of(source), stream, attend),  # pyright: ignore[reportArgumentType]  (a SocketListener gives SocketStreams)
                 [listener],
                 handler_nursery=nursery)
     except Exception as exc:  # serving failed: said once; the session goes on unattached
@@ -277,7 +278,7 @@ def _bind(path: Path) -> tuple[Any, int]:
     try:
         sock.bind(str(temp))
         os.chmod(temp, 0o600)
-        os.rename(temp, path)
+        rename_durably(temp, path)
         sock.listen(16)
         ino = os.stat(path).st_ino
     except OSError:
@@ -288,6 +289,43 @@ def _bind(path: Path) -> tuple[Any, int]:
     return trio.socket.from_stdlib_socket(sock), ino
 
 
+class _Deferred:
+    """The hub of a session nobody has attached to yet: its events kept in a bounded backlog
+    (``EventBacklog``), and the ``LiveSession`` (the wire, the converter) made only when the
+    first viewer connects, fed that backlog first. So a ``nyz run`` nobody attaches to pays
+    for neither; one attached later still sees what came before."""
+
+    def __init__(self, rt: Any, nursery: trio.Nursery) -> None:
+        self.rt, self.nursery = rt, nursery
+        self.backlog: EventBacklog | None = EventBacklog()
+        self.live: Any = None
+
+    @property
+    def viewers(self) -> Any:
+        return self.live.viewers if self.live is not None else ()
+
+    def hub(self) -> Any:
+        if self.live is None:
+            from nyzhi.core.protocol.live import LiveSession
+
+            self.live = LiveSession(self.rt, self.nursery)
+            backlog, self.backlog = self.backlog, None
+            for event in backlog.drain() if backlog is not None else ():
+                self.live.record(event)
+        return self.live
+
+    async def pump(self, events: Any) -> None:
+        async for event in events:
+            if self.live is not None:
+                self.live.record(event)
+            elif self.backlog is not None:
+                self.backlog.add(event)
+
+
+def _hub_of(source: Any) -> Any:
+    return source.hub() if isinstance(source, _Deferred) else source
+
+
 async def _pump(rt: Any, hub: Any, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
     async with rt.subscribe() as events:
         task_status.started(events)
@@ -296,6 +334,7 @@ async def _pump(rt: Any, hub: Any, task_status: Any = trio.TASK_STATUS_IGNORED) 
 
 async def _connection(hub: Any, stream: trio.SocketStream, attend: bool) -> None:
     from nyzhi import __version__
+    from nyzhi.core.protocol import wire as p
     from nyzhi.core.protocol.live import Viewer
 
     try:
@@ -341,6 +380,7 @@ async def _connection(hub: Any, stream: trio.SocketStream, attend: bool) -> None
 
 
 async def _read_all(hub: Any, viewer: Any, lines: Lines, stream: trio.SocketStream) -> None:
+    from nyzhi.core.protocol import wire as p
     while True:
         try:
             line = await lines.next()

@@ -109,13 +109,9 @@ class Session:
         rt = self.rt
         if rt.tooling.gates.approver is not None:
             return  # an interactive session asks anyway
-        request = rt.approvals.request
-
-        async def approver(req: Any) -> Any:
-            return await request(req) if attended() else None
-
         for gates in {id(g): g for g in (rt.tooling.gates, rt.main_agent.tooling.gates)}.values():
-            gates.approver = approver
+            gates.approver = rt.approvals.request
+            gates.attended = attended
 
     def allow_always(self, tool: str) -> None:
         """Answer ``always`` for ``tool`` before it asks (``nyz init --deep --run-checks``)."""

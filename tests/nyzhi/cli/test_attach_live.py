@@ -144,6 +144,7 @@ async def test_the_live_socket_is_owner_only_and_refuses_an_oversize_line(
             with trio.fail_after(30):
                 while chunk := await big.receive_some(65536):
                     got += chunk
+            await big.aclose()
             error = json.loads(got.decode().strip().splitlines()[0])
             assert error["type"] == "error" and "longer than 1048576 bytes" in error["message"]
             # the session still serves others
@@ -202,6 +203,7 @@ async def test_two_front_ends_see_every_event_and_the_first_answer_wins(
             # a's events up to where it left are b's too, in the same order
             a_events = [m for m in a.seen if m.get("type") == "event"]
             assert a_events == [m for m in b.seen if m.get("type") == "event"][:len(a_events)]
+            await b.stream.aclose()
         finally:
             released.set()
             code, out = await _finish(proc)

@@ -31,7 +31,7 @@ import trio
 from nyzhi.acp import schema as s
 from nyzhi.acp.updates import UpdateRenderer, proposed_diffs
 from nyzhi.config.modes import TrustMode
-from nyzhi.core.protocol import ApprovalAnswer, Session, status_card, status_line
+from nyzhi.core.protocol import ApprovalAnswer, ScreenlessHost, Session
 from nyzhi.core.protocol import events as ev
 from nyzhi.jsonrpc import Connection, RpcError
 
@@ -430,7 +430,7 @@ def _attached(uri: str, text: str) -> str:
     return f'<file uri="{uri}">\n{text}\n</file>'
 
 
-class _CommandHost:
+class _CommandHost(ScreenlessHost):
     """The session as the slash commands' ``CommandHost``: output collected into one agent
     message, a prompt a command sends run as this prompt's turn. No screen, agent tree,
     themes or in-place restart, so the commands needing them are not offered."""
@@ -462,14 +462,3 @@ class _CommandHost:
     def quit(self) -> None:
         self.output.append("the editor ends the session")
 
-    def refresh_status(self) -> None:
-        pass
-
-    def status_text(self, *, long: bool = False) -> str:
-        status = Session(self.rt).status()
-        return status_card(status) if long else status_line(status)
-
-    def loaded_config(self) -> Any:
-        from nyzhi.config.project_trust import load_trusted
-
-        return load_trusted(self.cwd)[0]  # unapproved project keys left out

@@ -36,7 +36,7 @@ import trio
 from nyzhi.cli.prompt_input import decode_part
 from nyzhi.core.event_renderer import EventRenderer
 from nyzhi.core.flags import runtime_options
-from nyzhi.core.protocol import ApprovalAnswer, Session, status_card, status_line
+from nyzhi.core.protocol import ApprovalAnswer, ScreenlessHost
 from nyzhi.core.protocol import events as ev
 from nyzhi.core.protocol.commands import NOTICE, dispatch
 from nyzhi.signals import exit_code, stop_on_signal
@@ -183,7 +183,7 @@ def approval_answer(line: str) -> ApprovalAnswer | None:
     return APPROVAL_KEYS.get(line.strip().lower())
 
 
-class ChatHost:
+class ChatHost(ScreenlessHost):
     """The chat as the slash commands' ``CommandHost`` (``nyzhi.core.commands``): output as
     plain lines (notices in brackets), prompts started as turns. It has none of the console's
     features (a screen, the agent tree, themes, reopening the runtime in place), so ``/clear``,
@@ -204,15 +204,11 @@ class ChatHost:
         self.busy = False
         self.started = False  # a command started a turn: its end prints the prompt
         self.done = False  # /quit
-        self._loaded: Any = None
 
     def show(self, kind: str, text: str) -> None:
         notice = kind == NOTICE and "\n" not in text and not text.endswith(":")
         self.out.write(f"[{text}]\n" if notice else f"{text}\n")
 
-    def show_lines(self, lines: list[tuple[str, str]]) -> None:
-        for kind, text in lines:
-            self.show(kind, text)
 
     def send_main(self, text: str) -> None:
         if self.busy:
@@ -228,19 +224,6 @@ class ChatHost:
     def quit(self) -> None:
         self.done = True
 
-    def refresh_status(self) -> None:
-        pass
-
-    def status_text(self, *, long: bool = False) -> str:
-        status = Session(self.rt).status()
-        return status_card(status) if long else status_line(status)
-
-    def loaded_config(self) -> Any:
-        if self._loaded is None:
-            from nyzhi.config.project_trust import load_trusted
-
-            self._loaded = load_trusted(self.cwd)[0]  # unapproved project keys left out
-        return self._loaded
 
 
 def _chat_output() -> tuple[Any, Any]:

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from nyzhi.core.protocol import ops as ops
     from nyzhi.core.protocol.ops import ApprovalAnswer as ApprovalAnswer
     from nyzhi.core.protocol.session import Applied as Applied
+    from nyzhi.core.protocol.session import ScreenlessHost as ScreenlessHost
     from nyzhi.core.protocol.session import Session as Session
     from nyzhi.core.protocol.session import session_kept as session_kept
     from nyzhi.core.protocol.session import session_status as session_status
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
     from nyzhi.core.protocol.status import status_card as status_card
     from nyzhi.core.protocol.status import status_line as status_line
 
-_SESSION = ("Applied", "Session", "session_kept", "session_status")
+_SESSION = ("Applied", "ScreenlessHost", "Session", "session_kept", "session_status")
 _STATUS = ("AgentLine", "SessionStatus", "context_share", "status_card", "status_line")
 
 
@@ -53,6 +54,6 @@ def __getattr__(name: str) -> Any:
     return value
 
 
-__all__ = ["AgentLine", "Applied", "ApprovalAnswer", "Session", "SessionStatus",
+__all__ = ["AgentLine", "Applied", "ApprovalAnswer", "ScreenlessHost", "Session", "SessionStatus",
            "context_share", "describe_error", "events", "ops", "session_kept", "session_status",
            "status_card", "status_line"]

@@ -29,10 +29,10 @@ import trio
 from nyzhi.core.event_bus import redact_event
 from nyzhi.core.protocol import (
     ApprovalAnswer,
+    ScreenlessHost,
     Session,
     describe_error,
     ops,
-    status_card,
     status_line,
 )
 from nyzhi.core.protocol import events as ev
@@ -355,7 +355,7 @@ class LiveSession:
         return status_line(Session(self.rt).status(), usage=usage)
 
 
-class LiveHost:
+class LiveHost(ScreenlessHost):
     """A viewer as the slash commands' ``CommandHost``: what a command shows goes to the
     viewer that ran it; a prompt it sends starts a turn every viewer sees. A viewer has no
     screen to clear or runtime to reopen in place, so the commands needing those features are
@@ -372,14 +372,10 @@ class LiveHost:
         self.rt = session.rt
         self.cwd = session.cwd
         self.busy = session.busy
-        self._loaded: Any = None
 
     def show(self, kind: str, text: str) -> None:
         self.session.tell(self.viewer, p.Output(kind, text))
 
-    def show_lines(self, lines: list[tuple[str, str]]) -> None:
-        for kind, text in lines:
-            self.show(kind, text)
 
     def send_main(self, text: str) -> None:
         if not self.session.start_turn(text):
@@ -391,19 +387,6 @@ class LiveHost:
     def quit(self) -> None:
         self.show(NOTICE, self.leave_hint)
 
-    def refresh_status(self) -> None:
-        pass
-
-    def status_text(self, *, long: bool = False) -> str:
-        status = Session(self.rt).status()
-        return status_card(status) if long else status_line(status)
-
-    def loaded_config(self) -> Any:
-        if self._loaded is None:
-            from nyzhi.config.project_trust import load_trusted
-
-            self._loaded = load_trusted(self.cwd)[0]  # unapproved project keys left out
-        return self._loaded
 
 
 LiveSession.host_class = LiveHost

@@ -18,7 +18,7 @@ from typing import Any
 
 from nyzhi import records
 from nyzhi.core.protocol import ops as o
-from nyzhi.core.protocol.status import AgentLine, SessionStatus
+from nyzhi.core.protocol.status import AgentLine, SessionStatus, status_card, status_line
 
 
 def session_kept(session_id: str) -> bool:
@@ -44,6 +44,39 @@ class Applied:
     follow_up: str | None = None
     handle: Any = None
     value: Any = None
+
+
+class ScreenlessHost:
+    """What a command host without a screen of its own (the line chat, a live viewer, an ACP
+    editor) answers the same way: lines shown one by one, no status line to redraw, the
+    status from the one snapshot and formatter, and the configuration the workspace trusts
+    (unapproved project keys left out), read once. A subclass sets ``rt`` and ``cwd`` and says
+    how it ``show``s a line."""
+
+    rt: Any
+    cwd: Path
+    _loaded: Any = None
+
+    def show(self, kind: str, text: str) -> None:
+        raise NotImplementedError
+
+    def show_lines(self, lines: list[tuple[str, str]]) -> None:
+        for kind, text in lines:
+            self.show(kind, text)
+
+    def refresh_status(self) -> None:
+        pass
+
+    def status_text(self, *, long: bool = False) -> str:
+        status = Session(self.rt).status()
+        return status_card(status) if long else status_line(status)
+
+    def loaded_config(self) -> Any:
+        if self._loaded is None:
+            from nyzhi.config.project_trust import load_trusted
+
+            self._loaded = load_trusted(self.cwd)[0]
+        return self._loaded
 
 
 class Session:

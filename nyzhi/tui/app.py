@@ -37,7 +37,7 @@ from nyzhi.tui.activity import Activity
 from nyzhi.tui.conversation import Collapsible, ConsoleRenderer, Expansion, Stream
 from nyzhi.tui.history import History
 from nyzhi.tui.picker import Choice, Choices, Picker
-from nyzhi.tui.widgets import AgentPanel, ApprovalDialog, InputBox, QuestionDialog
+from nyzhi.tui.widgets import AgentPanel, InputBox, request_overlay
 
 CONTEXT_MARKS = (0.75, 0.90)  # context use said in the conversation as it passes each
 STATUS_LINE_EVERY = 0.3  # seconds between two runs of a statusLine command (Claude Code's)
@@ -433,18 +433,8 @@ class Console:
     def _show_modal(self) -> None:
         if self.loop is None:
             return
-        if not self.pending:
-            self.root.original_widget = self.frame
-            return
-        first = self.pending[0]
-        dialog: urwid.Widget
-        if isinstance(first, ev.ApprovalRequest):
-            dialog = ApprovalDialog(first, len(self.pending) - 1, self._answer_approval,
-                                    cwd=str(self.cwd))
-        else:
-            dialog = QuestionDialog(first, self._answer_question)
-        self.root.original_widget = urwid.Overlay(dialog, self.frame, "center",
-                                                  ("relative", 90), "middle", "pack")
+        self.root.original_widget = request_overlay(
+            self.pending, self.frame, self._answer_approval, self._answer_question, str(self.cwd))
 
     # ---- keys ------------------------------------------------------------------------
 

@@ -27,7 +27,7 @@ from nyzhi.core.protocol import events as ev
 from nyzhi.core.protocol import wire as p
 from nyzhi.tui import theme
 from nyzhi.tui.conversation import ConsoleRenderer, Stream, clip
-from nyzhi.tui.widgets import ApprovalDialog, QuestionDialog
+from nyzhi.tui.widgets import request_overlay
 
 READ_LIMIT = 16 * 1024 * 1024  # bytes of one line from the session (a long tool output)
 
@@ -137,18 +137,8 @@ class AttachedView:
         self.stream(self.main_path).flush()
 
     def _show_modal(self) -> None:
-        if not self.pending:
-            self.root.original_widget = self.frame
-            return
-        first = self.pending[0]
-        dialog: urwid.Widget
-        if isinstance(first, ev.ApprovalRequest):
-            dialog = ApprovalDialog(first, len(self.pending) - 1, self._answer_approval,
-                                    cwd=str(self.cwd))
-        else:
-            dialog = QuestionDialog(first, self._answer_question)
-        self.root.original_widget = urwid.Overlay(dialog, self.frame, "center",
-                                                  ("relative", 90), "middle", "pack")
+        self.root.original_widget = request_overlay(
+            self.pending, self.frame, self._answer_approval, self._answer_question, str(self.cwd))
 
     def _close(self, request_id: str) -> bool:
         before = len(self.pending)

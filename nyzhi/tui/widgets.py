@@ -327,6 +327,22 @@ class QuestionDialog(urwid.WidgetWrap):
         return super().keypress(size, key)
 
 
+def request_overlay(pending: list[Any], frame: urwid.Widget, on_approval: Any, on_question: Any,
+                    cwd: str) -> urwid.Widget:
+    """The screen with the first waiting request over it (an approval or a question; the
+    others wait behind it, counted in the approval's dialog), or ``frame`` when none waits:
+    one drawing for the console and for ``nyz attach``."""
+    if not pending:
+        return frame
+    first = pending[0]
+    dialog: urwid.Widget
+    if isinstance(first, ev.ApprovalRequest):
+        dialog = ApprovalDialog(first, len(pending) - 1, on_approval, cwd=cwd)
+    else:
+        dialog = QuestionDialog(first, on_question)
+    return urwid.Overlay(dialog, frame, "center", ("relative", 90), "middle", "pack")
+
+
 class AgentPanel(urwid.WidgetWrap):
     """The agent tree: every agent seen on the event stream (and a resumed session's), indented
     by its path, with its status, current step, tokens and cost: the rows of ``tree``, the

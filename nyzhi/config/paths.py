@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
+import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -100,6 +102,32 @@ def global_config_path(env: Mapping[str, str] | None = None) -> Path:
 def sessions_dir(env: Mapping[str, str] | None = None) -> Path:
     """data_dir()/sessions."""
     return data_dir(env) / "sessions"
+
+
+# A unix socket's path holds at most 107 bytes; a live socket is named by a session id (a
+# uuid) and ".sock".
+_SOCKET_PATH_MAX = 107
+_LIVE_SOCKET_NAME = 36 + len(".sock")
+
+
+@secret_file("the sockets of nyz's live sessions (nyz attach answers approvals on them)",
+             name="live_sockets")
+def live_sockets_dir(env: Mapping[str, str] | None = None) -> Path:
+    """Where running sessions serve ``nyz attach``: ``$XDG_RUNTIME_DIR/nyzhi/live`` when that
+    directory is ours, private and short enough to hold a socket's path, else
+    ``<tmp>/nyzhi-<uid>/nyzhi/live``. A secret place, so the sandbox masks it: a sandboxed
+    command (same uid) that reached a socket could answer its own session's approvals."""
+    base = _env(env).get("XDG_RUNTIME_DIR", "")
+    if base and os.path.isabs(base) and \
+            len(base) + len("/nyzhi/live/") + _LIVE_SOCKET_NAME <= _SOCKET_PATH_MAX:
+        try:
+            st = os.lstat(base)
+        except OSError:
+            st = None
+        if st is not None and stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() \
+                and not st.st_mode & 0o077:
+            return Path(base) / APP / "live"
+    return Path(tempfile.gettempdir()) / f"{APP}-{os.getuid()}" / APP / "live"
 
 
 def checkpoints_dir(env: Mapping[str, str] | None = None) -> Path:

@@ -115,7 +115,8 @@ def credential_kind(real: Path, extra: Iterable[str] = (),
     return None
 
 
-_ENV_KEYS = ("HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME")
+_ENV_KEYS = ("HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME",
+             "XDG_RUNTIME_DIR")
 
 
 @functools.lru_cache(maxsize=16)

@@ -26,7 +26,6 @@ import os
 import socket
 import stat
 import struct
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -42,7 +41,6 @@ LINE_LIMIT = 1024 * 1024  # bytes of one JSON line a client may send
 SEND_QUEUE = 4096  # messages queued for one viewer before it counts as too slow
 HELLO_TIMEOUT = 30.0
 SUFFIX = ".sock"
-SOCKET_NAME = 36 + len(SUFFIX)  # a session id (a uuid) and the suffix
 
 
 class LiveError(OSError):
@@ -63,22 +61,15 @@ def _private_dir(path: Path) -> Path:
     return path
 
 
-def _runtime_base() -> Path:
-    """``$XDG_RUNTIME_DIR`` when it is ours and 0700; else a private directory under the temp
-    directory, named with our uid."""
-    base = os.environ.get("XDG_RUNTIME_DIR", "")
-    # a unix socket's path holds at most 107 bytes: a deep runtime directory cannot hold one
-    if base and os.path.isabs(base) and len(base) + len("/nyzhi/live/") + SOCKET_NAME <= 107:
-        try:
-            return _private_dir(Path(base))
-        except OSError:
-            pass
-    return _private_dir(Path(tempfile.gettempdir()) / f"nyzhi-{os.getuid()}")
-
-
 def live_dir() -> Path:
-    """The directory of this user's live sockets (made private if missing)."""
-    return _private_dir(_private_dir(_runtime_base() / "nyzhi") / "live")
+    """The directory of this user's live sockets (``config.paths.live_sockets_dir``), each of
+    its directories made private if missing and checked if not."""
+    from nyzhi.config.paths import live_sockets_dir
+
+    live = live_sockets_dir()
+    for part in (live.parent.parent, live.parent, live):
+        _private_dir(part)
+    return live
 
 
 def socket_path(session_id: str) -> Path:
@@ -179,13 +170,33 @@ def find_live(query: str | None, cwd: Path) -> tuple[str, Path]:
                     "another; nyz sessions marks the live ones)")
 
 
-def peer_uid(sock: Any) -> int | None:
-    """The uid of the process at the other end of a unix socket (None: not known)."""
+def peer_credentials(sock: Any) -> tuple[int, int] | None:
+    """The pid and uid of the process at the other end of a unix socket (None: not known)."""
     try:
         creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
     except (OSError, AttributeError):
         return None
-    return struct.unpack("3i", creds)[1]
+    pid, uid, _gid = struct.unpack("3i", creds)
+    return pid, uid
+
+
+def started_by_us(pid: int, limit: int = 256) -> bool:
+    """Whether ``pid`` is this process or one it started (its parent chain reaches us): a
+    tool's command, a hook or a background process of this very session, which must never
+    answer the session's own approvals. A chain that cannot be read counts as ours (refused)."""
+    me = os.getpid()
+    for _ in range(limit):
+        if pid == me:
+            return True
+        if pid <= 1:
+            return False
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as f:
+                fields = f.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            return True
+        pid = int(fields[1])  # after the name: state, then the parent's pid
+    return True
 
 
 class LineTooLong(ValueError):
@@ -338,11 +349,14 @@ async def _connection(hub: Any, stream: trio.SocketStream, attend: bool) -> None
     from nyzhi.core.protocol.live import Viewer
 
     try:
-        uid = peer_uid(stream.socket)
-        if uid != os.getuid():
+        creds = peer_credentials(stream.socket)
+        refusal = ("refused: the live socket serves only its owner"
+                   if creds is None or creds[1] != os.getuid() else
+                   "refused: a process this session started cannot attach to it"
+                   if started_by_us(creds[0]) else None)
+        if refusal is not None:
             with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
-                await send_line(stream, [p.encode(p.ErrorMessage(
-                    "refused: the live socket serves only its owner"))])
+                await send_line(stream, [p.encode(p.ErrorMessage(refusal))])
             return
         lines = Lines(stream)
         try:

@@ -225,6 +225,53 @@ async def test_a_run_with_nobody_attached_still_refuses_what_needs_approval(
     assert code == 0 and done and done[0]["is_error"] and "headless" in done[0]["output"]
 
 
+# A command of the session itself tries its own live socket: it lists the sockets and, for
+# each, connects, says hello and prints the first line it gets back.
+_REACH_OWN_SOCKET = (
+    "python3 -c \"import glob,os,socket; "
+    "found=glob.glob(os.environ['XDG_RUNTIME_DIR']+'/nyzhi/live/*.sock'); "
+    "print('SOCKETS', len(found)); "
+    "[print('REPLY', (lambda s: (s.connect(p), s.sendall(b'{\\\"type\\\": \\\"hello\\\", "
+    "\\\"protocol\\\": 1}\\\\n'), s.recv(4096).decode())[-1])(socket.socket(socket.AF_UNIX))) "
+    "for p in found]\""
+)
+
+
+@pytest.mark.parametrize("sandbox", ["workspace-write", "full-access"])
+async def test_a_session_s_own_commands_cannot_reach_its_live_socket(
+        workspace, home, configure, runtime, sandbox):
+    """Nothing the agent runs may answer its own session's approvals: under bubblewrap the
+    sockets' directory is masked (the command finds no socket); without a sandbox the socket
+    refuses a process the session started (by its parent chain), before any hello."""
+    calls = 0
+    served: list[int] = []
+
+    async def script(request):
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            return reply(tool_calls=[tool_call("bash", {"command": _REACH_OWN_SOCKET})])
+        # the command has run and the session is still live: its socket, seen from outside
+        served.append(len(list((runtime / "nyzhi" / "live").glob("*.sock"))))
+        return reply(ANSWER)
+
+    async with open_fake_llm(script=script) as server:
+        configure(workspace, server.url_for("openai"))
+        proc = await _start_run(workspace, _env(home, runtime), "--trust", "full",
+                                "--sandbox", sandbox)
+        code, out = await _finish(proc)
+    done = [e for e in json_lines(out) if e["type"] == "tool_done"]
+    assert code == 0 and done, out[-2000:]
+    output = done[0]["output"]
+    assert served == [1]  # there was a socket to reach
+    if sandbox == "workspace-write":
+        assert "SOCKETS 0" in output, output
+    else:
+        assert "SOCKETS 1" in output, output
+        assert "a process this session started cannot attach to it" in output, output
+        assert '"welcome"' not in output
+
+
 async def test_nyz_sessions_marks_a_running_session_live_and_not_once_it_ended(
         workspace, home, configure, runtime):
     env = _env(home, runtime)

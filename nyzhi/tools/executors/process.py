@@ -117,6 +117,86 @@ async def _exited_or_detached(proc: BoundProcess, detach: Detach | None) -> bool
     return detach.requested.is_set() and proc.returncode is None
 
 
+async def _emit(buf: CappedOutput, on_output: OutputCallback | None, text: str) -> None:
+    """Keep ``text`` in the capped output and stream it to the caller, in that order."""
+    buf.add(text)
+    if on_output is not None:
+        await on_output(text)
+
+
+async def _open_child(argv: Sequence[str], *, cwd: Path | str | None,
+                      env: Mapping[str, str] | None, sandboxed: bool,
+                      keep_stdin_open: bool) -> BoundProcess:
+    """Start ``argv`` as the leader of a new session with stdout+stderr merged into one pipe."""
+    full_env = child_env() if env is None else dict(env)
+    return await open_bound_process(
+        list(argv),
+        stdin=subprocess.PIPE if keep_stdin_open else subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        cwd=cwd,
+        env=full_env,
+        start_new_session=True,
+        # bwrap's PID namespace takes a sandboxed command's whole tree when nyz dies; an
+        # unsandboxed one (full-access, ssh) runs behind the guard, which does (nyzhi.spawn)
+        tree=not sandboxed,
+    )
+
+
+async def _pump(proc: BoundProcess, buf: CappedOutput, on_output: OutputCallback | None,
+                drained: trio.Event) -> None:
+    """Decode the child's pipe into ``buf`` until it closes; ``drained`` tells the waiter the
+    output is complete (set on cancellation too, so nobody waits on a pump that is gone)."""
+    decoder = codecs.getincrementaldecoder("utf-8")("replace")
+    assert proc.stdout is not None
+    try:
+        while data := await proc.stdout.receive_some(65536):
+            text = decoder.decode(data)
+            if text:
+                await _emit(buf, on_output, text)
+        rest = decoder.decode(b"", final=True)
+        if rest:
+            await _emit(buf, on_output, rest)
+    except (trio.BrokenResourceError, trio.ClosedResourceError):
+        pass
+    finally:
+        drained.set()
+
+
+async def _watch(proc: BoundProcess, buf: CappedOutput, on_output: OutputCallback | None,
+                 limit: float | None, detach: Detach | None) -> bool:
+    """Stream the output until the child exits, times out or is detached; True if it timed out.
+
+    On exit or timeout the group is swept here (background jobs would hold the pipe open
+    else) and the pipe drained for a short grace; on a detach the pump only lets go of the
+    pipe, its unread bytes kept for whoever adopts the process."""
+    drained = trio.Event()
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(_pump, proc, buf, on_output, drained)
+        detached = False  # stays so when the limit ends the wait
+        with trio.move_on_after(math.inf if limit is None else limit) as scope:
+            detached = await _exited_or_detached(proc, detach)
+        timed_out = scope.cancelled_caught
+        if detached and detach is not None and not timed_out:
+            nursery.cancel_scope.cancel()
+        else:
+            await terminate_group(proc.pid, proc)
+            with trio.move_on_after(DRAIN_GRACE):
+                await drained.wait()
+            nursery.cancel_scope.cancel()
+    return timed_out
+
+
+async def _release(proc: BoundProcess) -> None:
+    """End what is left of the child's group and close our ends of its pipes (shielded by the
+    caller: it runs on cancellation too)."""
+    if proc.returncode is None or live_group_members(proc.pid):
+        await terminate_group(proc.pid, proc)
+    for stream in (proc.stdin, proc.stdout):
+        if stream is not None:
+            await stream.aclose()
+
+
 async def run_process(
     argv: Sequence[str],
     *,
@@ -141,62 +221,13 @@ async def run_process(
     """
     buf = CappedOutput(output_cap)
     if note:
-        buf.add(note + "\n")
-        if on_output is not None:
-            await on_output(note + "\n")
-    full_env = child_env() if env is None else dict(env)
-    proc = await open_bound_process(
-        list(argv),
-        stdin=subprocess.PIPE if keep_stdin_open else subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        cwd=cwd,
-        env=full_env,
-        start_new_session=True,
-        # bwrap's PID namespace takes a sandboxed command's whole tree when nyz dies; an
-        # unsandboxed one (full-access, ssh) runs behind the guard, which does (nyzhi.spawn)
-        tree=not sandboxed,
-    )
-    pgid = proc.pid
-    drained = trio.Event()
-
-    async def pump() -> None:
-        decoder = codecs.getincrementaldecoder("utf-8")("replace")
-        assert proc.stdout is not None
-        try:
-            while data := await proc.stdout.receive_some(65536):
-                text = decoder.decode(data)
-                if text:
-                    buf.add(text)
-                    if on_output is not None:
-                        await on_output(text)
-            rest = decoder.decode(b"", final=True)
-            if rest:
-                buf.add(rest)
-                if on_output is not None:
-                    await on_output(rest)
-        except (trio.BrokenResourceError, trio.ClosedResourceError):
-            pass
-        finally:
-            drained.set()
-
+        await _emit(buf, on_output, note + "\n")
+    proc = await _open_child(argv, cwd=cwd, env=env, sandboxed=sandboxed,
+                             keep_stdin_open=keep_stdin_open)
     timed_out = False
     moved_to = ""
-    detached = False
     try:
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(pump)
-            with trio.move_on_after(math.inf if timeout is None else timeout) as scope:
-                detached = await _exited_or_detached(proc, detach)
-            timed_out = scope.cancelled_caught
-            if detached and detach is not None and not timed_out:
-                nursery.cancel_scope.cancel()  # the pump lets go of the pipe, unread bytes kept
-            else:
-                # Exit or timeout: sweep the group (background jobs hold the pipe open else).
-                await terminate_group(pgid, proc)
-                with trio.move_on_after(DRAIN_GRACE):
-                    await drained.wait()
-                nursery.cancel_scope.cancel()
+        timed_out = await _watch(proc, buf, on_output, timeout, detach)
         if detach is not None and detach.requested.is_set() and proc.returncode is None \
                 and not timed_out:
             with trio.CancelScope(shield=True):
@@ -204,21 +235,14 @@ async def run_process(
     finally:
         with trio.CancelScope(shield=True):
             if not moved_to:
-                if proc.returncode is None or live_group_members(pgid):
-                    await terminate_group(pgid, proc)
-                for stream in (proc.stdin, proc.stdout):
-                    if stream is not None:
-                        await stream.aclose()
+                await _release(proc)
     if moved_to:
         return ExecResult(exit_code=0, output=buf.text(), truncated=buf.truncated, note=note,
                           sandboxed=sandboxed, moved_to=moved_to)
     code = proc.returncode if proc.returncode is not None else -signal.SIGKILL
     if timed_out:
-        text = f"[timed out after {timeout:g} s; process group killed]"
-        buf.add("\n" + text + "\n")
-        if on_output is not None:
-            with trio.CancelScope(shield=True):
-                await on_output("\n" + text + "\n")
+        with trio.CancelScope(shield=True):
+            await _emit(buf, on_output, f"\n[timed out after {timeout:g} s; process group killed]\n")
     return ExecResult(
         exit_code=code,
         output=buf.text(),

@@ -437,30 +437,14 @@ async def _assemble(stack: contextlib.AsyncExitStack, system: actors.ActorSystem
                     options: RuntimeOptions) -> _Assembly:
     """Config, provider, tools, roles, hooks, session, MCP, index, knowledge and the agent
     factory: everything an agent is built from. What needs closing is on ``stack``."""
-    from nyzhi.config import paths
-    from nyzhi.config.project_trust import load_trusted
-
-    paths.private_app_dirs(options.env)  # sessions, credentials and logs: owner-only
-    # The project's keys that are not SAFE (hooks, MCP servers, hosts, the environment,
-    # looser limits...) count only as last approved by a person, never by a trust mode.
-    loaded, project_trust = load_trusted(options.cwd, options.env,
-                                         approve=options.approve_project_config)
-    config = loaded.config.with_overrides(
-        provider=options.provider, trust=options.trust, sandbox=options.sandbox,
-        max_steps=options.max_steps, network=options.network,
-    )
+    loaded, project_trust, config = _load_config(options)
     workspace = loaded.workspace
     bus = EventBus()
     approvals = ApprovalBroker(bus)
     # The model cache is written behind the first request, by this nursery (closed with the
     # runtime, after the write).
     cache_writes = await stack.enter_async_context(trio.open_nursery())
-    # A new session's environment (``git status``, a child process: 5-20 ms, far more in a
-    # large repository) is taken in a thread started here, beside the CPU work of opening the
-    # provider and building the tools, instead of after it.
-    snapshot = _EnvironmentSnapshot()
-    if not assembly.resumes_session(options):  # a resumed one says what it was
-        snapshot.start(workspace)
+    snapshot = _start_snapshot(options, workspace)
     async with trio.open_nursery() as asking:
         asking.start_soon(snapshot.wait)
         provider, notice = await assembly.open_provider(stack, system, config, options)
@@ -477,73 +461,145 @@ async def _assemble(stack: contextlib.AsyncExitStack, system: actors.ActorSystem
         if assembly.creates_session(options):  # its files are made beside the rest
             new_session = assembly.NewSession(options, workspace, provider)
             asking.start_soon(new_session.create)
-        tooling = assembly.build_tooling(config, workspace, options, approvals,
-                                         claude_allow=project_trust.claude_allow)
-        assembly.provider_search_tool(config, tooling.registry, provider)
-        await trio.lowlevel.checkpoint()
-        # Every request to the model leaves through the redactor (system prompt included).
-        provider = RedactingProvider(provider, tooling.redactor)
-        # ... and, once the runtime is in a team, waits for a slot of the team's limit.
-        provider = ModelCallGate(provider)
-        tooling.context.leases.wait = config.agent.agents.write_lease_wait
+        tooling, provider = await _build_tooling(config, workspace, options, approvals,
+                                                 project_trust, provider)
         catalog, role_notes = assembly.load_roles(config, workspace, tooling)
         hooks, notes = assembly.build_hooks(config, workspace, options.cwd,
                                             claude=project_trust.claude_hooks)
-        writer: SessionWriter | None = None
-        if new_session is not None:
-            resumed, session_id = None, new_session.id
-        else:
-            _store, writer, resumed = assembly.open_session(options, workspace, provider)
-            session_id = writer.id if writer else (resumed.id if resumed else uuid.uuid4().hex)
-        bus.redactor = tooling.redactor  # known secrets never reach an event or the log
-        if tooling.context.shells is not None:  # process_start / process_exit on the bus
-            publish_events(tooling.context.shells, bus.publish)
-        tooling.context.session_id = hooks.session_id = session_id
-        if any(spec.claude_event for spec in hooks.specs):  # Claude Code hooks read these
-            from nyzhi.core.hooks.transcript import transcript_path
-
-            hooks.transcript_path = str(transcript_path(session_id, options.env))
-            hooks.permission_mode = _permission_mode(tooling)
-        # MCP: one pool under /mcp for every agent; servers connect in the background.
-        mcp = await assembly.open_mcp(system, config, workspace, options, tooling.registry,
-                                      approvals, bus.publish,
-                                      project_approved=project_trust.claude_hooks,
-                                      redactor=tooling.redactor)
-        # The browser tools' Chromium: one per runtime under /services, started at first use.
-        tooling.context.browser = browser_pool(system, config, options.env,
-                                               tooling.context.env_policy, tooling.context.net,
-                                               tooling.redactor)
-        # Language servers: one pool under /lsp for every agent; servers start on first use.
-        tooling.context.lsp = await assembly.open_lsp(system, config, workspace, options,
-                                                      tooling.context)
-        auto_context = await assembly.open_index(
-            system, config, workspace.root, bus.publish, tooling.registry, options.env)
+        writer, resumed, session_id = _session_identity(options, workspace, provider,
+                                                        new_session)
+        _name_session(bus, tooling, hooks, session_id, options)
+        mcp, auto_context = await _open_services(system, config, workspace, options, tooling,
+                                                 approvals, bus, project_trust)
         knowledge = await load_session_knowledge(config, workspace.root, session_id, options.env)
-    if new_session is not None:  # created now (the nursery waited for it)
-        writer = new_session.writer()
-    if writer is not None:
-        writer.redactor = tooling.redactor
-        # a team member's session is named in the team's store, and its next process resumes
-        # it by id even if it never took a turn: kept, empty or not
-        writer.keep_empty = bool(getattr(options, "member", None))
-    # Resolved now (the nursery waited for it): the agents are built knowing the window.
-    window_notice = limits.notice(limits.known(provider.model))
+    writer = _finish_writer(writer, new_session, tooling, options)
     base = _Assembly(
         options=options, config=config, system=system, bus=bus,
         approvals=approvals, provider=provider, tooling=tooling, catalog=catalog, hooks=hooks,
         writer=writer, resumed=resumed, session_id=session_id, mcp=mcp, knowledge=knowledge,
         factory=None,  # type: ignore[arg-type]  # set below, from the rest
         project_trust=project_trust,
-        # one line per problem: two readers of one broken file say the same thing once
-        notices=tuple(dict.fromkeys(
-            n for n in (*(str(w) for w in loaded.warnings), notice, window_notice,
-                        *project_trust.lines, *workspace.notices, *tooling.notices,
-                        *notes, *role_notes, *knowledge.notices,
-                        *(writer.notices if writer is not None else ())) if n)),
+        notices=_notices(
+            *(str(w) for w in loaded.warnings), notice,
+            # Resolved now (the nursery waited for it): the agents are built knowing the window.
+            limits.notice(limits.known(provider.model)), *project_trust.lines,
+            *workspace.notices, *tooling.notices, *notes, *role_notes, *knowledge.notices,
+            *(writer.notices if writer is not None else ())),
     )
     base.factory = await _agent_factory(base, workspace, auto_context, limits,
                                         snapshot.environment)
     return base
+
+
+def _start_snapshot(options: RuntimeOptions, workspace: Any) -> _EnvironmentSnapshot:
+    """A new session's environment (``git status``, a child process: 5-20 ms, far more in a
+    large repository) is taken in a thread started here, beside the CPU work of opening the
+    provider and building the tools, instead of after it. A resumed one says what it was."""
+    snapshot = _EnvironmentSnapshot()
+    if not assembly.resumes_session(options):
+        snapshot.start(workspace)
+    return snapshot
+
+
+def _load_config(options: RuntimeOptions) -> tuple[Any, Any, Any]:
+    """The loaded config (with the options' overrides) and the project's trust; the app's own
+    directories are made owner-only first (sessions, credentials and logs go there)."""
+    from nyzhi.config import paths
+    from nyzhi.config.project_trust import load_trusted
+
+    paths.private_app_dirs(options.env)
+    # The project's keys that are not SAFE (hooks, MCP servers, hosts, the environment,
+    # looser limits...) count only as last approved by a person, never by a trust mode.
+    loaded, project_trust = load_trusted(options.cwd, options.env,
+                                         approve=options.approve_project_config)
+    config = loaded.config.with_overrides(
+        provider=options.provider, trust=options.trust, sandbox=options.sandbox,
+        max_steps=options.max_steps, network=options.network,
+    )
+    return loaded, project_trust, config
+
+
+async def _build_tooling(config: Any, workspace: Any, options: RuntimeOptions,
+                         approvals: ApprovalBroker, project_trust: Any,
+                         provider: Any) -> tuple[Any, Any]:
+    """The tools, and the provider wrapped as every agent uses it: redacted and gated."""
+    tooling = assembly.build_tooling(config, workspace, options, approvals,
+                                     claude_allow=project_trust.claude_allow)
+    assembly.provider_search_tool(config, tooling.registry, provider)
+    await trio.lowlevel.checkpoint()
+    # Every request to the model leaves through the redactor (system prompt included).
+    provider = RedactingProvider(provider, tooling.redactor)
+    # ... and, once the runtime is in a team, waits for a slot of the team's limit.
+    provider = ModelCallGate(provider)
+    tooling.context.leases.wait = config.agent.agents.write_lease_wait
+    return tooling, provider
+
+
+def _session_identity(options: RuntimeOptions, workspace: Any, provider: Any,
+                      new_session: Any) -> tuple[SessionWriter | None, Any, str]:
+    """The session's writer, what it resumes and its id. A new session being created in
+    the background has its id already; its writer comes once the nursery has waited for it."""
+    if new_session is not None:
+        return None, None, new_session.id
+    _store, writer, resumed = assembly.open_session(options, workspace, provider)
+    session_id = writer.id if writer else (resumed.id if resumed else uuid.uuid4().hex)
+    return writer, resumed, session_id
+
+
+def _name_session(bus: EventBus, tooling: Any, hooks: HookRunner, session_id: str,
+                  options: RuntimeOptions) -> None:
+    """Give the bus its redactor and the tools and hooks the session's id (and, for Claude
+    Code hooks, the transcript and permission mode they read)."""
+    bus.redactor = tooling.redactor  # known secrets never reach an event or the log
+    if tooling.context.shells is not None:  # process_start / process_exit on the bus
+        publish_events(tooling.context.shells, bus.publish)
+    tooling.context.session_id = hooks.session_id = session_id
+    if any(spec.claude_event for spec in hooks.specs):  # Claude Code hooks read these
+        from nyzhi.core.hooks.transcript import transcript_path
+
+        hooks.transcript_path = str(transcript_path(session_id, options.env))
+        hooks.permission_mode = _permission_mode(tooling)
+
+
+async def _open_services(system: actors.ActorSystem, config: Any, workspace: Any,
+                         options: RuntimeOptions, tooling: Any, approvals: ApprovalBroker,
+                         bus: EventBus, project_trust: Any) -> tuple[Any, Any]:
+    """The runtime's shared services: MCP, the browser, language servers and the index.
+    Returns the MCP pool and the index's auto-context."""
+    # MCP: one pool under /mcp for every agent; servers connect in the background.
+    mcp = await assembly.open_mcp(system, config, workspace, options, tooling.registry,
+                                  approvals, bus.publish,
+                                  project_approved=project_trust.claude_hooks,
+                                  redactor=tooling.redactor)
+    # The browser tools' Chromium: one per runtime under /services, started at first use.
+    tooling.context.browser = browser_pool(system, config, options.env,
+                                           tooling.context.env_policy, tooling.context.net,
+                                           tooling.redactor)
+    # Language servers: one pool under /lsp for every agent; servers start on first use.
+    tooling.context.lsp = await assembly.open_lsp(system, config, workspace, options,
+                                                  tooling.context)
+    auto_context = await assembly.open_index(
+        system, config, workspace.root, bus.publish, tooling.registry, options.env)
+    return mcp, auto_context
+
+
+def _finish_writer(writer: SessionWriter | None, new_session: Any, tooling: Any,
+                   options: RuntimeOptions) -> SessionWriter | None:
+    """The session's writer, ready: a new session's now (the nursery waited for its files).
+    It redacts what it keeps; a team member's session is kept even empty."""
+    if new_session is not None:
+        writer = new_session.writer()
+    if writer is not None:
+        writer.redactor = tooling.redactor
+        # a team member's session is named in the team's store, and its next process resumes
+        # it by id even if it never took a turn: kept, empty or not
+        writer.keep_empty = bool(getattr(options, "member", None))
+    return writer
+
+
+def _notices(*lines: str | None) -> tuple[str, ...]:
+    """One line per problem: two readers of one broken file say the same thing once."""
+    return tuple(dict.fromkeys(n for n in lines if n))
 
 
 class _EnvironmentSnapshot:

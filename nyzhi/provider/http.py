@@ -26,7 +26,7 @@ import contextlib
 import random
 import sys
 import time
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Iterable, Iterator
 
 import httpx
 import trio
@@ -42,7 +42,7 @@ from nyzhi.provider.errors import (
     http_error,
     overflow_from_stream,
 )
-from nyzhi.provider.framing import LineParser, RecordTooLarge, SSEParser
+from nyzhi.provider.framing import LineParser, RecordTooLarge, SSEEvent, SSEParser
 from nyzhi.provider.spec import ProviderSpec
 from nyzhi.provider.stream_guard import StreamGuard, record_too_large
 from nyzhi.provider.types import ChatRequest, Retry, StreamEvent, Usage
@@ -78,6 +78,24 @@ def _finished_tail(decoder: Decoder | None) -> list[StreamEvent] | None:
         return decoder.finish()
     except ProviderError:
         return None
+
+
+class _Attempt:
+    """What one attempt got to: whether output reached the caller (then a failure is not
+    retried) and its decoder (whose state says whether the model had already stopped)."""
+
+    def __init__(self) -> None:
+        self.produced = False
+        self.decoder: Decoder | None = None
+
+    def guarded(self, records: Iterable[SSEEvent],
+                guard: StreamGuard) -> Iterator[StreamEvent]:
+        """The events of ``records`` through the guard; any but usage counts as output."""
+        for name, data in records:
+            for event in guard.feed(name, data):
+                if not isinstance(event, Usage):
+                    self.produced = True
+                yield event
 
 
 def make_client(spec: ProviderSpec) -> httpx.AsyncClient:
@@ -155,8 +173,7 @@ class HttpProvider:
 
     async def stream(self, request: ChatRequest) -> AsyncGenerator[StreamEvent, None]:
         model = request.model or self.model
-        policy = self.spec.retry
-        max_attempts = policy.max_retries + 1
+        max_attempts = self.spec.retry.max_retries + 1
         attempt = 1
         renewed = False  # a refused OAuth token is renewed once per request
         while True:
@@ -165,71 +182,29 @@ class HttpProvider:
                 await fresh()
             key = self.spec.key.current_key()
             call = self.adapter.build(self.spec, request, key)
-            produced = False
-            decoder: Decoder | None = None
-            failure: ProviderError | None = None
+            state = _Attempt()
             try:
-                sending: HttpCall | None = call
-                while sending is not None:
-                    async with self._client.stream(
-                        sending.method, sending.url, headers=sending.headers, json=sending.json
-                    ) as response:
-                        if response.status_code >= 400:
-                            raise await self._http_error(response, model)
-                        decoder = self.adapter.decoder()
-                        guard = StreamGuard(decoder, self.spec.limits)
-                        bound = self.spec.limits.max_record_chars
-                        parser = (SSEParser(bound) if self.adapter.framing == "sse"
-                                  else LineParser(bound))
-                        try:
-                            async with contextlib.aclosing(response.aiter_bytes()) as chunks:
-                                async for chunk in chunks:
-                                    for name, data in parser.feed(chunk):
-                                        for event in guard.feed(name, data):
-                                            if not isinstance(event, Usage):
-                                                produced = True
-                                            yield event
-                                    if decoder.done:
-                                        # The answer ended (a decoder may end it early, e.g.
-                                        # llama.cpp's repetition guard): hang up, which stops
-                                        # the server generating.
-                                        return
-                            for name, data in parser.close():
-                                for event in guard.feed(name, data):
-                                    if not isinstance(event, Usage):
-                                        produced = True
-                                    yield event
-                        except RecordTooLarge as exc:
-                            raise record_too_large(exc) from None
-                        if sending.then is not None and getattr(decoder, "follow_up", False):
-                            sending = sending.then  # the answer is asked for in a second request
-                            continue
-                        for event in guard.finish():
-                            yield event
-                        return
+                # aclosing: a caller leaving mid-stream closes the attempt's connection at once
+                async with contextlib.aclosing(self._exchange(call, model, state)) as events:
+                    async for event in events:
+                        yield event
+                return
             except httpx.TransportError as exc:
-                tail = _finished_tail(decoder)
+                tail = _finished_tail(state.decoder)
                 if tail is not None:
                     # The model had already stopped (OpenAI finish_reason, Gemini finishReason);
                     # only the trailer ([DONE]) was lost. The answer is complete: do not fail it.
                     for event in tail:
                         yield event
                     return
-                failure = ProviderConnectionError(
+                failure: ProviderError = ProviderConnectionError(
                     f"connection to {self.spec.base_url} failed ({type(exc).__name__}: {exc})",
                     provider=self.name,
                     model=model,
                 )
                 failure.__cause__ = exc
             except ProviderError as exc:
-                exc.provider = exc.provider or self.name
-                exc.model = exc.model or model
-                exc.args = (exc._render(),)
-                failure = exc
-                if isinstance(exc, ProviderStreamError) and not produced:
-                    # an error event saying the prompt is too long: the caller compacts
-                    failure = overflow_from_stream(exc) or exc
-            assert failure is not None
+                failure = self._named(exc, model, state.produced)
             if isinstance(failure, ContextOverflowError):
                 raise failure
             if isinstance(failure, AuthenticationError) and not renewed and key is not None:
@@ -237,25 +212,80 @@ class HttpProvider:
                 if renew is not None and await renew(key):  # a new token: ask again at once
                     renewed = True
                     continue
-            if not failure.retryable:
-                raise failure
-            if produced:
-                raise StreamInterrupted(
-                    f"the stream broke after output was shown ({failure.detail}); not retried "
-                    "to avoid duplicate output",
-                    provider=self.name,
-                    model=model,
-                    status=failure.status,
-                    provider_message=failure.provider_message,
-                ) from failure
-            delay, reason = self._plan_retry(failure, key, attempt)
-            if attempt >= max_attempts:
-                failure.detail = f"{failure.detail} (gave up after {attempt} attempts)"
-                failure.args = (failure._render(),)
-                raise failure
+            delay, reason = self._retry_or_raise(failure, key, attempt, max_attempts, model,
+                                                 state.produced)
             attempt += 1
             yield Retry(attempt=attempt, max_attempts=max_attempts, delay=delay, reason=reason)
             await trio.sleep(delay)
+
+    async def _exchange(self, call: HttpCall, model: str,
+                        state: _Attempt) -> AsyncGenerator[StreamEvent, None]:
+        """One attempt: the request (and its follow-up, for a wire that asks for the answer in
+        a second request) streamed into events; what it got to is kept on ``state``."""
+        sending: HttpCall | None = call
+        while sending is not None:
+            async with self._client.stream(
+                sending.method, sending.url, headers=sending.headers, json=sending.json
+            ) as response:
+                if response.status_code >= 400:
+                    raise await self._http_error(response, model)
+                state.decoder = decoder = self.adapter.decoder()
+                guard = StreamGuard(decoder, self.spec.limits)
+                bound = self.spec.limits.max_record_chars
+                parser = (SSEParser(bound) if self.adapter.framing == "sse"
+                          else LineParser(bound))
+                try:
+                    async with contextlib.aclosing(response.aiter_bytes()) as chunks:
+                        async for chunk in chunks:
+                            for event in state.guarded(parser.feed(chunk), guard):
+                                yield event
+                            if decoder.done:
+                                # The answer ended (a decoder may end it early, e.g. llama.cpp's
+                                # repetition guard): hang up, which stops the server generating.
+                                return
+                    for event in state.guarded(parser.close(), guard):
+                        yield event
+                except RecordTooLarge as exc:
+                    raise record_too_large(exc) from None
+                if sending.then is not None and getattr(decoder, "follow_up", False):
+                    sending = sending.then  # the answer is asked for in a second request
+                    continue
+                for event in guard.finish():
+                    yield event
+                return
+
+    def _named(self, exc: ProviderError, model: str, produced: bool) -> ProviderError:
+        """``exc`` naming this provider and model; an error event saying the prompt is too
+        long, before any output, becomes the overflow the caller compacts on."""
+        exc.provider = exc.provider or self.name
+        exc.model = exc.model or model
+        exc.args = (exc._render(),)
+        if isinstance(exc, ProviderStreamError) and not produced:
+            return overflow_from_stream(exc) or exc
+        return exc
+
+    def _retry_or_raise(self, failure: ProviderError, key: str | None, attempt: int,
+                        max_attempts: int, model: str, produced: bool) -> tuple[float, str]:
+        """The delay and reason of the next attempt, or ``failure`` raised: it is not
+        retryable, output already reached the caller (a retry would show it twice), or the
+        attempts are used up."""
+        if not failure.retryable:
+            raise failure
+        if produced:
+            raise StreamInterrupted(
+                f"the stream broke after output was shown ({failure.detail}); not retried "
+                "to avoid duplicate output",
+                provider=self.name,
+                model=model,
+                status=failure.status,
+                provider_message=failure.provider_message,
+            ) from failure
+        delay, reason = self._plan_retry(failure, key, attempt)
+        if attempt >= max_attempts:
+            failure.detail = f"{failure.detail} (gave up after {attempt} attempts)"
+            failure.args = (failure._render(),)
+            raise failure
+        return delay, reason
 
     def _plan_retry(self, failure: ProviderError, key: str | None, attempt: int) -> tuple[float, str]:
         """Delay and a human reason for the next attempt; raises when waiting is pointless."""

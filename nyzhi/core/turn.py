@@ -125,6 +125,25 @@ class UsageTotals:
 
 
 class TurnLoop:
+    # Set by whoever builds the agent, after construction (``agent_factory``, the runtime):
+    # None until then, which turns each off.
+    # What the agent's background processes did since its last step (exits, ports:
+    # nyzhi.core.background.notices), beside ``before_step`` (which teams replace).
+    notices: Callable[[], list[pt.Message]] | None = None
+    # What each request asks of the model's thinking, fitted to its model
+    # (nyzhi.provider.thinking); None: no thinking parameter.
+    thinking: pt.ThinkingConfig | None = None
+    # The final answer as JSON matching this schema (nyz run --output-schema), or None.
+    output_schema: dict[str, Any] | None = None
+    # Called before each compaction with its reason and the thread's estimated tokens
+    # (``compact_context`` hooks); returns extra summary instructions ("" for none).
+    before_compact: Callable[[str, int], Awaitable[str]] | None = None
+    # Called when the model answered without tool calls, with the answer and whether a
+    # stop was already refused in this turn: a reason to go on (appended as the next user
+    # message, as Claude Code's Stop hooks' ``decision: "block"``), or None to stop. The
+    # turn's steps and the agent's budget still bound it.
+    on_stop: Callable[[str, bool], Awaitable[str | None]] | None = None
+
     def __init__(
         self,
         *,
@@ -158,9 +177,6 @@ class TurnLoop:
         self.on_message = on_message
         self.on_thread_replaced = on_thread_replaced
         self.before_step = before_step
-        # What the agent's background processes did since its last step (exits, ports:
-        # nyzhi.core.background.notices), beside ``before_step`` (which teams replace).
-        self.notices: Callable[[], list[pt.Message]] | None = None
         self.on_prompt = on_prompt
         # ``!cmd`` outputs the user ran since the last prompt: sent before the next one
         self.shell_context: list[str] = []
@@ -179,19 +195,6 @@ class TurnLoop:
         self._hold_until = 0
         self._tools_seen: tuple[pt.ToolSchema, ...] | None = None
         self._tools_chars = 0
-        # What each request asks of the model's thinking, fitted to its model
-        # (nyzhi.provider.thinking); None: no thinking parameter.
-        self.thinking: pt.ThinkingConfig | None = None
-        # The final answer as JSON matching this schema (nyz run --output-schema), or None.
-        self.output_schema: dict[str, Any] | None = None
-        # Called before each compaction with its reason and the thread's estimated tokens
-        # (``compact_context`` hooks); returns extra summary instructions ("" for none).
-        self.before_compact: Callable[[str, int], Awaitable[str]] | None = None
-        # Called when the model answered without tool calls, with the answer and whether a
-        # stop was already refused in this turn: a reason to go on (appended as the next user
-        # message, as Claude Code's Stop hooks' ``decision: "block"``), or None to stop. The
-        # turn's steps and the agent's budget still bound it.
-        self.on_stop: Callable[[str, bool], Awaitable[str | None]] | None = None
         self.messages: list[pt.Message] = []
         self.meter = ThreadMeter()  # incremental size of ``messages`` (grown at its end)
         self.totals = UsageTotals()
@@ -254,24 +257,9 @@ class TurnLoop:
         del self.shell_context[:-SHELL_CONTEXT_KEPT]
 
     async def _turn(self, prompt: str, images: tuple[pt.ImagePart, ...] = ()) -> TurnOutcome:
-        if self.on_prompt is not None:
-            # user_prompt_submit hooks may block the prompt or add context to it (they see the
-            # user's words, not the !cmd outputs queued beside them)
-            prompt, blocked = await self.on_prompt(prompt)
-            if blocked is not None:
-                await self.emit(ev.Error(agent=self.agent_path, message=blocked, kind="blocked"))
-                return TurnOutcome("", 0, "blocked", pt.Usage(), is_error=True)
-        if self.shell_context:
-            prompt = "\n\n".join([*self.shell_context, prompt])
-        await self._resolve_limits()
-        if (why := self._prompt_too_big(prompt)) is not None:
-            # refused before anything is sent or recorded: the thread stays as it was (the
-            # !cmd outputs are dropped with it: they may be what made it too big)
-            self.shell_context.clear()
-            await self.emit(ev.Error(agent=self.agent_path, message=why, kind="context"))
-            return TurnOutcome("", 0, "context", pt.Usage(), True, why)
-        self.shell_context.clear()  # sent now (kept for the next prompt if a hook blocked this)
-        await self._append(pt.Message("user", prompt, images=images))
+        refused = await self._take_prompt(prompt, images)
+        if refused is not None:
+            return refused
         turn_usage = pt.Usage()
         final_text = ""
         stop_refused = False
@@ -280,28 +268,12 @@ class TurnLoop:
             if reason is not None:
                 await self.emit(ev.Error(agent=self.agent_path, message=reason, kind="budget"))
                 return TurnOutcome(final_text, step - 1, "budget", turn_usage, True, reason)
-            if self.before_step is not None:
-                for injected in await self.before_step():
-                    await self._append(injected)
-            if self.notices is not None:
-                for injected in self.notices():
-                    await self._append(injected)
+            await self._inject()
             self.meter.micro_compact(self.messages)
             self.totals.steps += 1
             system = self.system_prompt()  # built once per step: it can change between steps
             tools = tuple(self.tool_schemas())
-            reason = await self._maybe_compact(system, tools)
-            answer = None  # the step's (text, calls, usage, stop); None: ``reason`` says why not
-            if reason is None:
-                try:
-                    answer = await self._model_step(system, tools)
-                except ContextOverflowError as exc:
-                    reason = await self._recover_overflow(system, tools, exc)
-                    if reason is None:
-                        try:  # the same step, once, on the compacted thread
-                            answer = await self._model_step(system, tools)
-                        except ContextOverflowError as again:
-                            reason = _still_too_long(again, self._model_name())
+            answer, reason = await self._step(system, tools)
             if answer is None:
                 assert reason is not None
                 await self.emit(ev.Error(agent=self.agent_path, message=reason, kind="context"))
@@ -326,16 +298,89 @@ class TurnLoop:
         await self.emit(ev.Error(agent=self.agent_path, message=message, kind="max_steps"))
         return TurnOutcome(final_text, self.settings.max_steps, "max_steps", turn_usage, True)
 
+    async def _take_prompt(self, prompt: str,
+                           images: tuple[pt.ImagePart, ...]) -> TurnOutcome | None:
+        """Put the user's prompt on the thread (after the hooks and with the queued !cmd
+        outputs), or the outcome of a turn refused before anything is sent."""
+        if self.on_prompt is not None:
+            # user_prompt_submit hooks may block the prompt or add context to it (they see the
+            # user's words, not the !cmd outputs queued beside them)
+            prompt, blocked = await self.on_prompt(prompt)
+            if blocked is not None:
+                await self.emit(ev.Error(agent=self.agent_path, message=blocked, kind="blocked"))
+                return TurnOutcome("", 0, "blocked", pt.Usage(), is_error=True)
+        if self.shell_context:
+            prompt = "\n\n".join([*self.shell_context, prompt])
+        await self._resolve_limits()
+        if (why := self._prompt_too_big(prompt)) is not None:
+            # refused before anything is sent or recorded: the thread stays as it was (the
+            # !cmd outputs are dropped with it: they may be what made it too big)
+            self.shell_context.clear()
+            await self.emit(ev.Error(agent=self.agent_path, message=why, kind="context"))
+            return TurnOutcome("", 0, "context", pt.Usage(), True, why)
+        self.shell_context.clear()  # sent now (kept for the next prompt if a hook blocked this)
+        await self._append(pt.Message("user", prompt, images=images))
+        return None
+
+    async def _inject(self) -> None:
+        """What arrived for the agent since its last step (``before_step``: team messages;
+        ``notices``: its background processes) goes on the thread before the next one."""
+        if self.before_step is not None:
+            for injected in await self.before_step():
+                await self._append(injected)
+        if self.notices is not None:
+            for injected in self.notices():
+                await self._append(injected)
+
+    async def _step(self, system: str, tools: tuple[pt.ToolSchema, ...]) -> tuple[
+            tuple[str, list[pt.ToolCall], pt.Usage, str] | None, str | None]:
+        """One model step on a thread that fits: compacted first if it grew past the trigger,
+        and, when the provider still says the prompt is too long, compacted again and sent
+        once more. Returns the step's (text, calls, usage, stop), or None and why not."""
+        reason = await self._maybe_compact(system, tools)
+        if reason is not None:
+            return None, reason
+        try:
+            return await self._model_step(system, tools), None
+        except ContextOverflowError as exc:
+            reason = await self._recover_overflow(system, tools, exc)
+        if reason is not None:
+            return None, reason
+        try:  # the same step, once, on the compacted thread
+            return await self._model_step(system, tools), None
+        except ContextOverflowError as again:
+            return None, _still_too_long(again, self._model_name())
+
     # ---- one model call ---------------------------------------------------------------
 
     async def _model_step(
         self, system: str, tools: tuple[pt.ToolSchema, ...]
     ) -> tuple[str, list[pt.ToolCall], pt.Usage, str]:
-        if self.output_schema is not None:  # said in every format (Anthropic: only there)
+        request = self._request(system, tools)
+        sent_chars = self._request_chars(request.system, tools)
+        reply = _Reply()
+        try:
+            async with contextlib.aclosing(self.provider.stream(request)) as stream:
+                async for event in stream:
+                    await self._take(reply, event)
+        except trio.Cancelled:
+            with trio.CancelScope(shield=True):
+                await self._settle(reply)
+                await self._flush_results(list(reply.calls.values()), {})
+            raise
+        await self._settle(reply)
+        if _reported(reply.usage):
+            await self._account(reply.usage, sent_chars)
+        return "".join(reply.text), reply.ordered_calls(), reply.usage, reply.stop
+
+    def _request(self, system: str, tools: tuple[pt.ToolSchema, ...]) -> pt.ChatRequest:
+        """The step's request: the thread, and the output schema said in the system prompt
+        too (in every format; Anthropic's has no other place for it)."""
+        if self.output_schema is not None:
             from nyzhi.provider.output_schema import instruction
 
             system += instruction(self.output_schema)
-        request = pt.ChatRequest(
+        return pt.ChatRequest(
             messages=tuple(self.messages),
             system=system,
             tools=tools,
@@ -343,88 +388,75 @@ class TurnLoop:
             thinking=self.thinking,
             output_schema=self.output_schema,
         )
-        sent_chars = self._request_chars(system, tools)
-        text: list[str] = []
-        thinking: list[str] = []
-        signature: str | None = None
-        calls: dict[int, pt.ToolCall] = {}
-        usage = NO_USAGE
-        stop = "end_turn"
-        settled = False
 
-        async def settle() -> None:
-            # Keep what the model said so far; give it the calls it made (results follow).
-            nonlocal settled
-            if settled:
-                return
-            settled = True
-            ordered = tuple(calls[i] for i in sorted(calls))
-            if text or ordered or thinking:
-                await self._append(
-                    pt.Message(
-                        "assistant", "".join(text), tool_calls=ordered,
-                        thinking="".join(thinking) or None, thinking_signature=signature,
-                    )
-                )
-
-        try:
-            async with contextlib.aclosing(self.provider.stream(request)) as stream:
-                async for event in stream:
-                    if isinstance(event, pt.TextDelta):
-                        text.append(event.text)
-                        await self.emit(ev.TextDelta(agent=self.agent_path, text=event.text))
-                    elif isinstance(event, pt.ThinkingDelta):
-                        if event.text:
-                            thinking.append(event.text)
-                            await self.emit(
-                                ev.ThinkingDelta(agent=self.agent_path, text=event.text)
-                            )
-                        if event.signature:
-                            signature = event.signature
-                    elif isinstance(event, pt.ToolCallEnd):
-                        calls[event.index] = pt.ToolCall(event.id, event.name, event.arguments)
-                    elif isinstance(event, pt.Usage):
-                        usage = _add_usage(usage, event)
-                    elif isinstance(event, pt.Stop):
-                        stop = event.reason
-                    elif isinstance(event, pt.Retry):
-                        await self.emit(
-                            ev.Retry(
-                                agent=self.agent_path, attempt=event.attempt,
-                                max=event.max_attempts, wait_ms=int(event.delay * 1000),
-                                reason=event.reason,
-                            )
-                        )
-        except trio.Cancelled:
-            with trio.CancelScope(shield=True):
-                await settle()
-                await self._flush_results(list(calls.values()), {})
-            raise
-        await settle()
-        if _reported(usage):
-            model = self._model_name()
-            prompt_tokens = usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens
-            self.calibration.observe(self._calibration_key(), prompt_tokens, sent_chars)
-            cost = self.cost(usage, model)
-            self.totals.add(usage, cost)
+    async def _take(self, reply: _Reply, event: pt.StreamEvent) -> None:
+        """Keep one streamed event on ``reply``; text, thinking and retries are shown as
+        they come."""
+        if isinstance(event, pt.TextDelta):
+            reply.text.append(event.text)
+            await self.emit(ev.TextDelta(agent=self.agent_path, text=event.text))
+        elif isinstance(event, pt.ThinkingDelta):
+            if event.text:
+                reply.thinking.append(event.text)
+                await self.emit(ev.ThinkingDelta(agent=self.agent_path, text=event.text))
+            if event.signature:
+                reply.signature = event.signature
+        elif isinstance(event, pt.ToolCallEnd):
+            reply.calls[event.index] = pt.ToolCall(event.id, event.name, event.arguments)
+        elif isinstance(event, pt.Usage):
+            reply.usage = _add_usage(reply.usage, event)
+        elif isinstance(event, pt.Stop):
+            reply.stop = event.reason
+        elif isinstance(event, pt.Retry):
             await self.emit(
-                ev.Usage(
-                    agent=self.agent_path,
-                    input_tokens=usage.input_tokens,
-                    output_tokens=usage.output_tokens,
-                    cache_read_tokens=usage.cache_read_tokens,
-                    cache_write_tokens=usage.cache_write_tokens,
-                    cost_usd=cost,
-                    total_input_tokens=self.totals.input_tokens,
-                    total_output_tokens=self.totals.output_tokens,
-                    total_cost_usd=self.totals.cost_usd,
-                    model=model,
-                    request_chars=sent_chars,
-                    thinking_tokens=usage.thinking_tokens,
-                    total_thinking_tokens=self.totals.thinking_tokens,
+                ev.Retry(
+                    agent=self.agent_path, attempt=event.attempt,
+                    max=event.max_attempts, wait_ms=int(event.delay * 1000),
+                    reason=event.reason,
                 )
             )
-        return "".join(text), [calls[i] for i in sorted(calls)], usage, stop
+
+    async def _settle(self, reply: _Reply) -> None:
+        """Keep what the model said so far; give it the calls it made (results follow).
+        Once per step: a cancelled step settles before the ``Cancelled`` propagates."""
+        if reply.settled:
+            return
+        reply.settled = True
+        ordered = tuple(reply.ordered_calls())
+        if reply.text or ordered or reply.thinking:
+            await self._append(
+                pt.Message(
+                    "assistant", "".join(reply.text), tool_calls=ordered,
+                    thinking="".join(reply.thinking) or None,
+                    thinking_signature=reply.signature,
+                )
+            )
+
+    async def _account(self, usage: pt.Usage, sent_chars: int) -> None:
+        """A step's reported usage: calibrates the size estimate, adds to the totals and is
+        shown with its cost."""
+        model = self._model_name()
+        prompt_tokens = usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens
+        self.calibration.observe(self._calibration_key(), prompt_tokens, sent_chars)
+        cost = self.cost(usage, model)
+        self.totals.add(usage, cost)
+        await self.emit(
+            ev.Usage(
+                agent=self.agent_path,
+                input_tokens=usage.input_tokens,
+                output_tokens=usage.output_tokens,
+                cache_read_tokens=usage.cache_read_tokens,
+                cache_write_tokens=usage.cache_write_tokens,
+                cost_usd=cost,
+                total_input_tokens=self.totals.input_tokens,
+                total_output_tokens=self.totals.output_tokens,
+                total_cost_usd=self.totals.cost_usd,
+                model=model,
+                request_chars=sent_chars,
+                thinking_tokens=usage.thinking_tokens,
+                total_thinking_tokens=self.totals.thinking_tokens,
+            )
+        )
 
     # ---- tools ------------------------------------------------------------------------
 
@@ -581,27 +613,16 @@ class TurnLoop:
             return why
         keep = self.settings.keep_recent if keep_recent is None else keep_recent
         share = int(MIN_FREED_SHARE * self.settings.context_window)
-        if not force and before <= hard:
-            # The summary replaces what is before the cut: if that is too little to matter, do
-            # not pay a model call for it (asked again at the next step, as the thread grows).
-            older = self.messages[:cut_index(self.messages, keep)]
-            freeable = tokens_for(estimate_chars(older), len(older),
-                                  self.calibration.ratio(self._calibration_key()))
-            if freeable < share + SUMMARY_ALLOWANCE_TOKENS:
-                return None
+        if not force and before <= hard and not self._frees_enough(keep, share):
+            return None
         state = self.state_record(self.messages) if self.state_record is not None else None
-        instructions = "\n".join(p for p in (self.settings.compact_instructions,
-                                             hint.strip()[:2000]) if p)
-        if self.before_compact is not None:
-            extra = await self.before_compact(reason, before)
-            instructions = f"{instructions}\n{extra}".strip() if extra else instructions
         result = await compact(
             self.provider,
             self.messages,
             archive_dir=self.settings.archive_dir,
             stem=self.session_stem,
             keep_recent=keep,
-            instructions=instructions,
+            instructions=await self._compact_instructions(reason, before, hint),
             state=state,
         )
         if result is None:  # nothing old enough to summarise (no model call was made)
@@ -610,12 +631,7 @@ class TurnLoop:
                 if self.on_thread_replaced is not None:
                     await self.on_thread_replaced(self.messages)
             return None
-        self.messages[:] = result.messages
-        if shorten:
-            micro_compact(self.messages, keep_recent=0)
-        self.meter.reset()
-        if self.on_thread_replaced is not None:
-            await self.on_thread_replaced(self.messages)
+        await self._replace_thread(result.messages, shorten)
         after = self._estimate(system, tools)
         # Freed too little (the kept tail is most of it): not again until it grew that much.
         self._hold_until = after + share if before - after < share else 0
@@ -628,6 +644,34 @@ class TurnLoop:
             )
         )
         return None
+
+    def _frees_enough(self, keep: int, share: int) -> bool:
+        """Whether what is before the cut (the summary replaces it) is enough to be worth
+        a model call; if not, it is asked again at the next step, as the thread grows."""
+        older = self.messages[:cut_index(self.messages, keep)]
+        freeable = tokens_for(estimate_chars(older), len(older),
+                              self.calibration.ratio(self._calibration_key()))
+        return freeable >= share + SUMMARY_ALLOWANCE_TOKENS
+
+    async def _compact_instructions(self, reason: str, before: int, hint: str) -> str:
+        """The summary's instructions: the configured ones, the caller's hint (bounded) and
+        what the ``compact_context`` hooks add."""
+        instructions = "\n".join(p for p in (self.settings.compact_instructions,
+                                             hint.strip()[:2000]) if p)
+        if self.before_compact is not None:
+            extra = await self.before_compact(reason, before)
+            instructions = f"{instructions}\n{extra}".strip() if extra else instructions
+        return instructions
+
+    async def _replace_thread(self, messages: list[pt.Message], shorten: bool) -> None:
+        """The compacted thread in place of the old one (old tool results shortened too when
+        ``shorten``), told to whoever keeps a copy of it."""
+        self.messages[:] = messages
+        if shorten:
+            micro_compact(self.messages, keep_recent=0)
+        self.meter.reset()
+        if self.on_thread_replaced is not None:
+            await self.on_thread_replaced(self.messages)
 
     async def _recover_overflow(
         self, system: str, tools: tuple[pt.ToolSchema, ...], exc: ContextOverflowError
@@ -686,6 +730,23 @@ SHELL_CONTEXT_KEPT = 5
 
 #: A step's usage until the provider reports some (frozen: one serves every step).
 NO_USAGE = pt.Usage()
+
+
+class _Reply:
+    """What the model said in one step so far, kept as it streams: a cancelled step's part
+    is settled into the thread as it stood."""
+
+    def __init__(self) -> None:
+        self.text: list[str] = []
+        self.thinking: list[str] = []
+        self.signature: str | None = None
+        self.calls: dict[int, pt.ToolCall] = {}  # by the index the provider gave
+        self.usage = NO_USAGE
+        self.stop = "end_turn"
+        self.settled = False
+
+    def ordered_calls(self) -> list[pt.ToolCall]:
+        return [self.calls[i] for i in sorted(self.calls)]
 
 
 def _reported(usage: pt.Usage) -> bool:

@@ -358,6 +358,47 @@ async def _terminate(proc: BoundProcess, grace: float) -> None:
     await proc.wait()
 
 
+def _server_env(extra_buffers: bool, max_tokens: int, cache_dir: Path | None | bool) -> dict[str, str]:
+    """The server's environment: ours, plus what the child's ``_BOOTSTRAP`` reads
+    server (the weight repacking, the answer cap, the prompt-state cache; True: nyz's own)."""
+    env = dict(os.environ)
+    env[_EXTRA_BUFFERS_ENV] = "1" if extra_buffers else "0"
+    env[_MAX_TOKENS_ENV] = str(max_tokens)
+    env.pop(_CACHE_DIR_ENV, None)
+    if cache_dir is True:
+        from nyzhi.provider.llama_state_cache import cache_root
+
+        cache_dir = cache_root()
+    if cache_dir:
+        env[_CACHE_DIR_ENV] = str(cache_dir)
+    env["PYTHONFAULTHANDLER"] = "1"  # a native crash leaves a traceback in the log tail
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+async def _serve(proc: BoundProcess, base_url: str, startup_timeout: float,
+                 poll_interval: float, task_status: trio.TaskStatus[str]) -> LocalModelError:
+    """Read the server's log while it starts and serves; returns (never raises) what ended
+    it: it failed to start, or it exited after it was ready."""
+    log = _LogTail()
+    assert proc.stdout is not None
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(log.drain, proc.stdout)
+        try:
+            await _await_ready(proc, base_url, log, startup_timeout, poll_interval)
+        except LocalModelStartError as exc:
+            failure: LocalModelError = exc
+        else:
+            task_status.started(base_url)
+            status = await proc.wait()
+            failure = LocalModelCrashed(
+                f"the local llama.cpp server (pid {proc.pid}, {base_url}) "
+                f"{_describe_exit(status)}; last lines of its output:\n{await log.final_tail()}"
+            )
+        nursery.cancel_scope.cancel()
+    return failure
+
+
 async def run_llama_server(
     model: Path,
     *,
@@ -393,57 +434,23 @@ async def run_llama_server(
     """
     if not await trio.Path(model).is_file():
         raise LocalModelUnavailable(f"local model file not found: {model}")
-    if port is None:
-        port = free_loopback_port()
+    port = free_loopback_port() if port is None else port
     base_url = f"http://127.0.0.1:{port}/v1"
-    argv = server_command(
-        model, port=port, n_ctx=n_ctx, n_threads=n_threads or default_threads(),
-        chat_format=chat_format,
-        model_alias=model_alias,
-    )  # fmt: skip
-    env = dict(os.environ)
-    env[_EXTRA_BUFFERS_ENV] = "1" if extra_buffers else "0"
-    env[_MAX_TOKENS_ENV] = str(max_tokens)
-    env.pop(_CACHE_DIR_ENV, None)
-    if cache_dir is True:
-        from nyzhi.provider.llama_state_cache import cache_root
-
-        cache_dir = cache_root()
-    if cache_dir:
-        env[_CACHE_DIR_ENV] = str(cache_dir)
-    env["PYTHONFAULTHANDLER"] = "1"  # a native crash leaves a traceback in the log tail
-    env["PYTHONUNBUFFERED"] = "1"
     proc = await open_bound_process(
-        argv,
+        server_command(model, port=port, n_ctx=n_ctx, n_threads=n_threads or default_threads(),
+                       chat_format=chat_format, model_alias=model_alias),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         start_new_session=True,
-        env=env,
+        env=_server_env(extra_buffers, max_tokens, cache_dir),
     )
-    log = _LogTail()
     try:
         if on_spawn is not None:
             on_spawn(proc.pid)
-        assert proc.stdout is not None
-        failure: LocalModelError | None = None
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(log.drain, proc.stdout)
-            # Errors are raised outside the nursery so callers (a supervisor) see the error
-            # itself rather than an ExceptionGroup around it.
-            try:
-                await _await_ready(proc, base_url, log, startup_timeout, poll_interval)
-            except LocalModelStartError as exc:
-                failure = exc
-            else:
-                task_status.started(base_url)
-                status = await proc.wait()
-                failure = LocalModelCrashed(
-                    f"the local llama.cpp server (pid {proc.pid}, {base_url}) "
-                    f"{_describe_exit(status)}; last lines of its output:\n{await log.final_tail()}"
-                )
-            nursery.cancel_scope.cancel()
-        raise failure
+        # Raised here, outside the nursery, so callers (a supervisor) see the error itself
+        # rather than an ExceptionGroup around it.
+        raise await _serve(proc, base_url, startup_timeout, poll_interval, task_status)
     finally:
         with trio.CancelScope(shield=True):
             await _terminate(proc, stop_grace)

@@ -150,90 +150,114 @@ class Session:
 def _fold(session_id: str, records: list[dict[str, Any]], skipped: int, size: int,
           load_image: ImageLoader | None = None) -> Session:
     """Rebuild a session (meta, thread, history, events) from its log records; images are
-    read back through ``load_image``."""
-
-    def message_from_json(data: dict[str, Any]) -> Message:
-        return _message_from_json(data, load_image)
-
-    meta = SessionMeta(id=session_id, log_size=size)
-    messages: list[Message] = []
-    history: list[Message] = []
-    events: list[ev.AnyEvent] = []
-    event_times: list[float] = []
-    state: dict[str, Any] | None = None
-    snapshot_events = 0
-    last_ts = 0.0
-    plan_mode = False
-    agents: dict[str, AgentThread] = {}
+    read back through ``load_image``. A malformed record is counted in ``skipped``."""
+    fold = _Fold(SessionMeta(id=session_id, log_size=size), load_image)
     for record in records:
-        kind = record.get("kind")
         ts = record.get("ts")
         if isinstance(ts, int | float):
-            last_ts = max(last_ts, float(ts))
+            fold.last_ts = max(fold.last_ts, float(ts))
         try:
-            path = record.get("agent")
-            if isinstance(path, str) and path != ev.MAIN_AGENT and kind in (
-                "message", "thread", "agent"
-            ):
-                thread = agents.setdefault(path, AgentThread())
-                if kind == "agent":
-                    thread.info = dict(record["info"])
-                elif kind == "message":
-                    thread.messages.append(message_from_json(record["message"]))
-                else:
-                    thread.messages = [message_from_json(m) for m in record["messages"]]
-                continue
-            if kind == "header":
-                for key in ("created", "cwd", "workspace_root", "provider", "model", "title"):
-                    if isinstance(record.get(key), str):
-                        setattr(meta, key, record[key])
-            elif kind == "message":
-                message = message_from_json(record["message"])
-                messages.append(message)
-                history.append(message)
-            elif kind == "thread":
-                messages = [message_from_json(m) for m in record["messages"]]
-                saved = record.get("state")
-                state = saved if isinstance(saved, dict) else None
-                snapshot_events = len(events)
-            elif kind == "title":
-                meta.title = str(record["title"])
-            elif kind == "plan_mode":
-                plan_mode = record["on"] is True
-            elif kind == "event":
-                event = ev.from_json(record["event"])
-                events.append(event)
-                event_times.append(float(ts) if isinstance(ts, int | float) else last_ts)
-                if _is_interrupted_mark(event):
-                    # the one line that both answers the call and marks it for replay
-                    result = interrupted_result(ToolCall(event.call_id, event.name, ""))
-                    if event.agent != ev.MAIN_AGENT:
-                        agents.setdefault(event.agent, AgentThread()).messages.append(result)
-                        continue
-                    messages.append(result)
-                    history.append(result)
-                elif isinstance(event, ev.Usage):
-                    for key in _USAGE_KEYS:
-                        meta.usage[key] += getattr(event, key)
-                    meta.usage["cost_usd"] += event.cost_usd
-                elif isinstance(event, ev.SessionStart):
-                    meta.provider = event.provider or meta.provider
-                    meta.model = event.model or meta.model
+            fold.take(record, ts)
         except (KeyError, TypeError, ValueError):
             skipped += 1
-    if not meta.title:
-        first_user = next((m for m in history if m.role == "user" and m.content), None)
-        if first_user is not None:
-            meta.title = auto_title(first_user.content)
-    meta.message_count = len(history)
-    meta.updated = iso_from_ts(last_ts) if last_ts else meta.created
-    messages, interrupted = pair_tool_results(messages)
-    for thread in agents.values():
-        thread.messages, thread.interrupted = pair_tool_results(thread.messages)
-    return Session(
-        meta, messages, events, history, skipped, event_times, interrupted, state,
-        snapshot_events, agents, plan_mode,
-    )
+    return fold.session(skipped)
+
+
+class _Fold:
+    """A session's log being read back (``_fold``): what each kind of record changes."""
+
+    def __init__(self, meta: SessionMeta, load_image: ImageLoader | None) -> None:
+        self.meta = meta
+        self.load_image = load_image
+        self.messages: list[Message] = []
+        self.history: list[Message] = []
+        self.events: list[ev.AnyEvent] = []
+        self.event_times: list[float] = []
+        self.state: dict[str, Any] | None = None
+        self.snapshot_events = 0
+        self.last_ts = 0.0
+        self.plan_mode = False
+        self.agents: dict[str, AgentThread] = {}
+
+    def message(self, data: dict[str, Any]) -> Message:
+        return _message_from_json(data, self.load_image)
+
+    def take(self, record: dict[str, Any], ts: Any) -> None:
+        """Apply one record (raises KeyError, TypeError or ValueError for a malformed one)."""
+        kind = record.get("kind")
+        path = record.get("agent")
+        if isinstance(path, str) and path != ev.MAIN_AGENT and kind in (
+            "message", "thread", "agent"
+        ):
+            self._subagent(self.agents.setdefault(path, AgentThread()), kind, record)
+        elif kind == "header":
+            for key in ("created", "cwd", "workspace_root", "provider", "model", "title"):
+                if isinstance(record.get(key), str):
+                    setattr(self.meta, key, record[key])
+        elif kind == "message":
+            message = self.message(record["message"])
+            self.messages.append(message)
+            self.history.append(message)
+        elif kind == "thread":
+            self.messages = [self.message(m) for m in record["messages"]]
+            saved = record.get("state")
+            self.state = saved if isinstance(saved, dict) else None
+            self.snapshot_events = len(self.events)
+        elif kind == "title":
+            self.meta.title = str(record["title"])
+        elif kind == "plan_mode":
+            self.plan_mode = record["on"] is True
+        elif kind == "event":
+            self._event(ev.from_json(record["event"]), ts)
+
+    def _subagent(self, thread: AgentThread, kind: str, record: dict[str, Any]) -> None:
+        """A subagent's record: its ``agent`` info, a message, or its compacted thread."""
+        if kind == "agent":
+            thread.info = dict(record["info"])
+        elif kind == "message":
+            thread.messages.append(self.message(record["message"]))
+        else:
+            thread.messages = [self.message(m) for m in record["messages"]]
+
+    def _event(self, event: ev.AnyEvent, ts: Any) -> None:
+        """An event: kept with its time (the last one seen when it has none); an interrupted
+        call's mark also answers the call, and usage and the session's start fill the meta."""
+        self.events.append(event)
+        self.event_times.append(float(ts) if isinstance(ts, int | float) else self.last_ts)
+        meta = self.meta
+        if _is_interrupted_mark(event):
+            # the one line that both answers the call and marks it for replay
+            result = interrupted_result(ToolCall(event.call_id, event.name, ""))
+            if event.agent != ev.MAIN_AGENT:
+                self.agents.setdefault(event.agent, AgentThread()).messages.append(result)
+                return
+            self.messages.append(result)
+            self.history.append(result)
+        elif isinstance(event, ev.Usage):
+            for key in _USAGE_KEYS:
+                meta.usage[key] += getattr(event, key)
+            meta.usage["cost_usd"] += event.cost_usd
+        elif isinstance(event, ev.SessionStart):
+            meta.provider = event.provider or meta.provider
+            meta.model = event.model or meta.model
+
+    def session(self, skipped: int) -> Session:
+        """The folded session: titled from its first prompt when it has no title, and every
+        tool call paired with a result."""
+        meta = self.meta
+        if not meta.title:
+            first_user = next((m for m in self.history if m.role == "user" and m.content), None)
+            if first_user is not None:
+                meta.title = auto_title(first_user.content)
+        meta.message_count = len(self.history)
+        meta.updated = iso_from_ts(self.last_ts) if self.last_ts else meta.created
+        messages, interrupted = pair_tool_results(self.messages)
+        for thread in self.agents.values():
+            thread.messages, thread.interrupted = pair_tool_results(thread.messages)
+        return Session(
+            meta, messages, self.events, self.history, skipped, self.event_times, interrupted,
+            self.state, self.snapshot_events, self.agents, self.plan_mode,
+        )
 
 
 def interrupted_mark(call: ToolCall, agent: str = ev.MAIN_AGENT) -> ev.ToolDone:

@@ -316,6 +316,18 @@ def summarize_args(tool: Tool, args: dict[str, Any], paths: list[Path], commands
     return text
 
 
+async def _targets(tool: Tool, args: dict[str, Any],
+                   ctx: ToolContext) -> tuple[list[Path], list[str]]:
+    """The paths and commands a call would touch; tools whose targets come from a glob say
+    which files they would change. Raises on arguments that do not say."""
+    paths = target_paths(tool, args, ctx)
+    commands = target_commands(tool, args, ctx)
+    expand = getattr(tool, "expand_targets", None)
+    if callable(expand):
+        paths = [*paths, *await expand(args, ctx)]
+    return paths, commands
+
+
 async def _preview(tool: Tool, args: dict[str, Any], ctx: ToolContext) -> str | None:
     fn = getattr(tool, "preview", None)
     if not callable(fn):
@@ -368,31 +380,11 @@ class Gates:
     ) -> GateDecision:
         name = tool.name
         read_only = tool.permission is Permission.READ_ONLY
-        # 1. role fence
-        if not ToolFence(self.allowed_tools, self.disallowed_tools).allows(name) or (
-            self.fence is not None and not self.fence(name)
-        ):
-            return fenced_out(name)
-        if self.read_only_role and not read_only and not self._confined_read_only(tool, ctx):
-            return _deny(
-                ROLE_FENCE,
-                f"the `{self.read_only_role}` role is read-only and `{name}` can change files "
-                "or state; report what should change instead",
-            )
-        # 2. plan mode
-        if self.plan_mode and not read_only:
-            return _deny(
-                PLAN_MODE,
-                f"`{name}` changes things and is blocked in plan mode: only read-only tools run "
-                "while planning (switch to act mode to run it)",
-            )
+        fenced = self._fenced(tool, ctx, read_only)  # 1. role fence, 2. plan mode
+        if fenced is not None:
+            return fenced
         try:
-            paths = target_paths(tool, args, ctx)
-            commands = target_commands(tool, args, ctx)
-            # Tools whose targets come from a glob say which files they would change.
-            expand = getattr(tool, "expand_targets", None)
-            if callable(expand):
-                paths = [*paths, *await expand(args, ctx)]
+            paths, commands = await _targets(tool, args, ctx)
         except Exception as exc:  # bad arguments: we cannot tell what the call touches
             return _deny(SANDBOX, f"cannot determine what `{name}` would touch: {exc}")
         # 3. sandbox
@@ -427,25 +419,55 @@ class Gates:
                     paths, commands,
                 )
             always_ask = True
-        if not always_ask:
-            if name in self.memory:
-                return approve("approved always for this session", "session")
-            if self.trust.remember_approvals and name in await self._remembered(ctx):
-                return approve(
-                    "approved always in this workspace (agent.trust.remember_approvals)",
-                    "remembered")
-            pattern = self.trust.auto_approves(name)
-            if pattern is not None:
-                return approve(f"agent.trust.auto_approve pattern {pattern!r}", "trust")
-            # A tool the config allow-lists where it is declared (an MCP server's allow_tools).
-            listed = getattr(tool, "allow_listed_by", None)
-            if listed:
-                return approve(listed, "trust")
-            why = self._auto_approval(tool, paths, ctx)
-            if why:
-                return approve(why, "trust")
+        if not always_ask and (standing := await self._standing_approval(tool, paths, ctx)):
+            return approve(*standing)
         # 6. ask
         return await self._ask(tool, args, ctx, call_id, paths, commands, always_ask)
+
+    def _fenced(self, tool: Tool, ctx: ToolContext, read_only: bool) -> GateDecision | None:
+        """The refusal of a call the agent may not make at all: outside its role's tools, a
+        change under a read-only role, or a change in plan mode. None: it may."""
+        name = tool.name
+        if not ToolFence(self.allowed_tools, self.disallowed_tools).allows(name) or (
+            self.fence is not None and not self.fence(name)
+        ):
+            return fenced_out(name)
+        if self.read_only_role and not read_only and not self._confined_read_only(tool, ctx):
+            return _deny(
+                ROLE_FENCE,
+                f"the `{self.read_only_role}` role is read-only and `{name}` can change files "
+                "or state; report what should change instead",
+            )
+        if self.plan_mode and not read_only:
+            return _deny(
+                PLAN_MODE,
+                f"`{name}` changes things and is blocked in plan mode: only read-only tools run "
+                "while planning (switch to act mode to run it)",
+            )
+        return None
+
+    async def _standing_approval(self, tool: Tool, paths: list[Path],
+                                 ctx: ToolContext) -> tuple[str, str] | None:
+        """Why a call that need not be asked every time runs unasked, and by what (an
+        approval remembered, a trust pattern, the config's allow-list, the trust mode), as
+        ``(reason, by)``; None: a person is asked."""
+        name = tool.name
+        if name in self.memory:
+            return "approved always for this session", "session"
+        if self.trust.remember_approvals and name in await self._remembered(ctx):
+            return ("approved always in this workspace (agent.trust.remember_approvals)",
+                    "remembered")
+        pattern = self.trust.auto_approves(name)
+        if pattern is not None:
+            return f"agent.trust.auto_approve pattern {pattern!r}", "trust"
+        # A tool the config allow-lists where it is declared (an MCP server's allow_tools).
+        listed = getattr(tool, "allow_listed_by", None)
+        if listed:
+            return listed, "trust"
+        why = self._auto_approval(tool, paths, ctx)
+        if why:
+            return why, "trust"
+        return None
 
     @staticmethod
     def _confined_read_only(tool: Tool, ctx: ToolContext) -> bool:

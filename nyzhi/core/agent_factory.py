@@ -197,6 +197,54 @@ class AgentFactory:
 
     def build(self, spec: AgentSpec) -> Agent:
         model = spec.model or self.provider.model
+        tooling = self._tooling(spec, model)
+        # Byte-identical across the agent's steps (prompt caching); rebuilt only when a
+        # deferred tool is discovered.
+        known = self.limits.known(model) if self.limits is not None else None
+        told = known.context_window if known is not None and known.source in (
+            "config", "server") else None
+        system_prompt = SessionPrompt(
+            agent_parts(self.prompt, model=model, role_prompt=spec.role_prompt, tooling=tooling,
+                        window=told),
+            tooling.deferred_text,
+            mcp=self.mcp.summaries if self.mcp is not None else None,
+        )
+        # What compaction keeps verbatim (first prompt, todos, changed files, last failure).
+        keeper = StateKeeper(
+            tooling.context, self.resumed if spec.path == ev.MAIN_AGENT else None,
+            calibration=self.calibration.snapshot)
+        keeper.restore_ledger()
+        step = GatedToolStep(tooling, self.hooks, self.emit, spec.path)
+        loop = TurnLoop(
+            agent_path=spec.path,
+            provider=self.provider,
+            model=spec.model,
+            tool_schemas=system_prompt.tools(tooling.schemas),
+            tool_step=step,
+            system_prompt=system_prompt,
+            emit=self.emit,
+            settings=self._settings(spec, model, known),
+            on_message=_journal_message(spec.session),
+            on_thread_replaced=_journal_thread(spec.session, keeper),
+            on_prompt=self._prompt_hooks if spec.prompt_hooks else None,
+            cost=cost,
+            session_stem=self._stem(spec.path),
+            state_record=keeper.build,
+            limit=spec.budget.before_step if spec.budget is not None else None,
+            before_step=spec.inject,
+            limits=self.limits,
+            calibration=self.calibration,
+        )
+        step.no_images = _no_images(loop)
+        loop.notices = background_notices(tooling.context.shells, spec.path)
+        self._hook_loop(loop, spec.path)
+        level = spec.thinking if spec.thinking is not None else self.thinking
+        loop.thinking, notice = resolve_thinking(level, model)
+        return Agent(spec, loop, tooling, system_prompt, (notice,) if notice else ())
+
+    def _tooling(self, spec: AgentSpec, model: str) -> Tooling:
+        """The agent's own tools: the runtime's, fenced to what its model, spec and role
+        allow, asking through the permission hooks, in its team's workdir."""
         allowed = spec.tools
         if is_offline_model(model):
             # The offline model is offered only a few tools (nyzhi.provider.offline_model):
@@ -220,62 +268,29 @@ class AgentFactory:
             tooling.context.team_member = spec.member
             if spec.workdir is not None:
                 tooling.context.cwd = tooling.context.workspace_root = Path(spec.workdir)
-        # Byte-identical across the agent's steps (prompt caching); rebuilt only when a
-        # deferred tool is discovered.
-        known = self.limits.known(model) if self.limits is not None else None
-        told = known.context_window if known is not None and known.source in (
-            "config", "server") else None
-        system_prompt = SessionPrompt(
-            agent_parts(self.prompt, model=model, role_prompt=spec.role_prompt, tooling=tooling,
-                        window=told),
-            tooling.deferred_text,
-            mcp=self.mcp.summaries if self.mcp is not None else None,
-        )
+        return tooling
+
+    def _settings(self, spec: AgentSpec, model: str, known: Any) -> TurnSettings:
+        """The runtime's turn settings with the spec's step limit and the model's window
+        (as resolved when known, else the table's)."""
         info = model_info(model)
-        settings = attrs.evolve(
+        return attrs.evolve(
             self.settings,
             max_steps=spec.max_steps or self.settings.max_steps,
             context_window=known.context_window if known is not None else info.context_window,
             max_output=known.max_output if known is not None else info.max_output,
             window_source=known.source if known is not None else "",
         )
-        # What compaction keeps verbatim (first prompt, todos, changed files, last failure).
-        keeper = StateKeeper(
-            tooling.context, self.resumed if spec.path == ev.MAIN_AGENT else None,
-            calibration=self.calibration.snapshot)
-        keeper.restore_ledger()
-        step = GatedToolStep(tooling, self.hooks, self.emit, spec.path)
-        loop = TurnLoop(
-            agent_path=spec.path,
-            provider=self.provider,
-            model=spec.model,
-            tool_schemas=system_prompt.tools(tooling.schemas),
-            tool_step=step,
-            system_prompt=system_prompt,
-            emit=self.emit,
-            settings=settings,
-            on_message=_journal_message(spec.session),
-            on_thread_replaced=_journal_thread(spec.session, keeper),
-            on_prompt=self._prompt_hooks if spec.prompt_hooks else None,
-            cost=cost,
-            session_stem=self._stem(spec.path),
-            state_record=keeper.build,
-            limit=spec.budget.before_step if spec.budget is not None else None,
-            before_step=spec.inject,
-            limits=self.limits,
-            calibration=self.calibration,
-        )
-        step.no_images = _no_images(loop)
-        loop.notices = background_notices(tooling.context.shells, spec.path)
+
+    def _hook_loop(self, loop: TurnLoop, path: str) -> None:
+        """The hooks the turn loop calls: compact_context before a compaction, Claude Code's
+        Stop (the main agent) or SubagentStop (its subagents) when the model stops."""
         if self.hooks.has("compact_context"):
-            loop.before_compact = _compact_hooks(self.hooks, spec.path, loop)
-        if spec.path == ev.MAIN_AGENT and self.hooks.has_claude("Stop"):
+            loop.before_compact = _compact_hooks(self.hooks, path, loop)
+        if path == ev.MAIN_AGENT and self.hooks.has_claude("Stop"):
             loop.on_stop = _stop_hooks(self.hooks, self.session_id)
-        elif spec.path.startswith(ev.MAIN_AGENT + "/") and self.hooks.has_claude("SubagentStop"):
-            loop.on_stop = _stop_hooks(self.hooks, self.session_id, spec.path)
-        level = spec.thinking if spec.thinking is not None else self.thinking
-        loop.thinking, notice = resolve_thinking(level, model)
-        return Agent(spec, loop, tooling, system_prompt, (notice,) if notice else ())
+        elif path.startswith(ev.MAIN_AGENT + "/") and self.hooks.has_claude("SubagentStop"):
+            loop.on_stop = _stop_hooks(self.hooks, self.session_id, path)
 
     def _stem(self, path: str) -> str:
         """The compaction archive's file stem: the session id, plus the agent's path below

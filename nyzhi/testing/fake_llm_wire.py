@@ -12,6 +12,7 @@ style vocabulary (``nyzhi.config.modes``).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from nyzhi.config.modes import ApiStyle
@@ -116,40 +117,63 @@ def render_responses(reply: Reply, model: str, request: Any) -> list[bytes]:
     ev("response.in_progress", response=_response(model, "in_progress", []))
     if reply.unknown_events:
         ev("response.mystery.event", detail="skip me")
-    out = 0
     if reply.thinking:
-        at = {"item_id": "rs_0", "output_index": out}
-        ev("response.output_item.added", output_index=out,
-           item={"type": "reasoning", "id": "rs_0", "summary": []})
-        ev("response.reasoning_summary_part.added", **at, summary_index=0,
-           part={"type": "summary_text", "text": ""})
-        for p in _chunks(reply.thinking, reply.chunk_size):
-            ev("response.reasoning_summary_text.delta", **at, summary_index=0, delta=p)
-        part = {"type": "summary_text", "text": reply.thinking}
-        ev("response.reasoning_summary_text.done", **at, summary_index=0, text=reply.thinking)
-        ev("response.reasoning_summary_part.done", **at, summary_index=0, part=part)
-        item: dict[str, Any] = {"type": "reasoning", "id": "rs_0", "summary": [part]}
-        if "reasoning.encrypted_content" in ((request or {}).get("include") or ()):
-            item["encrypted_content"] = f"enc:{reply.signature}"
-        ev("response.output_item.done", output_index=out, item=item)
-        output.append(item)
-        out += 1
+        output.append(_responses_reasoning(ev, reply, request, len(output)))
     if reply.text:
-        at = {"item_id": "msg_0", "output_index": out, "content_index": 0}
-        message = {"type": "message", "id": "msg_0", "role": "assistant"}
-        ev("response.output_item.added", output_index=out,
-           item={**message, "status": "in_progress", "content": []})
-        ev("response.content_part.added", **at,
-           part={"type": "output_text", "text": "", "annotations": []})
-        for p in _chunks(reply.text, reply.chunk_size):
-            ev("response.output_text.delta", **at, delta=p, logprobs=[])
-        part = {"type": "output_text", "text": reply.text, "annotations": []}
-        ev("response.output_text.done", **at, text=reply.text, logprobs=[])
-        ev("response.content_part.done", **at, part=part)
-        item = {**message, "status": "completed", "content": [part]}
-        ev("response.output_item.done", output_index=out, item=item)
-        output.append(item)
-        out += 1
+        output.append(_responses_message(ev, reply, len(output)))
+    output.extend(_responses_calls(ev, reply, len(output)))
+    usage = _responses_usage(reply.usage)
+    if reply.stop == "max_tokens":
+        ev("response.incomplete", response=_response(
+            model, "incomplete", output, usage=usage,
+            incomplete_details={"reason": "max_output_tokens"}))
+    else:
+        ev("response.completed", response=_response(model, "completed", output, usage=usage))
+    return frames
+
+
+def _responses_reasoning(ev: Callable[..., None], reply: Reply, request: Any,
+                         out: int) -> dict[str, Any]:
+    """The reasoning item's events (its summary streamed); returns the finished item, with
+    the encrypted content when the request includes it."""
+    at = {"item_id": "rs_0", "output_index": out}
+    ev("response.output_item.added", output_index=out,
+       item={"type": "reasoning", "id": "rs_0", "summary": []})
+    ev("response.reasoning_summary_part.added", **at, summary_index=0,
+       part={"type": "summary_text", "text": ""})
+    for p in _chunks(reply.thinking, reply.chunk_size):
+        ev("response.reasoning_summary_text.delta", **at, summary_index=0, delta=p)
+    part = {"type": "summary_text", "text": reply.thinking}
+    ev("response.reasoning_summary_text.done", **at, summary_index=0, text=reply.thinking)
+    ev("response.reasoning_summary_part.done", **at, summary_index=0, part=part)
+    item: dict[str, Any] = {"type": "reasoning", "id": "rs_0", "summary": [part]}
+    if "reasoning.encrypted_content" in ((request or {}).get("include") or ()):
+        item["encrypted_content"] = f"enc:{reply.signature}"
+    ev("response.output_item.done", output_index=out, item=item)
+    return item
+
+
+def _responses_message(ev: Callable[..., None], reply: Reply, out: int) -> dict[str, Any]:
+    """The assistant message item's events (its text streamed); returns the finished item."""
+    at = {"item_id": "msg_0", "output_index": out, "content_index": 0}
+    message = {"type": "message", "id": "msg_0", "role": "assistant"}
+    ev("response.output_item.added", output_index=out,
+       item={**message, "status": "in_progress", "content": []})
+    ev("response.content_part.added", **at,
+       part={"type": "output_text", "text": "", "annotations": []})
+    for p in _chunks(reply.text, reply.chunk_size):
+        ev("response.output_text.delta", **at, delta=p, logprobs=[])
+    part = {"type": "output_text", "text": reply.text, "annotations": []}
+    ev("response.output_text.done", **at, text=reply.text, logprobs=[])
+    ev("response.content_part.done", **at, part=part)
+    item = {**message, "status": "completed", "content": [part]}
+    ev("response.output_item.done", output_index=out, item=item)
+    return item
+
+
+def _responses_calls(ev: Callable[..., None], reply: Reply, out: int) -> list[dict[str, Any]]:
+    """The function-call items' events, every call added first and their arguments
+    interleaved (as the API streams parallel calls); returns the finished items."""
     items = []
     for i, call in enumerate(reply.tool_calls):
         item = {"type": "function_call", "id": f"fc_{i}", "call_id": _call_id(reply, i, "call"), "name": call.name}
@@ -159,14 +183,19 @@ def render_responses(reply: Reply, model: str, request: Any) -> list[bytes]:
     pieces = [_chunks(_args_text(c.arguments), reply.chunk_size * 2) for c in reply.tool_calls]
     for i, piece in _interleaved(pieces):
         ev("response.function_call_arguments.delta", item_id=f"fc_{i}", output_index=out + i, delta=piece)
+    done = []
     for i, call in enumerate(reply.tool_calls):
         args = _args_text(call.arguments)
         ev("response.function_call_arguments.done", item_id=f"fc_{i}", output_index=out + i, arguments=args)
         item = {**items[i], "arguments": args, "status": "completed"}
         ev("response.output_item.done", output_index=out + i, item=item)
-        output.append(item)
-    u = reply.usage
-    usage = {
+        done.append(item)
+    return done
+
+
+def _responses_usage(u: Any) -> dict[str, Any]:
+    """The final response's usage (input counts the cache reads; output the reasoning)."""
+    return {
         "input_tokens": u.input_tokens + u.cache_read_tokens,
         "input_tokens_details": {"cached_tokens": u.cache_read_tokens,
                                  "cache_write_tokens": u.cache_write_tokens},
@@ -174,13 +203,6 @@ def render_responses(reply: Reply, model: str, request: Any) -> list[bytes]:
         "output_tokens_details": {"reasoning_tokens": u.thinking_tokens},
         "total_tokens": u.input_tokens + u.cache_read_tokens + u.output_tokens,
     }
-    if reply.stop == "max_tokens":
-        ev("response.incomplete", response=_response(
-            model, "incomplete", output, usage=usage,
-            incomplete_details={"reason": "max_output_tokens"}))
-    else:
-        ev("response.completed", response=_response(model, "completed", output, usage=usage))
-    return frames
 
 
 def render_anthropic(reply: Reply, model: str, request: Any) -> list[bytes]:
@@ -428,56 +450,73 @@ def search_answer(wire: str, hits: list[tuple[str, str, str]], text: str = "",
     a ``message`` whose ``output_text`` has ``url_citation`` annotations; Gemini: a candidate
     with ``groundingMetadata`` (chunks and supports)."""
     if wire == "anthropic":
-        result: Any = ({"type": "web_search_tool_result_error", "error_code": error_code}
-                       if error_code else
-                       [{"type": "web_search_result", "url": u, "title": t,
-                         "encrypted_content": "EqgfCioIARgBIiQ3YTAwMjY1Mi1mZjM5", "page_age": None}
-                        for t, u, _ in hits])
-        blocks: list[dict[str, Any]] = [
-            {"type": "server_tool_use", "id": "srvtoolu_01", "name": "web_search",
-             "input": {"query": "q"}},
-            {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_01", "content": result},
-        ]
-        for t, u, cited in hits:
-            blocks.append({"type": "text", "text": f"{t}. ", "citations": [
-                {"type": "web_search_result_location", "url": u, "title": t,
-                 "encrypted_index": "Eo8BCioIAhgBIiQyYjQ0", "cited_text": cited}]})
-        if text:
-            blocks.append({"type": "text", "text": text})
-        return {"id": "msg_search", "type": "message", "role": "assistant",
-                "model": "fake-model-1", "content": blocks, "stop_reason": "end_turn",
-                "stop_sequence": None,
-                "usage": {"input_tokens": 10, "output_tokens": 20,
-                          "server_tool_use": {"web_search_requests": 1}}}
+        return _anthropic_search(hits, text, error_code)
     if wire == "openai-responses":
-        body = text or " ".join(cited for _, _, cited in hits)
-        annotations, at = [], 0
-        full = ""
-        for t, u, cited in hits:
-            full += cited + " "
-            annotations.append({"type": "url_citation", "start_index": at,
-                                "end_index": at + len(cited), "url": u, "title": t})
-            at = len(full)
-        full += text
-        return {"id": "resp_search", "object": "response", "created_at": 1700000000,
-                "status": "completed", "model": "fake-model-1", "output": [
-                    {"type": "web_search_call", "id": "ws_1", "status": "completed",
-                     "action": {"type": "search", "query": "q"}},
-                    {"type": "message", "id": "msg_1", "status": "completed", "role": "assistant",
-                     "content": [{"type": "output_text", "text": full or body,
-                                  "annotations": annotations}]}],
-                "usage": {"input_tokens": 10, "output_tokens": 20, "total_tokens": 30}}
+        return _responses_search(hits, text)
     if wire == "gemini":
-        chunks = [{"web": {"uri": u, "title": t}} for t, u, _ in hits]
-        supports = [{"segment": {"startIndex": 0, "endIndex": len(c), "text": c},
-                     "groundingChunkIndices": [i]} for i, (_, _, c) in enumerate(hits) if c]
-        return {"candidates": [{
-            "content": {"role": "model", "parts": [{"text": text or "results"}]},
-            "finishReason": "STOP",
-            "groundingMetadata": {"webSearchQueries": ["q"], "groundingChunks": chunks,
-                                  "groundingSupports": supports,
-                                  "searchEntryPoint": {"renderedContent": "<div></div>"}}}],
-            "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 20,
-                              "totalTokenCount": 30},
-            "modelVersion": "fake-model-1"}
+        return _gemini_search(hits, text)
     raise ValueError(f"{wire} has no server-side search")
+
+
+def _anthropic_search(hits: list[tuple[str, str, str]], text: str,
+                      error_code: str | None) -> dict[str, Any]:
+    """Anthropic's message: the search, its results (or error), then each hit cited."""
+    result: Any = ({"type": "web_search_tool_result_error", "error_code": error_code}
+                   if error_code else
+                   [{"type": "web_search_result", "url": u, "title": t,
+                     "encrypted_content": "EqgfCioIARgBIiQ3YTAwMjY1Mi1mZjM5", "page_age": None}
+                    for t, u, _ in hits])
+    blocks: list[dict[str, Any]] = [
+        {"type": "server_tool_use", "id": "srvtoolu_01", "name": "web_search",
+         "input": {"query": "q"}},
+        {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_01", "content": result},
+    ]
+    for t, u, cited in hits:
+        blocks.append({"type": "text", "text": f"{t}. ", "citations": [
+            {"type": "web_search_result_location", "url": u, "title": t,
+             "encrypted_index": "Eo8BCioIAhgBIiQyYjQ0", "cited_text": cited}]})
+    if text:
+        blocks.append({"type": "text", "text": text})
+    return {"id": "msg_search", "type": "message", "role": "assistant",
+            "model": "fake-model-1", "content": blocks, "stop_reason": "end_turn",
+            "stop_sequence": None,
+            "usage": {"input_tokens": 10, "output_tokens": 20,
+                      "server_tool_use": {"web_search_requests": 1}}}
+
+
+def _responses_search(hits: list[tuple[str, str, str]], text: str) -> dict[str, Any]:
+    """The Responses API's response: the search call, then a message annotated with each
+    hit's span."""
+    body = text or " ".join(cited for _, _, cited in hits)
+    annotations, at = [], 0
+    full = ""
+    for t, u, cited in hits:
+        full += cited + " "
+        annotations.append({"type": "url_citation", "start_index": at,
+                            "end_index": at + len(cited), "url": u, "title": t})
+        at = len(full)
+    full += text
+    return {"id": "resp_search", "object": "response", "created_at": 1700000000,
+            "status": "completed", "model": "fake-model-1", "output": [
+                {"type": "web_search_call", "id": "ws_1", "status": "completed",
+                 "action": {"type": "search", "query": "q"}},
+                {"type": "message", "id": "msg_1", "status": "completed", "role": "assistant",
+                 "content": [{"type": "output_text", "text": full or body,
+                              "annotations": annotations}]}],
+            "usage": {"input_tokens": 10, "output_tokens": 20, "total_tokens": 30}}
+
+
+def _gemini_search(hits: list[tuple[str, str, str]], text: str) -> dict[str, Any]:
+    """Gemini's candidate, grounded: each hit a chunk, each cited text a support."""
+    chunks = [{"web": {"uri": u, "title": t}} for t, u, _ in hits]
+    supports = [{"segment": {"startIndex": 0, "endIndex": len(c), "text": c},
+                 "groundingChunkIndices": [i]} for i, (_, _, c) in enumerate(hits) if c]
+    return {"candidates": [{
+        "content": {"role": "model", "parts": [{"text": text or "results"}]},
+        "finishReason": "STOP",
+        "groundingMetadata": {"webSearchQueries": ["q"], "groundingChunks": chunks,
+                              "groundingSupports": supports,
+                              "searchEntryPoint": {"renderedContent": "<div></div>"}}}],
+        "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 20,
+                          "totalTokenCount": 30},
+        "modelVersion": "fake-model-1"}

@@ -211,80 +211,106 @@ _LONG = (f"a number of fewer than {MAX_DIGITS} digits", "a longer one")
 
 def _scan(text: str, toml: bool) -> tuple[list[str | int], tuple[str, str]] | None:
     """(key path, (expected, found)) of the first container deeper than ``MAX_DEPTH`` or
-    number of ``MAX_DIGITS`` digits; None if there is none.
+    number of ``MAX_DIGITS`` digits; None if there is none."""
+    return _Scanner(text, toml).scan()
+
+
+class _Scanner:
+    """One pass over a TOML or JSON text for ``_scan``, keeping only where it is.
 
     ``stack`` holds, per open container, its kind and its current slot (the key being set in
     a table, the index in an array). TOML keys are the text before ``=`` since the statement
     or inline-table entry began; a ``[table]`` or ``[[array]]`` header at the top level names
     the table its keys belong to. JSON keys are the string before ``:``."""
-    stack: list[list] = []  # [kind, slot]
-    table: list[str | int] = []
-    key: list[str | int] = []  # TOML: the top-level key of the current statement
-    buf: list[str] = []  # TOML: key text since the statement or entry began
-    fresh = True  # TOML: at the start of a top-level line, where "[" begins a table header
-    last = ""  # JSON: the last string, which a ':' makes a key
-    digits = 0  # the length of the run of digits (and TOML's "_") ending here
 
-    def path() -> list[str | int]:
-        if not toml:
-            return [slot for _kind, slot in stack]
-        parts = [*table, *key]
-        for _kind, slot in stack:
+    def __init__(self, text: str, toml: bool) -> None:
+        self.text = text
+        self.toml = toml
+        self.stack: list[list] = []  # [kind, slot]
+        self.table: list[str | int] = []
+        self.key: list[str | int] = []  # TOML: the top-level key of the current statement
+        self.buf: list[str] = []  # TOML: key text since the statement or entry began
+        self.fresh = True  # TOML: at the start of a top-level line, where "[" begins a header
+        self.last = ""  # JSON: the last string, which a ':' makes a key
+        self.digits = 0  # the length of the run of digits (and TOML's "_") ending here
+
+    def path(self) -> list[str | int]:
+        if not self.toml:
+            return [slot for _kind, slot in self.stack]
+        parts = [*self.table, *self.key]
+        for _kind, slot in self.stack:
             parts += _key_parts(slot) if isinstance(slot, str) else [slot]
         return parts
 
-    i, n = 0, len(text)
-    while i < n:
-        c = text[i]
-        if c.isdigit() or (c == "_" and digits):
-            digits += 1
-            if digits >= MAX_DIGITS:
-                return path(), _LONG
-        else:
-            digits = 0
-        if c in "\"'" and (toml or c == '"'):
-            i, content = _string_end(text, i, toml)
-            last = content
-            buf.append(f'"{content}"')
-            fresh = False
-            continue
-        if toml and c == "#":
-            end = text.find("\n", i)
-            i = n if end < 0 else end
-            continue
-        if toml and c not in " \t\r\n":
-            was_fresh, fresh = fresh, False
-        else:
-            was_fresh = False
-        if c in "[{":
-            if toml and not stack and was_fresh and c == "[":
-                end = text.find("\n", i)
-                header = text[i:n if end < 0 else end].split("#", 1)[0]
-                table = _key_parts(header.strip().strip("[]"))
-                i = n if end < 0 else end
+    def scan(self) -> tuple[list[str | int], tuple[str, str]] | None:
+        text, toml = self.text, self.toml
+        i, n = 0, len(text)
+        while i < n:
+            c = text[i]
+            if c.isdigit() or (c == "_" and self.digits):
+                self.digits += 1
+                if self.digits >= MAX_DIGITS:
+                    return self.path(), _LONG
+            else:
+                self.digits = 0
+            if c in "\"'" and (toml or c == '"'):
+                i, content = _string_end(text, i, toml)
+                self.last = content
+                self.buf.append(f'"{content}"')
+                self.fresh = False
                 continue
-            if len(stack) >= MAX_DEPTH:
-                return path(), _DEEP
-            stack.append([c, "" if c == "{" else 0])
-            buf = []
-        elif c in "]}":
+            if toml and c == "#":
+                i = self._line_end(i)
+                continue
+            if toml and c not in " \t\r\n":
+                was_fresh, self.fresh = self.fresh, False
+            else:
+                was_fresh = False
+            if c in "[{":
+                if toml and not self.stack and was_fresh and c == "[":
+                    i = self._header(i)
+                    continue
+                if len(self.stack) >= MAX_DEPTH:
+                    return self.path(), _DEEP
+                self.stack.append([c, "" if c == "{" else 0])
+                self.buf = []
+            else:
+                self._take(c)
+            i += 1
+        return None
+
+    def _line_end(self, i: int) -> int:
+        end = self.text.find("\n", i)
+        return len(self.text) if end < 0 else end
+
+    def _header(self, i: int) -> int:
+        """A top-level ``[table]`` or ``[[array]]`` header names the table its keys belong
+        to; returns where its line ends."""
+        end = self._line_end(i)
+        header = self.text[i:end].split("#", 1)[0]
+        self.table = _key_parts(header.strip().strip("[]"))
+        return end
+
+    def _take(self, c: str) -> None:
+        """Any other character: a closing, a separator (the next slot), the end of a key, a
+        TOML line's end, or more of a TOML key's text."""
+        stack, toml = self.stack, self.toml
+        if c in "]}":
             if stack:
                 stack.pop()
         elif c == "," and stack:
             if stack[-1][0] == "[":
                 stack[-1][1] += 1
-            buf = []
+            self.buf = []
         elif c == ("=" if toml else ":"):
-            name = "".join(buf).strip() if toml else last
+            name = "".join(self.buf).strip() if toml else self.last
             if stack and stack[-1][0] == "{":
                 stack[-1][1] = name
             elif not stack:
-                key = _key_parts(name)
-            buf = []
+                self.key = _key_parts(name)
+            self.buf = []
         elif c == "\n" and toml and not stack:
-            buf = []
-            fresh = True
+            self.buf = []
+            self.fresh = True
         elif toml:
-            buf.append(c)
-        i += 1
-    return None
+            self.buf.append(c)

@@ -113,76 +113,105 @@ class AstSearchTool(BuiltinTool):
         template = _optional_text(args, "rewrite")
         root, shown_root = _root(ctx, args.get("path"))
         explicit = bool(glob) or root.is_file()
-        lines: list[str] = []
-        diffs: list[str] = []
-        withheld: list[str] = []
-        searched = skipped = changed = 0
-        truncated = False
+        found = _Matches()
         for path in sg.walk(root, glob):
             lang = _file_language(path, language, explicit)
             if lang is None:
                 continue
-            shown = display_path(Path(path), ctx.cwd)
-            try:
-                real = check_read(ctx, Path(path))
-            except ToolPathError:
-                withheld.append(shown)
-                continue
-            try:
-                data = read_bytes_nofollow(real)
-            except OSError:
-                skipped += 1
-                continue
-            text = sg.read_text(data)
-            if text is None:
-                skipped += 1
-                continue
-            searched += 1
-            found = sg.find(text, lang, pattern)
-            for match, _ in found:
-                if len(lines) >= MAX_MATCHES:
-                    truncated = True
-                    break
-                first, *more = match.text.splitlines() or [""]
-                code = first.strip() + (" …" if more else "")
-                if len(code) > MAX_MATCH_LINE:
-                    code = code[:MAX_MATCH_LINE] + "…"
-                lines.append(f"{shown}:{match.line + 1}: {code}")
-            if template is not None and found:
-                after, _ = sg.rewrite(text, lang, pattern, template)
-                if after != text:
-                    changed += 1
-                    diffs.append(unified(shown, data, encode(after)))
-            if truncated:
+            found.search(ctx, Path(path), lang, pattern, template)
+            if found.truncated:
                 break
-        meta: dict[str, Any] = {"matches": len(lines), "files": searched, "truncated": truncated}
-        notes = []
-        if withheld:
-            meta["withheld"] = withheld
-            notes.append(f"[{len(withheld)} credential file(s) not searched: "
-                         f"{', '.join(withheld)}; [agent.trust] allow_paths allows them]")
-        if skipped:
-            notes.append(f"[{skipped} file(s) skipped: binary, over "
-                         f"{sg.MAX_FILE_BYTES // (1024 * 1024)} MB or not UTF-8]")
-        if not lines:
+        if not found.lines:
             where = f" in {shown_root}" + (f" (files matching {glob})" if glob else "")
-            if not searched:
+            if not found.searched:
                 text = f"No {_languages_hint(language)}{where} to search"
             else:
-                text = f"No structural matches for `{pattern}`{where} ({searched} files searched)"
-            return ToolResult(output="\n".join([text, *notes]), metadata=meta)
-        out = list(lines)
-        if truncated:
+                text = (f"No structural matches for `{pattern}`{where} "
+                        f"({found.searched} files searched)")
+            return ToolResult(output="\n".join([text, *found.notes()]), metadata=found.meta())
+        return found.result(template is not None)
+
+
+class _Matches:
+    """What an ast_search found so far: the match lines, the rewrite preview's diffs, and
+    the files it could not search (credential files withheld, unreadable ones skipped)."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.diffs: list[str] = []
+        self.withheld: list[str] = []
+        self.searched = self.skipped = self.changed = 0
+        self.truncated = False
+
+    def search(self, ctx: ToolContext, path: Path, lang: str, pattern: str,
+               template: str | None) -> None:
+        """Search one file, and preview the rewrite of what matched in it."""
+        shown = display_path(path, ctx.cwd)
+        try:
+            real = check_read(ctx, path)
+        except ToolPathError:
+            self.withheld.append(shown)
+            return
+        try:
+            data = read_bytes_nofollow(real)
+        except OSError:
+            self.skipped += 1
+            return
+        text = sg.read_text(data)
+        if text is None:
+            self.skipped += 1
+            return
+        self.searched += 1
+        found = sg.find(text, lang, pattern)
+        for match, _ in found:
+            if len(self.lines) >= MAX_MATCHES:
+                self.truncated = True
+                break
+            first, *more = match.text.splitlines() or [""]
+            code = first.strip() + (" …" if more else "")
+            if len(code) > MAX_MATCH_LINE:
+                code = code[:MAX_MATCH_LINE] + "…"
+            self.lines.append(f"{shown}:{match.line + 1}: {code}")
+        if template is not None and found:
+            after, _ = sg.rewrite(text, lang, pattern, template)
+            if after != text:
+                self.changed += 1
+                self.diffs.append(unified(shown, data, encode(after)))
+
+    def meta(self) -> dict[str, Any]:
+        meta: dict[str, Any] = {"matches": len(self.lines), "files": self.searched,
+                                "truncated": self.truncated}
+        if self.withheld:
+            meta["withheld"] = self.withheld
+        return meta
+
+    def notes(self) -> list[str]:
+        """What was not searched, and why (so an empty answer is not taken for "none")."""
+        notes = []
+        if self.withheld:
+            notes.append(f"[{len(self.withheld)} credential file(s) not searched: "
+                         f"{', '.join(self.withheld)}; [agent.trust] allow_paths allows them]")
+        if self.skipped:
+            notes.append(f"[{self.skipped} file(s) skipped: binary, over "
+                         f"{sg.MAX_FILE_BYTES // (1024 * 1024)} MB or not UTF-8]")
+        return notes
+
+    def result(self, previewed: bool) -> ToolResult:
+        """The matches, then (when a rewrite was given) its preview diff, cut to a size."""
+        meta = self.meta()
+        out = list(self.lines)
+        if self.truncated:
             out.append(f"... (stopped at {MAX_MATCHES} matches; narrow the pattern, path or glob)")
-        if template is not None:
+        if previewed:
+            changed = self.changed
             meta["files_changed"] = changed
-            diff = "\n".join(diffs).splitlines()
+            diff = "\n".join(self.diffs).splitlines()
             if len(diff) > PREVIEW_DIFF_LINES:
                 diff = diff[:PREVIEW_DIFF_LINES] + [
                     f"... ({len(diff) - PREVIEW_DIFF_LINES} more diff lines)"]
             out += ["", f"Rewrite preview ({changed} file{'s' if changed != 1 else ''}; "
                     "nothing written; apply it with batch_apply):", *diff]
-        return ToolResult(output="\n".join(out + notes), metadata=meta)
+        return ToolResult(output="\n".join(out + self.notes()), metadata=meta)
 
 
 # --- batch_apply ------------------------------------------------------------------------------
@@ -204,6 +233,72 @@ class PlannedTargets:
             return [Path(os.path.realpath(s.path)) for s in steps if s.kind == "file"]
 
         return await run_blocking(paths)
+
+
+class _BatchEdit:
+    """What batch_apply does to each file: exact text replaced (``old`` by ``new``) or an
+    ast-grep ``pattern`` rewritten by ``template``; the arguments checked on the way in."""
+
+    def __init__(self, args: dict[str, Any]) -> None:
+        self.old = _optional_text(args, "old_string")
+        self.pattern = opt_str(args, "pattern")
+        self.new = self.template = ""
+        self.language: str | None = None
+        if (self.old is None) == (self.pattern is None):
+            raise ArgError(
+                "give either old_string and new_string (exact text) or pattern and rewrite "
+                "(an ast-grep rewrite), not both or neither"
+            )
+        if self.old is not None:
+            new = _optional_text(args, "new_string")
+            if new is None:
+                raise ArgError("'new_string' is required with old_string (\"\" deletes the text)")
+            if not self.old or self.old == new:
+                raise ArgError("old_string must be non-empty and differ from new_string")
+            self.new = new
+        else:
+            template = _optional_text(args, "rewrite")
+            if template is None:
+                raise ArgError("'rewrite' is required with pattern (\"\" deletes the matches)")
+            self.template = template
+            self.language = sg.language_arg(opt_str(args, "language"))
+
+    def what(self) -> str:
+        return f"`{self.pattern}`" if self.pattern is not None else repr(self.old)
+
+    def step(self, ctx: ToolContext, raw: str, untouched: list[str]) -> Step | None:
+        """The change to one walked file; None when it has none: a credential file (never
+        read), a file of another language, or one the edit does not touch (in
+        ``untouched``: binary, or without the text or a match)."""
+        path = Path(raw)
+        shown = display_path(path, ctx.cwd)
+        if self.old is not None:
+            before = _readable(ctx, path)
+            if before is None:
+                return None  # a credential file: never read
+            try:
+                if b"\0" in before[:8192]:
+                    raise ArgError("binary")
+                text, count = replace_once(decode(before), self.old, self.new, replace_all=True,
+                                           where=shown)
+            except ArgError:
+                untouched.append(shown)  # binary, or does not contain the text
+                return None
+            return Step(path=path, before=before, after=encode(text), count=count)
+        assert self.pattern is not None
+        lang = _file_language(raw, self.language, True)
+        if lang is None:
+            return None
+        before = _readable(ctx, path)
+        if before is None:
+            return None
+        source = sg.read_text(before)
+        text, count = (source, 0) if source is None else sg.rewrite(
+            source, lang, self.pattern, self.template)
+        if source is None or count == 0 or text == source:
+            untouched.append(shown)
+            return None
+        return Step(path=path, before=before, after=text.encode("utf-8"), count=count)
 
 
 class BatchApplyTool(PlannedTargets, _PlanningTool):
@@ -239,26 +334,7 @@ class BatchApplyTool(PlannedTargets, _PlanningTool):
 
     def plan(self, args: dict[str, Any], ctx: ToolContext) -> list[Step]:
         glob = req_str(args, "glob")
-        old = _optional_text(args, "old_string")
-        pattern = opt_str(args, "pattern")
-        if (old is None) == (pattern is None):
-            raise ArgError(
-                "give either old_string and new_string (exact text) or pattern and rewrite "
-                "(an ast-grep rewrite), not both or neither"
-            )
-        if old is not None:
-            new = _optional_text(args, "new_string")
-            if new is None:
-                raise ArgError("'new_string' is required with old_string (\"\" deletes the text)")
-            if not old or old == new:
-                raise ArgError("old_string must be non-empty and differ from new_string")
-            language = None
-            template = ""
-        else:
-            template = _optional_text(args, "rewrite")
-            if template is None:
-                raise ArgError("'rewrite' is required with pattern (\"\" deletes the matches)")
-            language = sg.language_arg(opt_str(args, "language"))
+        edit = _BatchEdit(args)
         root, shown_root = _root(ctx, args.get("path"))
         if not root.is_dir():
             raise ArgError(f"path {shown_root} is not a directory; batch_apply changes the files "
@@ -267,41 +343,14 @@ class BatchApplyTool(PlannedTargets, _PlanningTool):
         steps: list[Step] = []
         untouched: list[str] = []  # matched by the glob, not changed by the edit
         for raw in sg.walk(root, glob):
-            path = Path(raw)
-            shown = display_path(path, ctx.cwd)
-            if old is not None:
-                before = _readable(ctx, path)
-                if before is None:
-                    continue  # a credential file: never read
-                try:
-                    if b"\0" in before[:8192]:
-                        raise ArgError("binary")
-                    text, count = replace_once(decode(before), old, new, replace_all=True,
-                                               where=shown)
-                except ArgError:
-                    untouched.append(shown)  # binary, or does not contain the text
-                    continue
-                after = encode(text)
-            else:
-                assert pattern is not None
-                lang = _file_language(raw, language, True)
-                if lang is None:
-                    continue
-                before = _readable(ctx, path)
-                if before is None:
-                    continue
-                source = sg.read_text(before)
-                text, count = (source, 0) if source is None else sg.rewrite(
-                    source, lang, pattern, template)
-                if source is None or count == 0 or text == source:
-                    untouched.append(shown)
-                    continue
-                after = text.encode("utf-8")
-            steps.append(Step(path=path, before=before, after=after, count=count))
+            step = edit.step(ctx, raw, untouched)
+            if step is None:
+                continue
+            steps.append(step)
             if len(steps) > MAX_BATCH_FILES:
                 raise ArgError(f"the edit would change more than {MAX_BATCH_FILES} files; "
                                "narrow the glob or path")
-        what = f"`{pattern}`" if pattern is not None else repr(old)
+        what = edit.what()
         if not steps:
             raise ArgError(f"no file under {shown_root} matching {glob} contains {what}; "
                            "nothing was changed")

@@ -108,34 +108,55 @@ def parse_patch(text: str) -> list[FilePatch]:
         elif line.startswith("deleted file mode") and current is not None:
             current.git_deleted = True
         elif line.startswith("@@"):
-            m = _HUNK_RE.match(line)
-            if m is None:
-                raise PatchError(
-                    f"line {i + 1}: malformed hunk header {line!r}; write it as '@@ -12,3 +12,4 @@'"
-                )
-            if current is None:
-                raise PatchError(
-                    f"line {i + 1}: hunk before any file header; put '--- a/PATH' and '+++ b/PATH' "
-                    "lines before the first '@@' of each file"
-                )
-            hunk = Hunk(header=line, old_start=int(m.group(1)))
-            current.hunks.append(hunk)
+            hunk = _open_hunk(line, i, current)
         elif hunk is not None and (line[:1] in (" ", "-", "+") or (line == "" and _more_hunk(lines, i))):
-            if line == "":
-                line = " "  # a blank context line whose leading space was lost
-            if line[0] in (" ", "-"):
-                hunk.old.append(line[1:])
-            if line[0] in (" ", "+"):
-                hunk.new.append(line[1:])
+            _add_line(hunk, line)
         elif hunk is not None and line.startswith("\\"):
-            prev = lines[i - 1][:1] if i else " "
-            if prev in (" ", "-"):
-                hunk.old_no_eol = True
-            if prev in (" ", "+"):
-                hunk.new_no_eol = True
+            _no_eol(hunk, lines[i - 1][:1] if i else " ")
         else:
             hunk = None  # git extended headers, index lines, prose between files
         i += 1
+    return _changes(files)
+
+
+def _open_hunk(line: str, i: int, current: FilePatch | None) -> Hunk:
+    """The hunk an ``@@`` header at line ``i`` begins, added to the current file's."""
+    m = _HUNK_RE.match(line)
+    if m is None:
+        raise PatchError(
+            f"line {i + 1}: malformed hunk header {line!r}; write it as '@@ -12,3 +12,4 @@'"
+        )
+    if current is None:
+        raise PatchError(
+            f"line {i + 1}: hunk before any file header; put '--- a/PATH' and '+++ b/PATH' "
+            "lines before the first '@@' of each file"
+        )
+    hunk = Hunk(header=line, old_start=int(m.group(1)))
+    current.hunks.append(hunk)
+    return hunk
+
+
+def _add_line(hunk: Hunk, line: str) -> None:
+    """A hunk's context, removed or added line, to the old side, the new side or both."""
+    if line == "":
+        line = " "  # a blank context line whose leading space was lost
+    if line[0] in (" ", "-"):
+        hunk.old.append(line[1:])
+    if line[0] in (" ", "+"):
+        hunk.new.append(line[1:])
+
+
+def _no_eol(hunk: Hunk, prev: str) -> None:
+    """``\\ No newline at end of file``: the side(s) of the line before it end without one."""
+    if prev in (" ", "-"):
+        hunk.old_no_eol = True
+    if prev in (" ", "+"):
+        hunk.new_no_eol = True
+
+
+def _changes(files: list[FilePatch]) -> list[FilePatch]:
+    """The parsed files that change something, with git's prefixes dropped and a created or
+    deleted file's missing side made None; ``PatchError`` if none is left."""
     for fp in files:
         _strip_prefixes(fp)
         if fp.git_new:

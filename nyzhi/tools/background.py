@@ -336,8 +336,6 @@ async def supervise(shell: BackgroundShell, table: ShellTable, proc: Any, out: A
     write to ``inp`` (None: it takes no input), watch its ports, kill its group when this
     task is cancelled. ``already``: what it printed before (a foreground command moved to the
     background), redacted, kept in the log and counted as read."""
-    from nyzhi.tools.executors.process import live_group_members, terminate_group
-
     shell.pid, shell.note, shell.sandboxed = proc.pid, note, sandboxed
     shell.state = "running"
     if inp is not None:
@@ -350,54 +348,74 @@ async def supervise(shell: BackgroundShell, table: ShellTable, proc: Any, out: A
     if already:
         shell.add_output(already)
         shell.read_offset = shell.ring.end
-    pgid = proc.pid
     try:  # from here on, whatever happens, the group is killed at the end
         if already and log is not None:
             await trio.to_thread.run_sync(lambda: (log.write(already), log.flush()))
-        async with trio.open_nursery() as nursery:
-
-            async def kill_now() -> None:
-                shell.killed_by_us = True
-                await terminate_group(pgid, proc, grace=KILL_GRACE)
-
-            shell.kill_now = kill_now
-            shell.started.set()
-            await table.announce("start", shell)
-            pumped = trio.Event()
-            nursery.start_soon(_pump, shell, out, log, redactor, pumped)
-            nursery.start_soon(_watch_ports, shell, table, proc.pid)
-            if table.follows_output:
-                nursery.start_soon(_deltas, shell, table)
-            code = await proc.wait()
-            # The leader is gone: sweep the group (its children hold the pipe open otherwise).
-            await terminate_group(pgid, proc, grace=0.2)
-            with trio.move_on_after(1.0):
-                await pumped.wait()
-            nursery.cancel_scope.cancel()
+        await _run_group(shell, table, proc, out, log, redactor)
     finally:
         with trio.CancelScope(shield=True):
-            if proc.returncode is None or live_group_members(pgid):
-                shell.killed_by_us = True
-                with trio.move_on_after(KILL_GRACE + 2):
-                    await terminate_group(pgid, proc, grace=KILL_GRACE)
-            for stream in {id(s): s for s in (inp, out) if s is not None}.values():
-                try:
-                    await stream.aclose()
-                except OSError:
-                    pass
-            if log is not None:
-                log.close()
-            code = proc.returncode if proc.returncode is not None else -signal.SIGKILL
-            shell.exit_code = code
-            shell.state = "killed" if shell.killed_by_us else "exited"
-            shell.write = shell.kill_now = None
-            shell.exited.set()
-            shell.add_output("")
-            if not shell.killed_by_us:
-                tail = "\n".join(shell.ring.tail_lines(LAST_LINES))
-                table.notify(shell, f"[background {shell.id} (`{cut(shell.command, 80)}`) exited "
-                             f"with code {code}" + (f"; last lines:\n{tail}]" if tail else "]"))
-            await table.announce("exit", shell)
+            await _ended(shell, table, proc, (inp, out), log)
+
+
+async def _run_group(shell: BackgroundShell, table: ShellTable, proc: Any, out: Any, log: Any,
+                     redactor: Any) -> None:
+    """The shell's life: announced, its output pumped and its ports watched until its
+    leader exits; then the rest of its group is swept (its children hold the pipe open
+    otherwise) and the pipe drained for a moment."""
+    from nyzhi.tools.executors.process import terminate_group
+
+    pgid = proc.pid
+    async with trio.open_nursery() as nursery:
+
+        async def kill_now() -> None:
+            shell.killed_by_us = True
+            await terminate_group(pgid, proc, grace=KILL_GRACE)
+
+        shell.kill_now = kill_now
+        shell.started.set()
+        await table.announce("start", shell)
+        pumped = trio.Event()
+        nursery.start_soon(_pump, shell, out, log, redactor, pumped)
+        nursery.start_soon(_watch_ports, shell, table, proc.pid)
+        if table.follows_output:
+            nursery.start_soon(_deltas, shell, table)
+        await proc.wait()
+        await terminate_group(pgid, proc, grace=0.2)
+        with trio.move_on_after(1.0):
+            await pumped.wait()
+        nursery.cancel_scope.cancel()
+
+
+async def _ended(shell: BackgroundShell, table: ShellTable, proc: Any,
+                 streams: tuple[Any, Any], log: Any) -> None:
+    """However the shell ended (shielded by the caller): its group killed if anything of it
+    is left, its streams and log closed, its exit recorded, and the agent told when it
+    exited by itself (with its last lines)."""
+    from nyzhi.tools.executors.process import live_group_members, terminate_group
+
+    pgid = proc.pid
+    if proc.returncode is None or live_group_members(pgid):
+        shell.killed_by_us = True
+        with trio.move_on_after(KILL_GRACE + 2):
+            await terminate_group(pgid, proc, grace=KILL_GRACE)
+    for stream in {id(s): s for s in streams if s is not None}.values():
+        try:
+            await stream.aclose()
+        except OSError:
+            pass
+    if log is not None:
+        log.close()
+    code = proc.returncode if proc.returncode is not None else -signal.SIGKILL
+    shell.exit_code = code
+    shell.state = "killed" if shell.killed_by_us else "exited"
+    shell.write = shell.kill_now = None
+    shell.exited.set()
+    shell.add_output("")
+    if not shell.killed_by_us:
+        tail = "\n".join(shell.ring.tail_lines(LAST_LINES))
+        table.notify(shell, f"[background {shell.id} (`{cut(shell.command, 80)}`) exited "
+                     f"with code {code}" + (f"; last lines:\n{tail}]" if tail else "]"))
+    await table.announce("exit", shell)
 
 
 def _open_log(path: Path | None) -> Any:

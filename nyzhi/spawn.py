@@ -208,46 +208,59 @@ async def open_bound_process(
     else:
         child_err, our_err = _pipe_for_child(stderr, child_reads=False)
     ours = [s for s in (our_in, our_out, our_err) if s is not None]
-    request = die_with_parent(_GUARD_DEATH if tree else signal.SIGKILL)
-    token = trio.lowlevel.current_trio_token()
-    started = trio.Event()
-    exited = trio.Event()
-    box: dict[str, Any] = {}
+    holder = _Holder(argv, (child_in, child_out, child_err),
+                     die_with_parent(_GUARD_DEATH if tree else signal.SIGKILL), options)
+    try:
+        trio.lowlevel.start_thread_soon(holder.hold, lambda _outcome: None)
+        with trio.CancelScope(shield=True):
+            await holder.started.wait()
+    finally:
+        _close_child_ends(stdin, child_in, stdout, child_out, stderr, child_err)
+    if holder.error is not None:
+        for stream in ours:
+            await stream.aclose()
+        raise holder.error
+    assert holder.popen is not None
+    return BoundProcess(holder.popen, holder.exited, our_in, our_out, our_err)
 
-    def report(event: trio.Event) -> None:
+
+class _Holder:
+    """The thread that starts the child and stays its parent until it exits (the death
+    signal is tied to it), and what it reports back to trio: started (or the error), then
+    exited."""
+
+    def __init__(self, argv: Sequence[str], child: tuple[Any, Any, Any], request: Any,
+                 options: dict[str, Any]) -> None:
+        self.argv, self.child, self.request, self.options = list(argv), child, request, options
+        self.token = trio.lowlevel.current_trio_token()
+        self.started = trio.Event()
+        self.exited = trio.Event()
+        self.popen: subprocess.Popen[bytes] | None = None
+        self.error: BaseException | None = None
+
+    def report(self, event: trio.Event) -> None:
         try:
-            token.run_sync_soon(event.set)
+            self.token.run_sync_soon(event.set)
         except trio.RunFinishedError:
             pass  # trio has ended: nobody is waiting any more
 
-    def hold() -> None:
+    def hold(self) -> None:
+        child_in, child_out, child_err = self.child
         try:
-            box["popen"] = subprocess.Popen(  # noqa: PLW1509 (see die_with_parent)
-                list(argv), stdin=child_in, stdout=child_out, stderr=child_err,
-                preexec_fn=request, **options,
+            popen = subprocess.Popen(  # noqa: PLW1509 (see die_with_parent)
+                self.argv, stdin=child_in, stdout=child_out, stderr=child_err,
+                preexec_fn=self.request, **self.options,
             )
         except BaseException as exc:  # delivered to the trio side, raised there
-            box["error"] = exc
-            report(started)
+            self.error = exc
+            self.report(self.started)
             return
-        popen: subprocess.Popen[bytes] = box["popen"]
-        report(started)
+        self.popen = popen
+        self.report(self.started)
         # This thread is the child's parent in the kernel's eyes: it must not return (and be
         # retired by trio's thread cache) before the child has exited.
         popen.wait()
-        report(exited)
-
-    try:
-        trio.lowlevel.start_thread_soon(hold, lambda _outcome: None)
-        with trio.CancelScope(shield=True):
-            await started.wait()
-    finally:
-        _close_child_ends(stdin, child_in, stdout, child_out, stderr, child_err)
-    if "error" in box:
-        for stream in ours:
-            await stream.aclose()
-        raise box["error"]
-    return BoundProcess(box["popen"], exited, our_in, our_out, our_err)
+        self.report(self.exited)
 
 
 def _close_child_ends(*pairs: Any) -> None:

@@ -152,57 +152,70 @@ def hooks_from_config(
     Raises:
         HookConfigError: naming ``agent.hooks[i].key`` and what was expected.
     """
-    specs = []
-    for i, entry in enumerate(entries):
-        at = f"{where}[{i}]"
-        if not isinstance(entry, Mapping):
-            raise HookConfigError(f"{at}: expected a table, got {type(entry).__name__}")
-        unknown = sorted(set(entry) - _KEYS)
-        if unknown:
-            raise HookConfigError(
-                f"{at}: unknown key(s) {', '.join(unknown)}; allowed: {', '.join(sorted(_KEYS))}"
-            )
-        kind = entry.get("hook_type", entry.get("type", "command"))
-        if kind != "command":
-            raise HookConfigError(
-                f"{at}.hook_type: {kind!r} hooks are not supported; only \"command\" hooks run"
-            )
-        event = entry.get("event")
-        if not isinstance(event, str):
-            raise HookConfigError(f"{at}.event: required, one of {', '.join(HOOK_EVENTS)}")
-        event = EVENT_ALIASES.get(event, event)
-        command = entry.get("command")
-        if not isinstance(command, str) or not command.strip():
-            raise HookConfigError(f"{at}.command: required, a shell command string")
-        tool_pattern = None
-        for key in ("tool_pattern", "matcher", "tool_name"):
-            if key in entry:
-                if not isinstance(entry[key], str):
-                    raise HookConfigError(f"{at}.{key}: expected a string")
-                tool_pattern = entry[key]
-                break
-        if "tools" in entry:
-            names = _patterns(entry["tools"], f"{at}.tools")
-            tool_pattern = "|".join(re.escape(n) for n in names) or None
-        paths: tuple[str, ...] = ()
-        for key in ("path_patterns", "paths", "pattern"):
-            if key in entry:
-                paths = _patterns(entry[key], f"{at}.{key}")
-                break
-        timeout = entry.get("timeout", DEFAULT_TIMEOUT)
-        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
-            raise HookConfigError(f"{at}.timeout: expected a positive number of seconds")
-        block = entry.get("block", False)
-        if not isinstance(block, bool):
-            raise HookConfigError(f"{at}.block: expected true or false")
-        env = entry.get("env", {})
-        if not isinstance(env, Mapping) or not all(
-            isinstance(k, str) and isinstance(v, str) for k, v in env.items()
-        ):
-            raise HookConfigError(f"{at}.env: expected a table of string values")
-        try:
-            specs.append(HookSpec(event, command, tool_pattern, paths, float(timeout), block,
-                                  env=dict(env)))
-        except HookConfigError as exc:
-            raise HookConfigError(f"{at}: {exc}") from None
-    return specs
+    return [_hook_spec(entry, f"{where}[{i}]") for i, entry in enumerate(entries)]
+
+
+def _hook_spec(entry: Any, at: str) -> HookSpec:
+    """One ``[[agent.hooks]]`` table (``at`` names it in errors) as a spec."""
+    _check_entry(entry, at)
+    event = entry.get("event")
+    if not isinstance(event, str):
+        raise HookConfigError(f"{at}.event: required, one of {', '.join(HOOK_EVENTS)}")
+    event = EVENT_ALIASES.get(event, event)
+    command = entry.get("command")
+    if not isinstance(command, str) or not command.strip():
+        raise HookConfigError(f"{at}.command: required, a shell command string")
+    tool_pattern = _tool_pattern(entry, at)
+    paths: tuple[str, ...] = ()
+    for key in ("path_patterns", "paths", "pattern"):
+        if key in entry:
+            paths = _patterns(entry[key], f"{at}.{key}")
+            break
+    timeout = entry.get("timeout", DEFAULT_TIMEOUT)
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
+        raise HookConfigError(f"{at}.timeout: expected a positive number of seconds")
+    block = entry.get("block", False)
+    if not isinstance(block, bool):
+        raise HookConfigError(f"{at}.block: expected true or false")
+    env = entry.get("env", {})
+    if not isinstance(env, Mapping) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in env.items()
+    ):
+        raise HookConfigError(f"{at}.env: expected a table of string values")
+    try:
+        return HookSpec(event, command, tool_pattern, paths, float(timeout), block,
+                        env=dict(env))
+    except HookConfigError as exc:
+        raise HookConfigError(f"{at}: {exc}") from None
+
+
+def _check_entry(entry: Any, at: str) -> None:
+    """A hook entry is a table of known keys, of a kind that runs (commands only)."""
+    if not isinstance(entry, Mapping):
+        raise HookConfigError(f"{at}: expected a table, got {type(entry).__name__}")
+    unknown = sorted(set(entry) - _KEYS)
+    if unknown:
+        raise HookConfigError(
+            f"{at}: unknown key(s) {', '.join(unknown)}; allowed: {', '.join(sorted(_KEYS))}"
+        )
+    kind = entry.get("hook_type", entry.get("type", "command"))
+    if kind != "command":
+        raise HookConfigError(
+            f"{at}.hook_type: {kind!r} hooks are not supported; only \"command\" hooks run"
+        )
+
+
+def _tool_pattern(entry: Mapping[str, Any], at: str) -> str | None:
+    """The regex on tool names: the first of ``tool_pattern``, ``matcher`` and ``tool_name``,
+    or ``tools`` (a list of names, which wins)."""
+    tool_pattern = None
+    for key in ("tool_pattern", "matcher", "tool_name"):
+        if key in entry:
+            if not isinstance(entry[key], str):
+                raise HookConfigError(f"{at}.{key}: expected a string")
+            tool_pattern = entry[key]
+            break
+    if "tools" in entry:
+        names = _patterns(entry["tools"], f"{at}.tools")
+        tool_pattern = "|".join(re.escape(n) for n in names) or None
+    return tool_pattern

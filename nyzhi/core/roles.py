@@ -208,14 +208,7 @@ def load_role_file(path: Path, workspace_root: Path | None = None, *,
     prompt, so the file must resolve inside the workspace or nyz's config folders
     (``config.prompt_files``; without ``workspace_root``, the file's own folder). ``roots``:
     those folders already resolved (``resolve_roots``), for a caller reading many files."""
-    root = workspace_root if workspace_root is not None else Path(os.path.abspath(path)).parent
-    try:
-        text = read_prompt_file(path, roots if roots is not None else prompt_roots(root),
-                                errors="strict")
-    except PromptFileRefused as exc:
-        raise RoleError(str(exc)) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise RoleError(f"{path}: cannot read role file: {exc}") from None
+    text = _read_role_text(path, workspace_root, roots)
     try:
         fields, body = fm.split_front_matter(text, path)
         values, warnings = fm.check_fields(fields, ROLE_FILE_KEYS, path)
@@ -228,20 +221,7 @@ def load_role_file(path: Path, workspace_root: Path | None = None, *,
     steps = values.get("max_steps")
     if steps is not None and steps < 1:
         raise RoleError(f"{path}: max_steps: expected at least 1, found {steps}")
-    allowed = values.get("allowed_tools")
-    if allowed is None:  # Claude Code's spelling, accepted in both folders
-        allowed = values.get("tools")
-    dropped: list[str] = []
-    allowed_tools = None if allowed is None else _tool_list(
-        allowed, f"{path}: allowed_tools", dropped)
-    disallowed_tools = _tool_list(values.get("disallowed_tools", ()),
-                                  f"{path}: disallowed_tools", dropped)
-    if dropped:  # Claude Code's documented names nyz has no tool for: once per file content
-        from nyzhi.config.notices_seen import unseen
-
-        warnings += unseen(path, text, [
-            f"{path}: Claude Code tools with no nyz equivalent left out of the role's tools: "
-            + ", ".join(dict.fromkeys(dropped))])
+    allowed_tools, disallowed_tools = _role_tools(values, path, text, warnings)
     model = values.get("model")
     if model is not None and model.lower() == "inherit":
         model = None
@@ -267,6 +247,40 @@ def load_role_file(path: Path, workspace_root: Path | None = None, *,
         thinking=thinking,
     )
     return role, warnings
+
+
+def _read_role_text(path: Path, workspace_root: Path | None,
+                    roots: Iterable[Path] | None) -> str:
+    """The role file's text, read only inside the allowed folders (see ``load_role_file``)."""
+    root = workspace_root if workspace_root is not None else Path(os.path.abspath(path)).parent
+    try:
+        return read_prompt_file(path, roots if roots is not None else prompt_roots(root),
+                                errors="strict")
+    except PromptFileRefused as exc:
+        raise RoleError(str(exc)) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RoleError(f"{path}: cannot read role file: {exc}") from None
+
+
+def _role_tools(values: dict[str, Any], path: Path, text: str,
+                warnings: list[str]) -> tuple[tuple[str, ...] | None, tuple[str, ...]]:
+    """A role file's allowed and disallowed tools in nyz's names. Claude Code's names nyz
+    has no tool for are left out, with a warning (in ``warnings``) once per file content."""
+    allowed = values.get("allowed_tools")
+    if allowed is None:  # Claude Code's spelling, accepted in both folders
+        allowed = values.get("tools")
+    dropped: list[str] = []
+    allowed_tools = None if allowed is None else _tool_list(
+        allowed, f"{path}: allowed_tools", dropped)
+    disallowed_tools = _tool_list(values.get("disallowed_tools", ()),
+                                  f"{path}: disallowed_tools", dropped)
+    if dropped:
+        from nyzhi.config.notices_seen import unseen
+
+        warnings += unseen(path, text, [
+            f"{path}: Claude Code tools with no nyz equivalent left out of the role's tools: "
+            + ", ".join(dict.fromkeys(dropped))])
+    return allowed_tools, disallowed_tools
 
 
 def _apply_config(base: Role, table: RoleConfig, name: str) -> Role:

@@ -18,6 +18,7 @@ from nyzhi.core.commands.registry import BODY, ERROR, CommandHost, command
 
 USAGE = ("/plugin list · install|uninstall|enable|disable|approve NAME[@MARKET] · "
          "marketplace add|list|remove|update SOURCE")
+LATER = " (from the next session)"  # what a change to the plugins waits for
 
 
 def plugin_text(arg: str, root: Path) -> tuple[str, str]:
@@ -28,7 +29,6 @@ def plugin_text(arg: str, root: Path) -> tuple[str, str]:
     words = arg.split()
     verb = words[0] if words else "list"
     rest = words[1:]
-    later = " (from the next session)"
     try:
         if verb == "list":
             rows = [f"{i}  {'enabled' if e.get('enabled', True) else 'disabled'}  "
@@ -36,53 +36,74 @@ def plugin_text(arg: str, root: Path) -> tuple[str, str]:
                     for i, e in sorted(store.installed().items())]
             return BODY, "\n".join(rows) or "no plugins installed"
         if verb == "marketplace":
-            sub, target = (rest + ["list", ""])[:2] if rest else ("list", "")
-            if sub == "list":
-                return BODY, "\n".join(sorted(store.marketplaces())) or "no marketplaces"
-            if sub == "add" and target:
-                m = store.marketplace_add(target)
-                return BODY, f"added {m.name}: " + ", ".join(e.name for e in m.plugins)
-            if sub == "remove" and target:
-                store.marketplace_remove(target)
-                return BODY, f"removed {target}"
-            if sub == "update" and target:
-                changed = store.marketplace_update(target)
-                return BODY, f"updated {target}" + "".join(
-                    f"\n{i}: changed, its programs are off until /plugin approve {i}"
-                    for i in changed)
-            return ERROR, USAGE
+            return _marketplace_text(rest)
         if not rest:
             return ERROR, USAGE
         name = rest[0]
         if verb == "install":
-            plugin = store.install(name, workspace_root=root)
-            runs = plugin.runs()
-            text = f"installed {name}{later}"
-            if runs:
-                text += ("\nit runs (off until approved: /plugin approve " + name + " yes):\n"
-                         + "\n".join(f"  {r}" for r in runs))
-            return BODY, text
+            return _install_text(name, root)
         if verb == "approve":
             if rest[1:2] != ["yes"]:
-                from nyzhi.core.plugins.manifest import read_plugin
-
-                entry = store.installed().get(name) or next(
-                    (e for i, e in store.installed().items() if i.partition("@")[0] == name),
-                    None)
-                if entry is None:
-                    return ERROR, f"plugin {name!r} is not installed"
-                runs = read_plugin(Path(entry["path"])).runs()
-                return BODY, ("it runs:\n" + "\n".join(f"  {r}" for r in runs)
-                              + f"\napprove with: /plugin approve {name} yes")
+                return _approval_question(name)
             ident, _runs = store.approve(name)
-            return BODY, f"approved {ident}{later}"
+            return BODY, f"approved {ident}{LATER}"
         if verb == "uninstall":
-            return BODY, f"uninstalled {store.uninstall(name)}{later}"
+            return BODY, f"uninstalled {store.uninstall(name)}{LATER}"
         if verb in ("enable", "disable"):
-            return BODY, f"{verb}d {store.set_enabled(name, verb == 'enable')}{later}"
+            return BODY, f"{verb}d {store.set_enabled(name, verb == 'enable')}{LATER}"
     except PluginError as exc:
         return ERROR, str(exc)
     return ERROR, USAGE
+
+
+def _marketplace_text(rest: list[str]) -> tuple[str, str]:
+    """``/plugin marketplace list|add|remove|update SOURCE``."""
+    from nyzhi.core.plugins import store
+
+    sub, target = (rest + ["list", ""])[:2] if rest else ("list", "")
+    if sub == "list":
+        return BODY, "\n".join(sorted(store.marketplaces())) or "no marketplaces"
+    if sub == "add" and target:
+        m = store.marketplace_add(target)
+        return BODY, f"added {m.name}: " + ", ".join(e.name for e in m.plugins)
+    if sub == "remove" and target:
+        store.marketplace_remove(target)
+        return BODY, f"removed {target}"
+    if sub == "update" and target:
+        changed = store.marketplace_update(target)
+        return BODY, f"updated {target}" + "".join(
+            f"\n{i}: changed, its programs are off until /plugin approve {i}"
+            for i in changed)
+    return ERROR, USAGE
+
+
+def _install_text(name: str, root: Path) -> tuple[str, str]:
+    """``/plugin install NAME``: installed, with what it would run (off until approved)."""
+    from nyzhi.core.plugins import store
+
+    plugin = store.install(name, workspace_root=root)
+    runs = plugin.runs()
+    text = f"installed {name}{LATER}"
+    if runs:
+        text += ("\nit runs (off until approved: /plugin approve " + name + " yes):\n"
+                 + "\n".join(f"  {r}" for r in runs))
+    return BODY, text
+
+
+def _approval_question(name: str) -> tuple[str, str]:
+    """``/plugin approve NAME`` without the word: what the plugin runs, and how to approve
+    it (an approval needs ``yes``)."""
+    from nyzhi.core.plugins import store
+    from nyzhi.core.plugins.manifest import read_plugin
+
+    entry = store.installed().get(name) or next(
+        (e for i, e in store.installed().items() if i.partition("@")[0] == name),
+        None)
+    if entry is None:
+        return ERROR, f"plugin {name!r} is not installed"
+    runs = read_plugin(Path(entry["path"])).runs()
+    return BODY, ("it runs:\n" + "\n".join(f"  {r}" for r in runs)
+                  + f"\napprove with: /plugin approve {name} yes")
 
 
 @command("plugin", "Claude Code plugins: /plugin list · install|approve NAME",

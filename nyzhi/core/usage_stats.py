@@ -63,19 +63,7 @@ def _role(path: str, roles: dict[str, str]) -> str:
 
 def summarize(lines: Iterable[bytes]) -> dict[str, Any]:
     """One session's summary from its log lines (a torn or unknown line is skipped)."""
-    header: dict[str, Any] = {}
-    roles: dict[str, str] = {}
-    models: dict[str, str] = {}  # agent path -> the model it last used
-    rows: dict[tuple[str, str, str], dict[str, Any]] = {}
-    first = last = 0.0
-
-    def row(ts: float, agent: str) -> dict[str, Any]:
-        key = (_day(ts), models.get(agent) or header.get("model") or "", _role(agent, roles))
-        found = rows.get(key)
-        if found is None:
-            found = rows[key] = _zero()
-        return found
-
+    tally = _Tally()
     for line in lines:
         try:
             record = json.loads(line)
@@ -83,45 +71,76 @@ def summarize(lines: Iterable[bytes]) -> dict[str, Any]:
             ts = float(record.get("ts") or 0.0)
         except (ValueError, TypeError, AttributeError):
             continue
+        tally.take(record, kind, ts)
+    return tally.summary()
+
+
+class _Tally:
+    """A session's usage being counted from its log (``summarize``): one row of numbers per
+    (day, model, role), and who used which model."""
+
+    def __init__(self) -> None:
+        self.header: dict[str, Any] = {}
+        self.roles: dict[str, str] = {}
+        self.models: dict[str, str] = {}  # agent path -> the model it last used
+        self.rows: dict[tuple[str, str, str], dict[str, Any]] = {}
+        self.first = self.last = 0.0
+
+    def row(self, ts: float, agent: str) -> dict[str, Any]:
+        key = (_day(ts), self.models.get(agent) or self.header.get("model") or "",
+               _role(agent, self.roles))
+        found = self.rows.get(key)
+        if found is None:
+            found = self.rows[key] = _zero()
+        return found
+
+    def take(self, record: dict[str, Any], kind: Any, ts: float) -> None:
         if ts:
-            first = ts if not first else min(first, ts)
-            last = max(last, ts)
+            self.first = ts if not self.first else min(self.first, ts)
+            self.last = max(self.last, ts)
         if kind == "header":
-            header = record
+            self.header = record
         elif kind == "agent" and isinstance(record.get("info"), dict):
             info = record["info"]
             path = str(record.get("agent", ""))
-            roles[path] = str(info.get("role") or "") or _role(path, {})
+            self.roles[path] = str(info.get("role") or "") or _role(path, {})
             if info.get("model"):
-                models[path] = str(info["model"])
+                self.models[path] = str(info["model"])
         elif kind == "event" and isinstance(record.get("event"), dict):
-            event = record["event"]
-            etype = event.get("type")
-            agent = str(event.get("agent") or "")
             try:
-                if etype == "usage":
-                    if event.get("model"):
-                        models[agent] = str(event["model"])
-                    r = row(ts, agent)
-                    for key in _USAGE_KEYS:
-                        r[key] += int(event.get(key) or 0)
-                    r["cost_usd"] += float(event.get("cost_usd") or 0.0)
-                elif etype == "turn_start":
-                    row(ts, agent)["turns"] += 1
-                elif etype == "tool_done":
-                    row(ts, agent)["tool_calls"] += 1
-                elif etype == "session_start" and agent in ("", "/agents/main"):
-                    if event.get("model"):
-                        models[agent] = str(event["model"])
-                        header.setdefault("model", event["model"])
+                self._event(record["event"], ts)
             except (TypeError, ValueError):
-                continue
-    return {
-        "created": _iso(first), "updated": _iso(last),
-        "project": str(header.get("workspace_root") or header.get("cwd") or ""),
-        "provider": str(header.get("provider") or ""),
-        "rows": [[*key, *(r[k] for k in NUMBERS)] for key, r in sorted(rows.items())],
-    }
+                pass
+
+    def _event(self, event: dict[str, Any], ts: float) -> None:
+        """Usage, turns and tool calls count on the agent's row; a model named by usage or
+        the main agent's start is the one its later rows count under."""
+        etype = event.get("type")
+        agent = str(event.get("agent") or "")
+        if etype == "usage":
+            if event.get("model"):
+                self.models[agent] = str(event["model"])
+            r = self.row(ts, agent)
+            for key in _USAGE_KEYS:
+                r[key] += int(event.get(key) or 0)
+            r["cost_usd"] += float(event.get("cost_usd") or 0.0)
+        elif etype == "turn_start":
+            self.row(ts, agent)["turns"] += 1
+        elif etype == "tool_done":
+            self.row(ts, agent)["tool_calls"] += 1
+        elif etype == "session_start" and agent in ("", "/agents/main"):
+            if event.get("model"):
+                self.models[agent] = str(event["model"])
+                self.header.setdefault("model", event["model"])
+
+    def summary(self) -> dict[str, Any]:
+        header = self.header
+        return {
+            "created": _iso(self.first), "updated": _iso(self.last),
+            "project": str(header.get("workspace_root") or header.get("cwd") or ""),
+            "provider": str(header.get("provider") or ""),
+            "rows": [[*key, *(r[k] for k in NUMBERS)] for key, r in sorted(self.rows.items())],
+        }
 
 
 def _iso(ts: float) -> str:

@@ -235,7 +235,7 @@ class _Holder:
         self.token = trio.lowlevel.current_trio_token()
         self.started = trio.Event()
         self.exited = trio.Event()
-        self.popen: subprocess.Popen[bytes] | None = None
+        self.popen: subprocess.Popen[Any] | None = None  # bytes: no text mode is asked for
         self.error: BaseException | None = None
 
     def report(self, event: trio.Event) -> None:

@@ -349,3 +349,57 @@ async def test_nyz_attach_in_tmux_shows_a_headless_run_and_answers_its_approval(
             if proc.returncode is None:
                 proc.kill()
                 await proc.wait()
+
+
+def _approval_then_answer():
+    """A model that asks for ``bash`` (which needs a person's approval), then answers."""
+    return [reply(tool_calls=[tool_call("bash", {"command": f"echo {MARK}"})]), reply(ANSWER)]
+
+
+@pytest.mark.skipif(not TmuxPane.available(), reason="tmux is not installed")
+async def test_nyz_attach_in_tmux_shows_a_nyz_serve_session_and_answers_its_approval(
+        workspace, home, configure, runtime, tmp_path, monkeypatch):
+    """A ``nyz serve`` session serves its own hub on the live socket: ``nyz attach`` sees the
+    page's turn and answers its approval, the page sees it answered, ``nyz sessions`` marks it
+    live, a session the page opens gets its own socket, and stopping the server removes them."""
+    from nyzhi.testing.web import event_type, serve_nyz
+
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))  # serve_nyz's environment is ours
+    env = _env(home, runtime)
+    async with open_fake_llm(script=_approval_then_answer()) as server:
+        configure(workspace, server.url_for("openai"))
+        pane = TmuxPane(tmp_path / "tmux-serve.sock", width=100, height=30)
+        try:
+            async with serve_nyz(workspace, home) as srv, srv.connect() as page:
+                welcome, _ = await page.hello()
+                session_id = welcome["session_id"]
+                path = await _socket(runtime)
+                assert path.name == f"{session_id}.sock"
+                await pane.start([*NYZ, "attach", session_id[:8]], cwd=workspace, env=env)
+                await pane.wait_for("attached")
+                await page.send({"type": "message", "text": "run the echo"})
+                await pane.wait_for("› run the echo")  # the page's turn, seen in the console
+                asked = await page.until(lambda m: event_type(m) == "approval_request")
+                request_id = asked["event"]["request_id"]
+                await pane.wait_for("Approve bash?")
+                await pane.keys("y")
+                await page.until(lambda m: m == {"type": "resolved", "request_id": request_id})
+                done = await page.until(lambda m: event_type(m) == "tool_done")
+                assert MARK in done["event"]["output"] and not done["event"]["is_error"]
+                await page.until(lambda m: event_type(m) == "turn_complete")
+                assert "bash: approve" in await pane.wait_for(ANSWER)
+                listed = await trio.run_process([*NYZ, "sessions"], cwd=workspace, env=env,
+                                                capture_stdout=True, check=True)
+                row = next(r for r in listed.stdout.decode().splitlines()
+                           if r.startswith(session_id[:8]))
+                assert row.split()[-1] == "live"
+                async with srv.connect() as other:  # a session the page opens: its own socket
+                    new, _ = await other.hello(session="new")
+                    await until(lambda: (runtime / "nyzhi" / "live" /
+                                         f"{new['session_id']}.sock").exists(),
+                                what="the new session's socket")
+            assert not list(path.parent.glob("*.sock"))  # the server stopped: both are gone
+            await pane.wait_for("the session ended")
+        finally:
+            pane.kill()
+

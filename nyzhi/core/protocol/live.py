@@ -112,6 +112,9 @@ class LiveSession:
         # where a notice about a viewer goes: the log for ``nyz serve``; the console's notice
         # line for ``/web`` (nothing may write over the console's screen)
         self.say: Callable[[str], None] = log.warning
+        # told the id of each approval or question a viewer answered first: the front end
+        # that runs the session stops asking it (the line chat's pending prompt)
+        self.answered: Callable[[str], None] = lambda _request_id: None
 
     @property
     def session_id(self) -> str:
@@ -331,6 +334,7 @@ class LiveSession:
         if self.pending.pop(request_id, None) is None:
             raise p.ProtocolError(f"no pending request {request_id!r} (already answered?)")
         self.broadcast(p.Resolved(request_id))
+        self.answered(request_id)
 
     def start_turn(self, text: str) -> bool:
         if self.busy:

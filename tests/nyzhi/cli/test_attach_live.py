@@ -403,3 +403,49 @@ async def test_nyz_attach_in_tmux_shows_a_nyz_serve_session_and_answers_its_appr
         finally:
             pane.kill()
 
+
+async def test_the_line_chat_is_live_and_an_answer_from_a_viewer_wins_over_its_prompt(
+        workspace, home, configure, runtime):
+    """``nyz chat --plain`` serves its session too: a viewer answers the approval the chat is
+    asking, and the chat stops waiting for it, says so in one line, and takes the next line
+    as a prompt (not as the answer to what was withdrawn)."""
+    env = _env(home, runtime)
+    script = [*_approval_then_answer(), reply("SECOND-ANSWER")]
+    async with open_fake_llm(script=script) as server:
+        configure(workspace, server.url_for("openai"))
+        proc = await trio.lowlevel.open_process(
+            [*NYZ, "chat", "--plain"], cwd=workspace, env=env, stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        out = bytearray()
+
+        async def shown(text: str) -> None:
+            with trio.fail_after(60):
+                while text.encode() not in out:
+                    chunk = await proc.stdout.receive_some(65536)
+                    assert chunk, f"the chat ended before {text!r}: {out.decode()[-2000:]}"
+                    out.extend(chunk)
+
+        try:
+            viewer = await Client.attach(await _socket(runtime))
+            await viewer.until(lambda m: m.get("type") == "state")
+            await proc.stdin.send_all(b"run the echo\n")
+            asked = await viewer.until(_event("approval_request"))
+            request_id = asked["event"]["request_id"]
+            await shown("Approve bash")  # the chat asks too, and waits for a line
+            await viewer.send({"type": "approve", "request_id": request_id, "answer": "approve"})
+            await shown("[approval answered in another front end]")
+            done = await viewer.until(_event("tool_done"))
+            assert MARK in done["event"]["output"] and not done["event"]["is_error"]
+            await shown(ANSWER)
+            await proc.stdin.send_all(b"and again\n")
+            await shown("SECOND-ANSWER")
+            await proc.stdin.aclose()
+            with trio.fail_after(60):
+                assert await proc.wait() == 0
+            await viewer.stream.aclose()
+        finally:
+            if proc.returncode is None:
+                proc.kill()
+                await proc.wait()
+    texts = [r.last_user_text() for r in server.requests if r.wire is not None]
+    assert texts[-1] == "and again" and out.decode().count("answered in another front end") == 1

@@ -354,7 +354,7 @@ async def _pump(rt: Any, hub: Any, task_status: Any = trio.TASK_STATUS_IGNORED) 
 async def _connection(hub: Any, stream: trio.SocketStream, attend: bool) -> None:
     from nyzhi import __version__
     from nyzhi.core.protocol import wire as p
-    from nyzhi.core.protocol.live import Viewer
+    from nyzhi.core.protocol.live import LiveHost, Viewer
 
     try:
         creds = peer_credentials(stream.socket)
@@ -381,7 +381,7 @@ async def _connection(hub: Any, stream: trio.SocketStream, attend: bool) -> None
         except (p.ProtocolError, LineTooLong, trio.TooSlowError) as exc:
             await send_line(stream, [p.encode(p.ErrorMessage(str(exc) or "no hello in time"))])
             return
-        viewer = Viewer(SEND_QUEUE)
+        viewer = Viewer(SEND_QUEUE, LiveHost)  # a socket's viewer, whoever serves the hub
         welcome = p.Welcome(p.PROTOCOL, p.SERVER, __version__, hub.session_id,
                             (hub.session_id,), tuple(hub.commands()))
         try:

@@ -393,6 +393,12 @@ async def test_nyz_attach_in_tmux_shows_a_nyz_serve_session_and_answers_its_appr
                 row = next(r for r in listed.stdout.decode().splitlines()
                            if r.startswith(session_id[:8]))
                 assert row.split()[-1] == "live"
+                # a viewer on the socket is not a page: /quit says how it leaves
+                viewer = await Client.attach(path)
+                await viewer.send({"type": "command", "line": "/quit"})
+                shown = await viewer.until(lambda m: m.get("type") == "output")
+                assert shown["text"].startswith("detach to leave"), shown
+                await viewer.stream.aclose()
                 async with srv.connect() as other:  # a session the page opens: its own socket
                     new, _ = await other.hello(session="new")
                     await until(lambda: (runtime / "nyzhi" / "live" /

@@ -284,6 +284,8 @@ class LineChat:
                     and event.request_id in self.elsewhere:
                 self.elsewhere.discard(event.request_id)
                 continue  # a viewer answered it first: nothing to ask here
+            if isinstance(event, ev.TurnComplete) and event.agent == ev.MAIN_AGENT:
+                self.elsewhere.clear()  # ids of asks answered here already: none comes now
             if status is not None and event.agent == ev.MAIN_AGENT:
                 status.activity.feed(event)
             self.renderer.render(event)

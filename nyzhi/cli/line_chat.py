@@ -19,11 +19,17 @@ from then on since nobody is left to answer. Only then does the chat exit.
 
 SIGTERM and SIGHUP (the terminal closed) cancel the running turn, let it settle, save the
 session and exit with 143 and 129 (``nyzhi.signals``).
+
+The session is served on its live socket (``nyzhi.core.protocol.live_socket``), so ``nyz
+attach`` can watch it and answer what it asks: the first answer wins. One answered there is
+withdrawn here: the read waiting for its answer is cancelled (no line is lost) and one line
+says so; the next line is a prompt again.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import signal
 import sys
@@ -54,6 +60,7 @@ REPROMPT = "please answer y (yes), a (always this session) or n (no): "
 # A prompt while a turn runs: the thread and the files belong to that turn until it ends.
 NOT_NOW = "[a turn is running; Ctrl-C or /cancel first]\n"
 INPUT_ENDED = "(no answer: the input ended)"  # what a question gets once nobody can answer
+ANSWERED_ELSEWHERE = "[{kind} answered in another front end]"  # by a viewer (nyz attach)
 
 
 async def _read_lines(send: trio.MemorySendChannel[str | None]) -> None:
@@ -260,6 +267,8 @@ class LineChat:
         self.idle.set()
         self.changed = trio.lowlevel.ParkingLot()  # woken by every event and every turn's end
         self.host = ChatHost(rt, out, nursery, self.start_turn)
+        self.reading: trio.CancelScope | None = None  # the read of the next line, if waiting
+        self.elsewhere: set[str] = set()  # answered by a viewer before it was shown here
 
     def prompt(self) -> None:
         self.out.write("> ")
@@ -271,6 +280,12 @@ class LineChat:
         """Each event shown (and fed to the activity line) as it comes."""
         status = self.status
         async for event in events:
+            if isinstance(event, ev.ApprovalRequest | ev.UserQuestion) \
+                    and event.request_id in self.elsewhere:
+                self.elsewhere.discard(event.request_id)
+                continue  # a viewer answered it first: nothing to ask here
+            if isinstance(event, ev.TurnComplete) and event.agent == ev.MAIN_AGENT:
+                self.elsewhere.clear()  # ids of asks answered here already: none comes now
             if status is not None and event.agent == ev.MAIN_AGENT:
                 status.activity.feed(event)
             self.renderer.render(event)
@@ -287,6 +302,60 @@ class LineChat:
             if self.status.activity.active:
                 self.status.draw()
 
+    # --- the live socket ---------------------------------------------------------------------
+
+    async def serve(self, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
+        """The session on its live socket for ``nyz attach``, while the chat runs."""
+        from nyzhi.core.protocol.live_socket import serve_live
+
+        def notice(line: str) -> None:
+            print(f"nyz: {line}", file=sys.stderr, flush=True)
+
+        await serve_live(self.rt, notice=notice, answered=self.answered_elsewhere,
+                         task_status=task_status)
+
+    def answered_elsewhere(self, request_id: str) -> None:
+        """A viewer answered ``request_id`` first: withdrawn here, said in one line, and the
+        read waiting for its answer cancelled (the next line is a prompt again)."""
+        request = next((r for r in self.pending if r.request_id == request_id), None)
+        if request is None:
+            self.elsewhere.add(request_id)  # not rendered yet (or answered here already)
+            return
+        self.pending.remove(request)
+        kind = "question" if isinstance(request, ev.UserQuestion) else "approval"
+        self.out.write("\n" + ANSWERED_ELSEWHERE.format(kind=kind) + "\n")
+        self.out.flush()
+        if self.reading is not None:
+            self.reading.cancel()
+        self.changed.unpark_all()
+
+    async def read_line(self) -> tuple[bool, str | None]:
+        """The next input line (None: the input ended); ``(False, None)`` when the read was
+        cancelled because what it would answer was answered elsewhere (no line is lost: a
+        memory channel's receive is cancelled cleanly)."""
+        with trio.CancelScope() as scope:
+            self.reading = scope
+            try:
+                return True, await self.lines.receive()
+            except trio.EndOfChannel:
+                return True, None
+            finally:
+                self.reading = None
+        return False, None
+
+    async def reply(self, request: ev.ApprovalRequest | ev.UserQuestion,
+                    answer: ApprovalAnswer | str) -> None:
+        """Answer ``request``, withdrawn from ``pending`` first so a viewer's later answer is
+        not said as the winner here; one a viewer answered meanwhile is only dropped (the
+        runtime refuses a second answer)."""
+        if request in self.pending:
+            self.pending.remove(request)
+        with contextlib.suppress(KeyError):
+            if isinstance(request, ev.UserQuestion):
+                await self.rt.answer_question(request.request_id, str(answer))
+            else:
+                await self.rt.answer_approval(request.request_id, answer)
+
     # --- waiting on the running turn --------------------------------------------------------
 
     async def settle(self) -> None:
@@ -299,11 +368,9 @@ class LineChat:
         while not self.idle.is_set():
             await self.settle()
             while self.pending:
-                request = self.pending.pop(0)
-                if isinstance(request, ev.UserQuestion):
-                    await self.rt.answer_question(request.request_id, INPUT_ENDED)
-                else:
-                    await self.rt.answer_approval(request.request_id, ApprovalAnswer.DENY)
+                request = self.pending[0]
+                await self.reply(request, INPUT_ENDED if isinstance(request, ev.UserQuestion)
+                                 else ApprovalAnswer.DENY)
 
     # --- turns and commands ----------------------------------------------------------------
 
@@ -354,19 +421,21 @@ class LineChat:
                 await self.changed.park()
                 continue
             request = self.pending[0]
-            line = None if ended else await self.lines.receive()
+            line: str | None = None
+            if not ended:
+                read, line = await self.read_line()
+                if not read:
+                    continue  # answered elsewhere: the next one, if any, is asked
             ended = line is None
             if isinstance(request, ev.UserQuestion):
-                await self.rt.answer_question(request.request_id,
-                                              line.strip() if line else INPUT_ENDED)
-            else:
-                answer = ApprovalAnswer.DENY if line is None else approval_answer(line)
-                if answer is None:
-                    self.out.write(REPROMPT)
-                    self.out.flush()
-                    continue
-                await self.rt.answer_approval(request.request_id, answer)
-            self.pending.pop(0)
+                await self.reply(request, line.strip() if line else INPUT_ENDED)
+                continue
+            answer = ApprovalAnswer.DENY if line is None else approval_answer(line)
+            if answer is None:
+                self.out.write(REPROMPT)
+                self.out.flush()
+                continue
+            await self.reply(request, answer)
         return not ended
 
     # --- the input lines -------------------------------------------------------------------
@@ -379,15 +448,14 @@ class LineChat:
             text = line.strip()
             if text.isdigit() and 1 <= int(text) <= len(request.options):
                 text = request.options[int(text) - 1].get("value", text)
-            await self.rt.answer_question(request.request_id, text)
-        else:
-            answer = approval_answer(line)
-            if answer is None:
-                self.out.write(REPROMPT)
-                self.out.flush()
-                return
-            await self.rt.answer_approval(request.request_id, answer)
-        self.pending.pop(0)
+            await self.reply(request, text)
+            return
+        answer = approval_answer(line)
+        if answer is None:
+            self.out.write(REPROMPT)
+            self.out.flush()
+            return
+        await self.reply(request, answer)
 
     async def take_command(self, text: str) -> bool:
         """A slash command typed; False: the chat ends (/quit, or the input ended)."""
@@ -423,7 +491,10 @@ class LineChat:
     async def converse(self) -> None:
         """The loop over the input, until it ends (piped: after the running turn has ended),
         /quit, or the input ends while a command runs."""
-        async for line in self.lines:
+        while True:
+            read, line = await self.read_line()
+            if not read:
+                continue  # what it would have answered was answered elsewhere (said)
             if line is None:
                 if self.piped:
                     await self.finish()
@@ -486,6 +557,7 @@ async def chat(args: argparse.Namespace) -> int:
 
             nursery.start_soon(talk.pump, events)
             nursery.start_soon(on_signal)
+            await nursery.start(talk.serve)
             if status is not None:
                 nursery.start_soon(talk.spin)
             talk.prompt()

@@ -20,6 +20,7 @@ keep-alive parsing is needed. No exception text with a traceback reaches a clien
 from __future__ import annotations
 
 import contextlib
+import functools
 import hmac
 import importlib.resources
 import logging
@@ -37,6 +38,7 @@ import trio
 from nyzhi import __version__, records
 from nyzhi.core.mcp.serve import loopback_refusal
 from nyzhi.core.protocol import describe_error
+from nyzhi.core.protocol.live_socket import serve_live
 from nyzhi.loopback import is_loopback, security_headers
 from nyzhi.web import protocol as p
 from nyzhi.web.session import Viewer, WebSession
@@ -164,11 +166,14 @@ class Hub:
 
         async with open_runtime(options) as rt:
             for notice in rt.notices:
-                print(f"nyz serve: {notice}", file=sys.stderr, flush=True)
+                _say(notice)
             async with rt.subscribe() as events, trio.open_nursery() as nursery:
                 session = WebSession(rt, nursery)
                 self.sessions[rt.session_id] = session
                 nursery.start_soon(session.pump, events)
+                # the same hub on the live socket, for ``nyz attach``; gone with the runtime
+                await nursery.start(functools.partial(serve_live, rt, hub=session,
+                                                      notice=_say))
                 if self.options.team is not None:
                     from nyzhi.web.team import TeamView
 
@@ -298,7 +303,7 @@ class Server:
     def report(self, line: str) -> None:
         """Say ``line`` to whoever runs the server: stderr here (the console's ``/web``
         shows it on its screen instead)."""
-        print(f"nyz serve: {line}", file=sys.stderr, flush=True)
+        _say(line)
 
     async def _shell(self, stream: trio.SocketStream) -> None:
         nonce = secrets.token_urlsafe(16)
@@ -480,6 +485,10 @@ async def serve(options: ServeOptions, runtime_options: Any) -> int:
         nursery.start_soon(_stop_on_signal, nursery.cancel_scope)
         await trio.serve_listeners(server.handle, listeners)
     return 0
+
+
+def _say(line: str) -> None:
+    print(f"nyz serve: {line}", file=sys.stderr, flush=True)
 
 
 async def _stop_on_signal(scope: trio.CancelScope) -> None:

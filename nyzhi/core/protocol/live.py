@@ -56,9 +56,13 @@ _RUNS = {ev.TextDelta.type, ev.ThinkingDelta.type, ev.ToolOutputDelta.type}
 
 
 class Viewer:
-    """One connection's outgoing queue. ``offer`` never waits: a full queue drops it."""
+    """One connection's outgoing queue. ``offer`` never waits: a full queue drops it.
+    ``host_class``: the ``CommandHost`` its slash commands run against when it is not the
+    hub's own (``nyz attach`` on a ``nyz serve`` session is not a page: its help and its
+    leave hint are the socket's)."""
 
-    def __init__(self, queue_size: int) -> None:
+    def __init__(self, queue_size: int, host_class: type[LiveHost] | None = None) -> None:
+        self.host_class = host_class
         self.send, self.receive = trio.open_memory_channel[str](queue_size)
         self.cancel_scope = trio.CancelScope()
         self.dropped = False
@@ -112,6 +116,9 @@ class LiveSession:
         # where a notice about a viewer goes: the log for ``nyz serve``; the console's notice
         # line for ``/web`` (nothing may write over the console's screen)
         self.say: Callable[[str], None] = log.warning
+        # told the id of each approval or question a viewer answered first: the front end
+        # that runs the session stops asking it (the line chat's pending prompt)
+        self.answered: Callable[[str], None] = lambda _request_id: None
 
     @property
     def session_id(self) -> str:
@@ -269,7 +276,7 @@ class LiveSession:
 
     async def _handle(self, viewer: Viewer, message: p.Message) -> None:
         """One client message as the session protocol's op (``nyzhi.core.protocol``)."""
-        session = Session(self.rt, self.host_class(self, viewer))
+        session = Session(self.rt, self.host(viewer))
         if isinstance(message, p.SendMessage):
             text = message.text.strip()
             if not text:
@@ -319,9 +326,13 @@ class LiveSession:
         else:
             raise p.ProtocolError(f"{message.type} is only the first message")
 
+    def host(self, viewer: Viewer) -> LiveHost:
+        """The ``CommandHost`` of ``viewer``: its own kind's, else this hub's."""
+        return (viewer.host_class or self.host_class)(self, viewer)
+
     async def _command(self, viewer: Viewer, line: str) -> None:
         try:
-            await dispatch(self.host_class(self, viewer), line)
+            await dispatch(self.host(viewer), line)
         except Exception as exc:  # one failing command must not end the connection or run
             log.debug("live command failed", exc_info=exc)
             self.tell(viewer, p.ErrorMessage(f"command: {describe_error(exc)}"))
@@ -331,6 +342,7 @@ class LiveSession:
         if self.pending.pop(request_id, None) is None:
             raise p.ProtocolError(f"no pending request {request_id!r} (already answered?)")
         self.broadcast(p.Resolved(request_id))
+        self.answered(request_id)
 
     def start_turn(self, text: str) -> bool:
         if self.busy:

@@ -235,13 +235,16 @@ async def send_line(stream: trio.abc.SendStream, texts: list[str]) -> None:
 
 async def serve_live(rt: Any, *, hub: Any = None, attend: bool = False,
                      notice: Callable[[str], None] | None = None,
+                     answered: Callable[[str], None] | None = None,
                      task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
     """Serve ``rt``'s session on its live socket until cancelled (then the socket is gone).
 
     ``hub``: the front end's own ``LiveSession`` (``nyz serve``); None makes one that pumps
     the runtime's events. ``attend``: a headless session asks a person for approval while a
     viewer is attached (``Session.ask_while``), and denies what waits when the last one goes.
-    A failure to bind is said through ``notice`` once; the session goes on."""
+    ``answered``: told each request a viewer answered first (``LiveSession.answered``), so a
+    front end asking it too stops. A failure to bind is said through ``notice`` once; the
+    session goes on."""
     try:
         path = socket_path(str(rt.session_id))
         if path.exists() and _accepts(path):
@@ -254,7 +257,9 @@ async def serve_live(rt: Any, *, hub: Any = None, attend: bool = False,
         return
     try:
         async with trio.open_nursery() as nursery:
-            source: Any = hub if hub is not None else _Deferred(rt, nursery)
+            source: Any = hub if hub is not None else _Deferred(rt, nursery, answered)
+            if hub is not None and answered is not None:
+                hub.answered = answered
             if hub is None:
                 await nursery.start(_pump, rt, source)
             if attend:
@@ -306,8 +311,9 @@ class _Deferred:
     first viewer connects, fed that backlog first. So a ``nyz run`` nobody attaches to pays
     for neither; one attached later still sees what came before."""
 
-    def __init__(self, rt: Any, nursery: trio.Nursery) -> None:
-        self.rt, self.nursery = rt, nursery
+    def __init__(self, rt: Any, nursery: trio.Nursery,
+                 answered: Callable[[str], None] | None = None) -> None:
+        self.rt, self.nursery, self.answered = rt, nursery, answered
         self.backlog: EventBacklog | None = EventBacklog()
         self.live: Any = None
 
@@ -320,6 +326,8 @@ class _Deferred:
             from nyzhi.core.protocol.live import LiveSession
 
             self.live = LiveSession(self.rt, self.nursery)
+            if self.answered is not None:
+                self.live.answered = self.answered
             backlog, self.backlog = self.backlog, None
             for event in backlog.drain() if backlog is not None else ():
                 self.live.record(event)
@@ -346,7 +354,7 @@ async def _pump(rt: Any, hub: Any, task_status: Any = trio.TASK_STATUS_IGNORED) 
 async def _connection(hub: Any, stream: trio.SocketStream, attend: bool) -> None:
     from nyzhi import __version__
     from nyzhi.core.protocol import wire as p
-    from nyzhi.core.protocol.live import Viewer
+    from nyzhi.core.protocol.live import LiveHost, Viewer
 
     try:
         creds = peer_credentials(stream.socket)
@@ -373,7 +381,7 @@ async def _connection(hub: Any, stream: trio.SocketStream, attend: bool) -> None
         except (p.ProtocolError, LineTooLong, trio.TooSlowError) as exc:
             await send_line(stream, [p.encode(p.ErrorMessage(str(exc) or "no hello in time"))])
             return
-        viewer = Viewer(SEND_QUEUE)
+        viewer = Viewer(SEND_QUEUE, LiveHost)  # a socket's viewer, whoever serves the hub
         welcome = p.Welcome(p.PROTOCOL, p.SERVER, __version__, hub.session_id,
                             (hub.session_id,), tuple(hub.commands()))
         try:

@@ -349,3 +349,109 @@ async def test_nyz_attach_in_tmux_shows_a_headless_run_and_answers_its_approval(
             if proc.returncode is None:
                 proc.kill()
                 await proc.wait()
+
+
+def _approval_then_answer():
+    """A model that asks for ``bash`` (which needs a person's approval), then answers."""
+    return [reply(tool_calls=[tool_call("bash", {"command": f"echo {MARK}"})]), reply(ANSWER)]
+
+
+@pytest.mark.skipif(not TmuxPane.available(), reason="tmux is not installed")
+async def test_nyz_attach_in_tmux_shows_a_nyz_serve_session_and_answers_its_approval(
+        workspace, home, configure, runtime, tmp_path, monkeypatch):
+    """A ``nyz serve`` session serves its own hub on the live socket: ``nyz attach`` sees the
+    page's turn and answers its approval, the page sees it answered, ``nyz sessions`` marks it
+    live, a session the page opens gets its own socket, and stopping the server removes them."""
+    from nyzhi.testing.web import event_type, serve_nyz
+
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))  # serve_nyz's environment is ours
+    env = _env(home, runtime)
+    async with open_fake_llm(script=_approval_then_answer()) as server:
+        configure(workspace, server.url_for("openai"))
+        pane = TmuxPane(tmp_path / "tmux-serve.sock", width=100, height=30)
+        try:
+            async with serve_nyz(workspace, home) as srv, srv.connect() as page:
+                welcome, _ = await page.hello()
+                session_id = welcome["session_id"]
+                path = await _socket(runtime)
+                assert path.name == f"{session_id}.sock"
+                await pane.start([*NYZ, "attach", session_id[:8]], cwd=workspace, env=env)
+                await pane.wait_for("attached")
+                await page.send({"type": "message", "text": "run the echo"})
+                await pane.wait_for("› run the echo")  # the page's turn, seen in the console
+                asked = await page.until(lambda m: event_type(m) == "approval_request")
+                request_id = asked["event"]["request_id"]
+                await pane.wait_for("Approve bash?")
+                await pane.keys("y")
+                await page.until(lambda m: m == {"type": "resolved", "request_id": request_id})
+                done = await page.until(lambda m: event_type(m) == "tool_done")
+                assert MARK in done["event"]["output"] and not done["event"]["is_error"]
+                await page.until(lambda m: event_type(m) == "turn_complete")
+                assert "bash: approve" in await pane.wait_for(ANSWER)
+                listed = await trio.run_process([*NYZ, "sessions"], cwd=workspace, env=env,
+                                                capture_stdout=True, check=True)
+                row = next(r for r in listed.stdout.decode().splitlines()
+                           if r.startswith(session_id[:8]))
+                assert row.split()[-1] == "live"
+                # a viewer on the socket is not a page: /quit says how it leaves
+                viewer = await Client.attach(path)
+                await viewer.send({"type": "command", "line": "/quit"})
+                shown = await viewer.until(lambda m: m.get("type") == "output")
+                assert shown["text"].startswith("detach to leave"), shown
+                await viewer.stream.aclose()
+                async with srv.connect() as other:  # a session the page opens: its own socket
+                    new, _ = await other.hello(session="new")
+                    await until(lambda: (runtime / "nyzhi" / "live" /
+                                         f"{new['session_id']}.sock").exists(),
+                                what="the new session's socket")
+            assert not list(path.parent.glob("*.sock"))  # the server stopped: both are gone
+            await pane.wait_for("the session ended")
+        finally:
+            pane.kill()
+
+
+async def test_the_line_chat_is_live_and_an_answer_from_a_viewer_wins_over_its_prompt(
+        workspace, home, configure, runtime):
+    """``nyz chat --plain`` serves its session too: a viewer answers the approval the chat is
+    asking, and the chat stops waiting for it, says so in one line, and takes the next line
+    as a prompt (not as the answer to what was withdrawn)."""
+    env = _env(home, runtime)
+    script = [*_approval_then_answer(), reply("SECOND-ANSWER")]
+    async with open_fake_llm(script=script) as server:
+        configure(workspace, server.url_for("openai"))
+        proc = await trio.lowlevel.open_process(
+            [*NYZ, "chat", "--plain"], cwd=workspace, env=env, stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        out = bytearray()
+
+        async def shown(text: str) -> None:
+            with trio.fail_after(60):
+                while text.encode() not in out:
+                    chunk = await proc.stdout.receive_some(65536)
+                    assert chunk, f"the chat ended before {text!r}: {out.decode()[-2000:]}"
+                    out.extend(chunk)
+
+        try:
+            viewer = await Client.attach(await _socket(runtime))
+            await viewer.until(lambda m: m.get("type") == "state")
+            await proc.stdin.send_all(b"run the echo\n")
+            asked = await viewer.until(_event("approval_request"))
+            request_id = asked["event"]["request_id"]
+            await shown("Approve bash")  # the chat asks too, and waits for a line
+            await viewer.send({"type": "approve", "request_id": request_id, "answer": "approve"})
+            await shown("[approval answered in another front end]")
+            done = await viewer.until(_event("tool_done"))
+            assert MARK in done["event"]["output"] and not done["event"]["is_error"]
+            await shown(ANSWER)
+            await proc.stdin.send_all(b"and again\n")
+            await shown("SECOND-ANSWER")
+            await proc.stdin.aclose()
+            with trio.fail_after(60):
+                assert await proc.wait() == 0
+            await viewer.stream.aclose()
+        finally:
+            if proc.returncode is None:
+                proc.kill()
+                await proc.wait()
+    texts = [r.last_user_text() for r in server.requests if r.wire is not None]
+    assert texts[-1] == "and again" and out.decode().count("answered in another front end") == 1

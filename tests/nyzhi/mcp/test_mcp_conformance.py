@@ -145,6 +145,7 @@ def _serve_http(workspace, home) -> tuple[subprocess.Popen, str]:
         seen += line
         if "listening on " in line:
             return proc, line.split("listening on ", 1)[1].strip()
+    _stop(proc)
     raise AssertionError(f"nyz mcp serve did not start: {seen}")
 
 
@@ -153,7 +154,9 @@ def _front(script: str, *args: str, **kw) -> tuple[subprocess.Popen, str]:
     proc = subprocess.Popen([sys.executable, str(Path(__file__).with_name(script)), *args],
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True, **kw)
     line = proc.stdout.readline()
-    assert line.startswith("listening on "), line
+    if not line.startswith("listening on "):
+        _stop(proc)
+        raise AssertionError(f"{script} did not start: {line!r}")
     return proc, line.split("listening on ", 1)[1].strip() + "/mcp"
 
 
@@ -164,10 +167,14 @@ def _server_suite(tool: Path, url: str, out: Path) -> dict[str, list[dict]]:
 
 
 def _stop(*procs: subprocess.Popen | None) -> None:
+    """Kill each process and close its pipes as it is waited for (``Popen.__exit__``): a
+    killed process's pipe left open was closed by the collector, a ResourceWarning each (the
+    server's stderr, the proxy's and the bridge's stdout)."""
     for proc in procs:
         if proc is not None:
             proc.kill()
-            proc.wait()
+            with proc:
+                pass
 
 
 def test_server_scenarios_over_http(tmp_path, workspace, home):

@@ -30,7 +30,6 @@ import urwid
 from nyzhi.core import collector
 from nyzhi.core.protocol import Session, ops, status_card, status_line
 from nyzhi.core.protocol import events as ev
-from nyzhi.core.protocol.backlog import EventBacklog
 from nyzhi.core.protocol.commands import dispatch, toggle_plan, waits_for_idle
 from nyzhi.tui import commands, menu, theme
 from nyzhi.tui.activity import Activity
@@ -52,6 +51,7 @@ ATTACH_LIMIT = 100_000  # bytes of one @file put into a prompt
 _ATTACH = re.compile(r"(?<!\S)@(\S+)")
 # A command's kind of line (``nyzhi.core.commands.registry``) -> the palette's name for it.
 _STYLES = {"added": "tool_ok", "removed": "tool_err"}
+ANSWERED_ELSEWHERE = "answered in another front end"  # a dialog another front end answered
 # ``/web``'s server, given by ``nyz`` (``nyzhi.cli.cmd_chat``; front ends import none of each
 # other): ``(runtime, nursery, say) -> served``, where ``served.url`` is the page to open and
 # ``served.record(event)`` shows one of the runtime's events there.
@@ -61,11 +61,12 @@ ServeWeb = Callable[[Any, trio.Nursery, Callable[[str], None]], Awaitable[Any]]
 class Console:
     def __init__(self, cwd: Path, *, no_color: bool, web: ServeWeb | None = None) -> None:
         self.rt: Runtime | None = None
-        # ``/web``: the server to start (None: not given, /web says so), the one serving this
-        # runtime once started, and the events kept until then (the page's backlog).
+        # ``/web``: the server to start (None: not given, /web says so) and the one serving
+        # this runtime once started. ``live``: this runtime on its live socket for ``nyz
+        # attach`` (a ``DeferredHub``), whose backlog is also the page's until ``/web``.
         self.web = web
         self.served: Any = None
-        self.backlog: EventBacklog | None = None
+        self.live: Any = None
         self._web_lock = trio.Lock()
         self.feed: trio.Nursery | None = None  # the nursery of this runtime's tasks
         self.tui: Any = None  # the [tui] settings, once the config is loaded
@@ -401,15 +402,55 @@ class Console:
 
     def _answer_approval(self, event: ev.ApprovalRequest, answer: Any) -> None:
         assert self.nursery is not None and self.rt is not None
-        self.nursery.start_soon(self.rt.answer_approval, event.request_id, answer)
-        self.stream(event.agent).note(("notice", f"{event.tool}: {answer.value}"))
+        if self._claim(event):
+            self.nursery.start_soon(self._send_answer, self.rt.answer_approval, event, answer)
+            self.stream(event.agent).note(("notice", f"{event.tool}: {answer.value}"))
         self._close_modal(event)
 
     def _answer_question(self, event: ev.UserQuestion, text: str) -> None:
         assert self.nursery is not None and self.rt is not None
-        self.nursery.start_soon(self.rt.answer_question, event.request_id, text)
-        self.stream(event.agent).note(("notice", f"answered: {text}"))
+        if self._claim(event):
+            self.nursery.start_soon(self._send_answer, self.rt.answer_question, event, text)
+            self.stream(event.agent).note(("notice", f"answered: {text}"))
         self._close_modal(event)
+
+    def _claim(self, event: ev.ApprovalRequest | ev.UserQuestion) -> bool:
+        """The first answer wins (``LiveSession.claim``): False when a viewer of the live
+        socket answered first; else its viewers are told this one was answered here."""
+        hub = self.live.live if self.live is not None else None
+        if hub is None or hub.claim(event.request_id):
+            return True
+        self.stream(event.agent).note(("notice", ANSWERED_ELSEWHERE))
+        return False
+
+    async def _send_answer(self, answer: Callable[[str, Any], Awaitable[None]],
+                           event: ev.ApprovalRequest | ev.UserQuestion, value: Any) -> None:
+        """The answer to the runtime; one it refuses was answered first elsewhere (a page of
+        ``/web``), which is said, not raised (it would end the console)."""
+        try:
+            await answer(event.request_id, value)
+        except KeyError:
+            self.stream(event.agent).note(("notice", ANSWERED_ELSEWHERE))
+            self._follow()
+
+    def answered_elsewhere(self, request_id: str) -> None:
+        """A viewer of the live socket answered ``request_id`` first: its dialog closes."""
+        gone = [e for e in self.pending if e.request_id == request_id]
+        if not gone:
+            return
+        self.pending = [e for e in self.pending if e.request_id != request_id]
+        self.stream(gone[0].agent).note(("notice", ANSWERED_ELSEWHERE))
+        self._show_modal()
+        self._follow()
+
+    def _on_live_hub(self, hub: Any) -> None:
+        """The first viewer attached: the hub tells the console what it answers, and drops
+        from what it would show as waiting what the console already answered."""
+        hub.resolved = self.answered_elsewhere
+        hub.say = self.flash
+        waiting = {e.request_id for e in self.pending}
+        for request_id in [r for r in hub.pending if r not in waiting]:
+            del hub.pending[request_id]
 
     def _close_modal(self, event: ev.AnyEvent) -> None:
         if self.pending and self.pending[0] is event:
@@ -928,9 +969,9 @@ class Console:
                     return
                 if rt is not self.rt:  # reopened meanwhile: that server closed with it
                     return
-                for event in self.backlog.drain() if self.backlog is not None else ():
+                for event in self.live.release_backlog() if self.live is not None else ():
                     served.record(event)  # no checkpoint from here to the pump's next event
-                self.served, self.backlog = served, None
+                self.served = served
         if self.served is None:
             return
         self.note(("notice", "web: this session, live in a browser (closing the page leaves "
@@ -962,8 +1003,8 @@ class Console:
         async for event in events:
             if self.served is not None:  # /web: every event goes to the page too
                 self.served.record(event)
-            elif self.backlog is not None:
-                self.backlog.add(event)
+            if self.live is not None:  # the live socket's viewers, or its backlog
+                self.live.record(event)
             changed = self.panel.tree.apply(event)  # the agent tree's view model
             if self.activity.active and event.agent == self.main_path:
                 self.activity.feed(event)
@@ -997,13 +1038,13 @@ class Console:
                 async with open_runtime(options) as rt, rt.subscribe() as events, \
                         trio.open_nursery() as feed:
                     self.feed, self.served = feed, None  # a /web server ends with its runtime
-                    self.backlog = EventBacklog() if self.web is not None else None
+                    self._serve_live(rt, feed)
                     feed.start_soon(self._pump, events)
                     collector.resume(freeze=True)  # paused by ``nyz`` while it started
                     self.attach(rt, loaded)
                     await self.restart.wait()
                     feed.cancel_scope.cancel()
-                self.rt = self.feed = self.served = self.backlog = None
+                self.rt = self.feed = self.served = self.live = None
                 self.refresh_status()
                 options.session, options.continue_latest = self.resume_id, False
                 if self.switch is not None:
@@ -1011,6 +1052,16 @@ class Console:
         except Exception as exc:
             self.fatal = exc
             self.quit()
+
+    def _serve_live(self, rt: Any, feed: trio.Nursery) -> None:
+        """This runtime on its live socket (``nyz attach``) while it is open, as ``nyz run``
+        serves its own: the hub made at the first viewer, the backlog kept until then."""
+        from nyzhi.core.protocol.live_socket import DeferredHub, serve_live
+
+        self.live = DeferredHub(rt, feed, keep_backlog=self.web is not None,
+                                on_hub=self._on_live_hub)
+        feed.start_soon(functools.partial(serve_live, rt, hub=self.live,
+                                          notice=lambda line: self.note(("notice", line))))
 
     # ---- running --------------------------------------------------------------------
 

@@ -112,6 +112,8 @@ class LiveSession:
         # where a notice about a viewer goes: the log for ``nyz serve``; the console's notice
         # line for ``/web`` (nothing may write over the console's screen)
         self.say: Callable[[str], None] = log.warning
+        # told of each request a viewer answered first: the console closes its dialog
+        self.resolved: Callable[[str], None] = lambda _request_id: None
 
     @property
     def session_id(self) -> str:
@@ -326,11 +328,21 @@ class LiveSession:
             log.debug("live command failed", exc_info=exc)
             self.tell(viewer, p.ErrorMessage(f"command: {describe_error(exc)}"))
 
-    def _claim(self, request_id: str) -> None:
-        """The first answer wins; the others are told it was answered."""
+    def claim(self, request_id: str) -> bool:
+        """The first answer wins: True for it, and every viewer is told it was answered;
+        False for a later one. The session's own front end (the console's dialog) claims
+        here too before it answers, so its viewers' dialogs close."""
         if self.pending.pop(request_id, None) is None:
-            raise p.ProtocolError(f"no pending request {request_id!r} (already answered?)")
+            return False
         self.broadcast(p.Resolved(request_id))
+        return True
+
+    def _claim(self, request_id: str) -> None:
+        """A viewer's answer: refused if it is not the first; the front end that runs the
+        session is told (``resolved``) so its own dialog closes."""
+        if not self.claim(request_id):
+            raise p.ProtocolError(f"no pending request {request_id!r} (already answered?)")
+        self.resolved(request_id)
 
     def start_turn(self, text: str) -> bool:
         if self.busy:

@@ -27,6 +27,7 @@ from nyzhi.core.protocol import events as ev
 from nyzhi.core.protocol import wire as p
 from nyzhi.tui import theme
 from nyzhi.tui.conversation import ConsoleRenderer, Stream, clip
+from nyzhi.tui.modals import ANSWERED_ELSEWHERE
 from nyzhi.tui.widgets import request_overlay
 
 READ_LIMIT = 16 * 1024 * 1024  # bytes of one line from the session (a long tool output)
@@ -236,7 +237,7 @@ class AttachedView:
             self._follow()
         elif kind == "resolved":
             if self._close(str(message.get("request_id"))):
-                self.note(("notice", "answered in another front end"))
+                self.note(("notice", ANSWERED_ELSEWHERE))
         elif kind == "output":
             style = "error" if message.get("kind") == "error" else "body"
             self.note((style, str(message.get("text", ""))))

@@ -1,9 +1,10 @@
 """The events a front end has seen, kept so a viewer that joins later gets them too.
 
-The console keeps one from the moment its runtime opens, so ``/web`` (a browser joining the
-console's session) can show what happened before it was typed: the web session is fed this
-backlog, then the live events, by the console's one event pump, so nothing is missed or seen
-twice. Once handed over it is emptied and no longer kept (the web session keeps its own).
+A session's live socket keeps one from the moment its runtime opens (``live_socket.
+DeferredHub``), so a viewer attaching later (``nyz attach``) sees what happened before it,
+and the console's ``/web`` (a browser joining the console's session) is fed the same one: the
+kept events, then the live ones, by the console's one event pump, so nothing is missed or seen
+twice. Once every consumer has it, it is no longer kept (each keeps its own).
 
 Bounded, as every kept history is: consecutive deltas of one stream (one kind, one agent, one
 tool call) are kept as one event holding their joined text (a viewer appends deltas, so the
@@ -81,10 +82,14 @@ class EventBacklog:
             self.chars -= _size(self.events.popleft())
             self.dropped += 1
 
+    def kept(self) -> list[ev.Event]:
+        """Every kept event, oldest first; they stay kept (another consumer's too)."""
+        self._join()
+        return list(self.events)
+
     def drain(self) -> list[ev.Event]:
         """Every kept event, oldest first; the backlog is empty after."""
-        self._join()
-        out = list(self.events)
+        out = self.kept()
         self.events.clear()
         self.chars = 0
         return out

@@ -117,7 +117,7 @@ class LiveSession:
         # line for ``/web`` (nothing may write over the console's screen)
         self.say: Callable[[str], None] = log.warning
         # told the id of each approval or question a viewer answered first: the front end
-        # that runs the session stops asking it (the line chat's pending prompt)
+        # that runs the session stops asking it (the console's dialog, the line chat's prompt)
         self.answered: Callable[[str], None] = lambda _request_id: None
 
     @property
@@ -337,11 +337,20 @@ class LiveSession:
             log.debug("live command failed", exc_info=exc)
             self.tell(viewer, p.ErrorMessage(f"command: {describe_error(exc)}"))
 
-    def _claim(self, request_id: str) -> None:
-        """The first answer wins; the others are told it was answered."""
+    def claim(self, request_id: str) -> bool:
+        """The first answer wins: True for it, and every viewer is told it was answered;
+        False for a later one. The session's own front end (the console's dialog) claims
+        here too before it answers, so its viewers' dialogs close."""
         if self.pending.pop(request_id, None) is None:
-            raise p.ProtocolError(f"no pending request {request_id!r} (already answered?)")
+            return False
         self.broadcast(p.Resolved(request_id))
+        return True
+
+    def _claim(self, request_id: str) -> None:
+        """A viewer's answer: refused if it is not the first; the front end that runs the
+        session is told (``answered``) so it stops asking."""
+        if not self.claim(request_id):
+            raise p.ProtocolError(f"no pending request {request_id!r} (already answered?)")
         self.answered(request_id)
 
     def start_turn(self, text: str) -> bool:

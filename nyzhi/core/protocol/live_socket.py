@@ -239,8 +239,9 @@ async def serve_live(rt: Any, *, hub: Any = None, attend: bool = False,
                      task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
     """Serve ``rt``'s session on its live socket until cancelled (then the socket is gone).
 
-    ``hub``: the front end's own ``LiveSession`` (``nyz serve``); None makes one that pumps
-    the runtime's events. ``attend``: a headless session asks a person for approval while a
+    ``hub``: the front end's own ``LiveSession`` (``nyz serve``) or ``DeferredHub`` (the
+    console), fed by the front end; None makes a ``DeferredHub`` that pumps the runtime's
+    events. ``attend``: a headless session asks a person for approval while a
     viewer is attached (``Session.ask_while``), and denies what waits when the last one goes.
     ``answered``: told each request a viewer answered first (``LiveSession.answered``), so a
     front end asking it too stops. A failure to bind is said through ``notice`` once; the
@@ -257,7 +258,8 @@ async def serve_live(rt: Any, *, hub: Any = None, attend: bool = False,
         return
     try:
         async with trio.open_nursery() as nursery:
-            source: Any = hub if hub is not None else _Deferred(rt, nursery, answered)
+            source: Any = hub if hub is not None else DeferredHub(rt, nursery,
+                                                                  answered=answered)
             if hub is not None and answered is not None:
                 hub.answered = answered
             if hub is None:
@@ -305,16 +307,25 @@ def _bind(path: Path) -> tuple[Any, int]:
     return trio.socket.from_stdlib_socket(sock), ino
 
 
-class _Deferred:
+class DeferredHub:
     """The hub of a session nobody has attached to yet: its events kept in a bounded backlog
     (``EventBacklog``), and the ``LiveSession`` (the wire, the converter) made only when the
-    first viewer connects, fed that backlog first. So a ``nyz run`` nobody attaches to pays
-    for neither; one attached later still sees what came before."""
+    first viewer connects, fed that backlog first. So a ``nyz run`` or a console nobody
+    attaches to pays for neither; one attached later still sees what came before.
 
-    def __init__(self, rt: Any, nursery: trio.Nursery,
+    A front end that pumps its own events (the console) gives each to ``record`` and passes
+    this as ``serve_live(hub=...)``. ``keep_backlog``: the backlog is also another consumer's
+    (the console's ``/web``), so it is kept past the hub's start until ``release_backlog``
+    hands it over: one copy of the history, not one per consumer. ``on_hub`` is told the hub
+    once it exists (the console hears from it who answered what)."""
+
+    def __init__(self, rt: Any, nursery: trio.Nursery, *, keep_backlog: bool = False,
+                 on_hub: Callable[[Any], None] | None = None,
                  answered: Callable[[str], None] | None = None) -> None:
         self.rt, self.nursery, self.answered = rt, nursery, answered
         self.backlog: EventBacklog | None = EventBacklog()
+        self.keep_backlog = keep_backlog
+        self.on_hub = on_hub
         self.live: Any = None
 
     @property
@@ -325,24 +336,39 @@ class _Deferred:
         if self.live is None:
             from nyzhi.core.protocol.live import LiveSession
 
-            self.live = LiveSession(self.rt, self.nursery)
+            live = LiveSession(self.rt, self.nursery)
             if self.answered is not None:
-                self.live.answered = self.answered
-            backlog, self.backlog = self.backlog, None
-            for event in backlog.drain() if backlog is not None else ():
-                self.live.record(event)
+                live.answered = self.answered
+            for event in self.backlog.kept() if self.backlog is not None else ():
+                live.record(event)
+            if not self.keep_backlog:
+                self.backlog = None
+            self.live = live
+            if self.on_hub is not None:
+                self.on_hub(live)
         return self.live
+
+    def release_backlog(self) -> list[Any]:
+        """The kept events, for the other consumer, which keeps its own from now on."""
+        events = self.backlog.kept() if self.backlog is not None else []
+        self.keep_backlog = False
+        if self.live is not None:
+            self.backlog = None
+        return events
+
+    def record(self, event: Any) -> None:
+        if self.live is not None:
+            self.live.record(event)
+        if self.backlog is not None and (self.live is None or self.keep_backlog):
+            self.backlog.add(event)
 
     async def pump(self, events: Any) -> None:
         async for event in events:
-            if self.live is not None:
-                self.live.record(event)
-            elif self.backlog is not None:
-                self.backlog.add(event)
+            self.record(event)
 
 
 def _hub_of(source: Any) -> Any:
-    return source.hub() if isinstance(source, _Deferred) else source
+    return source.hub() if isinstance(source, DeferredHub) else source
 
 
 async def _pump(rt: Any, hub: Any, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
@@ -449,6 +475,6 @@ def _deny_waiting(hub: Any) -> None:
             hub.pending.pop(request_id, None)
 
 
-__all__ = ["LINE_LIMIT", "LiveError", "find_live", "live_dir", "live_sessions", "probe", "serve_live",
+__all__ = ["LINE_LIMIT", "DeferredHub", "LiveError", "find_live", "live_dir", "live_sessions", "probe", "serve_live",
            "socket_path"]
 

@@ -1,5 +1,5 @@
-"""A live session's socket and ``nyz attach`` (issue 50 item 8): a running ``nyz run`` serves its
-session on an owner-only unix socket; several front ends see every event; an approval answered
+"""A live session's socket and ``nyz attach`` (issue 50 item 8): a running ``nyz run`` or console
+serves its session on an owner-only unix socket; several front ends see every event; an approval answered
 from one is seen answered by the others and the run goes on; a front end that goes away does
 not stop it; ``nyz sessions`` marks it live while it runs; ``nyz attach`` in tmux shows its
 stream and answers its approval. Real processes, a real socket, a real tmux; every wait is on
@@ -19,7 +19,7 @@ import trio
 
 from nyzhi.testing.cli import NYZ, json_lines, nyz_env, run_nyz
 from nyzhi.testing.fake_llm import open_fake_llm, reply, tool_call
-from nyzhi.testing.tmux import TmuxPane
+from nyzhi.testing.tmux import INPUT_READY, TmuxPane, open_console, say
 from nyzhi.testing.waits import until
 
 MARK = "attached-run-ok"
@@ -455,3 +455,64 @@ async def test_the_line_chat_is_live_and_an_answer_from_a_viewer_wins_over_its_p
                 await proc.wait()
     texts = [r.last_user_text() for r in server.requests if r.wire is not None]
     assert texts[-1] == "and again" and out.decode().count("answered in another front end") == 1
+
+
+@pytest.mark.skipif(not TmuxPane.available(), reason="tmux is not installed")
+async def test_nyz_attach_onto_a_running_console_answers_its_approval_and_closes_its_dialog(
+        workspace, home, configure, runtime, tmp_path):
+    """A second console attached to a first: it shows the first's stream and answers the
+    approval the first asks; the first's dialog closes, saying it was answered elsewhere, and
+    its transcript shows the tool ran."""
+    env = _env(home, runtime)
+    released = trio.Event()
+    async with open_fake_llm(script=_held_script(released)) as server:
+        configure(workspace, server.url_for("openai"))
+        async with open_console(workspace, home, env={"XDG_RUNTIME_DIR": str(runtime)},
+                                width=100, height=30) as console:
+            await console.wait_for(INPUT_READY)
+            await _socket(runtime)
+            await say(console, "run the echo")
+            attached = TmuxPane(tmp_path / "tmux-attach.sock", width=100, height=30)
+            try:
+                await attached.start([*NYZ, "attach"], cwd=workspace, env=env)
+                await attached.wait_for("› run the echo")  # the console's prompt, its backlog
+                released.set()
+                await console.wait_for("Approve bash?")
+                await attached.wait_for("Approve bash?")
+                await attached.keys("y")
+                screen = await attached.wait_for(ANSWER)
+                assert "bash: approve" in screen
+                screen = await console.wait_for(ANSWER)
+                assert "Approve bash?" not in screen
+                assert "answered in another front end" in screen
+                assert MARK in screen  # the tool ran: its output in the console's card
+                await attached.keys("C-c")
+                assert await attached.wait_exit() == 0
+            finally:
+                released.set()
+                attached.kill()
+            await say(console, "/quit")  # the viewer went away: the console goes on
+            assert await console.wait_exit() == 0
+
+
+@pytest.mark.skipif(not TmuxPane.available(), reason="tmux is not installed")
+async def test_nyz_sessions_marks_a_running_console_s_session_live(
+        workspace, home, configure, runtime):
+    env = _env(home, runtime)
+    async with open_fake_llm(script=[reply("FIRST answer")]) as server:
+        configure(workspace, server.url_for("openai"))
+        async with open_console(workspace, home, env={"XDG_RUNTIME_DIR": str(runtime)},
+                                width=100, height=30) as console:
+            await console.wait_for(INPUT_READY)
+            path = await _socket(runtime)
+            session_id = path.name.removesuffix(".sock")
+            await say(console, "hello")  # the session is kept (listed) once it took a turn
+            await console.wait_for("FIRST answer")
+            done = await trio.run_process([*NYZ, "sessions"], cwd=workspace, env=env,
+                                          capture_stdout=True, check=True)
+            rows = done.stdout.decode().splitlines()
+            row = next(r for r in rows if r.startswith(session_id[:8]))
+            assert rows[0].split()[-1] == "LIVE" and row.split()[-1] == "live"
+            await say(console, "/quit")
+            assert await console.wait_exit() == 0
+    assert not path.exists()  # gone with the console

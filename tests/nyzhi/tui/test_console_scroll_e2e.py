@@ -134,14 +134,14 @@ async def test_the_conversation_warns_as_context_passes_75_percent(
 def test_each_context_mark_is_said_once_until_use_falls_back_under_it():
     from types import SimpleNamespace
 
-    from nyzhi.tui.app import Console
+    from nyzhi.tui.status import StatusBar
 
     said: list[str] = []
     console = SimpleNamespace(_context_warned=set(), note=lambda m: said.append(m[1]))
 
     def at(used: int) -> None:
-        Console._warn_context(console, SimpleNamespace(context_used=used,
-                                                       context_window=1000))
+        StatusBar._warn_context(console, SimpleNamespace(context_used=used,
+                                                         context_window=1000))
 
     for used in (700, 760, 800, 910, 950, 400, 800):
         at(used)

@@ -35,6 +35,7 @@ import trio
 from nyzhi.config.secrets import Redactor
 from nyzhi.core.errors import describe_error
 from nyzhi.core.events import (
+    LISTENER_FAILED,
     Error,
     Event,
     TextDelta,
@@ -51,9 +52,6 @@ log = logging.getLogger(__name__)
 # Where an agent's events go: ``EventBus.publish``, or a test's list.
 Emit = Callable[[Event], Awaitable[None]]
 Listener = Callable[[Event], Awaitable[None]]
-
-# ``Error.kind`` of the event reporting a listener that raised.
-LISTENER_FAILED = "listener"
 
 
 def _is_async(listener: object) -> bool:

@@ -253,6 +253,11 @@ class Error(Event):
     retryable: bool = False
 
 
+# ``Error.kind`` of the event reporting that a listener of the event bus raised (the session
+# log on a full disk): a fault of the machine, which ``nyz run`` exits 1 for.
+LISTENER_FAILED = "listener"
+
+
 @records.frozen
 class Notice(Event):
     """Something the person should know about the run that is not an error: ``kind``

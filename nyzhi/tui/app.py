@@ -30,10 +30,10 @@ import urwid
 from nyzhi.core import collector
 from nyzhi.core.protocol import Session, ops, status_card, status_line
 from nyzhi.core.protocol import events as ev
+from nyzhi.core.protocol.activity import Activity
 from nyzhi.core.protocol.backlog import EventBacklog
 from nyzhi.core.protocol.commands import dispatch, toggle_plan, waits_for_idle
 from nyzhi.tui import commands, menu, theme
-from nyzhi.tui.activity import Activity
 from nyzhi.tui.conversation import Collapsible, ConsoleRenderer, Expansion, Stream
 from nyzhi.tui.history import History
 from nyzhi.tui.picker import Choice, Choices, Picker

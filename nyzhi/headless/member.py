@@ -33,9 +33,9 @@ from nyzhi.core.protocol import events as ev
 
 async def run_member(team: str, member: str, *, attached: bool, interactive: bool,
                      remote_store: bool = False, proxy_model: str | None = None) -> int:
-    from nyzhi.cli.render import JsonLines
     from nyzhi.core.runtime import RuntimeOptions, open_runtime
     from nyzhi.core.teams.pipe import LeadPipe
+    from nyzhi.headless.render import JsonLines
     from nyzhi.teams.errors import TeamError
     from nyzhi.teams.store import TeamStore
     from nyzhi.tools.offload import run_blocking

@@ -73,20 +73,6 @@ def output_error(exc: BaseException) -> OutputError | None:
     return None
 
 
-def _schema_mismatch(schema: dict | None, outcome: Any) -> str | None:
-    """Why a finished answer does not match ``--output-schema`` (None: it does, or no schema,
-    or the turn failed anyway)."""
-    if schema is None or outcome is None or outcome.is_error:
-        return None
-    from nyzhi.provider.output_schema import OutputSchemaError, check_answer
-
-    try:
-        check_answer(outcome.text, schema)
-    except OutputSchemaError as exc:
-        return f"--output-schema: {exc}"
-    return None
-
-
 def make_printer(fmt: str, quiet: bool) -> EventRenderer:
     out: Any = GuardedOutput(sys.stdout)
     if fmt == "stream-json":
@@ -218,8 +204,10 @@ class HeadlessRun:
     def _check_schema(self) -> None:
         """``nyz run --output-schema``: an answer that does not match the schema stands, marked
         as not what was asked for (an ``output_schema`` error, then a failed result)."""
+        from nyzhi.core.protocol.session import answer_mismatch
+
         outcome = self.handle.outcome if self.handle is not None else None
-        mismatch = _schema_mismatch(getattr(self.args, "output_schema", None), outcome)
+        mismatch = answer_mismatch(getattr(self.args, "output_schema", None), outcome)
         if mismatch is None:
             return
         self.failure = self.failure or Failure(ResultSubtype.OUTPUT_SCHEMA, mismatch)

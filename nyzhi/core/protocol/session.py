@@ -21,6 +21,21 @@ from nyzhi.core.protocol import ops as o
 from nyzhi.core.protocol.status import AgentLine, SessionStatus, status_card, status_line
 
 
+def answer_mismatch(schema: dict[str, Any] | None, outcome: Any) -> str | None:
+    """Why a turn's finished answer (``outcome``: its ``TurnOutcome``) does not match the JSON
+    ``schema`` it was asked for (``--output-schema``); None: it does, or no schema, or the
+    turn failed anyway. The request was constrained where the provider can; this checks."""
+    if schema is None or outcome is None or outcome.is_error:
+        return None
+    from nyzhi.provider.output_schema import OutputSchemaError, check_answer
+
+    try:
+        check_answer(outcome.text, schema)
+    except OutputSchemaError as exc:
+        return f"--output-schema: {exc}"
+    return None
+
+
 @records.frozen
 class Applied:
     """What applying an op did: ``notice`` to show (may be ""), ``follow_up`` a message the
@@ -325,4 +340,4 @@ def _background(rt: Any) -> tuple[str, ...]:
     return tuple(out)
 
 
-__all__ = ["Applied", "Session", "session_status"]
+__all__ = ["Applied", "Session", "answer_mismatch", "session_status"]

@@ -42,6 +42,7 @@ from nyzhi.core.events import (
     ThinkingDelta,
     ToolDone,
     ToolOutputDelta,
+    redact_event,
 )
 
 # A delta stream: (agent, "text" | "thinking") or (agent, "tool", call_id).
@@ -204,15 +205,3 @@ def _stream_key(event: Event) -> StreamKey | None:
     if isinstance(event, ThinkingDelta):
         return (event.agent, "thinking")
     return None
-
-
-def redact_event(redactor: Redactor, event: Event) -> Event:
-    """``event`` with known secrets replaced in its string, list and dict fields (the same
-    object when there is nothing to replace)."""
-    changes = {}
-    for field in attrs.fields(type(event)):
-        value = getattr(event, field.name)
-        redacted = redactor.redact_value(value)
-        if redacted is not value:
-            changes[field.name.lstrip("_")] = redacted
-    return attrs.evolve(event, **changes) if changes else event

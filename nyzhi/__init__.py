@@ -6,12 +6,13 @@ them), ``codecache`` (attrs' generated methods kept compiled, installed by ``nyz
 ``process`` (the interpreter tunings only ``nyz`` makes, never an embedding program),
 ``jsonrpc`` (the one JSON-RPC peer: ACP's wire and the language servers'), ``signals``
 (how every front end stops on SIGINT, SIGTERM or SIGHUP), ``textcut`` (the one way a text is
-cut to fit) and ``loopback`` (which hosts are this machine, and the headers of every loopback
-HTTP answer);
+cut to fit), ``loopback`` (which hosts are this machine, and the headers of every loopback
+HTTP answer) and ``prompt_input`` (a prompt's bytes from argv, stdin or a line, as text);
 ``config``; ``auth``, ``provider``, ``tools``, ``index``, ``knowledge`` and ``teams``
 (one layer: they may import each other, never in a circle); ``core`` (and this package's lazy
 exports); front ends (``tui``, ``acp`` the editors' Agent Client Protocol, ``web`` the
-browser console); ``cli``; ``testing`` (helpers for tests). A module imports only its own
+browser console, ``headless`` ``nyz run`` and a team's process member, ``linechat``), each
+on the session protocol alone; ``cli`` (argument parsing and the commands that run no agent); ``testing`` (helpers for tests). A module imports only its own
 layer and those below, and a private module (``_name.py``) only inside its own package:
 ``tests/nyzhi/test_nyzhi_layering.py`` checks every import.
 

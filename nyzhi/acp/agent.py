@@ -251,23 +251,18 @@ LIST_PAGE = 50
 
 def _saved_sessions(cwd: str | None) -> list[Any]:
     """Saved sessions newest first (those of ``cwd`` when given), each with an absolute cwd."""
-    from nyzhi.core.sessions.store import SessionStore
+    from nyzhi.core.protocol.saved import saved_sessions
 
-    wanted = os.path.realpath(cwd) if cwd is not None else None
-    return [m for m in SessionStore().list() if m.cwd and os.path.isabs(m.cwd)
-            and (wanted is None or os.path.realpath(m.cwd) == wanted)]
+    return [m for m in saved_sessions(cwd) if m.cwd and os.path.isabs(m.cwd)]
 
 
 def _recorded_events(session_id: str) -> list[Any]:
     """A saved session's recorded events (what ``session/load`` replays); one line naming
     the session when it cannot be found or read."""
-    from nyzhi.core.sessions import SessionError
-    from nyzhi.core.sessions.store import SessionStore
+    from nyzhi.core.protocol.saved import SessionError, recorded_events
 
-    store = SessionStore()
     try:
-        meta = store.resolve(session_id)
-        return list(store.load(meta.id).events)
+        return recorded_events(session_id)
     except SessionError as exc:
         raise RpcError(RESOURCE_NOT_FOUND, str(exc)) from None
 

@@ -8,9 +8,7 @@ terminal; ``authenticate`` then only checks that a key is there now.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
-from typing import Any
 
 from nyzhi.acp import schema as s
 
@@ -24,11 +22,6 @@ LOGIN = s.AuthMethod(
 def login_needed(cwd: Path, provider: str | None) -> bool:
     """No provider would be chosen for a session in ``cwd``. Blocking (reads config). A
     config that cannot be read is not a login question: ``session/new`` says what is wrong."""
-    from nyzhi.config.project_trust import load_trusted
-    from nyzhi.core.assembly import choose_provider
+    from nyzhi.core.protocol.start import provider_missing
 
-    try:
-        config: Any = load_trusted(cwd)[0].config.with_overrides(provider=provider)
-    except Exception:
-        return False
-    return choose_provider(config, os.environ) is None
+    return provider_missing(cwd, provider)

@@ -30,9 +30,9 @@ import trio
 
 from nyzhi.acp import schema as s
 from nyzhi.acp.updates import UpdateRenderer, proposed_diffs
-from nyzhi.config.modes import TrustMode
 from nyzhi.core.protocol import ApprovalAnswer, ScreenlessHost, Session
 from nyzhi.core.protocol import events as ev
+from nyzhi.core.protocol.ops import TrustMode
 from nyzhi.jsonrpc import Connection, RpcError
 
 STOP_REASONS = {"end_turn": "end_turn", "cancelled": "cancelled", "max_steps": "max_turn_requests",
@@ -117,19 +117,18 @@ class AcpSession:
         self.closed.set()
 
     async def _add_mcp_servers(self) -> None:
-        from nyzhi.config.schema import McpHttpServer, McpStdioServer
-
+        session = Session(self.rt)
         for server in self.mcp_servers:
             if server.type == "http" and server.url:
-                entry: Any = McpHttpServer(url=server.url,
-                                           headers={h.name: h.value for h in server.headers})
+                await session.add_mcp_server(
+                    server.name, url=server.url, headers={h.name: h.value for h in server.headers})
             elif server.command:
-                entry = McpStdioServer(command=server.command, args=server.args,
-                                       env={e.name: e.value for e in server.env})
+                await session.add_mcp_server(server.name, command=server.command,
+                                             args=server.args,
+                                             env={e.name: e.value for e in server.env})
             else:
                 raise s.ParamsError(f"session params: 'mcpServers' entry {server.name!r} has "
                                     "neither a command nor a url")
-            await self.rt.mcp_add(server.name, entry)
         if self.mcp_servers:  # the spec connects them before the session is answered
             await self.rt.mcp.wait_started()
 
@@ -278,17 +277,13 @@ class AcpSession:
     async def _write_through(self, event: ev.ToolDone) -> None:
         """Files the call changed, written through the client (its buffers show the edit).
 
-        Read like a prompt file (``config.prompt_files``): a path swapped for a symlink out
+        Read like a prompt file (``Session.read_file``): a path swapped for a symlink out
         of the workspace (``/proc/self/environ``) after the write is not sent."""
-        from nyzhi.config.prompt_files import prompt_roots, read_prompt_file
-        from nyzhi.config.workspace import find_root
-
-        roots = prompt_roots(find_root(self.cwd))
+        session = Session(self.rt)
         for raw in event.metadata.get("paths") or ():
             path = Path(raw) if Path(raw).is_absolute() else self.cwd / raw
             try:
-                text = await trio.to_thread.run_sync(
-                    lambda path=path: read_prompt_file(path, roots, errors="strict"))
+                text = await trio.to_thread.run_sync(lambda path=path: session.read_file(path))
             except (OSError, UnicodeDecodeError):
                 continue  # deleted, refused, or not text: nothing for a buffer
             with contextlib.suppress(RpcError):

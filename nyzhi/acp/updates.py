@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from nyzhi.acp import schema as s
-from nyzhi.core.event_renderer import EventRenderer
 from nyzhi.core.protocol import events as ev
+from nyzhi.core.protocol.renderer import EventRenderer
 
 # Our tools by the ACP kind an editor shows them as (anything else is ``other``).
 TOOL_KINDS: dict[str, str] = {

@@ -45,7 +45,7 @@ def run_chat(args: argparse.Namespace) -> int:
         from nyzhi.provider import tls
 
         tls.prewarm()  # the CA bundle loads on another core while the chat is imported
-        from nyzhi.cli.line_chat import main
+        from nyzhi.linechat.chat import main
 
         return main(args)
     finally:

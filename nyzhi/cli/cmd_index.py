@@ -62,8 +62,8 @@ async def _with_service(settings: Any, emit: Any, work: Any) -> Any:
 
 
 def _renderer(out: TextIO) -> Any:
-    from nyzhi.core.event_renderer import EventRenderer
     from nyzhi.core.protocol import events as ev
+    from nyzhi.core.protocol.renderer import EventRenderer
 
     class BuildProgress(EventRenderer):
         """A bar with an ETA on a terminal; plain lines otherwise."""

@@ -3,7 +3,7 @@
 Output formats: ``text`` (final answer on stdout, progress on stderr), ``json`` (one result
 object at the end) and ``stream-json`` (one JSON event per line: ``session_start`` first,
 ``result`` last). ``--autopilot`` runs a goal through subagents instead of one turn
-(``nyzhi.cli.autopilot_headless``).
+(``nyzhi.headless.autopilot``).
 Exit codes: 0 success, 1 error (message on stderr, also when the answer
 came but the session could not be saved), 130 / 143 / 129 stopped by SIGINT / SIGTERM / SIGHUP.
 """
@@ -116,7 +116,7 @@ def _run_command(args: argparse.Namespace) -> int:
     from nyzhi.provider import tls
 
     tls.prewarm()  # the CA bundle loads on another core while the rest is imported
-    from nyzhi.cli.prompt_input import argv_prompt, stdin_prompt
+    from nyzhi.prompt_input import argv_prompt, stdin_prompt
 
     prompt, note = argv_prompt(args.prompt or [])
     if note:
@@ -149,10 +149,10 @@ def _run_command(args: argparse.Namespace) -> int:
         args.trust = TrustMode.FULL.value
         args.sandbox = args.sandbox or SandboxLevel.WORKSPACE_WRITE.value
 
-    from nyzhi.cli.headless import run_and_exit, run_headless
+    from nyzhi.headless.run import run_and_exit, run_headless
 
     if autopilot:
-        from nyzhi.cli.autopilot_headless import run_autopilot
+        from nyzhi.headless.autopilot import run_autopilot
 
         return run_and_exit(run_autopilot, args, prompt, fmt)
     return run_and_exit(run_headless, args, prompt, fmt)

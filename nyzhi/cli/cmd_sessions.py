@@ -4,9 +4,9 @@ Every command takes a session as an id, an id prefix or a title substring; sever
 is an error listing the candidates. Module-level imports are stdlib only so ``nyz --help``
 stays fast; the sessions package is imported inside the handlers.
 
-``nyz replay`` renders the recorded events with ``nyzhi.cli.render`` (the renderers ``nyz run``
+``nyz replay`` renders the recorded events with ``nyzhi.headless.render`` (the renderers ``nyz run``
 uses); ``nyz replay ID --rerun`` re-executes the session with its recorded model output
-(``nyzhi.core.sessions.RecordedProvider``, see ``nyzhi.cli.rerun``).
+(``nyzhi.core.sessions.RecordedProvider``, see ``nyzhi.headless.rerun``).
 """
 
 from __future__ import annotations
@@ -214,9 +214,9 @@ def run_export(args: argparse.Namespace) -> int:
 
 
 def run_replay(args: argparse.Namespace) -> int:
-    from nyzhi.cli.render import JsonLines, Timeline
     from nyzhi.core.protocol import events as ev
     from nyzhi.core.sessions import SessionError
+    from nyzhi.headless.render import JsonLines, Timeline
 
     try:
         store, meta = _resolve(args.query)
@@ -262,11 +262,15 @@ def agent_tree(session: Any) -> list[str]:
 
 
 def _rerun(session: Any, args: argparse.Namespace) -> int:
-    """Re-execute the session against its recorded model output (``nyzhi.cli.rerun``)."""
-    from nyzhi.cli.rerun import rerun_session
+    """Re-execute the session against its recorded model output (``nyzhi.headless.rerun``)."""
+    from pathlib import Path
+
     from nyzhi.core.sessions import RecordedProvider
+    from nyzhi.headless.rerun import rerun_session
 
     provider = RecordedProvider.from_session(session)
     if provider.remaining == 0:
         return _fail(f"session {session.id[:8]} has no recorded model output to rerun")
-    return rerun_session(session, provider, args)
+    prompts = [m.content for m in session.history if m.role == "user"]
+    recorded_cwd = Path(session.meta.cwd) if session.meta.cwd else None
+    return rerun_session(prompts, recorded_cwd, provider, args)

@@ -264,8 +264,8 @@ def start_command(args: argparse.Namespace) -> int:
     args.team_name = config.name
     args.teammate_mode = getattr(args, "teammate_mode", None) or config.teammate_mode
     if args.headless:
-        from nyzhi.cli.headless import run_and_exit
-        from nyzhi.cli.team_headless import run_team_headless
+        from nyzhi.headless.run import run_and_exit
+        from nyzhi.headless.team import run_team_headless
 
         return run_and_exit(run_team_headless, args, args.task or "",
                             args.output_format or "text")
@@ -455,7 +455,7 @@ def merge_command(args: argparse.Namespace) -> int:
 def member_command(args: argparse.Namespace) -> int:
     import trio
 
-    from nyzhi.cli.team_member import run_member
+    from nyzhi.headless.member import run_member
     from nyzhi.teams.names import TeamError
 
     try:

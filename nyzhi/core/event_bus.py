@@ -35,12 +35,14 @@ import trio
 from nyzhi.config.secrets import Redactor
 from nyzhi.core.errors import describe_error
 from nyzhi.core.events import (
+    LISTENER_FAILED,
     Error,
     Event,
     TextDelta,
     ThinkingDelta,
     ToolDone,
     ToolOutputDelta,
+    redact_event,
 )
 
 # A delta stream: (agent, "text" | "thinking") or (agent, "tool", call_id).
@@ -51,9 +53,6 @@ log = logging.getLogger(__name__)
 # Where an agent's events go: ``EventBus.publish``, or a test's list.
 Emit = Callable[[Event], Awaitable[None]]
 Listener = Callable[[Event], Awaitable[None]]
-
-# ``Error.kind`` of the event reporting a listener that raised.
-LISTENER_FAILED = "listener"
 
 
 def _is_async(listener: object) -> bool:
@@ -206,15 +205,3 @@ def _stream_key(event: Event) -> StreamKey | None:
     if isinstance(event, ThinkingDelta):
         return (event.agent, "thinking")
     return None
-
-
-def redact_event(redactor: Redactor, event: Event) -> Event:
-    """``event`` with known secrets replaced in its string, list and dict fields (the same
-    object when there is nothing to replace)."""
-    changes = {}
-    for field in attrs.fields(type(event)):
-        value = getattr(event, field.name)
-        redacted = redactor.redact_value(value)
-        if redacted is not value:
-            changes[field.name.lstrip("_")] = redacted
-    return attrs.evolve(event, **changes) if changes else event

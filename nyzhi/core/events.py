@@ -24,12 +24,15 @@ read by an older nyz still replays); a known type with a missing or mistyped fie
 from __future__ import annotations
 
 import enum
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import attrs
 
 from nyzhi import convert, records
 from nyzhi.textcut import cut
+
+if TYPE_CHECKING:
+    from nyzhi.config.secrets import Redactor
 
 MAIN_AGENT = "/agents/main"
 # Teammates live at ``/team/<team>/<member>`` (their subagents below them), in both teammate
@@ -253,6 +256,11 @@ class Error(Event):
     retryable: bool = False
 
 
+# ``Error.kind`` of the event reporting that a listener of the event bus raised (the session
+# log on a full disk): a fault of the machine, which ``nyz run`` exits 1 for.
+LISTENER_FAILED = "listener"
+
+
 @records.frozen
 class Notice(Event):
     """Something the person should know about the run that is not an error: ``kind``
@@ -465,6 +473,19 @@ EVENT_TYPES: dict[str, type[Event]] = {cls.type: cls for cls in EVENT_CLASSES}
 _SOURCES = {name: f"{name} event" for name in EVENT_TYPES}  # how a decode error names it
 
 AnyEvent = Event | GenericEvent
+
+
+def redact_event(redactor: Redactor, event: Event) -> Event:
+    """``event`` with known secrets replaced in its string, list and dict fields (the same
+    object when there is nothing to replace): what the bus publishes, and what a front end
+    shows of events that did not come through it (a team's logs read from disk)."""
+    changes = {}
+    for field in attrs.fields(type(event)):
+        value = getattr(event, field.name)
+        redacted = redactor.redact_value(value)
+        if redacted is not value:
+            changes[field.name.lstrip("_")] = redacted
+    return attrs.evolve(event, **changes) if changes else event
 
 
 def to_json(event: AnyEvent) -> dict[str, Any]:

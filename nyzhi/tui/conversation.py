@@ -1,7 +1,7 @@
 """The conversation view and the renderer that fills it from runtime events.
 
 ``ConsoleRenderer`` is the console's subclass of the one event dispatch
-(``nyzhi.core.event_renderer.EventRenderer``): it turns each event into a change of widgets
+(``nyzhi.core.protocol.renderer.EventRenderer``): it turns each event into a change of widgets
 and tells the ``Console`` (its ``host``) about approvals, questions, usage and agent status.
 Each agent's events go to that agent's own ``Stream`` (its path is on every event), so the
 agent tree can show any agent's stream; the main agent's is shown by default.
@@ -15,8 +15,8 @@ from typing import Any, Protocol
 import urwid
 
 from nyzhi.config import jsonbound
-from nyzhi.core.event_renderer import EventRenderer
 from nyzhi.core.protocol import events as ev
+from nyzhi.core.protocol.renderer import EventRenderer
 from nyzhi.textcut import cut
 from nyzhi.tui import markdown
 

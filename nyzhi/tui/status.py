@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import urwid
 
 from nyzhi.core.protocol import Session, status_card, status_line
-from nyzhi.tui.activity import Activity
+from nyzhi.core.protocol.activity import Activity
 
 if TYPE_CHECKING:
     from nyzhi.tui.app import Console

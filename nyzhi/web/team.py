@@ -27,7 +27,6 @@ from typing import Any
 
 import trio
 
-from nyzhi.core.event_bus import redact_event
 from nyzhi.core.protocol import events as ev
 from nyzhi.core.teams.process import DROPPED, retag
 from nyzhi.core.teams.report import member_status
@@ -151,7 +150,7 @@ class TeamView:
                 log.debug("team %s: cannot read the store", self.team, exc_info=exc)
                 snapshot, logged = [], []
             for event in [*self.changed(snapshot), *logged]:
-                record(redact_event(redactor, event))
+                record(ev.redact_event(redactor, event))
             if not started:
                 started = True
                 task_status.started()

@@ -16,6 +16,14 @@ private name (``_x``) is not imported from another package's module. Front ends 
 runtime through the session protocol (``nyzhi.core.protocol``) and ``open_runtime`` alone: the
 other imports of what lies below them are the ones left to move, listed in
 ``FRONT_END_DEBT`` (a new one fails, and a moved one must leave the list).
+
+Which is a front end and which is ``cli``: a module that opens a runtime or drives a session is
+a front end (the console ``tui``, ``acp``, ``web``, ``headless``: ``nyz run``, a team's process
+member and a rerun, and ``linechat``), held to the protocol; a command that only parses
+arguments, reads or edits files and configuration, or hands over to a front end, without
+running an agent itself, is ``cli``, the top layer, which may import every layer below it
+(``nyz config``, ``nyz auth``, ``nyz models``, ``nyz mcp add``, ``nyz sessions``, and
+``nyz run``'s and ``nyz chat``'s argument parsing before they call their front end).
 """
 
 from __future__ import annotations
@@ -34,21 +42,22 @@ NYZHI = Path(nyzhi.__file__).parent
 # ``core``; importing it (``from nyzhi import __version__``) is allowed from anywhere.
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("records", "spawn", "convert", "codecache", "process", "jsonrpc", "signals", "textcut",
-     "loopback"),
+     "loopback", "prompt_input"),
     ("config",),
     ("auth", "provider", "tools", "index", "knowledge", "teams"),
     ("core", ""),
-    ("tui", "acp", "web"),
+    ("tui", "acp", "web", "headless", "linechat"),
     ("cli", "__main__"),
     ("testing",),
 )
 LEVEL = {part: n for n, layer in enumerate(LAYERS) for part in layer}
-FRONT_ENDS = ("tui", "acp", "web", "cli", "__main__")
+# The front ends, held to the protocol; ``cli`` above them is not one (see the docstring).
+FRONT_ENDS = ("tui", "acp", "web", "headless", "linechat")
 # What a front end may import from below itself: the session protocol, open_runtime's module,
 # the root package (its version) and the root modules under every layer.
 FRONT_END_API = ("nyzhi.core.protocol", "nyzhi.core.runtime", "nyzhi.records", "nyzhi.convert",
                  "nyzhi.spawn", "nyzhi.codecache", "nyzhi.process", "nyzhi.jsonrpc",
-                 "nyzhi.signals", "nyzhi.textcut", "nyzhi.loopback")
+                 "nyzhi.signals", "nyzhi.textcut", "nyzhi.loopback", "nyzhi.prompt_input")
 # Modules whose ``import_module`` takes a name from a table of literal module names in the same
 # file (each name is then checked as an import) or from a fixed package: why each is safe.
 LAZY_TABLES = {
@@ -203,7 +212,7 @@ def check(module: str, path: Path, source: str, known: set[str]) -> list[str]:
         if private is not None and not (module + ".").startswith(private + "."):
             found.append(f"{where}:{line}: private module used outside its package "
                          f"{private}: {module} imports {target}")
-        if own in FRONT_ENDS[:3] and other in FRONT_ENDS[:3] and other != own:
+        if own in FRONT_ENDS and other in FRONT_ENDS and other != own:
             found.append(f"{where}:{line}: front end imports another front end "
                          f"({own} -> {other}; share it from below): {module} imports {target}")
     for line, rule in _loopholes(module, path.name == "__init__.py", tree, known):

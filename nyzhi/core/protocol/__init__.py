@@ -3,10 +3,12 @@
 Ops in (``ops``: typed records a front end submits, with ``ApprovalAnswer`` for the
 approve op), events out (``events``: ``nyzhi.core.events``, the one vocabulary), a status
 snapshot (``status``) with its one line and one card, ``describe_error`` (any failure as the
-one line a person is shown), and the slash commands (``protocol.commands``: the one command
-table a ``run_command`` op runs). A front end holds a ``Session`` (``session``) on the
-runtime ``open_runtime`` gives it and talks to the runtime through it alone (the layering
-test holds the front ends to that).
+one line a person is shown), the slash commands (``protocol.commands``: the one command
+table a ``run_command`` op runs), the one dispatch from an event to a front end's handler
+(``protocol.renderer``), the activity line of a working model (``protocol.activity``) and the
+saved sessions (``saved``: whether one is kept, the list, one's recorded events). A front
+end holds a ``Session`` (``session``) on the runtime ``open_runtime`` gives it and talks to
+the runtime through it alone (the layering test holds the front ends to that).
 
 Importing it costs only the events every front end renders anyway: the ops, the status and
 the session load on first use (``nyz run``'s printer needs only the events before its first
@@ -24,10 +26,13 @@ from nyzhi.core.errors import describe_error
 if TYPE_CHECKING:
     from nyzhi.core.protocol import ops as ops
     from nyzhi.core.protocol.ops import ApprovalAnswer as ApprovalAnswer
+    from nyzhi.core.protocol.saved import SessionError as SessionError
+    from nyzhi.core.protocol.saved import recorded_events as recorded_events
+    from nyzhi.core.protocol.saved import saved_sessions as saved_sessions
+    from nyzhi.core.protocol.saved import session_kept as session_kept
     from nyzhi.core.protocol.session import Applied as Applied
     from nyzhi.core.protocol.session import ScreenlessHost as ScreenlessHost
     from nyzhi.core.protocol.session import Session as Session
-    from nyzhi.core.protocol.session import session_kept as session_kept
     from nyzhi.core.protocol.session import session_status as session_status
     from nyzhi.core.protocol.status import AgentLine as AgentLine
     from nyzhi.core.protocol.status import SessionStatus as SessionStatus
@@ -35,7 +40,8 @@ if TYPE_CHECKING:
     from nyzhi.core.protocol.status import status_card as status_card
     from nyzhi.core.protocol.status import status_line as status_line
 
-_SESSION = ("Applied", "ScreenlessHost", "Session", "session_kept", "session_status")
+_SESSION = ("Applied", "ScreenlessHost", "Session", "session_status")
+_SAVED = ("SessionError", "recorded_events", "saved_sessions", "session_kept")
 _STATUS = ("AgentLine", "SessionStatus", "context_share", "status_card", "status_line")
 
 
@@ -46,6 +52,8 @@ def __getattr__(name: str) -> Any:
         value = module if name == "ops" else module.ApprovalAnswer
     elif name in _SESSION:
         value = getattr(importlib.import_module("nyzhi.core.protocol.session"), name)
+    elif name in _SAVED:
+        value = getattr(importlib.import_module("nyzhi.core.protocol.saved"), name)
     elif name in _STATUS:
         value = getattr(importlib.import_module("nyzhi.core.protocol.status"), name)
     else:
@@ -54,6 +62,6 @@ def __getattr__(name: str) -> Any:
     return value
 
 
-__all__ = ["AgentLine", "Applied", "ApprovalAnswer", "ScreenlessHost", "Session", "SessionStatus",
-           "context_share", "describe_error", "events", "ops", "session_kept", "session_status",
-           "status_card", "status_line"]
+__all__ = ["AgentLine", "Applied", "ApprovalAnswer", "ScreenlessHost", "Session", "SessionError",
+           "SessionStatus", "context_share", "describe_error", "events", "ops", "recorded_events",
+           "saved_sessions", "session_kept", "session_status", "status_card", "status_line"]

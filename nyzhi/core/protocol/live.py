@@ -26,7 +26,7 @@ from typing import Any
 
 import trio
 
-from nyzhi.core.event_bus import redact_event
+from nyzhi.core.events import redact_event
 from nyzhi.core.protocol import (
     ApprovalAnswer,
     ScreenlessHost,

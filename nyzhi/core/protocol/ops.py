@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 import attrs
 
 from nyzhi import convert, records
+from nyzhi.config.modes import TrustMode as TrustMode  # what ``SetTrust.mode`` names
 
 MAIN_AGENT = "/agents/main"  # nyzhi.core.events.MAIN_AGENT, without importing the events here
 CANCEL_SCOPES = ("turn", "subtree")
@@ -98,8 +99,9 @@ class Answer(Op):
 
 @records.frozen
 class SetTrust(Op):
-    """A trust mode (off, limited, autoedit, full, or an alias ``--trust`` takes), checked
-    where it is applied (``Runtime.set_trust``)."""
+    """A trust mode (a ``TrustMode``: off, limited, autoedit, full, or an alias ``--trust``
+    takes), checked where it is applied (``Runtime.set_trust``). A front end that offers the
+    modes (ACP's mode list) names them by ``TrustMode``, imported from here."""
 
     op: ClassVar[str] = "set_trust"
     mode: str

@@ -21,17 +21,19 @@ from nyzhi.core.protocol import ops as o
 from nyzhi.core.protocol.status import AgentLine, SessionStatus, status_card, status_line
 
 
-def session_kept(session_id: str) -> bool:
-    """Whether ``session_id`` is saved (a session that never took a turn is not): what a
-    front end may offer to resume."""
-    from nyzhi.core.sessions.store import SessionStore
+def answer_mismatch(schema: dict[str, Any] | None, outcome: Any) -> str | None:
+    """Why a turn's finished answer (``outcome``: its ``TurnOutcome``) does not match the JSON
+    ``schema`` it was asked for (``--output-schema``); None: it does, or no schema, or the
+    turn failed anyway. The request was constrained where the provider can; this checks."""
+    if schema is None or outcome is None or outcome.is_error:
+        return None
+    from nyzhi.provider.output_schema import OutputSchemaError, check_answer
 
-    if not session_id:
-        return False
     try:
-        return SessionStore().log_path(session_id).is_file()
-    except (OSError, ValueError):
-        return False
+        check_answer(outcome.text, schema)
+    except OutputSchemaError as exc:
+        return f"--output-schema: {exc}"
+    return None
 
 
 @records.frozen
@@ -134,6 +136,65 @@ class Session:
         for context in {id(c): c for c in (rt.tooling.context,
                                            rt.main_agent.tooling.context)}.values():
             context.executor = wrap(context.executor)
+
+    def read_file(self, path: Path) -> str:
+        """A file of the session's (one a tool changed), read as a prompt file is
+        (``config.prompt_files``): only under the workspace or nyz's own folders, so a path
+        swapped for a symlink out of them (``/proc/self/environ``) is refused.
+
+        Raises:
+            OSError: refused, missing or unreadable.
+            UnicodeDecodeError: not UTF-8 text.
+        """
+        from nyzhi.config.prompt_files import prompt_roots, read_prompt_file
+
+        return read_prompt_file(path, prompt_roots(self.workspace_root), errors="strict")
+
+    async def add_mcp_server(self, name: str, *, url: str = "",
+                             headers: dict[str, str] | None = None, command: str = "",
+                             args: tuple[str, ...] = (),
+                             env: dict[str, str] | None = None) -> None:
+        """Connect one more MCP server for this session: over HTTP at ``url`` (with
+        ``headers``), else the stdio server ``command`` (with ``args`` and ``env``), as a
+        ``[mcp.servers]`` entry of the config would (ACP's ``mcpServers``)."""
+        from nyzhi.config.schema import McpHttpServer, McpStdioServer
+
+        entry: Any = (McpHttpServer(url=url, headers=dict(headers or {})) if url
+                      else McpStdioServer(command=command, args=tuple(args), env=dict(env or {})))
+        await self.rt.mcp_add(name, entry)
+
+    def background_processes(self) -> list[dict[str, Any]]:
+        """Every process the session started in the background, described (``id``,
+        ``command``, ``state``, …): ``nyz run``'s ``background`` field. Readable after the
+        runtime closed too (the processes are known, each killed by then)."""
+        from nyzhi.core.background import shell_summaries
+
+        return shell_summaries(self.rt.tooling.context.shells)
+
+    async def stop_background(self) -> None:
+        """Kill every background process still running, each within its kill grace: the end
+        of ``nyz run``, before its last events are printed (so their ``process_exit`` is)."""
+        from nyzhi.core.background import stop_all
+
+        await stop_all(self.rt.tooling.context.shells)
+
+    async def team_settled(self, team: str | None) -> str | None:
+        """Wait until the session's team (``team``; None: the one it leads) is quiet; then
+        why its work is not done: a process teammate failed past its restarts, or tasks are
+        left neither completed nor deleted (quiet is not done: issue 55). None: it is done."""
+        from nyzhi.core.teams.control import TeamRuntimeError
+
+        try:
+            await self.rt.teams.wait_quiet(team)
+        except TeamRuntimeError as exc:
+            return str(exc)
+        left = self.rt.teams.store.board(team).unfinished() if team else ()
+        if not left:
+            return None
+        shown = ", ".join(f"#{t.id} {t.status.value}" + (f" ({t.owner})" if t.owner else "")
+                          for t in left[:10])
+        return (f"team {team} went quiet with {len(left)} task(s) unfinished: {shown}; "
+                "nyz team status shows them")
 
     def ask_while(self, attended: Any) -> None:
         """A headless session asks a person after all while ``attended()`` is true (a front
@@ -279,4 +340,4 @@ def _background(rt: Any) -> tuple[str, ...]:
     return tuple(out)
 
 
-__all__ = ["Applied", "Session", "session_status"]
+__all__ = ["Applied", "Session", "answer_mismatch", "session_status"]

@@ -9,7 +9,7 @@ The files a team is made of (config, inboxes, the task board) and their locking 
   teammates under ``/team/<team>/<member>``, process teammates, quiescence for headless runs;
 * ``process`` — ``TeammateProcess``: the lead's actor for one ``nyz team member`` process
   (restarted when it dies, its events re-tagged onto the lead's bus; what that process runs
-  is the front end ``nyzhi.cli.team_member``);
+  is the front end ``nyzhi.headless.member``);
 * ``leases`` — write leases held in the team's lock files (process teammates);
 * ``worktrees`` — a git worktree per member (``nyz team start --worktrees``).
 """

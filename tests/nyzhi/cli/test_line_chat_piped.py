@@ -108,7 +108,7 @@ import nyzhi.cli.cmd_chat as cmd
 seen = []
 def young():
     return gc.get_stats()[0]["collections"]
-import nyzhi.cli.line_chat as chat
+import nyzhi.linechat.chat as chat
 class Renderer(chat.ChatRenderer):  # made once the runtime is open, before any prompt
     def __init__(self, *a, **k):
         print(f"READY enabled={gc.isenabled()} startup={young() - seen[0]}",

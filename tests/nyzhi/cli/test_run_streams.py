@@ -77,7 +77,7 @@ async def test_on_a_terminal_a_spinner_shows_while_the_model_is_waited_on(
     a spinner says it waits for the model, until the answer comes; the answer is untouched."""
     import trio
 
-    from nyzhi.cli.render import SPINNER
+    from nyzhi.headless.render import SPINNER
 
     released = trio.Event()
 

@@ -50,7 +50,7 @@ DISTINCTIVE = {
     "openai-responses": ApiStyle, "in-process": TeammateMode, "pending_init": ev.AgentState,
 }
 ALLOWED = {"testing/fake_llm.py", "testing/fake_llm_wire.py", "teams/store.py",
-           "cli/line_chat.py"}
+           "linechat/chat.py"}
 
 
 def test_distinctive_spellings_are_not_written_out_elsewhere():

@@ -8,9 +8,9 @@ import json
 import pytest
 from test_events import SAMPLES
 
-from nyzhi.cli.render import JsonLines, Timeline
 from nyzhi.core import events as ev
-from nyzhi.core.event_renderer import EventRenderer, handler_name
+from nyzhi.core.protocol.renderer import EventRenderer, handler_name
+from nyzhi.headless.render import JsonLines, Timeline
 
 
 def test_the_base_has_a_handler_for_every_event_type():

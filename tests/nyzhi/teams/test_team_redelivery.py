@@ -7,7 +7,7 @@ from __future__ import annotations
 import trio
 
 from nyzhi.core import events as ev
-from nyzhi.core.event_bus import LISTENER_FAILED
+from nyzhi.core.events import LISTENER_FAILED
 from nyzhi.core.runtime import RuntimeOptions, open_runtime
 from nyzhi.teams.inbox import deliver
 from nyzhi.teams.store import TeamStore

@@ -4,7 +4,7 @@ redirect get instead of the console (``nyz chat`` on a terminal).
 One reader task turns stdin lines into a channel; the chat loop sends them to the agent or,
 while an approval is pending, answers it (y = yes, a = always for this session, n or an empty
 line = no; anything else asks again). Events are shown by ``ChatRenderer`` on the one dispatch
-of ``nyzhi.core.event_renderer``. Ctrl-C cancels the running turn and every subagent's under
+of ``nyzhi.core.protocol.renderer``. Ctrl-C cancels the running turn and every subagent's under
 it (their threads are kept: the model can continue them); at the prompt it exits. ``/exit`` or
 EOF quits.
 
@@ -39,12 +39,12 @@ from typing import Any, TextIO
 
 import trio
 
-from nyzhi.cli.prompt_input import decode_part
-from nyzhi.core.event_renderer import EventRenderer
 from nyzhi.core.flags import runtime_options
 from nyzhi.core.protocol import ApprovalAnswer, ScreenlessHost
 from nyzhi.core.protocol import events as ev
 from nyzhi.core.protocol.commands import NOTICE, dispatch
+from nyzhi.core.protocol.renderer import EventRenderer
+from nyzhi.prompt_input import decode_part
 from nyzhi.signals import exit_code, stop_on_signal
 
 KEYS_HELP = """Ctrl-C cancels a running turn and its subagents' (they can be continued); Ctrl-D quits.
@@ -240,7 +240,8 @@ def _chat_output() -> tuple[Any, Any]:
         return sys.stdout, None
     import shutil
 
-    from nyzhi.tui.activity import Activity, StatusLine
+    from nyzhi.core.protocol.activity import Activity
+    from nyzhi.linechat.activity_line import StatusLine
 
     status = StatusLine(sys.stdout, Activity(), width=shutil.get_terminal_size().columns)
     return status, status

@@ -16,13 +16,13 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from nyzhi.cli.headless import HeadlessRun
 from nyzhi.core.protocol import events as ev
 from nyzhi.core.run_result import Failure, ResultSubtype, turn_failure
+from nyzhi.headless.run import HeadlessRun
 
 
 async def run_team_headless(args: argparse.Namespace, task: str, fmt: str) -> int:
-    from nyzhi.core.teams.control import TeamRuntimeError
+    from nyzhi.core.protocol import Session
 
     team = getattr(args, "team_name", None)
 
@@ -32,13 +32,7 @@ async def run_team_headless(args: argparse.Namespace, task: str, fmt: str) -> in
             await run.handle.wait()
             if turn_failure(run.handle, []) is not None:
                 return  # the lead failed: the result says why
-        try:
-            await rt.teams.wait_quiet(team)
-        except TeamRuntimeError as exc:  # a process teammate failed past its restarts
-            run.see(ev.Error(message=str(exc), kind="team"))
-            run.failure = Failure(ResultSubtype.TEAMMATE_ERROR, str(exc))
-            return
-        if team and (why := _unfinished(rt, team)):  # quiet is not done (issue 55)
+        if (why := await Session(rt).team_settled(team)) is not None:
             run.see(ev.Error(message=why, kind="team"))
             run.failure = Failure(ResultSubtype.TEAMMATE_ERROR, why)
 
@@ -47,14 +41,3 @@ async def run_team_headless(args: argparse.Namespace, task: str, fmt: str) -> in
 
     run = HeadlessRun(args, fmt, fails_on=teammate_failed)
     return await run.run(drive)
-
-
-def _unfinished(rt: Any, team: str) -> str | None:
-    """Why a quiet team is not done: tasks left neither completed nor deleted."""
-    left = rt.teams.store.board(team).unfinished()
-    if not left:
-        return None
-    shown = ", ".join(f"#{t.id} {t.status.value}" + (f" ({t.owner})" if t.owner else "")
-                      for t in left[:10])
-    return (f"team {team} went quiet with {len(left)} task(s) unfinished: {shown}; "
-            "nyz team status shows them")

@@ -1,11 +1,11 @@
 """The headless front end of ``nyz run`` and ``nyz team start --headless``: submit, render
-events, build the ``result``, exit (``HeadlessRun``; the team's drive is in ``team_headless``).
+events, build the ``result``, exit (``HeadlessRun``; the team's drive is in ``team``).
 
 Like every front end it only consumes runtime events; it answers no approvals (headless runs
 follow the trust mode: what would need a person is denied, unless ``--trust full``, or a
 person is attached with ``nyz attach``: then they are asked, on the session's live socket). Every
 line it prints in ``json`` and ``stream-json`` is an event of ``nyzhi.core.events``, rendered
-by ``nyzhi.cli.render``: ``session_start`` first, ``result`` last, and an ``error`` event when
+by ``nyzhi.headless.render``: ``session_start`` first, ``result`` last, and an ``error`` event when
 the runtime cannot start.
 
 Exit status: 0 answered; 1 failed, or answered but a fault of the machine lost something (the
@@ -25,14 +25,13 @@ from typing import Any, TextIO
 
 import trio
 
-from nyzhi.cli.render import STARTUP, JsonLines, Progress, ResultOnly
 from nyzhi.config.fsutil import StorageError
 from nyzhi.core import collector
-from nyzhi.core.event_bus import LISTENER_FAILED
-from nyzhi.core.event_renderer import EventRenderer
 from nyzhi.core.flags import runtime_options
 from nyzhi.core.protocol import events as ev
+from nyzhi.core.protocol.renderer import EventRenderer
 from nyzhi.core.run_result import Failure, ResultSubtype, turn_failure
+from nyzhi.headless.render import STARTUP, JsonLines, Progress, ResultOnly
 from nyzhi.signals import exit_code, stop_on_signal
 
 
@@ -71,20 +70,6 @@ def output_error(exc: BaseException) -> OutputError | None:
         for inner in exc.exceptions:
             if (found := output_error(inner)) is not None:
                 return found
-    return None
-
-
-def _schema_mismatch(schema: dict | None, outcome: Any) -> str | None:
-    """Why a finished answer does not match ``--output-schema`` (None: it does, or no schema,
-    or the turn failed anyway)."""
-    if schema is None or outcome is None or outcome.is_error:
-        return None
-    from nyzhi.provider.output_schema import OutputSchemaError, check_answer
-
-    try:
-        check_answer(outcome.text, schema)
-    except OutputSchemaError as exc:
-        return f"--output-schema: {exc}"
     return None
 
 
@@ -132,7 +117,7 @@ class HeadlessRun:
     def see(self, event: ev.AnyEvent) -> None:
         if isinstance(event, ev.Error):
             self.errors.append(event)
-            if event.kind == LISTENER_FAILED:
+            if event.kind == ev.LISTENER_FAILED:
                 self.faults.append(event.message)
         if isinstance(event, ev.TurnComplete) and event.agent == ev.MAIN_AGENT:
             self.last_answer = event.text or self.last_answer
@@ -155,7 +140,7 @@ class HeadlessRun:
 
     async def run(self, drive: Callable[[Any], Awaitable[None]]) -> int:
         """Open the runtime, ``drive(rt)``, print the result; the exit status."""
-        from nyzhi.core.background import shell_summaries
+        from nyzhi.core.protocol import Session
         from nyzhi.core.runtime import open_runtime
         from nyzhi.core.usage import track_usage
 
@@ -181,7 +166,7 @@ class HeadlessRun:
                 if options.plan and not self.quiet and rt.knowledge.plan_path.is_file():
                     sys.stderr.write(f"plan: {rt.knowledge.plan_path}\n")
                 session_id = rt.session_id
-                shells = rt.tooling.context.shells
+                session = Session(rt)
             # The session is closed now: a write that failed at the very end is known too.
             fault = rt.save_fault
             self.late_fault = fault is not None and not any(str(fault) in f for f in self.faults)
@@ -197,7 +182,7 @@ class HeadlessRun:
                 usage_by_agent=ledger.by_agent(),
                 # every background process, each killed by now if it was still running
                 background=tuple({k: d[k] for k in ("id", "command", "state")}
-                                 for d in shell_summaries(shells)),
+                                 for d in session.background_processes()),
             )
         except Exception as exc:  # configuration, provider, session errors: one clear line
             from nyzhi.core.protocol import describe_error
@@ -219,8 +204,10 @@ class HeadlessRun:
     def _check_schema(self) -> None:
         """``nyz run --output-schema``: an answer that does not match the schema stands, marked
         as not what was asked for (an ``output_schema`` error, then a failed result)."""
+        from nyzhi.core.protocol.session import answer_mismatch
+
         outcome = self.handle.outcome if self.handle is not None else None
-        mismatch = _schema_mismatch(getattr(self.args, "output_schema", None), outcome)
+        mismatch = answer_mismatch(getattr(self.args, "output_schema", None), outcome)
         if mismatch is None:
             return
         self.failure = self.failure or Failure(ResultSubtype.OUTPUT_SCHEMA, mismatch)
@@ -248,7 +235,7 @@ class HeadlessRun:
 
     async def _drive(self, rt: Any, events: trio.MemoryReceiveChannel[ev.Event],
                      drive: Callable[[Any], Awaitable[None]]) -> None:
-        from nyzhi.core.background import stop_all
+        from nyzhi.core.protocol import Session
 
         pumped = trio.Event()
         async with trio.open_nursery() as nursery:
@@ -260,7 +247,7 @@ class HeadlessRun:
                     nursery.start_soon(self._spin, self.printer)
                 await drive(rt)
             # What the run started in the background ends with it (its process_exit shown).
-            await stop_all(rt.tooling.context.shells)
+            await Session(rt).stop_background()
             if self.until is not None:
                 await pumped.wait()  # up to the end the printer waits for (always emitted)
             nursery.cancel_scope.cancel()  # the pump stops between two events

@@ -10,19 +10,21 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 import attrs
 import trio
 
 from nyzhi.core.flags import runtime_options
 from nyzhi.core.runtime import open_runtime
-from nyzhi.core.sessions import RecordedProvider, Session
 
 
-def rerun_session(session: Session, provider: RecordedProvider, args: argparse.Namespace) -> int:
-    """Print each prompt and the answer the rerun gives; 1 if any turn failed."""
-    prompts = [m.content for m in session.history if m.role == "user"]
-    recorded_cwd = Path(session.meta.cwd) if session.meta.cwd else None
+def rerun_session(prompts: list[str], recorded_cwd: Path | None, provider: Any,
+                  args: argparse.Namespace) -> int:
+    """Print each prompt and the answer the rerun gives; 1 if any turn failed. ``cli`` read
+    the saved session: its user ``prompts``, the folder it ran in (None: unknown) and its
+    recorded model output (``provider``: a ``RecordedProvider``, given to the runtime as
+    ``RuntimeOptions.provider_instance`` and not otherwise used here)."""
     options = attrs.evolve(
         runtime_options(args, interactive=False), provider_instance=provider, ephemeral=True,
         continue_latest=False, session=None,

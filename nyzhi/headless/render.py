@@ -1,5 +1,5 @@
 """The command line's event renderers (``nyz run`` and ``nyz replay``) on the one dispatch of
-``nyzhi.core.event_renderer``.
+``nyzhi.core.protocol.renderer``.
 
 * ``JsonLines`` — every event as one JSON line: ``nyz run --output-format stream-json`` and
   ``nyz replay --json`` (so a replayed log prints exactly what the live run printed);
@@ -15,8 +15,8 @@ import json
 import time
 from typing import TextIO
 
-from nyzhi.core.event_renderer import EventRenderer
 from nyzhi.core.protocol import events as ev
+from nyzhi.core.protocol.renderer import EventRenderer
 from nyzhi.textcut import cut
 
 # ``kind`` of the error event for a runtime that could not start (config, provider, session).

@@ -20,62 +20,29 @@ if it died in the middle of a turn, is told to continue (``membership.RESTARTED`
 
 from __future__ import annotations
 
-import os
 import sys
-from pathlib import Path
 from typing import Any
 
 import trio
 
-from nyzhi.config.modes import TeammateMode
 from nyzhi.core.protocol import events as ev
 
 
 async def run_member(team: str, member: str, *, attached: bool, interactive: bool,
                      remote_store: bool = False, proxy_model: str | None = None) -> int:
-    from nyzhi.cli.render import JsonLines
-    from nyzhi.core.runtime import RuntimeOptions, open_runtime
-    from nyzhi.core.teams.pipe import LeadPipe
-    from nyzhi.teams.errors import TeamError
-    from nyzhi.teams.store import TeamStore
-    from nyzhi.tools.offload import run_blocking
+    from nyzhi.core.protocol.member import check_member_flags, start_member
+    from nyzhi.core.runtime import open_runtime
+    from nyzhi.headless.render import JsonLines
 
-    if remote_store and not attached:
-        raise TeamError("--remote-store needs --attached (the store is served down the pipe)")
-    if proxy_model is not None and not remote_store:
-        raise TeamError("--proxy-model-calls needs --remote-store (a member on another host)")
+    check_member_flags(attached=attached, remote_store=remote_store, proxy_model=proxy_model)
     async with trio.open_nursery() as outer:
-        pipe = LeadPipe(sys.stdout) if attached else None
-        if pipe is not None:
-            outer.start_soon(pipe.read)  # first: with a remote store, loading needs it
         try:
-            store: Any = TeamStore()
-            if remote_store:
-                from nyzhi.teams.remote import RemoteTeamStore
-
-                assert pipe is not None
-                store = RemoteTeamStore(team, member, pipe.call, watcher=pipe.watcher)
-            config = await run_blocking(store.load, team)
-            m = config.member(member)
-            if m is None:
-                print(f"nyz: team {team} has no member {member!r} "
-                      f"(members: {', '.join(config.names())})", file=sys.stderr)
+            options, pipe, missing = await start_member(
+                outer, team, member, attached=attached, interactive=interactive,
+                remote_store=remote_store, proxy_model=proxy_model)
+            if options is None:
+                print(missing, file=sys.stderr)
                 return 1
-            prior = (await run_blocking(store.statuses, team)).get(member, {})
-            # The team's workspace (its config, hooks, sessions); the member's tools work in its
-            # worktree when it has one (Membership gives the agent that workdir). On another host
-            # the workspace is where the lead's ssh put us (the node's cwd, or the member's clone).
-            cwd = Path(os.getcwd() if remote_store else config.cwd or os.getcwd())
-            options = RuntimeOptions(
-                cwd=cwd, team=team, member=member, trust=config.trust,
-                teammate_mode=TeammateMode.PROCESS, interactive=interactive,
-                session=prior.get("session_id") or None,
-                team_store=store if remote_store else None,
-            )
-            if proxy_model is not None:  # [team] proxy_model_calls: no credentials here
-                from nyzhi.core.teams.model_proxy import ProxyProvider
-
-                options.provider_instance = ProxyProvider(pipe, proxy_model)
             out = JsonLines(sys.stdout)
             async with open_runtime(options) as rt, rt.subscribe() as events, \
                     trio.open_nursery() as nursery:

@@ -16,9 +16,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from nyzhi.cli.headless import HeadlessRun
 from nyzhi.core.protocol import events as ev
 from nyzhi.core.run_result import Failure, ResultSubtype, budget_subtype
+from nyzhi.headless.run import HeadlessRun
 
 
 def autopilot_failure(state: Any) -> Failure | None:
@@ -39,14 +39,14 @@ async def run_autopilot(args: argparse.Namespace, goal: str, fmt: str) -> int:
     from nyzhi.core import autopilot as ap
 
     async def drive(rt: Any) -> None:
-        from nyzhi.config.project_trust import load_trusted
         from nyzhi.core.protocol import Session
+        from nyzhi.core.protocol.start import trusted_config
 
         root = Session(rt).workspace_root
         pilot = None
         try:
             state = ap.start_or_resume(root, goal)
-            max_loops = load_trusted(root)[0].config.agent.autopilot_max_loops
+            max_loops = trusted_config(root).agent.autopilot_max_loops
             pilot = ap.Autopilot(rt, root, state, max_loops=max_loops)
             state = await pilot.run()
         except ap.AutopilotError as exc:

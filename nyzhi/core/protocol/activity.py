@@ -1,10 +1,10 @@
 """The one line that shows the model is working: a spinner with the elapsed time while it has
 not answered (thinking, waiting for the first token, running a tool), and tokens per second
 while its answer streams. The console shows it under the conversation and the line chat
-rewrites it in place on a terminal.
+rewrites it in place on a terminal (``nyzhi.linechat.activity_line``): it is part of the
+session protocol because every front end that shows a working model draws this one line.
 
-Plain text and the clock only (no urwid, no runtime): the line chat imports it too, and a
-redraw costs one string. Tokens are estimated as characters / 4, as everywhere else nyz
+Plain text and the clock only (no urwid, no runtime): a redraw costs one string. Tokens are estimated as characters / 4, as everywhere else nyz
 estimates them before the provider reports usage.
 """
 
@@ -97,40 +97,3 @@ class Activity:
             what = f"{self.phase}…"
         text = f"{frame} {what} · {elapsed:.1f}s"
         return f"{text} · {hint}" if hint else text
-
-
-class StatusLine:
-    """The activity line for a line-oriented terminal (the line chat): drawn with ``\\r`` and
-    erased before anything else is written, so it is one line rewritten in place. It is drawn
-    only when the cursor is at the start of a line (never over an answer mid-line).
-    ``writer`` is what the chat writes through; use it only when stdout is a terminal."""
-
-    def __init__(self, out: object, activity: Activity, *, width: int = 80) -> None:
-        self.out = out
-        self.activity = activity
-        self.width = width
-        self.shown = False
-        self.at_line_start = True
-
-    def write(self, text: str) -> int:
-        self.clear()
-        if text:
-            self.at_line_start = text.endswith("\n")
-        return self.out.write(text)  # type: ignore[attr-defined]
-
-    def flush(self) -> None:
-        self.out.flush()  # type: ignore[attr-defined]
-
-    def clear(self) -> None:
-        if self.shown:
-            self.out.write("\r\x1b[K")  # type: ignore[attr-defined]
-            self.shown = False
-
-    def draw(self) -> None:
-        line = self.activity.line("Ctrl-C cancels")
-        if not line or not self.at_line_start:
-            self.clear()
-            return
-        self.out.write("\r\x1b[K" + line[: self.width - 1])  # type: ignore[attr-defined]
-        self.out.flush()  # type: ignore[attr-defined]
-        self.shown = True

@@ -6,6 +6,10 @@ strict text stdin raises on them; either way a prompt that is not UTF-8 used to 
 empty session left behind. Here each part is decoded from its bytes with U+FFFD for what is
 not UTF-8, and one line says so, naming where and the first bad byte's position, so the user
 knows what the model got.
+
+A root module under every layer (it imports nothing of nyzhi): ``cli`` reads ``nyz run``'s
+prompt with it and the line chat (``nyzhi.linechat``) its lines, and neither front end may
+import the other or ``cli``.
 """
 
 from __future__ import annotations

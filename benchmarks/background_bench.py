@@ -4,7 +4,7 @@
 
 Every figure goes through the real tools (``bash`` with run_in_background, ``bash_output``)
 with real processes under the real workspace-write sandbox; the process host is a plain
-nursery, as the core's executor actor gives one (``nyzhi.core.background.host``).
+nursery, as the core's executor actor gives one (``nyzhi.core.loop.background.host``).
 
   start → first output   ``echo ready`` started in the background until its line is in the
                          ring, against a plain ``subprocess.Popen`` of the same ``bash -c``

@@ -52,8 +52,8 @@ async def measure(rounds: int, launches: int) -> dict[str, float]:
     import httpx
 
     import actors
-    from nyzhi.core.assembly import services_supervisor
-    from nyzhi.core.browser import BrowserPool, BrowserSettings
+    from nyzhi.core.runtime.assembly import services_supervisor
+    from nyzhi.core.runtime.browser import BrowserPool, BrowserSettings
     from nyzhi.testing.loopback_http import serve_pages
     from nyzhi.tools.base import ToolContext, ToolResult
     from nyzhi.tools.builtin.browser import BrowserEvaluateTool, BrowserOpenTool

@@ -28,7 +28,7 @@ import trio
 
 from benchmarks._edit_calls import BODY, edit_context, per_edit_call
 from benchmarks._figures import printed_as_json, verdict
-from nyzhi.core.checkpoints import CheckpointStore, Recorder
+from nyzhi.core.runtime.checkpoints import CheckpointStore, Recorder
 from nyzhi.tools.base import ChangeLog, FileChange
 
 REPEATS = 5

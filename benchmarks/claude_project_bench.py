@@ -37,7 +37,7 @@ def _size(root: Path) -> dict[str, int]:
 
 
 def measure() -> dict[str, Any]:
-    from nyzhi.core.prompt import chars_to_tokens
+    from nyzhi.core.loop.prompt import chars_to_tokens
     from nyzhi.testing.claude_project import write_claude_project
 
     sizes = {}

@@ -40,11 +40,11 @@ import attrs
 
 from nyzhi import convert
 from nyzhi.core import events as ev
-from nyzhi.core.sessions.records import SessionMeta, empty_usage
-from nyzhi.core.state_record import ACTIONS, Failure, StateRecord, read_state
-from nyzhi.teams.board import Task
-from nyzhi.teams.errors import TeamError
-from nyzhi.teams.status import TaskStatus
+from nyzhi.core.loop.state_record import ACTIONS, Failure, StateRecord, read_state
+from nyzhi.core.runtime.sessions.records import SessionMeta, empty_usage
+from nyzhi.team_files.board import Task
+from nyzhi.team_files.errors import TeamError
+from nyzhi.team_files.status import TaskStatus
 
 ROOT = Path(__file__).resolve().parent.parent
 REPEATS = 5

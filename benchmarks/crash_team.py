@@ -31,7 +31,7 @@ from pathlib import Path
 import trio
 
 from benchmarks.crash_bench import _setup, count_orphans, kill_tree
-from nyzhi.teams.locking import now_rfc3339
+from nyzhi.team_files.locking import now_rfc3339
 from nyzhi.testing.cli import NYZ, json_lines, nyz_env, running_with
 from nyzhi.testing.fake_llm import PerAgent, reply, tool_call
 
@@ -97,7 +97,7 @@ def _setup_config(home: Path, url: str) -> None:
 
 
 def _tasks(home: Path, team: str) -> list[dict]:
-    tasks = home / ".local" / "share" / "nyzhi" / "tasks" / team  # nyzhi.teams.store
+    tasks = home / ".local" / "share" / "nyzhi" / "tasks" / team  # nyzhi.team_files.store
     found = []
     for path in sorted(tasks.glob("*.json")) if tasks.is_dir() else []:
         if not path.stem.isdigit():

@@ -18,7 +18,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from nyzhi.core.sessions import SessionStore, message_to_json
+from nyzhi.core.runtime.sessions import SessionStore, message_to_json
 from nyzhi.provider.types import ImagePart, Message, ToolCall
 
 STEPS = 10

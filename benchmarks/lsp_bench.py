@@ -135,7 +135,7 @@ def _rg(root: Path) -> float:
 
 async def _python(root: Path, env: dict[str, str], n: int) -> dict[str, float]:
     from nyzhi.config.schema import LspConfig
-    from nyzhi.core.lsp import LspPool
+    from nyzhi.core.runtime.lsp import LspPool
 
     config = LspConfig()
     async with actors.open_system(name="bench") as system:
@@ -179,7 +179,7 @@ async def _python(root: Path, env: dict[str, str], n: int) -> dict[str, float]:
 
 async def _typescript(root: Path, env: dict[str, str]) -> float:
     from nyzhi.config.schema import LspConfig
-    from nyzhi.core.lsp import LspPool
+    from nyzhi.core.runtime.lsp import LspPool
 
     async with actors.open_system(name="bench") as system:
         pool = await LspPool.open(system, LspConfig(), workspace=root, env=env)

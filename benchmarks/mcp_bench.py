@@ -57,7 +57,7 @@ async def _timed_echo(client, calls: int) -> float:
 async def _through_pool(calls: int, root: Path) -> float:
     from nyzhi.config.mcp_sources import ServerEntry
     from nyzhi.config.schema import McpStdioServer
-    from nyzhi.core.mcp import McpPool
+    from nyzhi.core.runtime.mcp import McpPool
     from nyzhi.tools.registry import ToolRegistry
 
     entry = ServerEntry("everything", McpStdioServer(str(EVERYTHING)))
@@ -95,7 +95,7 @@ async def _serve_oauth(nursery, *extra: str) -> str:
 async def _connect_time(url: str, root: Path) -> float:
     from nyzhi.config.mcp_sources import ServerEntry
     from nyzhi.config.schema import McpHttpServer
-    from nyzhi.core.mcp import McpPool
+    from nyzhi.core.runtime.mcp import McpPool
     from nyzhi.tools.registry import ToolRegistry
 
     async with actors.open_system(name="bench") as system:
@@ -115,7 +115,7 @@ async def _oauth_connects(root: Path, rounds: int) -> tuple[float, float]:
 
     from nyzhi.config.mcp_sources import ServerEntry
     from nyzhi.config.schema import McpHttpServer
-    from nyzhi.core.mcp.login import login
+    from nyzhi.core.runtime.mcp.login import login
 
     def approve(url: str) -> bool:
         httpx.get(url, follow_redirects=True, timeout=30)
@@ -154,7 +154,7 @@ class InstantModel:
 
 
 async def _first_prompt(workspace: Path, env: dict[str, str]) -> tuple[float, float]:
-    from nyzhi.core.runtime import RuntimeOptions, open_runtime
+    from nyzhi.core.runtime.runtime import RuntimeOptions, open_runtime
 
     model = InstantModel()
     start = time.perf_counter()

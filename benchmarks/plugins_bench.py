@@ -49,7 +49,7 @@ def _install(tmp: Path, env: dict[str, str]) -> None:
         entries.append({"name": f"p{i:02d}", "source": f"./plugins/p{i:02d}"})
     (market / ".claude-plugin" / "marketplace.json").write_text(
         json.dumps({"name": "bench", "owner": {"name": "b"}, "plugins": entries}))
-    code = ("import sys; from nyzhi.core.plugins import store; store.marketplace_add(sys.argv[1])\n"
+    code = ("import sys; from nyzhi.core.runtime.plugins import store; store.marketplace_add(sys.argv[1])\n"
             f"for i in range({PLUGINS}): store.install(f'p{{i:02d}}@bench', approve=True)")
     subprocess.run([sys.executable, "-c", code, str(market)], env=env, check=True)
 

@@ -7,7 +7,7 @@ estimated as characters / 4. Beside each figure: the same part as it was before 
 533-character prompt and the terse tool descriptions), rebuilt from ``data/prompt_before.json``
 (taken from commit 4eb2655) with the same workspace, date and model, so the two differ only in
 the prompt text. Target: system + tools <= 8,000 estimated tokens (the budget
-``tests/nyzhi/core/test_prompt.py`` enforces).
+``tests/nyzhi/core/loop/test_prompt.py`` enforces).
 
 Usage: ``python -m benchmarks prompt [--json]``.
 """
@@ -56,7 +56,7 @@ def old_request_parts(root: Path, model: str, messages: Any) -> dict[str, str]:
 
 
 async def first_request(root: Path) -> dict[str, Any]:
-    from nyzhi.core.runtime import RuntimeOptions, open_runtime
+    from nyzhi.core.runtime.runtime import RuntimeOptions, open_runtime
     from nyzhi.provider import build_provider
     from nyzhi.provider.spec import ProviderSpec
     from nyzhi.testing.fake_llm import open_fake_llm, reply
@@ -79,8 +79,8 @@ def make_project(root: Path) -> None:
 
 
 def measure() -> dict[str, Any]:
-    from nyzhi.core.prompt import FIRST_REQUEST_TOKEN_BUDGET
-    from nyzhi.core.prompt import chars_to_tokens as tokens
+    from nyzhi.core.loop.prompt import FIRST_REQUEST_TOKEN_BUDGET
+    from nyzhi.core.loop.prompt import chars_to_tokens as tokens
 
     with tempfile.TemporaryDirectory(prefix="nyzhi-prompt-bench-") as tmp:
         root = Path(tmp).resolve()

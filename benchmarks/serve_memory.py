@@ -130,7 +130,7 @@ async def run_clients(url: str, viewers: int, since: int) -> None:
 
 
 async def scenario(seconds: float, viewers: int) -> list[dict[str, float]]:
-    from nyzhi.core.runtime import RuntimeOptions, open_runtime
+    from nyzhi.core.runtime.runtime import RuntimeOptions, open_runtime
     from nyzhi.testing.fake_llm import open_fake_llm, reply
 
     with tempfile.TemporaryDirectory() as tmp:

@@ -27,8 +27,8 @@ from pathlib import Path
 import trio
 
 from nyzhi.core import events as ev
-from nyzhi.core.hooks import HookRunner, HookSpec
-from nyzhi.core.sessions import SessionStore, message_to_json
+from nyzhi.core.runtime.hooks import HookRunner, HookSpec
+from nyzhi.core.runtime.sessions import SessionStore, message_to_json
 from nyzhi.provider.types import Message, ToolCall
 
 REPEATS = 5

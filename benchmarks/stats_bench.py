@@ -25,8 +25,8 @@ from pathlib import Path
 
 from benchmarks._figures import printed_as_json
 from nyzhi.core import events as ev
-from nyzhi.core.sessions import SessionStore
-from nyzhi.core.usage_stats import session_summaries, stats
+from nyzhi.core.runtime.sessions import SessionStore
+from nyzhi.core.runtime.usage_stats import session_summaries, stats
 from nyzhi.provider.types import Message, ToolCall
 
 REPEATS = 5

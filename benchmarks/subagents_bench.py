@@ -68,7 +68,7 @@ def rss_bytes() -> int:
 async def one_agent(n: int, steps: int, ws: Path) -> float:
     """The baseline: the main agent does the same ``n`` tasks of ``steps`` steps one after
     another, each on a fresh thread (as each subagent has its own)."""
-    from nyzhi.core.runtime import RuntimeOptions, open_runtime
+    from nyzhi.core.runtime.runtime import RuntimeOptions, open_runtime
 
     options = RuntimeOptions(cwd=ws, provider_instance=PerThreadModel(steps), trust="full",
                              ephemeral=True)
@@ -87,7 +87,7 @@ async def one_agent(n: int, steps: int, ws: Path) -> float:
 
 async def many_agents(n: int, steps: int, ws: Path) -> dict:
     from nyzhi.core import events as ev
-    from nyzhi.core.runtime import RuntimeOptions, open_runtime
+    from nyzhi.core.runtime.runtime import RuntimeOptions, open_runtime
 
     options = RuntimeOptions(cwd=ws, provider_instance=PerThreadModel(steps), trust="full",
                              ephemeral=True)

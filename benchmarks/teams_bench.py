@@ -47,19 +47,19 @@ import trio
 from benchmarks._figures import printed_as_json, verdict
 from nyzhi import convert
 from nyzhi.config.fsutil import atomic_write
-from nyzhi.teams.inbox import deliver
-from nyzhi.teams.locking import file_lock
-from nyzhi.teams.store import Member, TeamConfig, TeamStore
-from nyzhi.teams.watch import InboxWatcher
+from nyzhi.team_files.inbox import deliver
+from nyzhi.team_files.locking import file_lock
+from nyzhi.team_files.store import Member, TeamConfig, TeamStore
+from nyzhi.team_files.watch import InboxWatcher
 
 REPEATS = 3
 TARGET_UPDATE_RATIO = 1.5
 
 SENDER = """
 import sys
-from nyzhi.teams.inbox import deliver
-from nyzhi.teams.locking import file_lock
-from nyzhi.teams.store import TeamStore
+from nyzhi.team_files.inbox import deliver
+from nyzhi.team_files.locking import file_lock
+from nyzhi.team_files.store import TeamStore
 store = TeamStore({"XDG_DATA_HOME": sys.argv[1]})
 print("ready", flush=True)
 sys.stdin.readline()
@@ -175,7 +175,7 @@ def _lead_of(root: Path, n: int):
     """A lead's TeamRuntime over a real team of ``n`` members, all idle but m0 (running, so
     the team is never done and every check is an ordinary one)."""
     from nyzhi.core import events as ev
-    from nyzhi.core.teams.control import Running, TeamRuntime
+    from nyzhi.core.runtime.teams.control import Running, TeamRuntime
 
     env = {"XDG_DATA_HOME": str(root)}
     store = TeamStore(env)
@@ -234,7 +234,7 @@ async def _member_memory(ws: Path, n: int) -> tuple[float, float]:
 
     from benchmarks.subagents_bench import rss_bytes
     from nyzhi.core import events as ev
-    from nyzhi.core.runtime import RuntimeOptions, open_runtime
+    from nyzhi.core.runtime.runtime import RuntimeOptions, open_runtime
 
     options = RuntimeOptions(cwd=ws, provider_instance=_AtOnce(), trust="full", ephemeral=True,
                              team="mem")

@@ -3,7 +3,7 @@
     python -m benchmarks teams_remote [--json] [--quick]
 
 A member with ``--remote-store`` sends each message as a ``store_call`` line (``inbox.append``)
-on its stdout and waits for the lead's ``store_reply`` on its stdin (``nyzhi.teams.remote``).
+on its stdout and waits for the lead's ``store_reply`` on its stdin (``nyzhi.team_files.remote``).
 Here a child process plays the member, sending N messages that way, and this process plays the
 lead, answering each from a real ``TeamStore`` with ``serve``. The child runs twice: as a local
 process on plain pipes (the baseline, what a local process member's pipe costs), and through
@@ -32,8 +32,8 @@ from pathlib import Path
 from typing import Any
 
 from nyzhi import convert
-from nyzhi.teams.remote import StoreCall, StoreReply, serve
-from nyzhi.teams.store import Member, TeamConfig, TeamStore
+from nyzhi.team_files.remote import StoreCall, StoreReply, serve
+from nyzhi.team_files.store import Member, TeamConfig, TeamStore
 
 REPEATS = 3
 CODE = Path(__file__).resolve().parent.parent
@@ -41,8 +41,8 @@ CODE = Path(__file__).resolve().parent.parent
 MEMBER = """
 import json, sys
 from nyzhi import convert
-from nyzhi.teams.inbox import Message, new_id
-from nyzhi.teams.remote import StoreCall
+from nyzhi.team_files.inbox import Message, new_id
+from nyzhi.team_files.remote import StoreCall
 print(json.dumps({"go": True}), flush=True)
 for i in range(int(sys.argv[1])):
     m = Message(new_id(), "alice", "bob", f"message {i}", "2026-01-01T00:00:00Z")

@@ -168,7 +168,7 @@ async def run_clients(url: str, viewers: int, since: int, last: int) -> None:
 
 
 async def scenario(quick: bool) -> list[dict[str, float]]:
-    from nyzhi.core.runtime import RuntimeOptions, open_runtime
+    from nyzhi.core.runtime.runtime import RuntimeOptions, open_runtime
 
     with tempfile.TemporaryDirectory() as tmp:
         home, ws = Path(tmp) / "home", Path(tmp) / "ws"

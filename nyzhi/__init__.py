@@ -8,11 +8,12 @@ them), ``codecache`` (attrs' generated methods kept compiled, installed by ``nyz
 (how every front end stops on SIGINT, SIGTERM or SIGHUP), ``textcut`` (the one way a text is
 cut to fit), ``loopback`` (which hosts are this machine, and the headers of every loopback
 HTTP answer) and ``prompt_input`` (a prompt's bytes from argv, stdin or a line, as text);
-``config``; ``auth``, ``provider``, ``tools``, ``index``, ``knowledge`` and ``teams``
+``config``; ``auth``, ``provider``, ``tools``, ``index``, ``knowledge`` and ``team_files``
 (one layer: they may import each other, never in a circle); ``core`` (and this package's lazy
-exports); front ends (``tui``, ``acp`` the editors' Agent Client Protocol, ``web`` the
-browser console, ``headless`` ``nyz run`` and a team's process member, ``linechat``), each
-on the session protocol alone; ``cli`` (argument parsing and the commands that run no agent); ``testing`` (helpers for tests). A module imports only its own
+exports); ``front`` (what the front ends share); front ends (``tui``, ``acp`` the editors'
+Agent Client Protocol, ``web`` the browser console, ``headless`` ``nyz run`` and a team's
+process member, ``linechat``), each on the session protocol alone; ``cli`` (argument parsing
+and the commands that run no agent); ``testing`` (helpers for tests). A module imports only its own
 layer and those below, and a private module (``_name.py``) only inside its own package:
 ``tests/nyzhi/test_nyzhi_layering.py`` checks every import.
 
@@ -36,11 +37,11 @@ __version__ = "0.1.0"
 
 # name -> (module, attribute); attribute None means the module itself.
 _EXPORTS: dict[str, tuple[str, str | None]] = {
-    "open_runtime": ("nyzhi.core.runtime", "open_runtime"),
-    "RuntimeOptions": ("nyzhi.core.runtime", "RuntimeOptions"),
-    "Runtime": ("nyzhi.core.runtime", "Runtime"),
-    "AgentSpec": ("nyzhi.core.agent_factory", "AgentSpec"),
-    "ApprovalAnswer": ("nyzhi.core.tool_step", "ApprovalAnswer"),
+    "open_runtime": ("nyzhi.core.runtime.runtime", "open_runtime"),
+    "RuntimeOptions": ("nyzhi.core.runtime.runtime", "RuntimeOptions"),
+    "Runtime": ("nyzhi.core.runtime.runtime", "Runtime"),
+    "AgentSpec": ("nyzhi.core.runtime.agent_factory", "AgentSpec"),
+    "ApprovalAnswer": ("nyzhi.core.loop.tool_step", "ApprovalAnswer"),
     "events": ("nyzhi.core.events", None),
 }
 
@@ -48,11 +49,11 @@ __all__ = ["__version__", *_EXPORTS]
 
 if TYPE_CHECKING:
     from nyzhi.core import events as events
-    from nyzhi.core.agent_factory import AgentSpec as AgentSpec
-    from nyzhi.core.runtime import Runtime as Runtime
-    from nyzhi.core.runtime import RuntimeOptions as RuntimeOptions
-    from nyzhi.core.runtime import open_runtime as open_runtime
-    from nyzhi.core.tool_step import ApprovalAnswer as ApprovalAnswer
+    from nyzhi.core.loop.tool_step import ApprovalAnswer as ApprovalAnswer
+    from nyzhi.core.runtime.agent_factory import AgentSpec as AgentSpec
+    from nyzhi.core.runtime.runtime import Runtime as Runtime
+    from nyzhi.core.runtime.runtime import RuntimeOptions as RuntimeOptions
+    from nyzhi.core.runtime.runtime import open_runtime as open_runtime
 
 
 def __getattr__(name: str) -> Any:

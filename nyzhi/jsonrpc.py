@@ -4,7 +4,7 @@ Two wires speak it: an editor to ``nyz acp`` (one message per line, ``JsonLines`
 a language server (``Content-Length`` headers, ``ContentLength``). Both sides of either call:
 our requests wait for the answer with their id, the other side's requests run each in its own
 task (so ACP's ``session/cancel`` is read while a ``session/prompt`` runs), and a notification
-goes to its handler. It sits at the bottom of the layers so that ``nyzhi.core.lsp`` and the
+goes to its handler. It sits at the bottom of the layers so that ``nyzhi.core.runtime.lsp`` and the
 ``acp`` front end share it; the LSP client libraries on PyPI are asyncio, so it is our own.
 
 Every failure is one ``RpcError`` carrying the spec's code, a one-line message and ``data``:

@@ -150,7 +150,7 @@ class AcpAgent:
 
     async def _open(self, cwd: str, servers: tuple[s.McpServerParams, ...], method: str,
                     session: str | None = None, *, replayed: bool = True) -> AcpSession:
-        from nyzhi.core.runtime import RuntimeOptions
+        from nyzhi.core.runtime.runtime import RuntimeOptions
 
         path = Path(cwd)
         if not path.is_absolute():

@@ -7,7 +7,7 @@ turn has been sent. Approvals from any agent of the tree become ``session/reques
 (allow once, allow always, reject) and ``ask_user`` questions a permission request whose
 options are the answers; both are asked in their own tasks, so the events keep flowing.
 ``session/cancel`` cancels the main agent's turn and its whole subtree (subprocesses
-included). Slash commands come from the one command table (``nyzhi.core.commands``); their
+included). Slash commands come from the one command table (``nyzhi.core.runtime.commands``); their
 output is an agent message. Modes are plan mode and the trust modes.
 
 With the client's ``fs`` capability, files a prompt links to are read through the client (its
@@ -86,7 +86,7 @@ class AcpSession:
 
     async def run(self, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
         """Open the runtime, replay a loaded session, then pump events until ``close``."""
-        from nyzhi.core.runtime import open_runtime
+        from nyzhi.core.runtime.runtime import open_runtime
 
         async with open_runtime(self.options) as rt:
             self.rt = rt

@@ -1,5 +1,5 @@
 """``nyz deepinit``: explore the project with explorer subagents and write AGENTS.md
-(``nyzhi.core.deepinit``). The diff is printed first (stdout); an existing AGENTS.md is only
+(``nyzhi.core.runtime.deepinit``). The diff is printed first (stdout); an existing AGENTS.md is only
 replaced with ``--force``. The found commands run through the verify tool's gates: approve
 them for this run with ``--run-checks`` (or a trust mode that approves ``verify``)."""
 
@@ -34,10 +34,10 @@ def run_deepinit(args: argparse.Namespace) -> int:
 
 async def _deepinit(args: argparse.Namespace) -> int:
 
-    from nyzhi.core.deepinit import deep_init
-    from nyzhi.core.flags import runtime_options
     from nyzhi.core.protocol import Session, describe_error
-    from nyzhi.core.runtime import open_runtime
+    from nyzhi.core.runtime.deepinit import deep_init
+    from nyzhi.core.runtime.runtime import open_runtime
+    from nyzhi.front.flags import runtime_options
 
     def progress(line: str) -> None:
         print(line, file=sys.stderr, flush=True)

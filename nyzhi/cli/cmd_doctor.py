@@ -1,5 +1,5 @@
 """``nyz doctor``: one line per check of what nyz needs here, a fix under each failure, and
-exit status 1 when anything failed (``nyzhi.core.doctor``)."""
+exit status 1 when anything failed (``nyzhi.core.runtime.doctor``)."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ def run_doctor(args: argparse.Namespace) -> int:
 
     import attrs
 
-    from nyzhi.core.doctor import failed, run_checks, verdict
+    from nyzhi.core.runtime.doctor import failed, run_checks, verdict
 
     checks = run_checks(Path.cwd(), online=args.online)
     if args.json:

@@ -49,7 +49,7 @@ def _setup(args: argparse.Namespace) -> tuple[Any, Any]:
 
 async def _with_service(settings: Any, emit: Any, work: Any) -> Any:
     import actors
-    from nyzhi.core.assembly import index_progress_to, services_supervisor
+    from nyzhi.core.runtime.assembly import index_progress_to, services_supervisor
     from nyzhi.index.service import start_index_service
 
     report = index_progress_to(emit) if emit is not None else None

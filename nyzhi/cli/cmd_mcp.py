@@ -248,7 +248,7 @@ async def _list(args: argparse.Namespace) -> int:
     import actors
     from nyzhi.config.mcp_sources import declared_servers
     from nyzhi.config.project_trust import load_trusted
-    from nyzhi.core.mcp import McpPool
+    from nyzhi.core.runtime.mcp import McpPool
     from nyzhi.tools.registry import ToolRegistry
 
     approve = getattr(args, "approve_project_config", False)
@@ -283,7 +283,7 @@ def run_login(args: argparse.Namespace) -> int:
     import trio
 
     from nyzhi.config import ConfigError
-    from nyzhi.core.mcp import login_command
+    from nyzhi.core.runtime.mcp import login_command
 
     try:
         ok, line = trio.run(lambda: login_command(args.name, say=lambda t: print(t, file=sys.stderr)))
@@ -296,7 +296,7 @@ def run_login(args: argparse.Namespace) -> int:
 
 
 def run_logout(args: argparse.Namespace) -> int:
-    from nyzhi.core.mcp import logout
+    from nyzhi.core.runtime.mcp import logout
 
     print(f"logged out of {args.name!r}" if logout(args.name)
           else f"no stored login for {args.name!r}")
@@ -306,7 +306,7 @@ def run_logout(args: argparse.Namespace) -> int:
 def run_serve(args: argparse.Namespace) -> int:
     import trio
 
-    from nyzhi.core.mcp.serve import ServeError, serve
+    from nyzhi.core.runtime.mcp.serve import ServeError, serve
 
     try:
         return trio.run(serve, args)

@@ -121,8 +121,8 @@ def run_refresh(names: list[str]) -> int:
 
     from nyzhi.config.fsutil import atomic_write
     from nyzhi.config.project_trust import load_trusted
-    from nyzhi.core.assembly import provider_spec
     from nyzhi.core.protocol import describe_error
+    from nyzhi.core.runtime.assembly import provider_spec
     from nyzhi.provider.models import refresh_models
 
     env = dict(os.environ)

@@ -1,4 +1,4 @@
-"""``nyz plugin …``: Claude Code plugins and marketplaces (``nyzhi.core.plugins``).
+"""``nyz plugin …``: Claude Code plugins and marketplaces (``nyzhi.core.runtime.plugins``).
 
 ``marketplace add|list|remove|update SOURCE``; ``install|uninstall|enable|disable NAME[@MARKET]``,
 ``approve NAME[@MARKET]`` (let its hooks and MCP servers run, as its files are now) and
@@ -60,8 +60,8 @@ def _confirm(runs: list[str], yes: bool) -> bool:
 
 
 def run_market(args: argparse.Namespace) -> int:
-    from nyzhi.core.plugins import store
-    from nyzhi.core.plugins.manifest import PluginError
+    from nyzhi.core.runtime.plugins import store
+    from nyzhi.core.runtime.plugins.manifest import PluginError
 
     try:
         if args.verb == "add":
@@ -88,8 +88,8 @@ def run_market(args: argparse.Namespace) -> int:
 
 
 def run_plugin(args: argparse.Namespace) -> int:
-    from nyzhi.core.plugins import store
-    from nyzhi.core.plugins.manifest import PluginError
+    from nyzhi.core.runtime.plugins import store
+    from nyzhi.core.runtime.plugins.manifest import PluginError
 
     try:
         if args.verb == "install":
@@ -107,7 +107,7 @@ def run_plugin(args: argparse.Namespace) -> int:
             ident, runs = store.approve(args.name) if args.yes else (args.name, [])
             if not args.yes:
                 entry = store.installed().get(args.name) or {}
-                from nyzhi.core.plugins.manifest import read_plugin
+                from nyzhi.core.runtime.plugins.manifest import read_plugin
 
                 path = entry.get("path") or ""
                 runs = read_plugin(Path(path)).runs() if path else []

@@ -8,7 +8,7 @@ so ``nyz --session ID`` continues from there), or both (the default). Files chan
 nyz since it last wrote them, and protected configuration (``.git``, ``.nyzhi``, ...), are
 named and left alone unless ``--force``; a path that leads through a symlink now is refused
 even so. The files a restore overwrites are kept first as a checkpoint of their own. The work is
-``nyzhi.core.checkpoints.actions.rewind_saved``; stdlib imports only at module level.
+``nyzhi.core.runtime.checkpoints.actions.rewind_saved``; stdlib imports only at module level.
 """
 
 from __future__ import annotations
@@ -40,9 +40,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_rewind(args: argparse.Namespace) -> int:
-    from nyzhi.core.checkpoints import CheckpointError
-    from nyzhi.core.checkpoints.actions import rewind_saved
-    from nyzhi.core.sessions import SessionError
+    from nyzhi.core.runtime.checkpoints import CheckpointError
+    from nyzhi.core.runtime.checkpoints.actions import rewind_saved
+    from nyzhi.core.runtime.sessions import SessionError
     from nyzhi.tools.paths import ToolPathError
 
     try:

@@ -85,8 +85,8 @@ def chosen_token(args: argparse.Namespace) -> str | None | SystemExit:
 def run_serve(args: argparse.Namespace) -> int:
     import trio
 
-    from nyzhi.core.flags import runtime_options
     from nyzhi.core.protocol import describe_error
+    from nyzhi.front.flags import runtime_options
     from nyzhi.web.server import ServeError, ServeOptions, serve
 
     options = ServeOptions(

@@ -6,7 +6,7 @@ stays fast; the sessions package is imported inside the handlers.
 
 ``nyz replay`` renders the recorded events with ``nyzhi.headless.render`` (the renderers ``nyz run``
 uses); ``nyz replay ID --rerun`` re-executes the session with its recorded model output
-(``nyzhi.core.sessions.RecordedProvider``, see ``nyzhi.headless.rerun``).
+(``nyzhi.core.runtime.sessions.RecordedProvider``, see ``nyzhi.headless.rerun``).
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ def _fail(exc: Exception | str) -> int:
 
 
 def _store() -> Any:
-    from nyzhi.core.sessions import SessionStore
+    from nyzhi.core.runtime.sessions import SessionStore
 
     return SessionStore()
 
@@ -83,7 +83,7 @@ def _local_time(iso: str) -> str:
 
 
 def run_list(args: argparse.Namespace) -> int:
-    from nyzhi.core.sessions import SessionError
+    from nyzhi.core.runtime.sessions import SessionError
     from nyzhi.textcut import cut as _cut
 
     store = _store()
@@ -117,7 +117,7 @@ def run_list(args: argparse.Namespace) -> int:
 
 
 def run_show(args: argparse.Namespace) -> int:
-    from nyzhi.core.sessions import SessionError
+    from nyzhi.core.runtime.sessions import SessionError
     from nyzhi.textcut import cut as _cut
 
     try:
@@ -160,7 +160,7 @@ def run_show(args: argparse.Namespace) -> int:
 
 
 def run_rename(args: argparse.Namespace) -> int:
-    from nyzhi.core.sessions import SessionError
+    from nyzhi.core.runtime.sessions import SessionError
 
     title = " ".join(args.title).strip()
     if not title:
@@ -175,7 +175,7 @@ def run_rename(args: argparse.Namespace) -> int:
 
 
 def run_delete(args: argparse.Namespace) -> int:
-    from nyzhi.core.sessions import SessionError
+    from nyzhi.core.runtime.sessions import SessionError
 
     try:
         store, meta = _resolve(args.query)
@@ -187,7 +187,7 @@ def run_delete(args: argparse.Namespace) -> int:
 
 
 def run_export(args: argparse.Namespace) -> int:
-    from nyzhi.core.sessions import SessionError, export_json, export_markdown
+    from nyzhi.core.runtime.sessions import SessionError, export_json, export_markdown
 
     try:
         store, meta = _resolve(args.query)
@@ -203,7 +203,7 @@ def run_export(args: argparse.Namespace) -> int:
         return 0
     from pathlib import Path
 
-    from nyzhi.core.sessions import write_export
+    from nyzhi.core.runtime.sessions import write_export
 
     try:
         write_export(Path(args.output), text)
@@ -215,7 +215,7 @@ def run_export(args: argparse.Namespace) -> int:
 
 def run_replay(args: argparse.Namespace) -> int:
     from nyzhi.core.protocol import events as ev
-    from nyzhi.core.sessions import SessionError
+    from nyzhi.core.runtime.sessions import SessionError
     from nyzhi.headless.render import JsonLines, Timeline
 
     try:
@@ -265,7 +265,7 @@ def _rerun(session: Any, args: argparse.Namespace) -> int:
     """Re-execute the session against its recorded model output (``nyzhi.headless.rerun``)."""
     from pathlib import Path
 
-    from nyzhi.core.sessions import RecordedProvider
+    from nyzhi.core.runtime.sessions import RecordedProvider
     from nyzhi.headless.rerun import rerun_session
 
     provider = RecordedProvider.from_session(session)

@@ -1,5 +1,5 @@
 """``nyz stats`` and ``nyz cost``: usage totals and spend over time, read from the session
-journals through the incremental index of ``nyzhi.core.usage_stats`` (stdlib only at
+journals through the incremental index of ``nyzhi.core.runtime.usage_stats`` (stdlib only at
 import time, so registering these commands costs nothing)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import argparse
 import json
 import sys
 
-from nyzhi.core.usage_stats import GROUPS, PERIODS
+from nyzhi.core.runtime.usage_stats import GROUPS, PERIODS
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -32,14 +32,14 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _summaries() -> dict:
-    from nyzhi.core.sessions import default_sessions_dir
-    from nyzhi.core.usage_stats import session_summaries
+    from nyzhi.core.runtime.sessions import default_sessions_dir
+    from nyzhi.core.runtime.usage_stats import session_summaries
 
     return session_summaries(default_sessions_dir())
 
 
 def run_stats(args: argparse.Namespace) -> int:
-    from nyzhi.core.usage_stats import stats, stats_lines
+    from nyzhi.core.runtime.usage_stats import stats, stats_lines
 
     data = stats(_summaries(), args.by)
     _print(data, args.json, stats_lines)
@@ -47,7 +47,7 @@ def run_stats(args: argparse.Namespace) -> int:
 
 
 def run_cost(args: argparse.Namespace) -> int:
-    from nyzhi.core.usage_stats import cost, cost_lines
+    from nyzhi.core.runtime.usage_stats import cost, cost_lines
 
     data = cost(_summaries(), args.period, args.by)
     _print(data, args.json, cost_lines)

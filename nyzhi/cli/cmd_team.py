@@ -2,7 +2,7 @@
 
 A team is a lead (the agent of the ``nyz team start`` session) and named teammates, kept in
 ``$XDG_DATA_HOME/nyzhi/teams/<team>`` with its task board in ``…/tasks/<team>``
-(``nyzhi.teams``); ``nyzhi.core.teams`` runs them. ``nyz teams …`` is accepted as an alias,
+(``nyzhi.team_files``); ``nyzhi.core.runtime.teams`` runs them. ``nyz teams …`` is accepted as an alias,
 as the original spelled it.
 """
 
@@ -95,8 +95,8 @@ def _fail(message: str) -> int:
 def parse_members(spec: str | None) -> list[Any]:
     """``alice:worker,bob:reviewer:gpt-5@build1`` → members (role default ``default``; after
     ``@``, the ``[[nodes]]`` entry the member runs on)."""
-    from nyzhi.teams.names import LEAD, TeamError, check_name
-    from nyzhi.teams.store import Member
+    from nyzhi.team_files.names import LEAD, TeamError, check_name
+    from nyzhi.team_files.store import Member
 
     members = []
     for item in (spec or "").split(","):
@@ -128,8 +128,8 @@ def prepare_team(args: argparse.Namespace, cwd: Path) -> Any:
 
     import attrs
 
-    from nyzhi.teams.names import LEAD, check_name
-    from nyzhi.teams.store import Member, TeamConfig, TeamStore
+    from nyzhi.team_files.names import LEAD, check_name
+    from nyzhi.team_files.store import Member, TeamConfig, TeamStore
 
     name = check_name("team", args.name)
     store = TeamStore()
@@ -163,7 +163,7 @@ def prepare_team(args: argparse.Namespace, cwd: Path) -> Any:
         store.update(name, change)
     config = store.load(name)
     if config.detach and (mode or config.teammate_mode) != TeammateMode.PROCESS:
-        from nyzhi.teams.names import TeamError
+        from nyzhi.team_files.names import TeamError
 
         raise TeamError("--detach needs --teammate-mode process (in-process teammates live "
                         "and die with the lead)")
@@ -177,8 +177,8 @@ def node_executors(cwd: Path) -> dict[str, Any]:
     """The ``[[nodes]]`` of the config at ``cwd``, as SSH executors (the runtime's own)."""
     from nyzhi.config.errors import ConfigError
     from nyzhi.config.project_trust import load_trusted
-    from nyzhi.core.assembly import build_nodes
-    from nyzhi.teams.names import TeamError
+    from nyzhi.core.runtime.assembly import build_nodes
+    from nyzhi.team_files.names import TeamError
     from nyzhi.tools.env_policy import EnvPolicy
 
     try:
@@ -190,8 +190,8 @@ def node_executors(cwd: Path) -> dict[str, Any]:
 
 def check_nodes(config: Any, mode: str, cwd: Path) -> dict[str, Any]:
     """Members that name a node: the node exists, and the team runs processes, attached."""
-    from nyzhi.core.teams.control import node_missing
-    from nyzhi.teams.names import TeamError
+    from nyzhi.core.runtime.teams.control import node_missing
+    from nyzhi.team_files.names import TeamError
 
     remote = [m for m in config.members if m.node]
     if not remote:
@@ -212,8 +212,8 @@ def check_nodes(config: Any, mode: str, cwd: Path) -> dict[str, Any]:
 def make_worktrees(store: Any, config: Any, cwd: Path, nodes: dict[str, Any] | None = None) -> Any:
     import attrs
 
-    from nyzhi.core.teams import worktrees
-    from nyzhi.teams.names import LEAD
+    from nyzhi.core.runtime.teams import worktrees
+    from nyzhi.team_files.names import LEAD
 
     for m in config.members:
         if m.name == LEAD:
@@ -240,7 +240,7 @@ def fire_hook(cwd: Path, event: str, payload: dict[str, Any]) -> None:
     import trio
 
     from nyzhi.config.project_trust import load_trusted
-    from nyzhi.core.assembly import build_hooks
+    from nyzhi.core.runtime.assembly import build_hooks
 
     loaded, verdict = load_trusted(cwd)  # a project's unapproved hooks do not run
     hooks, _notes = build_hooks(loaded.config, loaded.workspace, cwd,
@@ -250,9 +250,9 @@ def fire_hook(cwd: Path, event: str, payload: dict[str, Any]) -> None:
 
 
 def start_command(args: argparse.Namespace) -> int:
-    from nyzhi.teams.lead_lease import take_lead_lease
-    from nyzhi.teams.names import TeamError, check_name
-    from nyzhi.teams.store import TeamStore
+    from nyzhi.team_files.lead_lease import take_lead_lease
+    from nyzhi.team_files.names import TeamError, check_name
+    from nyzhi.team_files.store import TeamStore
 
     cwd = Path.cwd()
     try:
@@ -280,8 +280,8 @@ def start_command(args: argparse.Namespace) -> int:
 
 
 def status_command(args: argparse.Namespace) -> int:
-    from nyzhi.core.teams.report import team_status
-    from nyzhi.teams.names import TeamError
+    from nyzhi.core.runtime.teams.report import team_status
+    from nyzhi.team_files.names import TeamError
 
     try:
         data = team_status(args.name)
@@ -322,9 +322,9 @@ def _table(out: Any, rows: list[tuple[str, ...]]) -> None:
 
 
 def send_command(args: argparse.Namespace) -> int:
-    from nyzhi.teams.inbox import deliver
-    from nyzhi.teams.names import TeamError
-    from nyzhi.teams.store import TeamStore
+    from nyzhi.team_files.inbox import deliver
+    from nyzhi.team_files.names import TeamError
+    from nyzhi.team_files.store import TeamStore
 
     try:
         sent = deliver(TeamStore(), args.name, "user", args.member, " ".join(args.text))
@@ -335,7 +335,7 @@ def send_command(args: argparse.Namespace) -> int:
 
 
 def list_command(args: argparse.Namespace) -> int:
-    from nyzhi.teams.store import TeamStore
+    from nyzhi.team_files.store import TeamStore
 
     store = TeamStore()
     names = store.list()
@@ -361,9 +361,9 @@ def stop_team(name: str, grace: float = 10.0) -> list[str]:
     import signal
     import time
 
-    from nyzhi.core.teams.report import alive
-    from nyzhi.teams.names import LEAD
-    from nyzhi.teams.store import TeamStore
+    from nyzhi.core.runtime.teams.report import alive
+    from nyzhi.team_files.names import LEAD
+    from nyzhi.team_files.store import TeamStore
 
     store = TeamStore()
     config = store.load(name)  # TeamNotFound
@@ -392,7 +392,7 @@ def stop_team(name: str, grace: float = 10.0) -> list[str]:
 
 
 def stop_command(args: argparse.Namespace) -> int:
-    from nyzhi.teams.names import TeamError
+    from nyzhi.team_files.names import TeamError
 
     try:
         stopped = stop_team(args.name)
@@ -403,9 +403,9 @@ def stop_command(args: argparse.Namespace) -> int:
 
 
 def delete_command(args: argparse.Namespace) -> int:
-    from nyzhi.core.teams import worktrees
-    from nyzhi.teams.names import TeamError
-    from nyzhi.teams.store import TeamStore
+    from nyzhi.core.runtime.teams import worktrees
+    from nyzhi.team_files.names import TeamError
+    from nyzhi.team_files.store import TeamStore
 
     store = TeamStore()
     try:
@@ -425,9 +425,9 @@ def delete_command(args: argparse.Namespace) -> int:
 
 
 def merge_command(args: argparse.Namespace) -> int:
-    from nyzhi.core.teams import worktrees
-    from nyzhi.teams.names import TeamError
-    from nyzhi.teams.store import TeamStore
+    from nyzhi.core.runtime.teams import worktrees
+    from nyzhi.team_files.names import TeamError
+    from nyzhi.team_files.store import TeamStore
 
     try:
         config = TeamStore().load(args.name)
@@ -440,7 +440,7 @@ def merge_command(args: argparse.Namespace) -> int:
         if m.node:
             nodes = node_executors(cwd)
             if m.node not in nodes:
-                from nyzhi.core.teams.control import node_missing
+                from nyzhi.core.runtime.teams.control import node_missing
 
                 raise TeamError(node_missing(m.name, m.node, nodes))
             summary = worktrees.merge_remote(cwd, config.name, m.name, nodes[m.node], m.worktree)
@@ -456,7 +456,7 @@ def member_command(args: argparse.Namespace) -> int:
     import trio
 
     from nyzhi.headless.member import run_member
-    from nyzhi.teams.names import TeamError
+    from nyzhi.team_files.names import TeamError
 
     try:
         return trio.run(lambda: run_member(args.name, args.member, attached=args.attached,

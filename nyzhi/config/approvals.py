@@ -10,7 +10,7 @@ workspace's real path to tool names::
 
 ``trusted`` is the other kind of approval kept here: a digest of what the user approved of a
 project's configuration that runs things (its hooks, MCP servers and security settings,
-``nyzhi.config.project_trust``; a ``.mcp.json`` server, ``nyzhi.core.mcp.trust``). What changed
+``nyzhi.config.project_trust``; a ``.mcp.json`` server, ``nyzhi.core.runtime.mcp.trust``). What changed
 since is asked about again. It is not gated by ``remember_approvals``: it only ever records a
 yes the user gave.
 

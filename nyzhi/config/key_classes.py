@@ -315,7 +315,7 @@ KEYS: dict[str, Entry] = {
 # What nyz reads from Claude Code's files, as the schema key each means here.
 CLAUDE_KEYS: dict[str, str] = {
     "hooks": "agent.hooks",
-    "statusLine": "agent.hooks",  # a command run like a hook (nyzhi.core.status_line)
+    "statusLine": "agent.hooks",  # a command run like a hook (nyzhi.core.runtime.status_line)
     "permissions.allow": "agent.trust.auto_approve",
     "permissions.deny": "agent.trust.deny_tools",
     "permissions.ask": "agent.trust.always_ask",

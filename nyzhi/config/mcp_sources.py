@@ -6,7 +6,7 @@ and ``${VAR:-default}``, expanded from the environment when the file is read. A 
 the config wins over a ``.mcp.json`` server of the same name.
 
 ``.mcp.json`` servers are *project-scoped*: a cloned repository could name any command, so
-the runtime asks once before starting one (see ``nyzhi.core.mcp.trust``). Config servers are
+the runtime asks once before starting one (see ``nyzhi.core.runtime.mcp.trust``). Config servers are
 trusted like the rest of the config (a project ``.nyzhi/config.toml`` can already run hooks).
 """
 

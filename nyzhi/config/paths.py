@@ -84,7 +84,7 @@ def cache_dir(env: Mapping[str, str] | None = None) -> Path:
 def nyzhi_home(env: Mapping[str, str] | None = None) -> Path:
     """~/.nyzhi, overridable with $NYZHI_HOME: the original's home directory, which
     ``workspace.find_root`` must not mistake for a project's ``.nyzhi``. Nothing is stored
-    there: teams and tasks are under data_dir() (``nyzhi.teams.store``), as is user memory."""
+    there: teams and tasks are under data_dir() (``nyzhi.team_files.store``), as is user memory."""
     value = _env(env).get("NYZHI_HOME")
     if value:
         return Path(value)
@@ -132,7 +132,7 @@ def live_sockets_dir(env: Mapping[str, str] | None = None) -> Path:
 
 def checkpoints_dir(env: Mapping[str, str] | None = None) -> Path:
     """state_dir()/checkpoints: the files nyz's tools changed, as they were before each prompt
-    (``nyzhi.core.checkpoints``), kept out of the workspace and its git history."""
+    (``nyzhi.core.runtime.checkpoints``), kept out of the workspace and its git history."""
     return state_dir(env) / "checkpoints"
 
 

@@ -1,6 +1,6 @@
 """Installed Claude Code plugins: where they are and which are on, read one way by every user
 of a plugin's parts (commands and skills in ``nyzhi.knowledge``, agents, hooks and MCP
-servers in ``nyzhi.core``). Installing and fetching is ``nyzhi.core.plugins``.
+servers in ``nyzhi.core``). Installing and fetching is ``nyzhi.core.runtime.plugins``.
 
 Layout, under ``data_dir()/plugins`` (``$XDG_DATA_HOME/nyzhi/plugins``):
 
@@ -45,7 +45,7 @@ class ActivePlugin:
     """A plugin that is on for a workspace: ``ident`` ``name@marketplace``, its files at
     ``root``, and the digest its hooks and MCP servers were approved at (``approved``; ""
     for none). Whoever runs them compares it with the digest of the files as they are now
-    (``nyzhi.core.plugins.parts``): a changed file asks again."""
+    (``nyzhi.core.runtime.plugins.parts``): a changed file asks again."""
 
     name: str
     marketplace: str

@@ -16,12 +16,12 @@ to what nyz reads of ``.claude/settings*.json``:
 The approval is a SHA-256 digest of all the gated parts, kept per workspace in the user's state
 directory (``nyzhi.config.approvals``, never in the repository): ``nyz config trust`` (shows
 them and asks) or, in an interactive session, one question through the front end's approvals
-(``nyzhi.core.assembly.ask_project_trust``; a yes applies from the next session). For CI, the
+(``nyzhi.core.runtime.assembly.ask_project_trust``; a yes applies from the next session). For CI, the
 person running nyz approves for one run with ``--approve-project-config`` or in their own
 config with ``[agent.trust] approve_project_config = true``. A trust mode never approves
 configuration: ``--trust full`` is about tool calls, and a hook the agent planted under it must
 not run in the next ``--trust full`` run. ``.mcp.json`` servers are asked about one by one
-(``nyzhi.core.mcp.trust``, the same record and the same rule).
+(``nyzhi.core.runtime.mcp.trust``, the same record and the same rule).
 """
 
 from __future__ import annotations
@@ -379,7 +379,7 @@ def load_trusted(cwd: Path | None, env: Mapping[str, str] | None = None, *,
 
 def pending_mcp_json(root: Path, env: Mapping[str, str] | None = None) -> list[Any]:
     """The ``.mcp.json`` servers (``ServerEntry``) not approved as they are now: each is
-    approved on its own (``nyzhi.core.mcp.trust``, the same record), and not started until."""
+    approved on its own (``nyzhi.core.runtime.mcp.trust``, the same record), and not started until."""
     from nyzhi.config.approvals import trusted_digest
     from nyzhi.config.mcp_sources import MCP_JSON, read_mcp_json
 

@@ -319,7 +319,7 @@ def _webhook(_inst: Any, attribute: Any, value: str | None) -> None:
 @records.frozen
 class NotifyConfig:
     """``[notify]``: telling the person a long turn ended or an approval waits
-    (``nyzhi.core.notify``). ``after`` is a duration ("30s", "2m")."""
+    (``nyzhi.core.runtime.notify``). ``after`` is a duration ("30s", "2m")."""
 
     after: Duration = Duration("30s")  # a main-agent turn at least this long notifies at its end
     approvals: bool = True  # notify when an approval or a question waits for an answer

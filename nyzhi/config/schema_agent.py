@@ -173,7 +173,7 @@ class HookConfig:
 
     def as_table(self) -> dict:
         """The keys set to non-default values, as in the TOML table (what
-        ``nyzhi.core.hooks.hooks_from_config`` takes)."""
+        ``nyzhi.core.runtime.hooks.hooks_from_config`` takes)."""
         def default(f: attrs.Attribute) -> object:
             return f.default.factory() if isinstance(f.default, attrs.Factory) else f.default
 
@@ -228,7 +228,7 @@ class AgentConfig:
     # description); entries that do not fit are counted, not listed (nyzhi.knowledge.listing).
     listing_budget_chars: int = attrs.field(default=LISTING_BUDGET_CHARS, metadata={"min": 200})
     # An autopilot's returns to execute after a failed QA or validation before it stops with a
-    # report (nyzhi.core.autopilot); 0: one attempt only.
+    # report (nyzhi.core.runtime.autopilot); 0: one attempt only.
     autopilot_max_loops: int = attrs.field(default=2, metadata={"min": 0})
     trust: TrustConfig = attrs.Factory(TrustConfig)
     retry: RetryConfig = attrs.Factory(RetryConfig)

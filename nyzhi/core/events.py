@@ -198,7 +198,7 @@ class Usage(Event):
     total_output_tokens: int = 0
     total_cost_usd: float = 0.0
     # the model asked and the characters sent (system, tools, thread): a resumed session
-    # calibrates its token estimate from them (nyzhi.core.context_window.Calibration)
+    # calibrates its token estimate from them (nyzhi.core.loop.context_window.Calibration)
     model: str = ""
     request_chars: int = 0
     # Of output_tokens, those spent thinking (where the provider says); and the session's.
@@ -289,7 +289,7 @@ class UserQuestion(Event):
 class Result(Event):
     """The last line of ``nyz run --output-format json|stream-json``. ``usage`` and
     ``cost_usd`` are the whole agent tree's, ``usage_by_agent`` the same per agent path;
-    ``subtype`` says how the run ended (``nyzhi.core.run_result.ResultSubtype``: ``success``
+    ``subtype`` says how the run ended (``nyzhi.headless.run_result.ResultSubtype``: ``success``
     or why not) and ``error`` why, in words (empty on success). ``background`` lists the
     run's background processes (``id``, ``command``, ``state``): ``killed`` for those still
     running when the run ended, which killed them."""
@@ -406,7 +406,7 @@ class ProcessExit(Event):
 
 @records.frozen
 class AutopilotPhase(Event):
-    """An autopilot (``/autopilot``, ``nyz run --autopilot``; ``nyzhi.core.autopilot``)
+    """An autopilot (``/autopilot``, ``nyz run --autopilot``; ``nyzhi.core.runtime.autopilot``)
     entered ``phase``: ``expand``, ``plan``, ``execute``, ``qa``, ``validate``, or the end,
     ``done`` or ``failed`` (``detail`` is then the report). ``loop`` counts the returns to
     ``execute`` after a failed QA or validation; ``detail`` says why a phase began (resumed,

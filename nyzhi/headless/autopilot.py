@@ -1,4 +1,4 @@
-"""``nyz run --autopilot [GOAL]``: an autopilot (``nyzhi.core.autopilot``) run headless.
+"""``nyz run --autopilot [GOAL]``: an autopilot (``nyzhi.core.runtime.autopilot``) run headless.
 
 The run is ``nyz run``'s (``HeadlessRun``: the same output formats, budget flags, signals and
 exit statuses); only the drive differs. It prints every event until the autopilot ends, the
@@ -17,13 +17,13 @@ import argparse
 from typing import Any
 
 from nyzhi.core.protocol import events as ev
-from nyzhi.core.run_result import Failure, ResultSubtype, budget_subtype
 from nyzhi.headless.run import HeadlessRun
+from nyzhi.headless.run_result import Failure, ResultSubtype, budget_subtype
 
 
 def autopilot_failure(state: Any) -> Failure | None:
     """Why an autopilot run that ended in ``state`` is not a success (None: it is)."""
-    from nyzhi.core.autopilot import Phase
+    from nyzhi.core.runtime.autopilot import Phase
 
     if state.phase == Phase.DONE:
         return None
@@ -36,7 +36,7 @@ def autopilot_failure(state: Any) -> Failure | None:
 
 async def run_autopilot(args: argparse.Namespace, goal: str, fmt: str) -> int:
     """``nyz run --autopilot``: done when the autopilot ends or stops."""
-    from nyzhi.core import autopilot as ap
+    from nyzhi.core.runtime import autopilot as ap
 
     async def drive(rt: Any) -> None:
         from nyzhi.core.protocol import Session

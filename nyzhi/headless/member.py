@@ -6,12 +6,12 @@ set, so its main agent is the member (its role, fence, model and teammate prompt
 ``TeammateProcess`` reads them there (attached), or they go to the team's log (detached).
 
 * **attached** (``--attached``, started by a lead): stdin carries control lines from the lead
-  (``{"op": "approval" | "answer" | "cancel", …}``, ``nyzhi.core.teams.pipe``); end of file on
+  (``{"op": "approval" | "answer" | "cancel", …}``, ``nyzhi.core.runtime.teams.pipe``); end of file on
   stdin means the lead has gone, and the member stops. That is what makes a teammate die with
   its lead, however the lead ended.
 * **remote store** (``--remote-store``, a member the lead started on another host over SSH):
   its team store is the lead's, reached by request lines on the same pipe
-  (``nyzhi.teams.remote``), and the lead's pokes arrive as lines too.
+  (``nyzhi.team_files.remote``), and the lead's pokes arrive as lines too.
 * **detached**: runs until SIGTERM or SIGINT (``nyz team stop``).
 
 A member restarted after a crash resumes its own session (its id is in its status file) and,
@@ -31,7 +31,7 @@ from nyzhi.core.protocol import events as ev
 async def run_member(team: str, member: str, *, attached: bool, interactive: bool,
                      remote_store: bool = False, proxy_model: str | None = None) -> int:
     from nyzhi.core.protocol.member import check_member_flags, start_member
-    from nyzhi.core.runtime import open_runtime
+    from nyzhi.core.runtime.runtime import open_runtime
     from nyzhi.headless.render import JsonLines
 
     check_member_flags(attached=attached, remote_store=remote_store, proxy_model=proxy_model)

@@ -15,8 +15,8 @@ from typing import Any
 import attrs
 import trio
 
-from nyzhi.core.flags import runtime_options
-from nyzhi.core.runtime import open_runtime
+from nyzhi.core.runtime.runtime import open_runtime
+from nyzhi.front.flags import runtime_options
 
 
 def rerun_session(prompts: list[str], recorded_cwd: Path | None, provider: Any,

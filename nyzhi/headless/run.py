@@ -26,12 +26,12 @@ from typing import Any, TextIO
 import trio
 
 from nyzhi.config.fsutil import StorageError
-from nyzhi.core import collector
-from nyzhi.core.flags import runtime_options
 from nyzhi.core.protocol import events as ev
 from nyzhi.core.protocol.renderer import EventRenderer
-from nyzhi.core.run_result import Failure, ResultSubtype, turn_failure
+from nyzhi.core.runtime import collector
+from nyzhi.front.flags import runtime_options
 from nyzhi.headless.render import STARTUP, JsonLines, Progress, ResultOnly
+from nyzhi.headless.run_result import Failure, ResultSubtype, turn_failure
 from nyzhi.signals import exit_code, stop_on_signal
 
 
@@ -94,7 +94,7 @@ class HeadlessRun:
 
     The drive sets ``handle`` (the main agent's turn the result is about) and, for a failure
     of its own, ``failure``; the ``result`` says why the run failed (``subtype``, ``error``)
-    and what the whole tree used (``nyzhi.core.usage``)."""
+    and what the whole tree used (``nyzhi.headless.usage``)."""
 
     def __init__(self, args: argparse.Namespace, fmt: str, *,
                  until: Callable[[ev.AnyEvent], bool] | None = None,
@@ -141,8 +141,8 @@ class HeadlessRun:
     async def run(self, drive: Callable[[Any], Awaitable[None]]) -> int:
         """Open the runtime, ``drive(rt)``, print the result; the exit status."""
         from nyzhi.core.protocol import Session
-        from nyzhi.core.runtime import open_runtime
-        from nyzhi.core.usage import track_usage
+        from nyzhi.core.runtime.runtime import open_runtime
+        from nyzhi.headless.usage import track_usage
 
         options = runtime_options(self.args, interactive=False)
         opened = False
@@ -192,7 +192,7 @@ class HeadlessRun:
             message = describe_error(exc)
             self.printer.render(ev.Error(message=message, kind=STARTUP,
                                          retryable=bool(getattr(exc, "retryable", False))))
-            from nyzhi.core.usage import UsageLedger
+            from nyzhi.headless.usage import UsageLedger
 
             subtype = ResultSubtype.ERROR if opened else ResultSubtype.STARTUP_ERROR
             self.printer.render(ev.Result(result="", is_error=True, subtype=subtype,

@@ -17,8 +17,8 @@ import argparse
 from typing import Any
 
 from nyzhi.core.protocol import events as ev
-from nyzhi.core.run_result import Failure, ResultSubtype, turn_failure
 from nyzhi.headless.run import HeadlessRun
+from nyzhi.headless.run_result import Failure, ResultSubtype, turn_failure
 
 
 async def run_team_headless(args: argparse.Namespace, task: str, fmt: str) -> int:

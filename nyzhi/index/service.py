@@ -7,7 +7,7 @@ while it runs: ``Build`` starts a refresh (or joins the running one) and returns
 ``report`` it was given, with the service's path: one ``Progress`` per file (re)embedded, one
 per ``PROGRESS_EVERY`` files looked at, and a last one with ``done=True``. The index sits
 below ``core`` and knows no events: the runtime (and ``nyz index build``) turn each report
-into an ``index_progress`` event (``nyzhi.core.assembly.index_progress_to``).
+into an ``index_progress`` event (``nyzhi.core.runtime.assembly.index_progress_to``).
 
 The embedder (seconds to load the ONNX model) is made on first need, in a worker thread.
 Stopping the actor asks the build to stop after the current file; what was committed stays.

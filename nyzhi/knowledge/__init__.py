@@ -2,7 +2,7 @@
 
 Each module here reads and writes plain files (markdown a person can edit) and depends only on
 ``nyzhi.config``: the tools (``nyzhi.tools.builtin.knowledge``), the runtime
-(``nyzhi.core.session_knowledge``) and the command line all use the same functions.
+(``nyzhi.core.runtime.session_knowledge``) and the command line all use the same functions.
 
 - ``memory``: the user's ``MEMORY.md`` and each project's memory directory (an index plus topic
   files) under the user's data directory, never in the repository;

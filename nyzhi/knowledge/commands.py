@@ -55,7 +55,7 @@ class Command:
     description: str = ""
     source: str = ""  # a file path or "config"
     # Claude Code's ``allowed-tools`` (``Bash(git status:*)``, ``Read``): which of the
-    # template's ``!`cmd` `` lines may run (``nyzhi.core.command_files``).
+    # template's ``!`cmd` `` lines may run (``nyzhi.core.runtime.command_files``).
     allowed_tools: tuple[str, ...] = ()
 
     def render(self, arguments: str) -> str:

@@ -8,7 +8,7 @@ wins) chooses one; ``default`` (or none) keeps nyz's own prompt.
 
 As in Claude Code, a chosen style replaces the prompt's communication section with its own
 text, and, unless it keeps the coding instructions, also the sections about how to work on
-code (``nyzhi.core.prompt.STYLE_REPLACES``). A style named but not found is a notice.
+code (``nyzhi.core.loop.prompt.STYLE_REPLACES``). A style named but not found is a notice.
 """
 
 from __future__ import annotations

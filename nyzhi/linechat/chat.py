@@ -39,11 +39,11 @@ from typing import Any, TextIO
 
 import trio
 
-from nyzhi.core.flags import runtime_options
 from nyzhi.core.protocol import ApprovalAnswer, ScreenlessHost
 from nyzhi.core.protocol import events as ev
 from nyzhi.core.protocol.commands import NOTICE, dispatch
 from nyzhi.core.protocol.renderer import EventRenderer
+from nyzhi.front.flags import runtime_options
 from nyzhi.prompt_input import decode_part
 from nyzhi.signals import exit_code, stop_on_signal
 
@@ -191,7 +191,7 @@ def approval_answer(line: str) -> ApprovalAnswer | None:
 
 
 class ChatHost(ScreenlessHost):
-    """The chat as the slash commands' ``CommandHost`` (``nyzhi.core.commands``): output as
+    """The chat as the slash commands' ``CommandHost`` (``nyzhi.core.runtime.commands``): output as
     plain lines (notices in brackets), prompts started as turns. It has none of the console's
     features (a screen, the agent tree, themes, reopening the runtime in place), so ``/clear``,
     ``/agents``, ``/theme`` and ``/resume`` are not offered here."""
@@ -520,13 +520,13 @@ def _exit_status(stopped_by: int | None, rt: Any, renderer: ChatRenderer) -> int
 
 
 async def chat(args: argparse.Namespace) -> int:
-    from nyzhi.core.runtime import open_runtime
+    from nyzhi.core.runtime.runtime import open_runtime
 
     options = runtime_options(args, interactive=True)
     out, status = _chat_output()
     stopped_by: int | None = None
     async with open_runtime(options) as rt:
-        from nyzhi.core import collector
+        from nyzhi.core.runtime import collector
 
         collector.resume(freeze=True)  # paused by ``nyz chat`` while it started
         for notice in rt.notices:

@@ -2,7 +2,7 @@
 
 Models do produce broken JSON (truncated at max_tokens, trailing commas, prose). The stream
 passes the raw text through untouched in ``ToolCallEnd.arguments``; the agent's tool step
-(``nyzhi.core.tool_step``) calls ``parse_tool_arguments`` and, on a ``ToolArgumentError``,
+(``nyzhi.core.loop.tool_step``) calls ``parse_tool_arguments`` and, on a ``ToolArgumentError``,
 sends the model a tool error it can correct instead of crashing the turn. The wire encoders
 call it too, for formats that carry arguments as objects.
 """

@@ -3,7 +3,7 @@
 This is the process half of the offline default model: find the bundled SmolLM2 .gguf, start
 ``python -m llama_cpp.server`` on a free loopback port, wait until it answers, and make sure it
 dies with us. The actor half (restart on crash, one instance per runtime) is
-``nyzhi.core.local_model``; this module knows nothing about actors so it can be used and tested
+``nyzhi.core.runtime.local_model``; this module knows nothing about actors so it can be used and tested
 on its own.
 
 Why the process is not started as a bare ``python -m llama_cpp.server``:

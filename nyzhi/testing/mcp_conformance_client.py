@@ -4,14 +4,14 @@
 with the URL of the suite's server as the last argument and the scenario's name in
 ``MCP_CONFORMANCE_SCENARIO``. Every scenario goes through the code ``nyz`` uses:
 
-* ``nyzhi.core.mcp.client.connect`` (the transport, the client info, the elicitation
-  callback of ``nyzhi.core.mcp.elicit`` with the headless ``[mcp] elicitation = "defaults"``
+* ``nyzhi.core.runtime.mcp.client.connect`` (the transport, the client info, the elicitation
+  callback of ``nyzhi.core.runtime.mcp.elicit`` with the headless ``[mcp] elicitation = "defaults"``
   policy);
-* for ``auth/*``: ``nyz mcp login``'s flow (``nyzhi.core.mcp.login.login``: discovery,
+* for ``auth/*``: ``nyz mcp login``'s flow (``nyzhi.core.runtime.mcp.login.login``: discovery,
   registration, PKCE, the loopback redirect), with a "browser" that simply follows the
   authorization server's redirects, as a person clicking "allow" would; then a second
   connection that, like any later ``nyz`` session, only uses the stored tokens
-  (``nyzhi.core.mcp.oauth``) to list the tools and call each; when it says a login is
+  (``nyzhi.core.runtime.mcp.oauth``) to list the tools and call each; when it says a login is
   needed (a tool wanting a wider scope), the login again, as the user would.
 
 Tokens go to ``$XDG_DATA_HOME/nyzhi/mcp-auth.json`` of a temporary directory, never the
@@ -44,15 +44,15 @@ def follow_redirects(url: str) -> bool:
 
 
 async def _tools(client: Any) -> list[Any]:
-    from nyzhi.core.mcp.client import list_all
+    from nyzhi.core.runtime.mcp.client import list_all
 
     return await list_all(client.list_tools, "tools")
 
 
 async def _session(entry: Any, work: Any) -> None:
     """Connect as a later nyz session would, then ``work(client)``."""
-    from nyzhi.core.mcp.client import connect
-    from nyzhi.core.mcp.elicit import DEFAULTS, callback_for
+    from nyzhi.core.runtime.mcp.client import connect
+    from nyzhi.core.runtime.mcp.elicit import DEFAULTS, callback_for
 
     async with contextlib.AsyncExitStack() as stack:
         client = await connect(stack, entry, sys.stderr, trio.Event(),
@@ -83,9 +83,9 @@ async def run(url: str, scenario: str) -> None:
                                             client_secret_env=secret_env))
     if not scenario.startswith("auth/"):
         return await _session(entry, _call_each)
-    from nyzhi.core.mcp.login import login
-    from nyzhi.core.mcp.oauth import NeedsLogin
-    from nyzhi.core.server_supervision import leaf_error
+    from nyzhi.core.runtime.mcp.login import login
+    from nyzhi.core.runtime.mcp.oauth import NeedsLogin
+    from nyzhi.core.runtime.server_supervision import leaf_error
 
     async def log_in() -> None:
         await login(entry, say=lambda line: print(line, file=sys.stderr), open_url=follow_redirects)
@@ -114,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             trio.run(run, argv[-1], scenario)
         except Exception as exc:
-            from nyzhi.core.server_supervision import leaf_error
+            from nyzhi.core.runtime.server_supervision import leaf_error
 
             error = leaf_error(exc)
             print(f"{scenario}: {type(error).__name__}: {error}", file=sys.stderr)

@@ -3,7 +3,7 @@
 ``bash`` with ``run_in_background`` starts a command and returns at once with an id
 (``bg_1``, ...); ``bash_output``, ``write_stdin``, ``kill_shell`` and ``list_shells``
 (``nyzhi.tools.builtin.shells``) act on it later. This module holds what those tools share and
-what runs the process; the supervision lives in the core (``nyzhi.core.background``), which
+what runs the process; the supervision lives in the core (``nyzhi.core.loop.background``), which
 runs each process as an actor under the tool executor of the agent that started it, so the
 process ends with that agent's subtree, with the session and with nyz.
 

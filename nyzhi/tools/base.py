@@ -70,7 +70,7 @@ class ChangeLog:
     """Every file change made through tools in a session, in order, so ``/undo`` can revert."""
 
     changes: list[FileChange] = attrs.field(factory=list)
-    # Told of every write before and after it is made (``nyzhi.core.checkpoints.Recorder``:
+    # Told of every write before and after it is made (``nyzhi.core.runtime.checkpoints.Recorder``:
     # ``before_write(changes)`` and ``after_write(changes)``, from the writing thread). None:
     # no checkpoints (a library user's context, a unit test).
     watcher: Any = attrs.field(default=None, repr=False)
@@ -116,7 +116,7 @@ class ToolContext:
     # Write leases (nyzhi.tools.leases.LeaseTable): contexts derived with attrs.evolve share
     # it, so every agent of one runtime tree waits for the others' writes to the same file.
     leases: Any = attrs.field(factory=lambda: _lease_table())
-    # The runtime's subagent manager (nyzhi.core.subagents), for the lifecycle tools; shared
+    # The runtime's subagent manager (nyzhi.core.runtime.subagents), for the lifecycle tools; shared
     # like ``leases``. None: no subagents in this run.
     agents: Any = None
     # Teams: the team this agent belongs to and its member name there (None: not in a team;
@@ -132,13 +132,13 @@ class ToolContext:
     # Known secrets (nyzhi.config.secrets.Redactor), replaced in every result before it leaves
     # the tool layer or is written to disk; shared like ``agents``. None: nothing to redact.
     redactor: Any = None
-    # The runtime's browser (nyzhi.core.browser.BrowserPool), shared like ``agents``; started
+    # The runtime's browser (nyzhi.core.runtime.browser.BrowserPool), shared like ``agents``; started
     # on the first browser tool call. None: the browser tools say there is none.
     browser: Any = None
     # What model-directed requests may reach (nyzhi.tools.netguard.NetPolicy: the user's
     # ``[network] allow_hosts``), shared like ``agents``. None: the strict default.
     net: Any = None
-    # The runtime's language servers (nyzhi.core.lsp.LspPool), shared like ``agents``: the
+    # The runtime's language servers (nyzhi.core.runtime.lsp.LspPool), shared like ``agents``: the
     # lsp_* tools ask it, and the file-writing tools report new errors through it. None: no
     # language servers in this run.
     lsp: Any = None

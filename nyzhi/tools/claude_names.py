@@ -1,7 +1,7 @@
 """Claude Code's tool names and ours: the one table every reader of Claude Code files uses.
 
 Claude Code names tools in four places a project carries over: an agent file's ``tools:`` list
-(``nyzhi.core.roles``), a hook's ``matcher`` (``nyzhi.core.hooks``), a permission rule such as
+(``nyzhi.core.runtime.roles``), a hook's ``matcher`` (``nyzhi.core.runtime.hooks``), a permission rule such as
 ``Bash(npm test)`` (``nyzhi.tools.claude_permissions``) and a skill's ``allowed-tools``. All of
 them look names up here, so a name mapped once is mapped everywhere.
 

@@ -348,7 +348,7 @@ class Gates:
     ``fence`` is an extra predicate (e.g. the registry's ``is_allowed``). ``approver`` None means
     headless: calls that need approval are refused with a hint about ``--trust``.
     ``read_only_role`` names the agent's role when that role is read-only
-    (``nyzhi.core.roles.fence_tools`` sets it, and the read-only sandbox with it).
+    (``nyzhi.core.runtime.roles.fence_tools`` sets it, and the read-only sandbox with it).
     """
 
     trust: TrustPolicy = attrs.field(factory=TrustPolicy)

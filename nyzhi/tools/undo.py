@@ -4,7 +4,7 @@ A tool call that touches several files (multi_edit, apply_patch, move_file) goes
 ``apply``: every target is re-checked by the sandbox first (one refusal writes nothing), then
 the files are written in order and, if any write fails, the ones already written are put back.
 ``record`` then puts the changes in ``ctx.changes`` under one batch id so ``undo_last`` reverts
-the whole call at once. The change log's ``watcher`` (the checkpoints, ``nyzhi.core.checkpoints``)
+the whole call at once. The change log's ``watcher`` (the checkpoints, ``nyzhi.core.runtime.checkpoints``)
 is told of each write before it is made and after, and of each revert.
 
 Threads: the disk part (``apply``) is thread-safe and records nothing, so the tools run their

@@ -32,10 +32,10 @@ from typing import TYPE_CHECKING, Any
 import trio
 import urwid
 
-from nyzhi.core import collector
 from nyzhi.core.protocol import Session, ops
 from nyzhi.core.protocol import events as ev
 from nyzhi.core.protocol.commands import dispatch, toggle_plan, waits_for_idle
+from nyzhi.core.runtime import collector
 from nyzhi.tui import commands, theme
 from nyzhi.tui.agent_tree import AgentTree
 from nyzhi.tui.composer import Composer, attach_files, read_attachments
@@ -45,13 +45,13 @@ from nyzhi.tui.status import StatusBar
 from nyzhi.tui.transcript import Transcript
 
 if TYPE_CHECKING:
-    from nyzhi.core.runtime import Runtime
+    from nyzhi.core.runtime.runtime import Runtime
     from nyzhi.tui.first_frame import FirstFrame
 
 __all__ = ["Console", "ServeWeb", "attach_files", "console_main", "main", "resume_hint"]
 
 QUIT_WINDOW_S = 2.0
-# A command's kind of line (``nyzhi.core.commands.registry``) -> the palette's name for it.
+# A command's kind of line (``nyzhi.core.runtime.commands.registry``) -> the palette's name for it.
 _STYLES = {"added": "tool_ok", "removed": "tool_err"}
 # ``/web``'s server, given by ``nyz`` (``nyzhi.cli.cmd_chat``; front ends import none of each
 # other): ``(runtime, nursery, say) -> served``, where ``served.url`` is the page to open and
@@ -423,13 +423,13 @@ class Console:
         """Alt-T: the next thinking level (off, low, medium, high), as ``/thinking LEVEL``."""
         if self.rt is None:
             return
-        from nyzhi.core.thinking import next_level, thinking_command
+        from nyzhi.core.runtime.thinking import next_level, thinking_command
 
         self.flash(thinking_command(self.rt, next_level(self.rt.thinking_level)).splitlines()[-1])
         self.refresh_status()
 
     def toggle_plan(self) -> None:
-        """Shift-Tab: ``/plan`` (``nyzhi.core.commands``)."""
+        """Shift-Tab: ``/plan`` (``nyzhi.core.runtime.commands``)."""
         toggle_plan(self)
 
     def restart_on(self, session_id: str, switch: tuple[str, str | None] | None = None) -> None:
@@ -513,7 +513,7 @@ class Console:
         """Open the runtime (again after ``/resume``) and feed its events to the screen; a
         runtime that cannot start ends the console with its error in ``fatal``."""
         def prepare() -> Any:
-            from nyzhi.core.flags import runtime_options  # the runtime's imports, off the UI
+            from nyzhi.front.flags import runtime_options  # the runtime's imports, off the UI
             from nyzhi.provider import tls
 
             tls.prewarm()  # the CA bundle loads while the runtime is imported
@@ -525,7 +525,7 @@ class Console:
         try:
             options = await trio.to_thread.run_sync(prepare)
             from nyzhi.config import load_config
-            from nyzhi.core.runtime import open_runtime
+            from nyzhi.core.runtime.runtime import open_runtime
 
             while True:
                 loaded = await trio.to_thread.run_sync(load_config, options.cwd)

@@ -1,6 +1,6 @@
 """The console's side of the slash commands: the features it offers them and Tab completion.
 
-The commands themselves, and their one table, are ``nyzhi.core.commands``, shared with every
+The commands themselves, and their one table, are ``nyzhi.core.runtime.commands``, shared with every
 front end; ``Console`` (``nyzhi.tui.app``) is their ``CommandHost``. The console has every
 feature a command can need: a screen to clear, the agent tree, themes, reopening the
 runtime in place (``/resume``, ``/model PROVIDER/MODEL``), and serving itself to a browser

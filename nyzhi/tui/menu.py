@@ -2,7 +2,7 @@
 their one-line help while a ``/name`` is typed at the start, the workspace's files while an
 ``@path`` is typed at the end.
 
-The commands come from the one command table (``nyzhi.core.commands``) and the session's
+The commands come from the one command table (``nyzhi.core.runtime.commands``) and the session's
 custom commands; the files from a bounded walk of the workspace, done once per ``@`` word
 (``FileIndex``), so a large tree costs one walk and never freezes typing.
 """

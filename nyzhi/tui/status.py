@@ -38,7 +38,7 @@ class StatusBar:
         self.activity = Activity()  # the spinner line while the main agent works
         self.status = urwid.Text("", wrap="ellipsis")
         self._context_warned: set[float] = set()  # the CONTEXT_MARKS already said
-        # Claude Code's statusLine (nyzhi.core.status_line): its last output, shown instead
+        # Claude Code's statusLine (nyzhi.core.runtime.status_line): its last output, shown instead
         # of nyz's status text; one run at a time, at most every STATUS_LINE_EVERY seconds.
         self._status_line_text: str | None = None
         self._status_line_busy = False
@@ -107,7 +107,7 @@ class StatusBar:
 
     async def _run_status_line(self, rt: Any) -> None:
         """Run the statusLine command with Claude Code's status JSON; show its line."""
-        from nyzhi.core.status_line import run_status_line, status_payload
+        from nyzhi.core.runtime.status_line import run_status_line, status_payload
         from nyzhi.tools.env_policy import child_env
 
         cwd = self.console.cwd

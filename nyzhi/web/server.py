@@ -3,7 +3,7 @@
 Each TCP connection's request head is read and checked here before anything else happens:
 
 * on a loopback bind, ``Host`` and ``Origin`` must name this server
-  (``nyzhi.core.mcp.serve.loopback_refusal``, the check ``nyz mcp serve`` uses), so a page
+  (``nyzhi.core.runtime.mcp.serve.loopback_refusal``, the check ``nyz mcp serve`` uses), so a page
   whose DNS name was rebound to 127.0.0.1 cannot drive the agent through the user's browser;
   on a remote bind (``--allow-remote``) an ``Origin``, when sent, must be the ``Host`` itself;
 * the token (``?token=`` or ``Authorization: Bearer``) is required for everything except the
@@ -36,9 +36,9 @@ import h11
 import trio
 
 from nyzhi import __version__, records
-from nyzhi.core.mcp.serve import loopback_refusal
 from nyzhi.core.protocol import describe_error
 from nyzhi.core.protocol.live_socket import serve_live
+from nyzhi.core.runtime.mcp.serve import loopback_refusal
 from nyzhi.loopback import is_loopback, security_headers
 from nyzhi.web import protocol as p
 from nyzhi.web.session import Viewer, WebSession
@@ -162,7 +162,7 @@ class Hub:
         return session
 
     async def _run(self, options: Any, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
-        from nyzhi.core.runtime import open_runtime
+        from nyzhi.core.runtime.runtime import open_runtime
 
         async with open_runtime(options) as rt:
             for notice in rt.notices:
@@ -450,8 +450,8 @@ async def serve(options: ServeOptions, runtime_options: Any) -> int:
     """Run until interrupted; the first session's runtime opens before the port does."""
     options.check()
     if options.team is not None:
-        from nyzhi.teams.errors import TeamError
-        from nyzhi.teams.lead_lease import lead_pid
+        from nyzhi.team_files.errors import TeamError
+        from nyzhi.team_files.lead_lease import lead_pid
         from nyzhi.web.team import TeamView
 
         view = TeamView(options.team)

@@ -28,12 +28,12 @@ from typing import Any
 import trio
 
 from nyzhi.core.protocol import events as ev
-from nyzhi.core.teams.process import DROPPED, retag
-from nyzhi.core.teams.report import member_status
-from nyzhi.teams.errors import TeamError
-from nyzhi.teams.lead_lease import lead_pid
-from nyzhi.teams.names import LEAD
-from nyzhi.teams.store import TeamStore
+from nyzhi.core.runtime.teams.process import DROPPED, retag
+from nyzhi.core.runtime.teams.report import member_status
+from nyzhi.team_files.errors import TeamError
+from nyzhi.team_files.lead_lease import lead_pid
+from nyzhi.team_files.names import LEAD
+from nyzhi.team_files.store import TeamStore
 from nyzhi.tools.offload import run_blocking
 from nyzhi.web import protocol as p
 
@@ -169,7 +169,7 @@ class TeamView:
 
     async def send(self, agent: str, text: str) -> ev.TeamMessage:
         """Put ``text`` into the inbox of the member at ``agent``, as ``nyz team send``."""
-        from nyzhi.teams.inbox import deliver
+        from nyzhi.team_files.inbox import deliver
 
         member = self.member_of(agent)
         try:

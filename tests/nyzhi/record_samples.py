@@ -9,12 +9,12 @@ from typing import Any
 
 def samples() -> dict[str, list[Any]]:
     from nyzhi.core import events as ev
+    from nyzhi.core.loop.state_record import Failure, StateRecord
     from nyzhi.core.prompt_env import Environment
-    from nyzhi.core.sessions.records import SessionMeta
-    from nyzhi.core.state_record import Failure, StateRecord
-    from nyzhi.teams.board import Task
-    from nyzhi.teams.inbox import Message
-    from nyzhi.teams.store import Member, TeamConfig
+    from nyzhi.core.runtime.sessions.records import SessionMeta
+    from nyzhi.team_files.board import Task
+    from nyzhi.team_files.inbox import Message
+    from nyzhi.team_files.store import Member, TeamConfig
 
     env = Environment("Linux x86_64", "2026-11-20", "python", "main", True, True)
     return {

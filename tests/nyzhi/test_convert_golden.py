@@ -17,13 +17,13 @@ from record_samples import samples  # beside this file (pytest puts its director
 
 from nyzhi import convert
 from nyzhi.core import events as ev
+from nyzhi.core.loop.state_record import read_state
 from nyzhi.core.prompt_env import Environment, read_environment
-from nyzhi.core.sessions.records import SessionMeta
-from nyzhi.core.sessions.store import SessionStore
-from nyzhi.core.state_record import read_state
-from nyzhi.teams.board import Task
-from nyzhi.teams.inbox import Message
-from nyzhi.teams.store import Member, TeamConfig, TeamStore
+from nyzhi.core.runtime.sessions.records import SessionMeta
+from nyzhi.core.runtime.sessions.store import SessionStore
+from nyzhi.team_files.board import Task
+from nyzhi.team_files.inbox import Message
+from nyzhi.team_files.store import Member, TeamConfig, TeamStore
 
 DATA = Path(__file__).parent / "data" / "records"
 GOLDEN = json.loads((DATA / "golden.json").read_text())

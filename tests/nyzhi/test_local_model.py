@@ -20,7 +20,7 @@ import pytest
 import trio
 
 import actors
-from nyzhi.core.local_model import (
+from nyzhi.core.runtime.local_model import (
     GetServerInfo,
     LocalModelConfig,
     LocalModelStartError,

@@ -84,7 +84,7 @@ async def test_the_workspace_file_server_sends_the_headers_but_no_csp(tmp_path):
 
 
 async def test_the_oauth_callback_page_and_its_404_send_the_headers():
-    from nyzhi.core.mcp.login import _one_callback
+    from nyzhi.core.runtime.mcp.login import _one_callback
 
     listener = (await trio.open_tcp_listeners(0, host="127.0.0.1"))[0]
     port = listener.socket.getsockname()[1]
@@ -116,7 +116,7 @@ async def test_the_oauth_callback_page_and_its_404_send_the_headers():
 
 
 async def test_mcp_serve_http_answers_with_the_headers_refused_or_not():
-    from nyzhi.core.mcp.serve import loopback_guard
+    from nyzhi.core.runtime.mcp.serve import loopback_guard
 
     async def app(scope, receive, send):
         await send({"type": "http.response.start", "status": 200,

@@ -17,9 +17,9 @@ def test_all_lists_exactly_the_exports():
 
 def test_every_export_resolves_to_the_runtime_object():
     from nyzhi.core import events
-    from nyzhi.core.agent_factory import AgentSpec
-    from nyzhi.core.runtime import Runtime, RuntimeOptions, open_runtime
-    from nyzhi.core.tool_step import ApprovalAnswer
+    from nyzhi.core.loop.tool_step import ApprovalAnswer
+    from nyzhi.core.runtime.agent_factory import AgentSpec
+    from nyzhi.core.runtime.runtime import Runtime, RuntimeOptions, open_runtime
 
     assert nyzhi.open_runtime is open_runtime and nyzhi.RuntimeOptions is RuntimeOptions
     assert nyzhi.Runtime is Runtime and nyzhi.events is events
@@ -37,7 +37,7 @@ def test_unknown_names_are_attribute_errors():
 
 def test_importing_nyzhi_loads_nothing_heavy():
     code = ("import sys, nyzhi; heavy = [m for m in ('trio', 'httpx', 'attrs', 'nyzhi.core',"
-            " 'nyzhi.core.runtime') if m in sys.modules]; print(heavy)")
+            " 'nyzhi.core.runtime.runtime') if m in sys.modules]; print(heavy)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout
     assert out.strip() == "[]"

@@ -15,7 +15,10 @@ package) and the lazy tables listed in ``LAZY_TABLES``, whose names are literals
 private name (``_x``) is not imported from another package's module. Front ends reach the
 runtime through the session protocol (``nyzhi.core.protocol``) and ``open_runtime`` alone: the
 other imports of what lies below them are the ones left to move, listed in
-``FRONT_END_DEBT`` (a new one fails, and a moved one must leave the list).
+``FRONT_END_DEBT`` (a new one fails, and a moved one must leave the list). Inside core, the
+tiers (``CORE_TIERS``: shared, loop, runtime, protocol) import downwards, but for the
+imports listed in ``CORE_TIER_DEBT``; ``nyzhi.front``, what the front ends share, is held to
+the front ends' rule.
 
 Which is a front end and which is ``cli``: a module that opens a runtime or drives a session is
 a front end (the console ``tui``, ``acp``, ``web``, ``headless``: ``nyz run``, a team's process
@@ -44,8 +47,9 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("records", "spawn", "convert", "codecache", "process", "jsonrpc", "signals", "textcut",
      "loopback", "prompt_input"),
     ("config",),
-    ("auth", "provider", "tools", "index", "knowledge", "teams"),
+    ("auth", "provider", "tools", "index", "knowledge", "team_files"),
     ("core", ""),
+    ("front",),
     ("tui", "acp", "web", "headless", "linechat"),
     ("cli", "__main__"),
     ("testing",),
@@ -53,9 +57,13 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 LEVEL = {part: n for n, layer in enumerate(LAYERS) for part in layer}
 # The front ends, held to the protocol; ``cli`` above them is not one (see the docstring).
 FRONT_ENDS = ("tui", "acp", "web", "headless", "linechat")
-# What a front end may import from below itself: the session protocol, open_runtime's module,
-# the root package (its version) and the root modules under every layer.
-FRONT_END_API = ("nyzhi.core.protocol", "nyzhi.core.runtime", "nyzhi.records", "nyzhi.convert",
+# What the front ends share (``nyzhi.front``): above core, held to the front ends' rule.
+SHARED_FRONT = "front"
+# What a front end may import from below itself: the session protocol, open_runtime's module
+# (and its package, which re-exports it, by that exact name: ``FRONT_END_PACKAGES``), the root
+# package (its version) and the root modules under every layer.
+FRONT_END_PACKAGES = ("nyzhi.core.runtime",)
+FRONT_END_API = ("nyzhi.core.protocol", "nyzhi.core.runtime.runtime", "nyzhi.records", "nyzhi.convert",
                  "nyzhi.spawn", "nyzhi.codecache", "nyzhi.process", "nyzhi.jsonrpc",
                  "nyzhi.signals", "nyzhi.textcut", "nyzhi.loopback", "nyzhi.prompt_input")
 # Modules whose ``import_module`` takes a name from a table of literal module names in the same
@@ -65,10 +73,10 @@ LAZY_TABLES = {
     "nyzhi.config": "its lazy export table of literal module names",
     "nyzhi.provider": "its lazy export table of literal module names",
     "nyzhi.provider.build": "the wire adapters' literal table",
-    "nyzhi.teams": "its lazy export table of literal module names",
+    "nyzhi.team_files": "its lazy export table of literal module names",
     "nyzhi.tools.executors": "its lazy export table of literal module names",
     "nyzhi.tools.lazy": "the manifest's literal table of builtin tool modules",
-    "nyzhi.core.sessions": "its lazy export table of literal module names",
+    "nyzhi.core.runtime.sessions": "its lazy export table of literal module names",
     "nyzhi.cli.main": "COMMANDS: the literal table of subcommand modules",
     "nyzhi.codecache": "warms the modules it finds under nyzhi's own package",
 }
@@ -224,12 +232,14 @@ def front_end_reaches(module: str, path: Path, source: str, known: set[str]) -> 
     """``module -> target`` for each import a front end makes of what lies below the front
     ends other than ``FRONT_END_API`` (the runtime's insides, and the layers under it)."""
     own = part_of(module)
-    if own not in FRONT_ENDS:
+    if own not in (*FRONT_ENDS, SHARED_FRONT):
         return set()
     out = set()
     for target, _line in imports(module, path.name == "__init__.py", ast.parse(source), known):
         other = part_of(target) if target.startswith("nyzhi.") else own
-        if target == "nyzhi" or other in FRONT_ENDS or LEVEL.get(other, 0) >= LEVEL["tui"]:
+        if target == "nyzhi" or other in FRONT_ENDS or LEVEL.get(other, 0) >= LEVEL[SHARED_FRONT]:
+            continue
+        if target in FRONT_END_PACKAGES:
             continue
         if any(target == api or target.startswith(api + ".") for api in FRONT_END_API):
             continue
@@ -319,7 +329,7 @@ def test_front_ends_reach_below_them_only_through_the_protocol_or_a_listed_debt(
                                 "\n" + "\n".join(sorted(listed - found)))
 
 
-KNOWN = {"nyzhi", "nyzhi.core", "nyzhi.core.runtime", "nyzhi.core.events", "nyzhi.core.protocol",
+KNOWN = {"nyzhi", "nyzhi.core", "nyzhi.core.runtime.runtime", "nyzhi.core.events", "nyzhi.core.protocol",
          "nyzhi.tools", "nyzhi.tools.leases", "nyzhi.tools.builtin", "nyzhi.tools.builtin.search",
          "nyzhi.tui", "nyzhi.tui.app", "nyzhi.web", "nyzhi.web.session", "nyzhi.cli",
          "nyzhi.cli.render", "nyzhi.index", "nyzhi.index.tool"}
@@ -335,9 +345,9 @@ def test_a_root_package_import_counts_as_the_module_it_exports_lazily():
                    "import nyzhi\nx = nyzhi.Runtime\nfrom nyzhi import __version__\n")
     assert found == [
         "nyzhi/tools/leases.py:1: upward import (tools is below core): "
-        "nyzhi.tools.leases imports nyzhi.core.runtime",
+        "nyzhi.tools.leases imports nyzhi.core.runtime.runtime",
         "nyzhi/tools/leases.py:3: upward import (tools is below core): "
-        "nyzhi.tools.leases imports nyzhi.core.runtime",
+        "nyzhi.tools.leases imports nyzhi.core.runtime.runtime",
     ]
 
 
@@ -384,9 +394,74 @@ def test_a_private_name_is_not_imported_from_another_package():
 
 
 def test_a_front_end_reaching_into_the_runtime_is_seen_and_the_protocol_is_not():
-    source = ("from nyzhi.core.protocol import Session\nfrom nyzhi.core.runtime import "
+    source = ("from nyzhi.core.protocol import Session\nfrom nyzhi.core.runtime.runtime import "
               "open_runtime\nfrom nyzhi.core import events\nfrom nyzhi.tools import leases\n"
               "from nyzhi.cli import render\n")
     assert front_end_reaches("nyzhi.web.session", Path("nyzhi/web/session.py"), source,
                              KNOWN) == {"nyzhi.web.session -> nyzhi.core.events",
                                         "nyzhi.web.session -> nyzhi.tools.leases"}
+
+
+# The tiers inside core, bottom to top: the modules at ``nyzhi.core``'s top (``CORE_SHARED``,
+# every tier's), the agent loop, the runtime that assembles loops, the session protocol. A
+# core module imports only its own tier and those below; ``CORE_TIER_DEBT`` lists the upward
+# imports left (``module -> target``): a new one fails, a moved one must leave the list.
+CORE_TIERS = ("", "loop", "runtime", "protocol")
+CORE_SHARED = frozenset({"events", "errors", "event_bus", "prompt_env"})
+CORE_TIER_DEBT = frozenset({
+    "nyzhi.core.loop.compaction -> nyzhi.core.runtime.sessions.records",
+    "nyzhi.core.loop.context_window -> nyzhi.core.runtime.sessions.store",
+    "nyzhi.core.loop.state_record -> nyzhi.core.runtime.sessions.store",
+    "nyzhi.core.loop.tool_step -> nyzhi.core.protocol.ops",
+    "nyzhi.core.loop.tool_step -> nyzhi.core.runtime.assembly",
+    "nyzhi.core.loop.tool_step -> nyzhi.core.runtime.hooks",
+    "nyzhi.core.runtime.commands.builtin -> nyzhi.core.protocol",
+    "nyzhi.core.runtime.commands.builtin -> nyzhi.core.protocol.ops",
+    "nyzhi.core.runtime.commands.workflows -> nyzhi.core.protocol",
+})
+
+
+def core_tier(module: str) -> str | None:
+    """The tier of a core module (``""`` for the shared ones), None outside core."""
+    parts = module.split(".")
+    if parts[:2] != ["nyzhi", "core"]:
+        return None
+    return parts[2] if len(parts) > 2 and parts[2] in CORE_TIERS else ""
+
+
+def tier_breaks(module: str, path: Path, source: str, known: set[str]) -> set[str]:
+    """``module -> target`` for each import of a higher tier of core."""
+    own = core_tier(module)
+    if own is None:
+        return set()
+    out = set()
+    for target, _line in imports(module, path.name == "__init__.py", ast.parse(source), known):
+        other = core_tier(target)
+        if other is not None and CORE_TIERS.index(other) > CORE_TIERS.index(own):
+            out.add(f"{module} -> {target}")
+    return out
+
+
+def test_every_module_of_core_is_in_a_tier():
+    strays = {m for m in all_modules() if core_tier(m) == "" and m != "nyzhi.core"
+              and m.split(".")[2] not in CORE_SHARED}
+    assert strays == set(), "put these in a tier of core (loop, runtime, protocol)"
+
+
+def test_core_tiers_import_downwards_or_are_listed_debt():
+    sources = _sources()
+    known = set(sources)
+    found = set().union(*(tier_breaks(m, p, t, known) for m, (p, t) in sources.items()))
+    assert not found - CORE_TIER_DEBT, "upward import between core's tiers:\n" + "\n".join(
+        sorted(found - CORE_TIER_DEBT))
+    assert not CORE_TIER_DEBT - found, "moved down: remove from CORE_TIER_DEBT:\n" + \
+        "\n".join(sorted(CORE_TIER_DEBT - found))
+
+
+def test_an_import_up_core_s_tiers_is_seen():
+    known = KNOWN | {"nyzhi.core.loop", "nyzhi.core.loop.turn", "nyzhi.core.runtime.hooks"}
+    source = ("from nyzhi.core.runtime.hooks import HookRunner\nfrom nyzhi.core import events\n"
+              "from nyzhi.core.protocol import Session\n")
+    assert tier_breaks("nyzhi.core.loop.turn", Path("nyzhi/core/loop/turn.py"), source,
+                       known) == {"nyzhi.core.loop.turn -> nyzhi.core.runtime.hooks",
+                                  "nyzhi.core.loop.turn -> nyzhi.core.protocol"}

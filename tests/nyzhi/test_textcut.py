@@ -21,7 +21,7 @@ def test_cut_keeps_a_fitting_text_and_marks_a_cut_one():
 
 def test_the_callers_show_what_they_showed():
     from nyzhi.core.events import ProcessStart
-    from nyzhi.teams.inbox import _shown
+    from nyzhi.team_files.inbox import _shown
     from nyzhi.tools.builtin.web_search import _clip
 
     assert _clip(None, 10) == "" and _clip("a\n b  " * 10, 8) == "a b a b…"

@@ -1,6 +1,6 @@
 """The agent tree as the front ends show it: one row per agent, reduced from events alone.
 
-The runtime's own tree (``nyzhi.core.placement.AgentTree``) places agents and holds their
+The runtime's own tree (``nyzhi.core.runtime.placement.AgentTree``) places agents and holds their
 budgets; what a person sees of it is this view, built from the event vocabulary
 (``nyzhi.core.events``) by one reducer, ``AgentTreeView.apply``. The console's panel (F2) and
 the web console's tree (``state.agents``) both draw from it, so one event stream shows the

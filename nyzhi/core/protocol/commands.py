@@ -1,12 +1,12 @@
 """The slash commands as the protocol offers them (a ``run_command`` op runs one): the one
 command table, the kinds of line a command shows, and the features a front end's host says
-it has. Only names: the table and its commands live in ``nyzhi.core.commands``."""
+it has. Only names: the table and its commands live in ``nyzhi.core.runtime.commands``."""
 
 from __future__ import annotations
 
-from nyzhi.core.commands import available, dispatch
-from nyzhi.core.commands.builtin import toggle_plan
-from nyzhi.core.commands.registry import (
+from nyzhi.core.runtime.commands import available, dispatch
+from nyzhi.core.runtime.commands.builtin import toggle_plan
+from nyzhi.core.runtime.commands.registry import (
     BODY,
     EDITOR,
     ERROR,

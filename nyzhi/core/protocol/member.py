@@ -4,8 +4,8 @@ options of the member's session, and the lead's pipe when a lead started it.
 A session-level entry point, beside ``open_runtime``: which store the member's team is read
 from (its own files, or the lead's over the pipe for a member on another host), which of the
 team's members it is, the session it resumes and, for a member with no credentials, the model
-calls proxied to the lead all live in the runtime's teams (``nyzhi.core.teams``,
-``nyzhi.teams``), so the front end only opens the runtime these options describe, prints
+calls proxied to the lead all live in the runtime's teams (``nyzhi.core.runtime.teams``,
+``nyzhi.team_files``), so the front end only opens the runtime these options describe, prints
 its events and hands the lead's control lines (``pipe.control``) to the session.
 """
 
@@ -18,7 +18,7 @@ from typing import Any
 
 import trio
 
-from nyzhi.teams.errors import TeamError
+from nyzhi.team_files.errors import TeamError
 
 
 def check_member_flags(*, attached: bool, remote_store: bool, proxy_model: str | None) -> None:
@@ -38,9 +38,9 @@ async def start_member(nursery: trio.Nursery, team: str, member: str, *, attache
     when detached), whose reader runs in ``nursery`` from now (first: a remote store is read
     through it). ``TeamError``: the team cannot be read."""
     from nyzhi.config.modes import TeammateMode
-    from nyzhi.core.runtime import RuntimeOptions
-    from nyzhi.core.teams.pipe import LeadPipe
-    from nyzhi.teams.store import TeamStore
+    from nyzhi.core.runtime.runtime import RuntimeOptions
+    from nyzhi.core.runtime.teams.pipe import LeadPipe
+    from nyzhi.team_files.store import TeamStore
     from nyzhi.tools.offload import run_blocking
 
     pipe = LeadPipe(sys.stdout) if attached else None
@@ -48,7 +48,7 @@ async def start_member(nursery: trio.Nursery, team: str, member: str, *, attache
         nursery.start_soon(pipe.read)
     store: Any = TeamStore()
     if remote_store:
-        from nyzhi.teams.remote import RemoteTeamStore
+        from nyzhi.team_files.remote import RemoteTeamStore
 
         assert pipe is not None
         store = RemoteTeamStore(team, member, pipe.call, watcher=pipe.watcher)
@@ -68,7 +68,7 @@ async def start_member(nursery: trio.Nursery, team: str, member: str, *, attache
         team_store=store if remote_store else None,
     )
     if proxy_model is not None:  # [team] proxy_model_calls: no credentials here
-        from nyzhi.core.teams.model_proxy import ProxyProvider
+        from nyzhi.core.runtime.teams.model_proxy import ProxyProvider
 
         options.provider_instance = ProxyProvider(pipe, proxy_model)
     return options, pipe, ""

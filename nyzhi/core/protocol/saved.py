@@ -4,7 +4,7 @@ one's recorded events (what a front end replays when it resumes or loads a sessi
 Session-level functions of the protocol: a front end offers to resume a session, lists the
 sessions of a folder (ACP's ``session/list``) or replays one (ACP's ``session/load``, the
 console's redraw) through these, never through the session store itself. They read files, so
-a trio front end calls them in a thread. ``SessionError`` (``nyzhi.core.sessions``) is what they
+a trio front end calls them in a thread. ``SessionError`` (``nyzhi.core.runtime.sessions``) is what they
 raise, with the one line a person is shown: a session that cannot be found or read.
 """
 
@@ -13,13 +13,13 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from nyzhi.core.sessions.records import SessionError, SessionMeta
+from nyzhi.core.runtime.sessions.records import SessionError, SessionMeta
 
 
 def session_kept(session_id: str) -> bool:
     """Whether ``session_id`` is saved (a session that never took a turn is not): what a
     front end may offer to resume."""
-    from nyzhi.core.sessions.store import SessionStore
+    from nyzhi.core.runtime.sessions.store import SessionStore
 
     if not session_id:
         return False
@@ -32,7 +32,7 @@ def session_kept(session_id: str) -> bool:
 def saved_sessions(cwd: str | None = None) -> list[SessionMeta]:
     """The saved sessions newest first, only those started in ``cwd`` (the same folder once
     links are resolved) when it is given."""
-    from nyzhi.core.sessions.store import SessionStore
+    from nyzhi.core.runtime.sessions.store import SessionStore
 
     sessions = SessionStore().list()
     if cwd is None:
@@ -47,7 +47,7 @@ def recorded_events(session_id: str) -> list[Any]:
     Raises:
         SessionError: no such session, or it cannot be read.
     """
-    from nyzhi.core.sessions.store import SessionStore
+    from nyzhi.core.runtime.sessions.store import SessionStore
 
     store = SessionStore()
     return list(store.load(store.resolve(session_id).id).events)

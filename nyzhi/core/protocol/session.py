@@ -1,7 +1,7 @@
 """The one handle a front end holds on a live session: ops in, events out, a status snapshot.
 
 ``Session(rt, host)`` wraps an open runtime (``open_runtime``) and the front end's command
-host (``nyzhi.core.commands.registry.CommandHost``: where a slash command's output goes).
+host (``nyzhi.core.runtime.commands.registry.CommandHost``: where a slash command's output goes).
 ``submit(op)`` is the one place an op is applied, so ``/trust`` typed in the console, ACP's
 ``session/set_mode`` and the web page's ``set_trust`` change the same gates, fire the same
 ``config_change`` hook and say the same thing; leaving plan mode returns the same
@@ -167,14 +167,14 @@ class Session:
         """Every process the session started in the background, described (``id``,
         ``command``, ``state``, …): ``nyz run``'s ``background`` field. Readable after the
         runtime closed too (the processes are known, each killed by then)."""
-        from nyzhi.core.background import shell_summaries
+        from nyzhi.core.loop.background import shell_summaries
 
         return shell_summaries(self.rt.tooling.context.shells)
 
     async def stop_background(self) -> None:
         """Kill every background process still running, each within its kill grace: the end
         of ``nyz run``, before its last events are printed (so their ``process_exit`` is)."""
-        from nyzhi.core.background import stop_all
+        from nyzhi.core.loop.background import stop_all
 
         await stop_all(self.rt.tooling.context.shells)
 
@@ -182,7 +182,7 @@ class Session:
         """Wait until the session's team (``team``; None: the one it leads) is quiet; then
         why its work is not done: a process teammate failed past its restarts, or tasks are
         left neither completed nor deleted (quiet is not done: issue 55). None: it is done."""
-        from nyzhi.core.teams.control import TeamRuntimeError
+        from nyzhi.core.runtime.teams.control import TeamRuntimeError
 
         try:
             await self.rt.teams.wait_quiet(team)
@@ -235,7 +235,7 @@ class Session:
             await rt.answer_question(op.request_id, op.text)
             return Applied()
         if isinstance(op, o.RunCommand):
-            from nyzhi.core.commands import dispatch
+            from nyzhi.core.runtime.commands import dispatch
 
             if self.host is None:
                 raise o.OpError("run_command needs a front end's command host")
@@ -262,7 +262,7 @@ class Session:
             return Applied()
         if isinstance(op, o.Rewind):
             if op.all:
-                from nyzhi.core.checkpoints.actions import undo_turn
+                from nyzhi.core.runtime.checkpoints.actions import undo_turn
 
                 return Applied(notice=await undo_turn(rt))
             return Applied(notice=rt.undo())

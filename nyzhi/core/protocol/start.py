@@ -26,7 +26,7 @@ def provider_missing(cwd: Path, provider: str | None = None) -> bool:
     """No provider would be chosen for a session in ``cwd`` (``provider``: ``--provider``),
     so it would fall back to the small offline model: what logging in would change. A config
     that cannot be read is not that question (False): opening the session says what is wrong."""
-    from nyzhi.core.assembly import choose_provider
+    from nyzhi.core.runtime.assembly import choose_provider
 
     try:
         config = trusted_config(cwd).with_overrides(provider=provider)

@@ -2,7 +2,7 @@
 and list_roles, the roles spawn_agent's description had no room for.
 
 Names and parameters are the original's. The tools only check arguments and call the runtime's
-agent manager (``ctx.agents``, a ``nyzhi.core.subagents.SubagentManager``; tools sit below
+agent manager (``ctx.agents``, a ``nyzhi.core.runtime.subagents.SubagentManager``; tools sit below
 core, so they know it by the ``AgentControl`` protocol) with the calling agent's path; what
 they return is JSON the model reads. A refusal (depth or thread limit, unknown id) is an
 ``AgentControlError`` whose text goes back as the tool's error.

@@ -1,6 +1,6 @@
 """The browser tools: open, screenshot, evaluate, click and type in a real headless Chromium.
 
-They drive the runtime's one browser (``ToolContext.browser``, ``nyzhi.core.browser``) over
+They drive the runtime's one browser (``ToolContext.browser``, ``nyzhi.core.runtime.browser``) over
 the DevTools protocol (``nyzhi.tools.cdp``); each agent has its own tab, kept between calls, so
 ``browser_open`` then ``browser_click`` then ``browser_evaluate`` act on the same page.
 

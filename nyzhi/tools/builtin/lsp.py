@@ -1,7 +1,7 @@
 """Code intelligence from real language servers: lsp_diagnostics, lsp_goto_definition,
 lsp_find_references, lsp_hover, lsp_rename and lsp_symbols (issue 36).
 
-The servers run in the runtime's pool (``ctx.lsp``, ``nyzhi.core.lsp.LspPool``); these tools
+The servers run in the runtime's pool (``ctx.lsp``, ``nyzhi.core.runtime.lsp.LspPool``); these tools
 check their arguments, ask the pool and hand back its short ``path:line`` lines. A file whose
 language has no server gets a plain sentence saying so, and to use grep.
 

@@ -1,6 +1,6 @@
 """nodes: the configured ``[[nodes]]``, their mode, and whether each answers now.
 
-Registered only when nodes are configured (``nyzhi.core.assembly``), like ``web_search``: a
+Registered only when nodes are configured (``nyzhi.core.runtime.assembly``), like ``web_search``: a
 session without nodes pays nothing for it in the prompt. Each node is asked ``true`` over its
 own executor (a monitored node's classifier lets it through), all at once, each within
 ``PROBE_TIMEOUT_S``, so one dead host costs the call seconds, not minutes.

@@ -1,6 +1,6 @@
 """Background shells for the model: ``bash_output``, ``write_stdin``, ``kill_shell``,
 ``list_shells``, and the start behind ``bash`` with ``run_in_background`` (see
-``nyzhi.tools.background`` for the table and the process, ``nyzhi.core.background`` for the
+``nyzhi.tools.background`` for the table and the process, ``nyzhi.core.loop.background`` for the
 actor each process runs as).
 
 They are deferred and unlisted: a first request without background processes carries none of

@@ -3,7 +3,7 @@ task_create, task_update, task_list, spawn_teammate.
 
 Names and parameters are the original's, except that ``team`` is optional everywhere: it
 defaults to the calling agent's team (``ctx.team_name``), and the caller is ``ctx.team_member``
-(``lead`` when unset). The files are ``nyzhi.teams``' (blocking, so run in the tool I/O
+(``lead`` when unset). The files are ``nyzhi.team_files``' (blocking, so run in the tool I/O
 threads); the runtime's team control (``ctx.teams``, known here only by the ``TeamControl``
 protocol, as ``agents.py`` knows the subagent manager) hears about every change so it can bind
 the caller, wake in-process members, emit events and fire hooks. Without a runtime every tool
@@ -20,19 +20,19 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from nyzhi import convert
-from nyzhi.teams.errors import TeamError
-from nyzhi.teams.framing import READING
-from nyzhi.teams.names import LEAD, check_name
-from nyzhi.teams.status import TaskStatus
+from nyzhi.team_files.errors import TeamError
+from nyzhi.team_files.framing import READING
+from nyzhi.team_files.names import LEAD, check_name
+from nyzhi.team_files.status import TaskStatus
 from nyzhi.tools.base import Permission, ToolContext, ToolResult
 from nyzhi.tools.builtin.agents import AgentControlError
 from nyzhi.tools.builtin.common import ArgError, BuiltinTool, error, opt_str, req_str
 from nyzhi.tools.offload import run_blocking
 
 if TYPE_CHECKING:  # the store's classes are built when a team tool first runs
-    from nyzhi.teams.board import TaskChange
-    from nyzhi.teams.inbox import Message
-    from nyzhi.teams.store import TeamConfig, TeamStore
+    from nyzhi.team_files.board import TaskChange
+    from nyzhi.team_files.inbox import Message
+    from nyzhi.team_files.store import TeamConfig, TeamStore
 
 T = TypeVar("T")
 
@@ -61,9 +61,9 @@ class TeamControl(Protocol):
 def task_line(task: Any) -> str:
     """One line per task, whatever its files hold: the subject's line boundaries become
     spaces, and an owner or task id outside its vocabulary shows as ``?`` (the board refuses
-    them where they enter, ``nyzhi.teams.board``; a file edited by hand is not checked)."""
-    from nyzhi.teams.board import check_task_id
-    from nyzhi.teams.names import NAME_RE
+    them where they enter, ``nyzhi.team_files.board``; a file edited by hand is not checked)."""
+    from nyzhi.team_files.board import check_task_id
+    from nyzhi.team_files.names import NAME_RE
 
     def task_id(value: Any) -> str:
         try:
@@ -83,7 +83,7 @@ def task_line(task: Any) -> str:
 
 
 def format_messages(messages: list[Message]) -> str:
-    from nyzhi.teams.framing import frame_messages
+    from nyzhi.team_files.framing import frame_messages
 
     return frame_messages(messages)
 
@@ -106,7 +106,7 @@ class _TeamTool(BuiltinTool):
 
     @staticmethod
     def store(ctx: ToolContext) -> TeamStore:
-        from nyzhi.teams.store import TeamStore
+        from nyzhi.team_files.store import TeamStore
 
         return getattr(ctx.teams, "store", None) or TeamStore()
 
@@ -161,7 +161,7 @@ class TeamCreateTool(_TeamTool):
                 isinstance(m, dict) and isinstance(m.get("name"), str) for m in raw):
             raise ArgError("'members' must be an array like [{\"name\": \"alice\", "
                            "\"role\": \"worker\"}]")
-        from nyzhi.teams.store import Member, TeamConfig
+        from nyzhi.team_files.store import Member, TeamConfig
 
         members = [Member(m["name"], role=opt_str(m, "role") or "default",
                           model=opt_str(m, "model")) for m in raw]
@@ -238,7 +238,7 @@ class SendTeamMessageTool(_TeamTool):
         if not isinstance(text, str) or not text.strip():
             raise ArgError("'message' is required: the text to send")
         to = req_str(args, "to")
-        from nyzhi.teams.inbox import deliver, recipients
+        from nyzhi.team_files.inbox import deliver, recipients
 
         store, sender = self.store(ctx), self.member(ctx)
         reached = await self.blocking(recipients, store, team, sender, to)
@@ -298,7 +298,7 @@ class TaskCreateTool(_TeamTool):
                                    opt_str(args, "description") or "",
                                    [str(d) for d in deps], opt_str(args, "active_form"))
         if ctx.teams is not None:
-            from nyzhi.teams.board import TaskChange
+            from nyzhi.team_files.board import TaskChange
 
             await ctx.teams.task_changed(team, TaskChange(task))
         return ToolResult(f"created {task_line(task)}", metadata={"task": convert.unstructure(task)})

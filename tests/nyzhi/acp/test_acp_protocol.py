@@ -119,7 +119,7 @@ def test_updates_are_written_in_the_spec_s_shape():
 async def test_a_session_left_in_plan_mode_loads_and_resumes_in_plan_mode(
         wire, workspace, home, configure):
     """Issue 56: plan mode came back as off after session/load."""
-    from nyzhi.core.runtime import RuntimeOptions, open_runtime
+    from nyzhi.core.runtime.runtime import RuntimeOptions, open_runtime
     from nyzhi.testing.fake_llm import open_fake_llm, reply
 
     async with open_fake_llm(script=[reply("planned")]) as server:

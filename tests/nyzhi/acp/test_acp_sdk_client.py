@@ -173,7 +173,7 @@ async def test_the_editor_exiting_mid_turn_ends_everything(acp_client, workspace
     turn, kills the bash, saves the session and exits."""
     import os
 
-    from nyzhi.core.sessions.store import SessionStore
+    from nyzhi.core.runtime.sessions.store import SessionStore
 
     marker = f"300.{random.randrange(10**8):08d}"
     script = [reply(tool_calls=[tool_call("bash", {"command": f"echo started; sleep {marker}"})])]
@@ -254,7 +254,7 @@ async def test_session_list_close_and_resume(acp_client, workspace, configure, h
     client (which validates each answer against the schema): closing saves the session and
     frees it; the list finds it by its cwd with its title; resume continues it without
     sending its history again, and the model sees the earlier turn."""
-    from nyzhi.core.sessions.store import SessionStore
+    from nyzhi.core.runtime.sessions.store import SessionStore
 
     script = [reply("noted"), reply("fig")]
     async with open_fake_llm(script=script) as server:

@@ -148,7 +148,7 @@ async def test_a_client_that_goes_away_mid_turn_ends_everything(how, workspace, 
         with trio.fail_after(30):
             assert await client.proc.wait() == 0
     assert await settled_running(marker) == []
-    from nyzhi.core.sessions.store import SessionStore
+    from nyzhi.core.runtime.sessions.store import SessionStore
 
     saved = SessionStore(home / ".local" / "share" / "nyzhi" / "sessions").load(sid)
     assert any(getattr(e, "prompt", "") == "run the long thing" for e in saved.events)

@@ -124,7 +124,7 @@ async def test_slash_init_deep_asks_before_running_the_commands(workspace, home,
 
 
 def test_init_deep_is_in_the_command_registry():
-    from nyzhi.core.commands import COMMANDS
+    from nyzhi.core.runtime.commands import COMMANDS
 
     assert COMMANDS["init-deep"].idle_only and not COMMANDS["init-deep"].needs
 

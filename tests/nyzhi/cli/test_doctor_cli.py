@@ -146,7 +146,7 @@ async def test_slash_doctor_in_the_line_chat(workspace, home, configure):
 
 
 def test_doctor_is_in_the_command_registry():
-    from nyzhi.core.commands import COMMANDS
+    from nyzhi.core.runtime.commands import COMMANDS
 
     assert "doctor" in COMMANDS and not COMMANDS["doctor"].needs
 
@@ -203,7 +203,7 @@ async def test_a_language_server_on_path_that_does_not_run_is_a_warning(
 
 
 def test_a_servers_last_stderr_line_skips_its_backtrace() -> None:
-    from nyzhi.core.server_supervision import last_error_line
+    from nyzhi.core.runtime.server_supervision import last_error_line
 
     rust = ["thread 'main' panicked at src/main.rs:2:5:", "index out of bounds",
             "stack backtrace:", "   0: rust_begin_unwind", "             at /rustc/abc/std.rs:1",

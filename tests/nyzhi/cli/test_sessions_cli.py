@@ -8,7 +8,7 @@ import pytest
 
 from nyzhi.cli.main import main
 from nyzhi.core import events as ev
-from nyzhi.core.sessions import SessionStore
+from nyzhi.core.runtime.sessions import SessionStore
 from nyzhi.provider.types import Message, ToolCall
 
 
@@ -166,6 +166,6 @@ def test_help_is_fast_and_lists_commands(store):
         assert name in out
     # the sessions command module must not pull the sessions package in at import time
     code = ("import sys, nyzhi.cli.cmd_sessions; "
-            "print('nyzhi.core.sessions' in sys.modules)")
+            "print('nyzhi.core.runtime.sessions' in sys.modules)")
     got = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert got.stdout.strip() == "False"

@@ -18,8 +18,8 @@ import pytest
 import trio
 
 from nyzhi.core import events as ev
-from nyzhi.core.sessions import SessionStore
-from nyzhi.core.sessions import store as store_module
+from nyzhi.core.runtime.sessions import SessionStore
+from nyzhi.core.runtime.sessions import store as store_module
 from nyzhi.testing.cli import run_nyz
 from nyzhi.testing.fake_llm import FakeUsage, open_fake_llm, reply, tool_call
 
@@ -190,6 +190,6 @@ async def test_slash_stats_in_the_line_chat(workspace, home, configure):
 
 
 def test_stats_is_in_the_command_registry():
-    from nyzhi.core.commands import COMMANDS
+    from nyzhi.core.runtime.commands import COMMANDS
 
     assert "stats" in COMMANDS and not COMMANDS["stats"].needs

@@ -3,7 +3,7 @@ naming the file), whatever it approved; the user's own reaches the run's NetPoli
 
 from nyzhi.config import load_config
 from nyzhi.config.project_trust import load_trusted
-from nyzhi.core.assembly import net_policy
+from nyzhi.core.runtime.assembly import net_policy
 
 
 def test_only_the_users_own_config_allows_hosts(env):

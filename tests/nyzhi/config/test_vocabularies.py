@@ -28,10 +28,10 @@ def test_the_spellings_are_kept_exactly():
 
 def test_the_copies_are_derived_from_the_one_definition():
     from nyzhi.cli.main import build_parser
-    from nyzhi.core.teams import control
+    from nyzhi.core.runtime.teams import control
     from nyzhi.knowledge import plans
     from nyzhi.provider import build, spec
-    from nyzhi.teams import store
+    from nyzhi.team_files import store
     from nyzhi.testing import fake_llm_wire
     from nyzhi.tools.builtin import planning
 
@@ -78,7 +78,7 @@ def test_values_serialise_as_their_spellings(env):
     assert data["status"] == "running" and ev.from_json(data) == event
 
     from nyzhi import convert
-    from nyzhi.teams.store import TeamConfig
+    from nyzhi.team_files.store import TeamConfig
 
     config = TeamConfig(name="crew", teammate_mode=TeammateMode.PROCESS)
     assert json.loads(json.dumps(convert.unstructure(config)))["teammate_mode"] == "process"

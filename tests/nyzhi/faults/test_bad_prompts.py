@@ -8,7 +8,7 @@ import subprocess
 
 import trio
 
-from nyzhi.core.sessions.store import SessionStore
+from nyzhi.core.runtime.sessions.store import SessionStore
 from nyzhi.testing.cli import NYZ, nyz_env, read_until
 from nyzhi.testing.fake_llm import open_fake_llm, reply
 

@@ -9,8 +9,8 @@ import trio
 import nyzhi
 from nyzhi.core import events as ev
 from nyzhi.core.event_bus import LISTENER_FAILED, EventBus
-from nyzhi.core.runtime import RuntimeOptions
-from nyzhi.core.sessions.store import SessionStore
+from nyzhi.core.runtime.runtime import RuntimeOptions
+from nyzhi.core.runtime.sessions.store import SessionStore
 from nyzhi.testing.fake_llm import open_fake_llm, reply, tool_call
 
 

@@ -58,7 +58,7 @@ async def test_full_disk_mid_run_prints_the_answer_says_why_and_exits_1(
         assert err.count("no space left on device") == 1, err
         [log] = (data / "nyzhi" / "sessions").glob("*.jsonl")
         assert str(log) in err
-        from nyzhi.core.sessions.store import SessionStore
+        from nyzhi.core.runtime.sessions.store import SessionStore
 
         session = SessionStore(data / "nyzhi" / "sessions").load(log.stem)
         assert session.events and session.events[0].type == "session_start"

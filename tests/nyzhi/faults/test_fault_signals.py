@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 import trio
 
-from nyzhi.core.sessions.pairing import pair_tool_results
-from nyzhi.core.sessions.store import SessionStore
+from nyzhi.core.runtime.sessions.pairing import pair_tool_results
+from nyzhi.core.runtime.sessions.store import SessionStore
 from nyzhi.testing.cli import NYZ, read_until, running_with, settled_running
 from nyzhi.testing.cli import nyz_env as env_for
 from nyzhi.testing.fake_llm import FakeRequest, open_fake_llm, reply, tool_call

@@ -111,7 +111,7 @@ def test_large_output_offloading_keeps_head_and_tail_and_says_why(fault, monkeyp
 
 
 def test_compaction_archive(fault):
-    from nyzhi.core.compaction import archive_history
+    from nyzhi.core.loop.compaction import archive_history
     from nyzhi.provider.types import Message
 
     root, break_it = fault

@@ -310,7 +310,7 @@ async def test_run_time_files_left_in_the_workspace_are_git_ignored(workspace, h
     """Todo lists and compaction archives stay under .nyzhi/ (the model and the user read
     them there); nyz lists them in .nyzhi/.gitignore before writing, so git_commit
     (``git add -A``) leaves them out, and the user's own lines are kept."""
-    from nyzhi.core.compaction import archive_history
+    from nyzhi.core.loop.compaction import archive_history
     from nyzhi.provider.types import Message
 
     await git(workspace, "config", "user.name", "t")

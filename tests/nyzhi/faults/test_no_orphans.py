@@ -158,5 +158,5 @@ async def test_a_process_teammate_dies_with_its_lead(workspace, home, configure)
             lambda argv: "member" in argv and "amy" in argv, "the process teammate")
 
 
-# The browser: tests/nyzhi/core/test_browser_e2e.py kills nyz with SIGKILL while its browser is
+# The browser: tests/nyzhi/core/runtime/test_browser_e2e.py kills nyz with SIGKILL while its browser is
 # open and waits, through pidfds, for every browser process to end.

@@ -8,7 +8,7 @@ import sys
 
 import trio
 
-from nyzhi.core.runtime import RuntimeOptions, open_runtime
+from nyzhi.core.runtime.runtime import RuntimeOptions, open_runtime
 from nyzhi.index.store import index_dir
 from nyzhi.testing.fake_llm import open_fake_llm, reply, tool_call
 from nyzhi.testing.runtime import run_turn

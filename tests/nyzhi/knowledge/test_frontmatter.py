@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from nyzhi.core import roles as r
+from nyzhi.core.runtime import roles as r
 from nyzhi.knowledge import frontmatter as fm
 from nyzhi.knowledge import plans
 from nyzhi.knowledge.commands import load_commands

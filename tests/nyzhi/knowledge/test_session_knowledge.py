@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from nyzhi.core.runtime import RuntimeOptions, open_runtime
+from nyzhi.core.runtime.runtime import RuntimeOptions, open_runtime
 from nyzhi.knowledge import plans
 from nyzhi.testing.fake_llm import open_fake_llm
 

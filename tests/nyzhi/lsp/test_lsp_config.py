@@ -10,7 +10,7 @@ import pytest
 from nyzhi.config.convert import structure
 from nyzhi.config.errors import ConfigError
 from nyzhi.config.schema import LspConfig
-from nyzhi.core.lsp.servers import NoServer, choose, language_of, project_root
+from nyzhi.core.runtime.lsp.servers import NoServer, choose, language_of, project_root
 
 
 def lsp(raw: dict) -> LspConfig:

@@ -13,7 +13,7 @@ import trio
 import actors
 from nyzhi.config.project_trust import gated_parts
 from nyzhi.config.schema import LspConfig, LspServerConfig
-from nyzhi.core.lsp import LspPool
+from nyzhi.core.runtime.lsp import LspPool
 from nyzhi.testing.cli import run_nyz
 from nyzhi.testing.fake_llm import open_fake_llm, reply, tool_call
 from nyzhi.tools.base import SandboxLevel

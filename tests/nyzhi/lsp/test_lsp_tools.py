@@ -19,7 +19,7 @@ from _lsp_projects import PY_MAIN
 import actors
 from nyzhi.config.modes import TrustMode
 from nyzhi.config.schema import LspConfig, LspServerConfig
-from nyzhi.core.lsp import LspPool
+from nyzhi.core.runtime.lsp import LspPool
 from nyzhi.tools.base import SandboxLevel, ToolContext
 from nyzhi.tools.execution import ToolCallRequest, execute_calls
 from nyzhi.tools.gates import Gates, TrustPolicy
@@ -361,7 +361,7 @@ async def test_files_changed_outside_nyz_are_synced_before_a_question(
 
 
 async def test_a_server_that_keeps_crashing_is_marked_failed(py_project, lsp_env):
-    from nyzhi.core.server_supervision import Intensity
+    from nyzhi.core.runtime.server_supervision import Intensity
 
     script = "echo 'cannot find my runtime' >&2; exit 3"
     config = attrs.evolve(SLOW_OK, servers={"pyright": LspServerConfig(

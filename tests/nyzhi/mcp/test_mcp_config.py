@@ -10,7 +10,7 @@ from nyzhi.config import load_config
 from nyzhi.config.errors import ConfigError
 from nyzhi.config.mcp_sources import declared_servers, read_mcp_json
 from nyzhi.config.schema import McpHttpServer, McpStdioServer
-from nyzhi.core.mcp.trust import TrustStore
+from nyzhi.core.runtime.mcp.trust import TrustStore
 
 
 def test_config_servers_and_mcp_section(env):

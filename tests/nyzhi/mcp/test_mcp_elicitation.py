@@ -15,8 +15,8 @@ from test_mcp_pool import _connected
 from test_mcp_run_e2e import events, nyz
 
 from nyzhi.core import events as ev
-from nyzhi.core.mcp.elicit import coerce, fill_form, schema_defaults
-from nyzhi.core.runtime import RuntimeOptions, open_runtime
+from nyzhi.core.runtime.mcp.elicit import coerce, fill_form, schema_defaults
+from nyzhi.core.runtime.runtime import RuntimeOptions, open_runtime
 from nyzhi.testing.fake_llm import open_fake_llm, reply, tool_call
 
 ALLOWED = 'allow_tools = ["mcp__helper__book", "mcp__helper__sign_up"]'
@@ -121,7 +121,7 @@ async def test_headless_rules_without_a_person():
 
 async def test_what_a_server_shows_is_bounded():
     """A server's message, titles and choices are cut before they reach a front end."""
-    from nyzhi.core.mcp.elicit import MAX_TEXT
+    from nyzhi.core.runtime.mcp.elicit import MAX_TEXT
 
     asked: list[tuple[str, list]] = []
 

@@ -21,8 +21,8 @@ from nyzhi.config import paths
 from nyzhi.config.mcp_sources import ServerEntry
 from nyzhi.config.schema import McpHttpServer
 from nyzhi.config.secrets import Redactor
-from nyzhi.core.mcp.pool import McpPool
-from nyzhi.core.server_supervision import Intensity
+from nyzhi.core.runtime.mcp.pool import McpPool
+from nyzhi.core.runtime.server_supervision import Intensity
 from nyzhi.tools.registry import ToolRegistry
 
 SERVER = Path(__file__).with_name("mcp_oauth_server.py")
@@ -73,7 +73,7 @@ async def _connect_once(base: str, root: Path, redactor=None, client_id: str | N
 
 
 async def test_login_call_refresh_revoke(data):
-    from nyzhi.core.mcp.login import login
+    from nyzhi.core.runtime.mcp.login import login
 
     async with trio.open_nursery() as nursery:
         base = await _start(nursery)
@@ -124,7 +124,7 @@ async def test_login_call_refresh_revoke(data):
 
 
 async def test_hostile_metadata_is_refused(data):
-    from nyzhi.core.mcp.login import login
+    from nyzhi.core.runtime.mcp.login import login
 
     async with trio.open_nursery() as nursery:
         base = await _start(nursery, "--hostile")
@@ -132,8 +132,8 @@ async def test_hostile_metadata_is_refused(data):
         opened: list[str] = []
         with pytest.raises(BaseException) as info:
             await login(entry, say=lambda line: None, open_url=lambda u: opened.append(u) or True)
-        from nyzhi.core.mcp.oauth import OAuthRefused
-        from nyzhi.core.server_supervision import leaf_error
+        from nyzhi.core.runtime.mcp.oauth import OAuthRefused
+        from nyzhi.core.runtime.server_supervision import leaf_error
 
         error = leaf_error(info.value)
         assert isinstance(error, OAuthRefused), error
@@ -213,7 +213,7 @@ async def test_nyz_run_names_the_login_then_uses_it_without_leaking(workspace, h
     files or the state directory."""
     from test_mcp_run_e2e import events, nyz
 
-    from nyzhi.core.mcp.login import login
+    from nyzhi.core.runtime.mcp.login import login
     from nyzhi.testing.fake_llm import open_fake_llm, reply, tool_call
 
     monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local" / "share"))  # what nyz run uses
@@ -247,7 +247,7 @@ async def test_nyz_run_names_the_login_then_uses_it_without_leaking(workspace, h
 
 
 async def test_a_configured_client_id_is_used_without_registering(data):
-    from nyzhi.core.mcp.login import login
+    from nyzhi.core.runtime.mcp.login import login
 
     async with trio.open_nursery() as nursery:
         base = await _start(nursery)
@@ -289,7 +289,7 @@ async def test_a_pre_registered_confidential_client_logs_in_without_storing_its_
     redactor knows it."""
     from mcp_oauth_server import CLIENT_ID, CLIENT_SECRET
 
-    from nyzhi.core.mcp.login import LoginError, login
+    from nyzhi.core.runtime.mcp.login import LoginError, login
 
     monkeypatch.setenv("MY_MCP_CLIENT_SECRET", CLIENT_SECRET)
     async with trio.open_nursery() as nursery:
@@ -326,7 +326,7 @@ async def test_a_pre_registered_confidential_client_logs_in_without_storing_its_
 async def test_legacy_metadata_with_a_same_origin_issuer_is_used(data):
     """The 2025-03-26 layout (no protected-resource metadata, the authorization server's
     metadata at the MCP server's origin) with the issuer at a path of that origin."""
-    from nyzhi.core.mcp.login import login
+    from nyzhi.core.runtime.mcp.login import login
 
     async with trio.open_nursery() as nursery:
         base = await _start(nursery, "--legacy", "same")
@@ -339,9 +339,9 @@ async def test_legacy_metadata_with_a_same_origin_issuer_is_used(data):
 
 
 async def test_legacy_metadata_with_a_cross_origin_issuer_is_refused(data):
-    from nyzhi.core.mcp.login import login
-    from nyzhi.core.mcp.oauth import OAuthRefused
-    from nyzhi.core.server_supervision import leaf_error
+    from nyzhi.core.runtime.mcp.login import login
+    from nyzhi.core.runtime.mcp.oauth import OAuthRefused
+    from nyzhi.core.runtime.server_supervision import leaf_error
 
     async with trio.open_nursery() as nursery:
         base = await _start(nursery, "--legacy", "cross")

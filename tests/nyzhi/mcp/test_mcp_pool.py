@@ -13,10 +13,10 @@ from _mcp_servers import counted, pids, toml_server
 import actors
 from nyzhi.config.mcp_sources import ServerEntry
 from nyzhi.config.schema import McpStdioServer
-from nyzhi.core.agent import UserInput
-from nyzhi.core.mcp.pool import McpPool
-from nyzhi.core.runtime import RuntimeOptions, open_runtime
-from nyzhi.core.server_supervision import Intensity
+from nyzhi.core.loop.agent import UserInput
+from nyzhi.core.runtime.mcp.pool import McpPool
+from nyzhi.core.runtime.runtime import RuntimeOptions, open_runtime
+from nyzhi.core.runtime.server_supervision import Intensity
 from nyzhi.testing.fake_llm import open_fake_llm, reply, tool_call
 from nyzhi.testing.runtime import run_turn
 from nyzhi.testing.waits import until
@@ -90,7 +90,7 @@ async def test_deferred_above_threshold(workspace, configure, npm_servers):
 
 
 def test_allow_tools_only_covers_its_own_server():
-    from nyzhi.core.mcp.pool import allow_listed
+    from nyzhi.core.runtime.mcp.pool import allow_listed
 
     assert allow_listed("git", "mcp__git__git_status", ["mcp__git__*"])
     assert allow_listed("git", "mcp__git__git_status", ["git_status"])  # bare: this server's

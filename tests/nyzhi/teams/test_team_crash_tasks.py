@@ -6,14 +6,14 @@ real ``nyz team start --headless`` against the fake LLM."""
 from __future__ import annotations
 
 from nyzhi.core import events as ev
-from nyzhi.core.runtime import RuntimeOptions, open_runtime
-from nyzhi.teams.store import TeamStore
+from nyzhi.core.runtime.runtime import RuntimeOptions, open_runtime
+from nyzhi.team_files.store import TeamStore
 from nyzhi.testing.cli import json_lines, run_nyz
 from nyzhi.testing.fake_llm import PerAgent, open_fake_llm, reply, tool_call
 
 
 def test_release_owned_by_puts_a_dead_owners_tasks_back(tmp_path):
-    from nyzhi.teams.board import TaskBoard
+    from nyzhi.team_files.board import TaskBoard
 
     board = TaskBoard(tmp_path / "tasks")
     ids = [board.create("amy's").id, board.create("ben's").id]

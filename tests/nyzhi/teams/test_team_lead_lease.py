@@ -13,8 +13,8 @@ import subprocess
 
 import trio
 
-from nyzhi.teams.lead_lease import LEASE_FILE
-from nyzhi.teams.store import TeamStore
+from nyzhi.team_files.lead_lease import LEASE_FILE
+from nyzhi.team_files.store import TeamStore
 from nyzhi.testing.cli import NYZ, nyz_env, run_nyz
 from nyzhi.testing.fake_llm import PerAgent, open_fake_llm, reply
 
@@ -109,12 +109,12 @@ async def test_lead_pid_asks_without_leasing_or_dropping_a_lease(tmp_path):
     otherwise; asking never takes the lease, and asking in the holder keeps its lock."""
     import sys
 
-    from nyzhi.teams.lead_lease import lead_pid, take_lead_lease
+    from nyzhi.team_files.lead_lease import lead_pid, take_lead_lease
 
     team_dir = tmp_path / "crew"
     assert lead_pid(team_dir) is None  # no lease file yet
     probe = [sys.executable, "-c", "import sys; from pathlib import Path; "
-             "from nyzhi.teams.lead_lease import take_lead_lease, TeamLeased\n"
+             "from nyzhi.team_files.lead_lease import take_lead_lease, TeamLeased\n"
              "try: take_lead_lease('crew', Path(sys.argv[1]))\n"
              "except TeamLeased as e: print('leased', e.pid); sys.exit(3)\n"
              "print('took it')", str(team_dir)]
@@ -129,6 +129,6 @@ async def test_lead_pid_asks_without_leasing_or_dropping_a_lease(tmp_path):
         refused = await trio.run_process(probe, capture_stdout=True, check=False)
         assert refused.returncode == 3 and refused.stdout.strip() == f"leased {os.getpid()}".encode()
     finally:
-        from nyzhi.teams import lead_lease
+        from nyzhi.team_files import lead_lease
 
         os.close(lead_lease._held.pop(lead_lease.lease_path(team_dir)))

@@ -4,8 +4,8 @@ teammate wrote can pass for a header of that block."""
 
 from __future__ import annotations
 
-from nyzhi.core.teams.prompt import EXCERPT_CHARS, format_for_lead
-from nyzhi.teams.inbox import Message
+from nyzhi.core.runtime.teams.prompt import EXCERPT_CHARS, format_for_lead
+from nyzhi.team_files.inbox import Message
 
 
 def _msg(sender: str, text: str, kind: str = "message") -> Message:

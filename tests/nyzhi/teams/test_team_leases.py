@@ -10,12 +10,12 @@ import sys
 import pytest
 import trio
 
-from nyzhi.core.teams.leases import TeamLeaseTable
+from nyzhi.core.runtime.teams.leases import TeamLeaseTable
 from nyzhi.tools.leases import LeaseBusy
 
 OTHER = """
 import sys, trio
-from nyzhi.core.teams.leases import TeamLeaseTable
+from nyzhi.core.runtime.teams.leases import TeamLeaseTable
 from nyzhi.tools.leases import LeaseBusy
 
 async def main():

@@ -11,9 +11,9 @@ import sys
 import trio
 
 from nyzhi.core import events as ev
-from nyzhi.core.runtime import RuntimeOptions, open_runtime
-from nyzhi.teams.inbox import deliver
-from nyzhi.teams.model_slots import SharedSlots
+from nyzhi.core.runtime.runtime import RuntimeOptions, open_runtime
+from nyzhi.team_files.inbox import deliver
+from nyzhi.team_files.model_slots import SharedSlots
 from nyzhi.testing.cli import read_until
 from nyzhi.testing.fake_llm import PerAgent, open_fake_llm, reply, tool_call
 
@@ -136,8 +136,8 @@ class Lines:
 
 HOLDER = """
 import sys, trio
-from nyzhi.core.teams.model_gate import ModelCallGate
-from nyzhi.teams.model_slots import SharedSlots
+from nyzhi.core.runtime.teams.model_gate import ModelCallGate
+from nyzhi.team_files.model_slots import SharedSlots
 
 slots = SharedSlots(sys.argv[1])
 real_enqueue = slots.enqueue
@@ -205,7 +205,7 @@ async def test_a_process_team_takes_every_model_call_through_the_slot_file(works
     """``nyz team start --teammate-mode process``: the lead writes its limit into the team's
     slot file, and every model request of the lead and of each member process takes a ticket
     there; the fake LLM never sees more than the limit at once."""
-    from nyzhi.teams.store import TeamStore
+    from nyzhi.team_files.store import TeamStore
     from nyzhi.testing.cli import run_nyz
 
     script = PerAgent({

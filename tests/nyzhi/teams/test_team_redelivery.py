@@ -8,9 +8,9 @@ import trio
 
 from nyzhi.core import events as ev
 from nyzhi.core.events import LISTENER_FAILED
-from nyzhi.core.runtime import RuntimeOptions, open_runtime
-from nyzhi.teams.inbox import deliver
-from nyzhi.teams.store import TeamStore
+from nyzhi.core.runtime.runtime import RuntimeOptions, open_runtime
+from nyzhi.team_files.inbox import deliver
+from nyzhi.team_files.store import TeamStore
 from nyzhi.testing.fake_llm import PerAgent, open_fake_llm, reply, tool_call
 
 ALICE = "/team/crew/alice"
@@ -157,8 +157,8 @@ async def test_a_restarted_member_process_reads_the_taken_messages_first(workspa
     restarted mid-turn (``nyz team member``, its session resumed): its first turn is the
     "you were restarted" prompt, and the messages reach that turn's first model call, the
     taken ones before the one sent since, in one user message and only there."""
-    from nyzhi.core.teams.membership import RESTARTED
-    from nyzhi.teams.store import Member, TeamConfig
+    from nyzhi.core.runtime.teams.membership import RESTARTED
+    from nyzhi.team_files.store import Member, TeamConfig
 
     store = TeamStore()
     store.create(TeamConfig("crew", members=[Member("lead"), Member("alice")]))

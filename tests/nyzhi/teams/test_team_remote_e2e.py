@@ -273,7 +273,7 @@ def ssh_clients(member: str) -> list[int]:
 
 async def test_a_killed_remote_member_is_restarted_with_its_inbox(remote, tmp_path, workspace,
                                                                   home, configure):
-    from nyzhi.teams.store import TeamStore
+    from nyzhi.team_files.store import TeamStore
 
     asked = trio.Event()
     script = held_script(asked)
@@ -315,7 +315,7 @@ async def test_a_killed_remote_member_is_restarted_with_its_inbox(remote, tmp_pa
 
 async def test_a_cut_connection_is_reconnected_and_the_work_kept(remote, tmp_path, workspace,
                                                                  home, configure):
-    from nyzhi.teams.store import TeamStore
+    from nyzhi.team_files.store import TeamStore
 
     asked = trio.Event()
     script = held_script(asked)

@@ -1,4 +1,4 @@
-"""The store a member on another host reaches through its lead (``nyzhi.teams.remote``).
+"""The store a member on another host reaches through its lead (``nyzhi.team_files.remote``).
 
 The client's calls go through JSON as they would down the pipe, to ``serve`` against a real
 store on disk; what a remote member may not do is refused whatever way it is asked.
@@ -14,14 +14,14 @@ import pytest
 import trio
 
 from nyzhi import convert
-from nyzhi.core.teams.model_proxy import NOT_PROXIED, ModelCalls, ProxyProvider
-from nyzhi.core.teams.pipe import LeadPipe
+from nyzhi.core.runtime.teams.model_proxy import NOT_PROXIED, ModelCalls, ProxyProvider
+from nyzhi.core.runtime.teams.pipe import LeadPipe
 from nyzhi.provider import errors as pe
 from nyzhi.provider import types as pt
-from nyzhi.teams import TaskClaimError, TeamError, TeamNotFound
-from nyzhi.teams.inbox import Message, deliver, new_id
-from nyzhi.teams.remote import RemoteTeamStore, StoreCall, StoreReply, serve
-from nyzhi.teams.store import Member, TeamConfig, TeamStore
+from nyzhi.team_files import TaskClaimError, TeamError, TeamNotFound
+from nyzhi.team_files.inbox import Message, deliver, new_id
+from nyzhi.team_files.remote import RemoteTeamStore, StoreCall, StoreReply, serve
+from nyzhi.team_files.store import Member, TeamConfig, TeamStore
 from nyzhi.testing.cli import run_nyz
 
 
@@ -44,7 +44,7 @@ def client(store: TeamStore, member: str = "alice", team: str = "crew") -> Remot
         reply = convert.structure(json.loads(reply_line), StoreReply, "test")
         assert reply.id == request.id
         if reply.error is not None:
-            from nyzhi.teams.remote import ERRORS
+            from nyzhi.team_files.remote import ERRORS
 
             raise ERRORS[reply.error_type](reply.error)
         return reply.result

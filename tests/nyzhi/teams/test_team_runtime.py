@@ -10,8 +10,8 @@ import json
 import trio
 
 from nyzhi.core import events as ev
-from nyzhi.core.runtime import RuntimeOptions, open_runtime
-from nyzhi.teams.store import TeamStore
+from nyzhi.core.runtime.runtime import RuntimeOptions, open_runtime
+from nyzhi.team_files.store import TeamStore
 from nyzhi.testing.fake_llm import PerAgent, open_fake_llm, reply, tool_call
 from nyzhi.testing.runtime import run_turn
 

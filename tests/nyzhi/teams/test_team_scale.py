@@ -8,9 +8,9 @@ from __future__ import annotations
 import trio
 
 from nyzhi.core import events as ev
-from nyzhi.core.runtime import RuntimeOptions, open_runtime
-from nyzhi.teams import locking
-from nyzhi.teams.inbox import deliver
+from nyzhi.core.runtime.runtime import RuntimeOptions, open_runtime
+from nyzhi.team_files import locking
+from nyzhi.team_files.inbox import deliver
 from nyzhi.testing.fake_llm import PerAgent, open_fake_llm, reply
 from nyzhi.testing.runtime import run_turn
 
@@ -78,8 +78,8 @@ async def test_a_hundred_members_and_a_broadcast(workspace, configure, home):
 def _runtime_for(home_env, n: int):
     """A lead's ``TeamRuntime`` over a real team of ``n`` members, all idle but m0 (still
     running, so the team is never done and every check below is an ordinary one)."""
-    from nyzhi.core.teams.control import Running, TeamRuntime
-    from nyzhi.teams.store import Member, TeamConfig, TeamStore
+    from nyzhi.core.runtime.teams.control import Running, TeamRuntime
+    from nyzhi.team_files.store import Member, TeamConfig, TeamStore
 
     store = TeamStore(home_env)
     team = f"t{n}"

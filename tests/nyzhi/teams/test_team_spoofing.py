@@ -15,9 +15,9 @@ import unicodedata
 import pytest
 import trio
 
-from nyzhi.core.teams.prompt import teammate_prompt
-from nyzhi.teams.framing import READING, frame_messages
-from nyzhi.teams.inbox import Message
+from nyzhi.core.runtime.teams.prompt import teammate_prompt
+from nyzhi.team_files.framing import READING, frame_messages
+from nyzhi.team_files.inbox import Message
 from nyzhi.testing.cli import run_nyz
 from nyzhi.testing.fake_llm import PerAgent, open_fake_llm, reply
 

@@ -106,7 +106,7 @@ async def test_team_send_list_and_delete(workspace, home, configure):
 async def test_a_killed_process_teammate_is_restarted_and_carries_on(workspace, home, configure):
     """kill -9 of alice's process mid-turn: every team file still parses, the lead restarts
     her, she resumes her session (told she was restarted) and finishes her task."""
-    from nyzhi.teams.store import TeamStore
+    from nyzhi.team_files.store import TeamStore
 
     asked = trio.Event()
 
@@ -169,7 +169,7 @@ async def test_a_killed_process_teammate_is_restarted_and_carries_on(workspace, 
 
 
 async def test_detached_teammates_outlive_the_lead_until_team_stop(workspace, home, configure):
-    from nyzhi.teams.store import TeamStore
+    from nyzhi.team_files.store import TeamStore
 
     served = trio.Event()
 

@@ -30,7 +30,7 @@ def context(tmp_path: Path, table: ShellTable, nursery: trio.Nursery):
     ctx = make_ctx(tmp_path, sandbox=SandboxPolicy(level="workspace-write",
                                                    workspace_root=tmp_path))
     ctx.shells = table
-    # the host the core's executor actor would be (nyzhi.core.background.host)
+    # the host the core's executor actor would be (nyzhi.core.loop.background.host)
     table.hosts[ctx.agent_path] = lambda shell, run: nursery.start_soon(run)
     return ctx
 
@@ -91,7 +91,7 @@ async def test_200_mb_of_output_keeps_memory_bounded_and_the_loop_responsive(tmp
         # warm up: the first start loads modules and worker threads
         await tool.run({"command": "echo warm", "run_in_background": True, "yield_ms": 0}, ctx)
         await table.shells["bg_1"].exited.wait()
-        gc.freeze()  # as nyz does once it has started (nyzhi.core.runtime)
+        gc.freeze()  # as nyz does once it has started (nyzhi.core.runtime.runtime)
         base = rss()
         nursery.start_soon(monitor.run)
         result = await tool.run({"command": f"{CHATTY}; echo; echo finished",

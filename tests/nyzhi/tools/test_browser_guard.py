@@ -22,9 +22,9 @@ from _toolctx import make_ctx
 
 import actors
 from nyzhi.config.secrets import Redactor
-from nyzhi.core import browser as browser_core
-from nyzhi.core.assembly import services_supervisor
-from nyzhi.core.browser import BrowserPool, BrowserSettings
+from nyzhi.core.runtime import browser as browser_core
+from nyzhi.core.runtime.assembly import services_supervisor
+from nyzhi.core.runtime.browser import BrowserPool, BrowserSettings
 from nyzhi.testing.loopback_http import serve_pages
 from nyzhi.tools.builtin.browser import (
     BrowserEvaluateTool,

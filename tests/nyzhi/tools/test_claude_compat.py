@@ -4,8 +4,8 @@ rules the gates enforce, and what cannot be expressed said once per file."""
 
 from __future__ import annotations
 
-from nyzhi.core.hooks.spec import HookSpec
-from nyzhi.core.roles import load_role_file
+from nyzhi.core.runtime.hooks.spec import HookSpec
+from nyzhi.core.runtime.roles import load_role_file
 from nyzhi.testing.claude_project import write_settings
 from nyzhi.tools import claude_names as cn
 from nyzhi.tools.claude_permissions import claude_permission_rules, map_rules

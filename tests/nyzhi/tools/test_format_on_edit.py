@@ -94,8 +94,8 @@ def test_the_key_reaches_the_tools_and_a_wrong_value_is_one_line(tmp_path: Path)
     from nyzhi.config.errors import ConfigError
     from nyzhi.config.loader import read_layer, validate_layer
     from nyzhi.config.workspace import detect_workspace
-    from nyzhi.core.assembly import build_tooling
-    from nyzhi.core.runtime import RuntimeOptions
+    from nyzhi.core.runtime.assembly import build_tooling
+    from nyzhi.core.runtime.runtime import RuntimeOptions
 
     path = tmp_path / "config.toml"
     path.write_text('[agent]\nformat_on_edit = "auto"\n')

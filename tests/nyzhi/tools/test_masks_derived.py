@@ -143,7 +143,7 @@ def test_the_built_in_readers_locate_their_files_through_the_registry(home):
     registered locators: the masks follow them wherever XDG puts them."""
     from nyzhi.auth.store import AuthStore
     from nyzhi.config.secret_files import registered
-    from nyzhi.core.mcp.trust import TrustStore
+    from nyzhi.core.runtime.mcp.trust import TrustStore
     from nyzhi.tools.credentials import hidden_paths
 
     masked = {p for p, _ in registered()}

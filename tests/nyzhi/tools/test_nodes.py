@@ -11,7 +11,7 @@ import pytest
 from _toolctx import make_ctx
 
 from nyzhi.config.schema import Config, NodeConfig
-from nyzhi.core.assembly import build_nodes
+from nyzhi.core.runtime.assembly import build_nodes
 from nyzhi.tools.builtin.bash import BashTool
 from nyzhi.tools.builtin.nodes import NodesTool
 from nyzhi.tools.executors import MonitoredExecutor, SshExecutor
@@ -113,8 +113,8 @@ async def test_the_nodes_tool_lists_mode_and_whether_each_answers(server, tmp_pa
 
 async def test_the_nodes_tool_is_offered_only_with_nodes(tmp_path: Path) -> None:
     from nyzhi.config.workspace import detect_workspace
-    from nyzhi.core.assembly import build_tooling
-    from nyzhi.core.runtime import RuntimeOptions
+    from nyzhi.core.runtime.assembly import build_tooling
+    from nyzhi.core.runtime.runtime import RuntimeOptions
 
     options = RuntimeOptions(cwd=tmp_path, interactive=False)
     workspace = detect_workspace(tmp_path)

@@ -21,9 +21,9 @@ import trio
 from _toolctx import make_ctx
 
 import actors
-from nyzhi.core import browser as browser_core
-from nyzhi.core.assembly import services_supervisor
-from nyzhi.core.browser import BrowserPool, BrowserSettings
+from nyzhi.core.runtime import browser as browser_core
+from nyzhi.core.runtime.assembly import services_supervisor
+from nyzhi.core.runtime.browser import BrowserPool, BrowserSettings
 from nyzhi.testing.cli import settled_running
 from nyzhi.testing.loopback_http import Page, serve_pages
 from nyzhi.testing.waits import settled

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from _toolctx import git, git_env, init_repo, make_ctx
 
-from nyzhi.core.roles import BUILTIN_ROLES
+from nyzhi.core.runtime.roles import BUILTIN_ROLES
 from nyzhi.tools.base import Permission
 from nyzhi.tools.builtin.pr import CreatePrTool, ReviewPrTool, title_and_body
 

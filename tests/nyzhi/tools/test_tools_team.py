@@ -17,7 +17,7 @@ import trio
 import trio.testing
 from _toolctx import make_ctx
 
-from nyzhi.teams.store import Member, TeamConfig, TeamStore
+from nyzhi.team_files.store import Member, TeamConfig, TeamStore
 from nyzhi.tools.base import Permission
 from nyzhi.tools.builtin.agents import AgentControlError
 from nyzhi.tools.builtin.team import (

@@ -19,7 +19,7 @@ from _toolctx import make_ctx
 
 from nyzhi.auth.store import AuthStore
 from nyzhi.config.schema import Config, WebSearchConfig
-from nyzhi.core.assembly import build_redactor, web_search_tool
+from nyzhi.core.runtime.assembly import build_redactor, web_search_tool
 from nyzhi.testing.loopback_http import read_head
 from nyzhi.tools.builtin.web_search import MAX_RESPONSE_BYTES, SNIPPET_CHARS, search_tool
 from nyzhi.tools.env_policy import EnvPolicy, child_env

@@ -82,7 +82,7 @@ async def test_a_secret_in_the_query_is_redacted_before_it_leaves(tmp_path):
     ("anthropic", True), ("openai-responses", True), ("gemini", True), ("openai", False)])
 async def test_the_session_gets_it_only_without_a_backend_and_with_a_searching_provider(
         workspace, home, configure, style, offered):
-    from nyzhi.core.runtime import RuntimeOptions, open_runtime
+    from nyzhi.core.runtime.runtime import RuntimeOptions, open_runtime
 
     async with open_fake_llm() as server:
         configure(workspace, server.url_for(style), api_style=style)

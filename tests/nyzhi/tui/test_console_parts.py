@@ -8,7 +8,7 @@ import os
 import re
 from pathlib import Path
 
-from nyzhi.core.commands import COMMANDS
+from nyzhi.core.runtime.commands import COMMANDS
 from nyzhi.tui import commands, markdown, theme
 from nyzhi.tui.app import attach_files
 from nyzhi.tui.history import History, history_path
@@ -128,8 +128,8 @@ def test_every_command_has_a_one_line_summary():
 
 def test_memory_command_lists_and_shows_what_memory_write_saved(home, tmp_path):
     """The console's /memory reads the files the memory tools write (issue 19)."""
-    from nyzhi.core.commands import COMMANDS
-    from nyzhi.core.commands.builtin import memory_text
+    from nyzhi.core.runtime.commands import COMMANDS
+    from nyzhi.core.runtime.commands.builtin import memory_text
     from nyzhi.knowledge.memory import MemoryStore
 
     root = tmp_path / "proj"
@@ -228,9 +228,9 @@ def test_the_first_frame_echoes_plain_typing_and_keeps_every_byte():
 
 
 def test_the_console_offers_every_command_and_the_chat_all_but_the_screen_ones():
-    """One table (nyzhi.core.commands): the console has every feature a command needs; a front
+    """One table (nyzhi.core.runtime.commands): the console has every feature a command needs; a front
     end with none (the line chat) is offered all but /clear, /agents, /theme, /resume and /editor."""
-    from nyzhi.core.commands import available
+    from nyzhi.core.runtime.commands import available
 
     assert set(available(commands.FEATURES)) == set(COMMANDS)
     assert set(COMMANDS) - set(available(frozenset())) == {"clear", "agents", "theme", "resume",
@@ -250,7 +250,7 @@ def test_a_context_share_under_one_percent_reads_less_than_one():
 
 def test_the_readme_lists_the_commands_help_shows():
     """README.md's console command list is the one table's (``/help``), nothing more or less."""
-    from nyzhi.core.commands import available
+    from nyzhi.core.runtime.commands import available
 
     readme = (Path(__file__).resolve().parents[3] / "README.md").read_text()
     listed = readme.split("`/help` lists the commands:", 1)[1].split("(`/exit` too)", 1)[0]

@@ -45,7 +45,7 @@ async def test_the_console_opens_without_loading_asyncio(workspace, home, config
         finally:
             pane.kill()
     loaded = set(json.loads(modules_file.read_text()))
-    assert {"urwid", "nyzhi.tui.app", "nyzhi.core.runtime"} <= loaded  # the console did run
+    assert {"urwid", "nyzhi.tui.app", "nyzhi.core.runtime.runtime"} <= loaded  # the console did run
     assert not loaded & set(NOT_ON_THE_CONSOLE_PATH), sorted(loaded & {*NOT_ON_THE_CONSOLE_PATH})
 
 

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from nyzhi.core.runtime import RuntimeOptions, open_runtime
+from nyzhi.core.runtime.runtime import RuntimeOptions, open_runtime
 from nyzhi.testing.fake_llm import open_fake_llm, reply
 from nyzhi.testing.tmux import INPUT_READY, TmuxPane, open_console
 

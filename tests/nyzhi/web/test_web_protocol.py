@@ -12,8 +12,8 @@ import pytest
 import trio
 from trio_websocket import ConnectionClosed, ConnectionRejected
 
-from nyzhi.teams.lead_lease import lead_pid
-from nyzhi.teams.store import TeamStore
+from nyzhi.team_files.lead_lease import lead_pid
+from nyzhi.team_files.store import TeamStore
 from nyzhi.testing.cli import NYZ, nyz_env, run_nyz, settled_running, started_running
 from nyzhi.testing.fake_llm import PerAgent, open_fake_llm, reply, tool_call
 from nyzhi.testing.web import TOKEN, event_type, serve_nyz

@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 from nyzhi.core import events as ev
-from nyzhi.teams.store import Member, TeamConfig, TeamStore
+from nyzhi.team_files.store import Member, TeamConfig, TeamStore
 from nyzhi.web.team import TeamView
 
 

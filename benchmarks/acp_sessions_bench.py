@@ -20,7 +20,7 @@ process's resident set (``VmRSS`` from ``/proc/PID/status``) is read:
   stays with the process's allocator (reused, not given back), so
   ``growth_after_first_10_closed_mib`` (``RSS after N closed - RSS after the 10 closed``) is
   the figure that shows a leak: ~1 MiB a session (39.2 MiB over 40) while each closed
-  session's runtime stayed frozen (``nyzhi.core.runtime.collector.freeze_runtime``), 0.8 after.
+  session's runtime stayed frozen (``nyzhi.collector.freeze_runtime``), 0.8 after.
 
 The baseline is the same process's own reading after its first session (both differences are
 taken against it), not another program. Nothing here is asserted in tests.

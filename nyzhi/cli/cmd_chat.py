@@ -32,7 +32,7 @@ async def serve_on_web(rt: Any, nursery: Any, say: Any) -> Any:
 
 
 def run_chat(args: argparse.Namespace) -> int:
-    from nyzhi.core.runtime import collector
+    from nyzhi import collector
 
     # Off until the runtime is open (the console and the line chat resume it then), as for
     # ``nyz run``: start-up makes next to no cyclic garbage, and its collections cost ~40 ms.

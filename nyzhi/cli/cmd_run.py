@@ -103,7 +103,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_command(args: argparse.Namespace) -> int:
-    from nyzhi.core.runtime import collector
+    from nyzhi import collector
 
     collector.pause()  # until the runtime is built (run_headless resumes it): ~40 ms less
     try:

@@ -14,9 +14,8 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-from nyzhi import __version__, codecache, process
+from nyzhi import __version__, codecache, collector, process
 from nyzhi.config.modes import TeammateMode, TrustMode, choices, parse_trust, spelled
-from nyzhi.core.runtime import collector
 
 codecache.install()  # before any attrs class is created (nyzhi.codecache says why it is safe)
 process.claim()  # nyz owns this interpreter: gc.freeze() and the lean httpcore (nyzhi.process)

@@ -17,8 +17,7 @@ if TYPE_CHECKING:
 
 
 def runtime_options(args: argparse.Namespace, *, interactive: bool) -> RuntimeOptions:
-    from nyzhi.core.runtime.budget import Limits
-    from nyzhi.core.runtime.runtime import RuntimeOptions
+    from nyzhi.core.runtime.runtime import Limits, RuntimeOptions
 
     budget = Limits(
         tokens=getattr(args, "budget_tokens", None), usd=getattr(args, "budget_usd", None),

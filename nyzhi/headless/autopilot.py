@@ -1,4 +1,4 @@
-"""``nyz run --autopilot [GOAL]``: an autopilot (``nyzhi.core.runtime.autopilot``) run headless.
+"""``nyz run --autopilot [GOAL]``: an autopilot (``protocol.drive_autopilot``) run headless.
 
 The run is ``nyz run``'s (``HeadlessRun``: the same output formats, budget flags, signals and
 exit statuses); only the drive differs. It prints every event until the autopilot ends, the
@@ -14,49 +14,42 @@ after ``[agent] autopilot_max_loops`` returns to execute, or when a subagent fai
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nyzhi.core.protocol import events as ev
 from nyzhi.headless.run import HeadlessRun
 from nyzhi.headless.run_result import Failure, ResultSubtype, budget_subtype
 
+if TYPE_CHECKING:
+    from nyzhi.core.protocol.autopilot import AutopilotEnd
 
-def autopilot_failure(state: Any) -> Failure | None:
-    """Why an autopilot run that ended in ``state`` is not a success (None: it is)."""
-    from nyzhi.core.runtime.autopilot import Phase
 
-    if state.phase == Phase.DONE:
+def autopilot_failure(end: AutopilotEnd) -> Failure | None:
+    """Why an autopilot run that ended as ``end`` is not a success (None: it is)."""
+    if end.approved:
         return None
-    if state.phase == Phase.FAILED:
-        return Failure(ResultSubtype.ERROR, state.report.split("\n", 1)[0])
-    reason = state.stop_reason or "stopped"
+    if end.failed:
+        return Failure(ResultSubtype.ERROR, end.report.split("\n", 1)[0])
+    reason = end.stop_reason or "stopped"
     subtype = budget_subtype(reason) if reason.startswith("budget:") else ResultSubtype.ERROR
-    return Failure(subtype, f"autopilot stopped in {state.phase}: {reason}")
+    return Failure(subtype, f"autopilot stopped in {end.phase}: {reason}")
 
 
 async def run_autopilot(args: argparse.Namespace, goal: str, fmt: str) -> int:
     """``nyz run --autopilot``: done when the autopilot ends or stops."""
-    from nyzhi.core.runtime import autopilot as ap
+    from nyzhi.core.protocol import Session
+    from nyzhi.core.protocol.autopilot import drive_autopilot
+
+    def report(text: str) -> None:
+        run.last_answer = text
 
     async def drive(rt: Any) -> None:
-        from nyzhi.core.protocol import Session
-        from nyzhi.core.protocol.start import trusted_config
-
-        root = Session(rt).workspace_root
-        pilot = None
-        try:
-            state = ap.start_or_resume(root, goal)
-            max_loops = trusted_config(root).agent.autopilot_max_loops
-            pilot = ap.Autopilot(rt, root, state, max_loops=max_loops)
-            state = await pilot.run()
-        except ap.AutopilotError as exc:
-            run.failure = Failure(ResultSubtype.ERROR, str(exc))
-            run.see(ev.Error(message=str(exc), kind="autopilot"))
+        end = await drive_autopilot(Session(rt), goal, report)
+        if end.error:
+            run.failure = Failure(ResultSubtype.ERROR, end.error)
+            run.see(ev.Error(message=end.error, kind="autopilot"))
             return
-        finally:  # also when a signal cancels the drive: the report of where it stopped
-            if pilot is not None:
-                run.last_answer = pilot.state.report
-        run.failure = autopilot_failure(state)
+        run.failure = autopilot_failure(end)
 
     run = HeadlessRun(args, fmt)
     return await run.run(drive)

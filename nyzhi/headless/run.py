@@ -25,10 +25,10 @@ from typing import Any, TextIO
 
 import trio
 
+from nyzhi import collector
 from nyzhi.config.fsutil import StorageError
 from nyzhi.core.protocol import events as ev
 from nyzhi.core.protocol.renderer import EventRenderer
-from nyzhi.core.runtime import collector
 from nyzhi.front.flags import runtime_options
 from nyzhi.headless.render import STARTUP, JsonLines, Progress, ResultOnly
 from nyzhi.headless.run_result import Failure, ResultSubtype, turn_failure

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from nyzhi import records
-from nyzhi.core import events as ev
+from nyzhi.core.protocol import events as ev
 
 
 class ResultSubtype(enum.StrEnum):
@@ -64,8 +64,7 @@ def turn_failure(handle: Any, errors: list[ev.Error],
                  agent: str = ev.MAIN_AGENT) -> Failure | None:
     """Why ``handle``'s turn (a ``TurnHandle`` of ``agent``) failed, or None if it answered.
     ``errors``: the error events the run saw."""
-    from nyzhi.core.errors import describe_error, in_tool_step
-    from nyzhi.provider.errors import ProviderError
+    from nyzhi.core.protocol import describe_error, failure_kind
 
     outcome = handle.outcome
     budget = _last(errors, agent, "budget")
@@ -81,9 +80,10 @@ def turn_failure(handle: Any, errors: list[ev.Error],
         exc = handle.error
         said = _last(errors, agent, "turn")
         message = said.message if said else describe_error(exc)
-        if isinstance(exc, ProviderError):
+        kind = failure_kind(exc)
+        if kind == "provider":
             return Failure(ResultSubtype.PROVIDER_ERROR, message)
-        if in_tool_step(exc):
+        if kind == "tool":
             return Failure(ResultSubtype.TOOL_ERROR, message)
         return Failure(ResultSubtype.ERROR, message)
     if outcome is None:  # cancelled: by the wall-time budget, or by whoever cancelled it

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from nyzhi.core import events as ev
+from nyzhi.core.protocol import events as ev
 
 # thinking_tokens: of output_tokens, where the provider says (issue 32)
 _KEYS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens",

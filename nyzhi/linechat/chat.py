@@ -526,7 +526,7 @@ async def chat(args: argparse.Namespace) -> int:
     out, status = _chat_output()
     stopped_by: int | None = None
     async with open_runtime(options) as rt:
-        from nyzhi.core.runtime import collector
+        from nyzhi import collector
 
         collector.resume(freeze=True)  # paused by ``nyz chat`` while it started
         for notice in rt.notices:

@@ -11,9 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from nyzhi import records
-from nyzhi.config import jsonbound
-from nyzhi.config.jsonbound import JsonTooDeep, LoneSurrogate
+from nyzhi import jsonbound, records
+from nyzhi.jsonbound import JsonTooDeep, LoneSurrogate
 
 
 @records.frozen

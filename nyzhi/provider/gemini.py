@@ -23,7 +23,7 @@ import json
 import uuid
 from typing import Any
 
-from nyzhi.config import jsonbound
+from nyzhi import jsonbound
 from nyzhi.provider.arguments import parse_tool_arguments
 from nyzhi.provider.errors import ProviderStreamError
 from nyzhi.provider.images import encoded

@@ -35,7 +35,7 @@ from typing import Any
 
 import attrs
 
-from nyzhi.config import jsonbound
+from nyzhi import jsonbound
 from nyzhi.provider.offline_calls import decode_decision, offline_calls
 from nyzhi.provider.offline_model import (
     OFFLINE_MODEL,  # noqa: F401 (re-exported: the adapter's callers and tests name it here)

@@ -35,7 +35,7 @@ import re
 import secrets
 from typing import Any
 
-from nyzhi.config import jsonbound
+from nyzhi import jsonbound
 
 #: The decision prompt: SmolLM2's tool-calling instructions, in our words, with the tool list.
 _DECISION = """\

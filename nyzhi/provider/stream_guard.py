@@ -17,7 +17,7 @@ Both are not retried: the same request would most likely get the same answer.
 
 from __future__ import annotations
 
-from nyzhi.config.jsonbound import JsonTooDeep
+from nyzhi.jsonbound import JsonTooDeep
 from nyzhi.provider.errors import ProviderError, ProviderStreamError
 from nyzhi.provider.framing import RecordTooLarge
 from nyzhi.provider.spec import StreamLimits

@@ -16,8 +16,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, Protocol
 
-from nyzhi import records
-from nyzhi.config import jsonbound
+from nyzhi import jsonbound, records
 from nyzhi.provider.errors import StreamEndedEarly
 from nyzhi.provider.spec import ProviderSpec
 from nyzhi.provider.types import (

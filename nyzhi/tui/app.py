@@ -32,13 +32,14 @@ from typing import TYPE_CHECKING, Any
 import trio
 import urwid
 
+from nyzhi import collector
 from nyzhi.core.protocol import Session, ops
 from nyzhi.core.protocol import events as ev
 from nyzhi.core.protocol.commands import dispatch, toggle_plan, waits_for_idle
-from nyzhi.core.runtime import collector
+from nyzhi.core.protocol.prompt import attach_files, read_attachments
 from nyzhi.tui import commands, theme
 from nyzhi.tui.agent_tree import AgentTree
-from nyzhi.tui.composer import Composer, attach_files, read_attachments
+from nyzhi.tui.composer import Composer
 from nyzhi.tui.conversation import ConsoleRenderer, Stream
 from nyzhi.tui.modals import Modals
 from nyzhi.tui.status import StatusBar
@@ -423,9 +424,7 @@ class Console:
         """Alt-T: the next thinking level (off, low, medium, high), as ``/thinking LEVEL``."""
         if self.rt is None:
             return
-        from nyzhi.core.runtime.thinking import next_level, thinking_command
-
-        self.flash(thinking_command(self.rt, next_level(self.rt.thinking_level)).splitlines()[-1])
+        self.flash(Session(self.rt).next_thinking().splitlines()[-1])
         self.refresh_status()
 
     def toggle_plan(self) -> None:
@@ -513,10 +512,10 @@ class Console:
         """Open the runtime (again after ``/resume``) and feed its events to the screen; a
         runtime that cannot start ends the console with its error in ``fatal``."""
         def prepare() -> Any:
+            from nyzhi.core.protocol.start import prewarm_tls
             from nyzhi.front.flags import runtime_options  # the runtime's imports, off the UI
-            from nyzhi.provider import tls
 
-            tls.prewarm()  # the CA bundle loads while the runtime is imported
+            prewarm_tls()  # the CA bundle loads while the runtime is imported
             return runtime_options(args, interactive=True)
 
         if getattr(args, "first_prompt", None):  # nyz team start --task: the lead's first
@@ -524,11 +523,11 @@ class Console:
             args.first_prompt = None
         try:
             options = await trio.to_thread.run_sync(prepare)
-            from nyzhi.config import load_config
+            from nyzhi.core.protocol.start import configured
             from nyzhi.core.runtime.runtime import open_runtime
 
             while True:
-                loaded = await trio.to_thread.run_sync(load_config, options.cwd)
+                loaded = await trio.to_thread.run_sync(configured, options.cwd)
                 self.restart = trio.Event()
                 async with open_runtime(options) as rt, rt.subscribe() as events, \
                         trio.open_nursery() as feed:

@@ -4,13 +4,12 @@ Its own part because writing a prompt has jobs of its own before anything reache
 the input box with its history, vi or emacs keys and search (``InputBox``), completion (Tab),
 the menu under the input (``/`` commands, ``@`` files), images pasted with Ctrl-V (sent with
 the next prompt), the draft in ``$EDITOR`` (Ctrl-G), and ``@path`` attachments read into the
-prompt, in a worker thread and only from where a prompt file may come from.
+prompt (``nyzhi.core.protocol.prompt``: in a worker thread and only from where a prompt file
+may come from).
 """
 
 from __future__ import annotations
 
-import re
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import urwid
@@ -22,10 +21,6 @@ from nyzhi.tui.widgets import InputBox
 
 if TYPE_CHECKING:
     from nyzhi.tui.app import Console
-
-ATTACH_LIMIT = 100_000  # bytes of one @file put into a prompt
-_ATTACH = re.compile(r"(?<!\S)@(\S+)")
-
 
 class Composer:
     """The input box, the menu under it, pasted images, the editor and completion."""
@@ -143,12 +138,12 @@ class Composer:
     async def paste_image(self) -> None:
         """Ctrl-V: the clipboard's image goes with the next prompt (as ``nyz run -i`` gives
         one); ``[image N]`` in the input marks it."""
-        from nyzhi.provider.images import ImageError, image_from_bytes
+        from nyzhi.core.protocol.prompt import ImageError, pasted_image
         from nyzhi.tui.clipboard import ClipboardError, paste_image
 
         try:
             data = await paste_image()
-            image = image_from_bytes(data, f"clipboard-{len(self.pasted) + 1}.png")
+            image = pasted_image(data, f"clipboard-{len(self.pasted) + 1}.png")
         except (ClipboardError, ImageError) as exc:
             self.console.flash(str(exc))
             return
@@ -178,51 +173,3 @@ class Composer:
         self.input.set_edit_text("")
         self.input.history.add(text)
         console.submit(text)
-
-
-async def read_attachments(text: str, cwd: Path) -> str:
-    """``attach_files`` with its reads in a worker thread, as the file tools read: a large
-    file or a slow disk must not freeze the console's event loop (the screen, the other
-    agents' streams)."""
-    if "@" not in text:
-        return text
-    from nyzhi.tools.offload import run_blocking
-
-    return await run_blocking(attach_files, text, cwd)
-
-
-def attach_files(text: str, cwd: Path) -> str:
-    """The prompt with each ``@path`` that exists followed by the file's contents (or the
-    directory's listing); other ``@words`` (e-mail addresses, handles) are left alone. An
-    ``@image`` is left to ``Runtime.submit``, which sends it as an image.
-    Blocking: the console calls it through ``read_attachments``.
-
-    A file is read like every prompt file (``config.prompt_files``): one resolving outside
-    the workspace and nyz's config folders, or into /proc, /sys or /dev, is not attached and
-    the prompt says so instead."""
-    from nyzhi.config.prompt_files import prompt_roots, read_prompt_bytes
-    from nyzhi.config.workspace import find_root
-    from nyzhi.provider.images import sniff
-
-    roots = prompt_roots(find_root(cwd))
-    blocks = []
-    for m in _ATTACH.finditer(text):
-        name = m.group(1)
-        if not (cwd / name).exists():
-            name = name.rstrip(".,;:!?)'\"")  # "see @notes.md." ends a sentence
-        path = (cwd / name).resolve()
-        if path.is_file():
-            try:
-                raw = read_prompt_bytes(cwd / name, roots, ATTACH_LIMIT)
-            except OSError as exc:  # refused (or unreadable): the reason, not the file
-                blocks.append(f'<file path="{name}" not-attached="{exc}"/>')
-                continue
-            if sniff(raw[:16]):
-                continue  # an image goes to the model as an image (Runtime.submit)
-            data = raw.decode("utf-8", errors="replace")
-            blocks.append(f'<file path="{name}">\n{data}\n</file>')
-        elif path.is_dir():
-            names = sorted(p.name + ("/" if p.is_dir() else "") for p in path.iterdir())
-            blocks.append(f'<directory path="{name}">\n' + "\n".join(names[:500])
-                          + "\n</directory>")
-    return text if not blocks else text + "\n\n" + "\n\n".join(blocks)

@@ -14,7 +14,7 @@ from typing import Any, Protocol
 
 import urwid
 
-from nyzhi.config import jsonbound
+from nyzhi import jsonbound
 from nyzhi.core.protocol import events as ev
 from nyzhi.core.protocol.renderer import EventRenderer
 from nyzhi.textcut import cut

@@ -38,7 +38,7 @@ class StatusBar:
         self.activity = Activity()  # the spinner line while the main agent works
         self.status = urwid.Text("", wrap="ellipsis")
         self._context_warned: set[float] = set()  # the CONTEXT_MARKS already said
-        # Claude Code's statusLine (nyzhi.core.runtime.status_line): its last output, shown instead
+        # Claude Code's statusLine (Session.custom_status_line): its last output, shown instead
         # of nyz's status text; one run at a time, at most every STATUS_LINE_EVERY seconds.
         self._status_line_text: str | None = None
         self._status_line_busy = False
@@ -107,15 +107,12 @@ class StatusBar:
 
     async def _run_status_line(self, rt: Any) -> None:
         """Run the statusLine command with Claude Code's status JSON; show its line."""
-        from nyzhi.core.runtime.status_line import run_status_line, status_payload
-        from nyzhi.tools.env_policy import child_env
+        from nyzhi.core.protocol import Session
 
         cwd = self.console.cwd
         try:
             cost = self.console.panel.tree.cost_usd()
-            payload = status_payload(rt, Path(cwd), cost, self._started)
-            env = child_env(rt.main_agent.tooling.context.env_policy, {})
-            line = await run_status_line(rt.status_line, payload, str(cwd), env)
+            line = await Session(rt).custom_status_line(Path(cwd), cost, self._started)
             if line is not None and rt is self.console.rt:
                 self._status_line_text = line
                 self.status.set_text(line)

@@ -45,7 +45,7 @@ NYZHI = Path(nyzhi.__file__).parent
 # ``core``; importing it (``from nyzhi import __version__``) is allowed from anywhere.
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("records", "spawn", "convert", "codecache", "process", "jsonrpc", "signals", "textcut",
-     "loopback", "prompt_input"),
+     "loopback", "prompt_input", "collector", "jsonbound"),
     ("config",),
     ("auth", "provider", "tools", "index", "knowledge", "team_files"),
     ("core", ""),
@@ -65,7 +65,13 @@ SHARED_FRONT = "front"
 FRONT_END_PACKAGES = ("nyzhi.core.runtime",)
 FRONT_END_API = ("nyzhi.core.protocol", "nyzhi.core.runtime.runtime", "nyzhi.records", "nyzhi.convert",
                  "nyzhi.spawn", "nyzhi.codecache", "nyzhi.process", "nyzhi.jsonrpc",
-                 "nyzhi.signals", "nyzhi.textcut", "nyzhi.loopback", "nyzhi.prompt_input")
+                 "nyzhi.signals", "nyzhi.textcut", "nyzhi.loopback", "nyzhi.prompt_input",
+                 # the garbage collector's start-up pause: process-wide, as the ``nyz`` entry
+                 # points (cli) and every front end that builds a runtime pause and resume it
+                 "nyzhi.collector",
+                 # JSON from someone else (a model's stream, its tool arguments) parsed within
+                 # bounds: the providers, the loop and the console's tool lines all parse it
+                 "nyzhi.jsonbound")
 # Modules whose ``import_module`` takes a name from a table of literal module names in the same
 # file (each name is then checked as an import) or from a fixed package: why each is safe.
 LAZY_TABLES = {

@@ -26,8 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from nyzhi import convert, records
-from nyzhi.config import jsonbound
+from nyzhi import convert, jsonbound, records
 from nyzhi.config.paths import display_path
 from nyzhi.core import events as ev
 from nyzhi.provider.types import Message

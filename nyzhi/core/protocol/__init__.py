@@ -3,7 +3,8 @@
 Ops in (``ops``: typed records a front end submits, with ``ApprovalAnswer`` for the
 approve op), events out (``events``: ``nyzhi.core.events``, the one vocabulary), a status
 snapshot (``status``) with its one line and one card, ``describe_error`` (any failure as the
-one line a person is shown), the slash commands (``protocol.commands``: the one command
+one line a person is shown) and ``failure_kind`` (whether a turn's exception came from the
+model call or the tool step: ``failure``), the slash commands (``protocol.commands``: the one command
 table a ``run_command`` op runs), the one dispatch from an event to a front end's handler
 (``protocol.renderer``), the activity line of a working model (``protocol.activity``) and the
 saved sessions (``saved``: whether one is kept, the list, one's recorded events). A front
@@ -25,6 +26,8 @@ from nyzhi.core.errors import describe_error
 
 if TYPE_CHECKING:
     from nyzhi.core.protocol import ops as ops
+    from nyzhi.core.protocol.failure import FailureKind as FailureKind
+    from nyzhi.core.protocol.failure import failure_kind as failure_kind
     from nyzhi.core.protocol.ops import ApprovalAnswer as ApprovalAnswer
     from nyzhi.core.protocol.saved import SessionError as SessionError
     from nyzhi.core.protocol.saved import recorded_events as recorded_events
@@ -41,6 +44,7 @@ if TYPE_CHECKING:
     from nyzhi.core.protocol.status import status_line as status_line
 
 _SESSION = ("Applied", "ScreenlessHost", "Session", "session_status")
+_FAILURE = ("FailureKind", "failure_kind")
 _SAVED = ("SessionError", "recorded_events", "saved_sessions", "session_kept")
 _STATUS = ("AgentLine", "SessionStatus", "context_share", "status_card", "status_line")
 
@@ -52,6 +56,8 @@ def __getattr__(name: str) -> Any:
         value = module if name == "ops" else module.ApprovalAnswer
     elif name in _SESSION:
         value = getattr(importlib.import_module("nyzhi.core.protocol.session"), name)
+    elif name in _FAILURE:
+        value = getattr(importlib.import_module("nyzhi.core.protocol.failure"), name)
     elif name in _SAVED:
         value = getattr(importlib.import_module("nyzhi.core.protocol.saved"), name)
     elif name in _STATUS:
@@ -62,6 +68,7 @@ def __getattr__(name: str) -> Any:
     return value
 
 
-__all__ = ["AgentLine", "Applied", "ApprovalAnswer", "ScreenlessHost", "Session", "SessionError",
-           "SessionStatus", "context_share", "describe_error", "events", "ops", "recorded_events",
-           "saved_sessions", "session_kept", "session_status", "status_card", "status_line"]
+__all__ = ["AgentLine", "Applied", "ApprovalAnswer", "FailureKind", "ScreenlessHost", "Session",
+           "SessionError", "SessionStatus", "context_share", "describe_error", "events",
+           "failure_kind", "ops", "recorded_events", "saved_sessions", "session_kept",
+           "session_status", "status_card", "status_line"]

@@ -289,6 +289,29 @@ class Session:
             return Applied(notice=rt.set_thinking(op.level) or "")
         raise o.OpError(f"{op.op} is not applied at once; await submit()")
 
+    async def custom_status_line(self, cwd: Path, cost_usd: float,
+                                 started: float) -> str | None:
+        """The first line the workspace's ``statusLine`` command (Claude Code's setting, read
+        into ``rt.status_line``) prints when given Claude Code's status JSON for the session
+        now, run in ``cwd`` with the session's environment policy; None when it failed, timed
+        out or printed nothing. ``cost_usd``: the agent tree's cost; ``started``: the
+        ``time.monotonic()`` the front end started at."""
+        from nyzhi.core.runtime.status_line import run_status_line, status_payload
+        from nyzhi.tools.env_policy import child_env
+
+        rt = self.rt
+        payload = status_payload(rt, cwd, cost_usd, started)
+        env = child_env(rt.main_agent.tooling.context.env_policy, {})
+        return await run_status_line(rt.status_line, payload, str(cwd), env)
+
+    def next_thinking(self) -> str:
+        """Think at the named level after the current one (off, low, medium, high, round; a
+        token budget goes to off): the console's Alt-T. Says what ``/thinking LEVEL`` says,
+        the level now on its last line."""
+        from nyzhi.core.runtime.thinking import next_level, thinking_command
+
+        return thinking_command(self.rt, next_level(self.rt.thinking_level))
+
     # ---- the snapshot -------------------------------------------------------------------
 
     def status(self) -> SessionStatus:

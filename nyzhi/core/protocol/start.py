@@ -1,9 +1,12 @@
 """What a front end may ask before it opens a session, or of one it drives without a host:
-the configuration a session in a folder runs under, and whether it would have a provider.
+the configuration a session in a folder runs under (and the files it is read from), whether it
+would have a provider, and the TLS certificates its provider will need, loaded ahead.
 
 Session-level functions of the protocol: ACP asks whether to offer ``nyz login`` before any
-session is open, and ``nyz run --autopilot`` reads its loop limit, each here rather than from
-the configuration's loader and the runtime's assembly. Both read files: blocking.
+session is open, ``nyz run --autopilot`` reads its loop limit, and the console reads the
+configuration its ``/config`` shows and warms the TLS certificates while it imports the
+runtime, each here rather than from the configuration's loader, the runtime's assembly and
+the provider's TLS. The configuration reads are blocking; the warm-up starts a thread.
 """
 
 from __future__ import annotations
@@ -22,6 +25,24 @@ def trusted_config(cwd: Path) -> Any:
     return load_trusted(cwd)[0].config
 
 
+def configured(cwd: Path) -> Any:
+    """The ``LoadedConfig`` of the files a session in ``cwd`` reads, every layer whole (the
+    project's gated keys too, approved or not), with the files it came from: what the
+    console's ``/config`` and ``/model`` show and its ``[tui]`` settings come from."""
+    from nyzhi.config import load_config
+
+    return load_config(cwd)
+
+
+def prewarm_tls() -> None:
+    """Start loading the TLS CA bundle a session's provider connects with (in a daemon
+    thread, once per process), so the first request does not wait for it: the console starts
+    it while the runtime is imported."""
+    from nyzhi.provider import tls
+
+    tls.prewarm()
+
+
 def provider_missing(cwd: Path, provider: str | None = None) -> bool:
     """No provider would be chosen for a session in ``cwd`` (``provider``: ``--provider``),
     so it would fall back to the small offline model: what logging in would change. A config
@@ -35,4 +56,4 @@ def provider_missing(cwd: Path, provider: str | None = None) -> bool:
     return choose_provider(config, os.environ) is None
 
 
-__all__ = ["provider_missing", "trusted_config"]
+__all__ = ["configured", "prewarm_tls", "provider_missing", "trusted_config"]

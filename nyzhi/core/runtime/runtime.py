@@ -28,7 +28,7 @@ import attrs
 import trio
 
 import actors
-from nyzhi import process, records
+from nyzhi import collector, process, records
 from nyzhi.core import events as ev
 from nyzhi.core.event_bus import EventBus, Listener
 from nyzhi.core.loop.agent import TurnHandle, UserInput
@@ -36,7 +36,7 @@ from nyzhi.core.loop.background import publish_events
 from nyzhi.core.loop.prompt import session_parts
 from nyzhi.core.loop.tool_step import ApprovalAnswer, ApprovalBroker
 from nyzhi.core.loop.turn import TurnSettings
-from nyzhi.core.runtime import assembly, collector
+from nyzhi.core.runtime import assembly
 from nyzhi.core.runtime.agent_factory import Agent, AgentFactory, AgentSpec
 from nyzhi.core.runtime.browser import browser_pool
 from nyzhi.core.runtime.budget import Budget, Limits
@@ -75,6 +75,8 @@ class RuntimeOptions:
     session: str | None = None
     interactive: bool = False
     # The root agent's budget (``nyz run --budget-*``), over ``[agent.agents.budget]``.
+    # ``Limits`` is imported from this module with ``RuntimeOptions``: part of open_runtime's
+    # API, so a front end building the options needs nothing else of the runtime's.
     budget: Limits | None = None
     plan: bool = False  # start in plan mode (read-only tools; see Runtime.knowledge)
     # Teams (nyzhi.core.runtime.teams): run as ``member`` (default the lead) of ``team``; teammates

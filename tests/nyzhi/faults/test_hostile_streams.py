@@ -13,7 +13,7 @@ Classes and vectors:
   string; ``tool_calls`` a string; ``usage.prompt_tokens`` a string): one error line naming
   no internal exception;
 * controls: a real surrogate pair (an emoji) goes through; JSON at the bound parses
-  (``tests/nyzhi/config/test_jsonbound.py``).
+  (``tests/nyzhi/test_jsonbound.py``).
 """
 
 from __future__ import annotations

@@ -11,8 +11,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from nyzhi import convert
-from nyzhi.config import jsonbound
+from nyzhi import convert, jsonbound
 from nyzhi.core import events as ev
 from nyzhi.core.runtime.sessions.records import message_to_json
 from nyzhi.core.runtime.sessions.store import Session

@@ -10,7 +10,7 @@ import weakref
 
 import trio
 
-from nyzhi.core.runtime import collector
+from nyzhi import collector
 from nyzhi.testing.cli import nyz_env
 from nyzhi.testing.fake_llm import open_fake_llm, reply
 

@@ -1,4 +1,4 @@
-"""``nyzhi.config.jsonbound``: JSON from a model within bounds, every failure a ValueError."""
+"""``nyzhi.jsonbound``: JSON from a model within bounds, every failure a ValueError."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from nyzhi.config import jsonbound
+from nyzhi import jsonbound
 from nyzhi.provider.arguments import ToolArgumentError, parse_tool_arguments
 
 

@@ -9,7 +9,8 @@ them), ``codecache`` (attrs' generated methods kept compiled, installed by ``nyz
 cut to fit), ``loopback`` (which hosts are this machine, and the headers of every loopback
 HTTP answer), ``prompt_input`` (a prompt's bytes from argv, stdin or a line, as text),
 ``collector`` (the garbage collector paused while a process starts, frozen once a runtime is
-built) and ``jsonbound`` (someone else's JSON parsed within bounds);
+built), ``jsonbound`` (someone else's JSON parsed within bounds) and ``oserror`` (a failed OS
+call as one line: ``StorageError``);
 ``config``; ``auth``, ``provider``, ``tools``, ``index``, ``knowledge`` and ``team_files``
 (one layer: they may import each other, never in a circle); ``core`` (and this package's lazy
 exports); ``front`` (what the front ends share); front ends (``tui``, ``acp`` the editors'

@@ -29,7 +29,8 @@ import attrs
 
 from nyzhi import records
 from nyzhi.config import paths
-from nyzhi.config.fsutil import atomic_write, describe_os_error, relocate_fix
+from nyzhi.config.fsutil import atomic_write
+from nyzhi.oserror import describe_os_error, relocate_fix
 
 AccountKind = Literal["api_key", "oauth"]
 

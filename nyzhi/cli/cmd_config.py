@@ -84,8 +84,8 @@ def run_trust(args: argparse.Namespace) -> int:
     import attrs
 
     from nyzhi.config import ConfigError, load_config
-    from nyzhi.config.fsutil import StorageError
     from nyzhi.config.project_trust import approve, approve_mcp_json, check, pending_mcp_json
+    from nyzhi.oserror import StorageError
 
     try:
         loaded = load_config()

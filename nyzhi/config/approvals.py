@@ -29,7 +29,8 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from nyzhi.config import paths
-from nyzhi.config.fsutil import StorageError, atomic_write, relocate_fix
+from nyzhi.config.fsutil import atomic_write
+from nyzhi.oserror import StorageError, relocate_fix
 
 VERSION = 1
 

@@ -26,12 +26,12 @@ from typing import Any, TextIO
 import trio
 
 from nyzhi import collector
-from nyzhi.config.fsutil import StorageError
 from nyzhi.core.protocol import events as ev
 from nyzhi.core.protocol.renderer import EventRenderer
 from nyzhi.front.flags import runtime_options
 from nyzhi.headless.render import STARTUP, JsonLines, Progress, ResultOnly
 from nyzhi.headless.run_result import Failure, ResultSubtype, turn_failure
+from nyzhi.oserror import StorageError
 from nyzhi.signals import exit_code, stop_on_signal
 
 

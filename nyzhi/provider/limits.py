@@ -294,7 +294,8 @@ class LimitsResolver:
 
     def _store_locked(self, path: Path, found: Mapping[str, tuple[int | None, int | None]]
                       ) -> None:
-        from nyzhi.config.fsutil import StorageError, atomic_write
+        from nyzhi.config.fsutil import atomic_write
+        from nyzhi.oserror import StorageError
 
         assert self.spec is not None
         data = self._load_cache()

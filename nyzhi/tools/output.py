@@ -20,8 +20,8 @@ import re
 import time
 from pathlib import Path
 
-from nyzhi.config.fsutil import describe_os_error
 from nyzhi.config.paths import tool_results_dir
+from nyzhi.oserror import describe_os_error
 from nyzhi.tools.base import ToolContext, ToolResult
 from nyzhi.tools.offload import run_blocking
 from nyzhi.tools.paths import write_nofollow

@@ -23,7 +23,7 @@ from pathlib import Path
 import attrs
 
 from nyzhi import records
-from nyzhi.config.fsutil import StorageError, describe_os_error
+from nyzhi.oserror import StorageError, describe_os_error
 from nyzhi.tools.base import ChangeLog, FileChange, ToolContext
 from nyzhi.tools.paths import (
     check_restore,

@@ -45,7 +45,7 @@ NYZHI = Path(nyzhi.__file__).parent
 # ``core``; importing it (``from nyzhi import __version__``) is allowed from anywhere.
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("records", "spawn", "convert", "codecache", "process", "jsonrpc", "signals", "textcut",
-     "loopback", "prompt_input", "collector", "jsonbound"),
+     "loopback", "prompt_input", "collector", "jsonbound", "oserror"),
     ("config",),
     ("auth", "provider", "tools", "index", "knowledge", "team_files"),
     ("core", ""),
@@ -71,7 +71,10 @@ FRONT_END_API = ("nyzhi.core.protocol", "nyzhi.core.runtime.runtime", "nyzhi.rec
                  "nyzhi.collector",
                  # JSON from someone else (a model's stream, its tool arguments) parsed within
                  # bounds: the providers, the loop and the console's tool lines all parse it
-                 "nyzhi.jsonbound")
+                 "nyzhi.jsonbound",
+                 # a failed OS call as one line (``StorageError``): every writer's, from
+                 # config's atomic writes to ``nyz run``'s stdout
+                 "nyzhi.oserror")
 # Modules whose ``import_module`` takes a name from a table of literal module names in the same
 # file (each name is then checked as an import) or from a fixed package: why each is safe.
 LAZY_TABLES = {

@@ -23,9 +23,9 @@ from typing import TYPE_CHECKING
 import trio
 
 from nyzhi import records
-from nyzhi.config.fsutil import StorageError
 from nyzhi.config.scaffold import ignore_runtime_files
 from nyzhi.core.runtime.sessions.records import message_to_json
+from nyzhi.oserror import StorageError
 from nyzhi.provider.types import ChatRequest, Message, Provider, TextDelta
 
 if TYPE_CHECKING:

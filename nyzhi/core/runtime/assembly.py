@@ -680,8 +680,8 @@ async def ask_project_trust(broker: Any, root: Path, verdict: Any,
     import json
 
     from nyzhi.config.approvals import record_trust
-    from nyzhi.config.fsutil import StorageError
     from nyzhi.config.project_trust import TRUST_KEY
+    from nyzhi.oserror import StorageError
     from nyzhi.tools.gates import ApprovalKind, ApprovalRequest
 
     preview = "\n".join(

@@ -177,7 +177,8 @@ def session_summaries(sessions_root: Path, cache_root: Path | None = None,
     """Every session's summary by id, folding only the logs changed since the index was
     written, and writing the index back (atomically) when anything changed. A log being
     written right now is folded as it is; the next run sees the rest."""
-    from nyzhi.config.fsutil import StorageError, atomic_write
+    from nyzhi.config.fsutil import atomic_write
+    from nyzhi.oserror import StorageError
 
     path = index_path(sessions_root, cache_root)
     old = _read_index(path, sessions_root)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from nyzhi.config.fsutil import StorageError
+from nyzhi.oserror import StorageError
 from nyzhi.tools.base import Tool, ToolContext, ToolResult
 from nyzhi.tools.paths import ToolPathError
 

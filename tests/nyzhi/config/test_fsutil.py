@@ -10,8 +10,9 @@ import subprocess
 
 import pytest
 
-from nyzhi.config.fsutil import StorageError, atomic_write
+from nyzhi.config.fsutil import atomic_write
 from nyzhi.config.procgroup import signal_group
+from nyzhi.oserror import StorageError
 from nyzhi.tools import paths
 from nyzhi.tools.executors.process import live_group_members
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from nyzhi.config.fsutil import StorageError
+from nyzhi.oserror import StorageError
 from nyzhi.testing import machine_faults as mf
 from nyzhi.tools.base import SandboxLevel, ToolContext
 from nyzhi.tools.builtin.files_write import MultiEditTool, WriteTool

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import trio
 
-from nyzhi.config.fsutil import StorageError
+from nyzhi.oserror import StorageError
 from nyzhi.testing import machine_faults as mf
 from nyzhi.testing.cli import NYZ, nyz_env
 

@@ -44,8 +44,9 @@ from typing import Any
 import attrs
 
 from nyzhi import records
-from nyzhi.config.fsutil import StorageError, atomic_write
+from nyzhi.config.fsutil import atomic_write
 from nyzhi.core.runtime.sessions.files import encode_record, fsync_dir, read_log, write_all
+from nyzhi.oserror import StorageError
 
 MAX_AGE_DAYS = 30
 MAX_BYTES = 1 << 30  # 1 GiB of blobs

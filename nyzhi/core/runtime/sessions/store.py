@@ -56,7 +56,7 @@ from typing import Any, Literal
 import attrs
 
 from nyzhi import convert, records
-from nyzhi.config.fsutil import StorageError, atomic_write, describe_os_error, rename_durably
+from nyzhi.config.fsutil import atomic_write, rename_durably
 from nyzhi.config.secrets import Redactor
 from nyzhi.core import events as ev
 from nyzhi.core.runtime.sessions.files import (
@@ -85,6 +85,7 @@ from nyzhi.core.runtime.sessions.records import (
     message_to_json,
 )
 from nyzhi.core.runtime.sessions.records import message_from_json as _message_from_json
+from nyzhi.oserror import StorageError, describe_os_error
 from nyzhi.provider.types import ImagePart, Message, ToolCall
 
 # "boundary": fsync after messages and turn/session events; "turn": only after turn and

@@ -129,13 +129,12 @@ class Session:
         return (list(resumed.events) if resumed is not None else [],
                 dict(self.rt.agents.records))
 
-    def wrap_executors(self, wrap: Any) -> None:
-        """Run every agent's commands through ``wrap(executor)`` (the main agent's tools and
-        the base later agents are made from): ACP's client terminals."""
-        rt = self.rt
-        for context in {id(c): c for c in (rt.tooling.context,
-                                           rt.main_agent.tooling.context)}.values():
-            context.executor = wrap(context.executor)
+    def run_commands_elsewhere(self, runner: Any, tag_var: str) -> None:
+        """Hand every agent's sandboxed commands, confined as its bash would confine them,
+        to ``runner`` (``protocol.elsewhere``): ACP's client terminals."""
+        from nyzhi.core.protocol.elsewhere import run_commands_elsewhere
+
+        run_commands_elsewhere(self.rt, runner, tag_var)
 
     def read_file(self, path: Path) -> str:
         """A file of the session's (one a tool changed), read as a prompt file is

@@ -57,14 +57,16 @@ async def test_an_editor_that_never_opens_the_terminal_gets_a_refusal(workspace,
 
     import trio.testing
 
-    from nyzhi.acp.terminal import ClientTerminalExecutor
+    from nyzhi.acp.terminal import TerminalRunner
+    from nyzhi.core.protocol.elsewhere import ElsewhereExecutor
     from nyzhi.jsonrpc import Connection
     from nyzhi.tools.executors import ExecutorError, LocalExecutor
 
     agent_end, client_end = trio.testing.memory_stream_pair()
     conn = Connection(agent_end, agent_end, methods={}, notifications={})
     marker = workspace / "ran-locally"
-    executor = ClientTerminalExecutor(LocalExecutor(), conn, lambda: "s1", lambda *_: None)
+    executor = ElsewhereExecutor(LocalExecutor(),
+                                 TerminalRunner(conn, lambda: "s1", lambda *_: None), TOKEN_VAR)
     async with trio.open_nursery() as nursery:
         nursery.start_soon(conn.serve)
         with pytest.raises(ExecutorError, match="did not open a terminal within 30 s"):

@@ -4,12 +4,15 @@ Ops in (``ops``: typed records a front end submits, with ``ApprovalAnswer`` for 
 approve op), events out (``events``: ``nyzhi.core.events``, the one vocabulary), a status
 snapshot (``status``) with its one line and one card, ``describe_error`` (any failure as the
 one line a person is shown) and ``failure_kind`` (whether a turn's exception came from the
-model call or the tool step: ``failure``), the slash commands (``protocol.commands``: the one command
-table a ``run_command`` op runs), the one dispatch from an event to a front end's handler
-(``protocol.renderer``), the activity line of a working model (``protocol.activity``) and the
-saved sessions (``saved``: whether one is kept, the list, one's recorded events). A front
-end holds a ``Session`` (``session``) on the runtime ``open_runtime`` gives it and talks to
-the runtime through it alone (the layering test holds the front ends to that).
+model call or the tool step: ``failure``), the slash commands (``protocol.commands``: the one
+command table a ``run_command`` op runs), the one dispatch from an event to a front end's
+handler (``protocol.renderer``), the activity line of a working model (``protocol.activity``),
+the saved sessions (``saved``: whether one is kept, the list, one's recorded events), a
+prompt's ``@path`` files and pasted images (``prompt``), an autopilot driven to its end
+(``autopilot``) and commands run in a front end's own process, confined as the session's bash
+would be (``elsewhere``). A front end holds a ``Session`` (``session``) on the runtime
+``open_runtime`` gives it and talks to the runtime through it alone (the layering test holds
+the front ends to that).
 
 Importing it costs only the events every front end renders anyway: the ops, the status and
 the session load on first use (``nyz run``'s printer needs only the events before its first

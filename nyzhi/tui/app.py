@@ -523,11 +523,11 @@ class Console:
             args.first_prompt = None
         try:
             options = await trio.to_thread.run_sync(prepare)
-            from nyzhi.core.protocol.start import configured
+            from nyzhi.config import load_config
             from nyzhi.core.runtime.runtime import open_runtime
 
             while True:
-                loaded = await trio.to_thread.run_sync(configured, options.cwd)
+                loaded = await trio.to_thread.run_sync(load_config, options.cwd)
                 self.restart = trio.Event()
                 async with open_runtime(options) as rt, rt.subscribe() as events, \
                         trio.open_nursery() as feed:

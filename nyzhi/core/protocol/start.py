@@ -1,12 +1,12 @@
 """What a front end may ask before it opens a session, or of one it drives without a host:
-the configuration a session in a folder runs under (and the files it is read from), whether it
-would have a provider, and the TLS certificates its provider will need, loaded ahead.
+the configuration a session in a folder runs under, whether it would have a provider, and the
+TLS certificates its provider will need, loaded ahead.
 
 Session-level functions of the protocol: ACP asks whether to offer ``nyz login`` before any
-session is open, ``nyz run --autopilot`` reads its loop limit, and the console reads the
-configuration its ``/config`` shows and warms the TLS certificates while it imports the
-runtime, each here rather than from the configuration's loader, the runtime's assembly and
-the provider's TLS. The configuration reads are blocking; the warm-up starts a thread.
+session is open, ``nyz run --autopilot`` reads its loop limit, and the console warms the TLS
+certificates while it imports the runtime, each here rather than from the configuration's
+loader, the runtime's assembly and the provider's TLS. The configuration reads are
+blocking; the warm-up starts a thread.
 """
 
 from __future__ import annotations
@@ -23,15 +23,6 @@ def trusted_config(cwd: Path) -> Any:
     from nyzhi.config.project_trust import load_trusted
 
     return load_trusted(cwd)[0].config
-
-
-def configured(cwd: Path) -> Any:
-    """The ``LoadedConfig`` of the files a session in ``cwd`` reads, every layer whole (the
-    project's gated keys too, approved or not), with the files it came from: what the
-    console's ``/config`` and ``/model`` show and its ``[tui]`` settings come from."""
-    from nyzhi.config import load_config
-
-    return load_config(cwd)
 
 
 def prewarm_tls() -> None:
@@ -56,4 +47,4 @@ def provider_missing(cwd: Path, provider: str | None = None) -> bool:
     return choose_provider(config, os.environ) is None
 
 
-__all__ = ["configured", "prewarm_tls", "provider_missing", "trusted_config"]
+__all__ = ["prewarm_tls", "provider_missing", "trusted_config"]

@@ -3,7 +3,7 @@
 Each TCP connection's request head is read and checked here before anything else happens:
 
 * on a loopback bind, ``Host`` and ``Origin`` must name this server
-  (``nyzhi.core.runtime.mcp.serve.loopback_refusal``, the check ``nyz mcp serve`` uses), so a page
+  (``nyzhi.loopback.loopback_refusal``, the check ``nyz mcp serve`` uses), so a page
   whose DNS name was rebound to 127.0.0.1 cannot drive the agent through the user's browser;
   on a remote bind (``--allow-remote``) an ``Origin``, when sent, must be the ``Host`` itself;
 * the token (``?token=`` or ``Authorization: Bearer``) is required for everything except the
@@ -38,8 +38,7 @@ import trio
 from nyzhi import __version__, records
 from nyzhi.core.protocol import describe_error
 from nyzhi.core.protocol.live_socket import serve_live
-from nyzhi.core.runtime.mcp.serve import loopback_refusal
-from nyzhi.loopback import is_loopback, security_headers
+from nyzhi.loopback import is_loopback, loopback_refusal, security_headers
 from nyzhi.web import protocol as p
 from nyzhi.web.session import Viewer, WebSession
 

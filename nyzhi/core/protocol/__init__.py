@@ -5,10 +5,12 @@ approve op), events out (``events``: ``nyzhi.core.events``, the one vocabulary),
 snapshot (``status``) with its one line and one card, ``describe_error`` (any failure as the
 one line a person is shown), the slash commands (``protocol.commands``: the one command
 table a ``run_command`` op runs), the one dispatch from an event to a front end's handler
-(``protocol.renderer``), the activity line of a working model (``protocol.activity``) and the
-saved sessions (``saved``: whether one is kept, the list, one's recorded events). A front
-end holds a ``Session`` (``session``) on the runtime ``open_runtime`` gives it and talks to
-the runtime through it alone (the layering test holds the front ends to that).
+(``protocol.renderer``), the activity line of a working model (``protocol.activity``), the
+saved sessions (``saved``: whether one is kept, the list, one's recorded events) and a
+running team seen from its files (``team_view``: what ``nyz serve --team`` shows and
+messages, without becoming the team's lead). A front end holds a ``Session`` (``session``)
+on the runtime ``open_runtime`` gives it and talks to the runtime through it alone (the
+layering test holds the front ends to that).
 
 Importing it costs only the events every front end renders anyway: the ops, the status and
 the session load on first use (``nyz run``'s printer needs only the events before its first

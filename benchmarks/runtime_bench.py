@@ -54,7 +54,7 @@ class ZeroLatencyModel:
 
 
 async def runtime_turn(steps: int, workspace: Path, ephemeral: bool) -> float:
-    from nyzhi.core.runtime.runtime import RuntimeOptions, open_runtime
+    from nyzhi import RuntimeOptions, open_runtime  # the embedding API: the same on any commit
 
     options = RuntimeOptions(
         cwd=workspace, provider_instance=ZeroLatencyModel(steps), trust="full",

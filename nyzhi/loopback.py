@@ -1,5 +1,5 @@
-"""What every loopback responder of nyz shares: which hosts are this machine, and the headers
-each HTTP answer carries.
+"""What every loopback responder of nyz shares: which hosts are this machine, which requests
+are refused for naming another (DNS rebinding), and the headers each HTTP answer carries.
 
 Several parts of nyz answer HTTP on 127.0.0.1: the web console (``nyz serve``), ``nyz mcp
 serve --http``, the browser tools' workspace file server and the OAuth callback page of ``nyz
@@ -18,6 +18,7 @@ root module under every layer (as ``records``), so the front ends use it too.
 from __future__ import annotations
 
 import ipaddress
+from typing import Any
 
 LOOPBACK_NAMES = ("localhost",)
 # A page with no scripts, styles or frames of its own: nothing may load, nobody may frame it.
@@ -68,3 +69,60 @@ def security_headers(*, csp: str | None = NOTHING_CSP,
 def header_lines(headers: list[tuple[str, str]]) -> str:
     """``Name: value\\r\\n`` for each header: for a responder that writes its HTTP head."""
     return "".join(f"{name}: {value}\r\n" for name, value in headers)
+
+
+def _host_names(host: str) -> frozenset[str]:
+    """How a client may name the loopback address ``host`` in ``Host`` (without the port)."""
+    literal = f"[{host}]" if ":" in host else host
+    names = {literal.lower(), "localhost"}
+    if host == "localhost":  # bound to whatever localhost resolves to
+        names |= {"127.0.0.1", "[::1]"}
+    return frozenset(names)
+
+
+def split_host(value: str) -> tuple[str, int | None]:
+    """``name[:port]`` (``[v6]:port`` for IPv6) -> (lower-case name, port or None when none
+    is given); a malformed one gives port -1, which matches nothing."""
+    value = value.strip().lower()
+    if value.startswith("["):
+        name, sep, rest = value.partition("]")
+        name += sep
+        if not rest:
+            return name, None
+        if not rest.startswith(":"):
+            return value, -1
+        port = rest[1:]
+    else:
+        if value.count(":") > 1:  # an IPv6 address without brackets is not a Host
+            return value, -1
+        name, sep, port = value.partition(":")
+        if not sep:
+            return name, None
+    return name, int(port) if port.isdigit() else -1
+
+
+def loopback_refusal(host: str, port: int, headers: Any) -> tuple[int, str] | None:
+    """Why a request to a server bound on the loopback address ``host`` and ``port`` is
+    refused, as (HTTP status, message), or None to serve it: 421 unless exactly one ``Host``
+    names ``host`` (or localhost) with that port, 403 when an ``Origin`` is sent that is not
+    ``http://`` the same. ``headers``: (name, value) byte pairs, as ASGI and h11 give them.
+    The one check for every loopback server of nyz (``nyz mcp serve --http`` and ``nyz serve``)."""
+    names = _host_names(host)
+
+    def allowed(value: str) -> bool:
+        name, given = split_host(value)
+        return name in names and (given if given is not None else 80) == port
+
+    found: dict[bytes, list[bytes]] = {}
+    for key, value in headers or []:
+        found.setdefault(bytes(key).lower(), []).append(bytes(value))
+    hosts = found.get(b"host", [])
+    if len(hosts) != 1 or not allowed(hosts[0].decode("latin-1")):
+        return 421, "the Host header does not name this server"
+    origins = found.get(b"origin", [])
+    if origins:
+        origin = origins[0].decode("latin-1").strip().lower()
+        scheme, sep, rest = origin.partition("://")
+        if len(origins) != 1 or scheme != "http" or not sep or not allowed(rest):
+            return 403, "requests from this Origin are not allowed"
+    return None

@@ -3,7 +3,7 @@
 Each TCP connection's request head is read and checked here before anything else happens:
 
 * on a loopback bind, ``Host`` and ``Origin`` must name this server
-  (``nyzhi.core.runtime.mcp.serve.loopback_refusal``, the check ``nyz mcp serve`` uses), so a page
+  (``nyzhi.loopback.loopback_refusal``, the check ``nyz mcp serve`` uses), so a page
   whose DNS name was rebound to 127.0.0.1 cannot drive the agent through the user's browser;
   on a remote bind (``--allow-remote``) an ``Origin``, when sent, must be the ``Host`` itself;
 * the token (``?token=`` or ``Authorization: Bearer``) is required for everything except the
@@ -38,8 +38,7 @@ import trio
 from nyzhi import __version__, records
 from nyzhi.core.protocol import describe_error
 from nyzhi.core.protocol.live_socket import serve_live
-from nyzhi.core.runtime.mcp.serve import loopback_refusal
-from nyzhi.loopback import is_loopback, security_headers
+from nyzhi.loopback import is_loopback, loopback_refusal, security_headers
 from nyzhi.web import protocol as p
 from nyzhi.web.session import Viewer, WebSession
 
@@ -175,9 +174,10 @@ class Hub:
                 await nursery.start(functools.partial(serve_live, rt, hub=session,
                                                       notice=_say))
                 if self.options.team is not None:
+                    from nyzhi.core.protocol.team_view import RunningTeam
                     from nyzhi.web.team import TeamView
 
-                    session.team = TeamView(self.options.team)
+                    session.team = TeamView(RunningTeam(self.options.team))
                     await nursery.start(session.team.follow, session.record, session.redactor)
                 task_status.started(session)
                 await trio.sleep_forever()
@@ -450,16 +450,14 @@ async def serve(options: ServeOptions, runtime_options: Any) -> int:
     """Run until interrupted; the first session's runtime opens before the port does."""
     options.check()
     if options.team is not None:
-        from nyzhi.team_files.errors import TeamError
-        from nyzhi.team_files.lead_lease import lead_pid
-        from nyzhi.web.team import TeamView
+        from nyzhi.core.protocol.team_view import RunningTeam, TeamViewError
 
-        view = TeamView(options.team)
+        team = RunningTeam(options.team)
         try:
-            view.check()
-        except TeamError as exc:
+            team.check()
+        except TeamViewError as exc:
             raise ServeError(f"--team {options.team}: {exc}") from None
-        if lead_pid(view.store.team_dir(options.team)) is None:
+        if team.lead_pid() is None:
             print(f"nyz serve: team '{options.team}' has no running lead; its members show "
                   "as the store has them until one starts", file=sys.stderr, flush=True)
     async with trio.open_nursery() as nursery:

@@ -8,11 +8,12 @@ model call or the tool step: ``failure``), the slash commands (``protocol.comman
 command table a ``run_command`` op runs), the one dispatch from an event to a front end's
 handler (``protocol.renderer``), the activity line of a working model (``protocol.activity``),
 the saved sessions (``saved``: whether one is kept, the list, one's recorded events), a
-prompt's ``@path`` files and pasted images (``prompt``), an autopilot driven to its end
-(``autopilot``) and commands run in a front end's own process, confined as the session's bash
-would be (``elsewhere``). A front end holds a ``Session`` (``session``) on the runtime
-``open_runtime`` gives it and talks to the runtime through it alone (the layering test holds
-the front ends to that).
+running team seen from its files (``team_view``: what ``nyz serve --team`` shows and
+messages, without becoming the team's lead), a prompt's ``@path`` files and pasted images
+(``prompt``), an autopilot driven to its end (``autopilot``) and commands run in a front
+end's own process, confined as the session's bash would be (``elsewhere``). A front end
+holds a ``Session`` (``session``) on the runtime ``open_runtime`` gives it and talks to the
+runtime through it alone (the layering test holds the front ends to that).
 
 Importing it costs only the events every front end renders anyway: the ops, the status and
 the session load on first use (``nyz run``'s printer needs only the events before its first

@@ -48,7 +48,7 @@ from typing import Any
 
 import trio
 
-from nyzhi.loopback import is_loopback, security_headers
+from nyzhi.loopback import is_loopback, loopback_refusal, security_headers, split_host
 
 # Tools that need a person at the other end of *this* process.
 # ``tool_search``: every tool is listed (below), so there is nothing for it to load.
@@ -167,63 +167,6 @@ def bearer_guard(app: Any, token: str) -> Any:
     return guarded
 
 
-def _host_names(host: str) -> frozenset[str]:
-    """How a client may name the loopback address ``host`` in ``Host`` (without the port)."""
-    literal = f"[{host}]" if ":" in host else host
-    names = {literal.lower(), "localhost"}
-    if host == "localhost":  # bound to whatever localhost resolves to
-        names |= {"127.0.0.1", "[::1]"}
-    return frozenset(names)
-
-
-def _split_host(value: str) -> tuple[str, int | None]:
-    """``name[:port]`` (``[v6]:port`` for IPv6) -> (lower-case name, port or None when none
-    is given); a malformed one gives port -1, which matches nothing."""
-    value = value.strip().lower()
-    if value.startswith("["):
-        name, sep, rest = value.partition("]")
-        name += sep
-        if not rest:
-            return name, None
-        if not rest.startswith(":"):
-            return value, -1
-        port = rest[1:]
-    else:
-        if value.count(":") > 1:  # an IPv6 address without brackets is not a Host
-            return value, -1
-        name, sep, port = value.partition(":")
-        if not sep:
-            return name, None
-    return name, int(port) if port.isdigit() else -1
-
-
-def loopback_refusal(host: str, port: int, headers: Any) -> tuple[int, str] | None:
-    """Why a request to a server bound on the loopback address ``host`` and ``port`` is
-    refused, as (HTTP status, message), or None to serve it: 421 unless exactly one ``Host``
-    names ``host`` (or localhost) with that port, 403 when an ``Origin`` is sent that is not
-    ``http://`` the same. ``headers``: (name, value) byte pairs, as ASGI and h11 give them.
-    The one check for every loopback server of nyz (this one and ``nyz serve``)."""
-    names = _host_names(host)
-
-    def allowed(value: str) -> bool:
-        name, given = _split_host(value)
-        return name in names and (given if given is not None else 80) == port
-
-    found: dict[bytes, list[bytes]] = {}
-    for key, value in headers or []:
-        found.setdefault(bytes(key).lower(), []).append(bytes(value))
-    hosts = found.get(b"host", [])
-    if len(hosts) != 1 or not allowed(hosts[0].decode("latin-1")):
-        return 421, "the Host header does not name this server"
-    origins = found.get(b"origin", [])
-    if origins:
-        origin = origins[0].decode("latin-1").strip().lower()
-        scheme, sep, rest = origin.partition("://")
-        if len(origins) != 1 or scheme != "http" or not sep or not allowed(rest):
-            return 403, "requests from this Origin are not allowed"
-    return None
-
-
 def loopback_guard(app: Any, host: str, port: list[int]) -> Any:
     """An ASGI wrapper for a loopback bind refusing what ``loopback_refusal`` refuses.
     ``port`` is a one-item list, filled in once the socket is bound (``--http HOST:0`` picks
@@ -316,7 +259,7 @@ async def _serve_http(server: Any, http: tuple[str, int], token: str, *, generat
     async with trio.open_nursery() as nursery:
         bound = await nursery.start(functools.partial(hypercorn_serve, app, config))
         url = (bound[0] if bound else f"http://{host}:{port}") + "/mcp"
-        served_port[0] = _split_host(url.split("://", 1)[1].split("/", 1)[0])[1] or port
+        served_port[0] = split_host(url.split("://", 1)[1].split("/", 1)[0])[1] or port
         print(f"nyz mcp serve: listening on {url}", file=sys.stderr, flush=True)
         if generated:
             print(f"nyz mcp serve: bearer token {token}", file=sys.stderr, flush=True)

@@ -523,11 +523,12 @@ class Console:
             args.first_prompt = None
         try:
             options = await trio.to_thread.run_sync(prepare)
-            from nyzhi.config import load_config
+            from nyzhi.core.protocol.start import trusted_loaded
             from nyzhi.core.runtime.runtime import open_runtime
 
-            while True:
-                loaded = await trio.to_thread.run_sync(load_config, options.cwd)
+            while True:  # the view the runtime opens with: unapproved project keys left out
+                loaded = await trio.to_thread.run_sync(functools.partial(
+                    trusted_loaded, options.cwd, approve=options.approve_project_config))
                 self.restart = trio.Event()
                 async with open_runtime(options) as rt, rt.subscribe() as events, \
                         trio.open_nursery() as feed:

@@ -75,9 +75,9 @@ class ScreenlessHost:
 
     def loaded_config(self) -> Any:
         if self._loaded is None:
-            from nyzhi.config.project_trust import load_trusted
+            from nyzhi.core.protocol.start import trusted_loaded
 
-            self._loaded = load_trusted(self.cwd)[0]
+            self._loaded = trusted_loaded(self.cwd)
         return self._loaded
 
 

@@ -16,13 +16,21 @@ from pathlib import Path
 from typing import Any
 
 
-def trusted_config(cwd: Path) -> Any:
-    """The ``Config`` a session opened in ``cwd`` runs under: the user's and the project's
-    layers, the project's gated keys only when the project is trusted
-    (``config.project_trust``)."""
+def trusted_loaded(cwd: Path, *, approve: bool = False) -> Any:
+    """The ``LoadedConfig`` (config, workspace, files) a session opened in ``cwd`` runs
+    under: the user's and the project's layers, the project's gated keys only when a person
+    approved them (``config.project_trust``; ``approve``: ``--approve-project-config`` for
+    this run). What a front end acts on itself (the console's ``[tui]``, ``/model``'s
+    providers, ``/autopilot``'s loop limit) is this view, the one the runtime opens with: an
+    unapproved project never picks a host or loosens a limit through a front end either."""
     from nyzhi.config.project_trust import load_trusted
 
-    return load_trusted(cwd)[0].config
+    return load_trusted(cwd, approve=approve)[0]
+
+
+def trusted_config(cwd: Path) -> Any:
+    """The ``Config`` of ``trusted_loaded(cwd)``."""
+    return trusted_loaded(cwd).config
 
 
 def prewarm_tls() -> None:

@@ -5,6 +5,7 @@ project-layer split applies the classes (SAFE kept, tightening kept, the rest ga
 
 from __future__ import annotations
 
+import ast
 import math
 import re
 import types
@@ -240,20 +241,45 @@ RAW_LOADERS = {
 }
 
 
+# Where ``load_config`` is defined and exported (not a use of it).
+LOADER_ITSELF = {"config/loader.py", "config/__init__.py"}
+
+
+def _raw_loads(rel: str, tree: ast.AST) -> list[str]:
+    """Every mention of ``load_config`` in a module: called, passed as a value (to
+    ``trio.to_thread.run_sync``, as the console once did, loading the project's unapproved
+    keys), imported or reached as an attribute."""
+    found = []
+    for node in ast.walk(tree):
+        named = (isinstance(node, ast.Name) and node.id == "load_config"
+                 or isinstance(node, ast.Attribute) and node.attr == "load_config"
+                 or isinstance(node, ast.alias) and node.name == "load_config")
+        if named:
+            found.append(f"{rel}:{getattr(node, 'lineno', '?')}")
+    return found
+
+
 def test_everything_that_acts_on_the_config_loads_it_through_the_filter():
     """By construction: a new front end or command that loads the config to act on it gets
     the trusted view (``load_trusted``), or this test names it."""
-    import ast
-
     package = Path(__file__).resolve().parents[3] / "nyzhi"
     found = []
     for path in package.rglob("*.py"):
         rel = str(path.relative_to(package))
-        for node in ast.walk(ast.parse(path.read_text(), rel)):
-            if (isinstance(node, ast.Call) and getattr(node.func, "id", None) == "load_config"
-                    and rel not in RAW_LOADERS):
-                found.append(f"{rel}:{node.lineno}")
+        if rel not in RAW_LOADERS and rel not in LOADER_ITSELF:
+            found += _raw_loads(rel, ast.parse(path.read_text(), rel))
     assert found == []
+
+
+def test_the_raw_load_check_sees_a_call_a_value_an_import_and_an_attribute():
+    """The probes: each way a module could load the raw config is named."""
+    for source in ("load_config(cwd)",
+                   "trio.to_thread.run_sync(load_config, cwd)",
+                   "from nyzhi.config import load_config as raw",
+                   "import nyzhi.config\nnyzhi.config.load_config(cwd)",
+                   "run(loader.load_config)"):
+        assert _raw_loads("probe.py", ast.parse(source)), source
+    assert _raw_loads("probe.py", ast.parse("load_trusted(cwd)")) == []
 
 
 def test_a_new_gated_key_in_the_table_is_enforced_by_both_walkers(monkeypatch, tmp_path):

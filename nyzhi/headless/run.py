@@ -151,15 +151,7 @@ class HeadlessRun:
                 opened = True
                 collector.resume(freeze=True)  # paused by ``nyz run`` while it started
                 ledger = track_usage(rt)  # before the first turn: the tree's usage
-                self.printer.render(rt.session_start)
-                if self.fmt == "stream-json" and rt.untrusted_notice:
-                    # the project's hooks were skipped: said on the stream too, not only on
-                    # stderr (printed, not recorded: nyz replay leaves it out, as the result)
-                    self.printer.render(ev.Notice(message=rt.untrusted_notice,
-                                                  kind="untrusted_project"))
-                if not self.quiet:
-                    for notice in rt.notices:
-                        sys.stderr.write(notice + "\n")
+                self._announce(rt)
                 async with rt.subscribe() as events:
                     await self._drive(rt, events, drive)
                 self._check_schema()
@@ -185,21 +177,37 @@ class HeadlessRun:
                                  for d in session.background_processes()),
             )
         except Exception as exc:  # configuration, provider, session errors: one clear line
-            from nyzhi.core.protocol import describe_error
-
-            if (unwritable := output_error(exc)) is not None:
-                raise unwritable from None  # ``run_and_exit`` says it
-            message = describe_error(exc)
-            self.printer.render(ev.Error(message=message, kind=STARTUP,
-                                         retryable=bool(getattr(exc, "retryable", False))))
-            from nyzhi.headless.usage import UsageLedger
-
-            subtype = ResultSubtype.ERROR if opened else ResultSubtype.STARTUP_ERROR
-            self.printer.render(ev.Result(result="", is_error=True, subtype=subtype,
-                                          error=message, usage=UsageLedger().totals()))
-            print(f"nyz: {message}", file=sys.stderr)
-            return 1
+            return self._failed(exc, opened)
         return await self._finish(result, fault)
+
+    def _announce(self, rt: Any) -> None:
+        """The session's start on the stream, and what the runtime has to say on stderr."""
+        self.printer.render(rt.session_start)
+        if self.fmt == "stream-json" and rt.untrusted_notice:
+            # the project's hooks were skipped: said on the stream too, not only on stderr
+            # (printed, not recorded: nyz replay leaves it out, as the result)
+            self.printer.render(ev.Notice(message=rt.untrusted_notice, kind="untrusted_project"))
+        if not self.quiet:
+            for notice in rt.notices:
+                sys.stderr.write(notice + "\n")
+
+    def _failed(self, exc: Exception, opened: bool) -> int:
+        """A run that could not start or go on (configuration, provider, session): one
+        error event, a failed result and one line on stderr; exit status 1. An unwritable
+        output is raised instead, for ``run_and_exit`` to say."""
+        from nyzhi.core.protocol import describe_error
+        from nyzhi.headless.usage import UsageLedger
+
+        if (unwritable := output_error(exc)) is not None:
+            raise unwritable from None
+        message = describe_error(exc)
+        self.printer.render(ev.Error(message=message, kind=STARTUP,
+                                     retryable=bool(getattr(exc, "retryable", False))))
+        subtype = ResultSubtype.ERROR if opened else ResultSubtype.STARTUP_ERROR
+        self.printer.render(ev.Result(result="", is_error=True, subtype=subtype,
+                                      error=message, usage=UsageLedger().totals()))
+        print(f"nyz: {message}", file=sys.stderr)
+        return 1
 
     def _check_schema(self) -> None:
         """``nyz run --output-schema``: an answer that does not match the schema stands, marked

@@ -13,7 +13,6 @@ LIST_TIMEOUT = 20.0
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from nyzhi.cli.cmd_run import _sandbox
     from nyzhi.cli.main import _trust
 
     p = sub.add_parser("mcp", help="manage MCP servers, or serve nyz's tools over MCP")
@@ -55,6 +54,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     logout = actions.add_parser("logout", help="forget a server's stored OAuth login")
     logout.add_argument("name")
     logout.set_defaults(handler=run_logout)
+    _register_serve(actions)
+
+
+def _register_serve(actions: argparse._SubParsersAction) -> None:
+    """``nyz mcp serve``'s options: the same gates and sandbox an agent has."""
+    from nyzhi.cli.cmd_run import _sandbox
+    from nyzhi.cli.main import _trust
 
     serve = actions.add_parser(
         "serve", help="expose nyz's tools to other MCP clients (stdio, or --http)",

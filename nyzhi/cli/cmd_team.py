@@ -19,31 +19,11 @@ from nyzhi.config.modes import TeammateMode
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from nyzhi.cli.main import add_global_flags
-
     p = sub.add_parser("team", aliases=["teams"],
                        help="run a team of agents: start, status, send, stop, list, delete, merge")
     tsub = p.add_subparsers(dest="team_command", metavar="ACTION")
     p.set_defaults(handler=lambda _a: (p.print_help(), 2)[1])
-
-    s = tsub.add_parser("start", help="start a team: the lead in this terminal, teammates as "
-                                      "agents or processes")
-    s.add_argument("name", help="the team's name")
-    s.add_argument("--members", metavar="SPEC",
-                   help="member:role[:model][@node], comma separated "
-                        "(alice:worker,bob:reviewer@build1)")
-    s.add_argument("--task", metavar="TEXT", help="the lead's first prompt")
-    s.add_argument("--detach", action="store_true",
-                   help="teammates outlive the lead (process mode; nyz team stop ends them)")
-    s.add_argument("--headless", action="store_true",
-                   help="no chat: exit 0 when the lead is done and every teammate is idle")
-    s.add_argument("--output-format", choices=("text", "json", "stream-json"), default=None,
-                   help="with --headless: text (default), json or stream-json")
-    s.add_argument("--worktrees", action="store_true",
-                   help="each teammate works in its own git worktree (.nyzhi/worktrees/<member>)")
-    s.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
-    add_global_flags(s, suppress=True)  # -p, -m, -y, …, --teammate-mode in-process|process
-    s.set_defaults(handler=start_command)
+    _register_start(tsub)
 
     st = tsub.add_parser("status", help="members, their status and pid; tasks; unread counts")
     st.add_argument("name")
@@ -82,6 +62,31 @@ def register(sub: argparse._SubParsersAction) -> None:
     mb.add_argument("--proxy-model-calls", metavar="MODEL",
                     help="the lead makes this member's model calls (with --remote-store)")
     mb.set_defaults(handler=member_command)
+
+
+def _register_start(tsub: argparse._SubParsersAction) -> None:
+    """``nyz team start``: the team's own options, then every flag ``nyz`` itself takes (the
+    lead and its teammates run as ``nyz`` would)."""
+    from nyzhi.cli.main import add_global_flags
+
+    s = tsub.add_parser("start", help="start a team: the lead in this terminal, teammates as "
+                                      "agents or processes")
+    s.add_argument("name", help="the team's name")
+    s.add_argument("--members", metavar="SPEC",
+                   help="member:role[:model][@node], comma separated "
+                        "(alice:worker,bob:reviewer@build1)")
+    s.add_argument("--task", metavar="TEXT", help="the lead's first prompt")
+    s.add_argument("--detach", action="store_true",
+                   help="teammates outlive the lead (process mode; nyz team stop ends them)")
+    s.add_argument("--headless", action="store_true",
+                   help="no chat: exit 0 when the lead is done and every teammate is idle")
+    s.add_argument("--output-format", choices=("text", "json", "stream-json"), default=None,
+                   help="with --headless: text (default), json or stream-json")
+    s.add_argument("--worktrees", action="store_true",
+                   help="each teammate works in its own git worktree (.nyzhi/worktrees/<member>)")
+    s.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+    add_global_flags(s, suppress=True)  # -p, -m, -y, …, --teammate-mode in-process|process
+    s.set_defaults(handler=start_command)
 
 
 def _fail(message: str) -> int:

@@ -107,7 +107,11 @@ def _user(tmp: Path, url: str) -> tuple[Path, dict[str, str]]:
     (ws / ".nyzhi").mkdir(parents=True, exist_ok=True)
     home.mkdir(exist_ok=True)
     subprocess.run(["git", "init", "-q", str(ws)], check=True)
-    (ws / ".nyzhi" / "config.toml").write_text(CONFIG.format(url=url))
+    # the provider in the user's own config, where a user keeps it: a project's base_url
+    # picks a host, so it applies only once approved (the console would stop at its question)
+    user = home / ".config" / "nyzhi" / "config.toml"
+    user.parent.mkdir(parents=True, exist_ok=True)
+    user.write_text(CONFIG.format(url=url))
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     for var in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME", "NO_COLOR"):
         env.pop(var, None)

@@ -52,6 +52,7 @@ DEFAULT_KEEP_BYTES = 16 * 1024 * 1024
 # kept as one event holding their joined text, numbered as the run's last: a viewer applies
 # deltas by appending, so replaying the one is replaying the many. Each delta's end offset is
 # kept (4 bytes each), so a viewer that resumes inside the run gets only the rest of it.
+CLAIMED_KEEP = 1024  # answered request ids remembered, to refuse a second answer to one
 _RUNS = {ev.TextDelta.type, ev.ThinkingDelta.type, ev.ToolOutputDelta.type}
 
 
@@ -110,6 +111,10 @@ class LiveSession:
         self.busy = False
         self.tree = AgentTreeView()  # the one view model, as the console's (state.agents)
         self.pending: dict[str, dict[str, Any]] = {}
+        # the requests answered through this hub, newest last (bounded): the first answer
+        # wins against these, not against ``pending``, which may never have seen a request
+        # (one asked before the first viewer whose event the bounded backlog dropped)
+        self.claimed: collections.deque[str] = collections.deque(maxlen=CLAIMED_KEEP)
         self.viewers: set[Viewer] = set()
         self.cwd = Path(rt.session_start.cwd or ".")
         self.team: Any = None  # the web's TeamView with ``nyz serve --team``
@@ -340,16 +345,20 @@ class LiveSession:
     def claim(self, request_id: str) -> bool:
         """The first answer wins: True for it, and every viewer is told it was answered;
         False for a later one. The session's own front end (the console's dialog) claims
-        here too before it answers, so its viewers' dialogs close."""
-        if self.pending.pop(request_id, None) is None:
+        here too before it answers, so its viewers' dialogs close; a request this hub never
+        saw is still its to answer (False would leave the agent waiting for ever)."""
+        if request_id in self.claimed:
             return False
+        self.claimed.append(request_id)
+        self.pending.pop(request_id, None)
         self.broadcast(p.Resolved(request_id))
         return True
 
     def _claim(self, request_id: str) -> None:
-        """A viewer's answer: refused if it is not the first; the front end that runs the
-        session is told (``answered``) so it stops asking."""
-        if not self.claim(request_id):
+        """A viewer's answer: refused unless it answers a request the viewer was shown and
+        is the first; the front end that runs the session is told (``answered``) so it
+        stops asking."""
+        if request_id not in self.pending or not self.claim(request_id):
             raise p.ProtocolError(f"no pending request {request_id!r} (already answered?)")
         self.answered(request_id)
 
